@@ -1,0 +1,94 @@
+"""One exception tree for everything trainbill refuses to do.
+
+Every message says what was wrong, which value caused it and how to fix it, because the
+people reading it are running a CLI, not a debugger. The CLI turns any ``TrainbillError``
+into a one-line message and exit status 1; anything else is a bug and keeps its traceback.
+
+::
+
+    TrainbillError
+    ├── SpecError (also ValueError)          invalid plan: names file, field and allowed values
+    ├── CatalogError
+    │   ├── CatalogSchemaError               catalog data does not match the schema
+    │   └── PriceNotFoundError (LookupError) no price for (item, option, region, date); suggests
+    ├── BillError
+    │   └── UnsupportedBillError             unknown columns/format; says which were expected
+    ├── SimulationError (also ValueError)    bad rates, trial counts
+    └── InfeasibleError                      nothing satisfies the constraints; names the binding one
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "BillError",
+    "CatalogError",
+    "CatalogSchemaError",
+    "InfeasibleError",
+    "PriceNotFoundError",
+    "SimulationError",
+    "SpecError",
+    "TrainbillError",
+    "suggest",
+]
+
+
+class TrainbillError(Exception):
+    """Base class: a problem the user can fix, reported without a traceback."""
+
+
+class SpecError(TrainbillError, ValueError):
+    """A plan (file, flags or JSON body) is invalid."""
+
+    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
+        self.source = source
+        self.field = field
+        prefix = ""
+        if source:
+            prefix += f"{source}: "
+        if field:
+            prefix += f"{field}: "
+        super().__init__(prefix + message)
+
+
+class CatalogError(TrainbillError):
+    """The price/hardware catalog cannot answer a question."""
+
+
+class CatalogSchemaError(CatalogError):
+    """Catalog data (packaged, cached or a user overlay) does not match the schema."""
+
+
+class PriceNotFoundError(CatalogError, LookupError):
+    """No price point exists for the requested item, option, region or date."""
+
+
+class BillError(TrainbillError):
+    """A bill file cannot be read or reconciled."""
+
+
+class UnsupportedBillError(BillError):
+    """A bill file is in a format we do not recognise."""
+
+
+class SimulationError(TrainbillError, ValueError):
+    """Monte Carlo inputs are out of range."""
+
+
+class InfeasibleError(TrainbillError):
+    """The optimizer found no plan meeting the constraints."""
+
+    def __init__(self, message: str, *, binding: str | None = None, shortfall: float | None = None):
+        self.binding = binding
+        self.shortfall = shortfall
+        super().__init__(message)
+
+
+def suggest(value: str, choices: Iterable[str], *, n: int = 3) -> str:
+    """Return a " Did you mean …?" hint (or "") so typos are one retry away."""
+    matches = difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
+    if not matches:
+        return ""
+    return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"

@@ -1,0 +1,106 @@
+"""Ledger: the itemized bill, one line per (category, item), each with its arithmetic.
+
+Lines carry FOCUS concepts in snake_case (``service_category``, ``pricing_category``) so a
+forecast and a real bill (``trainbill.bills``) meet on the same categories: reconciling them
+is a group-by, not a translation. Amounts are float USD and never rounded here; rounding
+belongs to presentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["CATEGORIES", "Ledger", "LineItem"]
+
+#: The closed set of ledger categories, in presentation order. Bills are classified into the
+#: same names (plus bill-only ones such as ``tax``/``credit``) so forecasts and invoices compare.
+CATEGORIES: tuple[str, ...] = (
+    "compute",
+    "sync_stall",
+    "checkpoint",
+    "storage",
+    "data_transfer",
+    "networking",
+    "monitoring",
+    "spot_reclaim",
+    "failures",
+    "orchestration",
+    "discount",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LineItem:
+    """One priced line: ``cost_usd == quantity * unit_price_usd`` by construction.
+
+    ``basis`` says in words how the quantity was derived (formula and assumptions), and
+    ``source`` names the price point and its date, so finance can audit every dollar.
+    """
+
+    category: str
+    item: str
+    quantity: float
+    unit: str
+    unit_price_usd: float
+    basis: str
+    source: str
+    driver: str = ""
+    service_category: str = "Compute"
+    pricing_category: str = "Standard"
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            msg = f"unknown ledger category {self.category!r}; allowed: {', '.join(CATEGORIES)}"
+            raise ValueError(msg)
+
+    @property
+    def cost_usd(self) -> float:
+        """Quantity × unit price; derived, so a line can never disagree with its arithmetic."""
+        return self.quantity * self.unit_price_usd
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form with the contract's field names."""
+        return {
+            "category": self.category,
+            "item": self.item,
+            "quantity": float(self.quantity),
+            "unit": self.unit,
+            "unit_price_usd": float(self.unit_price_usd),
+            "cost_usd": float(self.cost_usd),
+            "basis": self.basis,
+            "source": self.source,
+            "driver": self.driver,
+            "service_category": self.service_category,
+            "pricing_category": self.pricing_category,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ledger:
+    """An immutable, ordered collection of lines with totals by category."""
+
+    lines: tuple[LineItem, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def of(cls, lines: Iterable[LineItem]) -> Ledger:
+        """Build a ledger, dropping zero-quantity lines so the table shows only what is paid."""
+        return cls(lines=tuple(line for line in lines if line.quantity != 0))
+
+    @property
+    def total_usd(self) -> float:
+        """Sum of every line (discounts are negative lines)."""
+        return float(sum(line.cost_usd for line in self.lines))
+
+    def by_category(self) -> Mapping[str, float]:
+        """Cost per category in ``CATEGORIES`` order; categories with no line are 0."""
+        totals = dict.fromkeys(CATEGORIES, 0.0)
+        for line in self.lines:
+            totals[line.category] += line.cost_usd
+        return MappingProxyType(totals)
+
+    def in_category(self, category: str) -> tuple[LineItem, ...]:
+        """The lines of one category, in ledger order."""
+        return tuple(line for line in self.lines if line.category == category)
