@@ -1,0 +1,595 @@
+"""Catalog: packaged, dated, sourced prices and hardware figures, plus user overlays.
+
+The catalog is data, not code: CSV tables and ``assumptions.toml`` inside the wheel, each row
+carrying its source and date, indexed here into frozen rows. Prices are *price points* with an
+``effective_from`` date, so history is kept and ``price(..., as_of=...)`` answers "what did this
+cost on that day" (p5.48xlarge: $98.32 until the June-2025 cut, $55.04 after).
+
+Overlays (a user's negotiated rates via ``--catalog DIR``/``TRAINBILL_CATALOG``, or the price
+cache written by ``trainbill prices update``) are directories holding any of the same CSV files;
+they are validated exactly like the packaged data and their rows win over packaged rows with
+the same key and date. Loading does no network I/O, ever.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
+
+__all__ = [
+    "OPTIONS",
+    "PROVIDERS",
+    "SCHEMA_VERSION",
+    "Accelerator",
+    "Assumption",
+    "Catalog",
+    "Instance",
+    "PricePoint",
+    "SpotAdvisorRow",
+    "load_catalog",
+    "packaged_data_dir",
+]
+
+#: Bumped whenever a table's columns change; overlays and caches must match it.
+SCHEMA_VERSION = 1
+PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
+#: Purchase options a price point can carry.
+OPTIONS: tuple[str, ...] = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
+
+_TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "accelerators.csv": (
+            "id", "name", "vendor", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_gb",
+            "hbm_tbps", "intra_node_gbytes_per_s", "tdp_w", "source", "as_of",
+        ),
+        "instances.csv": (
+            "provider", "instance", "accelerator", "accelerator_count", "vcpus", "memory_gib",
+            "network_gbps", "billing", "source", "as_of",
+        ),
+        "prices.csv": (
+            "provider", "region", "item", "option", "unit", "usd", "effective_from", "source",
+        ),
+        "spot_advisor.csv": (
+            "provider", "region", "instance", "interruption_bucket", "savings_pct", "observed",
+            "source",
+        ),
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accelerator:
+    """One accelerator model's datasheet figures (dense, no sparsity)."""
+
+    id: str
+    name: str
+    vendor: str
+    peak_bf16_tflops: float
+    peak_fp8_tflops: float | None
+    hbm_gb: float
+    hbm_tbps: float
+    intra_node_gbytes_per_s: float
+    source: str
+    as_of: date
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense peak for a precision; FP8 falls back to BF16 on parts without FP8 units."""
+        if precision == "fp8" and self.peak_fp8_tflops is not None:
+            return self.peak_fp8_tflops
+        return self.peak_bf16_tflops
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Instance:
+    """A rentable machine: which accelerators, how many, and its network."""
+
+    provider: str
+    instance: str
+    accelerator: str
+    accelerator_count: int
+    vcpus: int
+    memory_gib: float
+    network_gbps: float
+    billing: str  # "instance" (per instance-hour) or "chip" (per chip-hour, TPUs)
+    source: str
+    as_of: date
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricePoint:
+    """A price observed from a source, valid from ``effective_from`` until superseded."""
+
+    provider: str
+    region: str
+    item: str
+    option: str
+    unit: str
+    usd: float
+    effective_from: date
+    source: str
+
+    def cite(self) -> str:
+        """Source and date in one string, for a ledger line's ``source`` field."""
+        return f"{self.source}; price point effective {self.effective_from.isoformat()}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpotAdvisorRow:
+    """A Spot Advisor observation: interruption bucket and savings for an instance/region."""
+
+    provider: str
+    region: str
+    instance: str
+    interruption_bucket: str
+    savings_pct: float
+    observed: date
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assumption:
+    """A modelling assumption or default, with its source: never a bare constant in code."""
+
+    key: str
+    value: Any
+    unit: str
+    source: str
+    as_of: date
+
+    def cite(self) -> str:
+        """``key = value unit (source, as of date)``, for bases and ``--explain``."""
+        return f"{self.key} = {self.value} {self.unit} ({self.source}; as of {self.as_of})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Catalog:
+    """Indexed, immutable catalog. Build it with ``load_catalog``."""
+
+    accelerators: Mapping[str, Accelerator]
+    instances: Mapping[str, Instance]
+    prices: tuple[PricePoint, ...]
+    spot_advisor: tuple[SpotAdvisorRow, ...]
+    assumptions: Mapping[str, Assumption]
+    version: str
+    snapshot: date
+    overlays: tuple[str, ...] = ()
+    _price_index: Mapping[tuple[str, str, str, str], tuple[PricePoint, ...]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        index: dict[tuple[str, str, str, str], list[PricePoint]] = {}
+        for p in self.prices:
+            index.setdefault((p.provider, p.region, p.item, p.option), []).append(p)
+        frozen = {k: tuple(sorted(v, key=lambda p: p.effective_from)) for k, v in index.items()}
+        object.__setattr__(self, "_price_index", MappingProxyType(frozen))
+
+    # --- hardware -------------------------------------------------------------------------
+    def accelerator(self, accel_id: str) -> Accelerator:
+        """Look up an accelerator id (``h100``); unknown ids get a "did you mean"."""
+        key = accel_id.strip().lower()
+        try:
+            return self.accelerators[key]
+        except KeyError:
+            msg = (
+                f"unknown GPU/accelerator {accel_id!r}.{suggest(key, self.accelerators)} "
+                f"Known: {', '.join(sorted(self.accelerators))}"
+            )
+            raise PriceNotFoundError(msg) from None
+
+    def instance(self, name: str) -> Instance:
+        """Look up an instance type; unknown names get a "did you mean"."""
+        try:
+            return self.instances[name]
+        except KeyError:
+            msg = (
+                f"unknown instance type {name!r}.{suggest(name, self.instances)} "
+                f"Known: {', '.join(sorted(self.instances))}"
+            )
+            raise PriceNotFoundError(msg) from None
+
+    def instances_with(self, accel_id: str, provider: str | None = None) -> tuple[Instance, ...]:
+        """Instances holding an accelerator, largest first (training wants whole nodes)."""
+        found = [
+            i
+            for i in self.instances.values()
+            if i.accelerator == accel_id and (provider is None or i.provider == provider)
+        ]
+        return tuple(sorted(found, key=lambda i: (-i.accelerator_count, i.instance)))
+
+    # --- assumptions ----------------------------------------------------------------------
+    def assumption(self, key: str) -> Assumption:
+        """An assumption by dotted key (``reliability.straggler_cv``)."""
+        try:
+            return self.assumptions[key]
+        except KeyError:
+            msg = f"catalog has no assumption {key!r}.{suggest(key, self.assumptions)}"
+            raise CatalogSchemaError(msg) from None
+
+    def value(self, key: str) -> Any:
+        """Shorthand for ``assumption(key).value``."""
+        return self.assumption(key).value
+
+    # --- prices ---------------------------------------------------------------------------
+    def reference_region(self, provider: str) -> str:
+        """The region whose prices stand in when a plan's region has none."""
+        return str(self.value(f"defaults.cluster.region_{provider}"))
+
+    def history(self, item: str, option: str, *, provider: str, region: str) -> tuple[PricePoint, ...]:
+        """Every price point of an item/option in a region, oldest first."""
+        return self._price_index.get((provider, region, item, option), ())
+
+    def price(
+        self, item: str, option: str, *, provider: str, region: str, as_of: date
+    ) -> PricePoint:
+        """The price point in force on ``as_of``: the newest with ``effective_from <= as_of``.
+
+        Falls back to the provider's reference region (the only one most services are priced
+        in here) and says so in the returned point's source. Raises ``PriceNotFoundError``
+        naming the item, option, region and date, and what *is* available.
+        """
+        regions = [region]
+        ref = self.reference_region(provider)
+        if ref != region:
+            regions.append(ref)
+        candidates: list[PricePoint] = []
+        for r in regions:
+            points = self._price_index.get((provider, r, item, option), ())
+            if points:
+                candidates = list(points)
+                break
+        if not candidates:
+            # Any region at all (e.g. Azure H200 is only priced in eastus2).
+            for (prov, _r, it, opt), points in self._price_index.items():
+                if prov == provider and it == item and opt == option:
+                    candidates = list(points)
+                    break
+        if not candidates:
+            options = sorted({k[3] for k in self._price_index if k[0] == provider and k[2] == item})
+            hint = f" Options with prices: {', '.join(options)}." if options else ""
+            known = {k[2] for k in self._price_index if k[0] == provider}
+            msg = (
+                f"no {option} price for {item!r} ({provider}, {region}).{hint}"
+                f"{'' if options else suggest(item, known)}"
+            )
+            raise PriceNotFoundError(msg)
+        valid = [p for p in candidates if p.effective_from <= as_of]
+        if not valid:
+            first = candidates[0].effective_from
+            msg = (
+                f"no {option} price for {item!r} on {as_of.isoformat()}: the catalog's first "
+                f"price point is {first.isoformat()}. To fix: use [prices] as_of >= {first}."
+            )
+            raise PriceNotFoundError(msg)
+        chosen = valid[-1]
+        if chosen.region != region:
+            chosen = PricePoint(
+                provider=chosen.provider,
+                region=chosen.region,
+                item=chosen.item,
+                option=chosen.option,
+                unit=chosen.unit,
+                usd=chosen.usd,
+                effective_from=chosen.effective_from,
+                source=f"{chosen.source} [{chosen.region} price used: no {region} price point]",
+            )
+        return chosen
+
+    def spot_row(self, instance: str, *, provider: str, region: str, as_of: date) -> SpotAdvisorRow | None:
+        """The newest Spot Advisor observation on or before ``as_of`` (or None)."""
+        rows = [
+            r
+            for r in self.spot_advisor
+            if r.provider == provider and r.instance == instance and r.region == region
+            and r.observed <= as_of
+        ]
+        return max(rows, key=lambda r: r.observed) if rows else None
+
+
+# --- loading ------------------------------------------------------------------------------
+def packaged_data_dir() -> Path:
+    """Directory of the packaged catalog data (inside the installed wheel)."""
+    return Path(str(resources.files("trainbill.catalog") / "data"))
+
+
+def _parse_date(value: str, where: str) -> date:
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        msg = f"{where}: {value!r} is not a date (expected YYYY-MM-DD)"
+        raise CatalogSchemaError(msg) from None
+
+
+def _parse_float(value: str, where: str, *, optional: bool = False, minimum: float = 0.0) -> float | None:
+    if value.strip() == "":
+        if optional:
+            return None
+        msg = f"{where}: value is required"
+        raise CatalogSchemaError(msg)
+    try:
+        number = float(value)
+    except ValueError:
+        msg = f"{where}: {value!r} is not a number"
+        raise CatalogSchemaError(msg) from None
+    if number < minimum or number != number:
+        msg = f"{where}: {number} is below the allowed minimum {minimum}"
+        raise CatalogSchemaError(msg)
+    return number
+
+
+def _req(value: float | None) -> float:
+    assert value is not None  # guaranteed by optional=False
+    return value
+
+
+def _read_table(path: Path) -> list[dict[str, str]]:
+    name = path.name
+    expected = _TABLE_COLUMNS[name]
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header = tuple(reader.fieldnames or ())
+        if header != expected:
+            msg = (
+                f"{path}: columns {list(header)} do not match schema v{SCHEMA_VERSION} "
+                f"{list(expected)}. To fix: regenerate the file or correct its header."
+            )
+            raise CatalogSchemaError(msg)
+        rows = list(reader)
+    for i, row in enumerate(rows, start=2):
+        if None in row or any(v is None for v in row.values()):
+            msg = f"{path}, line {i}: wrong number of fields"
+            raise CatalogSchemaError(msg)
+        if not row.get("source", "").strip():
+            msg = f"{path}, line {i}: every row needs a source"
+            raise CatalogSchemaError(msg)
+    return rows
+
+
+def _accelerators(path: Path) -> list[Accelerator]:
+    out = []
+    for i, r in enumerate(_read_table(path), start=2):
+        w = f"{path}, line {i}"
+        out.append(
+            Accelerator(
+                id=r["id"].strip().lower(),
+                name=r["name"],
+                vendor=r["vendor"],
+                peak_bf16_tflops=_req(_parse_float(r["peak_bf16_tflops"], f"{w}, peak_bf16_tflops", minimum=1e-9)),
+                peak_fp8_tflops=_parse_float(r["peak_fp8_tflops"], f"{w}, peak_fp8_tflops", optional=True),
+                hbm_gb=_req(_parse_float(r["hbm_gb"], f"{w}, hbm_gb", minimum=1e-9)),
+                hbm_tbps=_req(_parse_float(r["hbm_tbps"], f"{w}, hbm_tbps")),
+                intra_node_gbytes_per_s=_req(
+                    _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
+                ),
+                source=r["source"],
+                as_of=_parse_date(r["as_of"], f"{w}, as_of"),
+            )
+        )
+    return out
+
+
+def _instances(path: Path) -> list[Instance]:
+    out = []
+    for i, r in enumerate(_read_table(path), start=2):
+        w = f"{path}, line {i}"
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        billing = r["billing"].strip()
+        if billing not in {"instance", "chip"}:
+            msg = f"{w}, billing: {billing!r} not one of instance, chip"
+            raise CatalogSchemaError(msg)
+        out.append(
+            Instance(
+                provider=provider,
+                instance=r["instance"].strip(),
+                accelerator=r["accelerator"].strip().lower(),
+                accelerator_count=int(_req(_parse_float(r["accelerator_count"], f"{w}, accelerator_count", minimum=1))),
+                vcpus=int(_req(_parse_float(r["vcpus"], f"{w}, vcpus"))),
+                memory_gib=_req(_parse_float(r["memory_gib"], f"{w}, memory_gib")),
+                network_gbps=_req(_parse_float(r["network_gbps"], f"{w}, network_gbps", minimum=1e-9)),
+                billing=billing,
+                source=r["source"],
+                as_of=_parse_date(r["as_of"], f"{w}, as_of"),
+            )
+        )
+    return out
+
+
+def _prices(path: Path) -> list[PricePoint]:
+    out = []
+    for i, r in enumerate(_read_table(path), start=2):
+        w = f"{path}, line {i}"
+        option = r["option"].strip()
+        if option not in OPTIONS:
+            msg = f"{w}, option: {option!r} not one of {', '.join(OPTIONS)}"
+            raise CatalogSchemaError(msg)
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        out.append(
+            PricePoint(
+                provider=provider,
+                region=r["region"].strip(),
+                item=r["item"].strip(),
+                option=option,
+                unit=r["unit"].strip(),
+                usd=_req(_parse_float(r["usd"], f"{w}, usd")),
+                effective_from=_parse_date(r["effective_from"], f"{w}, effective_from"),
+                source=r["source"],
+            )
+        )
+    return out
+
+
+def _spot(path: Path) -> list[SpotAdvisorRow]:
+    out = []
+    for i, r in enumerate(_read_table(path), start=2):
+        w = f"{path}, line {i}"
+        out.append(
+            SpotAdvisorRow(
+                provider=r["provider"].strip(),
+                region=r["region"].strip(),
+                instance=r["instance"].strip(),
+                interruption_bucket=r["interruption_bucket"].strip(),
+                savings_pct=_req(_parse_float(r["savings_pct"], f"{w}, savings_pct")),
+                observed=_parse_date(r["observed"], f"{w}, observed"),
+                source=r["source"],
+            )
+        )
+    return out
+
+
+def _assumptions(path: Path) -> dict[str, Assumption]:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{path}: invalid TOML: {exc}"
+        raise CatalogSchemaError(msg) from None
+    out: dict[str, Assumption] = {}
+
+    def walk(prefix: str, node: Mapping[str, Any]) -> None:
+        for key, val in node.items():
+            dotted = f"{prefix}.{key}" if prefix else key
+            if isinstance(val, Mapping) and "value" in val and "source" in val:
+                missing = {"unit", "as_of"} - set(val)
+                if missing:
+                    msg = f"{path}: {dotted}: missing {', '.join(sorted(missing))}"
+                    raise CatalogSchemaError(msg)
+                as_of = val["as_of"]
+                out[dotted] = Assumption(
+                    key=dotted,
+                    value=val["value"],
+                    unit=str(val["unit"]),
+                    source=str(val["source"]),
+                    as_of=as_of if isinstance(as_of, date) else _parse_date(str(as_of), f"{path}: {dotted}.as_of"),
+                )
+            elif isinstance(val, Mapping):
+                walk(dotted, val)
+            else:
+                msg = f"{path}: {dotted}: expected a table with value, unit, source, as_of"
+                raise CatalogSchemaError(msg)
+
+    walk("", doc)
+    return out
+
+
+def _manifest(data_dir: Path) -> tuple[str, date]:
+    doc = tomllib.loads((data_dir / "MANIFEST.toml").read_text(encoding="utf-8"))
+    schema = doc.get("schema_version")
+    if schema != SCHEMA_VERSION:
+        msg = (
+            f"{data_dir / 'MANIFEST.toml'}: schema_version {schema} but this trainbill reads "
+            f"v{SCHEMA_VERSION}. To fix: upgrade trainbill or regenerate the catalog."
+        )
+        raise CatalogSchemaError(msg)
+    return str(doc["version"]), _parse_date(str(doc["snapshot"]), "MANIFEST.toml snapshot")
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, as recorded in MANIFEST.toml."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _merge_prices(base: Iterable[PricePoint], over: Iterable[PricePoint]) -> tuple[PricePoint, ...]:
+    merged = {(p.provider, p.region, p.item, p.option, p.effective_from): p for p in base}
+    for p in over:
+        merged[(p.provider, p.region, p.item, p.option, p.effective_from)] = p
+    return tuple(merged.values())
+
+
+def _overlay_schema(directory: Path) -> None:
+    marker = directory / "SCHEMA_VERSION"
+    if marker.exists():
+        text = marker.read_text(encoding="utf-8").strip()
+        if text != str(SCHEMA_VERSION):
+            msg = (
+                f"{marker}: catalog overlay has schema version {text!r}, expected "
+                f"{SCHEMA_VERSION}. To fix: re-run 'trainbill prices update' or fix the overlay."
+            )
+            raise CatalogSchemaError(msg)
+
+
+def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
+    """Load the packaged catalog and apply overlay directories in order (later wins).
+
+    Raises ``CatalogSchemaError`` naming the file, line and column of any bad row.
+    """
+    if not overlays:
+        return _packaged()
+    base = _packaged()
+    accels = dict(base.accelerators)
+    insts = dict(base.instances)
+    prices: tuple[PricePoint, ...] = base.prices
+    spot = list(base.spot_advisor)
+    names = []
+    for raw in overlays:
+        directory = Path(raw)
+        if not directory.is_dir():
+            msg = f"catalog overlay {directory} is not a directory (from --catalog or TRAINBILL_CATALOG)"
+            raise CatalogSchemaError(msg)
+        _overlay_schema(directory)
+        known = set(_TABLE_COLUMNS)
+        present = {p.name for p in directory.glob("*.csv")}
+        unknown = present - known
+        if unknown:
+            msg = f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(known))}"
+            raise CatalogSchemaError(msg)
+        if (directory / "accelerators.csv").exists():
+            accels.update({a.id: a for a in _accelerators(directory / "accelerators.csv")})
+        if (directory / "instances.csv").exists():
+            insts.update({i.instance: i for i in _instances(directory / "instances.csv")})
+        if (directory / "prices.csv").exists():
+            prices = _merge_prices(prices, _prices(directory / "prices.csv"))
+        if (directory / "spot_advisor.csv").exists():
+            spot.extend(_spot(directory / "spot_advisor.csv"))
+        names.append(str(directory))
+    _check_references(accels, insts)
+    return Catalog(
+        accelerators=MappingProxyType(accels),
+        instances=MappingProxyType(insts),
+        prices=prices,
+        spot_advisor=tuple(spot),
+        assumptions=base.assumptions,
+        version=base.version,
+        snapshot=base.snapshot,
+        overlays=tuple(names),
+    )
+
+
+def _check_references(accels: Mapping[str, Accelerator], insts: Mapping[str, Instance]) -> None:
+    for inst in insts.values():
+        if inst.accelerator not in accels:
+            msg = f"instance {inst.instance!r} names unknown accelerator {inst.accelerator!r}"
+            raise CatalogSchemaError(msg)
+
+
+@functools.cache
+def _packaged() -> Catalog:
+    data = packaged_data_dir()
+    version, snapshot = _manifest(data)
+    accels = {a.id: a for a in _accelerators(data / "accelerators.csv")}
+    insts = {i.instance: i for i in _instances(data / "instances.csv")}
+    _check_references(accels, insts)
+    return Catalog(
+        accelerators=MappingProxyType(accels),
+        instances=MappingProxyType(insts),
+        prices=tuple(_prices(data / "prices.csv")),
+        spot_advisor=tuple(_spot(data / "spot_advisor.csv")),
+        assumptions=MappingProxyType(_assumptions(data / "assumptions.toml")),
+        version=version,
+        snapshot=snapshot,
+    )
