@@ -1,0 +1,192 @@
+"""Classify every normalised bill row into one category, as one Ibis ``CASE`` expression.
+
+The rules are ordered; the first that matches wins, so every row lands in exactly one
+category and the categories always sum to the file's total. In order:
+
+1. ``tax``: ChargeCategory Tax (CUR ``Tax``).
+2. ``credit``: ChargeCategory Credit (CUR ``Credit``). Refunds keep the category of what they
+   refund (FOCUS semantics), so they fall through to the rules below with a negative amount.
+3. ``discount``: CUR discount line items (``EdpDiscount``, ``PrivateRateDiscount``, …).
+4. ``support``: support plans (service name or FOCUS 1.1 subcategory "Support").
+5. ``compute`` (committed): Savings Plan / RI fees and negations for non-database services.
+6. ``networking``: NAT gateway hours and bytes (billed under AmazonEC2, REFERENCE §6.4) and
+   public IPv4 addresses (AmazonVPC), before the transfer rule because NAT bytes are "GB".
+7. ``data_transfer``: ``DataTransfer-*``, ``*-Out-Bytes``/``*-In-Bytes``, ``InterZone-*``
+   usage types, or descriptions that say "data transfer"/"bandwidth", under any service.
+8. ``networking``: load balancers, VPC, and anything FOCUS calls Networking.
+9. ``monitoring``: CloudWatch, X-Ray, Azure Monitor/Log Analytics, subcategory Observability.
+10. ``compute``: GPU instance hours billed through SageMaker (``ml.p5.48xlarge``). These are the
+    training GPUs themselves; counting them as orchestration would hide the compute.
+11. ``other``: databases and FOCUS categories a training bill does not model (Databases,
+    Integration, Security, …), and security add-ons (Defender, GuardDuty).
+12. ``storage``: EBS (``EBS:``), S3, FSx, EFS, snapshots, managed disks, FOCUS Storage.
+13. ``orchestration``: SageMaker (everything else), EKS, AKS, GKE, AWS Batch.
+14. ``compute``: instance usage types, an identified instance type, FOCUS Compute, EC2,
+    Lambda, Fargate, virtual machines.
+15. ``other``: a known service outside these categories (a CUR product code no rule knows).
+16. ``other`` + uncategorized: nothing identifies the row (no rule matched and its
+    ServiceCategory is missing or "Other"). These rows are counted and reported, never dropped.
+
+Compute rows are split by purchase option: ``spot`` (PricingCategory Dynamic), ``committed``
+(Committed, or any commitment-discount row) and ``on_demand`` (the rest). A compute row is a
+*GPU instance* row when its instance type is in an accelerator family (REFERENCE §2.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BILL_CATEGORIES", "GPU_INSTANCE_RE", "PURCHASE_OPTIONS", "classify"]
+
+#: Categories a bill row can land in, in presentation order. The ledger's names plus the
+#: bill-only ``support``, ``tax``, ``credit`` and ``other``.
+BILL_CATEGORIES: tuple[str, ...] = (
+    "compute",
+    "storage",
+    "data_transfer",
+    "networking",
+    "monitoring",
+    "orchestration",
+    "support",
+    "discount",
+    "credit",
+    "tax",
+    "other",
+)
+PURCHASE_OPTIONS: tuple[str, ...] = ("on_demand", "spot", "committed")
+
+#: Accelerator instance families (AWS p*/g*/trn*/inf*/dl*, SageMaker ``ml.`` forms, Azure N-series).
+GPU_INSTANCE_RE = (
+    r"^(ml\.)?(p[2-9][a-z0-9-]*|g[3-9][a-z0-9-]*|trn[0-9][a-z0-9]*|inf[0-9][a-z0-9]*"
+    r"|dl[0-9][a-z0-9]*)\.|^standard_n[cdv]"
+)
+_DISCOUNT_TYPES = [
+    "bundleddiscount",
+    "discount",
+    "edpdiscount",
+    "privateratediscount",
+    "distributordiscount",
+]
+_FEE_TYPES = ["savingsplanrecurringfee", "savingsplanupfrontfee", "rifee"]
+_NEGATION = "savingsplannegation"
+_DB_SERVICE = r"rds|relational database|elasticache|redshift|opensearch|dynamodb|documentdb|neptune"
+_TRANSFER_UT = r"datatransfer|-out-bytes|-in-bytes|interzone|cloudfront-(out|in)|aws-(out|in)-"
+_TRANSFER_DESC = r"data transfer|bandwidth|transfer out|transfer in\b"
+_NETWORK_SVC = r"virtual private cloud|amazonvpc|elastic load balancing|awselb|route ?53|vpc|load balancer|cloudfront|direct connect|transit gateway|network"
+_MONITOR_SVC = r"cloudwatch|x-ray|xray|azure monitor|log analytics|managed grafana|managed service for prometheus|cloud monitoring|cloud logging"
+_ORCH_SVC = r"sagemaker|kubernetes|\beks\b|amazoneks|\baks\b|\bgke\b|aws ?batch|parallelcluster"
+_OTHER_CATS = r"^(databases|analytics|business applications|developer tools|identity|integration|internet of things|media|migration|mobile|multicloud|security|web)$"
+_STORAGE_SVC = r"simple storage service|amazons3|\bs3\b|fsx|elastic file system|amazonefs|\bebs\b|glacier|backup|block_storage|object_storage|storage"
+_STORAGE_UT = r"^(ebs:|timedstorage|requests-tier|snapshot|fsx|efs|storage)"
+_STORAGE_DESC = r"managed disk|snapshot|provisioned storage|block volume|\bebs\b"
+_COMPUTE_UT = r"^(boxusage|spotusage|dedicatedusage|hostusage|heavyusage|reservedhostusage)"
+_COMPUTE_SVC = r"elastic compute cloud|amazonec2|virtual machine|compute|lambda|fargate"
+
+
+def _m(col: Any, pattern: str) -> Any:
+    """Null-safe regex "find" (RE2 and Java agree on this subset)."""
+    import ibis
+
+    return ibis.coalesce(col.re_search(pattern), ibis.literal(False))
+
+
+def _eq(col: Any, value: str) -> Any:
+    import ibis
+
+    return ibis.coalesce(col == value, ibis.literal(False))
+
+
+def classify(n: Any) -> Any:
+    """Add the classification columns to a normalised table.
+
+    Added: ``category``; ``option`` (compute purchase option, else null); ``gpu`` (1 for GPU
+    instance usage, including SP negations of it); ``fee`` (1 for commitment purchase rows,
+    which carry no instance type); ``negation``; ``uncat``; ``gpu_hours`` (instance-hours of GPU
+    usage rows, excluding fees and negations so covered hours are not counted twice).
+    """
+    import ibis
+
+    svc, ut, desc, cat = n.svc, n.usage_type, n.desc, n.svc_cat
+    lit = ibis.coalesce(n.lit, ibis.literal(""))
+    nat_or_ip = (
+        _m(ut, r"^natgateway|publicipv4|elasticip:|idleaddress")
+        | _m(desc, r"nat gateway|public ipv4|ipv4 address|ip addresses")
+    )
+    transfer = _m(ut, _TRANSFER_UT) | _m(desc, _TRANSFER_DESC)
+    gpu_instance = _m(n.instance, GPU_INSTANCE_RE)
+    not_db = ~_m(svc, _DB_SERVICE)
+    commitment_fee = (lit.isin(_FEE_TYPES) | (_eq(n.charge, "purchase") & n.commit)) & not_db
+    commitment_row = commitment_fee | ((lit == _NEGATION) & not_db)
+    recognised_other = n.svc_cat.notnull() & (cat != "other")
+
+    category = ibis.cases(
+        (_eq(n.charge, "tax") | (lit == "tax"), "tax"),
+        (_eq(n.charge, "credit") | (lit == "credit"), "credit"),
+        (lit.isin(_DISCOUNT_TYPES), "discount"),
+        (_m(svc, r"support") | _eq(n.subcat, "support"), "support"),
+        (commitment_row, "compute"),
+        (nat_or_ip, "networking"),
+        (transfer, "data_transfer"),
+        (_m(svc, _NETWORK_SVC) | _eq(cat, "networking"), "networking"),
+        (
+            _m(svc, _MONITOR_SVC) | _eq(n.subcat, "observability") | _m(ut, r"^cw:"),
+            "monitoring",
+        ),
+        (_m(svc, r"sagemaker") & gpu_instance, "compute"),
+        (
+            _m(svc, _DB_SERVICE)
+            | _m(cat, _OTHER_CATS)
+            | _m(desc, r"microsoft defender|security hub|guardduty"),
+            "other",
+        ),
+        (
+            _m(ut, _STORAGE_UT)
+            | _m(svc, _STORAGE_SVC)
+            | _eq(cat, "storage")
+            | _m(desc, _STORAGE_DESC),
+            "storage",
+        ),
+        (_m(svc, _ORCH_SVC), "orchestration"),
+        (
+            _m(ut, _COMPUTE_UT)
+            | n.instance.notnull()
+            | _eq(cat, "compute")
+            | _m(svc, _COMPUTE_SVC)
+            | _m(desc, r"fargate|instance hour|vcpu"),
+            "compute",
+        ),
+        else_="other",
+    )
+    uncat = ibis.cases(
+        ((category == "other") & ~recognised_other & n.svc_cat.notnull(), 1),
+        ((category == "other") & n.svc_cat.isnull() & n.svc.isnull() & ut.isnull(), 1),
+        else_=0,
+    ).cast("int64")
+    option = ibis.cases(
+        (category != "compute", ibis.null("string")),
+        (_eq(n.pricing, "dynamic") | _m(ut, r"^spotusage"), "spot"),
+        (_eq(n.pricing, "committed") | n.commit | commitment_row, "committed"),
+        else_="on_demand",
+    )
+    gpu = ((category == "compute") & gpu_instance & ~commitment_fee).cast("int64")
+    fee = ((category == "compute") & commitment_fee).cast("int64")
+    hour_unit = _m(n.unit, r"^(hrs|hours?)$|^hour|instance-hours?")
+    gpu_hours = ibis.cases(
+        (
+            (gpu == 1)
+            & hour_unit
+            & ~lit.isin([*_FEE_TYPES, _NEGATION])
+            & n.quantity.notnull(),
+            n.quantity,
+        ),
+        else_=ibis.literal(0).cast(n.quantity.type()),
+    )
+    return n.mutate(
+        category=category,
+        option=option,
+        gpu=gpu,
+        fee=fee,
+        negation=(lit == _NEGATION).cast("int64"),
+        uncat=uncat,
+        gpu_hours=gpu_hours,
+    )

@@ -1,0 +1,337 @@
+"""Find bill files, read their headers and decide which format they are in.
+
+This is the only part of ``trainbill.bills`` that looks at files with plain Python (the csv
+module, ``pyarrow.parquet.read_schema``): a header is enough to tell FOCUS from CUR 2.0, and
+doing it before any engine starts lets us refuse a bad file in milliseconds with a message that
+names the file and the columns we expected. The same module walks files row by row on the
+*error path only* (a non-numeric cost, a second currency) to name the exact file and row, which
+a SQL engine cannot do cheaply.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainbill.errors import BillError, UnsupportedBillError
+
+__all__ = [
+    "BillFile",
+    "BillFormat",
+    "detect",
+    "discover",
+    "find_bad_number",
+    "find_other_value",
+]
+
+#: Columns a FOCUS file must have for us to read it. All are Mandatory in FOCUS 1.0-1.2.
+FOCUS_REQUIRED: tuple[str, ...] = (
+    "BilledCost",
+    "EffectiveCost",
+    "ListCost",
+    "BillingCurrency",
+    "ChargeCategory",
+    "ServiceCategory",
+    "ServiceName",
+    "ChargePeriodStart",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+)
+#: Columns added in FOCUS 1.1 and 1.2 (REFERENCE §1.2, "Version deltas"); used to name the version.
+FOCUS_11_COLUMNS = frozenset(
+    c.lower()
+    for c in (
+        "CapacityReservationId",
+        "CapacityReservationStatus",
+        "CommitmentDiscountQuantity",
+        "CommitmentDiscountUnit",
+        "ServiceSubcategory",
+        "SkuMeter",
+        "SkuPriceDetails",
+    )
+)
+FOCUS_12_COLUMNS = frozenset(
+    c.lower()
+    for c in (
+        "BillingAccountType",
+        "SubAccountType",
+        "InvoiceId",
+        "PricingCurrency",
+        "PricingCurrencyContractedUnitPrice",
+        "PricingCurrencyEffectiveCost",
+        "PricingCurrencyListUnitPrice",
+    )
+)
+#: Columns an AWS CUR 2.0 (Data Exports ``COST_AND_USAGE_REPORT``) file must have.
+CUR2_REQUIRED: tuple[str, ...] = (
+    "line_item_line_item_type",
+    "line_item_unblended_cost",
+    "line_item_currency_code",
+    "line_item_product_code",
+    "line_item_usage_type",
+    "line_item_usage_start_date",
+    "bill_billing_period_start_date",
+    "bill_billing_period_end_date",
+)
+_LEGACY_CUR_MARKERS = ("lineitem/usagetype", "lineitem/unblendedcost", "identity/lineitemid")
+_CSV_SUFFIXES = (".csv", ".csv.gz")
+_PARQUET_SUFFIXES = (".parquet",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BillFile:
+    """One data file and its header, so later steps never reopen it just to look at columns."""
+
+    path: Path
+    kind: str  # "csv" or "parquet"
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BillFormat:
+    """What a set of files is: ``family`` ("focus"/"cur"), a display ``name`` and the columns.
+
+    ``columns`` maps lower-case column names to the spelling in the files, because real exports
+    vary in case and the queries must use the real spelling.
+    """
+
+    family: str
+    name: str
+    columns: Mapping[str, str]
+    files: tuple[BillFile, ...]
+
+    def has(self, column: str) -> bool:
+        """Whether any file has ``column`` (case-insensitive)."""
+        return column.lower() in self.columns
+
+    def col(self, column: str) -> str:
+        """The real spelling of ``column``."""
+        return self.columns[column.lower()]
+
+
+def _kind(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    return None
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    """Open a CSV or gzip-compressed CSV as text (gzip is detected by magic bytes, not name)."""
+    with path.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")  # type: ignore[return-value]
+
+
+def _header(path: Path, kind: str) -> tuple[str, ...]:
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return tuple(pq.read_schema(path).names)
+        with _open_text(path) as fh:
+            row = next(csv.reader(fh), None)  # type: ignore[arg-type]
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BillError(f"{path}: cannot read the header: {exc}") from None
+    if not row:
+        raise UnsupportedBillError(f"{path}: the file is empty (no header row)")
+    return tuple(c.strip() for c in row)
+
+
+def _manifest_files(manifest: Path) -> list[Path]:
+    """Data files listed in a CUR 2.0 ``*-Manifest.json``, resolved inside its export folder.
+
+    The manifest names S3 objects (``s3://bucket/prefix/export/data/BILLING_PERIOD=…/x.csv.gz``);
+    a downloaded export keeps the key's tail, so we match the longest key suffix that exists.
+    """
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        entries = doc["dataFiles"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BillError(f"{manifest}: not a readable Data Exports manifest ({exc})") from None
+    roots = [manifest.parent, *manifest.parents]
+    found: list[Path] = []
+    for entry in entries:
+        key = str(entry).split("://", 1)[-1]
+        parts = key.split("/")
+        hit = None
+        for start in range(len(parts)):
+            tail = Path(*parts[start:])
+            for root in roots[:4]:
+                candidate = root / tail
+                if candidate.is_file():
+                    hit = candidate
+                    break
+            if hit is not None:
+                break
+        if hit is None:
+            raise BillError(
+                f"{manifest}: dataFiles entry {entry!r} is not in the folder; "
+                "download the whole export (manifest and data/ folder) together"
+            )
+        found.append(hit)
+    return found
+
+
+def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
+    """Expand files and folders into data files with their headers.
+
+    A folder holding ``*-Manifest.json`` files is read as a CUR 2.0 Data Export: exactly the
+    files its manifests list. Any other folder contributes every CSV, CSV.gz and Parquet file
+    under it.
+
+    Raises:
+        BillError: a path does not exist, a folder holds no bill files, or a file's type is unknown.
+    """
+    if not paths:
+        raise BillError("no bill files given; pass one or more FOCUS or CUR 2.0 files or folders")
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            manifests = sorted(path.rglob("*-Manifest.json"))
+            if manifests:
+                for manifest in manifests:
+                    out.extend(_manifest_files(manifest))
+                continue
+            files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
+            if not files:
+                raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
+            out.extend(files)
+        elif path.is_file():
+            if _kind(path) is None:
+                raise UnsupportedBillError(
+                    f"{path}: unknown file type; expected .csv, .csv.gz or .parquet"
+                )
+            out.append(path)
+        else:
+            raise BillError(f"{path}: no such file or folder")
+    seen: set[Path] = set()
+    result: list[BillFile] = []
+    for p in out:
+        key = p.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = _kind(p) or "csv"
+        result.append(BillFile(path=p, kind=kind, columns=_header(p, kind)))
+    return tuple(result)
+
+
+def _family(file: BillFile) -> str:
+    lower = {c.lower() for c in file.columns}
+    if any(m in lower for m in _LEGACY_CUR_MARKERS):
+        raise UnsupportedBillError(
+            f"{file.path}: this is a legacy CUR file (columns like 'lineItem/UsageType'); "
+            "export CUR 2.0 or FOCUS from AWS Data Exports instead"
+        )
+    focus_hits = sum(c.lower() in lower for c in FOCUS_REQUIRED)
+    cur_hits = sum(c in lower for c in CUR2_REQUIRED)
+    if focus_hits == 0 and cur_hits == 0:
+        shown = ", ".join(file.columns[:8]) + (", …" if len(file.columns) > 8 else "")
+        raise UnsupportedBillError(
+            f"{file.path}: unknown bill format (columns: {shown}); expected FOCUS 1.0-1.2 "
+            f"columns ({', '.join(FOCUS_REQUIRED)}) or AWS CUR 2.0 columns "
+            f"({', '.join(CUR2_REQUIRED)})"
+        )
+    family = "focus" if focus_hits >= cur_hits else "cur"
+    required = FOCUS_REQUIRED if family == "focus" else CUR2_REQUIRED
+    missing = [c for c in required if c.lower() not in lower]
+    if missing:
+        label = "FOCUS" if family == "focus" else "AWS CUR 2.0"
+        raise UnsupportedBillError(
+            f"{file.path}: looks like {label} but lacks required column(s) "
+            f"{', '.join(missing)}; required: {', '.join(required)}"
+        )
+    return family
+
+
+def detect(files: Sequence[BillFile]) -> BillFormat:
+    """Decide the format of a set of files; all must be the same family.
+
+    Raises:
+        UnsupportedBillError: unknown columns, missing required columns, legacy CUR, or a mix
+            of FOCUS and CUR files in one call.
+    """
+    families = {f.path: _family(f) for f in files}
+    kinds = set(families.values())
+    if len(kinds) > 1:
+        listing = "; ".join(f"{p}: {k}" for p, k in families.items())
+        raise UnsupportedBillError(
+            f"cannot mix FOCUS and CUR 2.0 files in one bill ({listing}); read them separately"
+        )
+    family = kinds.pop()
+    columns: dict[str, str] = {}
+    for f in files:
+        for c in f.columns:
+            columns.setdefault(c.lower(), c)
+    if family == "cur":
+        name = "cur-2.0"
+    elif FOCUS_12_COLUMNS & columns.keys():
+        name = "focus-1.2"
+    elif FOCUS_11_COLUMNS & columns.keys():
+        name = "focus-1.1"
+    else:
+        name = "focus-1.0"
+    return BillFormat(family=family, name=name, columns=columns, files=tuple(files))
+
+
+def _iter_column(file: BillFile, column: str) -> Iterator[Any]:
+    """Yield one column's raw values in file order (error path only)."""
+    if file.kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(file.path)
+        for batch in pf.iter_batches(columns=[column], batch_size=65536):
+            yield from batch.column(0).to_pylist()
+        return
+    with _open_text(file.path) as fh:
+        reader = csv.reader(fh)  # type: ignore[arg-type]
+        header = next(reader)
+        idx = [h.strip().lower() for h in header].index(column.lower())
+        for row in reader:
+            yield row[idx] if idx < len(row) else None
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().upper() in {"", "NULL"})
+
+
+def find_bad_number(files: Sequence[BillFile], column: str) -> tuple[Path, int, str] | None:
+    """First (file, 1-based data row, value) whose ``column`` is not a number, or ``None``."""
+    for file in files:
+        if column.lower() not in {c.lower() for c in file.columns}:
+            continue
+        for i, value in enumerate(_iter_column(file, column), start=1):
+            if _is_null(value) or isinstance(value, int | float):
+                continue
+            try:
+                float(str(value).strip())
+            except ValueError:
+                return file.path, i, str(value)
+    return None
+
+
+def find_other_value(
+    files: Sequence[BillFile], column: str, expected: str
+) -> tuple[Path, int, str] | None:
+    """First (file, 1-based data row, value) whose ``column`` is set and differs from ``expected``."""
+    for file in files:
+        if column.lower() not in {c.lower() for c in file.columns}:
+            continue
+        for i, value in enumerate(_iter_column(file, column), start=1):
+            if _is_null(value):
+                continue
+            if str(value).strip() != expected:
+                return file.path, i, str(value).strip()
+    return None

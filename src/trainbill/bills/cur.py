@@ -1,0 +1,138 @@
+"""AWS CUR 2.0 (Data Exports ``COST_AND_USAGE_REPORT``) → the reader's normalised columns.
+
+CUR has no FOCUS categories, so they are derived here from ``line_item_line_item_type`` and
+the usage type (REFERENCE §2.2-2.3):
+
+* ChargeCategory: ``Tax``→tax, ``Credit``→credit, ``Refund``→adjustment (it keeps the category
+  of what it refunds, as in FOCUS), SP/RI fees→purchase, everything else→usage.
+* PricingCategory: ``SpotUsage:`` usage types, ``pricing_term=Spot`` or a Spot purchase option →
+  dynamic; ``SavingsPlanCoveredUsage``, ``SavingsPlanNegation``, ``DiscountedUsage`` and the
+  SP/RI fee rows → committed; else standard.
+* BilledCost is ``line_item_unblended_cost``: summed over every line item type (including
+  ``Tax``, ``Credit`` and the ``SavingsPlanNegation`` that cancels covered usage) it is the
+  invoice (REFERENCE §6.2).
+* EffectiveCost follows the FinOps converter rules (REFERENCE §1.6): SP-covered usage →
+  ``savings_plan_savings_plan_effective_cost``; SP recurring fee → unused commitment
+  (``total_commitment_to_date − used_commitment``); negation and upfront fee → 0; RI usage →
+  ``reservation_effective_cost``; RIFee → its unused amortised upfront + unused recurring fee;
+  other rows → unblended cost. A missing input column falls back to the unblended cost.
+* ListCost is ``pricing_public_on_demand_cost``, or the billed cost where it is empty.
+
+Usage types carry a region prefix outside us-east-1 (``USE2-``, ``EUN1-``; public IPv4 uses
+``USE1-`` too), stripped with ``^[A-Z]{2,4}[0-9]?-`` before matching.
+"""
+
+from __future__ import annotations
+
+
+from typing import Any
+
+from trainbill.bills._expr import day, lower, money, null_str, text
+from trainbill.bills._files import BillFormat
+from trainbill.bills.focus import INSTANCE_RE, tag_from_json
+
+__all__ = ["COMMITTED_TYPES", "FEE_TYPES", "normalize"]
+
+_REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
+#: Line item types that are commitment purchases (the money a Savings Plan/RI costs).
+FEE_TYPES = ("savingsplanrecurringfee", "savingsplanupfrontfee", "rifee")
+#: Line item types whose usage is priced by a commitment.
+COMMITTED_TYPES = ("savingsplancoveredusage", "savingsplannegation", "discountedusage", *FEE_TYPES)
+
+
+def normalize(t: Any, fmt: BillFormat, *, tag_key: str | None = None) -> Any:
+    """Map a CUR 2.0 table onto the normalised columns the classifier reads."""
+    import ibis
+
+    lit = lower(t, fmt, "line_item_line_item_type")
+    usage_type = text(t, fmt, "line_item_usage_type").re_replace(_REGION_PREFIX, "").lower()
+    term = lower(t, fmt, "pricing_term")
+    purchase = lower(t, fmt, "pricing_purchase_option")
+    sp_arn = text(t, fmt, "savings_plan_savings_plan_a_r_n")
+    ri_arn = text(t, fmt, "reservation_reservation_a_r_n")
+
+    charge = ibis.cases(
+        (lit == "tax", "tax"),
+        (lit == "credit", "credit"),
+        (lit == "refund", "adjustment"),
+        (lit.isin(list(FEE_TYPES)), "purchase"),
+        (lit == "fee", "purchase"),
+        else_="usage",
+    )
+    pricing = ibis.cases(
+        (usage_type.startswith("spotusage"), "dynamic"),
+        (term == "spot", "dynamic"),
+        (purchase.contains("spot"), "dynamic"),
+        (lit.isin(list(COMMITTED_TYPES)), "committed"),
+        else_="standard",
+    )
+    commit = lit.isin(list(COMMITTED_TYPES)) | sp_arn.notnull() | ri_arn.notnull()
+    instance = ibis.coalesce(
+        lower(t, fmt, "product_instance_type"),
+        usage_type.re_extract(r"^[a-z]*usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
+        usage_type.re_extract(r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)", 1).nullif(""),
+    )
+
+    billed, bad_billed = money(t, fmt, "line_item_unblended_cost")
+    sp_eff, bad_sp = money(t, fmt, "savings_plan_savings_plan_effective_cost")
+    sp_total, _ = money(t, fmt, "savings_plan_total_commitment_to_date")
+    sp_used, _ = money(t, fmt, "savings_plan_used_commitment")
+    ri_eff, bad_ri = money(t, fmt, "reservation_effective_cost")
+    ri_unused_upfront, _ = money(t, fmt, "reservation_unused_amortized_upfront_fee_for_billing_period")
+    ri_unused_recurring, _ = money(t, fmt, "reservation_unused_recurring_fee")
+    zero = ibis.literal(0).cast(billed.type())
+    effective = ibis.cases(
+        (lit == "savingsplancoveredusage", ibis.coalesce(sp_eff, billed)),
+        (lit == "savingsplanrecurringfee", ibis.coalesce(sp_total - sp_used, billed)),
+        (lit.isin(["savingsplannegation", "savingsplanupfrontfee"]), zero),
+        (lit == "discountedusage", ibis.coalesce(ri_eff, billed)),
+        (
+            lit == "rifee",
+            ibis.coalesce(
+                ibis.coalesce(ri_unused_upfront, zero) + ibis.coalesce(ri_unused_recurring, zero),
+                billed,
+            ),
+        ),
+        (lit.isin(["fee"]) & ri_arn.notnull(), zero),
+        else_=billed,
+    )
+    public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
+    quantity, _ = money(t, fmt, "line_item_usage_amount")
+
+    if tag_key is None:
+        tag = null_str()
+    elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
+        tags_map = t[fmt.col("resource_tags")]
+        tag = ibis.coalesce(tags_map.get(tag_key), tags_map.get("user_" + tag_key))
+    else:
+        tags = text(t, fmt, "resource_tags")
+        tag = ibis.coalesce(tag_from_json(tags, tag_key), tag_from_json(tags, "user_" + tag_key))
+    return t.select(
+        currency=text(t, fmt, "line_item_currency_code"),
+        charge=charge,
+        lit=lit,
+        service=text(t, fmt, "line_item_product_code"),
+        svc=lower(t, fmt, "line_item_product_code"),
+        svc_cat=null_str(),
+        subcat=null_str(),
+        usage_type=usage_type,
+        desc=lower(t, fmt, "line_item_line_item_description"),
+        pricing=pricing,
+        commit=commit,
+        instance=instance,
+        unit=lower(t, fmt, "pricing_unit"),
+        quantity=quantity,
+        billed=billed,
+        effective=effective,
+        list=ibis.coalesce(public, billed),
+        bad_billed=bad_billed,
+        bad_effective=bad_sp + bad_ri,
+        bad_list=bad_list,
+        resource=text(t, fmt, "line_item_resource_id"),
+        tag=tag,
+        day=day(t, fmt, "line_item_usage_start_date"),
+        period_start=day(t, fmt, "bill_billing_period_start_date"),
+        period_end=day(t, fmt, "bill_billing_period_end_date"),
+    )
+
+
