@@ -1,0 +1,232 @@
+"""What an instance costs, per purchase option, from a loaded catalog (pure, no I/O).
+
+``prices show`` and ``prices list`` need the same answer the forecast uses: the price point in
+force on a date, per option. Commitment rates come from an explicit ``sp_1yr``/``sp_3yr`` price
+point when the catalog has one, else they are *derived* from on-demand and the catalog's
+``commitment.<provider>_discount_<term>`` assumption; the result says which, because a derived
+rate is an estimate the user should replace with a quote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from trainbill.catalog import Catalog, PricePoint
+from trainbill.errors import PriceNotFoundError
+
+__all__ = [
+    "INSTANCE_UNITS",
+    "InstanceQuote",
+    "OptionPrice",
+    "instance_quote",
+    "price_table",
+]
+
+#: Units of price points that describe a whole rentable machine (or TPU chip).
+INSTANCE_UNITS = frozenset({"instance-hour", "chip-hour"})
+_SHOWN_OPTIONS = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
+_TERMS = {"sp_1yr": "1yr", "sp_3yr": "3yr"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptionPrice:
+    """One option's rate: an explicit price point, or derived from an assumption."""
+
+    option: str
+    usd_per_hour: float
+    basis: str  # "price_point" or "derived"
+    effective_from: date
+    region: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstanceQuote:
+    """Everything ``prices show`` reports for an instance on a date."""
+
+    provider: str
+    instance: str
+    region: str
+    accelerator: str | None
+    accelerator_count: int | None
+    unit: str
+    as_of: date
+    options: dict[str, OptionPrice]
+    history: tuple[PricePoint, ...]
+
+    def usd(self, option: str) -> float | None:
+        """Rate for an option, or None when the catalog has none."""
+        found = self.options.get(option)
+        return found.usd_per_hour if found else None
+
+    def point(self, option: str) -> PricePoint | None:
+        """The option's rate as a ``PricePoint`` (for ``stale_warning`` and ledger sources)."""
+        o = self.options.get(option)
+        if o is None:
+            return None
+        return PricePoint(
+            provider=self.provider, region=o.region, item=self.instance, option=option,
+            unit=self.unit, usd=o.usd_per_hour, effective_from=o.effective_from, source=o.source,
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready dict (the schema of ``prices show --json``)."""
+        on_demand = self.options.get("on_demand")
+        out: dict[str, object] = {
+            "instance": self.instance,
+            "provider": self.provider,
+            "region": self.region,
+            "accelerator": self.accelerator,
+            "accelerator_count": self.accelerator_count,
+            "unit": self.unit,
+            "as_of": self.as_of.isoformat(),
+            "on_demand_usd_per_hour": self.usd("on_demand"),
+            "spot_usd_per_hour": self.usd("spot"),
+            "sp_1yr_usd_per_hour": self.usd("sp_1yr"),
+            "sp_3yr_usd_per_hour": self.usd("sp_3yr"),
+            "capacity_block_usd_per_hour": self.usd("capacity_block"),
+            "source": on_demand.source if on_demand else None,
+            "prices": {
+                name: {
+                    "usd_per_hour": o.usd_per_hour,
+                    "basis": o.basis,
+                    "effective_from": o.effective_from.isoformat(),
+                    "region": o.region,
+                    "source": o.source,
+                }
+                for name, o in self.options.items()
+            },
+            "history": [
+                {
+                    "option": p.option,
+                    "region": p.region,
+                    "usd": p.usd,
+                    "unit": p.unit,
+                    "effective_from": p.effective_from.isoformat(),
+                    "source": p.source,
+                }
+                for p in self.history
+            ],
+        }
+        return out
+
+
+def _point(catalog: Catalog, item: str, option: str, provider: str, region: str, as_of: date) -> PricePoint | None:
+    try:
+        return catalog.price(item, option, provider=provider, region=region, as_of=as_of)
+    except PriceNotFoundError:
+        return None
+
+
+def _derived(catalog: Catalog, on_demand: OptionPrice, option: str, provider: str) -> OptionPrice | None:
+    key = f"commitment.{provider}_discount_{_TERMS[option]}"
+    if key not in catalog.assumptions:
+        return None
+    a = catalog.assumption(key)
+    discount = float(a.value)
+    return OptionPrice(
+        option=option,
+        usd_per_hour=on_demand.usd_per_hour * (1.0 - discount),
+        basis="derived",
+        effective_from=on_demand.effective_from,
+        region=on_demand.region,
+        source=(
+            f"derived: on-demand ${on_demand.usd_per_hour:g} x (1 - {discount:g}) from "
+            f"assumption {a.cite()}"
+        ),
+    )
+
+
+def instance_quote(
+    catalog: Catalog, instance: str, *, as_of: date, region: str | None = None, provider: str | None = None
+) -> InstanceQuote:
+    """Rates for an instance on ``as_of`` (region defaults to the provider's reference region).
+
+    Instances not in ``instances.csv`` (e.g. found by a price update) are accepted when the
+    catalog has price points for them; ``provider`` disambiguates if needed.
+    """
+    known = catalog.instances.get(instance)
+    if known is not None:
+        prov = known.provider
+    else:
+        provs = sorted({p.provider for p in catalog.prices if p.item == instance and p.unit in INSTANCE_UNITS})
+        if provider is not None:
+            provs = [p for p in provs if p == provider]
+        if not provs:
+            catalog.instance(instance)  # raises with "did you mean"
+        prov = provs[0]
+    reg = region or catalog.reference_region(prov)
+    options: dict[str, OptionPrice] = {}
+    for option in _SHOWN_OPTIONS:
+        p = _point(catalog, instance, option, prov, reg, as_of)
+        if p is not None:
+            options[option] = OptionPrice(
+                option=option, usd_per_hour=p.usd, basis="price_point",
+                effective_from=p.effective_from, region=p.region, source=p.cite(),
+            )  # fmt: skip
+    if "on_demand" in options:
+        for option in ("sp_1yr", "sp_3yr"):
+            if option not in options:
+                derived = _derived(catalog, options["on_demand"], option, prov)
+                if derived is not None:
+                    options[option] = derived
+    history = tuple(
+        sorted(
+            (p for p in catalog.prices if p.provider == prov and p.item == instance),
+            key=lambda p: (p.region, p.option, p.effective_from),
+        )
+    )
+    units = {p.unit for p in history}
+    unit = units.pop() if len(units) == 1 else ("chip-hour" if known and known.billing == "chip" else "instance-hour")
+    return InstanceQuote(
+        provider=prov,
+        instance=instance,
+        region=reg,
+        accelerator=known.accelerator if known else None,
+        accelerator_count=known.accelerator_count if known else None,
+        unit=unit,
+        as_of=as_of,
+        options=options,
+        history=history,
+    )
+
+
+def price_table(
+    catalog: Catalog,
+    *,
+    as_of: date,
+    gpu: str | None = None,
+    provider: str | None = None,
+    region: str | None = None,
+) -> tuple[InstanceQuote, ...]:
+    """One quote per (provider, region, instance) that has instance prices, filtered.
+
+    ``gpu`` matches the accelerator id (``h100``) or its family (``a100`` matches
+    ``a100-40gb`` and ``a100-80gb``); unknown ids raise with a suggestion.
+    """
+    gpu_id = gpu.strip().lower() if gpu else None
+
+    def gpu_matches(accel: str) -> bool:
+        return accel == gpu_id or accel.split("-", 1)[0] == gpu_id
+
+    if gpu_id is not None and not any(gpu_matches(a) for a in catalog.accelerators):
+        catalog.accelerator(gpu_id)  # raises with "did you mean"
+    keys = sorted(
+        {
+            (p.provider, p.region, p.item)
+            for p in catalog.prices
+            if p.unit in INSTANCE_UNITS and p.effective_from <= as_of
+        }
+    )
+    out: list[InstanceQuote] = []
+    for prov, reg, item in keys:
+        if provider is not None and prov != provider:
+            continue
+        if region is not None and reg != region:
+            continue
+        inst = catalog.instances.get(item)
+        if gpu_id is not None and (inst is None or not gpu_matches(inst.accelerator)):
+            continue
+        out.append(instance_quote(catalog, item, as_of=as_of, region=reg, provider=prov))
+    return tuple(out)
