@@ -1,0 +1,110 @@
+"""Audit a quote: does a claimed cost for a training run imply a possible throughput?
+
+A quote of $X for training N parameters on D tokens with G GPUs buys X / (G × $/GPU-hour)
+hours; doing 6·N·D FLOPs in those hours needs a certain TFLOP/s per GPU. Above the GPU's dense
+peak the quote is impossible; above the best MFU any published run reached it is implausible.
+The seed article's "$1.5M for 70B on 1.4T tokens on 512 H100s" at $98.32 per p5 hour needs
+~1,338 TFLOP/s per H100, above its 989 TFLOP/s BF16 peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from trainbill.catalog import Catalog
+from trainbill.timemodel import training_flops
+
+__all__ = ["QuoteAudit", "audit_quote"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuoteAudit:
+    """What a quote implies and whether it is physically possible."""
+
+    cost_usd: float
+    gpus: int
+    accelerator: str
+    usd_per_gpu_hour: float
+    price_source: str
+    hours: float
+    flops: float
+    implied_tflops_per_gpu: float
+    peak_tflops_per_gpu: float
+    implied_mfu: float
+    best_published_mfu: float
+    verdict: str
+    explanation: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def audit_quote(
+    *,
+    catalog: Catalog,
+    cost_usd: float,
+    params: float,
+    tokens: float,
+    gpu: str,
+    gpus: int,
+    precision: str = "bf16",
+    usd_per_gpu_hour: float | None = None,
+    instance: str | None = None,
+    as_of: date | None = None,
+) -> QuoteAudit:
+    """Implied hours, TFLOP/s per GPU and MFU for a quoted cost, with a verdict."""
+    accel = catalog.accelerator(gpu)
+    if usd_per_gpu_hour is None:
+        inst = catalog.instance(instance) if instance else catalog.instances_with(accel.id)[0]
+        day = as_of or date.today()  # noqa: DTZ011 - a calendar date
+        region = catalog.reference_region(inst.provider)
+        p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)
+        rate = p.usd / inst.accelerator_count
+        source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
+    else:
+        rate = usd_per_gpu_hour
+        source = "given on the command line"
+    hours = cost_usd / (gpus * rate)
+    flops = training_flops(active_params=params, tokens=tokens)
+    implied = flops / (gpus * hours * 3600.0) / 1e12
+    peak = accel.peak_tflops(precision)
+    mfu = implied / peak
+    best = float(catalog.value("time.best_published_mfu"))
+    if mfu > 1.0:
+        verdict = "impossible"
+        why = (
+            f"needs {implied:,.0f} TFLOP/s per {accel.id}, above its dense {precision} peak of "
+            f"{peak:,.0f} TFLOP/s ({mfu:.0%} MFU)"
+        )
+    elif mfu > best:
+        verdict = "implausible"
+        why = (
+            f"needs {mfu:.0%} MFU, above the best published run ({best:.0%}; "
+            f"{catalog.assumption('time.best_published_mfu').source})"
+        )
+    else:
+        verdict = "plausible"
+        why = f"needs {mfu:.0%} MFU ({implied:,.0f} of {peak:,.0f} TFLOP/s), within published practice"
+    explanation = (
+        f"${cost_usd:,.0f} / ({gpus} GPUs × ${rate:,.2f}/GPU-hour) = {hours:,.1f} h; "
+        f"6 × {params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {hours:,.1f} h × 3600 s) "
+        f"= {implied:,.0f} TFLOP/s per GPU: {why}"
+    )
+    return QuoteAudit(
+        cost_usd=cost_usd,
+        gpus=gpus,
+        accelerator=accel.id,
+        usd_per_gpu_hour=rate,
+        price_source=source,
+        hours=hours,
+        flops=flops,
+        implied_tflops_per_gpu=implied,
+        peak_tflops_per_gpu=peak,
+        implied_mfu=mfu,
+        best_published_mfu=best,
+        verdict=verdict,
+        explanation=explanation,
+    )

@@ -1,0 +1,76 @@
+"""Helpers shared by command modules: catalog loading with overlays, output, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from trainbill.catalog import Catalog, load_catalog
+
+__all__ = ["atomic_write_text", "catalog_from_options", "console", "print_json"]
+
+console = Console(highlight=False)
+if not console.is_terminal:
+    # Piped or captured output: wide enough that ledger rows do not wrap into towers.
+    console = Console(highlight=False, width=160)
+
+
+def catalog_from_options(catalog_dirs: Sequence[Path] | None = None) -> Catalog:
+    """Packaged catalog + the price cache (if any) + TRAINBILL_CATALOG + ``--catalog`` dirs."""
+    overlays: list[Path] = []
+    try:
+        from trainbill.prices import overlays_from_env  # written by the prices feature
+
+        overlays.extend(overlays_from_env())
+    except ImportError:
+        env = os.environ.get("TRAINBILL_CATALOG")
+        if env:
+            overlays.extend(Path(p) for p in env.split(os.pathsep) if p)
+    overlays.extend(catalog_dirs or ())
+    return load_catalog(overlays)
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if hasattr(obj, "item"):
+        return obj.item()
+    msg = f"not JSON serializable: {type(obj).__name__}"
+    raise TypeError(msg)
+
+
+def print_json(data: Any) -> None:
+    """Write JSON to stdout (NaN/inf become null so every parser can read it)."""
+
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list | tuple):
+            return [clean(v) for v in x]
+        return x
+
+    sys.stdout.write(json.dumps(clean(data), indent=2, default=_default) + "\n")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file in the same directory and rename: never a half-written file."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path()
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,239 @@
+"""``trainbill forecast`` and ``trainbill check``: the itemized bill and the quote audit."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from trainbill.check import audit_quote
+from trainbill.cli import app
+from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.errors import SpecError
+from trainbill.forecast import Forecast, forecast
+from trainbill.ledger import CATEGORIES
+from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
+
+__all__ = ["build_plan", "render_forecast"]
+
+
+def _parse_number(text: str | None, flag: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        msg = f"{text!r} is not a number (e.g. 70e9)"
+        raise SpecError(msg, source="command line", field=flag) from None
+    return value
+
+
+def build_plan(
+    plan_file: Path | None,
+    *,
+    flags: dict[str, dict[str, Any]],
+) -> Plan:
+    """A plan from a file, flags or both; flags override the file's values."""
+    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
+    overrides = {k: v for k, v in overrides.items() if v}
+    if plan_file is None:
+        if not overrides:
+            msg = "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 --gpus 512)"
+            raise SpecError(msg, source="command line")
+        return plan_from_dict(overrides, source="command line")
+    base = load_plan(plan_file)
+    if not overrides:
+        return base
+    # Instance and GPU flags replace how the cluster is described in the file.
+    merged_cluster = overrides.get("cluster", {})
+    base_dict = base.model_dump(exclude_none=True, exclude_defaults=True)
+    if "gpu" in merged_cluster or "instance" in merged_cluster:
+        base_dict.get("cluster", {}).pop("instance", None) if "gpu" in merged_cluster and "instance" not in merged_cluster else None
+    if "gpus" in merged_cluster:
+        base_dict.get("cluster", {}).pop("nodes", None)
+    if "nodes" in merged_cluster:
+        base_dict.get("cluster", {}).pop("gpus", None)
+    return plan_from_dict(merge_plan_dicts(base_dict, overrides), source=f"{plan_file} + flags")
+
+
+def _money(x: float) -> str:
+    return f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}"
+
+
+def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
+    """Rich table grouped by category with % of total, then quote, bill and multiplier."""
+    u = fc.usage
+    title = (
+        f"{u.name}: {u.nodes} × {u.instance.instance} ({u.gpus} {u.accelerator.id}), "
+        f"{u.provider} {u.region}, {u.orchestrator}, prices as of {u.as_of}"
+    )
+    table = Table(title=title, show_lines=False, expand=False)
+    for col, just in (
+        ("category", "left"), ("item", "left"), ("quantity", "right"), ("unit", "left"),
+        ("unit price", "right"), ("cost", "right"), ("%", "right"),
+    ):  # fmt: skip
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    by_cat = fc.ledger.by_category()
+    pct = fc.percentages()
+    for cat in CATEGORIES:
+        lines = fc.ledger.in_category(cat)
+        if not lines:
+            continue
+        for i, line in enumerate(lines):
+            table.add_row(
+                cat if i == 0 else "",
+                line.item,
+                f"{line.quantity:,.2f}",
+                line.unit,
+                f"${line.unit_price_usd:,.4g}",
+                _money(line.cost_usd),
+                "",
+            )
+        table.add_row("", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{_money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%")
+    console.print(table)
+    console.print(f"Quote (instances × list price × planned hours): [bold]{_money(fc.quote_usd)}[/bold]  ({fc.quote_basis})")
+    console.print(f"Real bill: [bold]{_money(fc.total_usd)}[/bold]   multiplier: [bold]{fc.multiplier:.2f}×[/bold]")
+    mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
+    console.print(
+        f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
+        f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}"
+    )
+    for w in fc.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    if explain:
+        console.print("\n[bold]Time model factors[/bold]")
+        for k, v in u.time.factors:
+            console.print(f"  {k}: {v}")
+        console.print("\n[bold]Line bases[/bold]")
+        for line in fc.ledger.lines:
+            console.print(f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}")
+        console.print("\n[bold]Assumed (not stated in the plan)[/bold]")
+        for a in u.assumed:
+            console.print(f"  {a}")
+
+
+def _csv(fc: Forecast) -> str:
+    buf = io.StringIO()
+    fields = ["category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"]
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for line in fc.ledger.lines:
+        w.writerow(line.as_dict())
+    return buf.getvalue()
+
+
+@app.command("forecast")
+def forecast_cmd(
+    plan_file: Annotated[Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")] = None,
+    params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9.")] = None,
+    active_params: Annotated[str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")] = None,
+    tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")] = None,
+    gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
+    precision: Annotated[str | None, typer.Option(help="bf16 or fp8.")] = None,
+    instance: Annotated[str | None, typer.Option(help="Instance type, e.g. p5.48xlarge.")] = None,
+    nodes: Annotated[int | None, typer.Option(help="Instance count.")] = None,
+    hours: Annotated[float | None, typer.Option(help="Hours of pure training (else derived from the model).")] = None,
+    provider: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
+    region: Annotated[str | None, typer.Option(help="Region, e.g. us-east-1.")] = None,
+    orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
+    spot_fraction: Annotated[float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")] = None,
+    savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
+    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
+) -> None:
+    """Itemized real bill of a training plan next to the naive quote."""
+    if as_json and as_csv:
+        msg = "choose one of --json and --csv"
+        raise SpecError(msg, source="command line")
+    day: date | None = None
+    if as_of is not None:
+        try:
+            day = date.fromisoformat(as_of)
+        except ValueError:
+            msg = f"{as_of!r} is not a date (YYYY-MM-DD)"
+            raise SpecError(msg, source="command line", field="--as-of") from None
+    flags: dict[str, dict[str, Any]] = {
+        "model": {
+            "params": _parse_number(params, "--params"),
+            "active_params": _parse_number(active_params, "--active-params"),
+            "tokens": _parse_number(tokens, "--tokens"),
+            "precision": precision,
+        },
+        "cluster": {
+            "gpu": gpu, "gpus": gpus, "instance": instance, "nodes": nodes, "provider": provider,
+            "region": region, "orchestrator": orchestrator,
+        },
+        "run": {"hours": hours},
+        "purchase": {"spot_fraction": spot_fraction, "savings_plan": savings_plan},
+        "prices": {"as_of": day},
+    }  # fmt: skip
+    plan = build_plan(plan_file, flags=flags)
+    catalog = catalog_from_options(catalog_dir)
+    fc = forecast(plan, catalog)
+    if as_json:
+        print_json(fc.as_dict())
+    elif as_csv:
+        typer.echo(_csv(fc), nl=False)
+    else:
+        render_forecast(fc, explain=explain)
+
+
+@app.command("check")
+def check_cmd(
+    cost: Annotated[str, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")],
+    params: Annotated[str, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")],
+    tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4e12.")],
+    gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100.")],
+    gpus: Annotated[int, typer.Option(help="Accelerator count.")],
+    precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
+    usd_per_gpu_hour: Annotated[float | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog).")] = None,
+    instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Audit a quote: implied MFU and whether it is physically possible."""
+    values = {f: _parse_number(v, f"--{f}") for f, v in (("cost", cost), ("params", params), ("tokens", tokens))}
+    for f, v in values.items():
+        if v is None or v <= 0:
+            msg = f"must be > 0 (got {v})"
+            raise SpecError(msg, source="command line", field=f"--{f}")
+    if gpus <= 0:
+        msg = f"must be > 0 (got {gpus})"
+        raise SpecError(msg, source="command line", field="--gpus")
+    if precision not in ("bf16", "fp8"):
+        msg = f"{precision!r} is not allowed; allowed values: bf16, fp8"
+        raise SpecError(msg, source="command line", field="--precision")
+    day = None
+    if as_of:
+        try:
+            day = date.fromisoformat(as_of)
+        except ValueError:
+            msg = f"{as_of!r} is not a date (YYYY-MM-DD)"
+            raise SpecError(msg, source="command line", field="--as-of") from None
+    audit = audit_quote(
+        catalog=catalog_from_options(),
+        cost_usd=float(values["cost"] or 0),
+        params=float(values["params"] or 0),
+        tokens=float(values["tokens"] or 0),
+        gpu=gpu,
+        gpus=gpus,
+        precision=precision,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        instance=instance,
+        as_of=day,
+    )
+    if as_json:
+        print_json(audit.as_dict())
+        return
+    color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
+    console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
+    console.print(f"price: {audit.price_source}")

@@ -1,0 +1,76 @@
+"""Checkpoints: the training time stalled while writing them, and the storage they occupy.
+
+Pricing rule:
+* stall = checkpoints × size / aggregate write bandwidth (nodes × per-node rate, capped by the
+  FSx tier's throughput when writing to FSx; snapshot rate only when asynchronous), billed at
+  the blended cluster rate;
+* on S3: ``keep_last`` checkpoints × size × (run months + retention months) × S3 Standard
+  GB-month, plus one PUT per ``object_mb`` part of every checkpoint written.
+Checkpoints on FSx or EBS occupy capacity priced by the ``storage`` driver. Ignores reads on
+restart (same-region S3 GETs of a few objects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainbill.catalog import Catalog
+from trainbill.costs._pricing import cluster_rate, instance_rate, service_rate
+from trainbill.ledger import LineItem
+from trainbill.usage import Usage
+
+__all__ = ["CATEGORY", "price"]
+CATEGORY = "checkpoint"
+
+
+def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+    """Write stall, S3 storage of retained checkpoints and PUT requests."""
+    if usage.checkpoint_size_gb <= 0:
+        return
+    rate, words = cluster_rate(catalog, usage)
+    mode = "async snapshot" if usage.asynchronous_checkpoint else f"synchronous write to {usage.checkpoint_target}"
+    yield LineItem(
+        category=CATEGORY,
+        item="training stalled while checkpointing",
+        quantity=usage.checkpoint_stall_hours,
+        unit="cluster-hour",
+        unit_price_usd=rate,
+        basis=(
+            f"{usage.checkpoint_count:,.1f} checkpoints (every {usage.checkpoint_interval_hours:g} h) × "
+            f"{usage.checkpoint_stall_hours_each * 60:,.2f} min ({usage.checkpoint_size_gb:,.0f} GB, {mode}); {words}"
+        ),
+        source=instance_rate(catalog, usage, "on_demand").source,
+        driver=__name__,
+    )
+    if usage.checkpoint_target != "s3":
+        return
+    store = service_rate(catalog, usage, "s3.standard.storage")
+    retention_months = usage.retention_days * 24.0 / usage.hours_per_month
+    kept = min(float(usage.keep_last), max(usage.checkpoint_count, 1.0))
+    yield LineItem(
+        category=CATEGORY,
+        item="checkpoint storage (S3 Standard)",
+        quantity=kept * usage.checkpoint_size_gb * (usage.months + retention_months),
+        unit="GB-month",
+        unit_price_usd=store.usd,
+        basis=(
+            f"{kept:g} retained × {usage.checkpoint_size_gb:,.0f} GB × ({usage.wall_hours:,.1f} h run + "
+            f"{usage.retention_days:g} days retention) / {usage.hours_per_month:g} h per month"
+        ),
+        source=store.source,
+        driver=__name__,
+        service_category="Storage",
+    )
+    puts = service_rate(catalog, usage, "s3.requests.tier1")
+    parts = usage.checkpoint_size_gb * 1000.0 / usage.object_mb
+    yield LineItem(
+        category=CATEGORY,
+        item="checkpoint PUT requests (S3 multipart parts)",
+        quantity=usage.checkpoint_count * parts / 1000.0,
+        unit="1000 requests",
+        unit_price_usd=puts.usd,
+        basis=f"{usage.checkpoint_count:,.1f} checkpoints × {parts:,.0f} parts of {usage.object_mb:g} MB",
+        source=puts.source,
+        driver=__name__,
+        service_category="Storage",
+    )

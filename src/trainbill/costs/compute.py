@@ -1,0 +1,52 @@
+"""Compute: instance-hours of pure training, split by purchase option.
+
+Pricing rule: on-demand node-hours = nodes × (1 − spot_fraction) × compute hours at the
+on-demand price; spot node-hours = nodes × spot_fraction × compute hours at the typical spot
+price. Reads ``prices.csv`` (``on_demand``, ``spot``). Ignores stalls, failures and reclaims
+(their own drivers) and Savings Plans (``discount``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainbill.catalog import Catalog
+from trainbill.costs._pricing import instance_rate
+from trainbill.ledger import LineItem
+from trainbill.usage import Usage
+
+__all__ = ["CATEGORY", "price"]
+CATEGORY = "compute"
+
+
+def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+    """On-demand and spot instance-hours of the pure training time."""
+    inst = usage.instance.instance
+    unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
+    s = usage.spot_fraction
+    if s < 1:
+        od = instance_rate(catalog, usage, "on_demand")
+        yield LineItem(
+            category=CATEGORY,
+            item=f"{inst} on-demand",
+            quantity=usage.nodes * (1 - s) * usage.compute_hours,
+            unit=unit,
+            unit_price_usd=od.usd,
+            basis=f"{usage.nodes} nodes × {1 - s:.0%} on-demand × {usage.compute_hours:,.2f} h of pure training",
+            source=od.source,
+            driver=__name__,
+            pricing_category="Standard",
+        )
+    if s > 0:
+        spot = instance_rate(catalog, usage, "spot")
+        yield LineItem(
+            category=CATEGORY,
+            item=f"{inst} spot",
+            quantity=usage.nodes * s * usage.compute_hours,
+            unit=unit,
+            unit_price_usd=spot.usd,
+            basis=f"{usage.nodes} nodes × {s:.0%} spot × {usage.compute_hours:,.2f} h at the typical spot price",
+            source=spot.source,
+            driver=__name__,
+            pricing_category="Dynamic",
+        )

@@ -1,0 +1,42 @@
+"""Spot reclaims: work lost since the last checkpoint plus the restart, whole cluster waiting.
+
+Pricing rule: expected reclaims = hazard × spot nodes × exposed hours (hazard from the plan,
+else −ln(1 − p)/730 with p the Spot Advisor bucket's monthly rate); each loses half a
+checkpoint interval of work on average plus the restart time, for every node (a gang-scheduled
+job stops when any node goes). Billed at the blended cluster rate. In a simulation the totals
+are sampled instead of expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainbill.catalog import Catalog
+from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.ledger import LineItem
+from trainbill.usage import Usage
+
+__all__ = ["CATEGORY", "price"]
+CATEGORY = "spot_reclaim"
+
+
+def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+    """Cluster-hours lost to spot reclaims."""
+    if usage.spot_fraction <= 0:
+        return
+    rate, words = cluster_rate(catalog, usage)
+    yield LineItem(
+        category=CATEGORY,
+        item="work lost and restarts after spot reclaims",
+        quantity=usage.reclaim_lost_hours,
+        unit="cluster-hour",
+        unit_price_usd=rate,
+        basis=(
+            f"{usage.reclaim_events:.2f} reclaims ({usage.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
+            f"{usage.nodes * usage.spot_fraction:g} spot nodes × {usage.exposed_hours:,.1f} h) × "
+            f"({usage.checkpoint_interval_hours:g} h interval / 2 + {usage.restart_hours:g} h restart); {words}"
+        ),
+        source=instance_rate(catalog, usage, "spot").source,
+        driver=__name__,
+        pricing_category="Dynamic",
+    )

@@ -1,0 +1,166 @@
+"""Forecast: the plan's itemized real bill next to the naive quote.
+
+The quote is what a planning meeting multiplies: instances × on-demand list price × planned
+hours. The real bill is every driver's lines. Their ratio is the multiplier the seed article
+is about; ``Forecast.as_dict`` is the JSON contract of ``trainbill forecast --json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from trainbill.catalog import Catalog
+from trainbill.costs import estimate
+from trainbill.costs._pricing import instance_rate
+from trainbill.ledger import CATEGORIES, Ledger
+from trainbill.spec import Plan
+from trainbill.usage import Usage, usage_for
+
+__all__ = ["STALE_PRICE_DAYS", "Forecast", "forecast", "forecast_usage"]
+
+#: Prices older than this are flagged in the output (issue #7: warn after 90 days).
+STALE_PRICE_DAYS = 90
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Forecast:
+    """A priced plan: usage, ledger, quote and the warnings a reader must see."""
+
+    usage: Usage
+    ledger: Ledger
+    quote_usd: float
+    quote_basis: str
+    catalog_version: str
+    warnings: tuple[str, ...]
+
+    @property
+    def total_usd(self) -> float:
+        """The real bill: every ledger line."""
+        return self.ledger.total_usd
+
+    @property
+    def multiplier(self) -> float:
+        """Real bill / quote."""
+        return self.total_usd / self.quote_usd if self.quote_usd else float("nan")
+
+    def percentages(self) -> dict[str, float]:
+        """Share of the total per category (sums to 100 when the total is non-zero)."""
+        total = self.total_usd
+        return {k: (100.0 * v / total if total else 0.0) for k, v in self.ledger.by_category().items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the contract keys (quote_usd, total_usd, multiplier, time, …)."""
+        u = self.usage
+        return {
+            "name": u.name,
+            "quote_usd": self.quote_usd,
+            "quote_basis": self.quote_basis,
+            "total_usd": self.total_usd,
+            "multiplier": self.multiplier,
+            "time": {
+                "wall_hours": u.wall_hours,
+                "gpu_hours": u.wall_hours * u.gpus,
+                "compute_hours": u.compute_hours,
+                "compute_gpu_hours": u.compute_hours * u.gpus,
+                "sync_stall_hours": u.sync_stall_hours,
+                "checkpoint_stall_hours": u.checkpoint_stall_hours,
+                "failure_lost_hours": u.failure_lost_hours,
+                "reclaim_lost_hours": u.reclaim_lost_hours,
+                "expected_failures": u.failure_events,
+                "expected_reclaims": u.reclaim_events,
+                "mfu": u.mfu,
+                "flops": u.flops,
+                "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
+            },
+            "cluster": {
+                "provider": u.provider,
+                "region": u.region,
+                "instance": u.instance.instance,
+                "accelerator": u.accelerator.id,
+                "nodes": u.nodes,
+                "gpus": u.gpus,
+                "orchestrator": u.orchestrator,
+                "spot_fraction": u.spot_fraction,
+                "savings_plan": u.savings_plan,
+                "savings_plan_coverage": u.savings_plan_coverage,
+            },
+            "lines": [line.as_dict() for line in self.ledger.lines],
+            "by_category": dict(self.ledger.by_category()),
+            "percent_by_category": self.percentages(),
+            "catalog": {"as_of": u.as_of.isoformat(), "version": self.catalog_version},
+            "assumed": list(u.assumed),
+            "warnings": list(self.warnings),
+        }
+
+
+def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None) -> Forecast:
+    """Price an already-worked-out usage (the simulation and optimizer enter here)."""
+    od = instance_rate(catalog, usage, "on_demand")
+    quote = usage.nodes * od.usd * usage.compute_hours
+    quote_basis = (
+        f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h on-demand × "
+        f"{usage.compute_hours:,.2f} h = ${quote:,.2f}"
+    )
+    ledger = estimate(usage, catalog)
+    return Forecast(
+        usage=usage,
+        ledger=ledger,
+        quote_usd=quote,
+        quote_basis=quote_basis,
+        catalog_version=catalog.version,
+        warnings=tuple(_warnings(usage, ledger, catalog, today)),
+    )
+
+
+def forecast(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Forecast:
+    """Work out the plan's usage and price it."""
+    return forecast_usage(usage_for(plan, catalog, today=today), catalog, today=today)
+
+
+def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None) -> list[str]:
+    out: list[str] = []
+    ref_day = today or date.today()  # noqa: DTZ011 - a calendar date
+    newest_compute = max(
+        (
+            p.effective_from
+            for p in catalog.prices
+            if p.item == usage.instance.instance and p.effective_from <= usage.as_of
+        ),
+        default=None,
+    )
+    if newest_compute is not None and usage.as_of >= ref_day:
+        age = (ref_day - newest_compute).days
+        if age > STALE_PRICE_DAYS:
+            out.append(
+                f"the newest {usage.instance.instance} price point is from {newest_compute} "
+                f"({age} days old); run 'trainbill prices update {usage.provider}' for current prices"
+            )
+    if any("stand-in" in line.source for line in ledger.lines):
+        out.append(
+            f"storage, network and monitoring are priced at AWS rates: the catalog has no "
+            f"{usage.provider} service prices"
+        )
+    if any("price used: no" in line.source for line in ledger.lines):
+        out.append(f"some prices come from the provider's reference region, not {usage.region}")
+    mem = _memory_warning(usage, catalog)
+    if mem:
+        out.append(mem)
+    assert set(ledger.by_category()) == set(CATEGORIES)
+    return out
+
+
+def _memory_warning(usage: Usage, catalog: Catalog) -> str | None:
+    """Weights + gradients + Adam state, fully sharded, must fit the cluster's HBM."""
+    if usage.params is None:
+        return None
+    per_param = float(catalog.value("time.model_state_bytes_per_param"))
+    need_gb = usage.params * per_param / 1e9
+    have_gb = usage.gpus * usage.accelerator.hbm_gb
+    if need_gb > have_gb:
+        return (
+            f"model state ({need_gb:,.0f} GB at {per_param:g} bytes/param, fully sharded) exceeds the cluster's "
+            f"{have_gb:,.0f} GB of HBM: the plan cannot fit without offloading"
+        )
+    return None

@@ -1,0 +1,275 @@
+"""Plan: what the user intends to run, validated at the edge.
+
+A plan comes from a TOML file, from CLI flags, or from a JSON body (web API); all three go
+through ``plan_from_dict`` so they share one schema and one set of error messages. Fields left
+out stay ``None`` here and are filled from the catalog's ``assumptions.toml`` when usage is
+worked out, so every default is data with a source (and the output says which were assumed).
+
+Sections: ``run, model, cluster, purchase, prices, storage, data, checkpoint, network,
+monitoring, reliability``. Unknown keys are errors (a typo must not silently become a default).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from trainbill.errors import SpecError, suggest
+
+__all__ = [
+    "CheckpointSection",
+    "ClusterSection",
+    "DataSection",
+    "ModelSection",
+    "MonitoringSection",
+    "NetworkSection",
+    "Plan",
+    "PricesSection",
+    "PurchaseSection",
+    "ReliabilitySection",
+    "RunSection",
+    "StorageSection",
+    "load_plan",
+    "merge_plan_dicts",
+    "plan_from_dict",
+]
+
+Provider = Literal["aws", "gcp", "azure"]
+Orchestrator = Literal["ec2", "hyperpod", "eks"]
+Precision = Literal["bf16", "fp8"]
+SavingsPlan = Literal["none", "1yr", "3yr"]
+DataLocation = Literal["same_az", "cross_az", "cross_region"]
+CheckpointTarget = Literal["s3", "fsx", "ebs"]
+FsxTier = Literal[
+    "scratch_2", "persistent_125", "persistent_250", "persistent_500", "persistent_1000"
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class RunSection(_Section):
+    """Name, hours of pure training (or derive them from [model]) and an optional deadline."""
+
+    name: str = "training-run"
+    hours: float | None = Field(default=None, gt=0)
+    deadline_hours: float | None = Field(default=None, gt=0)
+
+
+class ModelSection(_Section):
+    """The network being trained: size, tokens, precision, shape."""
+
+    params: float | None = Field(default=None, gt=0)
+    active_params: float | None = Field(default=None, gt=0)
+    tokens: float | None = Field(default=None, gt=0)
+    precision: Precision = "bf16"
+    seq_len: int | None = Field(default=None, gt=0)
+    global_batch_tokens: float | None = Field(default=None, gt=0)
+    layers: int | None = Field(default=None, gt=0)
+    d_model: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _active_le_total(self) -> ModelSection:
+        if self.active_params is not None and self.params is not None and self.active_params > self.params:
+            msg = f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})"
+            raise ValueError(msg)
+        return self
+
+
+class ClusterSection(_Section):
+    """Where and on what: provider, region, instance type and node count (or GPU + count)."""
+
+    provider: Provider = "aws"
+    region: str | None = None
+    instance: str | None = None
+    nodes: int | None = Field(default=None, gt=0)
+    gpu: str | None = None
+    gpus: int | None = Field(default=None, gt=0)
+    orchestrator: Orchestrator = "ec2"
+
+
+class PurchaseSection(_Section):
+    """How the instance-hours are bought."""
+
+    spot_fraction: float = Field(default=0.0, ge=0, le=1)
+    savings_plan: SavingsPlan = "none"
+    savings_plan_coverage: float | None = Field(default=None, ge=0, le=1)
+
+
+class PricesSection(_Section):
+    """Which dated price points to use (default: the newest on or before today)."""
+
+    as_of: date | None = None
+
+
+class StorageSection(_Section):
+    """Per-node EBS and an optional shared FSx for Lustre file system."""
+
+    ebs_gb_per_node: float | None = Field(default=None, ge=0)
+    ebs_iops: float | None = Field(default=None, ge=0)
+    ebs_throughput_mibps: float | None = Field(default=None, ge=0)
+    fsx_capacity_gb: float | None = Field(default=None, ge=0)
+    fsx_tier: FsxTier | None = None
+
+
+class DataSection(_Section):
+    """The training data: size, where it lives relative to the cluster, how often it is read."""
+
+    dataset_gb: float | None = Field(default=None, ge=0)
+    location: DataLocation | None = None
+    epochs: float | None = Field(default=None, gt=0)
+    object_mb: float | None = Field(default=None, gt=0)
+
+
+class CheckpointSection(_Section):
+    """Checkpoint cadence, size and destination."""
+
+    interval_hours: float | None = Field(default=None, gt=0)
+    bytes_per_param: float | None = Field(default=None, gt=0)
+    size_gb: float | None = Field(default=None, gt=0)
+    target: CheckpointTarget | None = None
+    keep_last: int | None = Field(default=None, ge=1)
+    retention_days: float | None = Field(default=None, ge=0)
+    write_gbytes_per_s_per_node: float | None = Field(default=None, gt=0)
+    asynchronous: bool | None = None
+
+
+class NetworkSection(_Section):
+    """NAT gateways and public IPv4 addresses."""
+
+    nat_gateways: int | None = Field(default=None, ge=0)
+    nat_gb_per_node_hour: float | None = Field(default=None, ge=0)
+    s3_via_nat: bool | None = None
+    public_ips_per_node: float | None = Field(default=None, ge=0)
+
+
+class MonitoringSection(_Section):
+    """CloudWatch metrics and logs."""
+
+    custom_metrics_per_node: float | None = Field(default=None, ge=0)
+    logs_gb_per_node_hour: float | None = Field(default=None, ge=0)
+
+
+class ReliabilitySection(_Section):
+    """Failure and reclaim rates, restart time and straggler spread."""
+
+    gpu_failure_rate_per_gpu_day: float | None = Field(default=None, ge=0)
+    spot_reclaim_rate_per_node_hour: float | None = Field(default=None, ge=0, le=1)
+    restart_hours: float | None = Field(default=None, ge=0)
+    straggler_cv: float | None = Field(default=None, ge=0, le=1)
+
+
+class Plan(_Section):
+    """A whole training plan. Immutable; derive variants with ``model_copy(update=...)``."""
+
+    run: RunSection = RunSection()
+    model: ModelSection = ModelSection()
+    cluster: ClusterSection = ClusterSection()
+    purchase: PurchaseSection = PurchaseSection()
+    prices: PricesSection = PricesSection()
+    storage: StorageSection = StorageSection()
+    data: DataSection = DataSection()
+    checkpoint: CheckpointSection = CheckpointSection()
+    network: NetworkSection = NetworkSection()
+    monitoring: MonitoringSection = MonitoringSection()
+    reliability: ReliabilitySection = ReliabilitySection()
+
+    @model_validator(mode="after")
+    def _enough_to_price(self) -> Plan:
+        c = self.cluster
+        if c.instance is None and c.gpu is None:
+            msg = "cluster needs an instance (e.g. instance = \"p5.48xlarge\") or a gpu (e.g. gpu = \"h100\")"
+            raise ValueError(msg)
+        if c.nodes is None and c.gpus is None:
+            msg = "cluster needs nodes (instance count) or gpus (accelerator count)"
+            raise ValueError(msg)
+        if self.run.hours is None and (self.model.params is None or self.model.tokens is None):
+            msg = "give run.hours, or model.params and model.tokens so the hours can be derived"
+            raise ValueError(msg)
+        return self
+
+
+_SECTIONS: Mapping[str, type[_Section]] = {
+    name: field.annotation  # type: ignore[misc]
+    for name, field in Plan.model_fields.items()
+}
+
+
+def _describe(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
+    if len(loc) == 1:
+        return list(Plan.model_fields)
+    section = _SECTIONS.get(str(loc[0]))
+    return list(section.model_fields) if section else []
+
+
+def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
+    loc = tuple(err.get("loc", ()))
+    field = _describe(loc) or "plan"
+    kind = err.get("type", "")
+    got = err.get("input")
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc)
+        last = str(loc[-1]) if loc else ""
+        return field, f"unknown key.{suggest(last, allowed)} Allowed: {', '.join(allowed)}"
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return field, f"{got!r} is not allowed; allowed values: {expected}"
+    if kind in {"greater_than", "greater_than_equal", "less_than_equal", "less_than"}:
+        return field, f"{err['msg'].lower()} (got {got!r})"
+    if kind.endswith("_parsing") or kind.endswith("_type"):
+        return field, f"{err['msg'].lower()} (got {got!r})"
+    if kind == "value_error":
+        message = str(err["msg"]).removeprefix("Value error, ")
+        return field if loc else "plan", message
+    return field, f"{err['msg']} (got {got!r})"
+
+
+def plan_from_dict(data: Mapping[str, Any], *, source: str = "plan") -> Plan:
+    """Validate a plan mapping; raise ``SpecError`` naming the source, field and allowed values."""
+    try:
+        return Plan.model_validate(dict(data))
+    except ValidationError as exc:
+        errors = exc.errors()
+        field, message = _format_error(errors[0])
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise SpecError(message + more, source=source, field=field) from None
+
+
+def load_plan(path: Path | str) -> Plan:
+    """Read and validate a plan TOML file. Malformed TOML reports line and column."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        msg = "file not found"
+        raise SpecError(msg, source=str(p)) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        msg = f"cannot read plan file: {exc.__class__.__name__}"
+        raise SpecError(msg, source=str(p)) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"invalid TOML: {exc}"
+        raise SpecError(msg, source=str(p)) from None
+    return plan_from_dict(data, source=str(p))
+
+
+def merge_plan_dicts(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge two plan mappings section by section; ``override`` wins (flags over file)."""
+    out: dict[str, Any] = {k: dict(v) if isinstance(v, Mapping) else v for k, v in base.items()}
+    for key, val in override.items():
+        if isinstance(val, Mapping) and isinstance(out.get(key), dict):
+            out[key].update(val)
+        else:
+            out[key] = dict(val) if isinstance(val, Mapping) else val
+    return out

@@ -1,0 +1,370 @@
+"""Usage: how much a plan consumes (node-hours, GB-months, GB moved, restarts), not what it costs.
+
+Splitting usage from price is what lets the Monte Carlo (``trainbill.simulate``) perturb only
+the quantities (how many failures, how many hours lost) and price every trial with the very
+same cost drivers as the deterministic forecast. ``usage_for`` resolves every value a plan left
+out from the catalog's assumptions and records the citation in ``assumed`` so the output can
+say what was assumed and on whose authority.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any
+
+from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.errors import PriceNotFoundError, SpecError
+from trainbill.spec import Plan
+from trainbill.timemodel import TimeEstimate, estimate_time
+
+__all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
+
+#: FSx for Lustre throughput per TiB of storage, by deployment tier: the tier's name *is* its
+#: throughput (AWS FSx for Lustre performance documentation; scratch_2 is 200 MB/s/TiB).
+FSX_TIER_MBPS_PER_TIB = {
+    "scratch_2": 200.0,
+    "persistent_125": 125.0,
+    "persistent_250": 250.0,
+    "persistent_500": 500.0,
+    "persistent_1000": 1000.0,
+}
+_GB_PER_TIB = 1099.511627776
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Everything a plan consumes, in physical units. Drivers price it; nothing here is money.
+
+    Time fields are wall-clock hours of the whole cluster. ``*_lost_hours`` are totals over the
+    run (expected values in a forecast, sampled values in a simulation trial).
+    """
+
+    # Context resolved from the plan and catalog.
+    name: str
+    provider: str
+    region: str
+    instance: Instance
+    accelerator: Accelerator
+    nodes: int
+    orchestrator: str
+    precision: str
+    as_of: date
+    spot_fraction: float
+    savings_plan: str
+    savings_plan_coverage: float
+    # Model.
+    params: float | None
+    active_params: float | None
+    tokens: float | None
+    flops: float | None
+    # Time.
+    compute_hours: float
+    sync_stall_hours: float
+    checkpoint_count: float
+    checkpoint_stall_hours: float
+    checkpoint_stall_hours_each: float
+    checkpoint_size_gb: float
+    checkpoint_interval_hours: float
+    failure_events: float
+    failure_lost_hours: float
+    reclaim_events: float
+    reclaim_lost_hours: float
+    restart_hours: float
+    failure_rate_per_gpu_day: float
+    spot_reclaim_rate_per_node_hour: float
+    # Storage.
+    ebs_gb_per_node: float
+    ebs_iops: float
+    ebs_throughput_mibps: float
+    fsx_capacity_gb: float
+    fsx_tier: str
+    checkpoint_target: str
+    keep_last: int
+    retention_days: float
+    asynchronous_checkpoint: bool
+    # Data.
+    dataset_gb: float
+    data_location: str
+    epochs: float
+    object_mb: float
+    # Network and monitoring.
+    nat_gateways: int
+    nat_gb_per_node_hour: float
+    s3_via_nat: bool
+    public_ips_per_node: float
+    custom_metrics_per_node: float
+    logs_gb_per_node_hour: float
+    # Provenance.
+    time: TimeEstimate
+    assumed: tuple[str, ...] = field(default=())
+    hours_per_month: float = 730.0
+
+    @property
+    def gpus(self) -> int:
+        """Accelerators in the cluster."""
+        return self.nodes * self.instance.accelerator_count
+
+    @property
+    def exposed_hours(self) -> float:
+        """Hours the cluster runs training steps or writes checkpoints (failures can strike)."""
+        return self.compute_hours + self.sync_stall_hours + self.checkpoint_stall_hours
+
+    @property
+    def wall_hours(self) -> float:
+        """Whole-run wall-clock: exposed hours plus everything lost to failures and reclaims."""
+        return self.exposed_hours + self.failure_lost_hours + self.reclaim_lost_hours
+
+    @property
+    def node_hours(self) -> float:
+        """Instance-hours billed for the whole run."""
+        return self.nodes * self.wall_hours
+
+    @property
+    def months(self) -> float:
+        """Run length in billing months (730 h), for GB-month and metric-month prices."""
+        return self.wall_hours / self.hours_per_month
+
+    @property
+    def mfu(self) -> float | None:
+        """Model FLOPs / (GPUs · peak · (compute + sync) time); None without model size."""
+        if self.flops is None:
+            return None
+        seconds = (self.compute_hours + self.sync_stall_hours) * 3600.0
+        return self.flops / (self.gpus * self.time.peak_tflops_per_gpu * 1e12 * seconds)
+
+    def without_disruptions(self) -> Usage:
+        """The same run with no failures, reclaims, stalls or stragglers: the quote's world."""
+        return replace(
+            self,
+            sync_stall_hours=0.0,
+            checkpoint_stall_hours=0.0,
+            failure_events=0.0,
+            failure_lost_hours=0.0,
+            reclaim_events=0.0,
+            reclaim_lost_hours=0.0,
+        )
+
+
+class _Defaults:
+    """Reads plan values, falling back to catalog assumptions and recording which were used."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.used: list[str] = []
+
+    def get(self, given: Any, key: str) -> Any:
+        if given is not None:
+            return given
+        a = self.catalog.assumption(key)
+        self.used.append(a.cite())
+        return a.value
+
+
+def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
+    """Pick the instance and node count from ``instance``/``nodes`` or ``gpu``/``gpus``.
+
+    With only a GPU named, the provider's largest instance holding it is chosen (training wants
+    whole nodes); with only a GPU count, nodes = ceil(gpus / GPUs per node).
+    """
+    c = plan.cluster
+    if c.instance is not None:
+        inst = catalog.instance(c.instance)
+        if inst.provider != c.provider:
+            msg = f"instance {inst.instance!r} is a {inst.provider} instance, not {c.provider}"
+            raise SpecError(msg, field="cluster.provider")
+        if c.gpu is not None and catalog.accelerator(c.gpu).id != inst.accelerator:
+            msg = f"instance {inst.instance!r} holds {inst.accelerator}, not {c.gpu!r}"
+            raise SpecError(msg, field="cluster.gpu")
+    else:
+        assert c.gpu is not None
+        accel = catalog.accelerator(c.gpu)
+        options = catalog.instances_with(accel.id, c.provider) or catalog.instances_with(accel.id)
+        if not options:
+            msg = f"no instance in the catalog holds {accel.id!r}"
+            raise PriceNotFoundError(msg)
+        inst = options[0]
+    if c.nodes is not None:
+        nodes = c.nodes
+    else:
+        assert c.gpus is not None
+        nodes = math.ceil(c.gpus / inst.accelerator_count)
+    return inst, nodes
+
+
+def usage_for(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Usage:
+    """Work out everything the plan consumes, filling gaps from catalog assumptions."""
+    d = _Defaults(catalog)
+    inst, nodes = resolve_cluster(plan, catalog)
+    accel = catalog.accelerator(inst.accelerator)
+    provider = inst.provider
+    region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
+    as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    gpus = nodes * inst.accelerator_count
+    m = plan.model
+
+    seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
+    batch = float(d.get(m.global_batch_tokens, "defaults.model.global_batch_tokens")) if m.params else 0.0
+    cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
+    est = estimate_time(
+        catalog=catalog,
+        accelerator=accel,
+        instance=inst,
+        nodes=nodes,
+        precision=m.precision,
+        hours=plan.run.hours,
+        params=m.params,
+        active_params=m.active_params,
+        tokens=m.tokens,
+        global_batch_tokens=batch or 1.0,
+        seq_len=seq_len,
+        layers=m.layers,
+        d_model=m.d_model,
+        straggler_cv=cv,
+    )
+    compute_hours = est.compute_hours
+    sync_hours = compute_hours * est.sync_stall_fraction
+
+    # Checkpoints: size from parameters (or given), write stall from aggregate bandwidth.
+    ck = plan.checkpoint
+    interval = float(d.get(ck.interval_hours, "defaults.checkpoint.interval_hours"))
+    target = str(d.get(ck.target, "defaults.checkpoint.target"))
+    asynchronous = bool(d.get(ck.asynchronous, "defaults.checkpoint.asynchronous"))
+    if ck.size_gb is not None:
+        size_gb = ck.size_gb
+    elif m.params is not None:
+        size_gb = m.params * float(d.get(ck.bytes_per_param, "defaults.checkpoint.bytes_per_param")) / 1e9
+    else:
+        size_gb = 0.0
+    st = plan.storage
+    fsx_gb = float(d.get(st.fsx_capacity_gb, "defaults.storage.fsx_capacity_gb"))
+    fsx_tier = str(d.get(st.fsx_tier, "defaults.storage.fsx_tier"))
+    if target == "fsx" and fsx_gb <= 0:
+        msg = "checkpoint target is fsx but storage.fsx_capacity_gb is 0; give the FSx capacity"
+        raise SpecError(msg, field="checkpoint.target")
+    if asynchronous:
+        rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
+    else:
+        rate = float(d.get(ck.write_gbytes_per_s_per_node, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
+        if target == "fsx":
+            fsx_gbps = fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[fsx_tier] / 1000.0
+            rate = min(rate, fsx_gbps)
+    stall_each = size_gb / rate / 3600.0 if size_gb > 0 else 0.0
+    count = compute_hours / interval if size_gb > 0 else 0.0
+    ck_stall = count * stall_each
+
+    # Reliability: expected events over the exposed hours, each losing half an interval of
+    # work on average (failures are uniform within an interval) plus the restart.
+    rel = plan.reliability
+    restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{plan.cluster.orchestrator}"))
+    fail_rate = float(d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day"))
+    spot_fraction = plan.purchase.spot_fraction
+    hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
+    exposed = compute_hours + sync_hours + ck_stall
+    lost_each = interval / 2.0 + restart
+    failures = fail_rate * gpus * exposed / 24.0
+    reclaims = hazard * nodes * spot_fraction * exposed
+
+    data = plan.data
+    bytes_per_token = float(catalog.value("defaults.model.bytes_per_token"))
+    if data.dataset_gb is not None:
+        dataset_gb = data.dataset_gb
+    elif m.tokens is not None:
+        dataset_gb = m.tokens * bytes_per_token / 1e9
+        d.used.append(catalog.assumption("defaults.model.bytes_per_token").cite())
+    else:
+        dataset_gb = 0.0
+    coverage = plan.purchase.savings_plan_coverage
+    if coverage is None:
+        coverage = 0.0 if plan.purchase.savings_plan == "none" else 1.0
+    net = plan.network
+    mon = plan.monitoring
+    return Usage(
+        name=plan.run.name,
+        provider=provider,
+        region=str(region),
+        instance=inst,
+        accelerator=accel,
+        nodes=nodes,
+        orchestrator=plan.cluster.orchestrator,
+        precision=m.precision,
+        as_of=as_of,
+        spot_fraction=spot_fraction,
+        savings_plan=plan.purchase.savings_plan,
+        savings_plan_coverage=coverage,
+        params=m.params,
+        active_params=m.active_params,
+        tokens=m.tokens,
+        flops=est.flops,
+        compute_hours=compute_hours,
+        sync_stall_hours=sync_hours,
+        checkpoint_count=count,
+        checkpoint_stall_hours=ck_stall,
+        checkpoint_stall_hours_each=stall_each,
+        checkpoint_size_gb=size_gb,
+        checkpoint_interval_hours=interval,
+        failure_events=failures,
+        failure_lost_hours=failures * lost_each,
+        reclaim_events=reclaims,
+        reclaim_lost_hours=reclaims * lost_each,
+        restart_hours=restart,
+        failure_rate_per_gpu_day=fail_rate,
+        spot_reclaim_rate_per_node_hour=hazard,
+        ebs_gb_per_node=float(d.get(st.ebs_gb_per_node, "defaults.storage.ebs_gb_per_node")),
+        ebs_iops=float(d.get(st.ebs_iops, "defaults.storage.ebs_iops")),
+        ebs_throughput_mibps=float(d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps")),
+        fsx_capacity_gb=fsx_gb,
+        fsx_tier=fsx_tier,
+        checkpoint_target=target,
+        keep_last=int(d.get(ck.keep_last, "defaults.checkpoint.keep_last")),
+        retention_days=float(d.get(ck.retention_days, "defaults.checkpoint.retention_days")),
+        asynchronous_checkpoint=asynchronous,
+        dataset_gb=dataset_gb,
+        data_location=str(d.get(data.location, "defaults.data.location")),
+        epochs=float(d.get(data.epochs, "defaults.data.epochs")),
+        object_mb=float(d.get(data.object_mb, "defaults.data.object_mb")),
+        nat_gateways=int(d.get(net.nat_gateways, "defaults.network.nat_gateways")),
+        nat_gb_per_node_hour=float(d.get(net.nat_gb_per_node_hour, "defaults.network.nat_gb_per_node_hour")),
+        s3_via_nat=bool(d.get(net.s3_via_nat, "defaults.network.s3_via_nat")),
+        public_ips_per_node=float(d.get(net.public_ips_per_node, "defaults.network.public_ips_per_node")),
+        custom_metrics_per_node=float(d.get(mon.custom_metrics_per_node, "defaults.monitoring.custom_metrics_per_node")),
+        logs_gb_per_node_hour=float(d.get(mon.logs_gb_per_node_hour, "defaults.monitoring.logs_gb_per_node_hour")),
+        time=est,
+        assumed=tuple(dict.fromkeys(d.used)),
+        hours_per_month=float(catalog.value("reliability.hours_per_month")),
+    )
+
+
+def _spot_hazard(
+    plan: Plan,
+    catalog: Catalog,
+    d: _Defaults,
+    inst: Instance,
+    provider: str,
+    region: str,
+    as_of: date,
+) -> float:
+    """Per-node-hour reclaim hazard: plan value, else Spot Advisor bucket, else the default.
+
+    The Advisor bucket is a monthly fraction of instances reclaimed; the hazard is
+    −ln(1 − p) / 730 per instance-hour (REFERENCE §5.1 modelling note).
+    """
+    given = plan.reliability.spot_reclaim_rate_per_node_hour
+    if given is not None:
+        return given
+    if plan.purchase.spot_fraction == 0:
+        return 0.0
+    hours = float(catalog.value("reliability.hours_per_month"))
+    row = catalog.spot_row(inst.instance, provider=provider, region=region, as_of=as_of)
+    if row is not None:
+        buckets = catalog.value("reliability.spot_bucket_monthly_rate")
+        p = float(buckets[row.interruption_bucket])
+        d.used.append(
+            f"spot reclaim: Spot Advisor {row.interruption_bucket} for {inst.instance} in {region} "
+            f"(observed {row.observed}; {row.source}) -> {p:.1%}/month"
+        )
+        d.used.append(catalog.assumption("reliability.spot_bucket_monthly_rate").cite())
+    else:
+        p = float(d.get(None, "reliability.spot_default_monthly_rate"))
+    return -math.log(1.0 - p) / hours

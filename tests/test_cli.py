@@ -1,0 +1,130 @@
+"""CLI: forecast/check output contracts and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+from trainbill.cli import main
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the CLI in-process; return (exit code, stdout, stderr)."""
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_forecast_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    """--json carries the contract keys and the article's quote."""
+    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    for key in ("quote_usd", "total_usd", "multiplier", "time", "lines", "by_category", "catalog"):
+        assert key in data
+    assert set(data["time"]) >= {"wall_hours", "gpu_hours", "compute_hours"}
+    assert set(data["catalog"]) >= {"as_of", "version"}
+    assert round(data["quote_usd"], 2) == 226529.28
+    assert data["catalog"]["as_of"] == "2025-05-01"
+    line = data["lines"][0]
+    assert set(line) >= {"category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"}
+    assert sum(data["by_category"].values()) == pytest.approx(data["total_usd"])
+
+
+def test_forecast_table_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table shows quote, real bill and multiplier; --csv has one row per line."""
+    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml")], capsys)
+    assert code == 0
+    assert "$226,529" in out and "multiplier" in out
+    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--csv"], capsys)
+    rows = out.strip().splitlines()
+    assert rows[0].startswith("category,item,quantity,unit,unit_price_usd,cost_usd")
+    assert len(rows) > 10
+
+
+def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """Flags alone build a plan; --gpu h100 --gpus 512 picks 64 × p5.48xlarge."""
+    code, out, _ = run(
+        ["forecast", "--params", "70e9", "--tokens", "1.4e12", "--gpu", "h100", "--gpus", "512", "--json"], capsys
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["cluster"]["instance"] == "p5.48xlarge"
+    assert data["cluster"]["nodes"] == 64
+
+
+def test_flags_override_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """--nodes 16 overrides the file's 32 nodes: quote 16 × 98.32 × 72."""
+    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--nodes", "16", "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)["quote_usd"] == pytest.approx(16 * 98.32 * 72)
+
+
+def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
+    """--as-of 2026-12-01 prices p5.48xlarge at $55.04: quote 32 × 55.04 × 72."""
+    code, out, _ = run(
+        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--as-of", "2026-12-01", "--json"], capsys
+    )
+    assert code == 0
+    assert json.loads(out)["quote_usd"] == pytest.approx(32 * 55.04 * 72)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("[run\nhours=1", "invalid TOML"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\nnodez=3\n[run]\nhours=1", "cluster.nodez: unknown key. Did you mean 'nodes'?"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=-2\n[run]\nhours=1", "cluster.nodes: input should be greater than 0"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=0", "run.hours: input should be greater than 0"),
+        ("[cluster]\ninstance='p5.48xlarg'\nnodes=2\n[run]\nhours=1", "Did you mean 'p5.48xlarge'"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01", "first price point is 2024-01-01"),
+        ("[cluster]\ngpu='h1000'\ngpus=8\n[run]\nhours=1", "unknown GPU/accelerator 'h1000'"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1", "allowed values: 'ec2', 'hyperpod' or 'eks'"),
+    ],
+)
+def test_bad_plan_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str) -> None:
+    """Bad input: exit 1, one line on stderr naming the problem, no traceback."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(content)
+    code, out, err = run(["forecast", str(plan)], capsys)
+    assert code == 1
+    assert expected in err
+    assert "Traceback" not in err
+    assert err.count("\n") == 1
+    assert str(plan) in err or "Did you mean" in err or "unknown GPU" in err or "first price point" in err
+
+
+def test_malformed_toml_names_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tomllib's position is passed through: the user sees line and column."""
+    plan = tmp_path / "p.toml"
+    plan.write_text("[run]\nhours = = 3\n")
+    code, _, err = run(["forecast", str(plan)], capsys)
+    assert code == 1
+    assert "line 2, column" in err
+
+
+def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """The article's $1.5M quote is reported impossible."""
+    code, out, _ = run(
+        ["check", "--cost", "1.5e6", "--params", "70e9", "--tokens", "1.4e12", "--gpu", "h100", "--gpus", "512", "--as-of", "2025-05-01"],
+        capsys,
+    )
+    assert code == 0
+    assert "IMPOSSIBLE" in out
+    assert "1,338 TFLOP/s" in out
+
+
+def test_python_dash_m() -> None:
+    """``python -m trainbill --help`` works."""
+    res = subprocess.run([sys.executable, "-m", "trainbill", "--help"], capture_output=True, text=True, check=False)
+    assert res.returncode == 0
+    assert "forecast" in res.stdout

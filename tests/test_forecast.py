@@ -1,0 +1,147 @@
+"""Forecast: hand-computed ledger lines, the seed example and invariants."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from trainbill.catalog import Catalog
+from trainbill.forecast import forecast
+from trainbill.ledger import CATEGORIES
+from trainbill.spec import load_plan, plan_from_dict
+
+
+def _line(fc: Any, category: str, item_start: str) -> Any:
+    matches = [ln for ln in fc.ledger.in_category(category) if ln.item.startswith(item_start)]
+    assert len(matches) == 1, [ln.item for ln in fc.ledger.lines]
+    return matches[0]
+
+
+def test_seed_example_quote_is_the_articles(catalog: Catalog) -> None:
+    """Quote = 32 × $98.32 × 72 h = $226,529.28, exactly as the article computes it."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    assert fc.quote_usd == pytest.approx(32 * 98.32 * 72, abs=1e-6)
+    assert round(fc.quote_usd, 2) == 226529.28
+
+
+def test_seed_example_compute_lines(catalog: Catalog) -> None:
+    """16 on-demand nodes × 72 h × $98.32 = $113,264.64; 16 spot × 72 × $25.66 = $29,560.32."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    od = _line(fc, "compute", "p5.48xlarge on-demand")
+    spot = _line(fc, "compute", "p5.48xlarge spot")
+    assert od.quantity == pytest.approx(1152.0)
+    assert od.cost_usd == pytest.approx(113264.64)
+    assert spot.cost_usd == pytest.approx(29560.32)
+
+
+def test_seed_example_straggler_line(catalog: Catalog) -> None:
+    """Stall = 72 h × 0.012 × sqrt(2 ln 256) at 32 × (½·98.32 + ½·25.66) = $1,983.68/h."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    line = _line(fc, "sync_stall", "stragglers")
+    hours = 72 * 0.012 * math.sqrt(2 * math.log(256))  # = 2.8773 h
+    assert line.unit_price_usd == pytest.approx(32 * (0.5 * 98.32 + 0.5 * 25.66))
+    assert line.quantity == pytest.approx(hours)
+    assert line.cost_usd == pytest.approx(hours * 1983.68)
+
+
+def test_seed_example_checkpoint_stall(catalog: Catalog) -> None:
+    """980 GB (70e9 × 14 B) to FSx at 24,000 GB / 1,099.5 GB/TiB × 250 MB/s/TiB, 36 times."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    line = _line(fc, "checkpoint", "training stalled")
+    fsx_gb_per_s = 24000 / 1099.511627776 * 250 / 1000  # 5.457 GB/s < 32 nodes × 2 GB/s
+    expected_hours = 36 * 980 / fsx_gb_per_s / 3600  # 1.796 h
+    assert line.quantity == pytest.approx(expected_hours)
+
+
+def test_seed_example_has_every_hidden_category(catalog: Catalog) -> None:
+    """The article's run shows stalls, checkpoints, storage, transfer, NAT, reclaims, failures."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    by = fc.ledger.by_category()
+    for cat in ("sync_stall", "checkpoint", "storage", "data_transfer", "networking", "monitoring", "spot_reclaim", "failures"):
+        assert by[cat] > 0, cat
+
+
+def test_nat_line_hand_computed(catalog: Catalog) -> None:
+    """2 NAT gateways × 10 h × $0.045 = $0.90; 4 nodes × 10 h × 1 GB × $0.045 = $1.80."""
+    plan = zero_hidden_plan()
+    plan["network"] = {"nat_gateways": 2, "nat_gb_per_node_hour": 1.0, "public_ips_per_node": 0}
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    assert _line(fc, "networking", "NAT gateway hours").cost_usd == pytest.approx(2 * 10 * 0.045)
+    assert _line(fc, "networking", "NAT gateway data").cost_usd == pytest.approx(4 * 10 * 1.0 * 0.045)
+    # The two NAT Elastic IPs: 2 addresses × 10 h × $0.005.
+    assert _line(fc, "networking", "public IPv4").cost_usd == pytest.approx(2 * 10 * 0.005)
+
+
+def test_savings_plan_discount_derived(catalog: Catalog) -> None:
+    """1-yr SP at 100% coverage: −(98.32 − 98.32 × 0.58) × 4 nodes × 10 h = −$1,651.78."""
+    plan = zero_hidden_plan()
+    plan["purchase"] = {"savings_plan": "1yr"}
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    line = _line(fc, "discount", "1yr Savings Plan")
+    assert line.cost_usd == pytest.approx(-(98.32 * 0.42) * 40)
+    assert fc.total_usd == pytest.approx(4 * 10 * 98.32 * 0.58)
+
+
+def test_hyperpod_premium(catalog: Catalog) -> None:
+    """HyperPod adds 20% of the cluster rate for every wall hour: 0.2 × 4 × 98.32 × 10."""
+    fc = forecast(plan_from_dict(zero_hidden_plan(orchestrator="hyperpod")), catalog, today=TODAY)
+    assert fc.ledger.by_category()["orchestration"] == pytest.approx(0.2 * 4 * 98.32 * 10)
+
+
+def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
+    """70B on 1.4T tokens on 512 H100: 5.88e23 FLOPs / (512 × 989e12 × 0.45) / 3600 h."""
+    plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})
+    fc = forecast(plan, catalog, today=TODAY)
+    expected = 6 * 70e9 * 1.4e12 / (512 * 989e12 * 0.45) / 3600  # = 716.9 h
+    assert fc.usage.compute_hours == pytest.approx(expected)
+    assert fc.usage.instance.instance == "p5.48xlarge"
+    assert fc.usage.nodes == 64
+
+
+def test_zero_hidden_rates_bill_equals_quote(catalog: Catalog) -> None:
+    """With every hidden-cost rate at zero the bill is exactly the quote."""
+    fc = forecast(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
+    assert fc.total_usd == pytest.approx(fc.quote_usd)
+    assert fc.quote_usd == pytest.approx(4 * 98.32 * 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hours=st.floats(min_value=1, max_value=2000),
+    nodes=st.integers(min_value=1, max_value=256),
+    spot=st.floats(min_value=0, max_value=1),
+)
+def test_bill_invariants(catalog: Catalog, hours: float, nodes: int, spot: float) -> None:
+    """Lines sum to the total, percentages to 100, and cost rises with hours and nodes."""
+    base: dict[str, Any] = {
+        "run": {"hours": hours},
+        "model": {"params": 7e9},
+        "cluster": {"instance": "p5.48xlarge", "nodes": nodes},
+        "purchase": {"spot_fraction": spot},
+    }
+    fc = forecast(plan_from_dict(base), catalog, today=TODAY)
+    assert sum(line.cost_usd for line in fc.ledger.lines) == pytest.approx(fc.total_usd)
+    assert sum(fc.percentages().values()) == pytest.approx(100.0)
+    assert set(fc.ledger.by_category()) == set(CATEGORIES)
+    for line in fc.ledger.lines:
+        assert line.cost_usd == pytest.approx(line.quantity * line.unit_price_usd)
+    longer = forecast(plan_from_dict({**base, "run": {"hours": hours * 1.5}}), catalog, today=TODAY)
+    bigger = forecast(plan_from_dict({**base, "cluster": {"instance": "p5.48xlarge", "nodes": nodes + 1}}), catalog, today=TODAY)
+    assert longer.total_usd > fc.total_usd
+    assert bigger.total_usd > fc.total_usd
+
+
+@settings(max_examples=25, deadline=None)
+@given(hours=st.floats(min_value=0.5, max_value=500), nodes=st.integers(min_value=1, max_value=64))
+def test_zero_hidden_property(catalog: Catalog, hours: float, nodes: int) -> None:
+    """For any size and length, zero hidden rates ⇒ bill == quote."""
+    plan = zero_hidden_plan()
+    plan["run"]["hours"] = hours
+    plan["cluster"]["nodes"] = nodes
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    assert fc.total_usd == pytest.approx(fc.quote_usd)
