@@ -146,6 +146,9 @@ class Http:
         ``Content-Length`` announced: a truncated price file must never be taken as complete.
         """
         response = self._open(url, None)
+        # A body already in memory (some transports pre-read small bodies) was not counted
+        # by ``num_bytes_downloaded`` and cannot be cut off any more.
+        preloaded = response.is_stream_consumed
         try:
             try:
                 yield from response.iter_lines()
@@ -157,7 +160,8 @@ class Http:
                 ) from None
             expected = response.headers.get("Content-Length")
             if (
-                expected is not None
+                not preloaded
+                and expected is not None
                 and expected.isdigit()
                 and response.num_bytes_downloaded != int(expected)
             ):
