@@ -37,7 +37,8 @@ def test_spot_at_or_below_on_demand(catalog: Catalog) -> None:
 def test_every_assumption_has_source(catalog: Catalog) -> None:
     """Every default/assumption is data with a source and a date."""
     for a in catalog.assumptions.values():
-        assert a.source.strip() and isinstance(a.as_of, date), a.key
+        assert a.source.strip(), a.key
+        assert isinstance(a.as_of, date), a.key
 
 
 def test_manifest_hashes_match() -> None:
@@ -64,7 +65,7 @@ def test_price_before_first_point_is_an_error(catalog: Catalog) -> None:
 
 def test_unknown_instance_suggests(catalog: Catalog) -> None:
     """A typo gets a suggestion."""
-    with pytest.raises(PriceNotFoundError, match="Did you mean 'p5.48xlarge'"):
+    with pytest.raises(PriceNotFoundError, match=r"Did you mean 'p5\.48xlarge'"):
         catalog.instance("p5.48xlarg")
 
 

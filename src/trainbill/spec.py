@@ -226,7 +226,7 @@ def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
         return field, f"{got!r} is not allowed; allowed values: {expected}"
     if kind in {"greater_than", "greater_than_equal", "less_than_equal", "less_than"}:
         return field, f"{err['msg'].lower()} (got {got!r})"
-    if kind.endswith("_parsing") or kind.endswith("_type"):
+    if kind.endswith(("_parsing", "_type")):
         return field, f"{err['msg'].lower()} (got {got!r})"
     if kind == "value_error":
         message = str(err["msg"]).removeprefix("Value error, ")

@@ -14,6 +14,7 @@ the same key and date. Loading does no network I/O, ever.
 from __future__ import annotations
 
 import csv
+import math
 import functools
 import hashlib
 import tomllib
@@ -322,7 +323,7 @@ def _parse_float(value: str, where: str, *, optional: bool = False, minimum: flo
     except ValueError:
         msg = f"{where}: {value!r} is not a number"
         raise CatalogSchemaError(msg) from None
-    if number < minimum or number != number:
+    if number < minimum or math.isnan(number):
         msg = f"{where}: {number} is below the allowed minimum {minimum}"
         raise CatalogSchemaError(msg)
     return number

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -50,7 +51,7 @@ def print_json(data: Any) -> None:
     """Write JSON to stdout (NaN/inf become null so every parser can read it)."""
 
     def clean(x: Any) -> Any:
-        if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+        if isinstance(x, float) and not math.isfinite(x):
             return None
         if isinstance(x, dict):
             return {k: clean(v) for k, v in x.items()}
