@@ -11,14 +11,34 @@ Importing this package does not import Ibis, DuckDB or PySpark; they load on fir
 from __future__ import annotations
 
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS
+from trainbill.bills.calibrate import (
+    BillCalibration,
+    fit_calibration,
+    read_calibration,
+    write_calibration,
+)
+from trainbill.bills.reconcile import (
+    Reconciliation,
+    Variance,
+    compare,
+    forecast_by_bill_category,
+)
 from trainbill.bills.summary import BY_CHOICES, BillLine, BillSummary, BreakdownRow, read_bill
 
 __all__ = [
     "BILL_CATEGORIES",
     "BY_CHOICES",
     "PURCHASE_OPTIONS",
+    "BillCalibration",
     "BillLine",
     "BillSummary",
     "BreakdownRow",
+    "Reconciliation",
+    "Variance",
+    "compare",
+    "fit_calibration",
+    "forecast_by_bill_category",
     "read_bill",
+    "read_calibration",
+    "write_calibration",
 ]

@@ -114,6 +114,7 @@ def _spark_session() -> Any:
             .config("spark.ui.enabled", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate()
         )
         _SPARK.sparkContext.setLogLevel("ERROR")

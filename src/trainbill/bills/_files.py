@@ -130,7 +130,7 @@ def _open_text(path: Path) -> io.TextIOBase:
         magic = fh.read(2)
     if magic == b"\x1f\x8b":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return path.open(encoding="utf-8-sig", newline="")  # type: ignore[return-value]
+    return path.open(encoding="utf-8-sig", newline="")
 
 
 def _header(path: Path, kind: str) -> tuple[str, ...]:
@@ -140,7 +140,7 @@ def _header(path: Path, kind: str) -> tuple[str, ...]:
 
             return tuple(pq.read_schema(path).names)
         with _open_text(path) as fh:
-            row = next(csv.reader(fh), None)  # type: ignore[arg-type]
+            row = next(csv.reader(fh), None)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise BillError(f"{path}: cannot read the header: {exc}") from None
     if not row:
@@ -296,7 +296,7 @@ def _iter_column(file: BillFile, column: str) -> Iterator[Any]:
             yield from batch.column(0).to_pylist()
         return
     with _open_text(file.path) as fh:
-        reader = csv.reader(fh)  # type: ignore[arg-type]
+        reader = csv.reader(fh)
         header = next(reader)
         idx = [h.strip().lower() for h in header].index(column.lower())
         for row in reader:

@@ -24,7 +24,6 @@ Usage types carry a region prefix outside us-east-1 (``USE2-``, ``EUN1-``; publi
 
 from __future__ import annotations
 
-
 from typing import Any
 
 from trainbill.bills._expr import day, lower, money, null_str, text

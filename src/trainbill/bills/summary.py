@@ -172,7 +172,7 @@ def _sum(values: Iterable[Any]) -> Decimal:
     return total
 
 
-_BAD_COLUMNS = {
+_BAD_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
     "focus": {
         "bad_billed": ("BilledCost",),
         "bad_effective": ("EffectiveCost",),

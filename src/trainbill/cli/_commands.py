@@ -8,3 +8,4 @@ from __future__ import annotations
 from trainbill.cli import forecast  # noqa: F401
 from trainbill.cli import profile  # noqa: F401
 from trainbill.cli import prices  # noqa: F401
+from trainbill.cli import bills  # noqa: F401

@@ -1,0 +1,184 @@
+"""Hold a forecast against a bill: variance per category and the lines that explain it.
+
+Pure functions over values: ``compare`` takes the forecast as a plain category → USD mapping,
+so it does not depend on how the forecast was made, and a ``BillSummary`` already read.
+
+The ledger has categories a bill cannot show separately: time stalled in all-reduce, time lost
+to spot reclaims and failures, and time spent writing checkpoints are all GPU instance-hours on
+the invoice, and a Savings Plan discount shows up as a cheaper compute line, not as its own
+line. ``FORECAST_TO_BILL`` folds them into ``compute``; ``forecast_by_bill_category`` does the
+same per ledger line and sends a line whose FOCUS ``service_category`` is Storage (checkpoint
+storage and PUTs) to ``storage``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from trainbill.bills._classify import BILL_CATEGORIES
+from trainbill.bills.summary import BillLine, BillSummary
+from trainbill.errors import BillError
+
+__all__ = [
+    "FORECAST_TO_BILL",
+    "Reconciliation",
+    "Variance",
+    "compare",
+    "forecast_by_bill_category",
+]
+
+#: Where each ledger category appears on a bill.
+FORECAST_TO_BILL: Mapping[str, str] = MappingProxyType(
+    {
+        "compute": "compute",
+        "sync_stall": "compute",
+        "spot_reclaim": "compute",
+        "failures": "compute",
+        "checkpoint": "compute",
+        "discount": "compute",
+        "storage": "storage",
+        "data_transfer": "data_transfer",
+        "networking": "networking",
+        "monitoring": "monitoring",
+        "orchestration": "orchestration",
+        "support": "support",
+        "tax": "tax",
+        "credit": "credit",
+        "other": "other",
+    }
+)
+_BASES = ("billed", "effective")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variance:
+    """Forecast vs actual for one bill category; ``variance_usd = actual - forecast``."""
+
+    category: str
+    forecast_usd: float
+    actual_usd: float
+    lines: tuple[BillLine, ...]
+
+    @property
+    def variance_usd(self) -> float:
+        """Actual minus forecast: positive means the bill is higher than forecast."""
+        return self.actual_usd - self.forecast_usd
+
+    @property
+    def variance_pct(self) -> float | None:
+        """Variance relative to the forecast, in percent; ``None`` when nothing was forecast."""
+        if self.forecast_usd == 0:
+            return None
+        return 100.0 * self.variance_usd / abs(self.forecast_usd)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reconciliation:
+    """Every bill category with its variance; ``largest`` are the biggest absolute gaps."""
+
+    basis: str
+    currency: str
+    period_start: str | None
+    period_end: str | None
+    rows: tuple[Variance, ...]
+    largest: tuple[Variance, ...]
+
+    @property
+    def forecast_total(self) -> float:
+        """Sum of the forecast over all categories."""
+        return sum(r.forecast_usd for r in self.rows)
+
+    @property
+    def actual_total(self) -> float:
+        """Sum of the bill over all categories (the bill's total for the chosen basis)."""
+        return sum(r.actual_usd for r in self.rows)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+
+        def one(r: Variance) -> dict[str, Any]:
+            return {
+                "category": r.category,
+                "forecast_usd": r.forecast_usd,
+                "actual_usd": r.actual_usd,
+                "variance_usd": r.variance_usd,
+                "variance_pct": r.variance_pct,
+                "lines": [
+                    {"service": x.service, "item": x.item, "rows": x.rows, "cost": x.billed_cost}
+                    for x in r.lines
+                ],
+            }
+
+        return {
+            "basis": self.basis,
+            "currency": self.currency,
+            "period_start": self.period_start,
+            "period_end": self.period_end,
+            "forecast_total_usd": self.forecast_total,
+            "actual_total_usd": self.actual_total,
+            "variance_usd": self.actual_total - self.forecast_total,
+            "categories": [one(r) for r in self.rows],
+            "largest": [r.category for r in self.largest],
+        }
+
+
+def forecast_by_bill_category(lines: Iterable[Any]) -> dict[str, float]:
+    """Fold ledger lines (``category``, ``service_category``, ``cost_usd``) into bill categories."""
+    out = dict.fromkeys(BILL_CATEGORIES, 0.0)
+    for line in lines:
+        target = FORECAST_TO_BILL.get(line.category, "other")
+        if line.category == "checkpoint" and line.service_category == "Storage":
+            target = "storage"
+        out[target] += float(line.cost_usd)
+    return out
+
+
+def compare(
+    by_category_forecast: Mapping[str, float],
+    summary: BillSummary,
+    *,
+    basis: str = "billed",
+    top: int = 3,
+) -> Reconciliation:
+    """Forecast vs actual per bill category.
+
+    Args:
+        by_category_forecast: forecast USD per ledger or bill category (ledger categories are
+            folded with ``FORECAST_TO_BILL``; unknown names count as ``other``).
+        summary: the bill.
+        basis: ``"billed"`` (invoice, BilledCost) or ``"effective"`` (amortised EffectiveCost).
+        top: how many of the largest absolute variances to report in ``largest``.
+
+    Raises:
+        BillError: unknown ``basis``.
+    """
+    if basis not in _BASES:
+        raise BillError(f"unknown basis {basis!r}; allowed: {', '.join(_BASES)}")
+    forecast = dict.fromkeys(BILL_CATEGORIES, 0.0)
+    for name, usd in by_category_forecast.items():
+        forecast[FORECAST_TO_BILL.get(name, "other")] += float(usd)
+    actual = summary.by_category if basis == "billed" else summary.effective_by_category
+    rows = tuple(
+        Variance(
+            category=cat,
+            forecast_usd=forecast[cat],
+            actual_usd=float(actual.get(cat, 0.0)),
+            lines=summary.lines_for(cat),
+        )
+        for cat in BILL_CATEGORIES
+    )
+    ranked = sorted(
+        (r for r in rows if r.variance_usd != 0),
+        key=lambda r: (-abs(r.variance_usd), BILL_CATEGORIES.index(r.category)),
+    )
+    return Reconciliation(
+        basis=basis,
+        currency=summary.currency,
+        period_start=summary.period_start,
+        period_end=summary.period_end,
+        rows=rows,
+        largest=tuple(ranked[:top]),
+    )

@@ -1,0 +1,194 @@
+"""``trainbill bill summary|compare`` and ``trainbill calibrate``: real bills against forecasts.
+
+Thin shell over ``trainbill.bills``: parse options, call the library, render a Rich table or
+JSON. Ibis/DuckDB/PySpark are imported by the library on first use, not here, so the rest of
+the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from trainbill.bills import (
+    BILL_CATEGORIES,
+    BillSummary,
+    Reconciliation,
+    compare,
+    fit_calibration,
+    forecast_by_bill_category,
+    read_bill,
+    write_calibration,
+)
+from trainbill.bills.calibrate import calibration_to_toml
+from trainbill.cli import app
+from trainbill.cli._common import console, print_json
+
+__all__ = ["bill_app"]
+
+bill_app = typer.Typer(
+    help="Read FOCUS / AWS CUR 2.0 bills: classify, summarise, compare with a forecast.",
+    no_args_is_help=True,
+)
+app.add_typer(bill_app, name="bill")
+
+_Files = Annotated[
+    list[Path],
+    typer.Argument(
+        help="FOCUS 1.0-1.2 or CUR 2.0 files (.csv, .csv.gz, .parquet) or export folders.",
+        show_default=False,
+    ),
+]
+_Engine = Annotated[
+    str, typer.Option("--engine", help="Query engine: duckdb (embedded) or spark (PySpark).")
+]
+_Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+_BREAKDOWN_ROWS = 25
+
+
+def _money(value: float, currency: str) -> str:
+    return f"{value:,.2f} {currency}".strip()
+
+
+def _render_summary(s: BillSummary) -> None:
+    cur = s.currency
+    period = f"{s.period_start} → {s.period_end}" if s.period_start else "unknown period"
+    table = Table(title=f"{s.format} bill, {s.rows:,} rows, {period}")
+    table.add_column("category")
+    table.add_column("rows", justify="right")
+    table.add_column("billed", justify="right")
+    table.add_column("share", justify="right")
+    for cat in BILL_CATEGORIES:
+        cost = s.by_category[cat]
+        if not s.rows_by_category[cat]:
+            continue
+        share = f"{100 * cost / s.billed_cost:.1f}%" if s.billed_cost else ""
+        table.add_row(cat, f"{s.rows_by_category[cat]:,}", _money(cost, cur), share)
+        if cat == "compute":
+            for option, value in s.compute_by_option.items():
+                if value:
+                    table.add_row(f"  {option}", "", _money(value, cur), "")
+    table.add_section()
+    table.add_row("total (billed)", f"{s.rows:,}", _money(s.billed_cost, cur), "100.0%")
+    table.add_row("effective (amortised)", "", _money(s.effective_cost, cur), "")
+    table.add_row("list (on-demand)", "", _money(s.list_cost, cur), "")
+    console.print(table)
+    console.print(
+        f"GPU instance compute: {_money(s.gpu_compute_cost, cur)} over "
+        f"{s.gpu_instance_hours:,.1f} instance-hours"
+    )
+    multiplier = s.hidden_multiplier
+    console.print(
+        "hidden multiplier (total / GPU compute): "
+        + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
+    )
+    if s.uncategorized_rows:
+        console.print(
+            f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
+            f"{_money(s.uncategorized_cost, cur)}"
+        )
+    if s.breakdown_by is not None:
+        by = Table(title=f"by {s.breakdown_by}")
+        by.add_column(s.breakdown_by)
+        by.add_column("rows", justify="right")
+        by.add_column("billed", justify="right")
+        by.add_column("largest category")
+        for row in s.breakdown[:_BREAKDOWN_ROWS]:
+            top = max(row.by_category.items(), key=lambda kv: abs(kv[1]), default=("", 0.0))
+            by.add_row(row.key, f"{row.rows:,}", _money(row.billed_cost, cur), top[0])
+        console.print(by)
+        if len(s.breakdown) > _BREAKDOWN_ROWS:
+            console.print(f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)")
+
+
+@bill_app.command("summary")
+def summary_cmd(
+    files: _Files,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="Break down by tag:KEY, resource, service or day."),
+    ] = None,
+    engine: _Engine = "duckdb",
+    as_json: _Json = False,
+) -> None:
+    """Classify every bill row into the ledger's categories and show the hidden multiplier."""
+    s = read_bill(files, engine=engine, by=by)
+    if as_json:
+        print_json(s.as_dict())
+    else:
+        _render_summary(s)
+
+
+def _render_reconciliation(r: Reconciliation) -> None:
+    cur = r.currency
+    table = Table(title=f"forecast vs bill ({r.basis} cost, {r.period_start} → {r.period_end})")
+    for name in ("category", "forecast", "actual", "variance", "variance %"):
+        table.add_column(name, justify="left" if name == "category" else "right")
+    for row in r.rows:
+        if row.forecast_usd == 0 and row.actual_usd == 0:
+            continue
+        pct = f"{row.variance_pct:+.1f}%" if row.variance_pct is not None else "n/a"
+        table.add_row(
+            row.category,
+            _money(row.forecast_usd, cur),
+            _money(row.actual_usd, cur),
+            f"{row.variance_usd:+,.2f}",
+            pct,
+        )
+    table.add_section()
+    table.add_row(
+        "total",
+        _money(r.forecast_total, cur),
+        _money(r.actual_total, cur),
+        f"{r.actual_total - r.forecast_total:+,.2f}",
+        "",
+    )
+    console.print(table)
+    for row in r.largest:
+        console.print(f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:")
+        for line in row.lines:
+            console.print(f"  {line.billed_cost:>14,.2f}  {line.service}: {line.item} ({line.rows} rows)")
+
+
+@bill_app.command("compare")
+def compare_cmd(
+    plan: Annotated[Path, typer.Argument(help="Plan TOML the forecast is made from.")],
+    files: _Files,
+    engine: _Engine = "duckdb",
+    basis: Annotated[
+        str, typer.Option("--basis", help="billed (invoice) or effective (amortised) cost.")
+    ] = "billed",
+    as_json: _Json = False,
+) -> None:
+    """Forecast vs actual by category: variance and the bill lines that explain it."""
+    from trainbill.cli._common import catalog_from_options
+    from trainbill.forecast import forecast
+    from trainbill.spec import load_plan
+
+    fc = forecast(load_plan(plan), catalog_from_options())
+    summary = read_bill(files, engine=engine)
+    rec = compare(forecast_by_bill_category(fc.ledger.lines), summary, basis=basis)
+    if as_json:
+        print_json(rec.as_dict())
+    else:
+        _render_reconciliation(rec)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    files: _Files,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Calibration TOML to write.")
+    ] = Path("calibration.toml"),
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    engine: _Engine = "duckdb",
+) -> None:
+    """Fit overhead factors (USD per GPU node-hour) from past bills into a calibration file."""
+    summaries = [read_bill(files, engine=engine)]
+    cal = fit_calibration(summaries)
+    write_calibration(cal, output, overwrite=force)
+    console.print(calibration_to_toml(cal), end="", markup=False)
+    console.print(f"wrote {output}")
