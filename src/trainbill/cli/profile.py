@@ -24,6 +24,7 @@ from trainbill.profile import (
     StepProfile,
     builtin_config,
     calibration_from_profile,
+    check_counts,
     load_step_script,
     make_transformer_step,
     profile_step,
@@ -81,16 +82,20 @@ def profile_command(
     """Measure a real training step: step time, FLOPs, achieved TFLOP/s and MFU."""
     if (script is None) == (builtin is None):
         raise ProfileError("give exactly one of --script FILE.py or --builtin NAME")
+    # Cheap checks first: a step script may spend minutes loading a model.
+    check_counts(warmup=warmup, steps=steps)
     if output is not None and output.exists() and not force:
         msg = f"{output}: already exists; choose another path or pass --force to replace it"
         raise ProfileError(msg)
+    config = builtin_config(builtin) if builtin is not None else None
+    if script is not None and not script.is_file():
+        raise ProfileError(f"{script}: step script not found")
 
     dev = str(resolve_device(device))
     default_precision = "bf16" if dev.startswith("cuda") else "fp32"
     model_params: int | None
     seq_len: int | None
-    if builtin is not None:
-        config = builtin_config(builtin)
+    if config is not None:
         precision = precision or default_precision
         step_fn = make_transformer_step(config, device=dev, precision=precision)
         tokens, model_params, seq_len = config.tokens_per_step, config.param_count, config.seq_len

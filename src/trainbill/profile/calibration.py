@@ -7,8 +7,11 @@ modelled per-GPU efficiency and the time model extrapolates to the plan's GPU co
 
 This module never imports torch: a forecast reads calibrations on machines without it.
 
-File format (schema 1), every key at top level::
+File format (schema 1). Like the bills calibration (``trainbill calibrate``), every key
+sits in a ``[calibration]`` table whose ``kind`` says which sort it is, so one
+``--calibration`` flag can take either and dispatch on ``kind``::
 
+    [calibration]
     kind = "profile"                      # required, constant
     schema_version = 1                    # required
     accelerator = "h200"                  # catalog id; absent when measured on a CPU
@@ -20,6 +23,7 @@ File format (schema 1), every key at top level::
     tokens_per_step = 32768               # required, per GPU, >= 1
     flops_per_step = 251658240000000      # per GPU
     world_size = 1
+    comm_share = 0.12                     # share of step in collectives (distributed only)
     model_params = 1041387520
     seq_len = 2048
     peak_memory_bytes = 61203283968
@@ -57,6 +61,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 KIND = "profile"
+TABLE = "[calibration]"
 # mfu must equal achieved / peak to this relative tolerance when both are recorded, so a
 # hand edit of one number without the others is caught rather than silently trusted.
 _CONSISTENCY_RTOL = 0.01
@@ -81,6 +86,7 @@ class Calibration:
     peak_tflops: float | None = None
     flops_per_step: int | None = None
     world_size: int = 1
+    comm_share: float | None = None
     model_params: int | None = None
     seq_len: int | None = None
     peak_memory_bytes: int | None = None
@@ -118,6 +124,7 @@ def calibration_from_profile(
         tokens_per_step=profile.tokens_per_step,
         flops_per_step=profile.flops_per_step,
         world_size=profile.world_size,
+        comm_share=profile.comm_share,
         model_params=model_params,
         seq_len=seq_len,
         peak_memory_bytes=profile.peak_memory_bytes,
@@ -178,7 +185,7 @@ _HEADER = (
 
 def calibration_to_toml(cal: Calibration) -> str:
     """Serialise a calibration as TOML text; ``None`` fields are left out (TOML has no null)."""
-    lines = [_HEADER.rstrip("\n")]
+    lines = [_HEADER + TABLE]
     for f in fields(Calibration):
         value = getattr(cal, f.name)
         if value is not None:
@@ -224,7 +231,7 @@ def write_calibration(cal: Calibration, path: Path, *, overwrite: bool = False) 
         CalibrationError: the file exists (and ``overwrite`` is false) or cannot be written.
     """
     text = calibration_to_toml(cal)
-    _check(_parse_mapping(tomllib.loads(text), source="<generated>"), source="<generated>")
+    _check(_parse_document(tomllib.loads(text), source="<generated>"), source="<generated>")
     if path.exists() and not overwrite:
         msg = "already exists; choose another path or pass --force to replace it"
         raise CalibrationError(msg, source=str(path))
@@ -264,7 +271,21 @@ def read_calibration(path: Path) -> Calibration:
         raise CalibrationError(f"cannot read: {exc}", source=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"not valid TOML: {exc}", source=source) from None
-    return _check(_parse_mapping(data, source=source), source=source)
+    return _check(_parse_document(data, source=source), source=source)
+
+
+def _parse_document(data: dict[str, Any], *, source: str) -> Calibration:
+    """Find the ``[calibration]`` table; anything else at top level is refused."""
+    table = data.get("calibration")
+    if not isinstance(table, dict):
+        msg = "no [calibration] table; is this a file written by `trainbill profile -o`?"
+        raise CalibrationError(msg, source=source)
+    extra = [key for key in data if key != "calibration"]
+    if extra:
+        raise CalibrationError(
+            "unknown top-level key (keys go under [calibration])", source=source, field=extra[0]
+        )
+    return _parse_mapping(table, source=source)
 
 
 _REQUIRED = (
@@ -290,7 +311,7 @@ def _parse_mapping(data: dict[str, Any], *, source: str) -> Calibration:
         if key not in data:
             raise CalibrationError("missing (required)", source=source, field=key)
     if data["kind"] != KIND:
-        msg = f"must be {KIND!r}, got {data['kind']!r}"
+        msg = f"must be {KIND!r} (a calibration from `trainbill profile`), got {data['kind']!r}"
         raise CalibrationError(msg, source=source, field="kind")
     version = _int(data, "schema_version", source)
     if version != SCHEMA_VERSION:
@@ -310,6 +331,7 @@ def _parse_mapping(data: dict[str, Any], *, source: str) -> Calibration:
         tokens_per_step=_int(data, "tokens_per_step", source) or 0,
         flops_per_step=_int(data, "flops_per_step", source, required=False),
         world_size=_int(data, "world_size", source, required=False) or 1,
+        comm_share=_float(data, "comm_share", source, required=False),
         model_params=_int(data, "model_params", source, required=False),
         seq_len=_int(data, "seq_len", source, required=False),
         peak_memory_bytes=_int(data, "peak_memory_bytes", source, required=False),
@@ -343,6 +365,9 @@ def _check(cal: Calibration, *, source: str) -> Calibration:
     for name, count in at_least_one.items():
         if count is not None and count < 1:
             raise CalibrationError(f"must be >= 1, got {count}", source=source, field=name)
+    if cal.comm_share is not None and not 0 <= cal.comm_share <= 1:
+        msg = f"must be in [0, 1], got {cal.comm_share!r}"
+        raise CalibrationError(msg, source=source, field="comm_share")
     if cal.peak_memory_bytes is not None and cal.peak_memory_bytes < 0:
         msg = f"must be >= 0, got {cal.peak_memory_bytes}"
         raise CalibrationError(msg, source=source, field="peak_memory_bytes")

@@ -33,6 +33,7 @@ __all__ = [
     "AcceleratorPeaks",
     "KernelTime",
     "StepProfile",
+    "check_counts",
     "peak_tflops_for",
     "profile_step",
     "resolve_device",
@@ -239,7 +240,7 @@ def profile_step(
     Raises:
         ProfileError: bad arguments or PyTorch not installed.
     """
-    _check_counts(warmup=warmup, steps=steps, tokens_per_step=tokens_per_step)
+    check_counts(warmup=warmup, steps=steps, tokens_per_step=tokens_per_step)
     if profiled_steps < 1:
         raise ProfileError(f"profiled_steps: must be >= 1, got {profiled_steps}")
     if precision not in PRECISIONS:
@@ -365,8 +366,11 @@ def _extra_flop_formulas() -> dict[Any, Any]:
     return {forward_op: forward, backward_op: backward}
 
 
-def _check_counts(*, warmup: int, steps: int, tokens_per_step: int) -> None:
-    """Refuse counts that would make the measurement meaningless, naming the argument."""
+def check_counts(*, warmup: int, steps: int, tokens_per_step: int = 1) -> None:
+    """Refuse counts that would make the measurement meaningless, naming the argument.
+
+    Public so the CLI can refuse bad counts before it loads a (possibly large) model.
+    """
     if steps < 1:
         raise ProfileError(f"steps: must be >= 1, got {steps}")
     if warmup < 0:
