@@ -25,6 +25,7 @@ __all__ = [
     "CheckpointSection",
     "ClusterSection",
     "DataSection",
+    "ExtraGroup",
     "ModelSection",
     "MonitoringSection",
     "NetworkSection",
@@ -82,6 +83,19 @@ class ModelSection(_Section):
         return self
 
 
+class ExtraGroup(_Section):
+    """A further instance group billed next to the GPU workers (e.g. a CPU head node).
+
+    Imported clusters (HyperPod, SkyPilot, Terraform) often have one; it is priced as its own
+    compute line for the whole wall-clock (``trainbill.costs.extra_groups``).
+    """
+
+    name: str = "extra"
+    instance: str
+    count: int = Field(default=1, gt=0)
+    spot: bool = False
+
+
 class ClusterSection(_Section):
     """Where and on what: provider, region, instance type and node count (or GPU + count)."""
 
@@ -92,6 +106,7 @@ class ClusterSection(_Section):
     gpu: str | None = None
     gpus: int | None = Field(default=None, gt=0)
     orchestrator: Orchestrator = "ec2"
+    extra_groups: tuple[ExtraGroup, ...] = ()
 
 
 class PurchaseSection(_Section):

@@ -98,6 +98,8 @@ class Usage:
     logs_gb_per_node_hour: float
     # Provenance.
     time: TimeEstimate
+    #: Further instance groups (e.g. a CPU head node): (name, instance, count, spot).
+    extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
 
@@ -331,6 +333,7 @@ def usage_for(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Usa
         custom_metrics_per_node=float(d.get(mon.custom_metrics_per_node, "defaults.monitoring.custom_metrics_per_node")),
         logs_gb_per_node_hour=float(d.get(mon.logs_gb_per_node_hour, "defaults.monitoring.logs_gb_per_node_hour")),
         time=est,
+        extra_groups=tuple((g.name, g.instance, g.count, g.spot) for g in plan.cluster.extra_groups),
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )

@@ -15,6 +15,7 @@ from trainbill.costs import (
     compute,
     data_transfer,
     discount,
+    extra_groups,
     failures,
     monitoring,
     networking,
@@ -32,6 +33,7 @@ CostDriver = Callable[[Usage, Catalog], Iterable[LineItem]]
 
 DRIVERS: tuple[CostDriver, ...] = (
     compute.price,
+    extra_groups.price,
     sync_stall.price,
     checkpoint.price,
     storage.price,

@@ -1,0 +1,46 @@
+"""Extra instance groups: a CPU head node, a login node or a second pool billed with the run.
+
+Pricing rule: every extra group runs for the whole wall-clock of the run (a head node is not
+released while workers wait on a restart), so quantity = count × wall hours at the group's
+own on-demand (or spot) price from ``prices.csv``. Under SageMaker HyperPod every ``ml.*``
+instance carries the same premium as the GPU workers (``orchestration.hyperpod_instance_premium``),
+so the premium is folded into the unit price and cited. No extra groups: no lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainbill.catalog import Catalog
+from trainbill.ledger import LineItem
+from trainbill.usage import Usage
+
+__all__ = ["CATEGORY", "price"]
+CATEGORY = "compute"
+
+
+def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+    """One compute line per extra instance group, for the whole wall-clock."""
+    wall = usage.wall_hours
+    for name, instance, count, spot in usage.extra_groups:
+        option = "spot" if spot else "on_demand"
+        point = catalog.price(instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of)
+        unit_price = point.usd
+        source = point.cite()
+        basis = f"{count} × {instance} ({name} group, {option.replace('_', '-')}) × {wall:,.2f} h wall-clock"
+        if usage.orchestrator == "hyperpod":
+            a = catalog.assumption("orchestration.hyperpod_instance_premium")
+            unit_price *= 1.0 + float(a.value)
+            basis += f" × (1 + {float(a.value):.0%} HyperPod ml.* premium)"
+            source += f"; {a.cite()}"
+        yield LineItem(
+            category=CATEGORY,
+            item=f"{instance} {name} group ({option.replace('_', '-')})",
+            quantity=count * wall,
+            unit="instance-hour",
+            unit_price_usd=unit_price,
+            basis=basis,
+            source=source,
+            driver=__name__,
+            pricing_category="Dynamic" if spot else "Standard",
+        )
