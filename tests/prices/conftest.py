@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,10 +55,10 @@ def rec() -> Recorder:
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated price cache directory (TRAINBILL_CACHE_DIR), no user overlays."""
     path = tmp_path / "cache"
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(path))
     monkeypatch.delenv("TRAINBILL_CATALOG", raising=False)
     monkeypatch.delenv("TRAINBILL_GCP_API_KEY", raising=False)
-    yield path
+    return path

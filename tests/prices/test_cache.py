@@ -93,4 +93,5 @@ def test_atomic_write_temp_names_do_not_look_like_csv(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(Path, "replace", spy)
     _cache.write_atomic(tmp_path / "prices.csv", "x\n")
-    assert seen and all(n.endswith(".tmp") and n.startswith(".prices.csv.") for n in seen)
+    assert seen
+    assert all(n.endswith(".tmp") and n.startswith(".prices.csv.") for n in seen)
