@@ -14,9 +14,9 @@ the same key and date. Loading does no network I/O, ever.
 from __future__ import annotations
 
 import csv
-import math
 import functools
 import hashlib
+import math
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -454,7 +454,7 @@ def _spot(path: Path) -> list[SpotAdvisorRow]:
     return out
 
 
-def _assumptions(path: Path) -> dict[str, Assumption]:
+def _assumptions(path: Path, only: str | None = None) -> dict[str, Assumption]:
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -484,7 +484,27 @@ def _assumptions(path: Path) -> dict[str, Assumption]:
                 msg = f"{path}: {dotted}: expected a table with value, unit, source, as_of"
                 raise CatalogSchemaError(msg)
 
+    if only is not None:
+        doc = {only: doc.get(only, {})}
     walk("", doc)
+    return out
+
+
+def _packaged_assumptions(data: Path) -> dict[str, Assumption]:
+    """``assumptions.toml`` plus the fitted time-model parameters (``time.fit.*``).
+
+    The fit lives in its own file because ``tools/fit_time_model.py`` rewrites it whole; only
+    its ``[time.fit]`` table is read as assumptions (its ``[report]`` holds the residuals).
+    """
+    out = _assumptions(data / "assumptions.toml")
+    fit = data / "time_model_fit.toml"
+    if fit.exists():
+        fitted = _assumptions(fit, only="time")
+        clash = set(fitted) & set(out)
+        if clash:
+            msg = f"{fit}: keys {', '.join(sorted(clash))} also in assumptions.toml"
+            raise CatalogSchemaError(msg)
+        out.update(fitted)
     return out
 
 
@@ -590,7 +610,7 @@ def _packaged() -> Catalog:
         instances=MappingProxyType(insts),
         prices=tuple(_prices(data / "prices.csv")),
         spot_advisor=tuple(_spot(data / "spot_advisor.csv")),
-        assumptions=MappingProxyType(_assumptions(data / "assumptions.toml")),
+        assumptions=MappingProxyType(_packaged_assumptions(data)),
         version=version,
         snapshot=snapshot,
     )

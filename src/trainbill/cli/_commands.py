@@ -5,7 +5,9 @@ One line per command group; a new group adds one line here and nothing else.
 
 from __future__ import annotations
 
-from trainbill.cli import forecast  # noqa: F401
-from trainbill.cli import profile  # noqa: F401
-from trainbill.cli import prices  # noqa: F401
-from trainbill.cli import bills  # noqa: F401
+from trainbill.cli import (
+    bills,  # noqa: F401
+    forecast,  # noqa: F401
+    prices,  # noqa: F401
+    profile,  # noqa: F401
+)
