@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trainbill.cli import main
-from trainbill.profile import read_calibration
+from trainbill.profile import calibrated_efficiency, read_calibration
 
 JSON_KEYS = {
     "device",
@@ -156,3 +156,24 @@ def test_existing_calibration_is_kept_without_force(
     assert code == 1
     assert "already exists" in err
     assert out_path.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_forced_accelerator_gives_mfu_and_a_usable_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--accelerator h200 makes MFU = achieved / 989 (NVIDIA H200 datasheet, dense BF16),
+    and the calibration written with it is what a forecast for h200/bf16 will use."""
+    pytest.importorskip("torch")
+    out_path = tmp_path / "cal.toml"
+    argv = ["profile", "--builtin", "tiny-transformer", "--json", "--steps", "1", "--warmup", "0"]
+    extra = ["--device", "cpu", "--accelerator", "h200", "--precision", "bf16", "--no-kernels"]
+    code, out, err = _run([*argv, *extra, "-o", str(out_path)], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["accelerator"] == "h200"
+    assert data["peak_tflops"] == 989.0
+    assert data["mfu"] == pytest.approx(data["achieved_tflops"] / 989.0)
+    cal = read_calibration(out_path)
+    assert cal.mfu == pytest.approx(data["mfu"])
+    assert calibrated_efficiency(cal, "h200", "bf16", model_params=168_576) == cal.mfu
+    assert calibrated_efficiency(cal, "h100", "bf16") is None

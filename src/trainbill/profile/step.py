@@ -339,14 +339,19 @@ def _extra_flop_formulas() -> dict[Any, Any]:
     import torch
     from torch.utils import flop_counter
 
-    # PyTorch leaves these helpers unannotated; the casts give them the types they have.
-    count_forward = cast("Callable[..., int]", flop_counter.sdpa_flop_count)
-    count_backward = cast("Callable[..., int]", flop_counter.sdpa_backward_flop_count)
+    # getattr: older PyTorch (a GPU image may not have the pinned one) lacks some of these.
+    sdpa_forward = getattr(flop_counter, "sdpa_flop_count", None)
+    sdpa_backward = getattr(flop_counter, "sdpa_backward_flop_count", None)
     aten = torch.ops.aten
     forward_op = getattr(aten, "_scaled_dot_product_flash_attention_for_cpu", None)
     backward_op = getattr(aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None)
-    if forward_op is None or backward_op is None or forward_op in flop_counter.flop_registry:
+    if None in (sdpa_forward, sdpa_backward, forward_op, backward_op):
         return {}
+    if forward_op in flop_counter.flop_registry:
+        return {}
+    # PyTorch leaves these helpers unannotated; the casts give them the types they have.
+    count_forward = cast("Callable[..., int]", sdpa_forward)
+    count_backward = cast("Callable[..., int]", sdpa_backward)
 
     def forward(
         query_shape: Any, key_shape: Any, value_shape: Any, *_args: Any, **_kwargs: Any
@@ -484,7 +489,11 @@ def _profile_kernels(
         if on_gpu:
             if not _is_device_event(event):
                 continue
-            seconds = float(event.self_device_time_total) / 1e6
+            # ``self_cuda_time_total`` is the pre-2.4 name of the same figure.
+            device_us: Any = getattr(event, "self_device_time_total", None)
+            if device_us is None:
+                device_us = getattr(event, "self_cuda_time_total", 0)
+            seconds = float(device_us) / 1e6
             comm_measure = seconds
         else:
             seconds = float(event.self_cpu_time_total) / 1e6
