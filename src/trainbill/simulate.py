@@ -74,6 +74,7 @@ __all__ = [
     "on_demand_usage",
     "simulate",
     "spot_comparison",
+    "spot_range_of_on_demand",
     "spot_scaled_catalog",
     "with_interval",
     "young_daly_interval",
@@ -878,3 +879,21 @@ def spot_comparison(
         p90_savings=1.0 - spot_sim.cost_usd.p90 / od_sim.cost_usd.p90,
         trials=trials,
     )
+
+
+def spot_range_of_on_demand(
+    usage: Usage, catalog: Catalog, low: float, high: float
+) -> tuple[float, float]:
+    """Turn a spot price range given as fractions of on-demand into multipliers of the catalog spot price.
+
+    The seed article states p4d spot "around 65-75% of on-demand"; the catalog's own spot price
+    points differ, so the simulation takes the article's range this way.
+    """
+    if not 0 < low <= high:
+        msg = f"spot price range must satisfy 0 < low <= high (got {low:g}:{high:g} of on-demand)"
+        raise SimulationError(msg)
+    from trainbill.costs._pricing import instance_rate
+
+    od = instance_rate(catalog, usage, "on_demand").usd
+    spot = instance_rate(catalog, usage, "spot").usd
+    return low * od / spot, high * od / spot

@@ -1,0 +1,189 @@
+"""``trainbill simulate``: the bill as a distribution (P50/P90/P99), checkpoint interval, spot or not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from trainbill.cli import app
+from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.errors import SimulationError
+from trainbill.ledger import CATEGORIES
+from trainbill.simulate import (
+    MAX_TRIALS,
+    CheckpointStudy,
+    Simulation,
+    SimulationParams,
+    SpotComparison,
+    checkpoint_study,
+    simulate,
+    spot_comparison,
+    spot_range_of_on_demand,
+)
+from trainbill.spec import load_plan
+from trainbill.usage import usage_for
+
+__all__ = ["render_simulation"]
+
+#: Runs at least this long show a progress bar on stderr.
+_PROGRESS_FROM_TRIALS = 200_000
+_SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def _money(x: float) -> str:
+    return f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}"
+
+
+def _parse_range(text: str) -> tuple[float, float]:
+    try:
+        lo_s, hi_s = text.split(":")
+        return float(lo_s), float(hi_s)
+    except ValueError:
+        msg = (
+            f"--spot-price-of-on-demand: expected LOW:HIGH fractions, e.g. 0.65:0.75 (got {text!r})"
+        )
+        raise SimulationError(msg) from None
+
+
+def _spark(counts: tuple[int, ...]) -> str:
+    top = max(counts) or 1
+    return "".join(_SPARK[round(c / top * (len(_SPARK) - 1))] for c in counts)
+
+
+def render_simulation(
+    sim: Simulation, study: CheckpointStudy | None, spot: SpotComparison | None
+) -> None:
+    """Percentile table, category means, histogram sparklines, checkpoint and spot verdicts."""
+    table = Table(
+        title=f"{sim.name}: {sim.trials:,} simulated runs (seed {sim.seed}, {sim.elapsed_s:.2f} s)"
+    )
+    for col in ("", "mean", "P10", "P50", "P90", "P99"):
+        table.add_column(col, justify="left" if not col else "right")
+    c, w = sim.cost_usd, sim.wall_hours
+    table.add_row("cost", *(_money(v) for v in (c.mean, c.p10, c.p50, c.p90, c.p99)))
+    table.add_row("wall-clock h", *(f"{v:,.1f}" for v in (w.mean, w.p10, w.p50, w.p90, w.p99)))
+    console.print(table)
+    console.print(
+        f"Deterministic forecast: [bold]{_money(sim.deterministic_total_usd)}[/bold], "
+        f"{sim.deterministic_wall_hours:,.1f} h.  Analytic expectation: {_money(sim.expected_total_usd)} "
+        f"(simulated mean {_money(sim.cost_usd.mean)} ± {sim.cost_se_usd:,.0f} s.e.)"
+    )
+    if sim.deadline_miss_probability is not None:
+        console.print(
+            f"Deadline {sim.deadline_hours:g} h: missed in [bold]{sim.deadline_miss_probability:.1%}[/bold] of runs"
+        )
+    console.print(
+        f"cost  {_money(sim.cost_histogram.edges[0])} {_spark(sim.cost_histogram.counts)} {_money(sim.cost_histogram.edges[-1])}"
+    )
+    console.print(
+        f"hours {sim.wall_histogram.edges[0]:,.1f} {_spark(sim.wall_histogram.counts)} {sim.wall_histogram.edges[-1]:,.1f}"
+    )
+    cats = Table(title="Mean cost by category")
+    for col in ("category", "simulated mean", "forecast"):
+        cats.add_column(col, justify="left" if col == "category" else "right")
+    for cat in CATEGORIES:
+        m, d = sim.by_category_mean_usd[cat], sim.deterministic_by_category_usd[cat]
+        if m or d:
+            cats.add_row(cat, _money(m), _money(d))
+    console.print(cats)
+    ev = sim.mean_events
+    console.print(
+        f"Per run on average: {ev['failures']:.2f} failures ({ev['failure_lost_hours']:.2f} h lost), "
+        f"{ev['reclaims']:.2f} spot reclaims ({ev['reclaim_lost_hours']:.2f} h lost)"
+    )
+    if study is not None:
+        yd = (
+            f"{study.young_daly_hours:.2f} h"
+            if study.young_daly_hours is not None
+            else "n/a (no failures)"
+        )
+        mode = "async snapshot" if study.asynchronous else "synchronous write"
+        console.print(
+            f"\n[bold]Checkpoint interval[/bold] ({study.checkpoint_stall_hours_each * 60:.1f} min {mode}, "
+            f"job MTBF {study.mtbf_hours or float('inf'):,.1f} h): Young/Daly {yd}, simulated optimum "
+            f"{study.simulated_optimum_hours:.2f} h ({_money(study.optimum_mean_usd)}); the plan's "
+            f"{study.plan_interval_hours:g} h costs {_money(study.plan_excess_usd)} more on average"
+        )
+    if spot is not None:
+        console.print(
+            f"\n[bold]Spot or not[/bold] ({spot.spot_fraction:.0%} spot): mean {_money(spot.spot_mean_usd)}, "
+            f"P90 {_money(spot.spot_p90_usd)}; all on-demand: mean {_money(spot.on_demand_mean_usd)}, "
+            f"P90 {_money(spot.on_demand_p90_usd)}.  Savings: nominal {spot.nominal_savings:.1%}, "
+            f"expected {spot.expected_savings:.1%}, at P90 {spot.p90_savings:.1%}"
+        )
+    for warning in sim.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+@app.command("simulate")
+def simulate_cmd(
+    plan_file: Annotated[Path, typer.Argument(help="Plan TOML file.")],
+    trials: Annotated[int, typer.Option(help=f"Simulated runs (1..{MAX_TRIALS:,}).")] = 100_000,
+    seed: Annotated[int | None, typer.Option(help="Random seed (same seed, same results).")] = None,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", help="Trials per chunk (memory only).")
+    ] = 65_536,
+    spot_price_of_on_demand: Annotated[
+        str | None,
+        typer.Option(
+            "--spot-price-of-on-demand",
+            help="Spot price range as fractions of on-demand, e.g. 0.65:0.75.",
+        ),
+    ] = None,
+    study_trials: Annotated[
+        int,
+        typer.Option(
+            "--study-trials", help="Trials per point of the checkpoint and spot studies (0: skip)."
+        ),
+    ] = 4000,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
+) -> None:
+    """Simulate the run many times: P10-P99 of cost and wall-clock, checkpoint interval, spot or not."""
+    if study_trials < 0 or study_trials > MAX_TRIALS:
+        msg = f"--study-trials must be between 0 and {MAX_TRIALS:,} (got {study_trials})"
+        raise SimulationError(msg)
+    plan = load_plan(plan_file)
+    catalog = catalog_from_options(catalog_dir)
+    usage = usage_for(plan, catalog)
+    params = SimulationParams.from_usage(usage, catalog)
+    if spot_price_of_on_demand is not None:
+        lo, hi = spot_range_of_on_demand(usage, catalog, *_parse_range(spot_price_of_on_demand))
+        params = replace(params, spot_price_low=lo, spot_price_high=hi)
+        SimulationParams(**params.as_dict())  # re-validate
+    run: dict[str, Any] = {
+        "trials": trials, "rng": seed, "chunk_size": chunk_size, "params": params,
+        "deadline_hours": plan.run.deadline_hours,
+    }  # fmt: skip
+    if trials >= _PROGRESS_FROM_TRIALS:
+        err = Console(stderr=True)
+        with Progress(
+            TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
+            TimeRemainingColumn(), console=err, transient=True,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("simulate", total=trials)
+            sim = simulate(
+                usage, catalog, progress=lambda done, _: bar.update(task, completed=done), **run
+            )
+    else:
+        sim = simulate(usage, catalog, **run)
+    study = spot = None
+    if study_trials > 0:
+        study_seed = sim.seed
+        study = checkpoint_study(usage, catalog, trials=study_trials, rng=study_seed, params=params)
+        spot = spot_comparison(usage, catalog, trials=study_trials, rng=study_seed, params=params)
+    if as_json:
+        out = sim.as_dict()
+        out["checkpoint"] = study.as_dict() if study is not None else None
+        out["spot"] = spot.as_dict() if spot is not None else None
+        print_json(out)
+    else:
+        render_simulation(sim, study, spot)
