@@ -1,0 +1,72 @@
+"""``trainbill report`` (one self-contained HTML file) and ``trainbill serve`` (web calculator + API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from trainbill.cli import app
+from trainbill.cli._common import atomic_write_text, catalog_from_options, console
+from trainbill.errors import SpecError, TrainbillError
+from trainbill.spec import load_plan
+
+__all__: list[str] = []
+
+#: The report's simulation is for reading, not for research: more trials only cost time.
+MAX_REPORT_TRIALS = 100_000
+
+
+@app.command("report")
+def report_cmd(
+    plan_file: Annotated[Path, typer.Argument(help="Plan TOML file.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
+    trials: Annotated[int, typer.Option(help="Monte Carlo trials (0 skips the simulation).")] = 2000,
+    seed: Annotated[int, typer.Option(help="Random seed for the simulation.")] = 0,
+    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+) -> None:
+    """Write a self-contained HTML report for finance: waterfall, ledger, risk, right-sizing."""
+    from trainbill.report import build_report, render_html
+
+    if not 0 <= trials <= MAX_REPORT_TRIALS:
+        msg = f"must be between 0 and {MAX_REPORT_TRIALS:,} (got {trials})"
+        raise SpecError(msg, source="command line", field="--trials")
+    if output.exists() and not force:
+        msg = f"{output}: already exists; pass --force to overwrite it"
+        raise TrainbillError(msg)
+    if output.exists() and output.is_dir():
+        msg = f"{output}: is a directory; give a file name such as report.html"
+        raise TrainbillError(msg)
+    plan = load_plan(plan_file)
+    data = build_report(plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0)
+    atomic_write_text(output, render_html(data))
+    fc = data.forecast
+    console.print(
+        f"wrote {output}: quote ${fc.quote_usd:,.0f}, real bill ${fc.total_usd:,.0f} ({fc.multiplier:.2f}×)"
+    )
+    if data.simulation is None:
+        console.print(f"note: {data.simulation_note}")
+
+
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Interface to bind (localhost by default; 0.0.0.0 exposes it).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+) -> None:
+    """Run the web calculator and the JSON API (docs at /docs)."""
+    if not 0 < port < 65536:
+        msg = f"must be between 1 and 65535 (got {port})"
+        raise SpecError(msg, source="command line", field="--port")
+    try:
+        import uvicorn
+
+        from trainbill.web import create_app
+    except ImportError as exc:
+        msg = f"the web server needs the 'web' extra ({exc.name} is missing): pip install 'trainbill[web]'"
+        raise TrainbillError(msg) from None
+    application = create_app(catalog=catalog_from_options(catalog_dir))
+    console.print(f"trainbill: serving on http://{host}:{port}/ (API docs at /docs); Ctrl-C stops")
+    uvicorn.run(application, host=host, port=port, log_level="warning")

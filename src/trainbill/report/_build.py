@@ -1,0 +1,226 @@
+"""What a report shows, worked out without any HTML: forecast, sizing sweep, simulation."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from trainbill.catalog import Catalog
+from trainbill.errors import TrainbillError
+from trainbill.forecast import Forecast, forecast
+from trainbill.spec import Plan
+
+__all__ = [
+    "SIZING_FACTORS",
+    "ReportData",
+    "SimulationSummary",
+    "SizingPoint",
+    "build_report",
+    "pareto_front",
+    "right_sizing",
+    "simulation_summary",
+]
+
+#: Node counts tried for the right-sizing curve, as multiples of the plan's node count.
+SIZING_FACTORS: tuple[float, ...] = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SizingPoint:
+    """The plan priced at one node count."""
+
+    nodes: int
+    gpus: int
+    wall_hours: float
+    total_usd: float
+    quote_usd: float
+    current: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationSummary:
+    """Percentiles and histograms of simulated bills and wall-clock hours, and the deadline odds."""
+
+    trials: int
+    p50_usd: float
+    p90_usd: float
+    p50_hours: float | None
+    p90_hours: float | None
+    cost_edges: tuple[float, ...]
+    cost_counts: tuple[int, ...]
+    hours_edges: tuple[float, ...] = ()
+    hours_counts: tuple[int, ...] = ()
+    deadline_hours: float | None = None
+    p_miss_deadline: float | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportData:
+    """Everything the HTML shows, in numbers; ``None`` sections render as 'not available'."""
+
+    plan: Plan
+    forecast: Forecast
+    generated: date
+    sizing: tuple[SizingPoint, ...]
+    sizing_basis: str
+    pareto: tuple[SizingPoint, ...]
+    simulation: SimulationSummary | None
+    simulation_note: str
+
+
+def right_sizing(
+    plan: Plan, catalog: Catalog, *, today: date | None = None, base: Forecast | None = None
+) -> tuple[tuple[SizingPoint, ...], str]:
+    """Price the plan at node counts around its own; return the points and how hours were set.
+
+    With ``model.params`` and ``model.tokens`` (and no fixed ``run.hours``) the time model
+    derives the hours at each size, including its communication and straggler losses. With
+    fixed ``run.hours`` there is no model to scale, so the sweep assumes the node-hours stay
+    constant (perfect scaling) and says so: an optimistic curve, labelled as such.
+    """
+    fc = base or forecast(plan, catalog, today=today)
+    n0 = fc.usage.nodes
+    instance = fc.usage.instance.instance
+    fixed = plan.run.hours
+    if fixed is None:
+        basis = "hours derived by the time model at each node count"
+    else:
+        basis = (
+            f"run.hours is fixed at {fixed:g} h for {n0} nodes, so other sizes assume the same "
+            f"node-hours (perfect scaling: hours × {n0} / nodes); give model.params and model.tokens "
+            f"for the time model's own scaling"
+        )
+    counts = sorted({max(1, round(n0 * f)) for f in SIZING_FACTORS})
+    points: list[SizingPoint] = []
+    for n in counts:
+        cluster = plan.cluster.model_copy(update={"nodes": n, "gpus": None, "instance": instance})
+        run = plan.run if fixed is None else plan.run.model_copy(update={"hours": fixed * n0 / n})
+        variant = plan.model_copy(update={"cluster": cluster, "run": run})
+        try:
+            f = fc if n == n0 else forecast(variant, catalog, today=today)
+        except TrainbillError:
+            continue
+        points.append(
+            SizingPoint(
+                nodes=n,
+                gpus=f.usage.gpus,
+                wall_hours=f.usage.wall_hours,
+                total_usd=f.total_usd,
+                quote_usd=f.quote_usd,
+                current=n == n0,
+            )
+        )
+    return tuple(points), basis
+
+
+def pareto_front(points: Sequence[SizingPoint]) -> tuple[SizingPoint, ...]:
+    """Points no other point beats on both wall-clock hours and total cost, fastest first."""
+    front = [
+        p
+        for p in points
+        if not any(
+            (q.wall_hours <= p.wall_hours and q.total_usd <= p.total_usd)
+            and (q.wall_hours < p.wall_hours or q.total_usd < p.total_usd)
+            for q in points
+        )
+    ]
+    return tuple(sorted(front, key=lambda p: (p.wall_hours, p.total_usd)))
+
+
+def simulation_summary(
+    totals_usd: Sequence[float],
+    wall_hours: Sequence[float] | None = None,
+    *,
+    deadline_hours: float | None = None,
+    bins: int = 40,
+    source: str = "",
+) -> SimulationSummary:
+    """P50/P90 (linear interpolation, NumPy's default), histograms, share of trials past the deadline."""
+    totals = np.asarray(totals_usd, dtype=float)
+    if totals.size == 0:
+        msg = "a simulation summary needs at least one trial"
+        raise ValueError(msg)
+    counts, edges = np.histogram(totals, bins=bins)
+    hours = np.asarray(wall_hours, dtype=float) if wall_hours is not None and len(wall_hours) else None
+    h_counts, h_edges = np.histogram(hours, bins=bins) if hours is not None else ((), ())
+    p_miss = float(np.mean(hours > deadline_hours)) if hours is not None and deadline_hours is not None else None
+    return SimulationSummary(
+        trials=int(totals.size),
+        p50_usd=float(np.percentile(totals, 50)),
+        p90_usd=float(np.percentile(totals, 90)),
+        p50_hours=float(np.percentile(hours, 50)) if hours is not None else None,
+        p90_hours=float(np.percentile(hours, 90)) if hours is not None else None,
+        cost_edges=tuple(float(e) for e in edges),
+        cost_counts=tuple(int(c) for c in counts),
+        hours_edges=tuple(float(e) for e in h_edges),
+        hours_counts=tuple(int(c) for c in h_counts),
+        deadline_hours=deadline_hours,
+        p_miss_deadline=p_miss,
+        source=source,
+    )
+
+
+def run_simulation(
+    plan: Plan, catalog: Catalog, *, trials: int, seed: int, today: date | None = None
+) -> tuple[SimulationSummary | None, str]:
+    """Run ``trainbill.simulate.simulate`` when this build has it; else say why not.
+
+    Imported at call time so the report and the API work (and say so) in a build without the
+    simulation feature.
+    """
+    try:
+        module = importlib.import_module("trainbill.simulate")
+    except ImportError:
+        return None, "Monte Carlo simulation is not available in this build (no trainbill.simulate)."
+    sim: Any = module.simulate(plan, catalog, trials=trials, rng=seed, today=today)
+    return (
+        SimulationSummary(
+            trials=int(sim.trials),
+            p50_usd=float(sim.cost_usd.p50),
+            p90_usd=float(sim.cost_usd.p90),
+            p50_hours=float(sim.wall_hours.p50),
+            p90_hours=float(sim.wall_hours.p90),
+            cost_edges=tuple(sim.cost_histogram.edges),
+            cost_counts=tuple(sim.cost_histogram.counts),
+            hours_edges=tuple(sim.wall_histogram.edges),
+            hours_counts=tuple(sim.wall_histogram.counts),
+            deadline_hours=sim.deadline_hours,
+            p_miss_deadline=sim.deadline_miss_probability,
+            source=f"trainbill.simulate: {int(sim.trials):,} trials, seed {int(sim.seed)}",
+        ),
+        "",
+    )
+
+
+def build_report(
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    today: date | None = None,
+    trials: int = 2000,
+    seed: int = 0,
+    simulate: bool = True,
+) -> ReportData:
+    """Forecast the plan, sweep node counts, and simulate when available."""
+    fc = forecast(plan, catalog, today=today)
+    sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
+    if simulate:
+        sim, note = run_simulation(plan, catalog, trials=trials, seed=seed, today=today)
+    else:
+        sim, note = None, "Monte Carlo simulation was not requested (--trials 0)."
+    return ReportData(
+        plan=plan,
+        forecast=fc,
+        generated=today or date.today(),  # noqa: DTZ011 - a calendar date
+        sizing=sizing,
+        sizing_basis=basis,
+        pareto=pareto_front(sizing),
+        simulation=sim,
+        simulation_note=note,
+    )

@@ -1,0 +1,235 @@
+"""ReportData → one self-contained HTML page (template in package data, SVG charts inline)."""
+
+from __future__ import annotations
+
+from html import escape
+from importlib import resources
+from string import Template
+
+from trainbill import __version__
+from trainbill.ledger import CATEGORIES
+from trainbill.report._build import ReportData, SimulationSummary, SizingPoint
+from trainbill.report.charts import (
+    Marker,
+    Series,
+    histogram_svg,
+    waterfall_steps,
+    waterfall_svg,
+    xy_svg,
+)
+from trainbill.report.format import hours, money, money_precise, number, percent
+
+__all__ = ["ledger_table", "render_html", "waterfall_chart"]
+
+_UNAVAILABLE = '<p class="unavailable">{}</p>'
+
+
+def _template() -> Template:
+    text = resources.files("trainbill.report").joinpath("templates/report.html").read_text(encoding="utf-8")
+    return Template(text)
+
+
+def _card(label: str, value: str, note: str = "") -> str:
+    n = f'<div class="note">{escape(note)}</div>' if note else ""
+    return f'<div class="card"><div class="label">{escape(label)}</div><div class="value">{escape(value)}</div>{n}</div>'
+
+
+def waterfall_chart(quote_usd: float, by_category: dict[str, float], *, standalone: bool = False) -> str:
+    """The quote-to-bill waterfall SVG (shared by the report and the web API)."""
+    return waterfall_svg(waterfall_steps(quote_usd, by_category), standalone=standalone)
+
+
+def ledger_table(data: ReportData) -> str:
+    """Every ledger line with quantity, unit price, cost, basis and source; category subtotals."""
+    fc = data.forecast
+    by_cat = fc.ledger.by_category()
+    pct = fc.percentages()
+    rows = [
+        ("<table class=\"ledger\"><thead><tr><th>Category</th><th>Item</th><th class=\"num\">Quantity</th>"
+        "<th>Unit</th><th class=\"num\">Unit price</th><th class=\"num\">Cost</th><th class=\"num\">Share</th>"
+        "<th>Basis</th><th>Source</th></tr></thead><tbody>")
+    ]
+    for cat in CATEGORIES:
+        lines = fc.ledger.in_category(cat)
+        if not lines:
+            continue
+        for i, line in enumerate(lines):
+            rows.append(
+                f"<tr><td>{escape(cat) if i == 0 else ''}</td><td>{escape(line.item)}</td>"
+                f"<td class=\"num\">{number(line.quantity)}</td><td>{escape(line.unit)}</td>"
+                f"<td class=\"num\">{money_precise(line.unit_price_usd)}</td>"
+                f"<td class=\"num\">{money(line.cost_usd)}</td><td></td>"
+                f"<td class=\"basis\">{escape(line.basis)}</td><td class=\"source\">{escape(line.source)}</td></tr>"
+            )
+        rows.append(
+            f"<tr class=\"subtotal\"><td></td><td>{escape(cat)} total</td><td></td><td></td><td></td>"
+            f"<td class=\"num\">{money(by_cat[cat])}</td><td class=\"num\">{percent(pct[cat])}</td>"
+            "<td></td><td></td></tr>"
+        )
+    rows.append(
+        f"<tr class=\"total\"><td></td><td>Real bill</td><td></td><td></td><td></td>"
+        f"<td class=\"num\">{money(fc.total_usd)}</td><td class=\"num\">100%</td><td></td><td></td></tr>"
+    )
+    rows.append("</tbody></table>")
+    return "".join(rows)
+
+
+def _time_table(data: ReportData) -> str:
+    u = data.forecast.usage
+    rows = [
+        ("Pure training", u.compute_hours),
+        ("Gradient-sync and straggler stalls", u.sync_stall_hours),
+        ("Checkpoint write stalls", u.checkpoint_stall_hours),
+        (f"Failures ({number(u.failure_events)} expected)", u.failure_lost_hours),
+        (f"Spot reclaims ({number(u.reclaim_events)} expected)", u.reclaim_lost_hours),
+        ("Wall-clock", u.wall_hours),
+    ]
+    total_cls = ' class="total"'
+    body = "".join(
+        f"<tr{total_cls if i == len(rows) - 1 else ''}><td>{escape(k)}</td>"
+        f"<td class=\"num\">{hours(v)}</td></tr>"
+        for i, (k, v) in enumerate(rows)
+    )
+    return f'<table style="max-width:520px"><thead><tr><th>Time</th><th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
+
+
+def _simulation_section(sim: SimulationSummary | None, note: str, deadline: float | None) -> str:
+    if sim is None:
+        return _UNAVAILABLE.format(escape(note or "Monte Carlo simulation is not available in this build."))
+    markers = [
+        Marker(label=f"P50 {money(sim.p50_usd)}", value=sim.p50_usd, color="#2c5d8f"),
+        Marker(label=f"P90 {money(sim.p90_usd)}", value=sim.p90_usd, color="#c0392b"),
+    ]
+    parts = [
+        '<div class="cards">',
+        _card("P50 bill", money(sim.p50_usd), f"{sim.trials:,} trials"),
+        _card("P90 bill", money(sim.p90_usd), "9 in 10 runs cost less"),
+    ]
+    if sim.p50_hours is not None and sim.p90_hours is not None:
+        parts.append(_card("P50 / P90 wall-clock", f"{sim.p50_hours:,.0f} / {sim.p90_hours:,.0f} h"))
+    if deadline is not None and sim.p_miss_deadline is not None:
+        parts.append(_card("Chance of missing the deadline", percent(100 * sim.p_miss_deadline), f"deadline {deadline:g} h"))
+    parts.append("</div>")
+    parts.append(
+        f"<figure>{histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers)}"
+        "<figcaption class=\"caption\">Distribution of the simulated bill; dashed lines mark P50 and P90.</figcaption></figure>"
+    )
+    if sim.hours_counts:
+        hm = [
+            Marker(label=f"P50 {sim.p50_hours:,.0f} h", value=sim.p50_hours or 0.0, color="#2c5d8f"),
+            Marker(label=f"P90 {sim.p90_hours:,.0f} h", value=sim.p90_hours or 0.0, color="#c0392b"),
+        ]
+        if deadline is not None:
+            hm.append(Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False))
+        parts.append(
+            f"<figure>{histogram_svg(sim.hours_edges, sim.hours_counts, title='Simulated wall-clock hours', x_label='wall-clock hours', markers=hm, x_fmt=lambda v: f'{v:,.0f} h')}"
+            "<figcaption class=\"caption\">Distribution of the wall-clock time, with the deadline.</figcaption></figure>"
+        )
+    if sim.source:
+        parts.append(f'<p class="note">Source: {escape(sim.source)}.</p>')
+    return "".join(parts)
+
+
+def _sizing_section(data: ReportData) -> str:
+    pts = data.sizing
+    if len(pts) < 2:
+        return _UNAVAILABLE.format("Right-sizing needs at least two node counts that can be priced.")
+    current = [p for p in pts if p.current]
+    deadline = data.plan.run.deadline_hours
+    cost = Series(name="real bill", points=tuple((float(p.nodes), p.total_usd) for p in pts))
+    quote = Series(name="quote", points=tuple((float(p.nodes), p.quote_usd) for p in pts), color="#9aa5b1")
+    marks = [Marker(label=f"plan: {current[0].nodes} nodes", value=float(current[0].nodes), color="#8a5a00")] if current else []
+    curve = xy_svg([cost, quote], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
+                   x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
+    all_pts = Series(name="all sizes", points=tuple((p.wall_hours, p.total_usd) for p in pts), color="#9aa5b1", line=False)
+    front = Series(name="Pareto front", points=tuple((p.wall_hours, p.total_usd) for p in data.pareto), color="#c0392b")
+    pm = [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)] if deadline else []
+    pareto = xy_svg([all_pts, front], title="Cost against wall-clock time", x_label="wall-clock hours", y_label="USD",
+                    markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+    rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
+    return (
+        f"<p class=\"note\">{escape(data.sizing_basis)}.</p>"
+        f"<figure>{curve}<figcaption class=\"caption\">Real bill and quote at each node count.</figcaption></figure>"
+        f"<figure>{pareto}<figcaption class=\"caption\">Each size as (hours, cost); the red line joins the sizes no other "
+        "size beats on both.</figcaption></figure>"
+        "<table style=\"max-width:760px\"><thead><tr><th class=\"num\">Nodes</th><th class=\"num\">GPUs</th>"
+        "<th class=\"num\">Wall-clock</th><th class=\"num\">Quote</th><th class=\"num\">Real bill</th><th>Note</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _sizing_row(p: SizingPoint, on_front: bool, deadline: float | None) -> str:
+    notes = []
+    if p.current:
+        notes.append("the plan")
+    if on_front:
+        notes.append("Pareto-optimal")
+    if deadline is not None and p.wall_hours > deadline:
+        notes.append("misses the deadline")
+    cls = ' class="subtotal"' if p.current else ""
+    return (
+        f"<tr{cls}><td class=\"num\">{p.nodes:,}</td><td class=\"num\">{p.gpus:,}</td>"
+        f"<td class=\"num\">{hours(p.wall_hours)}</td><td class=\"num\">{money(p.quote_usd)}</td>"
+        f"<td class=\"num\">{money(p.total_usd)}</td><td>{escape(', '.join(notes))}</td></tr>"
+    )
+
+
+def render_html(data: ReportData) -> str:
+    """The whole report as one HTML string: no scripts, no external resources."""
+    fc = data.forecast
+    u = fc.usage
+    title = f"{u.name}: training bill forecast"
+    warnings = "".join(f'<li class="warning">{escape(w)}</li>' for w in fc.warnings)
+    assumed = "".join(f"<li>{escape(a)}</li>" for a in u.assumed) or "<li>none: the plan states every value</li>"
+    by_cat = dict(fc.ledger.by_category())
+    delta = fc.total_usd - fc.quote_usd
+    body = "".join(
+        [
+            f"<header><h1>{escape(title)}</h1>",
+            (f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
+            f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
+            f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
+            f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"),
+            '<section><div class="cards">',
+            _card("Quote", money(fc.quote_usd), "instances × on-demand list price × planned hours"),
+            _card("Real bill (forecast)", money(fc.total_usd), f"{'+' if delta >= 0 else ''}{money(delta)} vs the quote"),
+            _card("Multiplier", f"{fc.multiplier:.2f}×", "real bill / quote"),
+            _card("Wall-clock", hours(u.wall_hours), f"{u.wall_hours * u.gpus:,.0f} GPU-hours"),
+            "</div>",
+            f'<p class="note">Quote arithmetic: {escape(fc.quote_basis)}</p>',
+            f"<ul>{warnings}</ul>" if warnings else "",
+            "</section>",
+            "<section><h2>From the quote to the real bill</h2>",
+            (f"<figure>{waterfall_chart(fc.quote_usd, by_cat)}<figcaption class=\"caption\">Start at the quote; "
+            "compute moves by the difference between the real compute cost and the quote (spot and Savings Plan "
+            "discounts pull it down), every other category adds its amount; the last bar is the real bill."
+            "</figcaption></figure></section>"),
+            "<section class=\"ledger\"><h2>Ledger</h2>",
+            ('<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was derived; '
+            "<em>source</em> names the price point and its date.</p>"),
+            ledger_table(data),
+            "</section>",
+            "<section><h2>Time</h2>",
+            _time_table(data),
+            "</section>",
+            "<section><h2>Risk: Monte Carlo distribution</h2>",
+            _simulation_section(data.simulation, data.simulation_note, data.plan.run.deadline_hours),
+            "</section>",
+            "<section><h2>Right-sizing and the cost/time Pareto front</h2>",
+            _sizing_section(data),
+            "</section>",
+            "<section><h2>Assumptions and prices</h2>",
+            (f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
+            f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
+            "not state were taken from the catalog's assumptions:</p>"),
+            f'<ul class="assumed">{assumed}</ul>',
+            "</section>",
+        ]
+    )
+    return _template().substitute(
+        title=escape(title),
+        body=body,
+        version=escape(__version__),
+        generated=data.generated.isoformat(),
+        catalog_version=escape(fc.catalog_version),
+    )

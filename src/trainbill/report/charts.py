@@ -1,0 +1,339 @@
+"""Charts as inline SVG strings, drawn in Python.
+
+One charting approach serves both the HTML report and the web calculator: the report inlines
+these SVGs, the API returns the very same SVGs for the page to insert. Drawing them here (not
+with a JavaScript library from a CDN) keeps the report one self-contained file that opens
+offline and prints as vectors, and keeps the page free of third-party code. Every text node is
+HTML-escaped, so plan names cannot inject markup.
+
+The functions take plain numbers; working out *what* to plot (e.g. the waterfall steps from a
+forecast) is separate and testable (``waterfall_steps``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+
+from trainbill.report.format import money
+
+__all__ = [
+    "Marker",
+    "Series",
+    "WaterfallStep",
+    "histogram_svg",
+    "nice_ticks",
+    "waterfall_steps",
+    "waterfall_svg",
+    "xy_svg",
+]
+
+_INK = "#1f2933"
+_GRID = "#d9dee4"
+_UP = "#c0392b"
+_DOWN = "#2e8b57"
+_TOTAL = "#2c5d8f"
+_FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
+_SVG_NS = "http://www.w3.org/2000/svg"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaterfallStep:
+    """One bar: a total (drawn from zero) or a delta (floating from ``start`` to ``end``)."""
+
+    label: str
+    start: float
+    end: float
+    total: bool = False
+
+    @property
+    def delta(self) -> float:
+        """Signed change this bar contributes."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Series:
+    """A line (or points only) on an x/y chart."""
+
+    name: str
+    points: tuple[tuple[float, float], ...]
+    color: str = _TOTAL
+    line: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Marker:
+    """A labelled vertical (``axis='x'``) or horizontal (``axis='y'``) reference line."""
+
+    label: str
+    value: float
+    axis: str = "x"
+    color: str = _UP
+    dashed: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Frame:
+    """Plot area and the data ranges mapped onto it."""
+
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    parts: list[str] = field(default_factory=list)
+
+    def x(self, v: float) -> float:
+        span = (self.x1 - self.x0) or 1.0
+        return self.left + (v - self.x0) / span * (self.width - self.left - self.right)
+
+    def y(self, v: float) -> float:
+        span = (self.y1 - self.y0) or 1.0
+        return self.height - self.bottom - (v - self.y0) / span * (self.height - self.top - self.bottom)
+
+
+def waterfall_steps(quote_usd: float, by_category: Mapping[str, float]) -> tuple[WaterfallStep, ...]:
+    """From the quote to the real bill, one category at a time.
+
+    The quote is on-demand compute only, so the compute bar is the *difference* between the
+    real compute cost and the quote (negative when spot or a Savings Plan makes compute
+    cheaper); every other category adds its whole amount. The last bar therefore lands exactly
+    on the ledger total: quote + (compute - quote) + sum(others) = sum(all categories).
+    """
+    steps = [WaterfallStep(label="quote", start=0.0, end=quote_usd, total=True)]
+    level = quote_usd
+    for cat, amount in by_category.items():
+        delta = amount - quote_usd if cat == "compute" else amount
+        if cat != "compute" and amount == 0:
+            continue
+        label = "compute vs quote" if cat == "compute" else cat
+        steps.append(WaterfallStep(label=label, start=level, end=level + delta))
+        level += delta
+    steps.append(WaterfallStep(label="real bill", start=0.0, end=level, total=True))
+    return tuple(steps)
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> tuple[float, ...]:
+    """Round tick values (1, 2, 2.5 or 5 × 10^k apart) covering ``[lo, hi]``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return (0.0,)
+    if hi == lo:
+        hi = lo + (abs(lo) or 1.0)
+    raw = (hi - lo) / max(count, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.floor(lo / step) * step
+    ticks: list[float] = []
+    t = first
+    while t <= hi + step * 1e-9:
+        ticks.append(round(t, 10))
+        t += step
+    if ticks[-1] < hi:
+        ticks.append(round(t, 10))
+    return tuple(ticks)
+
+
+def _short_money(v: float) -> str:
+    a = abs(v)
+    sign = "-" if v < 0 else ""
+    if a >= 1e6:
+        return f"{sign}${a / 1e6:,.3g}M"
+    if a >= 1e3:
+        return f"{sign}${a / 1e3:,.3g}k"
+    return money(v)
+
+
+def _open(width: int, height: int, title: str, *, standalone: bool) -> str:
+    ns = f' xmlns="{_SVG_NS}"' if standalone else ""
+    return (
+        f'<svg{ns} viewBox="0 0 {width} {height}" width="100%" role="img" '
+        f'aria-label="{escape(title)}" class="chart" {_FONT} font-size="12" fill="{_INK}">'
+        f"<title>{escape(title)}</title>"
+    )
+
+
+def _text(x: float, y: float, s: str, *, anchor: str = "middle", size: int = 11, extra: str = "") -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{extra}>'
+        f"{escape(s)}</text>"
+    )
+
+
+def _y_axis(f: _Frame, ticks: Sequence[float], fmt: Callable[[float], str], label: str) -> None:
+    for t in ticks:
+        yy = f.y(t)
+        f.parts.append(
+            f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{yy:.1f}" y2="{yy:.1f}" '
+            f'stroke="{_GRID}" stroke-width="1"/>'
+        )
+        f.parts.append(_text(f.left - 6, yy + 4, fmt(t), anchor="end", size=10))
+    if label:
+        cy = (f.top + f.height - f.bottom) / 2
+        f.parts.append(
+            _text(14, cy, label, size=11, extra=f' transform="rotate(-90 14 {cy:.1f})"')
+        )
+
+
+def _x_axis(f: _Frame, ticks: Sequence[float], fmt: Callable[[float], str], label: str) -> None:
+    base = f.height - f.bottom
+    f.parts.append(
+        f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{base}" y2="{base}" stroke="{_INK}"/>'
+    )
+    for t in ticks:
+        xx = f.x(t)
+        f.parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{base}" y2="{base + 4}" stroke="{_INK}"/>')
+        f.parts.append(_text(xx, base + 16, fmt(t), size=10))
+    if label:
+        f.parts.append(_text((f.left + f.width - f.right) / 2, f.height - 6, label, size=11))
+
+
+def _markers(f: _Frame, markers: Sequence[Marker]) -> None:
+    for i, m in enumerate(markers):
+        if not math.isfinite(m.value):
+            continue
+        dash = ' stroke-dasharray="5 4"' if m.dashed else ""
+        if m.axis == "x":
+            xx = f.x(m.value)
+            f.parts.append(
+                f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{f.top}" y2="{f.height - f.bottom}" '
+                f'stroke="{m.color}" stroke-width="1.5"{dash}/>'
+            )
+            f.parts.append(
+                _text(xx + 4, f.top + 12 + 14 * i, m.label, anchor="start", size=10,
+                      extra=f' fill="{m.color}"')
+            )
+        else:
+            yy = f.y(m.value)
+            f.parts.append(
+                f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{yy:.1f}" y2="{yy:.1f}" '
+                f'stroke="{m.color}" stroke-width="1.5"{dash}/>'
+            )
+            f.parts.append(
+                _text(f.width - f.right - 4, yy - 4, m.label, anchor="end", size=10,
+                      extra=f' fill="{m.color}"')
+            )
+
+
+def waterfall_svg(
+    steps: Sequence[WaterfallStep], *, title: str = "Quote to real bill", standalone: bool = False
+) -> str:
+    """Floating-bar waterfall: totals in blue, increases red, decreases green, labelled in $."""
+    width, height = 760, 340
+    values = [0.0] + [v for s in steps for v in (s.start, s.end)]
+    ticks = nice_ticks(min(values), max(values))
+    f = _Frame(width=width, height=height, left=70, right=12, top=28, bottom=92,
+               x0=0, x1=max(len(steps), 1), y0=ticks[0], y1=ticks[-1])  # fmt: skip
+    _y_axis(f, ticks, _short_money, "")
+    slot = (width - f.left - f.right) / max(len(steps), 1)
+    bar_w = slot * 0.64
+    for i, s in enumerate(steps):
+        lo, hi = sorted((s.start, s.end))
+        color = _TOTAL if s.total else (_UP if s.delta > 0 else _DOWN)
+        x = f.left + i * slot + (slot - bar_w) / 2
+        y_top = f.y(hi)
+        h = max(f.y(lo) - y_top, 1.0)
+        f.parts.append(
+            f'<rect x="{x:.1f}" y="{y_top:.1f}" width="{bar_w:.1f}" height="{h:.1f}" fill="{color}">'
+            f"<title>{escape(s.label)}: {escape(money(s.end if s.total else s.delta))}</title></rect>"
+        )
+        if i + 1 < len(steps) and not steps[i + 1].total:
+            nx = f.left + (i + 1) * slot + (slot - bar_w) / 2
+            yy = f.y(s.end)
+            f.parts.append(
+                f'<line x1="{x + bar_w:.1f}" x2="{nx:.1f}" y1="{yy:.1f}" y2="{yy:.1f}" '
+                f'stroke="{_INK}" stroke-width="0.6" stroke-dasharray="2 2"/>'
+            )
+        amount = s.end if s.total else s.delta
+        label = _short_money(amount) if s.total or amount < 0 else "+" + _short_money(amount)
+        f.parts.append(_text(x + bar_w / 2, y_top - 5, label, size=10))
+        cx, cy = x + bar_w / 2, height - f.bottom + 14
+        f.parts.append(
+            _text(cx, cy, s.label, anchor="end", size=10, extra=f' transform="rotate(-35 {cx:.1f} {cy:.1f})"')
+        )
+    base = f.y(0.0)
+    f.parts.append(f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" stroke="{_INK}"/>')
+    return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
+
+
+def histogram_svg(
+    edges: Sequence[float],
+    counts: Sequence[int],
+    *,
+    title: str,
+    x_label: str,
+    markers: Sequence[Marker] = (),
+    x_fmt: Callable[[float], str] = _short_money,
+    standalone: bool = False,
+) -> str:
+    """Histogram from bin edges (n + 1) and counts (n), with reference lines (P50, P90, deadline)."""
+    width, height = 760, 300
+    if len(edges) != len(counts) + 1 or not counts:
+        return _open(width, height, title, standalone=standalone) + _text(width / 2, height / 2, "no data") + "</svg>"
+    xs = [*edges, *(m.value for m in markers if m.axis == "x" and math.isfinite(m.value))]
+    xt = nice_ticks(min(xs), max(xs))
+    yt = nice_ticks(0, max(*counts, 1))
+    f = _Frame(width=width, height=height, left=56, right=14, top=20, bottom=44,
+               x0=xt[0], x1=xt[-1], y0=0, y1=yt[-1])  # fmt: skip
+    _y_axis(f, yt, lambda t: f"{t:,.0f}", "trials")
+    _x_axis(f, xt, x_fmt, x_label)
+    for i, c in enumerate(counts):
+        if not c:
+            continue
+        xa, xb = f.x(edges[i]), f.x(edges[i + 1])
+        y_top = f.y(c)
+        f.parts.append(
+            f'<rect x="{xa:.1f}" y="{y_top:.1f}" width="{max(xb - xa - 0.5, 1):.1f}" '
+            f'height="{f.y(0) - y_top:.1f}" fill="{_TOTAL}" fill-opacity="0.75"/>'
+        )
+    _markers(f, markers)
+    return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
+
+
+def xy_svg(
+    series: Sequence[Series],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    markers: Sequence[Marker] = (),
+    x_fmt: Callable[[float], str] = lambda v: f"{v:,.4g}",
+    y_fmt: Callable[[float], str] = _short_money,
+    standalone: bool = False,
+) -> str:
+    """Lines and points on linear axes (right-sizing curve, Pareto front), with a legend."""
+    width, height = 760, 320
+    xs = [p[0] for s in series for p in s.points if math.isfinite(p[0])]
+    ys = [p[1] for s in series for p in s.points if math.isfinite(p[1])]
+    xs += [m.value for m in markers if m.axis == "x" and math.isfinite(m.value)]
+    ys += [m.value for m in markers if m.axis == "y" and math.isfinite(m.value)]
+    if not xs or not ys:
+        return _open(width, height, title, standalone=standalone) + _text(width / 2, height / 2, "no data") + "</svg>"
+    xt = nice_ticks(min(xs), max(xs))
+    yt = nice_ticks(min(0.0, *ys) if min(ys) < 0 else min(ys) * 0.9, max(ys))
+    f = _Frame(width=width, height=height, left=70, right=14, top=30, bottom=44,
+               x0=xt[0], x1=xt[-1], y0=yt[0], y1=yt[-1])  # fmt: skip
+    _y_axis(f, yt, y_fmt, y_label)
+    _x_axis(f, xt, x_fmt, x_label)
+    for k, s in enumerate(series):
+        pts = [(f.x(x), f.y(y)) for x, y in s.points if math.isfinite(x) and math.isfinite(y)]
+        if s.line and len(pts) > 1:
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+            f.parts.append(f'<polyline points="{path}" fill="none" stroke="{s.color}" stroke-width="2"/>')
+        for (x, y), (dx, dy) in zip(pts, s.points, strict=False):
+            f.parts.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{s.color}">'
+                f"<title>{escape(s.name)}: {escape(x_fmt(dx))}, {escape(y_fmt(dy))}</title></circle>"
+            )
+        lx = f.left + 10 + 170 * k
+        f.parts.append(f'<rect x="{lx}" y="8" width="12" height="12" fill="{s.color}"/>')
+        f.parts.append(_text(lx + 18, 18, s.name, anchor="start", size=11))
+    _markers(f, markers)
+    return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"

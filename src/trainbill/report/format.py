@@ -1,0 +1,58 @@
+"""Number formatting for people: whole dollars with separators, hours, percentages.
+
+Amounts stay unrounded floats everywhere else (``trainbill.ledger``); rounding happens only
+here, at the last step before a human reads them.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["hours", "money", "money_precise", "number", "percent"]
+
+
+def money(usd: float) -> str:
+    """Whole dollars with thousands separators: ``$226,529``; negatives as ``-$1,234``."""
+    if not math.isfinite(usd):
+        return "n/a"
+    whole = round(usd)
+    if whole < 0:
+        return f"-${-whole:,}"
+    return f"${whole:,}"
+
+
+def money_precise(usd: float) -> str:
+    """Unit prices keep their cents (and sub-cent precision for per-GB prices)."""
+    if not math.isfinite(usd):
+        return "n/a"
+    sign = "-" if usd < 0 else ""
+    a = abs(usd)
+    if a >= 1 or a == 0:
+        return f"{sign}${a:,.2f}"
+    return f"{sign}${a:.4g}"
+
+
+def number(x: float, digits: int = 2) -> str:
+    """A quantity with separators and at most ``digits`` decimals (trailing zeros dropped)."""
+    if not math.isfinite(x):
+        return "n/a"
+    text = f"{x:,.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def hours(h: float) -> str:
+    """Hours with one decimal and, past two days, the equivalent in days."""
+    if not math.isfinite(h):
+        return "n/a"
+    if h >= 48:
+        return f"{h:,.1f} h ({h / 24:,.1f} days)"
+    return f"{h:,.1f} h"
+
+
+def percent(p: float, digits: int = 1) -> str:
+    """A percentage given in percent units (``12.5`` → ``12.5%``)."""
+    if not math.isfinite(p):
+        return "n/a"
+    return f"{p:,.{digits}f}%"

@@ -1,0 +1,341 @@
+"""The HTTP API and the single-page calculator.
+
+The API is a thin shell over the library, like the CLI: a JSON body goes through the same
+``plan_from_dict`` as a TOML file, so the schema and the error messages are the same, and
+``POST /v1/forecast`` answers exactly the JSON of ``trainbill forecast --json``. Charts come
+from ``trainbill.report.charts`` (server-drawn SVG), the same functions the HTML report uses.
+
+Guard rails, because a calculator on a shared host is a public endpoint in all but name:
+request bodies over ``Limits.max_body_bytes`` get 413 before they are parsed; trial counts
+and search sizes are capped (422 above the cap); invalid plans get 422 with the field path;
+``trainbill serve`` binds to 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from datetime import date
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from trainbill import __version__
+from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, load_catalog
+from trainbill.errors import SpecError, TrainbillError
+from trainbill.forecast import forecast
+from trainbill.ledger import CATEGORIES
+from trainbill.report import pareto_front, right_sizing
+from trainbill.report._build import run_simulation
+from trainbill.report.charts import waterfall_steps, waterfall_svg
+from trainbill.spec import Plan, plan_from_dict
+
+__all__ = ["LIMITS", "Limits", "create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Caps that keep one request from occupying the server."""
+
+    max_body_bytes: int = 64 * 1024
+    max_trials: int = 20_000
+    max_candidates: int = 512
+    max_price_rows: int = 1000
+
+
+LIMITS = Limits()
+
+_PLAN_EXAMPLE: dict[str, Any] = {
+    "run": {"name": "seed-70b-finetune", "hours": 72},
+    "model": {"params": 70e9},
+    "cluster": {"provider": "aws", "region": "us-east-1", "instance": "p5.48xlarge", "nodes": 32},
+    "purchase": {"spot_fraction": 0.5, "savings_plan": "none"},
+    "prices": {"as_of": "2025-05-01"},
+    "checkpoint": {"interval_hours": 2},
+}
+
+PlanBody = Annotated[
+    dict[str, Any],
+    Body(
+        description="A plan: the same sections and keys as a plan TOML file (schema: GET /v1/schema/plan).",
+        examples=[_PLAN_EXAMPLE],
+    ),
+]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SimulateRequest(_Request):
+    """A plan and how many Monte Carlo trials to run."""
+
+    plan: dict[str, Any]
+    trials: int = Field(default=2000, ge=1, le=LIMITS.max_trials)
+    seed: int = Field(default=0, ge=0)
+
+
+class OptimizeRequest(_Request):
+    """A plan and how many candidate configurations the search may price."""
+
+    plan: dict[str, Any]
+    max_candidates: int = Field(default=256, ge=1, le=LIMITS.max_candidates)
+
+
+class WaterfallRequest(_Request):
+    """The two numbers a waterfall needs (from a forecast response)."""
+
+    quote_usd: float = Field(ge=0)
+    by_category: dict[str, float]
+
+
+class _BodyLimit:
+    """ASGI middleware: 413 for bodies over the limit, by header and by counted bytes."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    too_big = int(value) > self.max_bytes
+                except ValueError:
+                    too_big = False
+                if too_big:
+                    await _too_large(send, self.max_bytes)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _BodyTooLargeError
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _BodyTooLargeError:
+            await _too_large(send, self.max_bytes)
+
+
+class _BodyTooLargeError(Exception):
+    pass
+
+
+async def _too_large(send: Send, max_bytes: int) -> None:
+    response = JSONResponse(
+        {"detail": f"request body exceeds {max_bytes:,} bytes", "field": None}, status_code=413
+    )
+    await send({"type": "http.response.start", "status": 413, "headers": response.raw_headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+def _clean(x: Any) -> Any:
+    """JSON as ``trainbill forecast --json`` writes it: NaN/inf become null, dates ISO strings."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    if isinstance(x, date):
+        return x.isoformat()
+    return x
+
+
+def _plan(body: dict[str, Any], *, prefix: str = "") -> Plan:
+    try:
+        return plan_from_dict(body, source="request body")
+    except SpecError as exc:
+        if prefix:
+            raise SpecError(
+                str(exc).removeprefix("request body: ").removeprefix(f"{exc.field}: "),
+                source="request body",
+                field=f"{prefix}.{exc.field}" if exc.field else prefix,
+            ) from None
+        raise
+
+
+def _page() -> str:
+    return resources.files("trainbill.web").joinpath("static/index.html").read_text(encoding="utf-8")
+
+
+def create_app(*, catalog: Catalog | None = None, today: date | None = None, limits: Limits = LIMITS) -> FastAPI:
+    """Build the app. ``catalog`` defaults to the packaged one; ``today`` pins the date (tests)."""
+    cat = catalog or load_catalog()
+    app = FastAPI(
+        title="trainbill",
+        version=__version__,
+        description="The real bill of training a model on a cloud GPU cluster: forecast, simulate, price lists.",
+    )
+
+    @app.exception_handler(SpecError)
+    async def _spec_error(_: Request, exc: Exception) -> JSONResponse:
+        field = exc.field if isinstance(exc, SpecError) else None
+        return JSONResponse({"detail": str(exc), "field": field}, status_code=422)
+
+    @app.exception_handler(TrainbillError)
+    async def _trainbill_error(_: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc), "field": getattr(exc, "field", None)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+        errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+        first = errors[0] if errors else {}
+        loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query")]
+        field = "body" if first.get("type") == "json_invalid" else (".".join(loc) or "body")
+        return JSONResponse(
+            {"detail": f"{field}: {first.get('msg', 'invalid request')}", "field": field}, status_code=422
+        )
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def index() -> HTMLResponse:
+        return HTMLResponse(_page(), headers={"Content-Security-Policy": _CSP})
+
+    @app.get("/healthz", tags=["meta"])
+    def healthz() -> dict[str, Any]:
+        """Liveness: the app is up and its catalog loaded."""
+        return {"status": "ok", "version": __version__, "catalog": cat.version}
+
+    @app.get("/v1/schema/plan", tags=["meta"])
+    def plan_schema() -> dict[str, Any]:
+        """JSON Schema of a plan (the request body of /v1/forecast)."""
+        return Plan.model_json_schema()
+
+    @app.post("/v1/forecast", tags=["forecast"])
+    def post_forecast(body: PlanBody) -> JSONResponse:
+        """Itemized real bill and quote: the JSON of ``trainbill forecast --json``."""
+        fc = forecast(_plan(body), cat, today=today)
+        return JSONResponse(_clean(fc.as_dict()))
+
+    @app.post("/v1/charts/waterfall", tags=["charts"], response_class=Response)
+    def post_waterfall(req: WaterfallRequest) -> Response:
+        """The quote-to-bill waterfall as SVG (the report's chart), from a forecast's numbers."""
+        unknown = sorted(set(req.by_category) - set(CATEGORIES))
+        if unknown:
+            msg = f"unknown categories {', '.join(unknown)}; allowed: {', '.join(CATEGORIES)}"
+            raise SpecError(msg, source="request body", field="by_category")
+        ordered = {c: req.by_category.get(c, 0.0) for c in CATEGORIES}
+        svg = waterfall_svg(waterfall_steps(req.quote_usd, ordered), standalone=True)
+        return Response(svg, media_type="image/svg+xml")
+
+    @app.post("/v1/sizing", tags=["forecast"])
+    def post_sizing(body: PlanBody) -> dict[str, Any]:
+        """The plan priced at node counts around its own, and the cost/time Pareto front."""
+        plan = _plan(body)
+        points, basis = right_sizing(plan, cat, today=today)
+        front = {p.nodes for p in pareto_front(points)}
+        out: dict[str, Any] = _clean({
+            "basis": basis,
+            "points": [
+                {"nodes": p.nodes, "gpus": p.gpus, "wall_hours": p.wall_hours, "total_usd": p.total_usd,
+                 "quote_usd": p.quote_usd, "current": p.current, "pareto": p.nodes in front}
+                for p in points
+            ],
+        })  # fmt: skip
+        return out
+
+    @app.post("/v1/simulate", tags=["risk"], responses={501: {"description": "not available in this build"}})
+    def post_simulate(req: SimulateRequest) -> JSONResponse:
+        """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
+        plan = _plan(req.plan, prefix="plan")
+        try:
+            importlib.import_module("trainbill.simulate")
+        except ImportError:
+            return _not_available("Monte Carlo simulation (trainbill.simulate)")
+        summary, note = run_simulation(plan, cat, trials=req.trials, seed=req.seed, today=today)
+        if summary is None:
+            return JSONResponse({"detail": note, "field": None}, status_code=501)
+        return JSONResponse(_clean({
+            "trials": summary.trials, "p50_usd": summary.p50_usd, "p90_usd": summary.p90_usd,
+            "p50_hours": summary.p50_hours, "p90_hours": summary.p90_hours,
+            "deadline_hours": summary.deadline_hours, "p_miss_deadline": summary.p_miss_deadline,
+            "source": summary.source,
+        }))  # fmt: skip
+
+    @app.post("/v1/optimize", tags=["planner"], responses={501: {"description": "not available in this build"}})
+    def post_optimize(req: OptimizeRequest) -> JSONResponse:
+        """Planner search for the cheapest plan meeting the deadline (needs trainbill.optimize)."""
+        _plan(req.plan, prefix="plan")
+        try:
+            importlib.import_module("trainbill.optimize")
+        except ImportError:
+            return _not_available("the planner (trainbill.optimize)")
+        return _not_available("the planner's HTTP binding")
+
+    @app.get("/v1/prices", tags=["catalog"])
+    def get_prices(
+        provider: Annotated[str | None, Query(description=f"one of {', '.join(PROVIDERS)}")] = None,
+        item: Annotated[str | None, Query(description="e.g. p5.48xlarge")] = None,
+        option: Annotated[str | None, Query(description=f"one of {', '.join(OPTIONS)}")] = None,
+        region: Annotated[str | None, Query()] = None,
+        limit: Annotated[int, Query(ge=1, description="rows to return (capped)")] = 200,
+    ) -> dict[str, Any]:
+        """Catalog price points (every dated version, with its source)."""
+        if limit > limits.max_price_rows:
+            msg = f"must be at most {limits.max_price_rows:,} (got {limit})"
+            raise SpecError(msg, source="query", field="limit")
+        if provider is not None and provider not in PROVIDERS:
+            msg = f"{provider!r} is not allowed; allowed values: {', '.join(PROVIDERS)}"
+            raise SpecError(msg, source="query", field="provider")
+        if option is not None and option not in OPTIONS:
+            msg = f"{option!r} is not allowed; allowed values: {', '.join(OPTIONS)}"
+            raise SpecError(msg, source="query", field="option")
+        rows = [
+            p for p in cat.prices
+            if (provider is None or p.provider == provider) and (item is None or p.item == item)
+            and (option is None or p.option == option) and (region is None or p.region == region)
+        ]  # fmt: skip
+        return {
+            "catalog": {"version": cat.version, "snapshot": cat.snapshot.isoformat()},
+            "count": len(rows),
+            "truncated": len(rows) > limit,
+            "prices": [
+                {"provider": p.provider, "region": p.region, "item": p.item, "option": p.option,
+                 "unit": p.unit, "usd": p.usd, "effective_from": p.effective_from.isoformat(), "source": p.source}
+                for p in rows[:limit]
+            ],
+        }  # fmt: skip
+
+    @app.get("/v1/instances", tags=["catalog"])
+    def get_instances() -> dict[str, Any]:
+        """Instance types the catalog can price, with their accelerators (the page's picker)."""
+        return {
+            "instances": [
+                {"provider": i.provider, "instance": i.instance, "accelerator": i.accelerator,
+                 "accelerator_count": i.accelerator_count}
+                for i in cat.instances.values()
+            ]
+        }  # fmt: skip
+
+    app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
+    return app
+
+
+_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+
+
+def _not_available(what: str) -> JSONResponse:
+    return JSONResponse(
+        {"detail": f"{what} is not available in this build", "field": None}, status_code=501
+    )
