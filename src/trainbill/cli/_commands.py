@@ -10,5 +10,6 @@ from trainbill.cli import (
     forecast,  # noqa: F401
     prices,  # noqa: F401
     profile,  # noqa: F401
+    report,  # noqa: F401
     simulate,  # noqa: F401
 )
