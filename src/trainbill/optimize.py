@@ -1,0 +1,981 @@
+"""Planner: the cheapest instance, cluster size, cloud, purchase mix and checkpoint interval.
+
+The article's advice (right-size, buy Savings Plans for the baseline, use spot when
+interruptions are tolerable, consider other clouds) as a search instead of opinions.
+
+How the search stays consistent with ``forecast`` while evaluating millions of candidates:
+
+* **Time side.** For every (instance, node count) the real ``usage_for`` is called on two
+  reference plans (two checkpoint intervals, all nodes on spot). From them come the pure
+  compute hours, the synchronization stall, the checkpoint write stall, the failure and reclaim
+  rates per exposed hour and the loss per event as an affine function of the interval; one
+  ``usage_for`` per orchestrator gives its restart time. The grid over interval × spot share ×
+  orchestrator is then composed in NumPy. A random sample of grid points is re-derived with
+  ``usage_for`` and compared; a mismatch (e.g. the time model changed shape) raises instead of
+  returning a wrong plan.
+* **Price side.** The cost drivers are linear in the usage quantities. For every (instance,
+  orchestrator, Savings Plan term) the real ``costs.estimate`` prices a dozen synthetic usages
+  (random nodes, spot share, coverage, hours, checkpoint count) and a least-squares fit recovers
+  the coefficients of ten features (1, W, N·W, N·s·W, N·c·W, N·c·s·W, checkpoints, retained
+  checkpoints, retained·W, N; W wall hours, N nodes, s spot share, c coverage). Held-out probes
+  must match to 1e-9 relative or the planner raises.
+
+Objective and constraints (minimise over the grid)::
+
+    objective   = expected total (forecast's total_usd)            default
+                | P90 total (normal approximation, below)           objective="p90"
+    subject to  wall hours (P90 wall hours with "p90") <= deadline_hours
+                objective cost <= budget_usd
+                model state fits the cluster's HBM (when the model size is known)
+
+P90: failures and reclaims are Poisson with the expected counts m the forecast uses; each loses
+restart + U(0, interval) hours, so the lost hours have variance m·(L² + I²/12) (compound
+Poisson, L the mean loss per event). P90 = mean + 1.2816·sd, for wall hours and for cost (the
+sd in hours times the marginal cost of a wall hour). The normal approximation is rough when m
+is below a few events; it ignores price uncertainty.
+
+Plans that give only ``run.hours`` carry no FLOP count, so hours are scaled to a candidate
+cluster by the GPU-count ratio and the peak-throughput ratio (dense peak at the plan's
+precision): hours' = hours × (G₀ · peak₀) / (G · peak). Plans with ``model.params`` and
+``model.tokens`` leave the hours to the time model.
+
+Savings Plan coverage is searched only for the terms the caller names (default: the plan's own
+term): the ledger treats a commitment as already bought, so a one-off run would otherwise always
+"buy" a 3-year plan for free. Size a commitment with ``trainbill.commit`` instead.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from trainbill.catalog import PROVIDERS, Catalog, Instance
+from trainbill.costs import estimate
+from trainbill.errors import CatalogError, InfeasibleError, SpecError, suggest
+from trainbill.spec import Plan, plan_from_dict
+from trainbill.usage import Usage, resolve_cluster, usage_for
+
+__all__ = [
+    "ORCHESTRATORS",
+    "P90_Z",
+    "Candidate",
+    "OptimizationResult",
+    "RightSizeRow",
+    "SearchSpace",
+    "candidate_plan",
+    "optimize",
+]
+
+FloatArray = npt.NDArray[np.float64]
+Objective = Literal["expected", "p90"]
+
+#: One-sided 90% quantile of the standard normal distribution.
+P90_Z = 1.2815515655446004
+#: Orchestrators by provider: HyperPod and EKS are AWS services; elsewhere raw VMs ("ec2").
+ORCHESTRATORS: dict[str, tuple[str, ...]] = {
+    "aws": ("ec2", "hyperpod", "eks"),
+    "gcp": ("ec2",),
+    "azure": ("ec2",),
+}
+_N_FEATURES = 10
+_PROBES = 16
+_HOLDOUT = 4
+_TIME_CHECKS = 12
+_REL_TOL = 1e-9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchSpace:
+    """The grid to search. ``None`` axes are derived from the plan and catalog.
+
+    Attributes:
+        instances: instance types; None = every instance of the allowed clouds with a price.
+        nodes: node counts (chips for per-chip TPUs); None = GPU counts from 1/8× to 8× the
+            plan's in √2 steps, converted to nodes per instance.
+        spot_fractions: shares of nodes on spot.
+        savings_plans: commitment terms to consider ("1yr", "3yr"); None = the plan's own term.
+        coverages: Savings Plan coverage levels tried for each term.
+        orchestrators: tried where the provider offers them (see ``ORCHESTRATORS``).
+        checkpoint_intervals_hours: checkpoint intervals.
+    """
+
+    instances: tuple[str, ...] | None = None
+    nodes: tuple[int, ...] | None = None
+    spot_fractions: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    savings_plans: tuple[str, ...] | None = None
+    coverages: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    orchestrators: tuple[str, ...] = ("ec2", "hyperpod", "eks")
+    checkpoint_intervals_hours: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One evaluated configuration (the JSON ``best`` and ``pareto[]`` entries)."""
+
+    provider: str
+    region: str
+    instance: str
+    accelerator: str
+    nodes: int
+    gpus: int
+    orchestrator: str
+    spot_fraction: float
+    savings_plan: str
+    savings_plan_coverage: float
+    checkpoint_interval_hours: float
+    total_usd: float
+    wall_hours: float
+    p90_usd: float
+    p90_wall_hours: float
+    is_user_plan: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "instance": self.instance,
+            "nodes": self.nodes,
+            "spot_fraction": self.spot_fraction,
+            "savings_plan": self.savings_plan,
+            "savings_plan_coverage": self.savings_plan_coverage,
+            "total_usd": self.total_usd,
+            "wall_hours": self.wall_hours,
+            "p90_usd": self.p90_usd,
+            "p90_wall_hours": self.p90_wall_hours,
+            "provider": self.provider,
+            "region": self.region,
+            "accelerator": self.accelerator,
+            "gpus": self.gpus,
+            "orchestrator": self.orchestrator,
+            "checkpoint_interval_hours": self.checkpoint_interval_hours,
+            "is_user_plan": self.is_user_plan,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RightSizeRow:
+    """The best configuration's instance and purchase mix at one node count.
+
+    ``efficiency`` is node-hours at the smallest count over node-hours at this count (1.0 =
+    perfect scaling). ``pays`` is False once adding nodes raises cost × time: past that point
+    more GPUs cost more, relatively, than the time they save.
+    """
+
+    nodes: int
+    gpus: int
+    wall_hours: float
+    efficiency: float
+    total_usd: float
+    usd_per_hour_saved: float | None
+    pays: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "nodes": self.nodes,
+            "gpus": self.gpus,
+            "wall_hours": self.wall_hours,
+            "efficiency": self.efficiency,
+            "total_usd": self.total_usd,
+            "usd_per_hour_saved": self.usd_per_hour_saved,
+            "pays": self.pays,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptimizationResult:
+    """The best plan, the cost/time Pareto front, a right-sizing table and search statistics."""
+
+    best: Candidate
+    best_plan: Plan
+    user: Candidate
+    pareto: tuple[Candidate, ...]
+    rightsizing: tuple[RightSizeRow, ...]
+    evaluated: int
+    feasible: int
+    elapsed_s: float
+    objective: str
+    deadline_hours: float | None
+    budget_usd: float | None
+    skipped: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``trainbill optimize --json``."""
+        return {
+            "best": self.best.as_dict(),
+            "user": self.user.as_dict(),
+            "pareto": [c.as_dict() for c in self.pareto],
+            "rightsizing": [r.as_dict() for r in self.rightsizing],
+            "evaluated": self.evaluated,
+            "feasible": self.feasible,
+            "elapsed_s": self.elapsed_s,
+            "objective": self.objective,
+            "deadline_hours": self.deadline_hours,
+            "budget_usd": self.budget_usd,
+            "skipped": list(self.skipped),
+        }
+
+
+# --- candidate plans -------------------------------------------------------------------------
+def _scaled_hours(plan: Plan, catalog: Catalog, inst: Instance, nodes: int) -> float | None:
+    """run.hours scaled by GPU count × peak throughput (None when the time model derives it)."""
+    if plan.run.hours is None:
+        return None
+    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
+    prec = plan.model.precision
+    ref = ref_nodes * ref_inst.accelerator_count * catalog.accelerator(ref_inst.accelerator).peak_tflops(prec)
+    new = nodes * inst.accelerator_count * catalog.accelerator(inst.accelerator).peak_tflops(prec)
+    return plan.run.hours * ref / new
+
+
+def candidate_plan(
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    instance: str,
+    nodes: int,
+    orchestrator: str,
+    spot_fraction: float,
+    savings_plan: str,
+    savings_plan_coverage: float,
+    checkpoint_interval_hours: float,
+    region: str | None = None,
+) -> Plan:
+    """The user's plan with the searched fields replaced (validated, ready to write as TOML).
+
+    Everything else (model, storage, data, network, reliability, prices) is kept. A region is
+    kept only when the provider is unchanged; otherwise the provider's reference region is used.
+    """
+    inst = catalog.instance(instance)
+    data = plan.model_dump(mode="json", exclude_none=True)
+    cluster = {k: v for k, v in data.get("cluster", {}).items() if k not in {"gpu", "gpus", "region"}}
+    same_provider = inst.provider == plan.cluster.provider
+    cluster.update(provider=inst.provider, instance=instance, nodes=nodes, orchestrator=orchestrator)
+    if region is not None:
+        cluster["region"] = region
+    elif same_provider and plan.cluster.region is not None:
+        cluster["region"] = plan.cluster.region
+    data["cluster"] = cluster
+    data["purchase"] = {
+        "spot_fraction": spot_fraction,
+        "savings_plan": savings_plan,
+        "savings_plan_coverage": savings_plan_coverage if savings_plan != "none" else 0.0,
+    }
+    data.setdefault("checkpoint", {})["interval_hours"] = checkpoint_interval_hours
+    hours = _scaled_hours(plan, catalog, inst, nodes)
+    if hours is not None:
+        data.setdefault("run", {})["hours"] = hours
+    return plan_from_dict(data, source="optimizer candidate")
+
+
+# --- grid pieces ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SpOption:
+    term: str
+    coverage: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Axes:
+    nodes: tuple[int, ...]
+    orchestrators: tuple[str, ...]
+    intervals: tuple[float, ...]
+    spots: tuple[float, ...]
+    sp: tuple[_SpOption, ...]
+
+
+def _sorted_unique(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(sorted({float(v) for v in values}))
+
+
+def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, ...]:
+    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
+    gpus = ref_nodes * ref_inst.accelerator_count
+    targets = [gpus * 2.0 ** (k / 2.0) for k in range(-6, 7)]
+    return tuple(sorted({max(1, round(g / inst.accelerator_count)) for g in targets}))
+
+
+def _features(
+    n: FloatArray, s: FloatArray, c: FloatArray, w: FloatArray, count: FloatArray, kept: FloatArray
+) -> list[FloatArray]:
+    """The ten price features; every driver's total is linear in these."""
+    nw = n * w
+    one = np.ones_like(w)
+    return [one, w, nw, nw * s, nw * c, nw * c * s, count, kept, kept * w, n * one]
+
+
+def _kept(count: FloatArray, keep_last: int) -> FloatArray:
+    """Checkpoints retained in S3: min(keep_last, max(count, 1)), as the checkpoint driver."""
+    return np.minimum(float(keep_last), np.maximum(count, 1.0))
+
+
+def _usage_total(u: Usage, catalog: Catalog) -> float:
+    return estimate(u, catalog).total_usd
+
+
+def _probe_usage(ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, coverage: bool) -> Usage:
+    """A synthetic usage with random quantities, for fitting and checking price coefficients.
+
+    Checkpoint counts cycle through values below 1, between 1 and ``keep_last`` and above it,
+    so the retained-checkpoint feature is never confounded with the constant.
+    """
+    hc = float(rng.uniform(1.0, 500.0))
+    step = (max(ref.keep_last, 1) + 2.0) / 4.0
+    count = 0.25 + (j % 8) * step + float(rng.uniform(0.0, 0.1)) if ref.checkpoint_size_gb > 0 else 0.0
+    return replace(
+        ref,
+        nodes=int(rng.integers(1, 200)),
+        spot_fraction=float(rng.uniform(0.0, 1.0)) if spot else 0.0,
+        savings_plan_coverage=float(rng.uniform(0.0, 1.0)) if coverage else 0.0,
+        compute_hours=hc,
+        sync_stall_hours=hc * float(rng.uniform(0.0, 0.3)) if ref.time.sync_stall_fraction > 0 else 0.0,
+        checkpoint_count=count,
+        checkpoint_stall_hours=float(rng.uniform(0.0, 20.0)) if count else 0.0,
+        failure_lost_hours=float(rng.uniform(0.0, 30.0)),
+        reclaim_lost_hours=float(rng.uniform(0.0, 30.0)) if spot else 0.0,
+    )
+
+
+def _probe_features(u: Usage) -> FloatArray:
+    arr = _features(
+        np.array([float(u.nodes)]),
+        np.array([u.spot_fraction]),
+        np.array([u.savings_plan_coverage]),
+        np.array([u.wall_hours]),
+        np.array([u.checkpoint_count]),
+        _kept(np.array([u.checkpoint_count]), u.keep_last),
+    )
+    return np.array([a[0] for a in arr])
+
+
+def _fit_prices(ref: Usage, catalog: Catalog, *, spot: bool, rng: np.random.Generator) -> FloatArray:
+    """Least-squares price coefficients for one (instance, orchestrator, term), checked."""
+    coverage = ref.savings_plan != "none"
+    probes = [_probe_usage(ref, rng, j, spot=spot, coverage=coverage) for j in range(_PROBES + _HOLDOUT)]
+    x = np.array([_probe_features(u) for u in probes])
+    y = np.array([_usage_total(u, catalog) for u in probes])
+    coef, *_ = np.linalg.lstsq(x[:_PROBES], y[:_PROBES], rcond=None)
+    pred = x[_PROBES:] @ coef
+    err = np.abs(pred - y[_PROBES:]) / np.maximum(np.abs(y[_PROBES:]), 1.0)
+    if float(err.max()) > _REL_TOL:
+        msg = (
+            f"optimizer price model disagrees with the cost drivers for {ref.instance.instance} "
+            f"({ref.orchestrator}, {ref.savings_plan}): relative error {float(err.max()):.2e}. "
+            "A driver is no longer linear in the optimizer's features; update trainbill.optimize._features."
+        )
+        raise RuntimeError(msg)
+    return np.asarray(coef, dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TimeCoef:
+    """Per node count: the quantities the time grid is composed from (see module docstring)."""
+
+    compute: FloatArray  # H_c
+    sync: FloatArray  # H_s
+    ck_each: FloatArray  # write stall per checkpoint
+    ck_per_hour: FloatArray  # checkpoints per compute hour per (1/interval): 1 if size > 0
+    fail_rate: FloatArray  # failures per exposed hour
+    reclaim_rate: FloatArray  # reclaims per exposed hour per unit spot share
+    loss_slope: float  # loss per event = restart(orchestrator) + slope × interval
+    restart: FloatArray  # per orchestrator
+    fits: npt.NDArray[np.bool_]  # model state fits in HBM
+
+
+def _time_coefficients(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    axes: _Axes,
+    region: str | None,
+    today: date | None,
+) -> _TimeCoef:
+    i0, i1 = 1.0, 4.0
+    cols: dict[str, list[float]] = {k: [] for k in ("hc", "hs", "each", "kph", "fr", "rr", "slope", "fits")}
+    for n in axes.nodes:
+        us = [
+            usage_for(
+                candidate_plan(
+                    plan, catalog, instance=inst.instance, nodes=n, orchestrator=axes.orchestrators[0],
+                    spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
+                    checkpoint_interval_hours=iv, region=region,
+                ),
+                catalog,
+                today=today,
+            )
+            for iv in (i0, i1)
+        ]
+        u = us[0]
+        cols["hc"].append(u.compute_hours)
+        cols["hs"].append(u.sync_stall_hours)
+        cols["each"].append(u.checkpoint_stall_hours_each)
+        cols["kph"].append(u.checkpoint_count * i0 / u.compute_hours if u.compute_hours else 0.0)
+        cols["fr"].append(u.failure_events / u.exposed_hours)
+        cols["rr"].append(u.reclaim_events / u.exposed_hours)
+        events = [x.failure_events + x.reclaim_events for x in us]
+        if events[0] > 0 and events[1] > 0:
+            loss = [(x.failure_lost_hours + x.reclaim_lost_hours) / e for x, e in zip(us, events, strict=True)]
+            cols["slope"].append((loss[1] - loss[0]) / (i1 - i0))
+        cols["fits"].append(1.0 if _fits(u, catalog) else 0.0)
+    restart = []
+    for orch in axes.orchestrators:
+        u = usage_for(
+            candidate_plan(
+                plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
+                spot_fraction=0.0, savings_plan="none", savings_plan_coverage=0.0,
+                checkpoint_interval_hours=i0, region=region,
+            ),
+            catalog,
+            today=today,
+        )
+        restart.append(u.restart_hours)
+    slope = float(np.median(cols["slope"])) if cols["slope"] else 0.5
+    return _TimeCoef(
+        compute=np.array(cols["hc"]),
+        sync=np.array(cols["hs"]),
+        ck_each=np.array(cols["each"]),
+        ck_per_hour=np.array(cols["kph"]),
+        fail_rate=np.array(cols["fr"]),
+        reclaim_rate=np.array(cols["rr"]),
+        loss_slope=slope,
+        restart=np.array(restart),
+        fits=np.array(cols["fits"]) > 0.5,
+    )
+
+
+def _fits(u: Usage, catalog: Catalog) -> bool:
+    """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test)."""
+    if u.params is None:
+        return True
+    need = u.params * float(catalog.value("time.model_state_bytes_per_param")) / 1e9
+    return need <= u.gpus * u.accelerator.hbm_gb
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TimeGrid:
+    """Shape (nodes, orchestrators, intervals, spots)."""
+
+    wall: FloatArray
+    count: FloatArray
+    events: FloatArray
+    loss: FloatArray
+
+
+def _compose_time(tc: _TimeCoef, axes: _Axes) -> _TimeGrid:
+    iv = np.array(axes.intervals)[None, None, :, None]
+    s = np.array(axes.spots)[None, None, None, :]
+    hc = tc.compute[:, None, None, None]
+    count = hc * tc.ck_per_hour[:, None, None, None] / iv
+    exposed = hc + tc.sync[:, None, None, None] + count * tc.ck_each[:, None, None, None]
+    events = exposed * (tc.fail_rate[:, None, None, None] + tc.reclaim_rate[:, None, None, None] * s)
+    loss = tc.restart[None, :, None, None] + tc.loss_slope * iv
+    wall = exposed + events * loss
+    shape = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
+    return _TimeGrid(
+        wall=np.broadcast_to(wall, shape),
+        count=np.broadcast_to(count, shape),
+        events=np.broadcast_to(events, shape),
+        loss=np.broadcast_to(loss, shape),
+    )
+
+
+def _check_time(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    axes: _Axes,
+    grid: _TimeGrid,
+    region: str | None,
+    today: date | None,
+    rng: np.random.Generator,
+) -> None:
+    """Re-derive a few grid points with ``usage_for``; raise if the composition drifted."""
+    for _ in range(_TIME_CHECKS):
+        idx = tuple(int(rng.integers(0, k)) for k in grid.wall.shape)
+        n, o, i, s = idx
+        u = usage_for(
+            candidate_plan(
+                plan, catalog, instance=inst.instance, nodes=axes.nodes[n], orchestrator=axes.orchestrators[o],
+                spot_fraction=axes.spots[s], savings_plan="none", savings_plan_coverage=0.0,
+                checkpoint_interval_hours=axes.intervals[i], region=region,
+            ),
+            catalog,
+            today=today,
+        )
+        got = float(grid.wall[idx])
+        if abs(got - u.wall_hours) > _REL_TOL * max(u.wall_hours, 1.0):
+            msg = (
+                f"optimizer time model disagrees with usage_for for {inst.instance} × {axes.nodes[n]}: "
+                f"{got} vs {u.wall_hours} wall hours; update trainbill.optimize._compose_time."
+            )
+            raise RuntimeError(msg)
+
+
+# --- the search ------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Block:
+    """One instance's evaluated grid, flattened (kept only for the winners and front)."""
+
+    inst: Instance
+    region: str
+    axes: _Axes
+    total: FloatArray
+    wall: FloatArray
+    p90: FloatArray
+    p90_wall: FloatArray
+    fits: npt.NDArray[np.bool_]
+
+
+def _validate(
+    deadline_hours: float | None, budget_usd: float | None, clouds: Sequence[str] | None, space: SearchSpace
+) -> tuple[str, ...]:
+    if deadline_hours is not None and not deadline_hours > 0:
+        msg = f"deadline must be > 0 hours (got {deadline_hours:g})"
+        raise SpecError(msg, field="deadline_hours")
+    if budget_usd is not None and not budget_usd > 0:
+        msg = f"budget must be > 0 USD (got {budget_usd:g})"
+        raise SpecError(msg, field="budget_usd")
+    allowed = tuple(clouds) if clouds is not None else PROVIDERS
+    if not allowed:
+        msg = f"no cloud given; allowed values: {', '.join(PROVIDERS)}"
+        raise SpecError(msg, field="clouds")
+    for c in allowed:
+        if c not in PROVIDERS:
+            msg = f"unknown cloud {c!r}.{suggest(c, PROVIDERS)} Allowed values: {', '.join(PROVIDERS)}"
+            raise SpecError(msg, field="clouds")
+    for name, values, lo, hi in (
+        ("spot_fractions", space.spot_fractions, 0.0, 1.0),
+        ("coverages", space.coverages, 0.0, 1.0),
+    ):
+        if any(not lo <= v <= hi for v in values):
+            msg = f"values must lie in [{lo:g}, {hi:g}] (got {list(values)})"
+            raise SpecError(msg, field=f"space.{name}")
+    if any(v <= 0 for v in space.checkpoint_intervals_hours):
+        msg = f"checkpoint intervals must be > 0 hours (got {list(space.checkpoint_intervals_hours)})"
+        raise SpecError(msg, field="space.checkpoint_intervals_hours")
+    if space.nodes is not None and any(n < 1 for n in space.nodes):
+        msg = f"node counts must be >= 1 (got {list(space.nodes)})"
+        raise SpecError(msg, field="space.nodes")
+    for term in space.savings_plans or ():
+        if term not in {"none", "1yr", "3yr"}:
+            msg = f"unknown Savings Plan term {term!r}; allowed values: none, 1yr, 3yr"
+            raise SpecError(msg, field="space.savings_plans")
+    for orch in space.orchestrators:
+        if orch not in ORCHESTRATORS["aws"]:
+            msg = f"unknown orchestrator {orch!r}; allowed values: {', '.join(ORCHESTRATORS['aws'])}"
+            raise SpecError(msg, field="space.orchestrators")
+    return allowed
+
+
+def _instances(plan: Plan, catalog: Catalog, space: SearchSpace, clouds: tuple[str, ...]) -> list[Instance]:
+    if space.instances is not None:
+        out = [catalog.instance(name) for name in space.instances]
+    else:
+        out = [i for i in catalog.instances.values() if i.provider in clouds]
+    user_inst, _ = resolve_cluster(plan, catalog)
+    out = [i for i in out if i.provider in clouds or i.instance == user_inst.instance]
+    if user_inst.instance not in {i.instance for i in out}:
+        out.append(user_inst)
+    return out
+
+
+def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) -> _Axes:
+    user_inst, user_nodes = resolve_cluster(plan, catalog)
+    is_user = inst.instance == user_inst.instance
+    nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
+    orchs = [o for o in space.orchestrators if o in ORCHESTRATORS[inst.provider]] or ["ec2"]
+    if is_user:
+        nodes.add(user_nodes)
+        if plan.cluster.orchestrator not in orchs:
+            orchs.append(plan.cluster.orchestrator)
+    user_interval = plan.checkpoint.interval_hours or float(catalog.value("defaults.checkpoint.interval_hours"))
+    intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
+    spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])
+    terms = space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
+    sp = [_SpOption(term="none", coverage=0.0)]
+    user_cov = plan.purchase.savings_plan_coverage
+    for term in dict.fromkeys(terms):
+        if term == "none":
+            continue
+        covs = set(space.coverages)
+        if term == plan.purchase.savings_plan:
+            covs.add(1.0 if user_cov is None else user_cov)
+        sp.extend(_SpOption(term=term, coverage=c) for c in sorted(covs) if c > 0)
+    return _Axes(
+        nodes=tuple(sorted(nodes)),
+        orchestrators=tuple(dict.fromkeys(orchs)),
+        intervals=intervals,
+        spots=spots,
+        sp=tuple(sp),
+    )
+
+
+def _evaluate_instance(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    axes: _Axes,
+    today: date | None,
+    rng: np.random.Generator,
+) -> tuple[_Block, list[str]]:
+    """Evaluate one instance's whole grid (nodes × orch × interval × spot × SP) in NumPy."""
+    skipped: list[str] = []
+    region = plan.cluster.region if inst.provider == plan.cluster.provider else None
+    tc = _time_coefficients(plan, catalog, inst, axes, region, today)
+    tg = _compose_time(tc, axes)
+    _check_time(plan, catalog, inst, axes, tg, region, today, rng)
+
+    # Price coefficients per (orchestrator, SP option); spot only where a spot price exists.
+    spot_ok = True
+    coef = np.zeros((len(axes.orchestrators), len(axes.sp), _N_FEATURES))
+    sp_ok = np.ones(len(axes.sp), dtype=bool)
+    keep_last = 0
+    ref_region = ""
+    for o, orch in enumerate(axes.orchestrators):
+        by_term: dict[str, FloatArray | None] = {}
+        for k, opt in enumerate(axes.sp):
+            if opt.term not in by_term:
+                ref_plan = candidate_plan(
+                    plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
+                    spot_fraction=0.0, savings_plan=opt.term, savings_plan_coverage=1.0 if opt.term != "none" else 0.0,
+                    checkpoint_interval_hours=axes.intervals[0], region=region,
+                )
+                ref = usage_for(ref_plan, catalog, today=today)
+                keep_last, ref_region = ref.keep_last, ref.region
+                try:
+                    by_term[opt.term] = _fit_prices(ref, catalog, spot=spot_ok, rng=rng)
+                except CatalogError as exc:
+                    if spot_ok and opt.term == "none":
+                        spot_ok = False
+                        skipped.append(f"{inst.instance}: spot not searched ({exc})")
+                        by_term[opt.term] = _fit_prices(ref, catalog, spot=False, rng=rng)
+                    else:
+                        by_term[opt.term] = None
+                        skipped.append(f"{inst.instance}: {opt.term} Savings Plan not searched ({exc})")
+            got = by_term[opt.term]
+            if got is None:
+                sp_ok[k] = False
+            else:
+                coef[o, k] = got
+
+    spots = np.array(axes.spots)
+    n = np.array(axes.nodes, dtype=np.float64)[:, None, None, None, None]
+    s = spots[None, None, None, :, None]
+    cov = np.array([opt.coverage for opt in axes.sp])[None, None, None, None, :]
+    w = tg.wall[..., None]
+    count = tg.count[..., None]
+    kept = _kept(count, keep_last)
+    feats = _features(n, s, cov, w, count, kept)
+    c = coef[None, :, None, None, :, :]  # (1, O, 1, 1, SP, F)
+    total = sum(f * c[..., j] for j, f in enumerate(feats))
+    # Marginal cost of one more wall hour (for the P90 cost spread).
+    dcdw = c[..., 1] + c[..., 2] * n + c[..., 3] * n * s + c[..., 4] * n * cov + c[..., 5] * n * cov * s + c[..., 8] * kept
+    iv = np.array(axes.intervals)[None, None, :, None, None]
+    sd_wall = np.sqrt(tg.events[..., None] * (tg.loss[..., None] ** 2 + iv**2 / 12.0))
+    p90_wall = w + P90_Z * sd_wall
+    p90 = total + P90_Z * sd_wall * dcdw
+    shape = np.broadcast_shapes(np.shape(total), (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots), len(axes.sp)))
+    valid = np.broadcast_to(tc.fits[:, None, None, None, None], shape).copy()
+    valid &= np.broadcast_to(sp_ok[None, None, None, None, :], shape)
+    if not spot_ok:
+        valid &= np.broadcast_to(spots[None, None, None, :, None] == 0, shape)
+    block = _Block(
+        inst=inst,
+        region=ref_region,
+        axes=axes,
+        total=np.broadcast_to(total, shape).reshape(-1),
+        wall=np.broadcast_to(w, shape).reshape(-1),
+        p90=np.broadcast_to(p90, shape).reshape(-1),
+        p90_wall=np.broadcast_to(p90_wall, shape).reshape(-1),
+        fits=valid.reshape(-1),
+    )
+    return block, skipped
+
+
+def _candidate(block: _Block, flat: int) -> Candidate:
+    a = block.axes
+    n, o, i, s, k = np.unravel_index(flat, (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp)))
+    nodes = a.nodes[int(n)]
+    return Candidate(
+        provider=block.inst.provider,
+        region=block.region,
+        instance=block.inst.instance,
+        accelerator=block.inst.accelerator,
+        nodes=nodes,
+        gpus=nodes * block.inst.accelerator_count,
+        orchestrator=a.orchestrators[int(o)],
+        spot_fraction=a.spots[int(s)],
+        savings_plan=a.sp[int(k)].term,
+        savings_plan_coverage=a.sp[int(k)].coverage,
+        checkpoint_interval_hours=a.intervals[int(i)],
+        total_usd=float(block.total[flat]),
+        wall_hours=float(block.wall[flat]),
+        p90_usd=float(block.p90[flat]),
+        p90_wall_hours=float(block.p90_wall[flat]),
+    )
+
+
+def _pareto_indices(cost: FloatArray, wall: FloatArray) -> npt.NDArray[np.intp]:
+    """Indices of the cost/time Pareto front (no other point is both cheaper and faster)."""
+    if cost.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    order = np.lexsort((cost, wall))
+    c = cost[order]
+    best_before = np.minimum.accumulate(np.concatenate(([np.inf], c[:-1])))
+    return np.asarray(order[c < best_before], dtype=np.intp)
+
+
+def optimize(
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    space: SearchSpace | None = None,
+    objective: Objective = "expected",
+    deadline_hours: float | None = None,
+    budget_usd: float | None = None,
+    clouds: Sequence[str] | None = None,
+    today: date | None = None,
+    seed: int = 0,
+) -> OptimizationResult:
+    """Search the grid for the cheapest plan meeting the deadline and budget.
+
+    Args:
+        plan: the user's plan; always a candidate, and the template for every other one.
+        catalog: prices and hardware.
+        space: the grid (defaults derived from the plan; see ``SearchSpace``).
+        objective: "expected" (forecast's total) or "p90" (normal approximation; module doc).
+        deadline_hours: wall-clock limit; defaults to the plan's ``run.deadline_hours``.
+        budget_usd: cost limit on the objective.
+        clouds: providers to search ("aws", "gcp", "azure"); None = all.
+        today: the date for price look-ups when the plan has no ``prices.as_of``.
+        seed: seeds the random probes that fit and check the vectorized model.
+
+    Returns:
+        ``OptimizationResult`` with the best candidate, its plan, the Pareto front, the
+        right-sizing table and how many configurations were evaluated.
+
+    Raises:
+        SpecError: deadline/budget <= 0, unknown cloud or bad search-space values.
+        InfeasibleError: nothing meets the constraints; names the binding one and by how much.
+    """
+    started = time.perf_counter()
+    space = space or SearchSpace()
+    if objective not in {"expected", "p90"}:
+        msg = f"unknown objective {objective!r}; allowed values: expected, p90"
+        raise SpecError(msg, field="objective")
+    deadline = deadline_hours if deadline_hours is not None else plan.run.deadline_hours
+    allowed = _validate(deadline, budget_usd, clouds, space)
+    for name in ("spot_fractions", "checkpoint_intervals_hours", "orchestrators"):
+        if not getattr(space, name):
+            msg = "the search space is empty: give at least one value"
+            raise SpecError(msg, field=f"space.{name}")
+    if space.nodes is not None and not space.nodes:
+        msg = "the search space is empty: give at least one node count"
+        raise SpecError(msg, field="space.nodes")
+    if space.instances is not None and not space.instances:
+        msg = "the search space is empty: give at least one instance type"
+        raise SpecError(msg, field="space.instances")
+
+    rng = np.random.default_rng(seed)
+    user = _user_candidate(plan, catalog, today)
+    blocks: list[_Block] = []
+    skipped: list[str] = []
+    for inst in _instances(plan, catalog, space, allowed):
+        axes = _axes_for(plan, catalog, space, inst)
+        try:
+            block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
+        except CatalogError as exc:
+            skipped.append(f"{inst.instance}: not searched ({exc})")
+            continue
+        blocks.append(block)
+        skipped.extend(notes)
+    if not blocks:
+        msg = "the search space is empty: no instance of the chosen clouds has a price on the plan's date"
+        raise SpecError(msg, field="clouds")
+
+    use_p90 = objective == "p90"
+    evaluated = sum(b.total.size for b in blocks)
+    feasible = 0
+    best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
+    front: list[Candidate] = []
+    worst = {"min_wall": math.inf, "min_cost": math.inf, "min_cost_in_time": math.inf}
+    for bi, b in enumerate(blocks):
+        obj = b.p90 if use_p90 else b.total
+        wall = b.p90_wall if use_p90 else b.wall
+        ok = b.fits.copy()
+        if ok.any():
+            worst["min_wall"] = min(worst["min_wall"], float(wall[ok].min()))
+            worst["min_cost"] = min(worst["min_cost"], float(obj[ok].min()))
+        if deadline is not None:
+            ok &= wall <= deadline
+            if ok.any():
+                worst["min_cost_in_time"] = min(worst["min_cost_in_time"], float(obj[ok].min()))
+        if budget_usd is not None:
+            ok &= obj <= budget_usd
+        feasible += int(ok.sum())
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            j = idx[np.lexsort((wall[idx], obj[idx]))[0]]
+            key = (float(obj[j]), float(wall[j]), bi, int(j))
+            if best is None or key[:2] < best[:2]:
+                best = key
+        fits = np.flatnonzero(b.fits & ((obj <= budget_usd) if budget_usd is not None else True))
+        front.extend(_candidate(b, int(fits[k])) for k in _pareto_indices(obj[fits], wall[fits]))
+
+    user_ok = _user_feasible(user, deadline, budget_usd, use_p90)
+    if best is None and not user_ok:
+        raise _infeasible(worst, deadline, budget_usd, use_p90)
+    chosen: Candidate
+    if best is None:
+        chosen = user
+    else:
+        chosen = _candidate(blocks[best[2]], best[3])
+        if user_ok and _key(user, use_p90) <= _key(chosen, use_p90):
+            chosen = user
+    best_plan = (
+        plan
+        if chosen.is_user_plan
+        else candidate_plan(
+            plan, catalog, instance=chosen.instance, nodes=chosen.nodes, orchestrator=chosen.orchestrator,
+            spot_fraction=chosen.spot_fraction, savings_plan=chosen.savings_plan,
+            savings_plan_coverage=chosen.savings_plan_coverage,
+            checkpoint_interval_hours=chosen.checkpoint_interval_hours, region=chosen.region,
+        )
+    )
+    pareto_all = [*front, user] if _user_feasible(user, None, budget_usd, use_p90) else front
+    costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
+    walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
+    pareto = tuple(pareto_all[int(k)] for k in _pareto_indices(costs, walls))
+    rows = _rightsizing(blocks, chosen, use_p90)
+    return OptimizationResult(
+        best=chosen,
+        best_plan=best_plan,
+        user=user,
+        pareto=pareto,
+        rightsizing=rows,
+        evaluated=evaluated + 1,
+        feasible=feasible + int(user_ok),
+        elapsed_s=time.perf_counter() - started,
+        objective=objective,
+        deadline_hours=deadline,
+        budget_usd=budget_usd,
+        skipped=tuple(skipped),
+    )
+
+
+def _key(c: Candidate, use_p90: bool) -> tuple[float, float]:
+    return (c.p90_usd, c.p90_wall_hours) if use_p90 else (c.total_usd, c.wall_hours)
+
+
+def _user_feasible(c: Candidate, deadline: float | None, budget: float | None, use_p90: bool) -> bool:
+    if c.p90_usd != c.p90_usd:  # NaN marks "does not fit in HBM"
+        return False
+    cost, wall = _key(c, use_p90)
+    return (deadline is None or wall <= deadline) and (budget is None or cost <= budget)
+
+
+def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candidate:
+    """The user's plan priced exactly by the drivers, with the same P90 approximation."""
+    u = usage_for(plan, catalog, today=today)
+    total = _usage_total(u, catalog)
+    bumped = replace(u, failure_lost_hours=u.failure_lost_hours + 1.0)
+    dcdw = _usage_total(bumped, catalog) - total
+    events = u.failure_events + u.reclaim_events
+    loss = (u.failure_lost_hours + u.reclaim_lost_hours) / events if events > 0 else 0.0
+    sd = math.sqrt(events * (loss**2 + u.checkpoint_interval_hours**2 / 12.0))
+    fits = _fits(u, catalog)
+    return Candidate(
+        provider=u.provider,
+        region=u.region,
+        instance=u.instance.instance,
+        accelerator=u.accelerator.id,
+        nodes=u.nodes,
+        gpus=u.gpus,
+        orchestrator=u.orchestrator,
+        spot_fraction=u.spot_fraction,
+        savings_plan=u.savings_plan,
+        savings_plan_coverage=u.savings_plan_coverage,
+        checkpoint_interval_hours=u.checkpoint_interval_hours,
+        total_usd=total,
+        wall_hours=u.wall_hours,
+        p90_usd=total + P90_Z * sd * dcdw if fits else math.nan,
+        p90_wall_hours=u.wall_hours + P90_Z * sd,
+        is_user_plan=True,
+    )
+
+
+def _infeasible(worst: dict[str, float], deadline: float | None, budget: float | None, use_p90: bool) -> InfeasibleError:
+    what = "P90 " if use_p90 else ""
+    if math.isinf(worst["min_wall"]):
+        msg = "no candidate cluster holds the model's training state in GPU memory; add larger node counts"
+        return InfeasibleError(msg, binding="memory")
+    if deadline is not None and worst["min_wall"] > deadline:
+        short = worst["min_wall"] - deadline
+        msg = (
+            f"nothing meets the deadline of {deadline:,.1f} h: the fastest plan searched takes "
+            f"{worst['min_wall']:,.1f} h ({what}wall-clock), {short:,.1f} h ({short / deadline:.0%}) over. "
+            "To fix: allow more time, or search more nodes or faster instances"
+        )
+        return InfeasibleError(msg, binding="deadline", shortfall=short)
+    assert budget is not None
+    cheapest = worst["min_cost_in_time"] if deadline is not None else worst["min_cost"]
+    over = cheapest - budget
+    within = f" within the {deadline:,.1f} h deadline" if deadline is not None else ""
+    msg = (
+        f"nothing fits the budget of ${budget:,.0f}: the cheapest plan{within} costs "
+        f"${cheapest:,.0f} ({what}cost), ${over:,.0f} ({over / budget:.0%}) over. "
+        "To fix: raise the budget or relax the deadline"
+    )
+    return InfeasibleError(msg, binding="budget", shortfall=over)
+
+
+def _rightsizing(blocks: Sequence[_Block], best: Candidate, use_p90: bool) -> tuple[RightSizeRow, ...]:
+    """The best configuration at every node count searched for its instance."""
+    block = next((b for b in blocks if b.inst.instance == best.instance), None)
+    if block is None:
+        return ()
+    a = block.axes
+    try:
+        o = a.orchestrators.index(best.orchestrator)
+        i = a.intervals.index(best.checkpoint_interval_hours)
+        s = a.spots.index(best.spot_fraction)
+        k = a.sp.index(_SpOption(term=best.savings_plan, coverage=best.savings_plan_coverage))
+    except ValueError:
+        return ()
+    shape = (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
+    rows: list[RightSizeRow] = []
+    base: float | None = None
+    prev: tuple[float, float] | None = None
+    for n_idx, nodes in enumerate(a.nodes):
+        flat = int(np.ravel_multi_index((n_idx, o, i, s, k), shape))
+        if not block.fits[flat]:
+            continue
+        cost = float(block.p90[flat] if use_p90 else block.total[flat])
+        wall = float(block.p90_wall[flat] if use_p90 else block.wall[flat])
+        node_hours = nodes * wall
+        base = node_hours if base is None else base
+        per_hour: float | None = None
+        pays = True
+        if prev is not None:
+            saved = prev[1] - wall
+            per_hour = (cost - prev[0]) / saved if saved > 0 else None
+            pays = cost * wall < prev[0] * prev[1]
+        rows.append(
+            RightSizeRow(
+                nodes=nodes,
+                gpus=nodes * block.inst.accelerator_count,
+                wall_hours=wall,
+                efficiency=base / node_hours,
+                total_usd=cost,
+                usd_per_hour_saved=per_hour,
+                pays=pays,
+            )
+        )
+        prev = (cost, wall)
+    return tuple(rows)
