@@ -13,3 +13,4 @@ from trainbill.cli import (
     report,  # noqa: F401
     simulate,  # noqa: F401
 )
+from trainbill.cli import whatif  # noqa: F401

@@ -1,0 +1,53 @@
+"""Write a plan's cluster as a SkyPilot task YAML: we forecast, the user launches.
+
+SkyPilot launches one uniform node pool per task, so a plan with a *mixed* spot share (say
+half the nodes on spot) cannot be expressed: the task asks for on-demand and a comment says
+why. Extra groups (head nodes) are left out with a comment for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from trainbill.catalog import Catalog
+from trainbill.spec import Plan
+from trainbill.usage import resolve_cluster
+
+__all__ = ["export_skypilot", "skypilot_accelerator_name"]
+
+
+def skypilot_accelerator_name(accel_id: str) -> str:
+    """SkyPilot's name for a catalog accelerator id (``a100-40gb`` → ``A100``)."""
+    from trainbill.importers.skypilot import SKYPILOT_ACCELERATOR_NAMES
+
+    for name, aid in SKYPILOT_ACCELERATOR_NAMES.items():
+        if aid == accel_id:
+            return name
+    return accel_id.upper()
+
+
+def export_skypilot(plan: Plan, catalog: Catalog) -> str:
+    """SkyPilot task YAML text for the plan's GPU workers."""
+    inst, nodes = resolve_cluster(plan, catalog)
+    resources: dict[str, Any] = {"cloud": inst.provider}
+    if plan.cluster.region:
+        resources["region"] = plan.cluster.region
+    resources["instance_type"] = inst.instance
+    resources["accelerators"] = f"{skypilot_accelerator_name(inst.accelerator)}:{inst.accelerator_count}"
+    spot = plan.purchase.spot_fraction
+    resources["use_spot"] = spot == 1.0
+    if plan.storage.ebs_gb_per_node:
+        resources["disk_size"] = round(plan.storage.ebs_gb_per_node)
+    task: dict[str, Any] = {"name": plan.run.name, "num_nodes": nodes, "resources": resources}
+    comments = [f"# Exported by trainbill from plan {plan.run.name!r}: {nodes} × {inst.instance}."]
+    if 0.0 < spot < 1.0:
+        comments.append(
+            f"# The plan puts {spot:.0%} of nodes on spot; a SkyPilot task is one uniform pool, so this asks for on-demand."
+        )
+    if plan.cluster.extra_groups:
+        groups = ", ".join(f"{g.count} × {g.instance} ({g.name})" for g in plan.cluster.extra_groups)
+        comments.append(f"# Not exported (launch separately): {groups}.")
+    comments.append("# Add setup/run commands before 'sky launch'.")
+    return "\n".join(comments) + "\n" + yaml.safe_dump(task, sort_keys=False)

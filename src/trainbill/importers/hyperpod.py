@@ -1,0 +1,129 @@
+"""SageMaker HyperPod: the ``--instance-groups`` list or a ``create-cluster`` input JSON.
+
+The seed article's command passes ``[{"InstanceType":"p5.48xlarge","InstanceCount":16}]``;
+``aws sagemaker create-cluster --cli-input-json`` files (and ``describe-cluster`` output) wrap
+the same groups in ``{"InstanceGroups": [...]}``. HyperPod bills ``ml.``-prefixed instance
+types: the prefix is stripped to find the EC2 hardware and price, and the plan's orchestrator is
+``hyperpod`` so the ml.* premium and HyperPod's faster node recovery apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from trainbill.catalog import Catalog
+from trainbill.importers import ClusterImportError, ImportReport
+from trainbill.importers._groups import Group, assemble
+
+__all__ = ["parse"]
+
+#: Group keys that carry no cost of their own (identity, roles, scripts, health checks).
+_NO_COST_GROUP_KEYS = frozenset({
+    "InstanceGroupName", "LifeCycleConfig", "ExecutionRole", "ThreadsPerCore", "OnStartDeepHealthChecks",
+    "OverrideVpcConfig", "ScheduledUpdateConfig", "Status", "TrainingPlanArn", "TrainingPlanStatus",
+})  # fmt: skip
+_COUNT_KEYS = ("InstanceCount", "TargetCount", "CurrentCount")
+_NO_COST_TOP_KEYS = frozenset({
+    "ClusterName", "VpcConfig", "Tags", "ClusterStatus", "CreationTime", "FailureMessage", "NodeRecovery",
+})  # fmt: skip
+_ARN_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:([a-z0-9-]+):")
+
+
+def _load(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise ClusterImportError(msg, source=source) from None
+
+
+def _count(group: Mapping[str, Any], element: str, source: str) -> tuple[int, str]:
+    for key in _COUNT_KEYS:
+        if key in group:
+            value = group[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                msg = f"must be a whole number > 0 (got {value!r})"
+                raise ClusterImportError(msg, source=source, field=f"{element}.{key}")
+            return value, f"{element}.{key}"
+    msg = f"missing InstanceCount (one of {', '.join(_COUNT_KEYS)})"
+    raise ClusterImportError(msg, source=source, field=element)
+
+
+def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
+    """Instance groups, EBS volume size and region (from a cluster ARN) into a plan dict."""
+    data = _load(text, source)
+    top: Mapping[str, Any] = {}
+    prefix = "InstanceGroups"
+    if isinstance(data, list):
+        raw_groups: Any = data
+        prefix = "instance-groups"
+    elif isinstance(data, Mapping) and "InstanceGroups" in data:
+        top = data
+        raw_groups = data["InstanceGroups"]
+    else:
+        msg = "expected a list of instance groups or an object with InstanceGroups (create-cluster JSON)"
+        raise ClusterImportError(msg, source=source)
+    if not isinstance(raw_groups, list) or not raw_groups:
+        msg = "must be a non-empty list of instance groups"
+        raise ClusterImportError(msg, source=source, field=prefix)
+    unsupported: list[str] = []
+    notes: list[str] = []
+    groups: list[Group] = []
+    ebs: dict[str, tuple[float, str]] = {}
+    for i, g in enumerate(raw_groups):
+        element = f"{prefix}[{i}]"
+        if not isinstance(g, Mapping):
+            msg = f"must be an object with InstanceType and InstanceCount (got {type(g).__name__})"
+            raise ClusterImportError(msg, source=source, field=element)
+        itype = g.get("InstanceType")
+        if not isinstance(itype, str) or not itype:
+            msg = "missing InstanceType (e.g. \"ml.p5.48xlarge\")"
+            raise ClusterImportError(msg, source=source, field=element)
+        instance = itype.removeprefix("ml.")
+        count, _count_el = _count(g, element, source)
+        name = str(g.get("InstanceGroupName") or f"group{i}")
+        groups.append(Group(element=f"{element}.InstanceType", name=name, instance=instance, count=count))
+        for cfg in g.get("InstanceStorageConfigs") or []:
+            vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
+            if isinstance(vol, Mapping) and isinstance(vol.get("VolumeSizeInGB"), int | float):
+                ebs[instance] = (float(vol["VolumeSizeInGB"]), f"{element}.InstanceStorageConfigs.EbsVolumeConfig")
+        for key in g:
+            if key not in _NO_COST_GROUP_KEYS and key not in _COUNT_KEYS and key not in {
+                "InstanceType", "InstanceStorageConfigs",
+            }:  # fmt: skip
+                unsupported.append(f"{element}.{key}: not recognised, not priced")
+    sections, imported, group_notes = assemble(groups, catalog, provider="aws", source=source)
+    notes.extend(group_notes)
+    cluster = sections["cluster"]
+    cluster["orchestrator"] = "hyperpod"
+    imported.append(("cluster.orchestrator", f"{source} (HyperPod cluster)"))
+    if any(str(g.get("InstanceType", "")).startswith("ml.") for g in raw_groups):
+        notes.append("ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added on top")
+    if cluster["instance"] in ebs:
+        gb, el = ebs[cluster["instance"]]
+        sections["storage"] = {"ebs_gb_per_node": gb}
+        imported.append(("storage.ebs_gb_per_node", el))
+    arn = top.get("ClusterArn")
+    if isinstance(arn, str) and (m := _ARN_REGION.match(arn)):
+        cluster["region"] = m.group(1)
+        imported.append(("cluster.region", "ClusterArn"))
+    orch = top.get("Orchestrator")
+    if isinstance(orch, Mapping) and "Eks" in orch:
+        unsupported.append(
+            "Orchestrator.Eks: HyperPod on EKS also bills an EKS control plane ($/cluster-hour), "
+            "not included by orchestrator=hyperpod"
+        )
+    for key in top:
+        if key not in _NO_COST_TOP_KEYS and key not in {"InstanceGroups", "ClusterArn", "Orchestrator"}:
+            unsupported.append(f"{key}: not recognised, not priced")
+    return ImportReport(
+        kind="hyperpod",
+        source=source,
+        plan=sections,
+        imported=tuple(imported),
+        unsupported=tuple(unsupported),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,400 @@
+"""The seed article's what-ifs, answered with the forecast's own numbers.
+
+* ``compare_orchestrators``: the same job on raw EC2, SageMaker HyperPod and EKS (+ Karpenter):
+  each is a full forecast with only the orchestrator swapped, so the premium, the control plane
+  and the restart time (which scales every failure's and reclaim's lost hours) all move together.
+* ``storage_check``: can per-node gp3 volumes feed the data loader and absorb checkpoints, and if
+  not, which FSx for Lustre file system would, at what price, and what the stall costs otherwise.
+* ``sparse_attention``: how much of the FLOPs attention is at each sequence length, what removing a
+  share of it saves, and whether the article's "38% faster above 8K tokens" is possible at all.
+* ``rule_of_thumb``: the article's ``instances × rate × hours × 1.3–1.5 × 1.1`` next to the
+  itemized bill, with the gap explained category by category.
+
+Pure functions of a plan and a catalog; every figure comes from the catalog's ``[whatif]`` and
+other assumptions, cited in the results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from trainbill.catalog import Catalog
+from trainbill.costs._pricing import cluster_rate, instance_rate, service_rate
+from trainbill.errors import SpecError
+from trainbill.forecast import Forecast, forecast
+from trainbill.ledger import CATEGORIES
+from trainbill.spec import Plan
+from trainbill.timemodel import training_flops
+from trainbill.usage import FSX_TIER_MBPS_PER_TIB
+
+__all__ = [
+    "ORCHESTRATORS",
+    "OrchestratorRow",
+    "RuleOfThumb",
+    "SparseRow",
+    "SparsityReport",
+    "StorageReport",
+    "attention_share",
+    "compare_orchestrators",
+    "rule_of_thumb",
+    "sparse_attention",
+    "storage_check",
+    "with_orchestrator",
+]
+
+ORCHESTRATORS = ("ec2", "hyperpod", "eks")
+_LABELS = {"ec2": "Raw EC2", "hyperpod": "SageMaker HyperPod", "eks": "EKS + Karpenter"}
+_GB_PER_TIB = 1099.511627776
+_MIB = 1048576.0
+
+
+# --- orchestrators ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrchestratorRow:
+    """One orchestrator's forecast of the same job."""
+
+    orchestrator: str
+    label: str
+    forecast: Forecast
+    orchestration_usd: float
+    restart_hours: float
+    disruption_usd: float
+    setup_time: str
+    failure_risk: str
+    article_cost_100h_usd: float
+
+    @property
+    def total_usd(self) -> float:
+        """The real bill under this orchestrator."""
+        return self.forecast.total_usd
+
+
+def with_orchestrator(plan: Plan, orchestrator: str) -> Plan:
+    """The plan with its orchestrator swapped and its restart time left to that orchestrator.
+
+    A plan's own ``reliability.restart_hours`` describes its own orchestrator, so it is cleared:
+    otherwise every row would share one restart time and the comparison would be moot.
+    """
+    cluster = plan.cluster.model_copy(update={"orchestrator": orchestrator})
+    rel = plan.reliability.model_copy(update={"restart_hours": None})
+    return plan.model_copy(update={"cluster": cluster, "reliability": rel})
+
+
+def compare_orchestrators(plan: Plan, catalog: Catalog, *, today: date | None = None) -> list[OrchestratorRow]:
+    """Forecast the plan on each orchestrator (rows in ``ORCHESTRATORS`` order)."""
+    rows = []
+    for o in ORCHESTRATORS:
+        fc = forecast(with_orchestrator(plan, o), catalog, today=today)
+        cats = fc.ledger.by_category()
+        rows.append(
+            OrchestratorRow(
+                orchestrator=o,
+                label=_LABELS[o],
+                forecast=fc,
+                orchestration_usd=cats["orchestration"],
+                restart_hours=fc.usage.restart_hours,
+                disruption_usd=cats["failures"] + cats["spot_reclaim"],
+                setup_time=str(catalog.value(f"whatif.setup_time_{o}")),
+                failure_risk=str(catalog.value(f"whatif.failure_risk_{o}")),
+                article_cost_100h_usd=float(catalog.value(f"whatif.article_cost_100h_{o}")),
+            )
+        )
+    return rows
+
+
+# --- storage ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StorageReport:
+    """Per-node gp3 demand against gp3's per-volume limits, and an FSx recommendation."""
+
+    tokens_per_s: float
+    read_mibps_per_node: float
+    read_iops_per_node: float
+    io_kib: float
+    checkpoint_gb_per_node: float
+    checkpoint_write_mibps_per_node: float
+    gp3_max_iops: float
+    gp3_max_mibps: float
+    provisioned_iops: float
+    provisioned_mibps: float
+    ebs_fits: bool
+    provisioning_fits: bool
+    stall_hours: float
+    stall_usd: float
+    fsx_needed_mbps: float
+    fsx_tier: str | None
+    fsx_capacity_gb: float
+    fsx_usd: float
+    notes: tuple[str, ...]
+
+    @property
+    def recommendation(self) -> str:
+        """One sentence: keep gp3, raise its provisioning, or move to FSx."""
+        if not self.ebs_fits:
+            return (
+                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / {self.gp3_max_mibps:,.0f} MiB/s): "
+                f"use FSx for Lustre {self.fsx_tier} with {self.fsx_capacity_gb:,.0f} GB (${self.fsx_usd:,.0f} for the run) "
+                f"instead of losing {self.stall_hours:,.1f} h (${self.stall_usd:,.0f}) to I/O stalls"
+            )
+        if not self.provisioning_fits:
+            return (
+                f"gp3 can keep up, but provision at least {self.read_iops_per_node:,.0f} IOPS and "
+                f"{max(self.read_mibps_per_node, self.checkpoint_write_mibps_per_node):,.0f} MiB/s per volume "
+                f"(the plan has {self.provisioned_iops:,.0f} IOPS / {self.provisioned_mibps:,.0f} MiB/s)"
+            )
+        return "gp3 as provisioned keeps up with the data loader and checkpoint writes"
+
+
+def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) -> StorageReport:
+    """Check per-node gp3 against the data loader and checkpoint demand; size FSx if it fails.
+
+    Read rate: the forecast's tokens per second of pure training × bytes per token, shared by
+    the nodes; each sample (``seq_len`` tokens) is one random read, so IOPS = bytes/s ÷ I/O size
+    (capped at EBS's 256 KiB I/O). Checkpoint writes: each node writes its shard of the checkpoint
+    at the plan's per-node write rate, which a gp3 volume caps at its throughput limit. When gp3
+    cannot keep up the shortfall slows every step (stall = compute hours × (need/limit − 1)), priced
+    at the cluster rate; the FSx alternative is the cheapest tier whose throughput (capacity ×
+    MB/s per TiB) covers the whole cluster's reads plus checkpoint writes.
+    """
+    fc = forecast(plan, catalog, today=today)
+    u = fc.usage
+    notes: list[str] = []
+    bpt = float(catalog.value("defaults.model.bytes_per_token"))
+    seconds = u.compute_hours * 3600.0
+    if u.tokens is not None:
+        tokens_per_s = u.tokens / seconds
+    elif u.dataset_gb > 0:
+        tokens_per_s = u.dataset_gb * 1e9 * u.epochs / bpt / seconds
+        notes.append("no model.tokens: read rate from dataset_gb × epochs over the training hours")
+    else:
+        tokens_per_s = 0.0
+        notes.append("no model.tokens or data.dataset_gb: the data loader's read rate is unknown (0)")
+    seq_len = plan.model.seq_len or int(catalog.value("defaults.model.seq_len"))
+    io_kib = min(seq_len * bpt / 1024.0, float(catalog.value("whatif.ebs_max_io_kib")))
+    read_mibps = tokens_per_s * bpt / u.nodes / _MIB
+    read_iops = read_mibps * 1024.0 / io_kib if io_kib > 0 else 0.0
+    ck_gb_node = u.checkpoint_size_gb / u.nodes if u.checkpoint_target == "ebs" else 0.0
+    want_write = float(
+        plan.checkpoint.write_gbytes_per_s_per_node or catalog.value("defaults.checkpoint.write_gbytes_per_s_per_node")
+    )
+    write_mibps = want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0
+    if u.checkpoint_target != "ebs":
+        notes.append(f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the gp3 volumes")
+    max_iops = float(catalog.value("whatif.gp3_max_iops"))
+    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    ebs_fits = read_iops <= max_iops and read_mibps <= max_mibps
+    provisioning_fits = read_iops <= u.ebs_iops and read_mibps <= u.ebs_throughput_mibps
+    # Stall: reads throttled to the limit slow training in proportion; checkpoints written at the cap.
+    slow = max(read_iops / max_iops, read_mibps / max_mibps, 1.0)
+    stall_hours = u.compute_hours * (slow - 1.0)
+    if write_mibps > max_mibps:
+        per_ck = ck_gb_node * 1e9 / _MIB * (1.0 / max_mibps - 1.0 / write_mibps) / 3600.0
+        stall_hours += u.checkpoint_count * per_ck
+        ebs_fits = False
+    rate, _words = cluster_rate(catalog, u)
+    stall_usd = stall_hours * rate
+    # FSx sizing: the whole cluster's reads (+ checkpoint writes if they go to shared storage).
+    need_mbps = tokens_per_s * bpt / 1e6
+    ck_mbps = 0.0
+    if u.checkpoint_size_gb > 0 and u.checkpoint_target in ("ebs", "fsx"):
+        ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint_size_gb * 1e3 / 60.0)
+        notes.append(f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one in a minute)")
+    need_mbps = max(need_mbps, ck_mbps)
+    data_gb = u.dataset_gb + u.checkpoint_size_gb * u.keep_last
+    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
+    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
+    best: tuple[float, str, float] | None = None
+    for tier, mbps_per_tib in FSX_TIER_MBPS_PER_TIB.items():
+        gb = max(data_gb, need_mbps / mbps_per_tib * _GB_PER_TIB, minimum)
+        gb = minimum if gb <= minimum else math.ceil(gb / step) * step
+        price = service_rate(catalog, u, f"fsx.lustre.{tier}")
+        cost = gb * price.usd * u.months
+        if best is None or cost < best[0]:
+            best = (cost, tier, gb)
+    assert best is not None
+    return StorageReport(
+        tokens_per_s=tokens_per_s,
+        read_mibps_per_node=read_mibps,
+        read_iops_per_node=read_iops,
+        io_kib=io_kib,
+        checkpoint_gb_per_node=ck_gb_node,
+        checkpoint_write_mibps_per_node=write_mibps,
+        gp3_max_iops=max_iops,
+        gp3_max_mibps=max_mibps,
+        provisioned_iops=u.ebs_iops,
+        provisioned_mibps=u.ebs_throughput_mibps,
+        ebs_fits=ebs_fits,
+        provisioning_fits=provisioning_fits and write_mibps <= u.ebs_throughput_mibps,
+        stall_hours=stall_hours,
+        stall_usd=stall_usd,
+        fsx_needed_mbps=need_mbps,
+        fsx_tier=best[1],
+        fsx_capacity_gb=best[2],
+        fsx_usd=best[0],
+        notes=tuple(notes),
+    )
+
+
+# --- sparse attention ------------------------------------------------------------------------
+def attention_share(*, active_params: float, layers: int, d_model: int, seq_len: int) -> float:
+    """Attention's share of training FLOPs: 12·L·d·s / (6·N + 12·L·d·s), via ``training_flops``."""
+    total = training_flops(active_params=active_params, tokens=1.0, layers=layers, d_model=d_model, seq_len=seq_len)
+    dense = training_flops(active_params=active_params, tokens=1.0)
+    return (total - dense) / total
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SparseRow:
+    """Attention share and the saving at one sequence length."""
+
+    seq_len: int
+    attention_share: float
+    flops_saving: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SparsityReport:
+    """Savings against sequence length and whether the article's claim can hold."""
+
+    sparsity: float
+    rows: tuple[SparseRow, ...]
+    plan_seq_len: int
+    plan_saving: float
+    hours_before: float
+    hours_after: float
+    usd_before: float
+    usd_after: float
+    claimed_saving: float
+    claimed_min_seq_len: int
+    min_seq_len_for_claim: int | None
+    claim_possible_at_plan: bool
+    notes: tuple[str, ...]
+
+
+def _min_seq_for(target: float, sparsity: float, active: float, layers: int, d_model: int) -> int | None:
+    """Smallest s with share(s)·S ≥ target: s = target·6N / ((S − target)·12·L·d); None if S ≤ target."""
+    if sparsity <= target:
+        return None
+    return math.ceil(target * 6.0 * active / ((sparsity - target) * 12.0 * layers * d_model))
+
+
+def sparse_attention(
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    sparsity: float,
+    seq_lens: Sequence[int] = (2048, 4096, 8192, 16384, 32768, 65536, 131072),
+    today: date | None = None,
+    source: str | None = None,
+) -> SparsityReport:
+    """Remove ``sparsity`` of attention FLOPs; savings vs sequence length and the article's claim.
+
+    Assumes time scales with FLOPs (attention kernels run at the model's average MFU), which is
+    generous to sparse kernels: the article itself reports numerical and engineering trouble.
+    """
+    if not 0.0 <= sparsity <= 1.0:
+        msg = f"must be between 0 and 1 (got {sparsity})"
+        raise SpecError(msg, source="command line", field="--attention-sparsity")
+    m = plan.model
+    active = m.active_params or m.params
+    if active is None or m.layers is None or m.d_model is None:
+        msg = "the sparse-attention what-if needs model.params, model.layers and model.d_model"
+        raise SpecError(msg, source=source, field="model")
+    seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
+    rows = tuple(
+        SparseRow(seq_len=s, attention_share=(a := attention_share(active_params=active, layers=m.layers, d_model=m.d_model, seq_len=s)), flops_saving=a * sparsity)
+        for s in sorted({*seq_lens, seq})
+    )
+    plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
+    before = forecast(plan, catalog, today=today)
+    hours_after = before.usage.compute_hours * (1.0 - plan_saving)
+    after_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": hours_after})})
+    after = forecast(after_plan, catalog, today=today)
+    claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
+    claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
+    notes = [
+        "time assumed proportional to FLOPs (attention at the model's average MFU)",
+        (f"the article's claim: {claimed:.0%} less training time for sequences over {claimed_seq:,} tokens; "
+        f"needs attention > {claimed:.0%} of FLOPs even at 100% sparsity"),
+    ]
+    return SparsityReport(
+        sparsity=sparsity,
+        rows=rows,
+        plan_seq_len=seq,
+        plan_saving=plan_saving,
+        hours_before=before.usage.compute_hours,
+        hours_after=hours_after,
+        usd_before=before.total_usd,
+        usd_after=after.total_usd,
+        claimed_saving=claimed,
+        claimed_min_seq_len=claimed_seq,
+        min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model),
+        claim_possible_at_plan=plan_saving >= claimed,
+        notes=tuple(notes),
+    )
+
+
+# --- rule of thumb ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleOfThumb:
+    """The article's formula next to the itemized bill, and the gap by category."""
+
+    base_usd: float
+    base_basis: str
+    utilization_low: float
+    utilization_high: float
+    risk: float
+    low_usd: float
+    high_usd: float
+    itemized_usd: float
+    #: (category, itemized $, what the category adds beyond the rule's base); sums to itemized − base.
+    by_category: tuple[tuple[str, float, float], ...]
+
+    @property
+    def mid_usd(self) -> float:
+        """Midpoint of the rule's range."""
+        return (self.low_usd + self.high_usd) / 2.0
+
+    @property
+    def verdict(self) -> str:
+        """Where the itemized bill falls against the rule's range."""
+        if self.itemized_usd < self.low_usd:
+            return "below the rule's range: the rule over-budgets this plan"
+        if self.itemized_usd > self.high_usd:
+            return "above the rule's range: the rule under-budgets this plan"
+        return "inside the rule's range"
+
+
+def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
+    """``instances × on-demand rate × planned hours × utilization (1.3–1.5) × risk (1.1 if spot)``.
+
+    The rule multiplies one base; the itemized bill adds categories. The gap is explained as:
+    compute minus the base (negative when spot or a Savings Plan makes compute cheaper than list),
+    plus every other category in full, minus the rule's uplift ``base × (factor − 1)``.
+    """
+    u = fc.usage
+    od = instance_rate(catalog, u, "on_demand")
+    base = u.nodes * od.usd * u.compute_hours
+    lo = float(catalog.value("whatif.rule_utilization_low"))
+    hi = float(catalog.value("whatif.rule_utilization_high"))
+    risk = float(catalog.value("whatif.rule_risk_spot")) if u.spot_fraction > 0 else 1.0
+    cats = fc.ledger.by_category()
+    rows = []
+    for c in CATEGORIES:
+        amount = cats.get(c, 0.0)
+        beyond = amount - base if c == "compute" else amount
+        rows.append((c, amount, beyond))
+    return RuleOfThumb(
+        base_usd=base,
+        base_basis=f"{u.nodes} × ${od.usd:,.2f}/h × {u.compute_hours:,.2f} h",
+        utilization_low=lo,
+        utilization_high=hi,
+        risk=risk,
+        low_usd=base * lo * risk,
+        high_usd=base * hi * risk,
+        itemized_usd=fc.total_usd,
+        by_category=tuple(rows),
+    )
