@@ -177,3 +177,19 @@ def test_forced_accelerator_gives_mfu_and_a_usable_calibration(
     assert cal.mfu == pytest.approx(data["mfu"])
     assert calibrated_efficiency(cal, "h200", "bf16", model_params=168_576) == cal.mfu
     assert calibrated_efficiency(cal, "h100", "bf16") is None
+
+
+def test_missing_torch_is_an_install_hint_not_a_traceback() -> None:
+    """Without PyTorch, `trainbill profile` says how to install the extra and exits 1."""
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from trainbill.cli import main\n"
+        "main(['profile', '--builtin', 'tiny-transformer'])\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.startswith("trainbill: error: profiling needs PyTorch")
+    assert "pip install 'trainbill[profile]'" in completed.stderr
+    assert "Traceback" not in completed.stderr

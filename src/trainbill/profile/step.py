@@ -416,7 +416,7 @@ def _synchronizer(dev: torch.device) -> Callable[[], None]:
     if dev.type == "cuda":
         return lambda: torch.cuda.synchronize(dev)
     if dev.type == "mps":
-        return torch.mps.synchronize
+        return lambda: torch.mps.synchronize()  # noqa: PLW0108 (typed the same without torch)
     return lambda: None
 
 
@@ -428,7 +428,7 @@ def _device_name(dev: torch.device) -> str:
         return str(torch.cuda.get_device_name(dev))
     if dev.type == "cpu":
         return platform.processor() or platform.machine() or "cpu"
-    return dev.type
+    return str(dev.type)
 
 
 def _process_max_rss_bytes() -> int:
