@@ -1,0 +1,323 @@
+"""Savings Plan advisor: how much GPU capacity to commit to, and for how long.
+
+A commitment of K GPU-hours a month is paid whether used or not, at the commitment rate r_c;
+usage above K is bought on demand at r_od. With monthly usage u drawn from the history (each
+month equally likely: a stationary forecast), the expected monthly cost is
+
+    cost(K) = K · r_c · (paid months / horizon months) + E[max(0, u − K)] · r_od
+
+where a 1-year term is renewed ⌈H/12⌉ times and a 3-year term ⌈H/36⌉ times over a horizon of
+H months (the months you expect the workload to last), so the tail of a term outliving the
+workload is paid for nothing. cost(K) is piecewise linear with kinks at the observed months, so
+the exact minimum is at 0 or at one of them. Its derivative says the last committed GPU-hour
+pays when P(u > K) ≥ r_c_eff / r_od: the **break-even utilization** (commitment rate over
+on-demand rate). With a 42% discount a committed hour must be used 58% of the time; the
+optimal commitment is the (1 − break-even) quantile of monthly usage.
+
+The seed article's rule "cover 60–70% of baseline" (baseline = the lowest month here) is
+checked against that optimum, also for futures where usage shrinks or grows, to show where the
+rule is sound (usage likely to fall by a third) and where it leaves money on the table (steady
+usage). Monthly granularity ignores hour-to-hour variation inside a month, which overstates
+utilization for spiky workloads.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from trainbill.catalog import Catalog
+from trainbill.errors import PriceNotFoundError, SpecError
+
+__all__ = [
+    "RULE_OF_THUMB",
+    "SCENARIOS",
+    "TERMS",
+    "CommitAdvice",
+    "MonthlyUsage",
+    "RuleCheck",
+    "TermAdvice",
+    "advise_commitment",
+    "parse_usage_csv",
+]
+
+#: Term name → months.
+TERMS: dict[str, int] = {"1yr": 12, "3yr": 36}
+#: The article's rule: commit 60–70% of baseline GPU capacity.
+RULE_OF_THUMB: tuple[float, float] = (0.60, 0.70)
+#: Future usage as a multiple of the history, for the rule check.
+SCENARIOS: tuple[float, ...] = (0.5, 0.7, 1.0, 1.3)
+#: The rule "holds" when its extra cost over the optimum is within this share of on-demand.
+RULE_TOLERANCE = 0.01
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MonthlyUsage:
+    """GPU-hours used per calendar month, oldest first."""
+
+    months: tuple[str, ...]
+    gpu_hours: tuple[float, ...]
+    source: str = "usage"
+
+
+def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
+    """Parse ``month,gpu_hours`` CSV text (extra columns are ignored).
+
+    Raises:
+        SpecError: naming the file, row and column: missing columns, a month not in YYYY-MM
+            form or repeated, a GPU-hour figure that is not a number ≥ 0, or no rows.
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in ("month", "gpu_hours") if c not in header]
+    if missing:
+        msg = f"missing column(s) {', '.join(missing)}; the header must include month,gpu_hours (got {','.join(header) or 'nothing'})"
+        raise SpecError(msg, source=source, field="header")
+    months: list[str] = []
+    hours: list[float] = []
+    for row_no, raw in enumerate(reader, start=2):
+        row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
+        month = row.get("month", "")
+        if not _MONTH.match(month) or not 1 <= int(month[5:]) <= 12:
+            msg = f"{month!r} is not a month; use YYYY-MM (e.g. 2026-01)"
+            raise SpecError(msg, source=source, field=f"row {row_no}, column month")
+        if month in months:
+            msg = f"month {month} appears twice; give one total per month"
+            raise SpecError(msg, source=source, field=f"row {row_no}, column month")
+        value = row.get("gpu_hours", "")
+        try:
+            number = float(value.replace("_", "").replace(",", ""))
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number < 0:
+            msg = f"{value!r} is not a number of GPU-hours >= 0"
+            raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
+        months.append(month)
+        hours.append(number)
+    if not months:
+        msg = "no data rows; give at least one month of GPU-hours"
+        raise SpecError(msg, source=source, field="rows")
+    order = sorted(range(len(months)), key=lambda i: months[i])
+    return MonthlyUsage(
+        months=tuple(months[i] for i in order), gpu_hours=tuple(hours[i] for i in order), source=source
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleCheck:
+    """The 60–70% rule against the optimum, in a future where usage is ``scale`` × history."""
+
+    scale: float
+    optimal_commit_gpu_hours: float
+    optimal_share_of_baseline: float
+    rule_regret_usd_per_month: float
+    holds: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "scale": self.scale,
+            "optimal_commit_gpu_hours": self.optimal_commit_gpu_hours,
+            "optimal_share_of_baseline": self.optimal_share_of_baseline,
+            "rule_regret_usd_per_month": self.rule_regret_usd_per_month,
+            "holds": self.holds,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TermAdvice:
+    """The best commitment for one term, and the rule of thumb checked against it."""
+
+    term: str
+    rate_usd_per_gpu_hour: float
+    rate_source: str
+    break_even_utilization: float
+    effective_break_even_utilization: float
+    commit_gpu_hours_per_month: float
+    commit_usd_per_hour: float
+    share_of_baseline: float
+    expected_usd_per_month: float
+    savings_pct: float
+    expected_utilization: float
+    rule_usd_per_month: tuple[float, float]
+    rule_checks: tuple[RuleCheck, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "term": self.term,
+            "rate_usd_per_gpu_hour": self.rate_usd_per_gpu_hour,
+            "rate_source": self.rate_source,
+            "break_even_utilization": self.break_even_utilization,
+            "effective_break_even_utilization": self.effective_break_even_utilization,
+            "commit_gpu_hours_per_month": self.commit_gpu_hours_per_month,
+            "commit_usd_per_hour": self.commit_usd_per_hour,
+            "share_of_baseline": self.share_of_baseline,
+            "expected_usd_per_month": self.expected_usd_per_month,
+            "savings_pct": self.savings_pct,
+            "expected_utilization": self.expected_utilization,
+            "rule_usd_per_month": list(self.rule_usd_per_month),
+            "rule_checks": [r.as_dict() for r in self.rule_checks],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitAdvice:
+    """Recommendation: the cheapest term and level, with every term's numbers."""
+
+    instance: str
+    provider: str
+    region: str
+    as_of: date
+    horizon_months: int
+    months: int
+    baseline_gpu_hours: float
+    mean_gpu_hours: float
+    peak_gpu_hours: float
+    on_demand_usd_per_gpu_hour: float
+    on_demand_usd_per_month: float
+    terms: tuple[TermAdvice, ...]
+    best_term: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON of ``trainbill commit --json``."""
+        return {
+            "instance": self.instance,
+            "provider": self.provider,
+            "region": self.region,
+            "as_of": self.as_of.isoformat(),
+            "horizon_months": self.horizon_months,
+            "months": self.months,
+            "baseline_gpu_hours": self.baseline_gpu_hours,
+            "mean_gpu_hours": self.mean_gpu_hours,
+            "peak_gpu_hours": self.peak_gpu_hours,
+            "on_demand_usd_per_gpu_hour": self.on_demand_usd_per_gpu_hour,
+            "on_demand_usd_per_month": self.on_demand_usd_per_month,
+            "best_term": self.best_term,
+            "terms": [t.as_dict() for t in self.terms],
+        }
+
+
+def _monthly_cost(k: float, usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float) -> float:
+    return k * r_c + float(np.maximum(usage - k, 0.0).mean()) * r_od
+
+
+def _optimum(usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float) -> tuple[float, float]:
+    """Exact minimiser of the piecewise-linear cost: 0 or one of the observed months."""
+    best_k, best = 0.0, _monthly_cost(0.0, usage, r_c, r_od)
+    for k in np.unique(usage):
+        c = _monthly_cost(float(k), usage, r_c, r_od)
+        if c < best - 1e-9:
+            best_k, best = float(k), c
+    return best_k, best
+
+
+def _rates(catalog: Catalog, instance: str, region: str, as_of: date, term: str) -> tuple[float, str]:
+    inst = catalog.instance(instance)
+    try:
+        p = catalog.price(instance, f"sp_{term}", provider=inst.provider, region=region, as_of=as_of)
+        return p.usd, p.cite()
+    except PriceNotFoundError:
+        od = catalog.price(instance, "on_demand", provider=inst.provider, region=region, as_of=as_of)
+        a = catalog.assumption(f"commitment.{inst.provider}_discount_{term}")
+        return od.usd * (1.0 - float(a.value)), f"derived: on-demand × (1 − {float(a.value):.2f}); {a.cite()}"
+
+
+def advise_commitment(
+    usage: MonthlyUsage,
+    catalog: Catalog,
+    *,
+    instance: str = "p5.48xlarge",
+    region: str | None = None,
+    as_of: date,
+    horizon_months: int = 36,
+) -> CommitAdvice:
+    """Recommend a commitment level and term for the monthly usage (see the module docstring).
+
+    Args:
+        usage: monthly GPU-hours (history, used as the forecast).
+        catalog: on-demand and commitment prices (explicit ``sp_*`` price points, else the
+            catalog's discount assumptions).
+        instance: the instance type the GPU-hours run on (rates are per GPU-hour).
+        region: price region; default the provider's reference region.
+        as_of: price date.
+        horizon_months: how long the workload is expected to last.
+
+    Raises:
+        SpecError: horizon below one month.
+        PriceNotFoundError: the instance has no on-demand price.
+    """
+    if horizon_months < 1:
+        msg = f"horizon must be at least 1 month (got {horizon_months})"
+        raise SpecError(msg, field="horizon_months")
+    inst = catalog.instance(instance)
+    reg = region or catalog.reference_region(inst.provider)
+    od = catalog.price(instance, "on_demand", provider=inst.provider, region=reg, as_of=as_of)
+    r_od = od.usd / inst.accelerator_count
+    u = np.array(usage.gpu_hours, dtype=np.float64)
+    baseline = float(u.min())
+    od_month = float(u.mean()) * r_od
+    advice: list[TermAdvice] = []
+    for term, length in TERMS.items():
+        rate, source = _rates(catalog, instance, reg, as_of, term)
+        r_c = rate / inst.accelerator_count
+        paid = math.ceil(horizon_months / length) * length
+        r_eff = r_c * paid / horizon_months
+        k, cost = _optimum(u, r_eff, r_od)
+        rule = tuple(_monthly_cost(f * baseline, u, r_eff, r_od) for f in RULE_OF_THUMB)
+        checks = []
+        for scale in SCENARIOS:
+            us = u * scale
+            ks, cs = _optimum(us, r_eff, r_od)
+            rule_cost = min(_monthly_cost(f * baseline, us, r_eff, r_od) for f in RULE_OF_THUMB)
+            regret = rule_cost - cs
+            checks.append(
+                RuleCheck(
+                    scale=scale,
+                    optimal_commit_gpu_hours=ks,
+                    optimal_share_of_baseline=ks / baseline if baseline > 0 else math.inf,
+                    rule_regret_usd_per_month=regret,
+                    holds=regret <= RULE_TOLERANCE * float(us.mean()) * r_od,
+                )
+            )
+        advice.append(
+            TermAdvice(
+                term=term,
+                rate_usd_per_gpu_hour=r_c,
+                rate_source=source,
+                break_even_utilization=r_c / r_od,
+                effective_break_even_utilization=r_eff / r_od,
+                commit_gpu_hours_per_month=k,
+                commit_usd_per_hour=k * r_c / float(catalog.value("reliability.hours_per_month")),
+                share_of_baseline=k / baseline if baseline > 0 else (0.0 if k == 0 else math.inf),
+                expected_usd_per_month=cost,
+                savings_pct=100.0 * (1.0 - cost / od_month) if od_month > 0 else 0.0,
+                expected_utilization=float(np.minimum(u, k).mean()) / k if k > 0 else 0.0,
+                rule_usd_per_month=(rule[0], rule[1]),
+                rule_checks=tuple(checks),
+            )
+        )
+    best = min(advice, key=lambda t: t.expected_usd_per_month)
+    return CommitAdvice(
+        instance=instance,
+        provider=inst.provider,
+        region=reg,
+        as_of=as_of,
+        horizon_months=horizon_months,
+        months=len(u),
+        baseline_gpu_hours=baseline,
+        mean_gpu_hours=float(u.mean()),
+        peak_gpu_hours=float(u.max()),
+        on_demand_usd_per_gpu_hour=r_od,
+        on_demand_usd_per_month=od_month,
+        terms=tuple(advice),
+        best_term=best.term if best.commit_gpu_hours_per_month > 0 else "none",
+    )
