@@ -37,6 +37,7 @@ __all__ = [
     "SparseRow",
     "SparsityReport",
     "StorageReport",
+    "apply_attention_sparsity",
     "attention_share",
     "compare_orchestrators",
     "rule_of_thumb",
@@ -398,3 +399,21 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
         itemized_usd=fc.total_usd,
         by_category=tuple(rows),
     )
+
+
+def apply_attention_sparsity(
+    plan: Plan, catalog: Catalog, sparsity: float, *, today: date | None = None, source: str | None = None
+) -> tuple[Plan, str]:
+    """The plan with its pure-training hours cut by the sparse-attention saving, and a note why.
+
+    The saving is worked out at the plan's sequence length (``sparse_attention``) and applied to
+    the forecast's pure-training hours, which become the plan's ``run.hours``.
+    """
+    rep = sparse_attention(plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source)
+    new = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
+    note = (
+        f"attention sparsity {sparsity:.0%} at seq len {rep.plan_seq_len:,}: attention is "
+        f"{rep.plan_saving / sparsity if sparsity else 0.0:.1%} of FLOPs, so pure training "
+        f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%})"
+    )
+    return new, note

@@ -146,6 +146,8 @@ def forecast_cmd(
     savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
     catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+    from_: Annotated[tuple[str, Path] | None, typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE.")] = None,
+    attention_sparsity: Annotated[float | None, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
@@ -176,14 +178,31 @@ def forecast_cmd(
         "purchase": {"spot_fraction": spot_fraction, "savings_plan": savings_plan},
         "prices": {"as_of": day},
     }  # fmt: skip
-    plan = build_plan(plan_file, flags=flags)
     catalog = catalog_from_options(catalog_dir)
+    imported = None
+    if from_ is not None:  # issue 10: plan file < imported cluster < flags
+        from trainbill.cli.whatif import imported_plan
+
+        plan, report, prov = imported_plan(from_[0], from_[1], plan_file, flags, catalog)
+        imported = (report, prov)
+    else:
+        plan = build_plan(plan_file, flags=flags)
+    if attention_sparsity is not None:
+        from trainbill.whatif import apply_attention_sparsity
+
+        plan, sparsity_note = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
+        console.print(f"[dim]{sparsity_note}[/dim]") if not (as_json or as_csv) else None
     fc = forecast(plan, catalog)
     if as_json:
-        print_json(fc.as_dict())
+        extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
+        print_json({**fc.as_dict(), **extra})
     elif as_csv:
         typer.echo(_csv(fc), nl=False)
     else:
+        if imported:
+            from trainbill.cli.whatif import render_import
+
+            render_import(imported[0], imported[1])
         render_forecast(fc, explain=explain)
 
 

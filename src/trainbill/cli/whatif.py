@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from trainbill.catalog import Catalog
 from trainbill.cli import app
 from trainbill.cli._common import catalog_from_options, console, print_json
-from trainbill.spec import load_plan
+from trainbill.importers import ImportReport, import_cluster, provenance
+from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
 from trainbill.whatif import compare_orchestrators, rule_of_thumb, sparse_attention, storage_check
 
-__all__: list[str] = []
+__all__ = ["imported_plan", "render_import"]
 
 PlanArg = Annotated[Path, typer.Argument(help="Plan TOML file.")]
 CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")]
@@ -137,3 +139,46 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
     console.print(t)
     console.print(f"The rule adds {_m(r.low_usd - r.base_usd)} – {_m(r.high_usd - r.base_usd)} on top of the base; "
                   f"the categories above add {_m(r.itemized_usd - r.base_usd)}.")  # fmt: skip
+
+
+def imported_plan(
+    kind: str, cluster_file: Path, plan_file: Path | None, flags: dict[str, dict[str, Any]], catalog: Catalog
+) -> tuple[Plan, ImportReport, dict[str, list[str]]]:
+    """Plan file < imported cluster < flags; with the import report and field provenance.
+
+    Used by ``trainbill forecast --from KIND FILE``. When the import names an instance and node
+    count, a GPU/GPU-count description in the plan file is dropped (and vice versa).
+    """
+    report = import_cluster(kind, cluster_file, catalog=catalog)
+    base: dict[str, Any] = {}
+    if plan_file is not None:
+        base = load_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
+    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
+    overrides = {k: v for k, v in overrides.items() if v}
+    imp_cluster = report.plan.get("cluster", {})
+    base_cluster = base.get("cluster", {})
+    if "instance" in imp_cluster:
+        base_cluster.pop("gpu", None)
+        base_cluster.pop("gpus", None)
+    if "gpu" in imp_cluster:
+        base_cluster.pop("instance", None)
+        base_cluster.pop("nodes", None)
+    given = merge_plan_dicts(base, overrides)
+    merged = merge_plan_dicts(merge_plan_dicts(base, report.plan), overrides)
+    source = f"{cluster_file}" + (f" + {plan_file}" if plan_file else "") + (" + flags" if overrides else "")
+    plan = plan_from_dict(merged, source=source)
+    return plan, report, provenance(report, given)
+
+
+def render_import(report: ImportReport, prov: dict[str, list[str]]) -> None:
+    """What came from the cluster file, what the plan gave, what was defaulted, what is not priced."""
+    console.print(f"[bold]Imported from {report.kind} file {report.source}[/bold]")
+    for line in prov["imported"]:
+        console.print(f"  imported: {line}")
+    if prov["given"]:
+        console.print(f"  from plan file/flags: {', '.join(prov['given'])}")
+    console.print(f"  defaulted (catalog assumptions, see --explain): {', '.join(prov['defaulted']) or 'none'}")
+    for u in report.unsupported:
+        console.print(f"  [yellow]not priced:[/yellow] {u}")
+    for n in report.notes:
+        console.print(f"  note: {n}")

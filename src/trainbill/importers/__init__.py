@@ -158,7 +158,15 @@ def provenance(report: ImportReport, given: Mapping[str, Any]) -> dict[str, list
     """
     imported_fields = {f for f, _ in report.imported}
     out: dict[str, list[str]] = {"imported": [], "given": [], "defaulted": []}
+    described = imported_fields | {f for f in TRACKED_FIELDS if _has(given, f)}
+    skip: set[str] = set()
+    if described & {"cluster.instance", "cluster.nodes"}:
+        skip |= {"cluster.gpu", "cluster.gpus"}
+    if described & {"cluster.gpu", "cluster.gpus"} and "cluster.instance" not in described:
+        skip |= {"cluster.instance", "cluster.nodes"}
     for f in TRACKED_FIELDS:
+        if f in skip:
+            continue
         if f in imported_fields:
             element = next(e for g, e in report.imported if g == f)
             out["imported"].append(f"{f} <- {element}")
