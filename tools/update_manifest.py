@@ -19,6 +19,7 @@ FILES = {
     "prices.csv": "AWS Price List, SkyPilot catalogs, real CUR/FOCUS bills (REFERENCE §4; each row cites)",
     "spot_advisor.csv": "AWS Spot Instance Advisor feed snapshots (REFERENCE §5.1)",
     "assumptions.toml": "Published runs, failure studies and stated assumptions (each entry cites)",
+    "time_model_fit.toml": "Time-model parameters fitted to published runs by tools/fit_time_model.py (fit date and residuals inside)",
 }
 
 

@@ -71,6 +71,12 @@ class Forecast:
                 "expected_failures": u.failure_events,
                 "expected_reclaims": u.reclaim_events,
                 "mfu": u.mfu,
+                "layout": (
+                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp,
+                     "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
+                     "memory_gb_per_gpu": u.time.layout.memory.total_gb}
+                    if u.time.layout is not None else None
+                ),  # fmt: skip
                 "flops": u.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
             },
@@ -144,23 +150,6 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
         )
     if any("price used: no" in line.source for line in ledger.lines):
         out.append(f"some prices come from the provider's reference region, not {usage.region}")
-    mem = _memory_warning(usage, catalog)
-    if mem:
-        out.append(mem)
+    out.extend(usage.time.warnings)  # memory: fits only with recompute/offload (trainbill.memory)
     assert set(ledger.by_category()) == set(CATEGORIES)
     return out
-
-
-def _memory_warning(usage: Usage, catalog: Catalog) -> str | None:
-    """Weights + gradients + Adam state, fully sharded, must fit the cluster's HBM."""
-    if usage.params is None:
-        return None
-    per_param = float(catalog.value("time.model_state_bytes_per_param"))
-    need_gb = usage.params * per_param / 1e9
-    have_gb = usage.gpus * usage.accelerator.hbm_gb
-    if need_gb > have_gb:
-        return (
-            f"model state ({need_gb:,.0f} GB at {per_param:g} bytes/param, fully sharded) exceeds the cluster's "
-            f"{have_gb:,.0f} GB of HBM: the plan cannot fit without offloading"
-        )
-    return None

@@ -1,22 +1,33 @@
 """Time model: from model size, tokens and cluster to compute hours and synchronization stall.
 
 Why a model and not a constant MFU: the bill is hours × price, and quotes go wrong in the hours.
-Achieved throughput depends on the accelerator and precision, on how much gradient traffic
-must cross the inter-node network per step (and how much of it hides behind compute), and on
-the slowest GPU in every step. Each factor is reported so ``--explain`` can show it.
+Achieved throughput depends on the accelerator and precision, on the model's width, on how the
+model is split over GPUs (tensor, pipeline, data parallel), on how much traffic crosses the
+inter-node network per step and how much of it hides behind compute, and on the slowest GPU in
+every step. Each factor is reported in ``TimeEstimate.factors`` so ``--explain`` can show it.
 
-Formulas (every constant comes from the catalog's ``[time]`` and ``[reliability]``
-assumptions):
+Formulas (constants come from the catalog: ``[time]`` assumptions and the fitted parameters
+``time.fit.*`` in ``time_model_fit.toml``, written by ``tools/fit_time_model.py``):
 
-* training FLOPs = 6 · N_active · D (Kaplan et al. 2020, arXiv 2001.08361, dense transformer
-  forward+backward; MoE uses active parameters per token), plus attention
-  12 · layers · d_model · seq_len · D when the shape is known (Narayanan et al. 2021,
-  arXiv 2104.04473, Eq. 3 without recompute; PaLM appendix B).
-* compute time = FLOPs / (GPUs · peak(precision) · base MFU(precision)).
-* per-step inter-node communication = volume_factor · 2 bytes · N_total · (n−1)/n
-  / (node network bandwidth · efficiency); exposed = max(0, comm − overlap · step compute).
-* straggler stall = cv · sqrt(2 ln G): the expected maximum of G Gaussian step times
-  exceeds the mean by about that many standard deviations (extreme-value approximation).
+* model FLOPs = 6 · N_active · D (Kaplan et al. 2020, arXiv 2001.08361; MoE uses active
+  parameters) + attention 12 · L · d_model · seq_len · D (Narayanan et al. 2021, arXiv 2104.04473
+  Eq. 3 without recompute; PaLM arXiv 2204.02311 App. B). Without layers/d_model the shape is
+  estimated from N = 12 · L · d² with d / L = ``time.aspect_ratio`` (GPT-3/Llama are 100–160).
+* kernel time per FLOP = (g + m) / (peak_bf16 · e_max) where g = 1 for BF16 and
+  1 / (η_fp8 · peak_fp8 / peak_bf16) for FP8 (only the matmuls speed up), and the memory-bound
+  share m = k_mem · (peak_bf16 / HBM bandwidth) / d_model: element-wise work grows with width
+  while matmul FLOPs grow with width², so narrow models on compute-rich chips lose the most.
+  Full activation recompute (when memory requires it) adds one forward pass: × 4/3.
+* layout: tensor parallel tp ∈ {1, GPUs per node}, pipeline pp ∈ {1, 2, 4, …}; the layout that
+  fits in memory (``trainbill.memory``) with the shortest step is chosen.
+* data-parallel sync per step = v · 2 bytes · N / (tp · pp) · (dp − 1) / dp over the per-GPU
+  inter-node bandwidth (NVLink inside one node) × ``time.network_efficiency``; v = 3 under
+  ZeRO-3/FSDP, 2 when unsharded weights fit; exposed = max(0, sync − overlap · compute).
+* tensor parallel: 16 · (L / pp) · d · (tp − 1) / tp bytes per token over NVLink, not hidden.
+* pipeline bubble (1F1B) = (pp − 1) / micro-batches, one sequence per micro-batch.
+* MoE all-to-all: 8 · d · top_k bytes per token per layer (dispatch + combine, forward +
+  backward, bf16), exposed except the overlapped share.
+* straggler stall = cv · sqrt(2 ln G) (expected maximum of G Gaussian step times).
 """
 
 from __future__ import annotations
@@ -25,11 +36,67 @@ import math
 from dataclasses import dataclass
 
 from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
-__all__ = ["TimeEstimate", "estimate_time", "training_flops"]
+__all__ = [
+    "FitParams",
+    "Layout",
+    "TimeEstimate",
+    "estimate_shape",
+    "estimate_time",
+    "fit_params",
+    "training_flops",
+]
 
 _SECONDS_PER_HOUR = 3600.0
 _BYTES_PER_BF16 = 2.0
+_RECOMPUTE_FACTOR = 4.0 / 3.0  # one extra forward pass over fwd (1) + bwd (2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitParams:
+    """The few global parameters fitted to published runs (never one per row)."""
+
+    e_max: float
+    k_mem: float
+    eta_fp8: float
+    overlap: float
+
+
+def fit_params(catalog: Catalog) -> FitParams:
+    """The fitted parameters shipped in the catalog (``time.fit.*``)."""
+    return FitParams(
+        e_max=float(catalog.value("time.fit.e_max")),
+        k_mem=float(catalog.value("time.fit.k_mem")),
+        eta_fp8=float(catalog.value("time.fit.eta_fp8")),
+        overlap=float(catalog.value("time.fit.overlap")),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """How the model is split: tensor × pipeline × data parallel, and the step's time budget."""
+
+    tp: int
+    pp: int
+    dp: float
+    memory: MemoryEstimate
+    compute_s: float
+    bubble_s: float
+    tp_s: float
+    dp_sync_s: float
+    dp_exposed_s: float
+    a2a_exposed_s: float
+
+    @property
+    def stall_s(self) -> float:
+        """Seconds per step beyond pure compute (bubble, TP, exposed DP and MoE traffic)."""
+        return self.bubble_s + self.tp_s + self.dp_exposed_s + self.a2a_exposed_s
+
+    @property
+    def step_s(self) -> float:
+        """Seconds per step, excluding stragglers."""
+        return self.compute_s + self.stall_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +110,8 @@ class TimeEstimate:
     peak_tflops_per_gpu: float
     base_mfu: float | None
     factors: tuple[tuple[str, str], ...]
+    layout: Layout | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def sync_stall_fraction(self) -> float:
@@ -55,6 +124,13 @@ class TimeEstimate:
         if self.base_mfu is None:
             return None
         return self.base_mfu / (1.0 + self.sync_stall_fraction)
+
+
+def estimate_shape(params: float, aspect_ratio: float) -> tuple[int, int]:
+    """(layers, d_model) from N = 12 · L · d² and d = aspect_ratio · L (Kaplan et al. 2020)."""
+    d = (params * aspect_ratio / 12.0) ** (1.0 / 3.0)
+    layers = max(1, round(d / aspect_ratio))
+    return layers, max(64, round(d))
 
 
 def training_flops(
@@ -70,6 +146,14 @@ def training_flops(
     if layers is not None and d_model is not None and seq_len is not None:
         flops += 12.0 * layers * d_model * seq_len * tokens
     return flops
+
+
+def _pow2_upto(limit: int) -> list[int]:
+    out, p = [], 1
+    while p <= limit:
+        out.append(p)
+        p *= 2
+    return out
 
 
 def estimate_time(
@@ -88,79 +172,173 @@ def estimate_time(
     layers: int | None = None,
     d_model: int | None = None,
     straggler_cv: float,
+    recompute: bool | None = None,
+    fit: FitParams | None = None,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
     When ``hours`` is given it is taken as the wall-clock of pure training and only the stall
-    is modelled; otherwise hours are derived from FLOPs and the base MFU.
-    """
-    gpus = nodes * instance.accelerator_count
-    peak = accelerator.peak_tflops(precision)
-    base_key = "time.base_mfu_fp8" if precision == "fp8" and accelerator.peak_fp8_tflops else "time.base_mfu_bf16"
-    base_mfu = float(catalog.value(base_key))
-    factors: list[tuple[str, str]] = [
-        ("accelerator", f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s ({accelerator.source})"),
-        ("gpus", f"{nodes} × {instance.instance} × {instance.accelerator_count} = {gpus} accelerators"),
-    ]
-    if precision == "fp8" and accelerator.peak_fp8_tflops is None:
-        factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
-    n_active = active_params if active_params is not None else params
-    flops: float | None = None
-    if n_active is not None and tokens is not None:
-        flops = training_flops(
-            active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
-        )
-        factors.append(("flops", f"6 × {n_active:.3g} active params × {tokens:.3g} tokens = {flops:.3g} FLOPs"))
-    if hours is not None:
-        compute_hours = hours
-        factors.append(("hours", f"{hours:g} h of pure training, as given in the plan"))
-    else:
-        assert flops is not None  # the plan validator guarantees params and tokens
-        compute_hours = flops / (gpus * peak * 1e12 * base_mfu) / _SECONDS_PER_HOUR
-        factors.append(
-            (
-                "compute",
-                f"{flops:.3g} / ({gpus} × {peak:g} TFLOP/s × base MFU {base_mfu:.2f}) = "
-                f"{compute_hours:,.1f} h ({catalog.assumption(base_key).source})",
-            )
-        )
+    is modelled; otherwise hours are derived from FLOPs and the fitted efficiency model.
+    ``recompute`` forces activation recompute on/off (a published config); ``fit`` overrides
+    the catalog's fitted parameters (the fit script searches over them).
 
-    # Exposed inter-node communication per step (data-parallel/FSDP gradient sync).
-    comm_fraction = 0.0
-    if params is not None and nodes > 1:
-        volume = float(catalog.value("time.collective_volume_factor"))
-        overlap = float(catalog.value("time.comm_overlap"))
-        eff = float(catalog.value("time.network_efficiency"))
-        model_bytes = _BYTES_PER_BF16 * params
-        node_bw = instance.network_gbps / 8.0 * 1e9 * eff  # bytes/s per node
-        comm_s = volume * model_bytes * (nodes - 1) / nodes / node_bw
-        step_flops = 6.0 * (n_active or params) * global_batch_tokens
-        step_s = step_flops / (gpus * peak * 1e12 * base_mfu)
-        exposed = max(0.0, comm_s - overlap * step_s)
-        comm_fraction = exposed / step_s
-        factors.append(
-            (
-                "communication",
-                f"per step {comm_s:.2f} s of gradient sync over {instance.network_gbps:g} Gbps × "
-                f"{eff:.0%} vs {step_s:.2f} s compute (overlap {overlap:.0%}): exposed "
-                f"{exposed:.2f} s = {comm_fraction:.1%} of compute",
-            )
-        )
-    elif params is None:
-        factors.append(("communication", "model size unknown: gradient sync not modelled"))
+    Raises:
+        MemoryFitError: the model cannot fit on this many accelerators, even with offload.
+    """
+    fp = fit or fit_params(catalog)
+    gpn = instance.accelerator_count
+    gpus = nodes * gpn
+    peak = accelerator.peak_tflops(precision)
+    bf16 = accelerator.peak_bf16_tflops
+    factors: list[tuple[str, str]] = [
+        ("accelerator", f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
+         f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s ({accelerator.source})"),
+        ("gpus", f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
+         f"{instance.network_gbps:g} Gbps per node between nodes, {accelerator.intra_node_gbytes_per_s:g} GB/s inside"),
+    ]  # fmt: skip
+    warnings: list[str] = []
+    fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
+    if precision == "fp8" and not fp8:
+        factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
     straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
-    factors.append(
-        (
-            "stragglers",
-            f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per step",
-        )
+    straggler_factor = (
+        "stragglers",
+        f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per step",
     )
+    n_active = active_params if active_params is not None else params
+    if params is None or n_active is None or tokens is None:
+        if hours is None:  # pragma: no cover - the plan validator requires hours or a model
+            msg = "give either run hours or model params and tokens"
+            raise MemoryFitError(msg)
+        factors += [("hours", f"{hours:g} h of pure training, as given in the plan"),
+                    ("communication", "model size unknown: gradient sync not modelled"), straggler_factor]  # fmt: skip
+        return TimeEstimate(
+            compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
+            peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors),
+        )  # fmt: skip
+
+    # Shape and FLOPs.
+    aspect = float(catalog.value("time.aspect_ratio"))
+    if layers is None or d_model is None:
+        est_l, est_d = estimate_shape(n_active, aspect)
+        layers, d_model = layers or est_l, d_model or est_d
+        factors.append(("shape", f"layers/d_model not given: estimated {layers} × {d_model} from "
+                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})"))  # fmt: skip
+    flops = training_flops(active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len)
+    attn = 12.0 * layers * d_model * seq_len * tokens
+    factors.append(("flops", f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
+                    f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
+                    f"({attn / flops:.1%} attention)"))  # fmt: skip
+
+    # Kernel efficiency.
+    m = fp.k_mem * (bf16 / (accelerator.hbm_tbps * 1e3)) / d_model
+    g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
+    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
+    kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
+    factors.append(("kernel", f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
+                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s) "
+                    f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
+                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})"))  # fmt: skip
+    if fp8:
+        speedup = (1.0 + m) / (g + m)
+        factors.append(("precision", f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
+                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed"))  # fmt: skip
+
+    # Layout search.
+    usable = float(catalog.value("time.hbm_usable_fraction"))
+    state_bytes = float(catalog.value("time.model_state_bytes_per_param"))
+    net_eff = float(catalog.value("time.network_efficiency"))
+    top_k = float(catalog.value("time.moe_top_k"))
+    batch = max(global_batch_tokens, float(seq_len))
+    step_flops_total = flops / tokens * batch
+    if gpus <= gpn:
+        dp_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
+        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
+    else:
+        dp_bw = instance.network_gbps / 8.0 / gpn * 1e9 * net_eff
+        where = f"{instance.network_gbps:g} Gbps ÷ {gpn} GPUs per node"
+    intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
+    best: Layout | None = None
+    tps = sorted({1, gpn}) if gpus >= gpn else [1]
+    for tp in tps:
+        for pp in _pow2_upto(min(layers, gpus // tp)):
+            dp = gpus / (tp * pp)
+            mem = memory_per_gpu(
+                params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
+                usable_fraction=usable, state_bytes_per_param=state_bytes, tp=tp, pp=pp, dp=max(1, round(dp)),
+                recompute=recompute,
+            )  # fmt: skip
+            if not mem.fits or mem.offload and best is not None and not best.memory.offload:
+                continue
+            compute = step_flops_total / gpus * sec_per_flop * (_RECOMPUTE_FACTOR if mem.recompute else 1.0)
+            micro = max(1.0, batch / seq_len / dp)
+            bubble = (pp - 1) / micro * compute
+            tok_per_gpu = batch / dp
+            tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
+            unsharded = 4.0 * params / (tp * pp) + state_bytes * params / (tp * pp * dp)
+            vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
+            sync = vol * _BYTES_PER_BF16 * params / (tp * pp) * (dp - 1) / dp / dp_bw if dp > 1 else 0.0
+            exposed = max(0.0, sync - fp.overlap * compute)
+            a2a = 0.0
+            if active_params is not None and active_params < params and gpus > 1:
+                a2a_bw = dp_bw if gpus > gpn else intra_bw
+                a2a = 8.0 * d_model * top_k * (layers / pp) * tok_per_gpu / tp / a2a_bw * (1.0 - fp.overlap)
+            cand = Layout(
+                tp=tp, pp=pp, dp=dp, memory=mem, compute_s=compute, bubble_s=bubble, tp_s=tp_s,
+                dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a,
+            )  # fmt: skip
+            if best is None or (best.memory.offload and not mem.offload) or cand.step_s < best.step_s:
+                best = cand
+    if best is None:
+        need = min_gpus_to_fit(
+            params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
+            usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=gpn,
+        )  # fmt: skip
+        hint = f"at least {need} {accelerator.id} GPUs" if need else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
+        msg = (
+            f"a {params:.3g}-parameter model at seq_len {seq_len} does not fit on {gpus} × {accelerator.id} "
+            f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
+            f"use {hint}"
+        )
+        raise MemoryFitError(msg)
+    lay = best
+    if lay.memory.offload:
+        warnings.append(f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)")
+    elif lay.memory.recompute and recompute is None:
+        warnings.append(f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)")
+    factors.append(("memory", lay.memory.describe()))
+    factors.append(("layout", f"tensor parallel {lay.tp} × pipeline {lay.pp} × data parallel {lay.dp:g} "
+                    f"(the fitting layout with the shortest step)"))  # fmt: skip
+    steps = tokens / batch
+    compute_hours = lay.compute_s * steps / _SECONDS_PER_HOUR
+    rc = " × 4/3 recompute" if lay.memory.recompute else ""
+    factors.append(("compute", f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc} = "
+                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {batch:,.0f} tokens)"))  # fmt: skip
+    c = lay.compute_s
+    factors.append(("communication", f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
+                    f"{net_eff:.0%} vs {c:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
+                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of compute"))  # fmt: skip
+    if lay.tp > 1:
+        factors.append(("tensor_parallel", f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute"))
+    if lay.pp > 1:
+        factors.append(("pipeline", f"1F1B bubble (pp − 1)/micro-batches = {lay.bubble_s / c:.1%} of compute"))
+    if lay.a2a_exposed_s > 0:
+        factors.append(("moe_all_to_all", f"MoE token dispatch/combine (top-{top_k:g}), not overlapped share: "
+                        f"{lay.a2a_exposed_s / c:.1%} of compute"))  # fmt: skip
+    factors.append(straggler_factor)
+    if hours is not None:
+        factors.append(("hours", f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)"))
+        compute_hours = hours
+    comm_fraction = lay.stall_s / c
+    base_mfu = flops / (gpus * peak * 1e12 * compute_hours * _SECONDS_PER_HOUR)
     return TimeEstimate(
         compute_hours=compute_hours,
         comm_stall_fraction=comm_fraction,
         straggler_fraction=straggler,
         flops=flops,
         peak_tflops_per_gpu=peak,
-        base_mfu=base_mfu if flops is not None else None,
+        base_mfu=base_mfu,
         factors=tuple(factors),
+        layout=lay,
+        warnings=tuple(warnings),
     )

@@ -183,6 +183,9 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
         assert c.gpu is not None
         accel = catalog.accelerator(c.gpu)
         options = catalog.instances_with(accel.id, c.provider) or catalog.instances_with(accel.id)
+        # Prefer instances that can be rented on demand (p5e/H200 has no On-Demand SKU).
+        priced = {p.item for p in catalog.prices if p.option == "on_demand"}
+        options = tuple(i for i in options if i.instance in priced) or options
         if not options:
             msg = f"no instance in the catalog holds {accel.id!r}"
             raise PriceNotFoundError(msg)

@@ -1,0 +1,162 @@
+"""Memory feasibility: does one training step fit in an accelerator's HBM?
+
+Why: the cheapest-looking plan is worthless if the model does not fit; and a plan that fits
+only with full activation recompute pays ~33% more compute, which the time model must charge.
+
+Per-GPU bytes (mixed-precision Adam, Rajbhandari et al. 2020 "ZeRO", arXiv 1910.02054):
+
+* model state = ``state_bytes_per_param`` (16: bf16 weights 2 + grads 2 + fp32 master 4 +
+  Adam m, v 8) × params / (tp · pp · dp), i.e. fully sharded (ZeRO-3/FSDP) over data-parallel
+  ranks, plus a gather buffer of two layers' bf16 weights (FSDP prefetch) = 4 · params / (tp · L).
+* activations per sequence per layer = 34 · seq · d_model / tp bytes (Korthikanti et al. 2022,
+  arXiv 2205.05198, Eq. 2 with sequence parallelism and flash attention, so no s² term); a
+  1F1B pipeline keeps ~L layers' worth in flight on its first stage. With full recompute only
+  each layer's input (2 · seq · d_model / tp bytes) is kept, plus one layer's working set.
+* usable HBM = hbm_gb × ``time.hbm_usable_fraction`` (CUDA context, NCCL buffers, fragmentation).
+
+Offload: when the plan fits only if the fp32 optimizer state (12 bytes/param) lives in host
+memory, it is reported as a warning, not an error; when even that does not fit, it is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from trainbill.errors import TrainbillError
+
+__all__ = ["MemoryEstimate", "MemoryFitError", "memory_per_gpu", "min_gpus_to_fit"]
+
+_GB = 1e9
+_ACT_BYTES_PER_TOKEN_LAYER = 34.0  # × d_model / tp (Korthikanti et al. 2022)
+_CKPT_BYTES_PER_TOKEN_LAYER = 2.0  # bf16 layer input kept under full recompute
+_OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m, v: what ZeRO-Offload moves to host
+
+
+class MemoryFitError(TrainbillError):
+    """The plan cannot fit in accelerator memory, even with recompute and offload."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryEstimate:
+    """Per-GPU memory of one layout, and how (if at all) it fits."""
+
+    state_gb: float
+    buffer_gb: float
+    activations_gb: float
+    usable_gb: float
+    recompute: bool
+    offload: bool
+
+    @property
+    def total_gb(self) -> float:
+        """Bytes that must sit in HBM, in GB."""
+        return self.state_gb + self.buffer_gb + self.activations_gb
+
+    @property
+    def fits(self) -> bool:
+        """True when the per-GPU need is within usable HBM."""
+        return self.total_gb <= self.usable_gb
+
+    def describe(self) -> str:
+        """One line for ``--explain``."""
+        mode = "offloaded optimizer, " if self.offload else ""
+        mode += "full activation recompute" if self.recompute else "no recompute"
+        return (
+            f"per GPU {self.state_gb:.1f} GB sharded state + {self.buffer_gb:.1f} GB gather buffer + "
+            f"{self.activations_gb:.1f} GB activations = {self.total_gb:.1f} GB of {self.usable_gb:.1f} GB "
+            f"usable HBM ({mode})"
+        )
+
+
+def _estimate(
+    *,
+    params: float,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    hbm_gb: float,
+    usable_fraction: float,
+    state_bytes_per_param: float,
+    tp: int,
+    pp: int,
+    dp: int,
+    recompute: bool,
+    offload: bool,
+) -> MemoryEstimate:
+    per_param = state_bytes_per_param - (_OPTIMIZER_BYTES_PER_PARAM if offload else 0.0)
+    state = per_param * params / (tp * pp * dp)
+    buffer = 4.0 * params / (tp * layers) if dp > 1 else 0.0
+    token_layer = seq_len * d_model / tp
+    if recompute:
+        act = layers * _CKPT_BYTES_PER_TOKEN_LAYER * token_layer + _ACT_BYTES_PER_TOKEN_LAYER * token_layer
+    else:
+        act = layers * _ACT_BYTES_PER_TOKEN_LAYER * token_layer
+    return MemoryEstimate(
+        state_gb=state / _GB,
+        buffer_gb=buffer / _GB,
+        activations_gb=act / _GB,
+        usable_gb=hbm_gb * usable_fraction,
+        recompute=recompute,
+        offload=offload,
+    )
+
+
+def memory_per_gpu(
+    *,
+    params: float,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    hbm_gb: float,
+    usable_fraction: float,
+    state_bytes_per_param: float,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    recompute: bool | None = None,
+) -> MemoryEstimate:
+    """The cheapest way this layout fits: no recompute, then recompute, then offload.
+
+    ``recompute`` forces the activation mode (a published config said so); None lets the
+    model choose. The returned estimate's ``fits`` is False when nothing fits.
+    """
+    kw = {
+        "params": params, "layers": layers, "d_model": d_model, "seq_len": seq_len,
+        "hbm_gb": hbm_gb, "usable_fraction": usable_fraction,
+        "state_bytes_per_param": state_bytes_per_param, "tp": tp, "pp": pp, "dp": dp,
+    }  # fmt: skip
+    modes = [False, True] if recompute is None else [recompute]
+    last: MemoryEstimate | None = None
+    for offload in (False, True):
+        for rc in modes:
+            last = _estimate(**kw, recompute=rc, offload=offload)  # type: ignore[arg-type]
+            if last.fits:
+                return last
+    assert last is not None
+    return last
+
+
+def min_gpus_to_fit(
+    *,
+    params: float,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    hbm_gb: float,
+    usable_fraction: float,
+    state_bytes_per_param: float,
+    gpus_per_node: int,
+) -> int | None:
+    """Fewest GPUs whose fully sharded state plus recomputed activations fit (no offload).
+
+    Tensor parallelism across one node (tp = gpus_per_node) divides activations; the state
+    is sharded over every GPU. None when even infinite sharding leaves no room.
+    """
+    tp = max(1, gpus_per_node)
+    token_layer = seq_len * d_model / tp
+    act = (layers * _CKPT_BYTES_PER_TOKEN_LAYER + _ACT_BYTES_PER_TOKEN_LAYER) * token_layer
+    room = hbm_gb * usable_fraction * _GB - act - 4.0 * params / (tp * layers)
+    if room <= 0:
+        return None
+    return max(1, math.ceil(state_bytes_per_param * params / room))
