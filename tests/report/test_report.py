@@ -1,0 +1,157 @@
+"""The HTML report: chart arithmetic, formatting, self-containment, the report command."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, TODAY
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.report import (
+    SizingPoint,
+    build_report,
+    pareto_front,
+    render_html,
+    right_sizing,
+    simulation_summary,
+)
+from trainbill.report.charts import nice_ticks, waterfall_steps, waterfall_svg
+from trainbill.report.format import money, money_precise
+from trainbill.spec import load_plan
+
+SEED = EXAMPLES / "seed-70b-finetune.toml"
+HAS_SIMULATE = importlib.util.find_spec("trainbill.simulate") is not None
+
+#: Anything that would make a browser fetch: src/href/action with a scheme or protocol-relative
+#: URL, CSS url()/@import of one, and SVG/XML namespace URLs (harmless, but "no URL at all").
+_EXTERNAL = re.compile(
+    r"""(?:src|href|action|xlink:href|poster|data)\s*=\s*["']?\s*(?:https?:|//)"""
+    r"""|url\(\s*["']?\s*(?:https?:|//)|@import|<link\b|<script[^>]+src""",
+    re.IGNORECASE,
+)
+
+
+def _sizing(nodes: int, hours: float, usd: float) -> SizingPoint:
+    return SizingPoint(nodes=nodes, gpus=8 * nodes, wall_hours=hours, total_usd=usd, quote_usd=usd, current=False)
+
+
+def test_money_formats_for_people() -> None:
+    """Whole dollars with separators; negatives keep the sign before the dollar."""
+    assert money(226_529.28) == "$226,529"
+    assert money(-1_234.4) == "-$1,234"
+    assert money(0.4) == "$0"
+    assert money_precise(98.32) == "$98.32"
+    assert money_precise(0.0125) == "$0.0125"
+
+
+def test_waterfall_steps_land_on_the_total() -> None:
+    """quote 100; compute 80 (−20 vs quote); storage +30; discount −5 → 100−20+30−5 = 105."""
+    steps = waterfall_steps(100.0, {"compute": 80.0, "sync_stall": 0.0, "storage": 30.0, "discount": -5.0})
+    assert [s.label for s in steps] == ["quote", "compute vs quote", "storage", "discount", "real bill"]
+    assert [(s.start, s.end) for s in steps] == [(0, 100), (100, 80), (80, 110), (110, 105), (0, 105)]
+    assert steps[1].delta == -20
+
+
+def test_waterfall_svg_escapes_labels() -> None:
+    """Text in the chart is escaped: a hostile label cannot become markup."""
+    svg = waterfall_svg(waterfall_steps(10.0, {"compute": 10.0}), title="<script>x</script>")
+    assert "<script>" not in svg
+    assert "&lt;script&gt;" in svg
+
+
+def test_nice_ticks_cover_the_range() -> None:
+    """0..226,529 in about five steps: step 50,000 (raw 45,306 → next nice 5×10^4), ticks 0..250,000."""
+    assert nice_ticks(0, 226_529) == (0, 50_000, 100_000, 150_000, 200_000, 250_000)
+
+
+def test_pareto_front_drops_dominated_points() -> None:
+    """(10 h, $100) and (20 h, $80) trade off; (15 h, $120) and (30 h, $80) are beaten."""
+    pts = [_sizing(4, 20, 80), _sizing(8, 10, 100), _sizing(6, 15, 120), _sizing(2, 30, 80)]
+    assert [p.nodes for p in pareto_front(pts)] == [8, 4]
+
+
+def test_simulation_summary_percentiles() -> None:
+    """Bills 1..10: P50 = 5.5, P90 = 1 + 0.9 × 9 = 9.1 (linear interpolation); 2 of 10 runs > 8 h."""
+    s = simulation_summary(range(1, 11), [float(h) for h in range(1, 11)], deadline_hours=8.0, bins=5)
+    assert s.p50_usd == pytest.approx(5.5)
+    assert s.p90_usd == pytest.approx(9.1)
+    assert s.p_miss_deadline == pytest.approx(0.2)
+    assert sum(s.cost_counts) == 10
+    assert len(s.cost_edges) == 6
+
+
+def test_right_sizing_with_fixed_hours_keeps_the_quote(catalog: Catalog) -> None:
+    """Fixed run.hours → constant node-hours: every size's quote is 32 × $98.32 × 72 h = $226,529.28."""
+    points, basis = right_sizing(load_plan(SEED), catalog, today=TODAY)
+    assert "perfect scaling" in basis
+    assert len(points) >= 5
+    assert [p for p in points if p.current][0].nodes == 32
+    for p in points:
+        assert p.quote_usd == pytest.approx(32 * 98.32 * 72)
+
+
+def test_report_html_is_self_contained(catalog: Catalog) -> None:
+    """No scripts, no external resource of any kind; print stylesheet; the quote as $226,529."""
+    html = render_html(build_report(load_plan(SEED), catalog, today=TODAY, simulate=False))
+    assert _EXTERNAL.search(html) is None, _EXTERNAL.search(html)
+    assert "http://www.w3.org" not in html
+    assert "<script" not in html.lower()
+    assert "@media print" in html
+    assert "$226,529" in html  # 32 × $98.32 × 72 h = $226,529.28
+    assert "prices as of 2025-05-01" in html
+    assert "Monte Carlo simulation was not requested" in html
+    # every ledger line's source is printed (escaped) next to it
+    assert "price point effective" in html
+
+
+def test_external_url_check_catches_a_cdn() -> None:
+    """The self-containment check is not vacuous: it flags a CDN script and a CSS import."""
+    assert _EXTERNAL.search('<script src="https://cdn.example/x.js"></script>')
+    assert _EXTERNAL.search("<style>@import url(//fonts.example/f.css)</style>")
+    assert _EXTERNAL.search('<img src="http://x/y.png">')
+
+
+@pytest.mark.skipif(not HAS_SIMULATE, reason="trainbill.simulate is not in this build")
+def test_report_includes_the_simulation(catalog: Catalog) -> None:
+    """With the simulation available the report shows P50/P90 and the deadline odds."""
+    data = build_report(load_plan(EXAMPLES / "pretrain-512-h100.toml"), catalog, today=TODAY, trials=500)
+    assert data.simulation is not None
+    assert data.simulation.p50_usd <= data.simulation.p90_usd
+    html = render_html(data)
+    assert "P90 bill" in html
+    assert "Chance of missing the deadline" in html  # the plan sets run.deadline_hours = 1000
+    assert _EXTERNAL.search(html) is None
+
+
+def test_report_command_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """First write succeeds; a second without --force exits 1 and leaves the file; --force replaces it."""
+    out = tmp_path / "report.html"
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(SEED), "-o", str(out), "--trials", "0"])
+    assert exc.value.code in (0, None)
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out.write_text("mine", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(SEED), "-o", str(out), "--trials", "0"])
+    assert exc.value.code == 1
+    assert "already exists; pass --force" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "mine"
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(SEED), "-o", str(out), "--trials", "0", "--force"])
+    assert exc.value.code in (0, None)
+    assert "$226,529" in out.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temp file left behind
+
+
+def test_report_command_caps_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--trials above the cap is a one-line error naming the flag, and writes nothing."""
+    out = tmp_path / "r.html"
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(SEED), "-o", str(out), "--trials", "100000000"])
+    assert exc.value.code == 1
+    assert "--trials" in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,72 @@
+"""End to end: Chromium loads the calculator, the node count changes, the total follows."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    """The app served by uvicorn in a thread on a free localhost port."""
+    pytest.importorskip("fastapi")
+    uvicorn = pytest.importorskip("uvicorn")
+    from trainbill.web import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            pytest.fail("uvicorn did not start within 10 s")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_changing_nodes_changes_the_total(server_url: str) -> None:
+    """32 → 64 nodes at fixed hours: the quote doubles, $226,529 → $453,059 (64 × $98.32 × 72 h)."""
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(server_url + "/")
+            # The page's defaults are the seed article's run: 32 × p5.48xlarge, 72 h, prices of 2025-05-01.
+            expect(page.locator("#quote")).to_have_text("$226,529", timeout=15_000)  # 32 × 98.32 × 72 = 226,529.28
+            expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
+            before = page.text_content("#total") or ""
+            page.fill("#nodes", "64")
+            expect(page.locator("#quote")).to_have_text("$453,059", timeout=15_000)  # 64 × 98.32 × 72 = 453,058.56
+            expect(page.locator("#total")).not_to_have_text(before)
+            expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
+            expect(page.locator("#chart svg")).to_have_count(1)
+            assert page.locator("#ledger tbody tr").count() > 3
+            page.fill("#nodes", "0")
+            expect(page.locator("#error")).to_contain_text("cluster.nodes", timeout=15_000)
+        finally:
+            browser.close()
