@@ -376,7 +376,9 @@ class Summary:
     def of(cls, x: NDArray[np.float64]) -> Summary:
         """Summarize a sample (linear-interpolated percentiles)."""
         p10, p50, p90, p99 = (float(v) for v in np.percentile(x, _QUANTILES))
-        return cls(mean=float(np.mean(x)), p10=p10, p50=p50, p90=p90, p99=p99)
+        # Shifted mean: exact for a constant sample (a quiet simulation equals the forecast).
+        mean = float(x[0] + np.mean(x - x[0]))
+        return cls(mean=mean, p10=p10, p50=p50, p90=p90, p99=p99)
 
     def as_dict(self) -> dict[str, float]:
         """JSON-ready mapping."""
