@@ -11,6 +11,7 @@ independent of the engine's summation order, so DuckDB and Spark agree exactly.
 from __future__ import annotations
 
 import decimal
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -223,9 +224,7 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
     return next(iter(per_currency), "")
 
 
-def _summarise(
-    groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
-) -> dict[str, Any]:
+def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str) -> dict[str, Any]:
     currency = _check(groups, fmt)
     by_cat: dict[str, Decimal] = dict.fromkeys(BILL_CATEGORIES, Decimal(0))
     eff_cat: dict[str, Decimal] = dict.fromkeys(BILL_CATEGORIES, Decimal(0))
@@ -264,9 +263,7 @@ def _summarise(
         line = lines[(cat, g["service"] or _NONE, g["label"] or _NONE)]
         line[0] += int(g["rows"])
         line[1] = _CTX.add(line[1], billed)
-    share = (
-        _CTX.divide(gpu_committed_list, committed_list) if committed_list else Decimal(0)
-    )
+    share = _CTX.divide(gpu_committed_list, committed_list) if committed_list else Decimal(0)
     gpu_compute = _CTX.add(gpu_usage, _CTX.multiply(fees, share))
     top: list[BillLine] = []
     for cat in BILL_CATEGORIES:
@@ -301,6 +298,12 @@ def _summarise(
     }
 
 
+def _fetch(expr: Any) -> list[dict[str, Any]]:
+    """Run an Ibis expression and return its rows as dicts."""
+    rows: list[dict[str, Any]] = expr.to_pyarrow().to_pylist()
+    return rows
+
+
 def _breakdown(c: Any, kind: str) -> tuple[BreakdownRow, ...]:
     key = {"tag": c.tag, "resource": c.resource, "service": c.service, "day": c.day}[kind]
     m = c.mutate(key=key)
@@ -308,7 +311,7 @@ def _breakdown(c: Any, kind: str) -> tuple[BreakdownRow, ...]:
         rows=m.count(), billed=m.billed.sum(), effective=m.effective.sum()
     )
     acc: dict[str, list[Any]] = {}
-    for g in q.to_pyarrow().to_pylist():
+    for g in _fetch(q):
         k = g["key"] if g["key"] is not None else _NONE
         entry = acc.setdefault(k, [0, Decimal(0), Decimal(0), {}])
         entry[0] += int(g["rows"])
@@ -350,14 +353,26 @@ def read_bill(
         BillError: unreadable files, non-numeric costs or mixed currencies (naming file, row
             and column), an unknown engine or ``by`` value.
     """
-    from trainbill.bills import cur, focus
-
     kind, tag_key = _parse_by(by)
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     fmt = detect(discover(items))
-    normalize = focus.normalize if fmt.family == "focus" else cur.normalize
+    # Ibis 12 calls DuckDB 2's deprecated ``fetch_arrow_table``; the warning concerns Ibis's
+    # internals, not ours, so it is silenced for the engine calls only.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"fetch_arrow_table\(\) is deprecated")
+        # PySpark 4.0 sets a pandas option pandas 3 deprecates, and py4j leaves sockets to GC.
+        warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
+        warnings.filterwarnings("ignore", category=ResourceWarning)
+        return _run(fmt, engine, kind, tag_key, by)
+
+
+def _run(
+    fmt: BillFormat, engine: str, kind: str | None, tag_key: str | None, by: str | None
+) -> BillSummary:
+    from trainbill.bills import cur, focus
     from trainbill.bills._engine import open_engine
 
+    normalize = focus.normalize if fmt.family == "focus" else cur.normalize
     eng = open_engine(engine)
     try:
         c = classify(eng.normalized(fmt, normalize, tag_key=tag_key))
@@ -378,7 +393,7 @@ def read_bill(
             pmin=m.period_start.min(),
             pmax=m.period_end.max(),
         )
-        groups = q.to_pyarrow().to_pylist()
+        groups = _fetch(q)
         fields = _summarise(groups, fmt, engine)
         breakdown = _breakdown(c, kind) if kind is not None else ()
     finally:

@@ -1,0 +1,38 @@
+"""Fixtures for the bill reader: paths to the checked-in samples and one Spark check per session."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bills"
+FOCUS_SAMPLE = DATA / "focus_sample.csv"
+CUR_MONTH = DATA / "cur2_gpu_month.csv"
+CUR_EXPORT = DATA / "cur2-export"
+
+
+@pytest.fixture(scope="session")
+def spark_available() -> Iterator[None]:
+    """Skip unless PySpark and Java are present; stop the one cached session at the end.
+
+    py4j leaves its sockets to the garbage collector, so the session is stopped and collected
+    with ResourceWarning ignored: otherwise the warning fires in whichever later test GCs them.
+    """
+    pytest.importorskip("pyspark")
+    pytest.importorskip("ibis")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime for PySpark")
+    yield
+    from trainbill.bills import _engine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        if _engine._SPARK is not None:
+            _engine._SPARK.stop()
+            _engine._SPARK = None
+        gc.collect()

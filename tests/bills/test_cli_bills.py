@@ -1,0 +1,97 @@
+"""``trainbill bill summary|compare`` and ``trainbill calibrate`` through ``main()``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
+
+from trainbill.cli import main
+
+pytest.importorskip("ibis")
+pytest.importorskip("duckdb")
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_summary_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    """--json has the contract keys; by_category sums to billed_cost (14,197.04)."""
+    code, out, _ = _run(capsys, "bill", "summary", str(CUR_MONTH), "--json")
+    assert code == 0
+    data = json.loads(out)
+    for key in ("format", "rows", "currency", "billed_cost", "effective_cost", "list_cost",
+                "by_category", "uncategorized", "hidden_multiplier"):
+        assert key in data
+    assert data["format"] == "cur-2.0"
+    assert sum(data["by_category"].values()) == pytest.approx(14197.04, abs=1e-9)
+    assert data["uncategorized"] == {"rows": 0, "cost": 0.0}
+    assert data["hidden_multiplier"] == pytest.approx(14197.04 / 13904.0, rel=1e-12)
+
+
+def test_summary_table_and_by_service(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table shows categories, the multiplier and a per-service breakdown."""
+    code, out, _ = _run(capsys, "bill", "summary", str(FOCUS_SAMPLE), "--by", "service")
+    assert code == 0
+    assert "hidden multiplier" in out
+    assert "data_transfer" in out
+    assert "Amazon Elastic Compute Cloud" in out
+
+
+def test_bad_file_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Unknown format: exit 1 and 'trainbill: error: …', no traceback."""
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n1,2\n", encoding="utf-8")
+    code, _, err = _run(capsys, "bill", "summary", str(path))
+    assert code == 1
+    assert err.startswith("trainbill: error: ")
+    assert "Traceback" not in err
+
+
+def test_calibrate_writes_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``calibrate -o`` writes a [calibration] kind="bills" file and refuses to overwrite it."""
+    out_path = tmp_path / "cal.toml"
+    code, _, _ = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
+    assert code == 0
+    assert 'kind = "bills"' in out_path.read_text(encoding="utf-8")
+    code, _, err = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
+    assert code == 1
+    assert "already exists" in err
+
+
+def test_compare_with_example_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bill compare`` prices the example plan and reports per-category variance as JSON."""
+    plan = REPO / "examples" / "seed-70b-finetune.toml"
+    if not plan.exists():
+        pytest.skip("example plan not present")
+    code, out, err = _run(capsys, "bill", "compare", str(plan), str(CUR_MONTH), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["actual_total_usd"] == pytest.approx(14197.04, abs=1e-9)
+    cats = {c["category"]: c for c in data["categories"]}
+    assert cats["compute"]["variance_usd"] == pytest.approx(
+        cats["compute"]["actual_usd"] - cats["compute"]["forecast_usd"]
+    )
+
+
+def test_import_trainbill_bills_is_light() -> None:
+    """Importing the bills package and its CLI loads neither Ibis, DuckDB nor PySpark."""
+    code = (
+        "import sys, trainbill.bills, trainbill.cli.bills; "
+        "print(','.join(m for m in ('ibis', 'duckdb', 'pyspark') if m in sys.modules))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == ""

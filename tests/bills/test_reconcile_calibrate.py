@@ -1,0 +1,98 @@
+"""``compare`` (forecast vs bill) and ``fit_calibration`` (overheads per GPU node-hour)."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import UTC, date, datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from tests.bills.conftest import CUR_MONTH
+
+from trainbill.errors import BillError
+
+pytest.importorskip("ibis")
+pytest.importorskip("duckdb")
+
+from trainbill.bills import (
+    compare,
+    fit_calibration,
+    forecast_by_bill_category,
+    read_bill,
+    read_calibration,
+    write_calibration,
+)
+
+
+@pytest.fixture(scope="module")
+def month():  # type: ignore[no-untyped-def]
+    """The hand-written CUR 2.0 GPU month (see test_cur.py for its sums)."""
+    return read_bill(CUR_MONTH)
+
+
+def test_compare_variances(month) -> None:  # type: ignore[no-untyped-def]
+    """Forecast compute 10,000 + sync stall 2,000 vs actual 14,042.24: +2,042.24, +17.0%;
+    storage forecast 400 vs 368: −32, −8%; largest gap is compute, then credit (−500)."""
+    rec = compare({"compute": 10_000.0, "sync_stall": 2_000.0, "storage": 400.0}, month)
+    rows = {r.category: r for r in rec.rows}
+    assert rows["compute"].variance_usd == pytest.approx(2042.24, abs=1e-9)
+    assert rows["compute"].variance_pct == pytest.approx(100 * 2042.24 / 12000, rel=1e-12)
+    assert rows["storage"].variance_pct == pytest.approx(-8.0, abs=1e-9)
+    assert rows["tax"].variance_pct is None  # nothing forecast
+    assert [r.category for r in rec.largest] == ["compute", "credit", "tax"]
+    assert rows["storage"].lines[0].service == "AmazonFSx"
+    assert rec.actual_total == pytest.approx(14197.04, abs=1e-9)
+
+
+def test_forecast_lines_fold_into_bill_categories() -> None:
+    """Checkpoint stall is compute, checkpoint storage is storage, a discount nets into compute."""
+    lines = [
+        SimpleNamespace(category="compute", service_category="Compute", cost_usd=100.0),
+        SimpleNamespace(category="checkpoint", service_category="Compute", cost_usd=5.0),
+        SimpleNamespace(category="checkpoint", service_category="Storage", cost_usd=2.0),
+        SimpleNamespace(category="discount", service_category="Compute", cost_usd=-30.0),
+        SimpleNamespace(category="networking", service_category="Networking", cost_usd=1.5),
+    ]
+    out = forecast_by_bill_category(lines)
+    assert out["compute"] == pytest.approx(100 + 5 - 30)
+    assert out["storage"] == pytest.approx(2.0)
+    assert out["networking"] == pytest.approx(1.5)
+
+
+def test_calibration_factors_and_file(month, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Storage 368 / 350 GPU node-hours = 1.0514…; networking 55.80 / 350; the file round-trips
+    and records the billing period 2026-04-01 → 2026-05-01."""
+    now = datetime(2026, 5, 2, 10, 0, tzinfo=UTC)
+    cal = fit_calibration([month], now=now)
+    assert cal.factors_usd_per_node_hour["storage"] == pytest.approx(368 / 350, rel=1e-12)
+    assert cal.factors_usd_per_node_hour["networking"] == pytest.approx(55.80 / 350, rel=1e-12)
+    assert cal.factors_usd_per_node_hour["orchestration"] == pytest.approx(72 / 350, rel=1e-12)
+    path = tmp_path / "calibration.toml"
+    write_calibration(cal, path)
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))["calibration"]
+    assert raw["kind"] == "bills"
+    assert (raw["period_start"], raw["period_end"]) == (date(2026, 4, 1), date(2026, 5, 1))
+    back = read_calibration(path)
+    assert dict(back.factors_usd_per_node_hour) == pytest.approx(dict(cal.factors_usd_per_node_hour))
+    assert back.gpu_node_hours == 350.0
+    with pytest.raises(BillError, match="already exists"):
+        write_calibration(cal, path)
+    assert read_calibration(path).created_at == now  # the refused write left the file intact
+
+
+def test_calibration_needs_gpu_hours(tmp_path: Path) -> None:
+    """A bill without GPU instance usage cannot calibrate per GPU node-hour."""
+    path = tmp_path / "cpu.csv"
+    lines = CUR_MONTH.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([lines[0], lines[6]]) + "\n", encoding="utf-8")  # m5.xlarge only
+    with pytest.raises(BillError, match="no GPU instance-hours found"):
+        fit_calibration([read_bill(path)])
+
+
+def test_read_calibration_rejects_other_kinds(tmp_path: Path) -> None:
+    """A profile calibration (top-level kind) is not a bills calibration."""
+    path = tmp_path / "c.toml"
+    path.write_text('kind = "profile"\nschema_version = 1\n', encoding="utf-8")
+    with pytest.raises(BillError, match=r'calibration\.kind: expected "bills"'):
+        read_calibration(path)
