@@ -134,6 +134,12 @@ class StorageReport:
     @property
     def recommendation(self) -> str:
         """One sentence: keep gp3, raise its provisioning, or move to FSx."""
+        if not self.ebs_fits and self.stall_usd <= self.fsx_usd:
+            return (
+                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / {self.gp3_max_mibps:,.0f} MiB/s), "
+                f"but the stall ({self.stall_hours:,.2f} h, ${self.stall_usd:,.0f}) costs less than FSx for Lustre "
+                f"{self.fsx_tier} (${self.fsx_usd:,.0f}): keep gp3 at its limits"
+            )
         if not self.ebs_fits:
             return (
                 f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / {self.gp3_max_mibps:,.0f} MiB/s): "

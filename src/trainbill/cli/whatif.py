@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from trainbill.catalog import Catalog
@@ -75,7 +76,7 @@ def storage_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: Jso
                   f"{rep.fsx_capacity_gb:,.0f} GB, {_m(rep.fsx_usd)} for the run")  # fmt: skip
     console.print(f"[bold]{rep.recommendation}[/bold]")
     for n in rep.notes:
-        console.print(f"  note: {n}")
+        console.print(f"  note: {escape(n)}")
 
 
 @app.command("sparse-attention")
@@ -107,7 +108,7 @@ def sparse_cmd(
         console.print(f"The article's {rep.claimed_saving:.0%} saving needs seq len ≥ {rep.min_seq_len_for_claim:,} "
                       f"for this model at {sparsity:.0%} sparsity (claimed above {rep.claimed_min_seq_len:,})")  # fmt: skip
     for n in rep.notes:
-        console.print(f"  note: {n}")
+        console.print(f"  note: {escape(n)}")
 
 
 @app.command("rule-of-thumb")
@@ -179,6 +180,6 @@ def render_import(report: ImportReport, prov: dict[str, list[str]]) -> None:
         console.print(f"  from plan file/flags: {', '.join(prov['given'])}")
     console.print(f"  defaulted (catalog assumptions, see --explain): {', '.join(prov['defaulted']) or 'none'}")
     for u in report.unsupported:
-        console.print(f"  [yellow]not priced:[/yellow] {u}")
+        console.print(f"  [yellow]not priced:[/yellow] {escape(u)}")
     for n in report.notes:
-        console.print(f"  note: {n}")
+        console.print(f"  note: {escape(n)}")
