@@ -1,0 +1,142 @@
+"""What-ifs: orchestrators side by side, storage feasibility, sparse attention, rule of thumb."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import EXAMPLES, TODAY
+
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.costs._pricing import cluster_rate
+from trainbill.errors import SpecError
+from trainbill.forecast import forecast
+from trainbill.spec import load_plan, plan_from_dict
+from trainbill.whatif import (
+    apply_attention_sparsity,
+    attention_share,
+    compare_orchestrators,
+    rule_of_thumb,
+    sparse_attention,
+    storage_check,
+)
+
+
+def test_attention_share_by_hand() -> None:
+    """Llama-2-13B shape at 4096: 12·40·5120·4096 = 1.00663e10 vs 6·13e9 = 7.8e10 → 11.43%."""
+    attn = 12 * 40 * 5120 * 4096
+    assert attention_share(active_params=13e9, layers=40, d_model=5120, seq_len=4096) == pytest.approx(attn / (6 * 13e9 + attn))
+    assert attn / (6 * 13e9 + attn) == pytest.approx(0.11430, abs=1e-5)
+
+
+def test_article_claim_needs_long_sequences(catalog: Catalog) -> None:
+    """38% saving at 100% sparsity needs share ≥ 0.38: s ≥ 0.38·6N / (0.62·12·L·d) = 19452.6 → 19,453 tokens."""
+    plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
+    full = sparse_attention(plan, catalog, sparsity=1.0, today=TODAY)
+    assert full.min_seq_len_for_claim == 19453
+    assert not full.claim_possible_at_plan  # 11.4% < 38% at the plan's 4,096 tokens
+    # Removing 38% or less of attention can never save 38% of the time.
+    assert sparse_attention(plan, catalog, sparsity=0.38, today=TODAY).min_seq_len_for_claim is None
+
+
+def test_sparse_attention_cuts_hours(catalog: Catalog) -> None:
+    """At 50% sparsity the plan's hours shrink by 0.5 × 11.43% and the bill falls."""
+    plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
+    rep = sparse_attention(plan, catalog, sparsity=0.5, today=TODAY)
+    share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
+    assert rep.hours_after == pytest.approx(rep.hours_before * (1 - 0.5 * share))
+    assert rep.usd_after < rep.usd_before
+    new, note = apply_attention_sparsity(plan, catalog, 0.5, today=TODAY)
+    assert new.run.hours == pytest.approx(rep.hours_after)
+    assert "attention sparsity 50%" in note
+
+
+def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
+    """Without layers and d_model the what-if is a clear error, and sparsity must be within 0–1."""
+    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    with pytest.raises(SpecError, match=r"seed\.toml: model: .*model\.layers"):
+        sparse_attention(plan, catalog, sparsity=0.5, source="seed.toml")
+    with pytest.raises(SpecError, match="between 0 and 1"):
+        sparse_attention(plan, catalog, sparsity=1.5)
+
+
+def test_rule_of_thumb_seed(catalog: Catalog) -> None:
+    """Article's run: base 32 × $98.32 × 72 h = $226,529.28; × 1.3 × 1.1 = $323,936.87, × 1.5 × 1.1 = $373,773.31."""
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    r = rule_of_thumb(fc, catalog)
+    assert r.base_usd == pytest.approx(226_529.28)
+    assert r.risk == 1.1  # half the nodes on spot
+    assert r.low_usd == pytest.approx(323_936.8704)
+    assert r.high_usd == pytest.approx(373_773.312)
+    # The per-category gaps add up to itemized − base.
+    assert sum(b for _c, _a, b in r.by_category) == pytest.approx(r.itemized_usd - r.base_usd)
+
+
+def test_compare_orchestrators(catalog: Catalog) -> None:
+    """HyperPod pays 20% on the blended node rate, EKS $0.10/h, EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
+
+    Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on HyperPod.
+    """
+    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    rows = {r.orchestrator: r for r in compare_orchestrators(plan, catalog, today=TODAY)}
+    assert [rows[o].restart_hours for o in ("ec2", "hyperpod", "eks")] == [1.0, 0.25, 0.5]
+    assert rows["ec2"].orchestration_usd == 0.0
+    hp = rows["hyperpod"].forecast.usage
+    assert rows["hyperpod"].orchestration_usd == pytest.approx(0.20 * cluster_rate(catalog, hp)[0] * hp.wall_hours)
+    assert rows["eks"].orchestration_usd == pytest.approx(0.10 * rows["eks"].forecast.usage.wall_hours)
+    ec2 = rows["ec2"].forecast.usage
+    assert ec2.failure_lost_hours / ec2.failure_events == pytest.approx(2.0)
+    assert hp.failure_lost_hours / hp.failure_events == pytest.approx(1.25)
+    assert rows["hyperpod"].setup_time == "45 min"
+
+
+def test_storage_fits_for_seed(catalog: Catalog) -> None:
+    """Seed run reads 2,000 GB × 3 epochs in 72 h over 32 nodes = 6e12 / 259,200 s / 32 / 2^20 = 0.690 MiB/s per node."""
+    rep = storage_check(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    assert rep.read_mibps_per_node == pytest.approx(6e12 / 259_200 / 32 / 1_048_576)
+    assert rep.ebs_fits
+    assert rep.stall_hours == 0.0
+
+
+def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
+    """1e12 tokens in 1 h on one node: 1.111e9 B/s = 1,059.6 MiB/s, 16 KiB reads → 67,817 IOPS > 16,000.
+
+    Reads throttle to 16,000 IOPS: the hour stretches by 67,817/16,000 − 1 = 3.2385 h.
+    """
+    plan = plan_from_dict({"run": {"hours": 1}, "model": {"tokens": 1e12}, "cluster": {"instance": "p5.48xlarge", "nodes": 1}})
+    rep = storage_check(plan, catalog, today=TODAY)
+    mibps = 1e12 / 3600 * 4 / 1_048_576
+    assert rep.read_mibps_per_node == pytest.approx(mibps)
+    assert rep.read_iops_per_node == pytest.approx(mibps * 1024 / 16)
+    assert not rep.ebs_fits
+    assert rep.stall_hours == pytest.approx(mibps * 64 / 16000 - 1)
+    assert rep.fsx_tier is not None
+    assert rep.fsx_capacity_gb >= 1319.4  # at least the 1.2 TiB minimum
+    assert "FSx for Lustre" in rep.recommendation
+
+
+@pytest.mark.parametrize("command", ["compare-orchestrators", "storage-check", "rule-of-thumb"])
+def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each what-if command prints valid JSON for the seed plan."""
+    with pytest.raises(SystemExit) as exc:
+        main([command, str(EXAMPLES / "seed-70b-finetune.toml"), "--json"])
+    assert exc.value.code == 0
+    assert json.loads(capsys.readouterr().out)
+
+
+def test_cli_sparse_attention_and_forecast_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the attention share."""
+    plan = str(EXAMPLES / "pretrain-512-h100.toml")
+    with pytest.raises(SystemExit) as exc:
+        main(["sparse-attention", plan, "--attention-sparsity", "1"])
+    assert exc.value.code == 0
+    assert "19,453" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["forecast", plan, "--json"])
+    before = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
+    with pytest.raises(SystemExit):
+        main(["forecast", plan, "--attention-sparsity", "1", "--json"])
+    after = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
+    share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
+    assert after == pytest.approx(before * (1 - share))
