@@ -337,7 +337,7 @@ def _probe_usage(ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, co
         sync_stall_hours=hc * float(rng.uniform(0.0, 0.3)) if ref.time.sync_stall_fraction > 0 else 0.0,
         checkpoint_count=count,
         checkpoint_stall_hours=float(rng.uniform(0.0, 20.0)) if count else 0.0,
-        failure_lost_hours=float(rng.uniform(0.0, 30.0)),
+        failure_lost_hours=float(rng.uniform(0.0, 30.0)) if ref.failure_rate_per_gpu_day > 0 else 0.0,
         reclaim_lost_hours=float(rng.uniform(0.0, 30.0)) if spot else 0.0,
     )
 

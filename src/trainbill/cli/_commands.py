@@ -14,3 +14,4 @@ from trainbill.cli import (
     simulate,  # noqa: F401
 )
 from trainbill.cli import whatif  # noqa: F401
+from trainbill.cli import optimize  # noqa: F401

@@ -1,0 +1,97 @@
+"""The Savings Plan advisor: CSV validation, the exact optimum and the 60-70% rule check."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.commit import MonthlyUsage, advise_commitment, parse_usage_csv
+from trainbill.errors import SpecError
+
+AS_OF = date(2026, 12, 2)
+# p5.48xlarge on-demand after the June-2025 cut: $55.04/h for 8 H100 = $6.88/GPU-hour (prices.csv).
+OD = 55.04 / 8
+
+
+def _usage(*hours: float) -> MonthlyUsage:
+    return MonthlyUsage(months=tuple(f"2026-{i + 1:02d}" for i in range(len(hours))), gpu_hours=hours)
+
+
+def test_optimum_and_break_even_by_hand(catalog: Catalog) -> None:
+    """Months 100, 100, 100, 200 GPU-h; 1yr = 42% off, so break-even = 0.58.
+
+    cost(K) per month in on-demand GPU-h: K=0 → 125; K=100 → 0.58·100 + 25 = 83; K=200 → 116.
+    The optimum commits 100 GPU-h: 83 × $6.88 = $571.04/month. A 3yr term over a 12-month
+    horizon is paid 36 months: effective rate 0.45 × 3 = 1.35 × on-demand, so commit nothing.
+    """
+    a = advise_commitment(_usage(100, 100, 100, 200), catalog, as_of=AS_OF, horizon_months=12)
+    one, three = a.terms
+    assert one.break_even_utilization == pytest.approx(0.58)
+    assert one.commit_gpu_hours_per_month == pytest.approx(100)
+    assert one.expected_usd_per_month == pytest.approx(83 * OD)
+    assert three.effective_break_even_utilization == pytest.approx(1.35)
+    assert three.commit_gpu_hours_per_month == 0
+    assert a.best_term == "1yr"
+
+
+def test_rule_of_thumb_holds_only_when_usage_shrinks(catalog: Catalog) -> None:
+    """Steady 1,000 GPU-h: optimum commits 100% of baseline; the 70% rule forgoes 300 h × 42%.
+
+    Regret at scale 1.0 = 300 × $6.88 × 0.42 = $866.88/month (> 1% of $6,880 spend): fails.
+    At scale 0.7 usage is 700 = 70% of the historical baseline: the rule is optimal (regret 0).
+    """
+    a = advise_commitment(_usage(*[1000] * 12), catalog, as_of=AS_OF, horizon_months=12)
+    checks = {c.scale: c for c in a.terms[0].rule_checks}
+    assert checks[1.0].rule_regret_usd_per_month == pytest.approx(300 * OD * 0.42)
+    assert not checks[1.0].holds
+    assert checks[0.7].rule_regret_usd_per_month == pytest.approx(0.0, abs=1e-6)
+    assert checks[0.7].holds
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("month,hours\n2026-01,5\n", "header"),
+        ("month,gpu_hours\n2026-01,5\n2026-13,4\n", "row 3, column month"),
+        ("month,gpu_hours\n2026-01,5\n2026-02,-4\n", "row 3, column gpu_hours"),
+        ("month,gpu_hours\n2026-01,lots\n", "row 2, column gpu_hours"),
+        ("month,gpu_hours\n2026-01,5\n2026-01,6\n", "row 3, column month"),
+        ("month,gpu_hours\n", "rows"),
+    ],
+)
+def test_csv_errors_name_file_row_and_column(text: str, where: str) -> None:
+    """Every CSV problem names the file, the row and the column."""
+    with pytest.raises(SpecError) as err:
+        parse_usage_csv(text, source="u.csv")
+    assert str(err.value).startswith(f"u.csv: {where}: ")
+
+
+def test_cli_commit_json_on_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example CSV yields a commitment no larger than the peak month and a best term."""
+    with pytest.raises(SystemExit) as exc:
+        main(["commit", str(EXAMPLES / "usage-monthly.csv"), "--as-of", "2026-12-02", "--json"])
+    assert exc.value.code in (0, None)
+    data = json.loads(capsys.readouterr().out)
+    assert data["months"] == 12
+    assert data["baseline_gpu_hours"] == 148500
+    assert data["best_term"] in {"1yr", "3yr"}
+    for t in data["terms"]:
+        assert 0 <= t["commit_gpu_hours_per_month"] <= data["peak_gpu_hours"]
+
+
+def test_cli_commit_bad_row_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A bad CSV row exits 1 with 'trainbill: error:' naming file, row and column."""
+    bad = tmp_path / "u.csv"
+    bad.write_text("month,gpu_hours\n2026-01,x\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["commit", str(bad)])
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("trainbill: error:")
+    assert "row 2, column gpu_hours" in err

@@ -1,0 +1,204 @@
+"""The planner: vectorized grid consistent with forecast(), constraints, output and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.errors import InfeasibleError, SpecError
+from trainbill.forecast import forecast
+from trainbill.optimize import (
+    SearchSpace,
+    _axes_for,
+    _candidate,
+    _evaluate_instance,
+    candidate_plan,
+    optimize,
+)
+from trainbill.spec import load_plan, plan_from_dict
+
+SEED = EXAMPLES / "seed-70b-finetune.toml"
+# p5.48xlarge on-demand before the June-2025 cut: $98.32/h (catalog prices.csv, as_of 2025-05-01).
+P5_OLD = 98.32
+ONLY_P5 = SearchSpace(
+    instances=("p5.48xlarge",),
+    nodes=(2, 4, 8),
+    spot_fractions=(0.0,),
+    orchestrators=("ec2",),
+    checkpoint_intervals_hours=(2.0,),
+)
+
+
+def _zero() -> Any:
+    return plan_from_dict(zero_hidden_plan())
+
+
+@pytest.mark.parametrize("instance", ["p5.48xlarge", "p4d.24xlarge", "a3-highgpu-8g", "tpu-v6e"])
+def test_random_grid_points_match_forecast(catalog: Catalog, instance: str) -> None:
+    """Random grid points priced in NumPy equal forecast(candidate plan) to 1e-6 relative."""
+    plan = load_plan(SEED)
+    space = SearchSpace(savings_plans=("1yr", "3yr"))
+    axes = _axes_for(plan, catalog, space, catalog.instance(instance))
+    block, _ = _evaluate_instance(plan, catalog, catalog.instance(instance), axes, TODAY, np.random.default_rng(1))
+    rng = np.random.default_rng(7)
+    valid = np.flatnonzero(block.fits)
+    for flat in rng.choice(valid, size=8, replace=False):
+        c = _candidate(block, int(flat))
+        fc = forecast(
+            candidate_plan(
+                plan, catalog, instance=c.instance, nodes=c.nodes, orchestrator=c.orchestrator,
+                spot_fraction=c.spot_fraction, savings_plan=c.savings_plan,
+                savings_plan_coverage=c.savings_plan_coverage,
+                checkpoint_interval_hours=c.checkpoint_interval_hours, region=c.region,
+            ),
+            catalog,
+            today=TODAY,
+        )
+        assert fc.total_usd == pytest.approx(c.total_usd, rel=1e-6)
+        assert fc.usage.wall_hours == pytest.approx(c.wall_hours, rel=1e-6)
+
+
+def test_best_plan_forecasts_to_its_reported_cost(catalog: Catalog) -> None:
+    """The plan written for the winner forecasts to exactly the winner's cost and time."""
+    result = optimize(load_plan(SEED), catalog, deadline_hours=100, today=TODAY)
+    fc = forecast(result.best_plan, catalog, today=TODAY)
+    assert fc.total_usd == pytest.approx(result.best.total_usd, rel=1e-6)
+    assert result.best.wall_hours <= 100
+    assert result.best.total_usd <= result.user.total_usd
+
+
+def test_user_plan_is_a_candidate(catalog: Catalog) -> None:
+    """With the grid reduced to the user's own configuration, the user's plan is the answer."""
+    plan = load_plan(SEED)
+    space = SearchSpace(
+        instances=("p5.48xlarge",), nodes=(32,), spot_fractions=(0.5,), orchestrators=("ec2",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, today=TODAY)
+    assert result.user.is_user_plan
+    assert (result.best.instance, result.best.nodes, result.best.spot_fraction) == ("p5.48xlarge", 32, 0.5)
+    assert result.best.total_usd == pytest.approx(forecast(plan, catalog, today=TODAY).total_usd, rel=1e-6)
+
+
+def test_deadline_picks_the_cluster_that_meets_it(catalog: Catalog) -> None:
+    """Zero hidden costs: 4 nodes × 10 h = 40 node-hours; cost 40 × $98.32 = $3,932.80 at any size.
+
+    2 nodes take 20 h, 4 take 10 h, 8 take 5 h; a 12 h deadline leaves 4 and 8 nodes.
+    """
+    result = optimize(_zero(), catalog, space=ONLY_P5, deadline_hours=12, clouds=("aws",), today=TODAY)
+    assert result.best.nodes in {4, 8}
+    assert result.best.total_usd == pytest.approx(40 * P5_OLD)
+    walls = {r.nodes: r.wall_hours for r in result.rightsizing}
+    assert walls == pytest.approx({2: 20.0, 4: 10.0, 8: 5.0})
+    assert [r.efficiency for r in result.rightsizing] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_infeasible_deadline_names_binding_constraint(catalog: Catalog) -> None:
+    """The fastest option is 8 nodes at 40/8 = 5 h, so a 4 h deadline binds by 1 h (25%)."""
+    with pytest.raises(InfeasibleError) as err:
+        optimize(_zero(), catalog, space=ONLY_P5, deadline_hours=4, clouds=("aws",), today=TODAY)
+    assert err.value.binding == "deadline"
+    assert err.value.shortfall == pytest.approx(1.0)
+    assert "deadline of 4.0 h" in str(err.value)
+    assert "5.0 h" in str(err.value)
+
+
+def test_infeasible_budget_names_shortfall(catalog: Catalog) -> None:
+    """Every size costs 40 × $98.32 = $3,932.80, so a $3,000 budget is $932.80 short."""
+    with pytest.raises(InfeasibleError) as err:
+        optimize(_zero(), catalog, space=ONLY_P5, budget_usd=3000, clouds=("aws",), today=TODAY)
+    assert err.value.binding == "budget"
+    assert err.value.shortfall == pytest.approx(40 * P5_OLD - 3000)
+
+
+def test_hours_scale_with_gpu_count_and_peak(catalog: Catalog) -> None:
+    """10 h on 4 × 8 H100 (989 TFLOP/s) → 2 × 8 A100-40GB (312): 10 × 32 × 989 / (16 × 312) h."""
+    plan = candidate_plan(
+        _zero(), catalog, instance="p4d.24xlarge", nodes=2, orchestrator="ec2", spot_fraction=0.0,
+        savings_plan="none", savings_plan_coverage=0.0, checkpoint_interval_hours=2.0,
+    )
+    assert plan.run.hours == pytest.approx(10 * 32 * 989 / (16 * 312))
+
+
+def test_p90_is_not_below_expected_and_pareto_is_monotone(catalog: Catalog) -> None:
+    """P90 ≥ expected for every front point; along the front, faster always costs more."""
+    result = optimize(load_plan(SEED), catalog, objective="p90", clouds=("aws",), today=TODAY)
+    front = sorted(result.pareto, key=lambda c: c.p90_wall_hours)
+    assert all(c.p90_usd >= c.total_usd for c in front)
+    costs = [c.p90_usd for c in front]
+    assert all(a > b for a, b in itertools.pairwise(costs))
+
+
+def test_p90_equals_expected_without_disruptions(catalog: Catalog) -> None:
+    """With zero failure and reclaim rates there is no spread: P90 = expected."""
+    result = optimize(_zero(), catalog, space=ONLY_P5, objective="p90", clouds=("aws",), today=TODAY)
+    assert result.best.p90_usd == pytest.approx(result.best.total_usd)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "text"),
+    [
+        ({"deadline_hours": 0}, "deadline must be > 0 hours"),
+        ({"deadline_hours": -5}, "deadline must be > 0 hours"),
+        ({"clouds": ("aws", "oracle")}, "unknown cloud 'oracle'"),
+        ({"space": SearchSpace(instances=())}, "the search space is empty"),
+        ({"space": SearchSpace(spot_fractions=())}, "the search space is empty"),
+        ({"space": SearchSpace(spot_fractions=(1.5,))}, "values must lie in [0, 1]"),
+    ],
+)
+def test_bad_input_is_a_clear_error(catalog: Catalog, kwargs: dict[str, Any], text: str) -> None:
+    """Deadline ≤ 0, unknown cloud, empty or out-of-range space: SpecError saying which."""
+    with pytest.raises(SpecError) as err:
+        optimize(_zero(), catalog, today=TODAY, **kwargs)
+    assert text in str(err.value)
+
+
+def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def test_cli_json_contract_and_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog) -> None:
+    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the same."""
+    out_file = tmp_path / "best.toml"
+    code, out, _ = _run(
+        capsys, ["optimize", str(SEED), "--clouds", "aws", "--deadline-hours", "100", "--json", "-o", str(out_file)]
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in ("instance", "nodes", "spot_fraction", "savings_plan", "total_usd", "wall_hours"):
+        assert key in data["best"]
+        assert key in data["pareto"][0]
+    assert data["evaluated"] > 1000
+    assert data["elapsed_s"] > 0
+    written = load_plan(out_file)
+    today = load_plan(SEED).prices.as_of
+    assert forecast(written, catalog, today=today).total_usd == pytest.approx(data["best"]["total_usd"], rel=1e-6)
+
+
+def test_cli_refuses_to_overwrite_without_force(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An existing -o file is left untouched unless --force is given."""
+    out_file = tmp_path / "best.toml"
+    out_file.write_text("keep me", encoding="utf-8")
+    code, _, err = _run(capsys, ["optimize", str(SEED), "-o", str(out_file)])
+    assert code == 1
+    assert "--force" in err
+    assert out_file.read_text(encoding="utf-8") == "keep me"
+
+
+def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--clouds with a typo exits 1 with 'trainbill: error:' and the allowed values."""
+    code, _, err = _run(capsys, ["optimize", str(SEED), "--clouds", "awz"])
+    assert code == 1
+    assert err.startswith("trainbill: error:")
+    assert "aws, gcp, azure" in err
