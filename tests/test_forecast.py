@@ -94,10 +94,15 @@ def test_hyperpod_premium(catalog: Catalog) -> None:
 
 
 def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
-    """70B on 1.4T tokens on 512 H100: 5.88e23 FLOPs / (512 × 989e12 × 0.45) / 3600 h."""
+    """70B on 1.4T tokens on 512 H100 with the fitted kernel efficiency, by hand (no recompute)."""
     plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})
     fc = forecast(plan, catalog, today=TODAY)
-    expected = 6 * 70e9 * 1.4e12 / (512 * 989e12 * 0.45) / 3600  # = 716.9 h
+    # Shape rule d = (N · 128 / 12)^(1/3) = (7.467e11)^(1/3) = 9071.6 -> 9072; L = 9072/128 = 70.9 -> 71.
+    # FLOPs = 6·70e9·1.4e12 + 12·71·9072·4096·1.4e12 (default seq_len 4096) = 5.88e23 + 4.43e22.
+    flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12
+    e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")  # fitted catalog data
+    m = k_mem * (989 / 3350) / 9072  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s, width 9072
+    expected = flops * (1 + m) / (512 * 989e12 * e_max) / 3600  # = 616 h with e_max 0.5636, k_mem 48.26
     assert fc.usage.compute_hours == pytest.approx(expected)
     assert fc.usage.instance.instance == "p5.48xlarge"
     assert fc.usage.nodes == 64

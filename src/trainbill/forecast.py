@@ -76,7 +76,7 @@ class Forecast:
                      "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
                      "memory_gb_per_gpu": u.time.layout.memory.total_gb}
                     if u.time.layout is not None else None
-                ),  # fmt: skip
+                ),
                 "flops": u.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
             },

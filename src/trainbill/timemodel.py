@@ -24,6 +24,7 @@ Formulas (constants come from the catalog: ``[time]`` assumptions and the fitted
   inter-node bandwidth (NVLink inside one node) × ``time.network_efficiency``; v = 3 under
   ZeRO-3/FSDP, 2 when unsharded weights fit; exposed = max(0, sync − overlap · compute).
 * tensor parallel: 16 · (L / pp) · d · (tp − 1) / tp bytes per token over NVLink, not hidden.
+* context parallel cp splits sequences longer than 8192 tokens (KV exchange not modelled).
 * pipeline bubble (1F1B) = (pp − 1) / micro-batches, one sequence per micro-batch.
 * MoE all-to-all: 8 · d · top_k bytes per token per layer (dispatch + combine, forward +
   backward, bf16), exposed except the overlapped share.
@@ -51,6 +52,7 @@ __all__ = [
 _SECONDS_PER_HOUR = 3600.0
 _BYTES_PER_BF16 = 2.0
 _RECOMPUTE_FACTOR = 4.0 / 3.0  # one extra forward pass over fwd (1) + bwd (2)
+_CP_MIN_SEQ = 8192  # context parallelism splits sequences longer than this (Llama 3: CP16 at 128K)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +81,7 @@ class Layout:
 
     tp: int
     pp: int
+    cp: int
     dp: float
     memory: MemoryEstimate
     compute_s: float
@@ -191,10 +194,10 @@ def estimate_time(
     peak = accelerator.peak_tflops(precision)
     bf16 = accelerator.peak_bf16_tflops
     factors: list[tuple[str, str]] = [
-        ("accelerator", f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
-         f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s ({accelerator.source})"),
-        ("gpus", f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
-         f"{instance.network_gbps:g} Gbps per node between nodes, {accelerator.intra_node_gbytes_per_s:g} GB/s inside"),
+        ("accelerator", (f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
+         f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s ({accelerator.source})")),
+        ("gpus", (f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
+         f"{instance.network_gbps:g} Gbps per node between nodes, {accelerator.intra_node_gbytes_per_s:g} GB/s inside")),
     ]  # fmt: skip
     warnings: list[str] = []
     fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
@@ -222,27 +225,27 @@ def estimate_time(
     if layers is None or d_model is None:
         est_l, est_d = estimate_shape(n_active, aspect)
         layers, d_model = layers or est_l, d_model or est_d
-        factors.append(("shape", f"layers/d_model not given: estimated {layers} × {d_model} from "
-                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})"))  # fmt: skip
+        factors.append(("shape", (f"layers/d_model not given: estimated {layers} × {d_model} from "
+                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})")))  # fmt: skip
     flops = training_flops(active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len)
     attn = 12.0 * layers * d_model * seq_len * tokens
-    factors.append(("flops", f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
+    factors.append(("flops", (f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
                     f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
-                    f"({attn / flops:.1%} attention)"))  # fmt: skip
+                    f"({attn / flops:.1%} attention)")))  # fmt: skip
 
     # Kernel efficiency.
     m = fp.k_mem * (bf16 / (accelerator.hbm_tbps * 1e3)) / d_model
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
-    factors.append(("kernel", f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
+    factors.append(("kernel", (f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
                     f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s) "
                     f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
-                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})"))  # fmt: skip
+                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
     if fp8:
         speedup = (1.0 + m) / (g + m)
-        factors.append(("precision", f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
-                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed"))  # fmt: skip
+        factors.append(("precision", (f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
+                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed")))  # fmt: skip
 
     # Layout search.
     usable = float(catalog.value("time.hbm_usable_fraction"))
@@ -260,31 +263,40 @@ def estimate_time(
     intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
     best: Layout | None = None
     tps = sorted({1, gpn}) if gpus >= gpn else [1]
-    for tp in tps:
-        for pp in _pow2_upto(min(layers, gpus // tp)):
-            dp = gpus / (tp * pp)
+    if instance.billing == "chip":  # TPU-style pods: chips share one ICI mesh, so TP spans chips
+        tps = list(_pow2_upto(min(16, gpus)))
+    layouts = [
+        (tp, pp, cp)
+        for tp in tps
+        for pp in _pow2_upto(min(layers, gpus // tp))
+        for cp in _pow2_upto(max(1, min(seq_len // _CP_MIN_SEQ, gpus // (tp * pp))))
+    ]
+    for tp, pp, cp in layouts:
+        if True:
+            dp = gpus / (tp * pp * cp)
             mem = memory_per_gpu(
-                params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
+                params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp, hbm_gb=accelerator.hbm_gb,
                 usable_fraction=usable, state_bytes_per_param=state_bytes, tp=tp, pp=pp, dp=max(1, round(dp)),
                 recompute=recompute,
             )  # fmt: skip
-            if not mem.fits or mem.offload and best is not None and not best.memory.offload:
+            if not mem.fits or (mem.offload and best is not None and not best.memory.offload):
                 continue
             compute = step_flops_total / gpus * sec_per_flop * (_RECOMPUTE_FACTOR if mem.recompute else 1.0)
             micro = max(1.0, batch / seq_len / dp)
             bubble = (pp - 1) / micro * compute
-            tok_per_gpu = batch / dp
+            tok_per_gpu = batch / dp / cp
             tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
             unsharded = 4.0 * params / (tp * pp) + state_bytes * params / (tp * pp * dp)
             vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
-            sync = vol * _BYTES_PER_BF16 * params / (tp * pp) * (dp - 1) / dp / dp_bw if dp > 1 else 0.0
+            shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
+            sync = vol * _BYTES_PER_BF16 * params / (tp * pp) * (shards - 1) / shards / dp_bw if shards > 1 else 0.0
             exposed = max(0.0, sync - fp.overlap * compute)
             a2a = 0.0
             if active_params is not None and active_params < params and gpus > 1:
                 a2a_bw = dp_bw if gpus > gpn else intra_bw
                 a2a = 8.0 * d_model * top_k * (layers / pp) * tok_per_gpu / tp / a2a_bw * (1.0 - fp.overlap)
             cand = Layout(
-                tp=tp, pp=pp, dp=dp, memory=mem, compute_s=compute, bubble_s=bubble, tp_s=tp_s,
+                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, bubble_s=bubble, tp_s=tp_s,
                 dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a,
             )  # fmt: skip
             if best is None or (best.memory.offload and not mem.offload) or cand.step_s < best.step_s:
@@ -292,7 +304,7 @@ def estimate_time(
     if best is None:
         need = min_gpus_to_fit(
             params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
-            usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=gpn,
+            usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=max(tps),
         )  # fmt: skip
         hint = f"at least {need} {accelerator.id} GPUs" if need else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
         msg = (
@@ -307,24 +319,24 @@ def estimate_time(
     elif lay.memory.recompute and recompute is None:
         warnings.append(f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)")
     factors.append(("memory", lay.memory.describe()))
-    factors.append(("layout", f"tensor parallel {lay.tp} × pipeline {lay.pp} × data parallel {lay.dp:g} "
-                    f"(the fitting layout with the shortest step)"))  # fmt: skip
+    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel {lay.dp:g} "
+                    f"(the fitting layout with the shortest step)")))  # fmt: skip
     steps = tokens / batch
     compute_hours = lay.compute_s * steps / _SECONDS_PER_HOUR
     rc = " × 4/3 recompute" if lay.memory.recompute else ""
-    factors.append(("compute", f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc} = "
-                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {batch:,.0f} tokens)"))  # fmt: skip
+    factors.append(("compute", (f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc} = "
+                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {batch:,.0f} tokens)")))  # fmt: skip
     c = lay.compute_s
-    factors.append(("communication", f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
+    factors.append(("communication", (f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
                     f"{net_eff:.0%} vs {c:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
-                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of compute"))  # fmt: skip
+                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of compute")))  # fmt: skip
     if lay.tp > 1:
         factors.append(("tensor_parallel", f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute"))
     if lay.pp > 1:
         factors.append(("pipeline", f"1F1B bubble (pp − 1)/micro-batches = {lay.bubble_s / c:.1%} of compute"))
     if lay.a2a_exposed_s > 0:
-        factors.append(("moe_all_to_all", f"MoE token dispatch/combine (top-{top_k:g}), not overlapped share: "
-                        f"{lay.a2a_exposed_s / c:.1%} of compute"))  # fmt: skip
+        factors.append(("moe_all_to_all", (f"MoE token dispatch/combine (top-{top_k:g}), not overlapped share: "
+                        f"{lay.a2a_exposed_s / c:.1%} of compute")))  # fmt: skip
     factors.append(straggler_factor)
     if hours is not None:
         factors.append(("hours", f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)"))

@@ -1,0 +1,122 @@
+"""Time model, memory feasibility, fit reproducibility and the every-accelerator contract."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from trainbill.catalog import Catalog, load_catalog
+from trainbill.cli import main
+from trainbill.memory import MemoryFitError, memory_per_gpu
+from trainbill.timemodel import estimate_shape, estimate_time, training_flops
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = ["v100", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100", "h800", "h200", "b200", "mi300x", "trainium1", "trainium2", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    """The packaged catalog."""
+    return load_catalog()
+
+
+def _est(catalog: Catalog, *, nodes: int, precision: str = "bf16", params: float = 7e9, gpu: str = "p5.48xlarge"):  # type: ignore[no-untyped-def]
+    inst = catalog.instance(gpu)
+    return estimate_time(
+        catalog=catalog, accelerator=catalog.accelerator(inst.accelerator), instance=inst, nodes=nodes,
+        precision=precision, hours=None, params=params, active_params=None, tokens=1e11,
+        global_batch_tokens=4e6, seq_len=4096, straggler_cv=0.0,
+    )  # fmt: skip
+
+
+def test_training_flops_hand_computed() -> None:
+    """7B, 1T tokens, 32 layers × 4096 at seq 4096: 6·7e9·1e12 + 12·32·4096·4096·1e12 = 4.2e22 + 6.44e21."""
+    got = training_flops(active_params=7e9, tokens=1e12, layers=32, d_model=4096, seq_len=4096)
+    assert got == pytest.approx(4.2e22 + 12 * 32 * 4096 * 4096 * 1e12)
+    assert training_flops(active_params=21e9, tokens=1e12) == pytest.approx(1.26e23)  # MoE: 6·21e9·1e12
+
+
+def test_shape_rule() -> None:
+    """N = 12·L·d² with d = 128·L: 175B -> d = (175e9·128/12)^(1/3) = 12311, L = 96 (GPT-3 is 96 × 12288)."""
+    layers, d = estimate_shape(175e9, 128)
+    assert layers == 96
+    assert d == pytest.approx(12311, abs=2)
+
+
+def test_more_gpus_never_less_stall(catalog: Catalog) -> None:
+    """Stall fraction (comm + stragglers) does not fall as nodes grow from 1 to 64."""
+    fractions = [_est(catalog, nodes=n).comm_stall_fraction for n in (1, 2, 8, 64)]
+    assert fractions == sorted(fractions)
+
+
+def test_fp8_speedup_below_two(catalog: Catalog) -> None:
+    """FP8 doubles the H100 peak (1979 vs 989) but the compute time shrinks by less than 2×."""
+    bf16 = _est(catalog, nodes=1).compute_hours
+    fp8 = _est(catalog, nodes=1, precision="fp8").compute_hours
+    assert 1.0 < bf16 / fp8 < 2.0
+
+
+def test_memory_hand_computed() -> None:
+    """7B on 8 GPUs, 32 × 4096, seq 2048: state 16·7e9/8 = 14 GB; acts 32·34·2048·4096 = 9.13 GB."""
+    est = memory_per_gpu(params=7e9, layers=32, d_model=4096, seq_len=2048, hbm_gb=80, usable_fraction=0.9,
+                         state_bytes_per_param=16, dp=8)  # fmt: skip
+    assert est.state_gb == pytest.approx(14.0)
+    assert est.activations_gb == pytest.approx(32 * 34 * 2048 * 4096 / 1e9)
+    assert est.buffer_gb == pytest.approx(4 * 7e9 / 32 / 1e9)  # two layers' bf16 weights
+    assert est.fits
+    assert not est.recompute
+
+
+def test_cannot_fit_raises(catalog: Catalog) -> None:
+    """A 1T-parameter model on one 8×A10G node (192 GB HBM, 16 TB of state) is refused."""
+    with pytest.raises(MemoryFitError, match="does not fit"):
+        _est(catalog, nodes=1, params=1e12, gpu="g5.48xlarge")
+
+
+@pytest.mark.parametrize("gpu", IDS)
+def test_contract_every_accelerator(gpu: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """forecast --json works for every accelerator id and reports gpu_hours, wall_hours, mfu."""
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", "--params", "7e9", "--active-params", "7e9", "--tokens", "1e11", "--gpu", gpu,
+              "--gpus", "16", "--precision", "fp8", "--json", "--as-of", "2026-12-01"])  # fmt: skip
+    assert exc.value.code in (0, None)
+    t = json.loads(capsys.readouterr().out)["time"]
+    assert t["gpu_hours"] >= t["wall_hours"] > 0
+    assert 0 < t["mfu"] < 1
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--gpu", "h1000"], "h100"),
+        (["--gpu", "h100", "--params", "1e12", "--gpus", "1"], "does not fit"),
+        (["--gpu", "h100", "--active-params", "9e9"], "active_params"),
+        (["--gpu", "h100", "--tokens", "0"], "tokens"),
+    ],
+)
+def test_bad_input(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unknown GPU (with suggestion), no fit, active > params, tokens <= 0: one-line error, exit 1."""
+    base = {"--params": "7e9", "--tokens": "1e11", "--gpus": "8"}
+    for k, v in zip(args[::2], args[1::2], strict=True):
+        base[k] = v
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", *[x for kv in base.items() for x in kv], "--json"])
+    assert exc.value.code == 1
+    assert needle in capsys.readouterr().err
+
+
+def test_fit_file_reproducible(catalog: Catalog) -> None:
+    """Re-rendering the shipped fit from its own parameters reproduces time_model_fit.toml exactly."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import fit_time_model
+
+    from trainbill.timemodel import fit_params
+
+    shipped = (ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml").read_text(encoding="utf-8")
+    doc = tomllib.loads(shipped)
+    assert fit_time_model.render(fit_params(catalog), doc["report"]["fit_date"]) == shipped
+    assert doc["report"]["rows"] >= 30  # every usable published row, not a hand-picked few
