@@ -667,15 +667,26 @@ def _evaluate_instance(
     spots = np.array(axes.spots)
     n = np.array(axes.nodes, dtype=np.float64)[:, None, None, None, None]
     s = spots[None, None, None, :, None]
-    cov = np.array([opt.coverage for opt in axes.sp])[None, None, None, None, :]
-    w = tg.wall[..., None]
-    count = tg.count[..., None]
-    kept = _kept(count, keep_last)
-    feats = _features(n, s, cov, w, count, kept)
-    c = coef[None, :, None, None, :, :]  # (1, O, 1, 1, SP, F)
-    total = sum(f * c[..., j] for j, f in enumerate(feats))
+    # Fold the coverage (SP axis) into the coefficients so the features do not depend on it and
+    # the whole grid is one batched matrix product per orchestrator: (N·I·S, F) @ (F, SP).
+    ceff = coef.copy()
+    covs = np.array([opt.coverage for opt in axes.sp])
+    ceff[:, :, 4] *= covs[None, :]
+    ceff[:, :, 5] *= covs[None, :]
+    shp4 = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
+    feats = _features(n[..., 0], s[..., 0], np.ones(1), tg.wall, tg.count, _kept(tg.count, keep_last))
+    fmat = np.stack([np.broadcast_to(f, shp4) for f in feats], axis=-1)  # (N, O, I, S, F)
+    one = np.ones(shp4)
+    gmat = np.stack(
+        [np.broadcast_to(g, shp4) for g in (0 * one, one, n[..., 0] * one, n[..., 0] * s[..., 0] * one,
+                                               n[..., 0] * one, n[..., 0] * s[..., 0] * one, 0 * one, 0 * one,
+                                               _kept(tg.count, keep_last), 0 * one)],
+        axis=-1,
+    )
+    total = np.einsum("noisf,opf->noisp", fmat, ceff, optimize=True)
     # Marginal cost of one more wall hour (for the P90 cost spread).
-    dcdw = c[..., 1] + c[..., 2] * n + c[..., 3] * n * s + c[..., 4] * n * cov + c[..., 5] * n * cov * s + c[..., 8] * kept
+    dcdw = np.einsum("noisf,opf->noisp", gmat, ceff, optimize=True)
+    w = tg.wall[..., None]
     iv = np.array(axes.intervals)[None, None, :, None, None]
     sd_wall = np.sqrt(tg.events[..., None] * (tg.loss[..., None] ** 2 + iv**2 / 12.0))
     p90_wall = w + P90_Z * sd_wall
@@ -825,8 +836,15 @@ def optimize(
             key = (float(obj[j]), float(wall[j]), bi, int(j))
             if best is None or key[:2] < best[:2]:
                 best = key
-        fits = np.flatnonzero(b.fits & ((obj <= budget_usd) if budget_usd is not None else True))
-        front.extend(_candidate(b, int(fits[k])) for k in _pareto_indices(obj[fits], wall[fits]))
+        # Wall hours do not depend on the Savings Plan axis (last), so only each row's cheapest
+        # option can reach the front: reduce along it before sorting.
+        nsp = len(b.axes.sp)
+        cand = np.where(b.fits & ((obj <= budget_usd) if budget_usd is not None else True), obj, np.inf)
+        col = np.argmin(cand.reshape(-1, nsp), axis=1)
+        flat_idx = np.arange(col.size) * nsp + col
+        keep = np.isfinite(cand[flat_idx])
+        flat_idx = flat_idx[keep]
+        front.extend(_candidate(b, int(flat_idx[k])) for k in _pareto_indices(obj[flat_idx], wall[flat_idx]))
 
     user_ok = _user_feasible(user, deadline, budget_usd, use_p90)
     if best is None and not user_ok:
