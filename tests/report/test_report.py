@@ -89,7 +89,7 @@ def test_right_sizing_with_fixed_hours_keeps_the_quote(catalog: Catalog) -> None
     points, basis = right_sizing(load_plan(SEED), catalog, today=TODAY)
     assert "perfect scaling" in basis
     assert len(points) >= 5
-    assert [p for p in points if p.current][0].nodes == 32
+    assert [p.nodes for p in points if p.current] == [32]
     for p in points:
         assert p.quote_usd == pytest.approx(32 * 98.32 * 72)
 
@@ -118,12 +118,14 @@ def test_external_url_check_catches_a_cdn() -> None:
 @pytest.mark.skipif(not HAS_SIMULATE, reason="trainbill.simulate is not in this build")
 def test_report_includes_the_simulation(catalog: Catalog) -> None:
     """With the simulation available the report shows P50/P90 and the deadline odds."""
-    data = build_report(load_plan(EXAMPLES / "pretrain-512-h100.toml"), catalog, today=TODAY, trials=500)
+    plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
+    plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": 1000.0})})
+    data = build_report(plan, catalog, today=TODAY, trials=500)
     assert data.simulation is not None
     assert data.simulation.p50_usd <= data.simulation.p90_usd
     html = render_html(data)
     assert "P90 bill" in html
-    assert "Chance of missing the deadline" in html  # the plan sets run.deadline_hours = 1000
+    assert "Chance of missing the deadline" in html  # run.deadline_hours = 1000 set above
     assert _EXTERNAL.search(html) is None
 
 
