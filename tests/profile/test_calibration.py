@@ -218,3 +218,12 @@ def test_calibrated_efficiency_is_none_without_mfu() -> None:
     """A CPU calibration (no mfu) never replaces the modelled efficiency."""
     cal = _calibration(accelerator=None, mfu=None, peak_tflops=None)
     assert calibrated_efficiency(cal, "h200", "bf16") is None
+
+
+def test_a_calibration_that_could_not_be_read_back_is_not_written(tmp_path: Path) -> None:
+    """A zero-FLOP measurement (achieved 0 TFLOP/s) is refused before any file appears."""
+    path = tmp_path / "cal.toml"
+    bad = _calibration(achieved_tflops_per_gpu=0.0, mfu=None, peak_tflops=None)
+    with pytest.raises(CalibrationError, match=r"\(not written\): achieved_tflops_per_gpu"):
+        write_calibration(bad, path)
+    assert not path.exists()

@@ -231,7 +231,10 @@ def write_calibration(cal: Calibration, path: Path, *, overwrite: bool = False) 
         CalibrationError: the file exists (and ``overwrite`` is false) or cannot be written.
     """
     text = calibration_to_toml(cal)
-    _check(_parse_document(tomllib.loads(text), source="<generated>"), source="<generated>")
+    # Validate what is about to be written exactly as a reader will, so a measurement that
+    # could never be read back (say zero FLOPs, hence achieved 0) fails here, not later.
+    label = f"{path} (not written)"
+    _check(_parse_document(tomllib.loads(text), source=label), source=label)
     if path.exists() and not overwrite:
         msg = "already exists; choose another path or pass --force to replace it"
         raise CalibrationError(msg, source=str(path))

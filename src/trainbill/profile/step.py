@@ -104,7 +104,9 @@ class StepProfile:
         peak_memory_source: ``"cuda_max_memory_allocated"`` or ``"process_max_rss"``.
         world_size: ``torch.distributed`` world size (1 when not distributed).
         comm_share: fraction of profiled step time spent in collectives (NCCL kernels on a
-            GPU, Gloo work on a CPU); ``None`` when not distributed or not profiled.
+            GPU, Gloo work on a CPU); ``None`` when not distributed or not profiled. It is
+            time the collectives *run*, overlapped with compute or not, so it bounds the
+            exposed communication from above (capped at 1).
         top_kernels: the kernels (GPU) or operators (CPU) with the most self time.
         torch_version: ``torch.__version__``.
         notes: caveats a reader of the numbers needs (why MFU is missing, etc.).
