@@ -7,12 +7,18 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, TODAY
 
+from conftest import EXAMPLES, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.forecast import forecast
-from trainbill.importers import ClusterImportError, export_skypilot, import_cluster, import_text, provenance
+from trainbill.importers import (
+    ClusterImportError,
+    export_skypilot,
+    import_cluster,
+    import_text,
+    provenance,
+)
 from trainbill.spec import load_plan, plan_from_dict
 
 DATA = Path(__file__).parent / "data" / "importers"

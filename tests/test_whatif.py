@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLES, TODAY
 
+from conftest import EXAMPLES, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.costs._pricing import cluster_rate
