@@ -360,3 +360,18 @@ def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(["simulate", str(P4D_PLAN), "--spot-price-of-on-demand", "cheap"], capsys)
     assert code == 1
     assert "LOW:HIGH" in err
+
+
+def test_progress_reports_every_chunk(catalog: Catalog) -> None:
+    """3 blocks in chunks of one block: progress sees 4096, 8192, then all 8292 trials."""
+    usage = usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
+    seen: list[tuple[int, int]] = []
+    simulate(
+        usage,
+        catalog,
+        trials=2 * BLOCK + 100,
+        rng=1,
+        chunk_size=1,
+        progress=lambda d, t: seen.append((d, t)),
+    )
+    assert seen == [(4096, 8292), (8192, 8292), (8292, 8292)]
