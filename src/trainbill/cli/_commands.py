@@ -8,10 +8,10 @@ from __future__ import annotations
 from trainbill.cli import (
     bills,  # noqa: F401
     forecast,  # noqa: F401
+    optimize,  # noqa: F401
     prices,  # noqa: F401
     profile,  # noqa: F401
     report,  # noqa: F401
     simulate,  # noqa: F401
+    whatif,  # noqa: F401
 )
-from trainbill.cli import whatif  # noqa: F401
-from trainbill.cli import optimize  # noqa: F401
