@@ -73,7 +73,7 @@ def test_mixed_currencies(tmp_path: Path) -> None:
 
 def test_focus_and_cur_cannot_be_mixed() -> None:
     """Reading a FOCUS and a CUR file together is refused rather than guessed."""
-    with pytest.raises(UnsupportedBillError, match="cannot mix FOCUS and CUR 2.0"):
+    with pytest.raises(UnsupportedBillError, match=r"cannot mix FOCUS and CUR 2\.0"):
         read_bill([FOCUS_SAMPLE, CUR_MONTH])
 
 

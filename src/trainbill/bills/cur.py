@@ -30,7 +30,7 @@ from trainbill.bills._expr import day, lower, money, null_str, text
 from trainbill.bills._files import BillFormat
 from trainbill.bills.focus import INSTANCE_RE, tag_from_json
 
-__all__ = ["COMMITTED_TYPES", "FEE_TYPES", "normalize"]
+__all__ = ["COMMITTED_TYPES", "DIMENSIONS", "FEE_TYPES", "normalize", "row_values"]
 
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
 #: Line item types that are commitment purchases (the money a Savings Plan/RI costs).
@@ -39,39 +39,30 @@ FEE_TYPES = ("savingsplanrecurringfee", "savingsplanupfrontfee", "rifee")
 COMMITTED_TYPES = ("savingsplancoveredusage", "savingsplannegation", "discountedusage", *FEE_TYPES)
 
 
-def normalize(t: Any, fmt: BillFormat, *, tag_key: str | None = None) -> Any:
-    """Map a CUR 2.0 table onto the normalised columns the classifier reads."""
+#: Raw columns the rows are grouped by before classification.
+DIMENSIONS: tuple[str, ...] = (
+    "line_item_currency_code",
+    "line_item_line_item_type",
+    "line_item_product_code",
+    "line_item_usage_type",
+    "line_item_line_item_description",
+    "pricing_term",
+    "pricing_purchase_option",
+    "pricing_unit",
+    "product_instance_type",
+    "savings_plan_savings_plan_a_r_n",
+    "reservation_reservation_a_r_n",
+    "bill_billing_period_start_date",
+    "bill_billing_period_end_date",
+)
+
+
+def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
+    """Per-row money (billed, effective by line item type, list), flags and breakdown key."""
     import ibis
 
     lit = lower(t, fmt, "line_item_line_item_type")
-    usage_type = text(t, fmt, "line_item_usage_type").re_replace(_REGION_PREFIX, "").lower()
-    term = lower(t, fmt, "pricing_term")
-    purchase = lower(t, fmt, "pricing_purchase_option")
-    sp_arn = text(t, fmt, "savings_plan_savings_plan_a_r_n")
     ri_arn = text(t, fmt, "reservation_reservation_a_r_n")
-
-    charge = ibis.cases(
-        (lit == "tax", "tax"),
-        (lit == "credit", "credit"),
-        (lit == "refund", "adjustment"),
-        (lit.isin(list(FEE_TYPES)), "purchase"),
-        (lit == "fee", "purchase"),
-        else_="usage",
-    )
-    pricing = ibis.cases(
-        (usage_type.startswith("spotusage"), "dynamic"),
-        (term == "spot", "dynamic"),
-        (purchase.contains("spot"), "dynamic"),
-        (lit.isin(list(COMMITTED_TYPES)), "committed"),
-        else_="standard",
-    )
-    commit = lit.isin(list(COMMITTED_TYPES)) | sp_arn.notnull() | ri_arn.notnull()
-    instance = ibis.coalesce(
-        lower(t, fmt, "product_instance_type"),
-        usage_type.re_extract(r"^[a-z]*usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
-        usage_type.re_extract(r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)", 1).nullif(""),
-    )
-
     billed, bad_billed = money(t, fmt, "line_item_unblended_cost")
     sp_eff, bad_sp = money(t, fmt, "savings_plan_savings_plan_effective_cost")
     sp_total, _ = money(t, fmt, "savings_plan_total_commitment_to_date")
@@ -92,13 +83,12 @@ def normalize(t: Any, fmt: BillFormat, *, tag_key: str | None = None) -> Any:
                 billed,
             ),
         ),
-        (lit.isin(["fee"]) & ri_arn.notnull(), zero),
+        ((lit == "fee") & ri_arn.notnull(), zero),
         else_=billed,
     )
     public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
     quantity, _ = money(t, fmt, "line_item_usage_amount")
-
-    if tag_key is None:
+    if key != "tag" or tag_key is None:
         tag = null_str()
     elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
         tags_map = t[fmt.col("resource_tags")]
@@ -106,32 +96,79 @@ def normalize(t: Any, fmt: BillFormat, *, tag_key: str | None = None) -> Any:
     else:
         tags = text(t, fmt, "resource_tags")
         tag = ibis.coalesce(tag_from_json(tags, tag_key), tag_from_json(tags, "user_" + tag_key))
-    return t.select(
-        currency=text(t, fmt, "line_item_currency_code"),
+    keys = {
+        None: null_str(),
+        "resource": text(t, fmt, "line_item_resource_id"),
+        "service": text(t, fmt, "line_item_product_code"),
+        "day": day(t, fmt, "line_item_usage_start_date"),
+        "tag": tag,
+    }
+    return {
+        "billed": billed,
+        "effective": effective,
+        "list": ibis.coalesce(public, billed),
+        "quantity": quantity,
+        "bad_billed": bad_billed,
+        "bad_effective": bad_sp + bad_ri,
+        "bad_list": bad_list,
+        "key": keys[key],
+    }
+
+
+def normalize(g: Any, fmt: BillFormat) -> Any:
+    """Map grouped CUR 2.0 dimensions onto the normalised columns the classifier reads."""
+    import ibis
+
+    lit = lower(g, fmt, "line_item_line_item_type")
+    usage_type = text(g, fmt, "line_item_usage_type").re_replace(_REGION_PREFIX, "").lower()
+    term = lower(g, fmt, "pricing_term")
+    purchase = lower(g, fmt, "pricing_purchase_option")
+    sp_arn = text(g, fmt, "savings_plan_savings_plan_a_r_n")
+    ri_arn = text(g, fmt, "reservation_reservation_a_r_n")
+    charge = ibis.cases(
+        (lit == "tax", "tax"),
+        (lit == "credit", "credit"),
+        (lit == "refund", "adjustment"),
+        (lit.isin(list(FEE_TYPES)), "purchase"),
+        (lit == "fee", "purchase"),
+        else_="usage",
+    )
+    pricing = ibis.cases(
+        (usage_type.startswith("spotusage"), "dynamic"),
+        (term == "spot", "dynamic"),
+        (purchase.contains("spot"), "dynamic"),
+        (lit.isin(list(COMMITTED_TYPES)), "committed"),
+        else_="standard",
+    )
+    commit = lit.isin(list(COMMITTED_TYPES)) | sp_arn.notnull() | ri_arn.notnull()
+    instance = ibis.coalesce(
+        lower(g, fmt, "product_instance_type"),
+        usage_type.re_extract(r"^[a-z]*usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
+        usage_type.re_extract(r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)", 1).nullif(""),
+    )
+    return g.select(
+        currency=text(g, fmt, "line_item_currency_code"),
         charge=charge,
         lit=lit,
-        service=text(t, fmt, "line_item_product_code"),
-        svc=lower(t, fmt, "line_item_product_code"),
+        service=text(g, fmt, "line_item_product_code"),
+        svc=lower(g, fmt, "line_item_product_code"),
         svc_cat=null_str(),
         subcat=null_str(),
         usage_type=usage_type,
-        desc=lower(t, fmt, "line_item_line_item_description"),
+        desc=lower(g, fmt, "line_item_line_item_description"),
         pricing=pricing,
         commit=commit,
         instance=instance,
-        unit=lower(t, fmt, "pricing_unit"),
-        quantity=quantity,
-        billed=billed,
-        effective=effective,
-        list=ibis.coalesce(public, billed),
-        bad_billed=bad_billed,
-        bad_effective=bad_sp + bad_ri,
-        bad_list=bad_list,
-        resource=text(t, fmt, "line_item_resource_id"),
-        tag=tag,
-        day=day(t, fmt, "line_item_usage_start_date"),
-        period_start=day(t, fmt, "bill_billing_period_start_date"),
-        period_end=day(t, fmt, "bill_billing_period_end_date"),
+        unit=lower(g, fmt, "pricing_unit"),
+        period_start=day(g, fmt, "bill_billing_period_start_date"),
+        period_end=day(g, fmt, "bill_billing_period_end_date"),
+        key=g.key,
+        rows=g.rows,
+        quantity=g.quantity,
+        billed=g.billed,
+        effective=g.effective,
+        list=g.list,
+        bad_billed=g.bad_billed,
+        bad_effective=g.bad_effective,
+        bad_list=g.bad_list,
     )
-
-

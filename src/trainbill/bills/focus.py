@@ -16,7 +16,7 @@ from typing import Any
 from trainbill.bills._expr import day, lower, money, null_str, text
 from trainbill.bills._files import BillFormat
 
-__all__ = ["normalize"]
+__all__ = ["DIMENSIONS", "normalize", "row_values"]
 
 #: Instance types in descriptions/usage types: ``g5.4xlarge``, ``p5.48xlarge``, ``ml.p4d.24xlarge``.
 INSTANCE_RE = r"((?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:xlarge|large|medium|small|micro|nano|metal)[a-z0-9-]*)"
@@ -33,54 +33,98 @@ def tag_from_json(tags: Any, key: str) -> Any:
     return tags.re_extract(pattern, 1).nullif("")
 
 
-def normalize(t: Any, fmt: BillFormat, *, tag_key: str | None = None) -> Any:
-    """Map a FOCUS table onto the normalised columns the classifier reads."""
-    import ibis
+#: Raw columns the rows are grouped by before classification (all optional except Mandatory).
+DIMENSIONS: tuple[str, ...] = (
+    "BillingCurrency",
+    "ChargeCategory",
+    "ServiceName",
+    "ServiceCategory",
+    "ServiceSubcategory",
+    "x_UsageType",
+    "ChargeDescription",
+    "PricingCategory",
+    "CommitmentDiscountId",
+    "SkuPriceDetails",
+    "ConsumedUnit",
+    "PricingUnit",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+)
 
-    usage_type = (
-        text(t, fmt, "x_UsageType").re_replace(_REGION_PREFIX, "").lower()
-        if fmt.has("x_UsageType")
-        else null_str()
-    )
-    desc = lower(t, fmt, "ChargeDescription")
-    sku_details = lower(t, fmt, "SkuPriceDetails")
-    instance = ibis.coalesce(
-        sku_details.re_extract(r'"instancetype"\s*:\s*"([^"]+)"', 1).nullif(""),
-        usage_type.re_extract(r"usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
-        desc.re_extract(r"\b" + INSTANCE_RE + r"\s+instance hour", 1).nullif(""),
-    )
+
+def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
+    """Per-row money (exact decimals + "not a number" flags) and the optional breakdown key."""
     billed, bad_billed = money(t, fmt, "BilledCost")
     effective, bad_effective = money(t, fmt, "EffectiveCost")
     list_cost, bad_list = money(t, fmt, "ListCost")
     consumed, _ = money(t, fmt, "ConsumedQuantity")
     priced, _ = money(t, fmt, "PricingQuantity")
-    unit = ibis.coalesce(lower(t, fmt, "ConsumedUnit"), lower(t, fmt, "PricingUnit"))
-    tags = text(t, fmt, "Tags")
-    tag = tag_from_json(tags, tag_key) if tag_key is not None else null_str()
-    return t.select(
-        currency=text(t, fmt, "BillingCurrency"),
-        charge=lower(t, fmt, "ChargeCategory"),
+    import ibis
+
+    keys = {
+        None: null_str(),
+        "resource": text(t, fmt, "ResourceId"),
+        "service": text(t, fmt, "ServiceName"),
+        "day": day(t, fmt, "ChargePeriodStart"),
+        "tag": tag_from_json(text(t, fmt, "Tags"), tag_key) if tag_key else null_str(),
+    }
+    return {
+        "billed": billed,
+        "effective": effective,
+        "list": list_cost,
+        # Hours in the unit the row is consumed in; PricingQuantity when that is empty.
+        "quantity": ibis.coalesce(consumed, priced),
+        "bad_billed": bad_billed,
+        "bad_effective": bad_effective,
+        "bad_list": bad_list,
+        "key": keys[key],
+    }
+
+
+def normalize(g: Any, fmt: BillFormat) -> Any:
+    """Map grouped FOCUS dimensions onto the normalised columns the classifier reads.
+
+    ``g`` holds the raw ``DIMENSIONS`` plus the summed ``row_values``; cleaning and pattern
+    extraction run here, once per distinct combination rather than once per row.
+    """
+    import ibis
+
+    usage_type = (
+        text(g, fmt, "x_UsageType").re_replace(_REGION_PREFIX, "").lower()
+        if fmt.has("x_UsageType")
+        else null_str()
+    )
+    desc = lower(g, fmt, "ChargeDescription")
+    sku_details = lower(g, fmt, "SkuPriceDetails")
+    instance = ibis.coalesce(
+        sku_details.re_extract(r'"instancetype"\s*:\s*"([^"]+)"', 1).nullif(""),
+        usage_type.re_extract(r"usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
+        desc.re_extract(r"\b" + INSTANCE_RE + r"\s+instance hour", 1).nullif(""),
+    )
+    unit = ibis.coalesce(lower(g, fmt, "ConsumedUnit"), lower(g, fmt, "PricingUnit"))
+    return g.select(
+        currency=text(g, fmt, "BillingCurrency"),
+        charge=lower(g, fmt, "ChargeCategory"),
         lit=null_str(),
-        service=text(t, fmt, "ServiceName"),
-        svc=lower(t, fmt, "ServiceName"),
-        svc_cat=lower(t, fmt, "ServiceCategory"),
-        subcat=lower(t, fmt, "ServiceSubcategory"),
+        service=text(g, fmt, "ServiceName"),
+        svc=lower(g, fmt, "ServiceName"),
+        svc_cat=lower(g, fmt, "ServiceCategory"),
+        subcat=lower(g, fmt, "ServiceSubcategory"),
         usage_type=usage_type,
         desc=desc,
-        pricing=lower(t, fmt, "PricingCategory"),
-        commit=text(t, fmt, "CommitmentDiscountId").notnull(),
+        pricing=lower(g, fmt, "PricingCategory"),
+        commit=text(g, fmt, "CommitmentDiscountId").notnull(),
         instance=instance,
         unit=unit,
-        quantity=ibis.coalesce(consumed, priced),
-        billed=billed,
-        effective=effective,
-        list=list_cost,
-        bad_billed=bad_billed,
-        bad_effective=bad_effective,
-        bad_list=bad_list,
-        resource=text(t, fmt, "ResourceId"),
-        tag=tag,
-        day=day(t, fmt, "ChargePeriodStart"),
-        period_start=day(t, fmt, "BillingPeriodStart"),
-        period_end=day(t, fmt, "BillingPeriodEnd"),
+        period_start=day(g, fmt, "BillingPeriodStart"),
+        period_end=day(g, fmt, "BillingPeriodEnd"),
+        key=g.key,
+        rows=g.rows,
+        quantity=g.quantity,
+        billed=g.billed,
+        effective=g.effective,
+        list=g.list,
+        bad_billed=g.bad_billed,
+        bad_effective=g.bad_effective,
+        bad_list=g.bad_list,
     )

@@ -304,11 +304,9 @@ def _fetch(expr: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _breakdown(c: Any, kind: str) -> tuple[BreakdownRow, ...]:
-    key = {"tag": c.tag, "resource": c.resource, "service": c.service, "day": c.day}[kind]
-    m = c.mutate(key=key)
-    q = m.group_by(["key", "category"]).aggregate(
-        rows=m.count(), billed=m.billed.sum(), effective=m.effective.sum()
+def _breakdown(c: Any) -> tuple[BreakdownRow, ...]:
+    q = c.group_by(["key", "category"]).aggregate(
+        rows=c.rows.sum(), billed=c.billed.sum(), effective=c.effective.sum()
     )
     acc: dict[str, list[Any]] = {}
     for g in _fetch(q):
@@ -372,17 +370,17 @@ def _run(
     from trainbill.bills import cur, focus
     from trainbill.bills._engine import open_engine
 
-    normalize = focus.normalize if fmt.family == "focus" else cur.normalize
+    mapping = focus if fmt.family == "focus" else cur
     eng = open_engine(engine)
     try:
-        c = classify(eng.normalized(fmt, normalize, tag_key=tag_key))
+        c = classify(eng.normalized(fmt, mapping, key=None, tag_key=None))
         import ibis
 
         label = ibis.coalesce(c.usage_type, c.desc, c.service)
         keys = ["currency", "category", "option", "gpu", "fee", "negation", "uncat", "service"]
         m = c.mutate(label=label)
         q = m.group_by([*keys, "label"]).aggregate(
-            rows=m.count(),
+            rows=m.rows.sum(),
             billed=m.billed.sum(),
             effective=m.effective.sum(),
             list=m.list.sum(),
@@ -395,7 +393,10 @@ def _run(
         )
         groups = _fetch(q)
         fields = _summarise(groups, fmt, engine)
-        breakdown = _breakdown(c, kind) if kind is not None else ()
+        breakdown: tuple[BreakdownRow, ...] = ()
+        if kind is not None:
+            keyed = classify(eng.normalized(fmt, mapping, key=kind, tag_key=tag_key))
+            breakdown = _breakdown(keyed)
     finally:
         eng.close()
     return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
