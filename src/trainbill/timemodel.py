@@ -177,13 +177,18 @@ def estimate_time(
     straggler_cv: float,
     recompute: bool | None = None,
     fit: FitParams | None = None,
+    measured_mfu: float | None = None,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
     When ``hours`` is given it is taken as the wall-clock of pure training and only the stall
     is modelled; otherwise hours are derived from FLOPs and the fitted efficiency model.
     ``recompute`` forces activation recompute on/off (a published config); ``fit`` overrides
-    the catalog's fitted parameters (the fit script searches over them).
+    the catalog's fitted parameters (the fit script searches over them). ``measured_mfu``
+    (from ``trainbill profile``) replaces the modelled kernel efficiency: a measured step is
+    better evidence than the fit, and it already includes any recompute the user runs, so
+    the recompute factor is not applied again; layout, communication, bubbles and stragglers
+    still come from the model, which is how the measurement extrapolates to the plan's GPUs.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
@@ -238,6 +243,11 @@ def estimate_time(
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
+    if measured_mfu is not None:
+        factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
+                        f"modelled kernel efficiency {kernel_mfu:.1%}")))  # fmt: skip
+        kernel_mfu = measured_mfu
+        sec_per_flop = 1.0 / (measured_mfu * peak * 1e12)
     factors.append(("kernel", (f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
                     f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s) "
                     f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
@@ -281,7 +291,8 @@ def estimate_time(
             )  # fmt: skip
             if not mem.fits or (mem.offload and best is not None and not best.memory.offload):
                 continue
-            compute = step_flops_total / gpus * sec_per_flop * (_RECOMPUTE_FACTOR if mem.recompute else 1.0)
+            recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
+            compute = step_flops_total / gpus * sec_per_flop * recompute_cost
             micro = max(1.0, batch / seq_len / dp)
             bubble = (pp - 1) / micro * compute
             tok_per_gpu = batch / dp / cp

@@ -198,8 +198,14 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
     return inst, nodes
 
 
-def usage_for(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Usage:
-    """Work out everything the plan consumes, filling gaps from catalog assumptions."""
+def usage_for(
+    plan: Plan, catalog: Catalog, *, today: date | None = None, measured_mfu: float | None = None
+) -> Usage:
+    """Work out everything the plan consumes, filling gaps from catalog assumptions.
+
+    ``measured_mfu`` (a profile calibration that matches the plan's accelerator and
+    precision) replaces the time model's kernel efficiency.
+    """
     d = _Defaults(catalog)
     inst, nodes = resolve_cluster(plan, catalog)
     accel = catalog.accelerator(inst.accelerator)
@@ -227,6 +233,7 @@ def usage_for(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Usa
         layers=m.layers,
         d_model=m.d_model,
         straggler_cv=cv,
+        measured_mfu=measured_mfu,
     )
     compute_hours = est.compute_hours
     sync_hours = compute_hours * est.sync_stall_fraction

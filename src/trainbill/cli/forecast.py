@@ -148,6 +148,7 @@ def forecast_cmd(
     catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
     from_: Annotated[tuple[str, Path] | None, typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE.")] = None,
     attention_sparsity: Annotated[float | None, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1).")] = None,
+    calibration: Annotated[list[Path] | None, typer.Option("--calibration", help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
@@ -192,7 +193,12 @@ def forecast_cmd(
 
         plan, sparsity_note = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
         console.print(f"[dim]{sparsity_note}[/dim]") if not (as_json or as_csv) else None
-    fc = forecast(plan, catalog)
+    if calibration:
+        from trainbill.calibration import forecast_calibrated, read_calibration_file
+
+        fc = forecast_calibrated(plan, catalog, [read_calibration_file(p) for p in calibration])
+    else:
+        fc = forecast(plan, catalog)
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})

@@ -1,0 +1,140 @@
+"""Calibrated forecasts: evidence (a measured step, past bills) replaces modelled assumptions.
+
+Two kinds of calibration file feed ``trainbill forecast --calibration FILE`` (both keep their
+keys in a ``[calibration]`` table whose ``kind`` says which they are):
+
+* ``kind = "profile"`` (``trainbill profile -o``): the measured MFU of one training step
+  replaces the time model's kernel efficiency when the accelerator and precision match; the
+  model's layout, communication and straggler terms extrapolate it to the plan's GPU count.
+* ``kind = "bills"`` (``trainbill calibrate``): overhead dollars per GPU node-hour learned
+  from invoices replace the modelled lines of those categories (storage, data transfer,
+  networking, monitoring, orchestration — the last only when the plan uses a managed
+  orchestrator), scaled by the plan's node-hours. S3 checkpoint
+  storage is part of a bill's storage, so the modelled checkpoint *storage* lines give way
+  too (the checkpoint *stall* is time, which bills cannot see, and stays modelled).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from trainbill.catalog import Catalog
+from trainbill.errors import SpecError
+from trainbill.forecast import Forecast, forecast_usage
+from trainbill.ledger import Ledger, LineItem
+from trainbill.spec import Plan
+from trainbill.usage import resolve_cluster, usage_for
+
+__all__ = ["apply_bill_calibration", "forecast_calibrated", "read_calibration_file"]
+
+KINDS = ("profile", "bills")
+
+
+def read_calibration_file(path: Path | str) -> Any:
+    """Read a calibration of either kind, validated by its own reader.
+
+    Returns a ``trainbill.profile.Calibration`` or a ``trainbill.bills.BillCalibration``.
+    """
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        msg = "calibration file not found"
+        raise SpecError(msg, source=str(p)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"cannot read calibration file: {exc.__class__.__name__}"
+        raise SpecError(msg, source=str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"invalid TOML: {exc}"
+        raise SpecError(msg, source=str(p)) from None
+    table = doc.get("calibration")
+    kind = table.get("kind") if isinstance(table, dict) else None
+    if kind == "profile":
+        from trainbill.profile.calibration import read_calibration as read_profile
+
+        return read_profile(p)
+    if kind == "bills":
+        from trainbill.bills.calibrate import read_calibration as read_bills
+
+        return read_bills(p)
+    msg = f"{kind!r} is not a calibration kind; allowed values: {', '.join(KINDS)} (in a [calibration] table)"
+    raise SpecError(msg, source=str(p), field="calibration.kind")
+
+
+def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
+    """Replace modelled overhead lines with bill-fitted $/node-hour lines."""
+    u = fc.usage
+    factors: dict[str, float] = {k: float(v) for k, v in cal.factors_usd_per_node_hour.items()}
+    if u.orchestrator == "ec2":
+        # Raw EC2 has no managed-service fee: past EKS/SageMaker fees do not carry over.
+        factors.pop("orchestration", None)
+    node_hours = u.node_hours
+    period = f"{cal.period_start or '?'} to {cal.period_end or '?'}"
+    files = ", ".join(cal.source_files) or "bills"
+
+    def replaced(line: LineItem) -> bool:
+        if line.category in factors:
+            return True
+        return "storage" in factors and line.category == "checkpoint" and line.service_category == "Storage"
+
+    kept = [line for line in fc.ledger.lines if not replaced(line)]
+    added = [
+        LineItem(
+            category=cat,
+            item=f"{cat.replace('_', ' ')} (calibrated from bills)",
+            quantity=node_hours,
+            unit="node-hour",
+            unit_price_usd=factor,
+            basis=(
+                f"{u.nodes} nodes × {u.wall_hours:,.1f} h × ${factor:,.4f} per GPU node-hour, the "
+                f"{cat} cost per GPU instance-hour on bills for {period} "
+                f"({cal.gpu_node_hours:,.0f} node-hours)"
+            ),
+            source=f"calibration from {files} (billing period {period})",
+            driver=__name__,
+            service_category="Other",
+        )
+        for cat, factor in factors.items()
+        if factor != 0
+    ]
+    ledger = Ledger.of([*kept, *added])
+    note = f"overheads calibrated from bills for {period}: {', '.join(sorted(factors))} replaced"
+    return replace(fc, ledger=ledger, warnings=(*fc.warnings, note))
+
+
+def forecast_calibrated(
+    plan: Plan, catalog: Catalog, calibrations: Sequence[Any], *, today: date | None = None
+) -> Forecast:
+    """Forecast with every calibration applied (profile first, then bills)."""
+    from trainbill.bills.calibrate import BillCalibration
+    from trainbill.profile.calibration import Calibration, calibrated_efficiency
+
+    notes: list[str] = []
+    measured: float | None = None
+    inst, _nodes = resolve_cluster(plan, catalog)
+    for cal in calibrations:
+        if isinstance(cal, Calibration):
+            params = int(plan.model.params) if plan.model.params else None
+            mfu = calibrated_efficiency(cal, inst.accelerator, plan.model.precision, model_params=params)
+            if mfu is None:
+                notes.append(
+                    f"profile calibration ignored: measured on {cal.accelerator or 'an uncatalogued device'}"
+                    f"/{cal.precision}"
+                    f"{f' with {cal.model_params:.3g} params' if cal.model_params else ''}; the plan is "
+                    f"{inst.accelerator}/{plan.model.precision}"
+                )
+            elif plan.run.hours is not None:
+                notes.append("profile calibration not used: the plan fixes run.hours, so nothing is derived from MFU")
+            else:
+                measured = mfu
+                notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
+    fc = forecast_usage(usage_for(plan, catalog, today=today, measured_mfu=measured), catalog, today=today)
+    for cal in calibrations:
+        if isinstance(cal, BillCalibration):
+            fc = apply_bill_calibration(fc, cal)
+    return replace(fc, warnings=(*fc.warnings, *notes))

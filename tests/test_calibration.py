@@ -1,0 +1,125 @@
+"""forecast --calibration: measured MFU and bill-fitted overheads replace modelled values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, REPO, TODAY
+from trainbill.calibration import forecast_calibrated, read_calibration_file
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.errors import SpecError
+from trainbill.spec import load_plan, plan_from_dict
+
+PROFILE_TOML = """
+[calibration]
+kind = "profile"
+schema_version = 1
+accelerator = "h100"
+precision = "bf16"
+achieved_tflops_per_gpu = 395.6
+mfu = 0.4
+peak_tflops = 989.0
+step_seconds = 1.0
+tokens_per_step = 8192
+measured_at = 2026-11-30T12:00:00Z
+source = "hand-written test calibration"
+"""
+
+BILLS_TOML = """
+[calibration]
+kind = "bills"
+schema_version = 1
+created_at = 2026-11-30T12:00:00Z
+period_start = 2026-04-01
+period_end = 2026-05-01
+currency = "USD"
+basis = "billed_cost"
+gpu_node_hours = 100.0
+gpu_compute_usd = 5504.0
+source_files = ["april.csv"]
+
+[calibration.factors_usd_per_node_hour]
+storage = 2.0
+networking = 0.5
+orchestration = 1.0
+
+[calibration.totals_usd]
+storage = 200.0
+networking = 50.0
+orchestration = 100.0
+"""
+
+
+def _plan() -> dict[str, object]:
+    return {
+        "model": {"params": 7e9, "tokens": 1e11, "layers": 32, "d_model": 4096, "seq_len": 4096},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 8},
+    }
+
+
+def test_profile_mfu_sets_compute_hours(tmp_path: Path, catalog: Catalog) -> None:
+    """Compute hours = (6·7e9·1e11 + 12·32·4096·4096·1e11) / (64 × 989e12 × 0.40) / 3600."""
+    cal_file = tmp_path / "p.toml"
+    cal_file.write_text(PROFILE_TOML)
+    fc = forecast_calibrated(plan_from_dict(_plan()), catalog, [read_calibration_file(cal_file)], today=TODAY)
+    flops = 6 * 7e9 * 1e11 + 12 * 32 * 4096 * 4096 * 1e11  # 4.844e21
+    assert fc.usage.compute_hours == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
+    assert any("measured MFU 40.0%" in v for _, v in fc.usage.time.factors)
+
+
+def test_profile_for_other_gpu_is_ignored(tmp_path: Path, catalog: Catalog) -> None:
+    """A calibration measured on H100 does not change an A100 plan, and says so."""
+    cal_file = tmp_path / "p.toml"
+    cal_file.write_text(PROFILE_TOML)
+    plan = _plan()
+    plan["cluster"] = {"instance": "p4de.24xlarge", "nodes": 8}
+    fc = forecast_calibrated(plan_from_dict(plan), catalog, [read_calibration_file(cal_file)], today=TODAY)
+    assert any("profile calibration ignored" in w for w in fc.warnings)
+
+
+def test_bill_factors_replace_overheads(tmp_path: Path, catalog: Catalog) -> None:
+    """Storage = node-hours × $2.00, networking × $0.50; raw EC2 keeps no orchestration fee."""
+    cal_file = tmp_path / "b.toml"
+    cal_file.write_text(BILLS_TOML)
+    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    fc = forecast_calibrated(plan, catalog, [read_calibration_file(cal_file)], today=TODAY)
+    node_hours = fc.usage.nodes * fc.usage.wall_hours
+    by = fc.ledger.by_category()
+    assert by["storage"] == pytest.approx(2.0 * node_hours)
+    assert by["networking"] == pytest.approx(0.5 * node_hours)
+    assert by["orchestration"] == 0.0
+    # Checkpoint S3 storage gives way to the bill's storage; the stall (time) stays.
+    assert all(line.service_category != "Storage" for line in fc.ledger.in_category("checkpoint"))
+    assert fc.ledger.in_category("checkpoint")
+    assert sum(line.cost_usd for line in fc.ledger.lines) == pytest.approx(fc.total_usd)
+
+
+def test_unknown_kind_is_an_error(tmp_path: Path) -> None:
+    """A file whose [calibration].kind is unknown names the allowed kinds."""
+    bad = tmp_path / "x.toml"
+    bad.write_text('[calibration]\nkind = "magic"\n')
+    with pytest.raises(SpecError, match="allowed values: profile, bills"):
+        read_calibration_file(bad)
+
+
+def test_cli_round_trip_from_bills(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`trainbill calibrate` output feeds `trainbill forecast --calibration` (HyperPod keeps orchestration)."""
+    pytest.importorskip("duckdb")
+    pytest.importorskip("ibis")
+    out = tmp_path / "cal.toml"
+    bill = REPO / "tests" / "data" / "bills" / "cur2_gpu_month.csv"
+    with pytest.raises(SystemExit) as exc:
+        main(["calibrate", str(bill), "-o", str(out)])
+    assert exc.value.code in (0, None)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", str(EXAMPLES / "hyperpod-finetune.toml"), "--calibration", str(out), "--json"])
+    assert exc.value.code in (0, None)
+    data = json.loads(capsys.readouterr().out)
+    items = {line["item"] for line in data["lines"]}
+    assert "orchestration (calibrated from bills)" in items
+    assert "storage (calibrated from bills)" in items
