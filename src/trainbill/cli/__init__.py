@@ -25,7 +25,7 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on ``app`` when imported.
-from trainbill.cli import _commands  # noqa: E402,F401
+from trainbill.cli import _commands  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:
