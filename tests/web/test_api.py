@@ -135,13 +135,111 @@ def test_simulate_answers_or_says_unavailable() -> None:
         assert r.json()["p50_usd"] <= r.json()["p90_usd"]
 
 
-def test_optimize_caps_and_availability() -> None:
-    """max_candidates above 512 is 422; otherwise the planner binding answers 501 in this build."""
-    r = _call("POST", "/v1/optimize", json={"plan": zero_hidden_plan(), "max_candidates": 10_000})
-    assert (r.status_code, r.json()["field"]) == (422, "max_candidates")
-    r = _call("POST", "/v1/optimize", json={"plan": zero_hidden_plan()})
-    assert r.status_code == 501
-    assert "not available in this build" in r.json()["detail"]
+#: A one-instance, one-mix search over 4 and 8 nodes: small enough to reason about by hand.
+_SMALL_SPACE: dict[str, Any] = {
+    "instances": ["p5.48xlarge"], "nodes": [4, 8], "spot_fractions": [0.0], "savings_plans": ["none"],
+    "orchestrators": ["ec2"], "checkpoint_intervals_hours": [1.0],
+}  # fmt: skip
+
+
+def test_optimize_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """POST /v1/optimize answers what `trainbill optimize --json` prints for the same inputs (bar the timer)."""
+    args = ["optimize", str(SEED), "--json", "--clouds", "aws", "--instances", "p5.48xlarge,p4d.24xlarge",
+            "--deadline-hours", "100"]  # fmt: skip
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code in (0, None)
+    cli = json.loads(capsys.readouterr().out)
+    body = {"plan": _seed_json(), "deadline_hours": 100, "clouds": ["aws"],
+            "space": {"instances": ["p5.48xlarge", "p4d.24xlarge"]}}  # fmt: skip
+    r = _call("POST", "/v1/optimize", app=create_app(), json=body)
+    assert r.status_code == 200, r.text
+    api = r.json()
+    for key in ("best", "pareto", "evaluated", "elapsed_s"):
+        assert key in api
+    for key in ("instance", "nodes", "spot_fraction", "savings_plan", "total_usd", "wall_hours"):
+        assert key in api["best"]
+    assert api["best"]["wall_hours"] <= 100
+    api.pop("elapsed_s")
+    cli.pop("elapsed_s")
+    assert api == cli
+
+
+def test_optimize_picks_the_cheapest_plan_in_time() -> None:
+    """Zero hidden costs, run.hours 10 on 4 nodes: 8 nodes take 10 × 4/8 = 5 h for 8 × $98.32 × 5 = $3,932.80.
+
+    Both sizes cost the same $3,932.80, but only 8 nodes meet a 6 h deadline.
+    """
+    plan = {**zero_hidden_plan(), "checkpoint": {"interval_hours": 1.0}}  # the one interval searched
+    body = {"plan": plan, "deadline_hours": 6, "clouds": ["aws"], "space": _SMALL_SPACE}
+    r = _call("POST", "/v1/optimize", json=body)
+    assert r.status_code == 200, r.text
+    best = r.json()["best"]
+    assert (best["instance"], best["nodes"], best["spot_fraction"], best["savings_plan"]) == ("p5.48xlarge", 8, 0.0, "none")
+    assert best["wall_hours"] == pytest.approx(5.0)
+    assert best["total_usd"] == pytest.approx(8 * 98.32 * 5)
+    # 2 node counts × 1 orchestrator × 1 interval × 1 spot share × 1 SP option, plus the user's plan
+    assert r.json()["evaluated"] == 2 + 1
+
+
+def test_optimize_infeasible_names_the_binding_constraint() -> None:
+    """A 1 h deadline when the fastest plan (8 nodes) takes 5 h: 422, binding deadline, 5 − 1 = 4 h short."""
+    body = {"plan": zero_hidden_plan(), "deadline_hours": 1, "clouds": ["aws"], "space": _SMALL_SPACE}
+    r = _call("POST", "/v1/optimize", json=body)
+    assert r.status_code == 422
+    out = r.json()
+    assert (out["binding"], out["field"]) == ("deadline", "deadline_hours")
+    assert out["shortfall"] == pytest.approx(4.0)
+    assert "deadline" in out["detail"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"deadline_hours": 0}, "deadline_hours"),
+        ({"deadline_hours": -5}, "deadline_hours"),
+        ({"budget_usd": 0}, "budget_usd"),
+        ({"clouds": ["oracle"]}, "clouds"),
+        ({"clouds": []}, "clouds"),
+        ({"space": {**_SMALL_SPACE, "nodes": []}}, "space.nodes"),
+        ({"space": {**_SMALL_SPACE, "spot_fractions": []}}, "space.spot_fractions"),
+        ({"space": {**_SMALL_SPACE, "spot_fractions": [1.5]}}, "space.spot_fractions"),
+        ({"space": {**_SMALL_SPACE, "nodes": [0]}}, "space.nodes.0"),
+        ({"space": {"instances": ["p5.48xlarge"], "nodez": [4]}}, "space.nodez"),
+        ({"objective": "cheapest"}, "objective"),
+    ],
+)  # fmt: skip
+def test_optimize_bad_input_is_422_with_field(extra: dict[str, Any], field: str) -> None:
+    """Deadline ≤ 0, budget ≤ 0, unknown or no cloud, empty or out-of-range axes: 422 naming the field."""
+    body = {"plan": zero_hidden_plan(), "clouds": ["aws"], "space": _SMALL_SPACE, **extra}
+    r = _call("POST", "/v1/optimize", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field
+
+
+def test_optimize_plan_errors_and_unknown_instance() -> None:
+    """Plan errors carry the `plan.` prefix; an unknown instance type is 422 naming it."""
+    r = _call("POST", "/v1/optimize", json={"plan": zero_hidden_plan(nodes=0)})
+    assert (r.status_code, r.json()["field"]) == (422, "plan.cluster.nodes")
+    body = {"plan": zero_hidden_plan(), "space": {**_SMALL_SPACE, "instances": ["p9.huge"]}}
+    r = _call("POST", "/v1/optimize", json=body)
+    assert r.status_code == 422
+    assert "p9.huge" in r.json()["detail"]
+
+
+def test_optimize_search_size_is_capped() -> None:
+    """Instance types × node counts over the cap is 422 on `space` before any work.
+
+    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's) = 30 > 20;
+    65 node counts exceed the per-axis cap of 64.
+    """
+    app = create_app(today=TODAY, limits=Limits(max_search_cells=20))
+    space = {"instances": ["p5.48xlarge", "p4d.24xlarge"], "nodes": list(range(1, 10))}
+    r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": space})
+    assert (r.status_code, r.json()["field"]) == (422, "space")
+    assert "30" in r.json()["detail"]
+    r = _call("POST", "/v1/optimize", json={"plan": zero_hidden_plan(), "space": {"nodes": list(range(1, 66))}})
+    assert (r.status_code, r.json()["field"]) == (422, "space.nodes")
 
 
 def test_prices_filter_and_cap(catalog: Catalog) -> None:

@@ -2,7 +2,8 @@
 
 The API is a thin shell over the library, like the CLI: a JSON body goes through the same
 ``plan_from_dict`` as a TOML file, so the schema and the error messages are the same, and
-``POST /v1/forecast`` answers exactly the JSON of ``trainbill forecast --json``. Charts come
+``POST /v1/forecast`` answers exactly the JSON of ``trainbill forecast --json`` (and
+``POST /v1/optimize`` that of ``trainbill optimize --json``). Charts come
 from ``trainbill.report.charts`` (server-drawn SVG), the same functions the HTML report uses.
 
 Guard rails, because a calculator on a shared host is a public endpoint in all but name:
@@ -16,10 +17,10 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,15 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trainbill import __version__
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, load_catalog
-from trainbill.errors import SpecError, TrainbillError
+from trainbill.errors import InfeasibleError, SpecError, TrainbillError
 from trainbill.forecast import forecast
 from trainbill.ledger import CATEGORIES
+from trainbill.optimize import SearchSpace, optimize
 from trainbill.report import pareto_front, right_sizing
 from trainbill.report._build import run_simulation
 from trainbill.report.charts import waterfall_steps, waterfall_svg
 from trainbill.spec import Plan, plan_from_dict
 
-__all__ = ["LIMITS", "Limits", "create_app"]
+__all__ = ["LIMITS", "Limits", "OptimizeRequest", "OptimizeSpace", "create_app"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -51,7 +53,11 @@ class Limits:
 
     max_body_bytes: int = 64 * 1024
     max_trials: int = 20_000
-    max_candidates: int = 512
+    #: Planner work grows with instance types × node counts (each pair costs a few exact
+    #: ``usage_for`` calls); the rest of the grid is vectorized. The default search (every
+    #: catalog instance, 14 node counts) is 25 × 14 = 350 pairs, about a second.
+    max_search_cells: int = 512
+    max_axis_values: int = 64
     max_price_rows: int = 1000
 
 
@@ -87,11 +93,34 @@ class SimulateRequest(_Request):
     seed: int = Field(default=0, ge=0)
 
 
+_AXIS = LIMITS.max_axis_values
+
+
+class OptimizeSpace(_Request):
+    """The grid to search (``trainbill.optimize.SearchSpace``); omitted axes are derived from the plan."""
+
+    instances: list[str] | None = Field(default=None, max_length=_AXIS)
+    nodes: list[Annotated[int, Field(ge=1, le=100_000)]] | None = Field(default=None, max_length=_AXIS)
+    spot_fractions: list[float] | None = Field(default=None, max_length=21)
+    savings_plans: list[str] | None = Field(default=None, max_length=3)
+    coverages: list[float] | None = Field(default=None, max_length=21)
+    orchestrators: list[str] | None = Field(default=None, max_length=3)
+    checkpoint_intervals_hours: list[float] | None = Field(default=None, max_length=24)
+
+
 class OptimizeRequest(_Request):
-    """A plan and how many candidate configurations the search may price."""
+    """A plan (the template, always a candidate), the constraints and the search space.
+
+    The same inputs as ``trainbill optimize``: ``deadline_hours`` defaults to the plan's
+    ``run.deadline_hours``; ``objective`` "p90" is the CLI's ``--p90``.
+    """
 
     plan: dict[str, Any]
-    max_candidates: int = Field(default=256, ge=1, le=LIMITS.max_candidates)
+    deadline_hours: float | None = None
+    budget_usd: float | None = None
+    objective: Literal["expected", "p90"] = "expected"
+    clouds: list[str] | None = Field(default=None, max_length=8)
+    space: OptimizeSpace | None = None
 
 
 class WaterfallRequest(_Request):
@@ -273,15 +302,30 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
             "source": summary.source,
         }))  # fmt: skip
 
-    @app.post("/v1/optimize", tags=["planner"], responses={501: {"description": "not available in this build"}})
+    @app.post(
+        "/v1/optimize",
+        tags=["planner"],
+        responses={422: {"description": "invalid input, search too large, or nothing feasible (`binding` names the constraint)"}},
+    )
     def post_optimize(req: OptimizeRequest) -> JSONResponse:
-        """Planner search for the cheapest plan meeting the deadline (needs trainbill.optimize)."""
-        _plan(req.plan, prefix="plan")
+        """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill optimize --json``."""
+        plan = _plan(req.plan, prefix="plan")
+        space = _search_space(req.space)
+        clouds = tuple(req.clouds) if req.clouds is not None else None
+        _check_search_size(cat, space, clouds, limits)
         try:
-            importlib.import_module("trainbill.optimize")
-        except ImportError:
-            return _not_available("the planner (trainbill.optimize)")
-        return _not_available("the planner's HTTP binding")
+            result = optimize(
+                plan, cat, space=space, objective=req.objective, deadline_hours=req.deadline_hours,
+                budget_usd=req.budget_usd, clouds=clouds, today=today,
+            )
+        except InfeasibleError as exc:
+            field = {"deadline": "deadline_hours", "budget": "budget_usd", "memory": "plan.cluster.nodes"}
+            return JSONResponse(
+                _clean({"detail": str(exc), "field": field.get(exc.binding or ""), "binding": exc.binding,
+                        "shortfall": exc.shortfall}),
+                status_code=422,
+            )
+        return JSONResponse(_clean(result.as_dict()))
 
     @app.get("/v1/prices", tags=["catalog"])
     def get_prices(
@@ -333,6 +377,35 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
 
 
 _CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+
+
+def _search_space(req: OptimizeSpace | None) -> SearchSpace:
+    """The request's axes over the planner's defaults (omitted = derived, as on the CLI)."""
+    if req is None:
+        return SearchSpace()
+    given = {k: tuple(v) for k, v in req.model_dump(exclude_none=True).items()}
+    return replace(SearchSpace(), **given)
+
+
+def _check_search_size(cat: Catalog, space: SearchSpace, clouds: tuple[str, ...] | None, limits: Limits) -> None:
+    """422 before any work when instance types × node counts exceed the cap.
+
+    Counts as the planner does: the named instances (or every catalog instance of the allowed
+    clouds) plus the plan's own; the named node counts (or the default 13 √2 steps) plus the
+    plan's own. Unknown clouds are left for the planner to name.
+    """
+    allowed = set(clouds) if clouds is not None else set(PROVIDERS)
+    if space.instances is not None:
+        n_inst = len(set(space.instances)) + 1
+    else:
+        n_inst = sum(1 for i in cat.instances.values() if i.provider in allowed) + 1
+    n_nodes = (len(set(space.nodes)) if space.nodes is not None else 13) + 1
+    if n_inst * n_nodes > limits.max_search_cells:
+        msg = (
+            f"search too large: {n_inst} instance types × {n_nodes} node counts = {n_inst * n_nodes:,} "
+            f"(at most {limits.max_search_cells:,}); name fewer space.instances or space.nodes, or fewer clouds"
+        )
+        raise SpecError(msg, source="request body", field="space")
 
 
 def _not_available(what: str) -> JSONResponse:
