@@ -1,7 +1,13 @@
-"""``trainbill optimize`` (the planner) and ``trainbill commit`` (the Savings Plan advisor)."""
+"""``trainbill optimize`` (the planner) and ``trainbill commit`` (the Savings Plan advisor).
+
+``optimize --export skypilot`` describes the best plan as a SkyPilot task YAML (we forecast; the
+user launches): printed on stdout instead of the tables, or written atomically with
+``--export-file`` (never over an existing file without ``--force``).
+"""
 
 from __future__ import annotations
 
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,10 +20,11 @@ from trainbill.cli import app
 from trainbill.cli._common import atomic_write_text, catalog_from_options, console, print_json
 from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
+from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
 from trainbill.spec import Plan, load_plan
 
-__all__ = ["plan_to_toml"]
+__all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
 
 def _split(text: str | None, flag: str) -> tuple[str, ...] | None:
@@ -137,13 +144,23 @@ def optimize_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    export: Annotated[
+        str | None,
+        typer.Option("--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."),
+    ] = None,
+    export_file: Annotated[
+        Path | None,
+        typer.Option("--export-file", help="Write the --export file here (default: print it instead of the tables)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")] = False,
     catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")] = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""
-    if output is not None and output.exists() and not force:
-        msg = "file exists; pass --force to overwrite it"
-        raise SpecError(msg, source=str(output))
+    _check_export(export, export_file, output, as_json=as_json)
+    for path in (output, export_file):
+        if path is not None and path.exists() and not force:
+            msg = "file exists; pass --force to overwrite it"
+            raise SpecError(msg, source=str(path))
     node_values = _floats(nodes, "--nodes")
     if node_values is not None and any(n != int(n) for n in node_values):
         msg = f"node counts must be whole numbers (got {nodes})"
@@ -173,12 +190,42 @@ def optimize_command(
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
         atomic_write_text(output, plan_to_toml(result.best_plan, header=header))
+    if export is not None:
+        task = export_skypilot(result.best_plan, catalog)
+        if export_file is None:
+            sys.stdout.write(task)
+            return
+        atomic_write_text(export_file, task)
     if as_json:
         print_json(result.as_dict())
         return
     _render(result)
     if output is not None:
         console.print(f"best plan written to {output}")
+    if export_file is not None:
+        console.print(f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky launch' runs it)")
+
+
+#: Launchers ``--export`` can describe the best plan for.
+EXPORT_FORMATS = ("skypilot",)
+
+
+def _check_export(export: str | None, export_file: Path | None, output: Path | None, *, as_json: bool) -> None:
+    """Refuse contradictory export flags before the search runs (and before anything is written)."""
+    if export is None:
+        if export_file is not None:
+            msg = "--export-file needs --export (e.g. --export skypilot)"
+            raise SpecError(msg, source="command line", field="--export-file")
+        return
+    if export not in EXPORT_FORMATS:
+        msg = f"unknown export format {export!r}; allowed values: {', '.join(EXPORT_FORMATS)}"
+        raise SpecError(msg, source="command line", field="--export")
+    if export_file is None and as_json:
+        msg = "--json and a printed export would share stdout; give --export-file PATH"
+        raise SpecError(msg, source="command line", field="--export-file")
+    if export_file is not None and output is not None and export_file.resolve() == output.resolve():
+        msg = "--export-file and --output name the same file; give two paths"
+        raise SpecError(msg, source="command line", field="--export-file")
 
 
 def _render_commit(a: CommitAdvice) -> None:
