@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import EXAMPLES, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
+from trainbill.errors import InfeasibleError
 from trainbill.report import (
     SizingPoint,
     build_report,
@@ -21,7 +22,7 @@ from trainbill.report import (
 )
 from trainbill.report.charts import nice_ticks, waterfall_steps, waterfall_svg
 from trainbill.report.format import money, money_precise
-from trainbill.spec import load_plan
+from trainbill.spec import load_plan, plan_from_dict
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 HAS_SIMULATE = importlib.util.find_spec("trainbill.simulate") is not None
@@ -157,3 +158,70 @@ def test_report_command_caps_trials(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert exc.value.code == 1
     assert "--trials" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_report_right_sizing_comes_from_the_planner(catalog: Catalog) -> None:
+    """Zero hidden costs, 10 h on 4 nodes: at n nodes the run takes 40/n h and costs n × $98.32 × 40/n = $3,932.80.
+
+    Node counts are round(4 × SIZING_FACTORS) = 1, 2, 3, 4, 5, 6, 8, 12, 16; with constant cost every
+    step up saves time for $0, so every row pays and scaling is perfect (efficiency 100%).
+    """
+    plan = plan_from_dict(zero_hidden_plan(), source="test")
+    data = build_report(plan, catalog, today=TODAY, simulate=False)
+    assert data.planner is not None
+    rows = data.planner.rightsizing
+    assert [r.nodes for r in rows] == [1, 2, 3, 4, 5, 6, 8, 12, 16]
+    for r in rows:
+        assert r.total_usd == pytest.approx(4 * 98.32 * 10)
+        assert r.wall_hours == pytest.approx(40 / r.nodes)
+        assert r.efficiency == pytest.approx(1.0)
+        assert r.pays
+    assert "p5.48xlarge" in data.planner.rightsizing_mix
+    assert data.sizing == ()  # the sweep is only the fallback
+    html = render_html(data)
+    assert "More nodes pay?" in html
+    assert "$3,933" in html  # $3,932.80 rounded to whole dollars
+
+
+def test_report_pareto_front_is_the_planners(catalog: Catalog) -> None:
+    """The front is non-dominated, holds the plan's own cost at its size, and the deadline pick is its cheapest in time."""
+    plan = load_plan(SEED)
+    plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": 100.0})})
+    data = build_report(plan, catalog, today=TODAY, simulate=False)
+    pl = data.planner
+    assert pl is not None
+    front = pl.pareto
+    assert len(front) >= 2
+    for p in front:  # no point is both cheaper and faster than another
+        assert not any(q.total_usd < p.total_usd and q.wall_hours < p.wall_hours for q in front)
+    assert pl.user.total_usd == pytest.approx(data.forecast.total_usd, rel=1e-9)
+    own = next(r for r in pl.rightsizing if r.nodes == 32)
+    assert own.total_usd == pytest.approx(data.forecast.total_usd, rel=1e-9)
+    best = pl.best_in_deadline
+    assert best is not None
+    assert best.wall_hours <= 100.0
+    assert best.total_usd == min(c.total_usd for c in front if c.wall_hours <= 100.0)
+    html = render_html(data)
+    assert "Cheapest within the 100 h deadline" in html
+    assert "Pareto front" in html
+    assert _EXTERNAL.search(html) is None
+
+
+def test_report_falls_back_to_the_sweep(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the planner refuses the plan the report keeps the node-count sweep and says why."""
+    import trainbill.report._build as build
+
+    def refuse(*_: object, **__: object) -> None:
+        msg = "no candidate cluster holds the model"
+        raise InfeasibleError(msg, binding="memory")
+
+    monkeypatch.setattr(build, "planner_summary", refuse)
+    data = build_report(load_plan(SEED), catalog, today=TODAY, simulate=False)
+    assert data.planner is None
+    assert [p.nodes for p in data.sizing if p.current] == [32]
+    assert "no candidate cluster holds the model" in data.planner_note
+    html = render_html(data)
+    assert "node-count sweep" in html
+    off = build_report(load_plan(SEED), catalog, today=TODAY, simulate=False, search=False)
+    assert off.planner is None
+    assert "not requested" in off.planner_note

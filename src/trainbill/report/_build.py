@@ -1,4 +1,4 @@
-"""What a report shows, worked out without any HTML: forecast, sizing sweep, simulation."""
+"""What a report shows, worked out without any HTML: forecast, planner (or sizing sweep), simulation."""
 
 from __future__ import annotations
 
@@ -13,15 +13,18 @@ import numpy as np
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
+from trainbill.optimize import Candidate, RightSizeRow, SearchSpace, optimize
 from trainbill.spec import Plan
 
 __all__ = [
     "SIZING_FACTORS",
+    "PlannerSummary",
     "ReportData",
     "SimulationSummary",
     "SizingPoint",
     "build_report",
     "pareto_front",
+    "planner_summary",
     "right_sizing",
     "simulation_summary",
 ]
@@ -61,8 +64,40 @@ class SimulationSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlannerSummary:
+    """What ``trainbill.optimize`` says around the plan (the report's right-sizing and Pareto front).
+
+    Attributes:
+        rightsizing: the plan's own instance and purchase mix at node counts around its own
+            (wall hours, scaling efficiency, cost, and whether more nodes still pay).
+        rightsizing_mix: the mix those rows hold fixed, in words.
+        pareto: the cost/time front over every instance, cloud, purchase mix, orchestrator and
+            checkpoint interval searched (deadline not applied, so the whole trade-off shows).
+        user: the plan itself, priced the same way.
+        best_in_deadline: the cheapest front point within the plan's deadline (None: no
+            deadline, or nothing meets it). The front holds the cheapest point under any time
+            limit, so this is the planner's best plan for that deadline.
+        evaluated: configurations priced by both searches.
+        elapsed_s: wall-clock seconds of both searches.
+    """
+
+    rightsizing: tuple[RightSizeRow, ...]
+    rightsizing_mix: str
+    pareto: tuple[Candidate, ...]
+    user: Candidate
+    best_in_deadline: Candidate | None
+    evaluated: int
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportData:
-    """Everything the HTML shows, in numbers; ``None`` sections render as 'not available'."""
+    """Everything the HTML shows, in numbers; ``None`` sections render as 'not available'.
+
+    ``planner`` is the right-sizing table and Pareto front from ``trainbill.optimize``; when the
+    planner cannot run for the plan (``planner_note`` says why) the report falls back to the
+    node-count sweep in ``sizing``/``pareto`` (empty when the planner ran).
+    """
 
     plan: Plan
     forecast: Forecast
@@ -72,6 +107,8 @@ class ReportData:
     pareto: tuple[SizingPoint, ...]
     simulation: SimulationSummary | None
     simulation_note: str
+    planner: PlannerSummary | None = None
+    planner_note: str = ""
 
 
 def right_sizing(
@@ -117,6 +154,54 @@ def right_sizing(
             )
         )
     return tuple(points), basis
+
+
+def _mix_words(c: Candidate) -> str:
+    sp = "no Savings Plan" if c.savings_plan == "none" else f"{c.savings_plan} Savings Plan at {c.savings_plan_coverage:.0%}"
+    return (
+        f"{c.instance} ({c.provider} {c.region}), {c.orchestrator}, {c.spot_fraction:.0%} spot, {sp}, "
+        f"checkpoint every {c.checkpoint_interval_hours:g} h"
+    )
+
+
+def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date | None = None) -> PlannerSummary:
+    """Run the planner twice: the plan's own mix at other node counts, and the open search.
+
+    The plan's deadline is lifted for both searches so a plan that misses it still gets its
+    trade-off curve; the deadline is applied afterwards (``best_in_deadline``) and drawn on the
+    chart. Both searches together take about a second with the packaged catalog.
+
+    Raises:
+        TrainbillError: the planner cannot price the plan (e.g. no node count holds the model).
+    """
+    open_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": None})})
+    u = base.usage
+    counts = sorted({max(1, round(u.nodes * f)) for f in SIZING_FACTORS})
+    defaults = SearchSpace()
+    own = SearchSpace(
+        instances=(u.instance.instance,),
+        nodes=tuple(counts),
+        spot_fractions=(u.spot_fraction,),
+        savings_plans=(u.savings_plan,),
+        coverages=(u.savings_plan_coverage,) if u.savings_plan != "none" else defaults.coverages,
+        orchestrators=(u.orchestrator,),
+        checkpoint_intervals_hours=(u.checkpoint_interval_hours,)
+        if u.checkpoint_interval_hours > 0
+        else defaults.checkpoint_intervals_hours,
+    )
+    sized = optimize(open_plan, catalog, space=own, clouds=(u.provider,), today=today)
+    wide = optimize(open_plan, catalog, today=today)
+    deadline = plan.run.deadline_hours
+    in_time = [c for c in wide.pareto if deadline is not None and c.wall_hours <= deadline]
+    return PlannerSummary(
+        rightsizing=sized.rightsizing,
+        rightsizing_mix=_mix_words(sized.best),
+        pareto=wide.pareto,
+        user=wide.user,
+        best_in_deadline=min(in_time, key=lambda c: (c.total_usd, c.wall_hours)) if in_time else None,
+        evaluated=sized.evaluated + wide.evaluated,
+        elapsed_s=sized.elapsed_s + wide.elapsed_s,
+    )
 
 
 def pareto_front(points: Sequence[SizingPoint]) -> tuple[SizingPoint, ...]:
@@ -206,10 +291,24 @@ def build_report(
     trials: int = 2000,
     seed: int = 0,
     simulate: bool = True,
+    search: bool = True,
 ) -> ReportData:
-    """Forecast the plan, sweep node counts, and simulate when available."""
+    """Forecast the plan, run the planner (or sweep node counts), and simulate when available.
+
+    ``search=False`` skips the planner (about a second) and uses the node-count sweep.
+    """
     fc = forecast(plan, catalog, today=today)
-    sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
+    planner: PlannerSummary | None = None
+    planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
+    if search:
+        try:
+            planner = planner_summary(plan, catalog, base=fc, today=today)
+        except TrainbillError as exc:
+            planner_note = f"The planner could not search around this plan ({exc}); right-sizing from a node-count sweep."
+    sizing: tuple[SizingPoint, ...] = ()
+    basis = ""
+    if planner is None:
+        sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
     if simulate:
         sim, note = run_simulation(plan, catalog, trials=trials, seed=seed, today=today)
     else:
@@ -223,4 +322,6 @@ def build_report(
         pareto=pareto_front(sizing),
         simulation=sim,
         simulation_note=note,
+        planner=planner,
+        planner_note="" if planner is not None else planner_note,
     )

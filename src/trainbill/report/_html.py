@@ -8,7 +8,8 @@ from string import Template
 
 from trainbill import __version__
 from trainbill.ledger import CATEGORIES
-from trainbill.report._build import ReportData, SimulationSummary, SizingPoint
+from trainbill.optimize import Candidate
+from trainbill.report._build import PlannerSummary, ReportData, SimulationSummary, SizingPoint
 from trainbill.report.charts import (
     Marker,
     Series,
@@ -130,10 +131,115 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
     return "".join(parts)
 
 
+#: Highlights the plan's own row in a table.
+_HL = ' class="subtotal"'
+#: Rows of the Pareto table (evenly thinned beyond this, as ``trainbill optimize`` prints it).
+_FRONT_ROWS = 15
+
+
+def _thin(front: tuple[Candidate, ...]) -> list[Candidate]:
+    if len(front) <= _FRONT_ROWS:
+        return list(front)
+    step = (len(front) - 1) / (_FRONT_ROWS - 1)
+    return [front[round(i * step)] for i in range(_FRONT_ROWS)]
+
+
+def _per_hour(v: float | None) -> str:
+    return "-" if v is None else money(v)
+
+
+def _mix(c: Candidate) -> str:
+    sp = "none" if c.savings_plan == "none" else f"{c.savings_plan} {c.savings_plan_coverage:.0%}"
+    return f"{c.orchestrator}, {c.spot_fraction:.0%} spot, SP {sp}, ckpt {c.checkpoint_interval_hours:g} h"
+
+
+def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
+    """Right-sizing table and Pareto front from ``trainbill.optimize``."""
+    rows = pl.rightsizing
+    user = pl.user
+    parts = [
+        (
+            f'<p class="note">From the planner (<code>trainbill optimize</code>): {pl.evaluated:,} configurations '
+            f"priced in {pl.elapsed_s:.1f} s. The plan's deadline is lifted for the search and drawn on the chart.</p>"
+        )
+    ]
+    if len(rows) >= 2:
+        cost = Series(name="real bill", points=tuple((float(r.nodes), r.total_usd) for r in rows))
+        marks = [Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")]
+        curve = xy_svg([cost], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
+                       x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
+        parts.append(
+            f"<figure>{curve}<figcaption class=\"caption\">Real bill of {escape(pl.rightsizing_mix)} at each "
+            "node count.</figcaption></figure>"
+        )
+        body = "".join(
+            f"<tr{_HL if r.nodes == user.nodes else ''}><td class=\"num\">{r.nodes:,}</td>"
+            f"<td class=\"num\">{r.gpus:,}</td><td class=\"num\">{hours(r.wall_hours)}</td>"
+            f"<td class=\"num\">{percent(100 * r.efficiency, 0)}</td><td class=\"num\">{money(r.total_usd)}</td>"
+            f"<td class=\"num\">{_per_hour(r.usd_per_hour_saved)}</td><td>{'yes' if r.pays else 'no'}</td>"
+            f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
+            for r in rows
+        )
+        parts.append(
+            "<table style=\"max-width:860px\"><thead><tr><th class=\"num\">Nodes</th><th class=\"num\">GPUs</th>"
+            "<th class=\"num\">Wall-clock</th><th class=\"num\">Efficiency</th><th class=\"num\">Real bill</th>"
+            "<th class=\"num\">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>"
+            f"</thead><tbody>{body}</tbody></table>"
+            '<p class="note">Efficiency: node-hours at the smallest size over node-hours at this size (100% = '
+            "perfect scaling). More nodes pay while cost × time still falls from the row above.</p>"
+        )
+    else:
+        parts.append(_UNAVAILABLE.format("Right-sizing needs at least two node counts that hold the model."))
+    front = Series(name="Pareto front", points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto), color="#c0392b")
+    plan_pt = Series(name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False)
+    pm = [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)] if deadline else []
+    chart = xy_svg([front, plan_pt], title="Cost against wall-clock time", x_label="wall-clock hours",
+                   y_label="USD", markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+    parts.append(
+        f"<figure>{chart}<figcaption class=\"caption\">The planner's Pareto front over every instance, cloud, "
+        "purchase mix, orchestrator and checkpoint interval searched: no other configuration is both cheaper "
+        "and faster than a point on the red line.</figcaption></figure>"
+    )
+    if deadline is not None:
+        b = pl.best_in_deadline
+        if b is None:
+            parts.append(f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>')
+        else:
+            parts.append(
+                f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × {escape(b.instance)}</strong> "
+                f"({escape(b.provider)} {escape(b.region)}, {escape(_mix(b))}): {money(b.total_usd)} in "
+                f"{hours(b.wall_hours)}, against the plan's {money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
+            )
+    body = "".join(
+        f"<tr{_HL if c.is_user_plan else ''}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
+        f"<td class=\"num\">{c.nodes:,}</td><td class=\"num\">{c.gpus:,}</td><td>{escape(_mix(c))}</td>"
+        f"<td class=\"num\">{hours(c.wall_hours)}</td><td class=\"num\">{money(c.total_usd)}</td>"
+        f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td></tr>"
+        for c in _thin(pl.pareto)
+    )
+    shown = "" if len(pl.pareto) <= _FRONT_ROWS else f" ({_FRONT_ROWS} of {len(pl.pareto)} points, evenly spaced)"
+    parts.append(
+        f"<table><caption>Pareto front{shown}</caption><thead><tr><th>Cloud:instance</th><th class=\"num\">Nodes</th>"
+        "<th class=\"num\">GPUs</th><th>Mix</th><th class=\"num\">Wall-clock</th><th class=\"num\">Real bill</th>"
+        f"<th>Note</th></tr></thead><tbody>{body}</tbody></table>"
+    )
+    return "".join(parts)
+
+
+def _row_notes(is_plan: bool, wall_hours: float, deadline: float | None) -> list[str]:
+    notes = ["the plan"] if is_plan else []
+    if deadline is not None and wall_hours > deadline:
+        notes.append("misses the deadline")
+    return notes
+
+
 def _sizing_section(data: ReportData) -> str:
+    if data.planner is not None:
+        return _planner_section(data.planner, data.plan.run.deadline_hours)
     pts = data.sizing
+    lead = f'<p class="note">{escape(data.planner_note)}</p>' if data.planner_note else ""
     if len(pts) < 2:
-        return _UNAVAILABLE.format("Right-sizing needs at least two node counts that can be priced.")
+        return lead + _UNAVAILABLE.format("Right-sizing needs at least two node counts that can be priced.")
     current = [p for p in pts if p.current]
     deadline = data.plan.run.deadline_hours
     cost = Series(name="real bill", points=tuple((float(p.nodes), p.total_usd) for p in pts))
@@ -148,7 +254,7 @@ def _sizing_section(data: ReportData) -> str:
                     markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
     rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
     return (
-        f"<p class=\"note\">{escape(data.sizing_basis)}.</p>"
+        lead + f"<p class=\"note\">{escape(data.sizing_basis)}.</p>"
         f"<figure>{curve}<figcaption class=\"caption\">Real bill and quote at each node count.</figcaption></figure>"
         f"<figure>{pareto}<figcaption class=\"caption\">Each size as (hours, cost); the red line joins the sizes no other "
         "size beats on both.</figcaption></figure>"
