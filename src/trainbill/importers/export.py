@@ -50,4 +50,5 @@ def export_skypilot(plan: Plan, catalog: Catalog) -> str:
         groups = ", ".join(f"{g.count} × {g.instance} ({g.name})" for g in plan.cluster.extra_groups)
         comments.append(f"# Not exported (launch separately): {groups}.")
     comments.append("# Add setup/run commands before 'sky launch'.")
-    return "\n".join(comments) + "\n" + yaml.safe_dump(task, sort_keys=False)
+    body: str = str(yaml.safe_dump(task, sort_keys=False))
+    return "\n".join(comments) + "\n" + body
