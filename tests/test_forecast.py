@@ -101,8 +101,9 @@ def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
     # FLOPs = 6·70e9·1.4e12 + 12·71·9072·4096·1.4e12 (default seq_len 4096) = 5.88e23 + 4.43e22.
     flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12
     e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")  # fitted catalog data
-    m = k_mem * (989 / 3350) / 9072  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s, width 9072
-    expected = flops * (1 + m) / (512 * 989e12 * e_max) / 3600  # = 616 h with e_max 0.5636, k_mem 48.26
+    m = k_mem * (989e12 / 3.35e12) / 9072  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s = 295 FLOP/byte, width 9072
+    host = catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4e6  # fixed seconds per step × 350,000 steps of 4M tokens
+    expected = (flops * (1 + m) / (512 * 989e12 * e_max) + host) / 3600  # = 624 h with e_max 0.6085, k_mem 2.505, 0.0797 s
     assert fc.usage.compute_hours == pytest.approx(expected)
     assert fc.usage.instance.instance == "p5.48xlarge"
     assert fc.usage.nodes == 64

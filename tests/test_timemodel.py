@@ -12,7 +12,13 @@ import pytest
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.cli import main
 from trainbill.memory import MemoryFitError, memory_per_gpu
-from trainbill.timemodel import estimate_shape, estimate_time, training_flops
+from trainbill.timemodel import (
+    FitParams,
+    _dp_bandwidth,
+    estimate_shape,
+    estimate_time,
+    training_flops,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = ["v100", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100", "h800", "h200", "b200", "mi300x", "trainium1", "trainium2", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"]  # fmt: skip
@@ -109,14 +115,77 @@ def test_bad_input(args: list[str], needle: str, capsys: pytest.CaptureFixture[s
     assert needle in capsys.readouterr().err
 
 
-def test_fit_file_reproducible(catalog: Catalog) -> None:
-    """Re-rendering the shipped fit from its own parameters reproduces time_model_fit.toml exactly."""
+def _fit_tool():  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(ROOT / "tools"))
     import fit_time_model
 
+    return fit_time_model
+
+
+def _shipped() -> tuple[str, dict]:  # type: ignore[type-arg]
+    text = (ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml").read_text(encoding="utf-8")
+    return text, tomllib.loads(text)
+
+
+def test_fit_file_reproducible(catalog: Catalog) -> None:
+    """Re-rendering the shipped fit from its own parameters reproduces time_model_fit.toml exactly."""
     from trainbill.timemodel import fit_params
 
-    shipped = (ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml").read_text(encoding="utf-8")
-    doc = tomllib.loads(shipped)
-    assert fit_time_model.render(fit_params(catalog), doc["report"]["fit_date"]) == shipped
+    tool = _fit_tool()
+    shipped, doc = _shipped()
+    loo = {c.id: c.published * (1.0 + doc["report"]["loo_residuals"][c.id]) for c in tool.cases()}
+    assert tool.render(fit_params(catalog), doc["report"]["fit_date"], loo) == shipped
     assert doc["report"]["rows"] >= 30  # every usable published row, not a hand-picked few
+    assert len(tool.NAMES) <= 7  # a few global parameters, never one per row
+
+
+@pytest.mark.slow
+def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
+    """Refitting from scratch and rerunning leave-one-out reproduces the shipped file (about 2 min)."""
+    from trainbill.timemodel import fit_params
+
+    tool = _fit_tool()
+    shipped, doc = _shipped()
+    rows = list(tool.cases())
+    fp = tool.fit(rows)
+    assert fp == fit_params(catalog)
+    assert tool.render(fp, doc["report"]["fit_date"], tool.cross_validate(rows, fp)) == shipped
+
+
+def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
+    """H100, d 4096: m = k_mem · (989e12 FLOP/s ÷ 3.35e12 B/s) / 4096 = 1 · 295.2 / 4096 = 0.0721."""
+    fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0)
+    inst = catalog.instance("p5.48xlarge")
+    est = estimate_time(
+        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
+        hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
+        layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit,
+    )  # fmt: skip
+    m = 989e12 / 3.35e12 / 4096
+    flops = 6 * 1e9 * 1e11 + 12 * 16 * 4096 * 2048 * 1e11
+    assert est.compute_hours == pytest.approx(flops * (1 + m) / (8 * 989e12 * 0.5) / 3600)
+    assert est.base_mfu == pytest.approx(0.5 / (1 + m))  # 0.4664
+
+
+def test_step_overhead_adds_fixed_seconds_per_step(catalog: Catalog) -> None:
+    """1 s per step × (1e11 tokens / 4e6 per step = 25,000 steps) = 25,000 s = 6.944 h more."""
+    inst = catalog.instance("p5.48xlarge")
+    hours = []
+    for overhead in (0.0, 1.0):
+        fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead)
+        hours.append(estimate_time(
+            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
+            hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
+            layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit,
+        ).compute_hours)  # fmt: skip
+    assert hours[1] - hours[0] == pytest.approx(25_000 / 3600)
+
+
+def test_dp_bandwidth_hierarchical() -> None:
+    """p5: 3200 Gbps = 400 GB/s per node. tp 1 -> all 8 NICs: 400 GB/s; tp 8 -> one NIC: 50 GB/s; 1 node: NVLink."""
+    kw = {"gpn": 8, "intra_bw": 900e9, "node_bw": 400e9}
+    assert _dp_bandwidth(gpus=64, tp=1, **kw) == pytest.approx(400e9)  # type: ignore[arg-type]
+    assert _dp_bandwidth(gpus=64, tp=8, **kw) == pytest.approx(50e9)  # type: ignore[arg-type]
+    assert _dp_bandwidth(gpus=64, tp=2, **kw) == pytest.approx(200e9)  # type: ignore[arg-type]
+    assert _dp_bandwidth(gpus=8, tp=1, **kw) == pytest.approx(900e9)  # type: ignore[arg-type]
+    assert _dp_bandwidth(gpus=64, tp=1, gpn=8, intra_bw=300e9, node_bw=400e9) == pytest.approx(300e9)  # NVLink cap

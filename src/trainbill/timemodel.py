@@ -6,8 +6,9 @@ model is split over GPUs (tensor, pipeline, data parallel), on how much traffic 
 inter-node network per step and how much of it hides behind compute, and on the slowest GPU in
 every step. Each factor is reported in ``TimeEstimate.factors`` so ``--explain`` can show it.
 
-Formulas (constants come from the catalog: ``[time]`` assumptions and the fitted parameters
-``time.fit.*`` in ``time_model_fit.toml``, written by ``tools/fit_time_model.py``):
+Formulas (constants come from the catalog: ``[time]`` assumptions and the five fitted global
+parameters ``time.fit.*`` in ``time_model_fit.toml``, written by ``tools/fit_time_model.py``,
+which also reports leave-one-out cross-validated errors):
 
 * model FLOPs = 6 · N_active · D (Kaplan et al. 2020, arXiv 2001.08361; MoE uses active
   parameters) + attention 12 · L · d_model · seq_len · D (Narayanan et al. 2021, arXiv 2104.04473
@@ -15,19 +16,29 @@ Formulas (constants come from the catalog: ``[time]`` assumptions and the fitted
   estimated from N = 12 · L · d² with d / L = ``time.aspect_ratio`` (GPT-3/Llama are 100–160).
 * kernel time per FLOP = (g + m) / (peak_bf16 · e_max) where g = 1 for BF16 and
   1 / (η_fp8 · peak_fp8 / peak_bf16) for FP8 (only the matmuls speed up), and the memory-bound
-  share m = k_mem · (peak_bf16 / HBM bandwidth) / d_model: element-wise work grows with width
-  while matmul FLOPs grow with width², so narrow models on compute-rich chips lose the most.
-  Full activation recompute (when memory requires it) adds one forward pass: × 4/3.
+  share m = k_mem · B / d_model with B = peak BF16 FLOP/s ÷ HBM bytes/s, the datasheet machine
+  balance (H100 989e12 / 3.35e12 = 295 FLOP/byte, A100-80GB 153): element-wise work (norms,
+  activations, residuals, optimizer) moves bytes ∝ width per token per layer while matmul
+  FLOPs grow ∝ width², so narrow models on compute-rich chips lose the most. Full activation
+  recompute (when memory requires it) adds one forward pass: × 4/3.
+* host overhead: a fixed ``step_overhead_s`` per optimizer step (optimizer kernels, gradient
+  clipping, the first FSDP gather and last reduce-scatter, data loader and logging) that does
+  not shrink with more GPUs; it matters for short steps (small models, small batches).
 * layout: tensor parallel tp ∈ {1, GPUs per node}, pipeline pp ∈ {1, 2, 4, …}; the layout that
   fits in memory (``trainbill.memory``) with the shortest step is chosen.
-* data-parallel sync per step = v · 2 bytes · N / (tp · pp) · (dp − 1) / dp over the per-GPU
-  inter-node bandwidth (NVLink inside one node) × ``time.network_efficiency``; v = 3 under
-  ZeRO-3/FSDP, 2 when unsharded weights fit; exposed = max(0, sync − overlap · compute).
+* data-parallel sync per step = v · 2 bytes · N / (tp · pp) · (dp − 1) / dp over the effective
+  per-GPU collective bandwidth × ``time.network_efficiency``: NVLink inside one node; across
+  nodes NCCL's hierarchical/multi-ring collectives give the group the bandwidth of its
+  GPUs-per-node / tp NICs (the whole node's bandwidth at tp = 1, one NIC at tp = 8), capped by
+  NVLink. v = 3 under ZeRO-3/FSDP, 2 when unsharded weights fit; exposed = max(0, sync −
+  overlap · compute).
 * tensor parallel: 16 · (L / pp) · d · (tp − 1) / tp bytes per token over NVLink, not hidden.
 * context parallel cp splits sequences longer than 8192 tokens (KV exchange not modelled).
-* pipeline bubble (1F1B) = (pp − 1) / micro-batches, one sequence per micro-batch.
+* pipeline bubble (interleaved 1F1B, Narayanan et al. 2021 Sec. 2.2.2) = (pp − 1) / (micro-batches
+  · v) with v = L / (pp · ``time.layers_per_virtual_stage``) virtual stages per GPU, one
+  sequence per micro-batch.
 * MoE all-to-all: 8 · d · top_k bytes per token per layer (dispatch + combine, forward +
-  backward, bf16), exposed except the overlapped share.
+  backward, bf16) over each GPU's own NIC share, exposed except the overlapped share.
 * straggler stall = cv · sqrt(2 ln G) (expected maximum of G Gaussian step times).
 """
 
@@ -63,6 +74,7 @@ class FitParams:
     k_mem: float
     eta_fp8: float
     overlap: float
+    step_overhead_s: float
 
 
 def fit_params(catalog: Catalog) -> FitParams:
@@ -72,6 +84,7 @@ def fit_params(catalog: Catalog) -> FitParams:
         k_mem=float(catalog.value("time.fit.k_mem")),
         eta_fp8=float(catalog.value("time.fit.eta_fp8")),
         overlap=float(catalog.value("time.fit.overlap")),
+        step_overhead_s=float(catalog.value("time.fit.step_overhead_s")),
     )
 
 
@@ -85,6 +98,7 @@ class Layout:
     dp: float
     memory: MemoryEstimate
     compute_s: float
+    host_s: float
     bubble_s: float
     tp_s: float
     dp_sync_s: float
@@ -97,9 +111,14 @@ class Layout:
         return self.bubble_s + self.tp_s + self.dp_exposed_s + self.a2a_exposed_s
 
     @property
+    def busy_s(self) -> float:
+        """Seconds per step of training work: kernels plus the fixed per-step host overhead."""
+        return self.compute_s + self.host_s
+
+    @property
     def step_s(self) -> float:
         """Seconds per step, excluding stragglers."""
-        return self.compute_s + self.stall_s
+        return self.busy_s + self.stall_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +168,22 @@ def training_flops(
     if layers is not None and d_model is not None and seq_len is not None:
         flops += 12.0 * layers * d_model * seq_len * tokens
     return flops
+
+
+def _dp_bandwidth(*, gpus: int, gpn: int, tp: int, intra_bw: float, node_bw: float) -> float:
+    """Effective bytes/s per GPU for a data-parallel all-reduce/all-gather/reduce-scatter.
+
+    Inside one node the collective runs over NVLink. Across nodes NCCL runs it hierarchically
+    (or as one ring per NIC): the node's ranks of a DP group first reduce over NVLink, then each
+    moves only its 1/k share over its own NIC, so the group sees k NICs' worth of bandwidth,
+    k = GPUs of the group per node = GPUs per node / tp. With tp = 1 that is the whole node's
+    bandwidth (what nccl-tests report as bus bandwidth on multi-node H100/A100 clusters), with
+    tp = GPUs per node one NIC. Never faster than NVLink.
+    """
+    if gpus <= gpn:
+        return intra_bw
+    share = max(1, gpn // tp)
+    return min(intra_bw, node_bw * share / gpn)
 
 
 def _pow2_upto(limit: int) -> list[int]:
@@ -239,7 +274,8 @@ def estimate_time(
                     f"({attn / flops:.1%} attention)")))  # fmt: skip
 
     # Kernel efficiency.
-    m = fp.k_mem * (bf16 / (accelerator.hbm_tbps * 1e3)) / d_model
+    flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)  # machine balance, FLOP per HBM byte
+    m = fp.k_mem * flop_per_byte / d_model
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
@@ -249,7 +285,8 @@ def estimate_time(
         kernel_mfu = measured_mfu
         sec_per_flop = 1.0 / (measured_mfu * peak * 1e12)
     factors.append(("kernel", (f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
-                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s) "
+                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
+                    f"= {flop_per_byte:.0f} FLOP/byte) "
                     f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
                     f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
     if fp8:
@@ -264,13 +301,11 @@ def estimate_time(
     top_k = float(catalog.value("time.moe_top_k"))
     batch = max(global_batch_tokens, float(seq_len))
     step_flops_total = flops / tokens * batch
-    if gpus <= gpn:
-        dp_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
-        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
-    else:
-        dp_bw = instance.network_gbps / 8.0 / gpn * 1e9 * net_eff
-        where = f"{instance.network_gbps:g} Gbps ÷ {gpn} GPUs per node"
     intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
+    node_bw = instance.network_gbps / 8.0 * 1e9 * net_eff  # all NICs of one node (one chip for TPUs)
+    nic_bw = node_bw / gpn  # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
+    vstage = float(catalog.value("time.layers_per_virtual_stage"))
+    host_s = 0.0 if measured_mfu is not None else fp.step_overhead_s
     best: Layout | None = None
     tps = sorted({1, gpn}) if gpus >= gpn else [1]
     if instance.billing == "chip":  # TPU-style pods: chips share one ICI mesh, so TP spans chips
@@ -294,7 +329,9 @@ def estimate_time(
             recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
             compute = step_flops_total / gpus * sec_per_flop * recompute_cost
             micro = max(1.0, batch / seq_len / dp)
-            bubble = (pp - 1) / micro * compute
+            chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU
+            bubble = (pp - 1) / (micro * chunks) * compute
+            dp_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp, intra_bw=intra_bw, node_bw=node_bw)
             tok_per_gpu = batch / dp / cp
             tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
             unsharded = 4.0 * params / (tp * pp) + state_bytes * params / (tp * pp * dp)
@@ -304,10 +341,10 @@ def estimate_time(
             exposed = max(0.0, sync - fp.overlap * compute)
             a2a = 0.0
             if active_params is not None and active_params < params and gpus > 1:
-                a2a_bw = dp_bw if gpus > gpn else intra_bw
+                a2a_bw = nic_bw if gpus > gpn else intra_bw
                 a2a = 8.0 * d_model * top_k * (layers / pp) * tok_per_gpu / tp / a2a_bw * (1.0 - fp.overlap)
             cand = Layout(
-                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, bubble_s=bubble, tp_s=tp_s,
+                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, host_s=host_s, bubble_s=bubble, tp_s=tp_s,
                 dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a,
             )  # fmt: skip
             if best is None or (best.memory.offload and not mem.offload) or cand.step_s < best.step_s:
@@ -333,18 +370,26 @@ def estimate_time(
     factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel {lay.dp:g} "
                     f"(the fitting layout with the shortest step)")))  # fmt: skip
     steps = tokens / batch
-    compute_hours = lay.compute_s * steps / _SECONDS_PER_HOUR
+    compute_hours = lay.busy_s * steps / _SECONDS_PER_HOUR
     rc = " × 4/3 recompute" if lay.memory.recompute else ""
-    factors.append(("compute", (f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc} = "
+    host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
+    factors.append(("compute", (f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} = "
                     f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {batch:,.0f} tokens)")))  # fmt: skip
-    c = lay.compute_s
+    c = lay.busy_s
+    if gpus <= gpn:
+        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
+    else:
+        share = max(1, gpn // lay.tp)
+        where = (f"{instance.network_gbps:g} Gbps per node × {share}/{gpn} GPUs of the group per node "
+                 f"(hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} GB/s intra-node")  # fmt: skip
     factors.append(("communication", (f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
-                    f"{net_eff:.0%} vs {c:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
-                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of compute")))  # fmt: skip
+                    f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
+                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step")))  # fmt: skip
     if lay.tp > 1:
         factors.append(("tensor_parallel", f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute"))
     if lay.pp > 1:
-        factors.append(("pipeline", f"1F1B bubble (pp − 1)/micro-batches = {lay.bubble_s / c:.1%} of compute"))
+        factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
+                        f"{vstage:g} layers) = {lay.bubble_s / c:.1%} of the step")))  # fmt: skip
     if lay.a2a_exposed_s > 0:
         factors.append(("moe_all_to_all", (f"MoE token dispatch/combine (top-{top_k:g}), not overlapped share: "
                         f"{lay.a2a_exposed_s / c:.1%} of compute")))  # fmt: skip
