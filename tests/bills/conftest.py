@@ -36,3 +36,9 @@ def spark_available() -> Iterator[None]:
             _engine._SPARK.stop()
             _engine._SPARK = None
         gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _sql_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled bill SQL goes to a per-session temporary cache, never the user's home."""
+    monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from tests.bills.conftest import FOCUS_SAMPLE
@@ -17,6 +17,14 @@ from trainbill.bills import BILL_CATEGORIES, read_bill
 def _rows() -> list[dict[str, str]]:
     with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
+
+
+def _nano_sum(rows: list[dict[str, str]]) -> Decimal:
+    """BilledCost summed after rounding each row half away from zero to 1e-9 (nano-units)."""
+    return sum(
+        (Decimal(r["BilledCost"]).quantize(Decimal("1e-9"), ROUND_HALF_UP) for r in rows),
+        Decimal(0),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +41,15 @@ def test_format_rows_and_currency(summary) -> None:  # type: ignore[no-untyped-d
 
 
 def test_total_reconciles_with_the_file(summary) -> None:  # type: ignore[no-untyped-def]
-    """Billed total equals the exact Decimal sum of BilledCost, and categories sum to it."""
-    expected = sum((Decimal(r["BilledCost"]) for r in _rows()), Decimal(0))
-    assert summary.billed_cost == pytest.approx(float(expected), abs=1e-9)
+    """Billed total is the sum of BilledCost rounded per row to 1e-9, within the file's by 1000 × 5e-10.
+
+    Money is summed in whole nano-units, each row rounded half away from zero (ROUND_HALF_UP in
+    ``decimal``); the file's exact total may differ by at most 5e-10 a row: 1000 rows → 5e-7.
+    """
+    exact = sum((Decimal(r["BilledCost"]) for r in _rows()), Decimal(0))
+    nano = _nano_sum(_rows())
+    assert summary.billed_cost == float(nano)
+    assert abs(Decimal(repr(summary.billed_cost)) - exact) <= Decimal("5e-7")
     assert sum(summary.by_category.values()) == pytest.approx(summary.billed_cost, abs=1e-9)
     assert sum(summary.rows_by_category.values()) == 1000
     assert set(summary.by_category) == set(BILL_CATEGORIES)
@@ -76,8 +90,8 @@ def test_monitoring_is_every_cloudwatch_row(summary) -> None:  # type: ignore[no
     cw = [r for r in _rows() if r["ServiceName"] == "AmazonCloudWatch"]
     assert len(cw) == 63
     assert summary.rows_by_category["monitoring"] == 63
-    expected = sum((Decimal(r["BilledCost"]) for r in cw), Decimal(0))
-    assert summary.by_category["monitoring"] == pytest.approx(float(expected), abs=1e-9)
+    # Each row rounded to 1e-9 (nano-units), so within 63 × 5e-10 of the exact sum.
+    assert summary.by_category["monitoring"] == float(_nano_sum(cw))
 
 
 def test_data_transfer_matches_descriptions(summary) -> None:  # type: ignore[no-untyped-def]

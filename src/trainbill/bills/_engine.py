@@ -13,6 +13,11 @@ loading differs, because the engines' CSV readers differ:
 
 One Spark session per process: ``SparkSession.builder.getOrCreate`` returns the running one.
 The master is ``local[2]`` unless ``TRAINBILL_SPARK_MASTER`` names a cluster.
+
+On DuckDB the files are registered as views with fixed names (``trainbill_csv``,
+``trainbill_parquet``) on a plain ``duckdb`` connection, and Ibis is attached to that connection
+only when an expression must be built. The SQL Ibis compiles therefore does not depend on the
+file paths, so ``summary`` can cache it per schema and run it later without importing Ibis.
 """
 
 from __future__ import annotations
@@ -30,27 +35,63 @@ ENGINES: tuple[str, ...] = ("duckdb", "spark")
 
 
 class Engine:
-    """An Ibis backend plus a way to load files; ``close()`` releases DuckDB's memory."""
+    """A query engine plus a way to load files; ``close()`` releases DuckDB's memory.
 
-    def __init__(self, name: str, backend: Any, session: Any = None) -> None:
+    For DuckDB, ``con`` is the ``duckdb`` connection and ``backend`` (Ibis) is created on first
+    use, so a run whose SQL is already compiled never imports Ibis.
+    """
+
+    def __init__(self, name: str, backend: Any = None, session: Any = None, con: Any = None) -> None:
         self.name = name
-        self.backend = backend
+        self._backend = backend
         self.session = session
+        self.con = con
+
+    @property
+    def backend(self) -> Any:
+        """The Ibis backend (for DuckDB attached to ``con`` on first use)."""
+        if self._backend is None:
+            try:
+                import ibis
+            except ImportError:
+                raise BillError("reading bills needs Ibis: pip install 'trainbill[bills]'") from None
+            self._backend = ibis.duckdb.from_connection(self.con)
+        return self._backend
 
     def close(self) -> None:
         """Release the DuckDB connection (the Spark session stays up for the next call)."""
         if self.name == "duckdb":
-            self.backend.disconnect()
+            self.con.close()
+
+    def register(self, fmt: BillFormat) -> list[tuple[str, list[tuple[str, str]]]]:
+        """DuckDB: create one view per file kind; return (view, [(column, type), ...]) for each.
+
+        The column names and types are exactly what Ibis sees, so they key the SQL cache.
+        """
+        out: list[tuple[str, list[tuple[str, str]]]] = []
+        for kind in ("csv", "parquet"):
+            paths = [str(f.path) for f in fmt.files if f.kind == kind]
+            if not paths:
+                continue
+            listing = "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+            if kind == "parquet":
+                source = f"read_parquet({listing}, union_by_name = true)"
+            else:
+                source = (
+                    f"read_csv({listing}, all_varchar = true, union_by_name = true, "
+                    "header = true, auto_detect = true)"
+                )
+            view = f"trainbill_{kind}"
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {source}")
+            schema = [(str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+            out.append((view, schema))
+        return out
 
     def _load_group(self, files: list[BillFile]) -> Any:
         paths = [str(f.path) for f in files]
         kind = files[0].kind
         if self.name == "duckdb":
-            if kind == "parquet":
-                return self.backend.read_parquet(paths, union_by_name=True)
-            return self.backend.read_csv(
-                paths, all_varchar=True, union_by_name=True, header=True
-            )
+            return self.backend.table(f"trainbill_{kind}")  # created by ``register``
         reader = self.session.read
         if kind == "parquet":
             df = reader.option("mergeSchema", "true").parquet(*paths)
@@ -71,6 +112,11 @@ class Engine:
         name = gen_name("trainbill_bill")
         df.createOrReplaceTempView(name)
         return self.backend.table(name)
+
+    def _money_sum(self, nano: Any) -> Any:
+        """Sum int64 nano-units without overflow: DuckDB widens to 128 bits by itself; Spark
+        sums ``bigint`` into ``bigint``, so it sums ``decimal(38, 0)`` (still exact)."""
+        return nano.cast("decimal(38, 0)").sum() if self.name == "spark" else nano.sum()
 
     def normalized(
         self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
@@ -99,9 +145,9 @@ class Engine:
             dims = [sub.col(c) for c in mapping.DIMENSIONS if sub.has(c)]
             g = per_row.group_by([*dims, "key"]).aggregate(
                 rows=per_row.count(),
-                billed=per_row.billed.sum(),
-                effective=per_row.effective.sum(),
-                list=per_row.list.sum(),
+                billed=self._money_sum(per_row.billed),
+                effective=self._money_sum(per_row.effective),
+                list=self._money_sum(per_row.list),
                 quantity=per_row.quantity.sum(),
                 bad_billed=per_row.bad_billed.sum(),
                 bad_effective=per_row.bad_effective.sum(),
@@ -147,16 +193,17 @@ def open_engine(name: str) -> Engine:
     """
     if name not in ENGINES:
         raise BillError(f"unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
+    if name == "duckdb":
+        try:
+            import duckdb
+        except ImportError:
+            raise BillError("engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'") from None
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
+        return Engine(name, con=con)
     try:
         import ibis
     except ImportError:
         raise BillError("reading bills needs Ibis: pip install 'trainbill[bills]'") from None
-    if name == "duckdb":
-        try:
-            backend = ibis.duckdb.connect()
-        except ImportError:
-            raise BillError("engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'") from None
-        backend.raw_sql("SET enable_progress_bar = false")  # never draw on the user's stderr
-        return Engine(name, backend)
     session = _spark_session()
     return Engine(name, ibis.pyspark.connect(session), session)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainbill.bills._expr import day, lower, money, null_str, text
+from trainbill.bills._expr import day, lower, money, null_str, quantity, text
 from trainbill.bills._files import BillFormat
 from trainbill.bills.focus import INSTANCE_RE, tag_from_json
 
@@ -87,7 +87,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         else_=billed,
     )
     public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
-    quantity, _ = money(t, fmt, "line_item_usage_amount")
+    usage = quantity(t, fmt, "line_item_usage_amount")
     if key != "tag" or tag_key is None:
         tag = null_str()
     elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
@@ -107,7 +107,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         "billed": billed,
         "effective": effective,
         "list": ibis.coalesce(public, billed),
-        "quantity": quantity,
+        "quantity": usage,
         "bad_billed": bad_billed,
         "bad_effective": bad_sp + bad_ri,
         "bad_list": bad_list,

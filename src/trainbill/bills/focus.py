@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainbill.bills._expr import day, lower, money, null_str, text
+from trainbill.bills._expr import day, lower, money, null_str, quantity, text
 from trainbill.bills._files import BillFormat
 
 __all__ = ["DIMENSIONS", "normalize", "row_values"]
@@ -53,12 +53,12 @@ DIMENSIONS: tuple[str, ...] = (
 
 
 def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
-    """Per-row money (exact decimals + "not a number" flags) and the optional breakdown key."""
+    """Per-row money (int64 nano-units + "not a number" flags) and the optional breakdown key."""
     billed, bad_billed = money(t, fmt, "BilledCost")
     effective, bad_effective = money(t, fmt, "EffectiveCost")
     list_cost, bad_list = money(t, fmt, "ListCost")
-    consumed, _ = money(t, fmt, "ConsumedQuantity")
-    priced, _ = money(t, fmt, "PricingQuantity")
+    consumed = quantity(t, fmt, "ConsumedQuantity")
+    priced = quantity(t, fmt, "PricingQuantity")
     import ibis
 
     keys = {

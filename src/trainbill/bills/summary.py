@@ -289,7 +289,8 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "effective_by_category": MappingProxyType({k: float(v) for k, v in eff_cat.items()}),
         "compute_by_option": MappingProxyType({k: float(v) for k, v in option.items()}),
         "gpu_compute_cost": float(gpu_compute),
-        "gpu_instance_hours": float(gpu_hours),
+        # Summed as doubles (engine order differs in the last bits): 6 decimals, micro-hours.
+        "gpu_instance_hours": round(float(gpu_hours), 6),
         "uncategorized_rows": uncat_rows,
         "uncategorized_cost": float(uncat_cost),
         "period_start": min(starts) if starts else None,
@@ -298,18 +299,58 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     }
 
 
+_MONEY_KEYS = ("billed", "effective", "list")
+
+
+def _rows(columns: Sequence[str], records: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Result rows as dicts, money turned from integer nano-units into exact ``Decimal``."""
+    out: list[dict[str, Any]] = []
+    for record in records:
+        row = dict(zip(columns, record, strict=True))
+        for k in _MONEY_KEYS:
+            v = row.get(k)
+            if v is not None:
+                row[k] = Decimal(v).scaleb(-9, _CTX)
+        out.append(row)
+    return out
+
+
 def _fetch(expr: Any) -> list[dict[str, Any]]:
-    """Run an Ibis expression and return its rows as dicts."""
-    rows: list[dict[str, Any]] = expr.to_pyarrow().to_pylist()
-    return rows
+    """Run an Ibis expression (Spark) and return its rows as dicts."""
+    table = expr.to_pyarrow()
+    return _rows(table.column_names, (r.values() for r in table.to_pylist()))
 
 
-def _breakdown(c: Any) -> tuple[BreakdownRow, ...]:
-    q = c.group_by(["key", "category"]).aggregate(
+def _summary_expr(c: Any) -> Any:
+    """One aggregate over the classified groups: everything ``_summarise`` needs."""
+    import ibis
+
+    label = ibis.coalesce(c.usage_type, c.desc, c.service)
+    keys = ["currency", "category", "option", "gpu", "fee", "negation", "uncat", "service"]
+    m = c.mutate(label=label)
+    return m.group_by([*keys, "label"]).aggregate(
+        rows=m.rows.sum(),
+        billed=m.billed.sum(),
+        effective=m.effective.sum(),
+        list=m.list.sum(),
+        gpu_hours=m.gpu_hours.sum(),
+        bad_billed=m.bad_billed.sum(),
+        bad_effective=m.bad_effective.sum(),
+        bad_list=m.bad_list.sum(),
+        pmin=m.period_start.min(),
+        pmax=m.period_end.max(),
+    )
+
+
+def _breakdown_expr(c: Any) -> Any:
+    return c.group_by(["key", "category"]).aggregate(
         rows=c.rows.sum(), billed=c.billed.sum(), effective=c.effective.sum()
     )
+
+
+def _breakdown(groups: Iterable[Mapping[str, Any]]) -> tuple[BreakdownRow, ...]:
     acc: dict[str, list[Any]] = {}
-    for g in _fetch(q):
+    for g in groups:
         k = g["key"] if g["key"] is not None else _NONE
         entry = acc.setdefault(k, [0, Decimal(0), Decimal(0), {}])
         entry[0] += int(g["rows"])
@@ -364,39 +405,62 @@ def read_bill(
         return _run(fmt, engine, kind, tag_key, by)
 
 
+def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:
+    """The Ibis expressions of one read: the summary and, with ``--by``, the breakdown."""
+    from trainbill.bills import cur, focus
+
+    mapping = focus if fmt.family == "focus" else cur
+    out = {"summary": _summary_expr(classify(eng.normalized(fmt, mapping, key=None, tag_key=None)))}
+    if kind is not None:
+        keyed = classify(eng.normalized(fmt, mapping, key=kind, tag_key=tag_key))
+        out["breakdown"] = _breakdown_expr(keyed)
+    return out
+
+
 def _run(
     fmt: BillFormat, engine: str, kind: str | None, tag_key: str | None, by: str | None
 ) -> BillSummary:
-    from trainbill.bills import cur, focus
     from trainbill.bills._engine import open_engine
 
-    mapping = focus if fmt.family == "focus" else cur
     eng = open_engine(engine)
     try:
-        c = classify(eng.normalized(fmt, mapping, key=None, tag_key=None))
-        import ibis
-
-        label = ibis.coalesce(c.usage_type, c.desc, c.service)
-        keys = ["currency", "category", "option", "gpu", "fee", "negation", "uncat", "service"]
-        m = c.mutate(label=label)
-        q = m.group_by([*keys, "label"]).aggregate(
-            rows=m.rows.sum(),
-            billed=m.billed.sum(),
-            effective=m.effective.sum(),
-            list=m.list.sum(),
-            gpu_hours=m.gpu_hours.sum(),
-            bad_billed=m.bad_billed.sum(),
-            bad_effective=m.bad_effective.sum(),
-            bad_list=m.bad_list.sum(),
-            pmin=m.period_start.min(),
-            pmax=m.period_end.max(),
-        )
-        groups = _fetch(q)
-        fields = _summarise(groups, fmt, engine)
-        breakdown: tuple[BreakdownRow, ...] = ()
-        if kind is not None:
-            keyed = classify(eng.normalized(fmt, mapping, key=kind, tag_key=tag_key))
-            breakdown = _breakdown(keyed)
+        if eng.name == "duckdb":
+            results = _run_duckdb(eng, fmt, kind, tag_key)
+        else:
+            results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
     finally:
         eng.close()
+    fields = _summarise(results["summary"], fmt, engine)
+    breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
     return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+
+
+def _run_duckdb(
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Register the files, get the SQL (cached per schema, else compiled by Ibis), run it."""
+    from trainbill.bills._sqlcache import cached_sql
+
+    views = eng.register(fmt)
+    key = {
+        "family": fmt.family,
+        "columns": dict(fmt.columns),
+        "views": views,
+        "by": kind,
+        "tag": tag_key,
+    }
+
+    def compile_sql() -> dict[str, str]:
+        import ibis
+
+        return {
+            name: str(ibis.to_sql(q, dialect="duckdb"))
+            for name, q in _queries(eng, fmt, kind, tag_key).items()
+        }
+
+    results: dict[str, list[dict[str, Any]]] = {}
+    for name, sql in cached_sql(key, compile_sql).items():
+        cursor = eng.con.execute(sql)
+        columns = [d[0] for d in cursor.description]
+        results[name] = _rows(columns, cursor.fetchall())
+    return results
