@@ -28,20 +28,39 @@ def skypilot_accelerator_name(accel_id: str) -> str:
     return accel_id.upper()
 
 
+#: Google Cloud TPU slice names: ``tpu-<generation>-<N>`` where N counts TensorCores on v4/v5p
+#: (two per chip) and chips on v5e/v6e (Google Cloud TPU documentation, "TPU versions").
+_TPU_SLICE = {"tpu-v4": ("tpu-v4", 2), "tpu-v5p": ("tpu-v5p", 2), "tpu-v5e": ("tpu-v5litepod", 1), "tpu-v6e": ("tpu-v6e", 1)}
+
+
 def export_skypilot(plan: Plan, catalog: Catalog) -> str:
-    """SkyPilot task YAML text for the plan's GPU workers."""
+    """SkyPilot task YAML text for the plan's GPU workers (or TPU slice)."""
     inst, nodes = resolve_cluster(plan, catalog)
     resources: dict[str, Any] = {"cloud": inst.provider}
     if plan.cluster.region:
         resources["region"] = plan.cluster.region
-    resources["instance_type"] = inst.instance
-    resources["accelerators"] = f"{skypilot_accelerator_name(inst.accelerator)}:{inst.accelerator_count}"
+    tpu_note = ""
+    header = f"# Exported by trainbill from plan {plan.run.name!r}: {nodes} × {inst.instance}."
+    if inst.billing == "chip" and inst.accelerator in _TPU_SLICE:
+        # A TPU pod slice is one SkyPilot node addressed by its slice name, not an instance type.
+        prefix, per_chip = _TPU_SLICE[inst.accelerator]
+        resources["accelerators"] = f"{prefix}-{nodes * per_chip}"
+        tpu_note = (
+            f"# TPU slice for {nodes} chips; Google offers fixed slice sizes, so pick the nearest "
+            "available one if this size does not exist."
+        )
+        nodes = 1
+    else:
+        resources["instance_type"] = inst.instance
+        resources["accelerators"] = f"{skypilot_accelerator_name(inst.accelerator)}:{inst.accelerator_count}"
     spot = plan.purchase.spot_fraction
     resources["use_spot"] = spot == 1.0
     if plan.storage.ebs_gb_per_node:
         resources["disk_size"] = round(plan.storage.ebs_gb_per_node)
     task: dict[str, Any] = {"name": plan.run.name, "num_nodes": nodes, "resources": resources}
-    comments = [f"# Exported by trainbill from plan {plan.run.name!r}: {nodes} × {inst.instance}."]
+    comments = [header]
+    if tpu_note:
+        comments.append(tpu_note)
     if 0.0 < spot < 1.0:
         comments.append(
             f"# The plan puts {spot:.0%} of nodes on spot; a SkyPilot task is one uniform pool, so this asks for on-demand."
