@@ -85,6 +85,8 @@ ORCHESTRATORS: dict[str, tuple[str, ...]] = {
     "azure": ("ec2",),
 }
 _N_FEATURES = 10
+#: Indices of the features proportional to Savings Plan coverage (N·c·W, N·c·s·W).
+_COVERAGE_FEATURES = (4, 5)
 _PROBES = 16
 _HOLDOUT = 4
 _TIME_CHECKS = 12
@@ -520,16 +522,101 @@ def _check_time(
 # --- the search ------------------------------------------------------------------------------
 @dataclass(slots=True)
 class _Block:
-    """One instance's evaluated grid, flattened (kept only for the winners and front)."""
+    """One instance's evaluated grid, kept per row rather than per configuration.
+
+    A row is one (nodes, orchestrator, interval, spot share) point; the Savings Plan axis (last
+    in the flat order) only scales the coverage-dependent price features, so every
+    configuration's cost is ``base[row, term] + coverage × slope[row, term]`` (same for P90 with
+    ``base90``/``slope90``). The search computes that for every configuration in cache-sized
+    chunks and keeps only per-row reductions; ``*_at`` recompute any single point the same way.
+    """
 
     inst: Instance
     region: str
     axes: _Axes
-    total: FloatArray
-    wall: FloatArray
-    p90: FloatArray
-    p90_wall: FloatArray
-    fits: npt.NDArray[np.bool_]
+    wall: FloatArray  # (rows,) expected wall hours
+    p90_wall: FloatArray  # (rows,)
+    row_ok: npt.NDArray[np.bool_]  # (rows,) fits in HBM and spot priced where s > 0
+    sp_ok: npt.NDArray[np.bool_]  # (SP,) the option's term has prices
+    term_of: npt.NDArray[np.intp]  # (SP,) column of base/slope for the option's term
+    cov: FloatArray  # (SP,) coverage of the option (0 for "none")
+    base: FloatArray  # (rows, terms)
+    slope: FloatArray  # (rows, terms)
+    base90: FloatArray  # (rows, terms)
+    slope90: FloatArray  # (rows, terms)
+
+    @property
+    def size(self) -> int:
+        """Configurations in the block (rows × Savings Plan options)."""
+        return int(self.wall.size * self.cov.size)
+
+    @property
+    def fits(self) -> npt.NDArray[np.bool_]:
+        """Flat validity mask over all configurations (flat order nodes, orch, interval, spot, SP)."""
+        return np.asarray((self.row_ok[:, None] & self.sp_ok[None, :]).reshape(-1))
+
+    def point(self, flat: int) -> tuple[float, float, float, float]:
+        """(total, wall, p90, p90_wall) of one configuration, computed as in the search."""
+        row, k = divmod(int(flat), self.cov.size)
+        t = int(self.term_of[k])
+        cov = float(self.cov[k])
+        total = float(self.base[row, t]) + cov * float(self.slope[row, t])
+        p90 = float(self.base90[row, t]) + cov * float(self.slope90[row, t])
+        return total, float(self.wall[row]), p90, float(self.p90_wall[row])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Reduced:
+    """Per-row reduction of one block for one objective (see ``_reduce``)."""
+
+    best: FloatArray  # (rows,) cheapest valid option's objective (inf if none)
+    arg: npt.NDArray[np.intp]  # (rows,) its SP index (first on ties)
+    within_budget: npt.NDArray[np.int64] | None  # (rows,) valid options with objective <= budget
+
+
+#: Configurations per evaluation chunk: small enough to stay in L2 cache (≈0.5 MB of float64).
+_CHUNK = 1 << 16
+
+
+def _reduce(block: _Block, use_p90: bool, budget: float | None) -> _Reduced:
+    """Evaluate every configuration's objective and reduce along the Savings Plan axis.
+
+    Each chunk of rows is expanded to (rows, SP) objectives in a reused buffer (one multiply
+    and one add per configuration), then reduced to the row minimum, its argmin and, with a
+    budget, the number of options within it. Options whose term has no price are +inf.
+    """
+    base = block.base90 if use_p90 else block.base
+    slope = block.slope90 if use_p90 else block.slope
+    rows, nsp = block.wall.size, block.cov.size
+    best = np.empty(rows)
+    arg = np.empty(rows, dtype=np.intp)
+    within = np.empty(rows, dtype=np.int64) if budget is not None else None
+    # Columns of one term are contiguous (``_axes_for`` builds them term by term).
+    spans: list[tuple[int, int, int]] = []
+    for k in range(nsp):
+        t = int(block.term_of[k])
+        if spans and spans[-1][2] == t and spans[-1][1] == k:
+            spans[-1] = (spans[-1][0], k + 1, t)
+        else:
+            spans.append((k, k + 1, t))
+    step = max(1, _CHUNK // nsp)
+    buf_all = np.empty((min(step, rows), nsp))
+    for r0 in range(0, rows, step):
+        r1 = min(rows, r0 + step)
+        buf = buf_all[: r1 - r0]
+        for k0, k1, t in spans:
+            view = buf[:, k0:k1]
+            if not block.sp_ok[k0]:
+                view.fill(np.inf)
+                continue
+            np.multiply(slope[r0:r1, t, None], block.cov[None, k0:k1], out=view)
+            view += base[r0:r1, t, None]
+        a = np.argmin(buf, axis=1)
+        arg[r0:r1] = a
+        best[r0:r1] = np.take_along_axis(buf, a[:, None], axis=1)[:, 0]
+        if within is not None and budget is not None:
+            within[r0:r1] = np.count_nonzero(buf <= budget, axis=1)
+    return _Reduced(best=best, arg=arg, within_budget=within)
 
 
 def _validate(
@@ -631,80 +718,73 @@ def _evaluate_instance(
     tg = _compose_time(tc, axes)
     _check_time(plan, catalog, inst, axes, tg, region, today, rng)
 
-    # Price coefficients per (orchestrator, SP option); spot only where a spot price exists.
+    # Price coefficients per (orchestrator, term); spot only where a spot price exists.
+    terms = tuple(dict.fromkeys(opt.term for opt in axes.sp))
     spot_ok = True
-    coef = np.zeros((len(axes.orchestrators), len(axes.sp), _N_FEATURES))
-    sp_ok = np.ones(len(axes.sp), dtype=bool)
+    coef = np.zeros((len(axes.orchestrators), len(terms), _N_FEATURES))
+    term_ok = np.ones(len(terms), dtype=bool)
     keep_last = 0
     ref_region = ""
     for o, orch in enumerate(axes.orchestrators):
-        by_term: dict[str, FloatArray | None] = {}
-        for k, opt in enumerate(axes.sp):
-            if opt.term not in by_term:
-                ref_plan = candidate_plan(
-                    plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
-                    spot_fraction=0.0, savings_plan=opt.term, savings_plan_coverage=1.0 if opt.term != "none" else 0.0,
-                    checkpoint_interval_hours=axes.intervals[0], region=region,
-                )
-                ref = usage_for(ref_plan, catalog, today=today)
-                keep_last, ref_region = ref.keep_last, ref.region
-                try:
-                    by_term[opt.term] = _fit_prices(ref, catalog, spot=spot_ok, rng=rng)
-                except CatalogError as exc:
-                    if spot_ok and opt.term == "none":
-                        spot_ok = False
-                        skipped.append(f"{inst.instance}: spot not searched ({exc})")
-                        by_term[opt.term] = _fit_prices(ref, catalog, spot=False, rng=rng)
-                    else:
-                        by_term[opt.term] = None
-                        skipped.append(f"{inst.instance}: {opt.term} Savings Plan not searched ({exc})")
-            got = by_term[opt.term]
-            if got is None:
-                sp_ok[k] = False
-            else:
-                coef[o, k] = got
+        for t, term in enumerate(terms):
+            ref_plan = candidate_plan(
+                plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
+                spot_fraction=0.0, savings_plan=term, savings_plan_coverage=1.0 if term != "none" else 0.0,
+                checkpoint_interval_hours=axes.intervals[0], region=region,
+            )
+            ref = usage_for(ref_plan, catalog, today=today)
+            keep_last, ref_region = ref.keep_last, ref.region
+            try:
+                coef[o, t] = _fit_prices(ref, catalog, spot=spot_ok, rng=rng)
+            except CatalogError as exc:
+                if spot_ok and term == "none":
+                    spot_ok = False
+                    skipped.append(f"{inst.instance}: spot not searched ({exc})")
+                    coef[o, t] = _fit_prices(ref, catalog, spot=False, rng=rng)
+                else:
+                    term_ok[t] = False
+                    coef[o, t] = 0.0
+                    skipped.append(f"{inst.instance}: {term} Savings Plan not searched ({exc})")
+    term_of = np.array([terms.index(opt.term) for opt in axes.sp], dtype=np.intp)
 
-    spots = np.array(axes.spots)
-    n = np.array(axes.nodes, dtype=np.float64)[:, None, None, None, None]
-    s = spots[None, None, None, :, None]
-    # Fold the coverage (SP axis) into the coefficients so the features do not depend on it and
-    # the whole grid is one batched matrix product per orchestrator: (N·I·S, F) @ (F, SP).
-    ceff = coef.copy()
-    covs = np.array([opt.coverage for opt in axes.sp])
-    ceff[:, :, 4] *= covs[None, :]
-    ceff[:, :, 5] *= covs[None, :]
+    # Row features (coverage = 1; it multiplies only the coverage features, so it is applied
+    # per configuration as base + coverage × slope) and their derivative in wall hours.
     shp4 = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
-    feats = _features(n[..., 0], s[..., 0], np.ones(1), tg.wall, tg.count, _kept(tg.count, keep_last))
-    fmat = np.stack([np.broadcast_to(f, shp4) for f in feats], axis=-1)  # (N, O, I, S, F)
-    one = np.ones(shp4)
-    gmat = np.stack(
-        [np.broadcast_to(g, shp4) for g in (0 * one, one, n[..., 0] * one, n[..., 0] * s[..., 0] * one,
-                                               n[..., 0] * one, n[..., 0] * s[..., 0] * one, 0 * one, 0 * one,
-                                               _kept(tg.count, keep_last), 0 * one)],
-        axis=-1,
-    )
-    total = np.einsum("noisf,opf->noisp", fmat, ceff, optimize=True)
-    # Marginal cost of one more wall hour (for the P90 cost spread).
-    dcdw = np.einsum("noisf,opf->noisp", gmat, ceff, optimize=True)
-    w = tg.wall[..., None]
-    iv = np.array(axes.intervals)[None, None, :, None, None]
-    sd_wall = np.sqrt(tg.events[..., None] * (tg.loss[..., None] ** 2 + iv**2 / 12.0))
-    p90_wall = w + P90_Z * sd_wall
-    p90 = total + P90_Z * sd_wall * dcdw
-    shape = np.broadcast_shapes(np.shape(total), (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots), len(axes.sp)))
-    valid = np.broadcast_to(tc.fits[:, None, None, None, None], shape).copy()
-    valid &= np.broadcast_to(sp_ok[None, None, None, None, :], shape)
+    n = np.broadcast_to(np.array(axes.nodes, dtype=np.float64)[:, None, None, None], shp4)
+    s = np.broadcast_to(np.array(axes.spots)[None, None, None, :], shp4)
+    kept = _kept(tg.count, keep_last)
+    feats = np.stack([np.broadcast_to(f, shp4) for f in _features(n, s, np.ones(1), tg.wall, tg.count, kept)], axis=-1)
+    zero, one = np.zeros(shp4), np.ones(shp4)
+    grads = np.stack([zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero], axis=-1)
+    cov_mask = np.zeros(_N_FEATURES, dtype=bool)
+    cov_mask[list(_COVERAGE_FEATURES)] = True
+    c_base = np.where(cov_mask, 0.0, coef)  # (O, T, F)
+    c_slope = np.where(cov_mask, coef, 0.0)
+    base = np.einsum("noisf,otf->noist", feats, c_base)
+    slope = np.einsum("noisf,otf->noist", feats, c_slope)
+    dbase = np.einsum("noisf,otf->noist", grads, c_base)
+    dslope = np.einsum("noisf,otf->noist", grads, c_slope)
+    iv = np.array(axes.intervals)[None, None, :, None]
+    sd_wall = np.sqrt(tg.events * (tg.loss**2 + iv**2 / 12.0))
+    zsd = (P90_Z * sd_wall)[..., None]
+    row_ok = np.broadcast_to(tc.fits[:, None, None, None], shp4)
     if not spot_ok:
-        valid &= np.broadcast_to(spots[None, None, None, :, None] == 0, shape)
+        row_ok = row_ok & (s == 0)
+    nt = len(terms)
     block = _Block(
         inst=inst,
         region=ref_region,
         axes=axes,
-        total=np.broadcast_to(total, shape).reshape(-1),
-        wall=np.broadcast_to(w, shape).reshape(-1),
-        p90=np.broadcast_to(p90, shape).reshape(-1),
-        p90_wall=np.broadcast_to(p90_wall, shape).reshape(-1),
-        fits=valid.reshape(-1),
+        wall=np.ascontiguousarray(tg.wall, dtype=np.float64).reshape(-1),
+        p90_wall=(tg.wall + P90_Z * sd_wall).reshape(-1),
+        row_ok=np.ascontiguousarray(row_ok).reshape(-1),
+        sp_ok=term_ok[term_of],
+        term_of=term_of,
+        cov=np.array([opt.coverage for opt in axes.sp], dtype=np.float64),
+        base=base.reshape(-1, nt),
+        slope=slope.reshape(-1, nt),
+        base90=(base + zsd * dbase).reshape(-1, nt),
+        slope90=(slope + zsd * dslope).reshape(-1, nt),
     )
     return block, skipped
 
@@ -713,6 +793,7 @@ def _candidate(block: _Block, flat: int) -> Candidate:
     a = block.axes
     n, o, i, s, k = np.unravel_index(flat, (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp)))
     nodes = a.nodes[int(n)]
+    total, wall, p90, p90_wall = block.point(flat)
     return Candidate(
         provider=block.inst.provider,
         region=block.region,
@@ -725,10 +806,10 @@ def _candidate(block: _Block, flat: int) -> Candidate:
         savings_plan=a.sp[int(k)].term,
         savings_plan_coverage=a.sp[int(k)].coverage,
         checkpoint_interval_hours=a.intervals[int(i)],
-        total_usd=float(block.total[flat]),
-        wall_hours=float(block.wall[flat]),
-        p90_usd=float(block.p90[flat]),
-        p90_wall_hours=float(block.p90_wall[flat]),
+        total_usd=total,
+        wall_hours=wall,
+        p90_usd=p90,
+        p90_wall_hours=p90_wall,
     )
 
 
@@ -811,40 +892,48 @@ def optimize(
         raise SpecError(msg, field="clouds")
 
     use_p90 = objective == "p90"
-    evaluated = sum(b.total.size for b in blocks)
+    evaluated = sum(b.size for b in blocks)
     feasible = 0
     best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
     front: list[Candidate] = []
     worst = {"min_wall": math.inf, "min_cost": math.inf, "min_cost_in_time": math.inf}
     for bi, b in enumerate(blocks):
-        obj = b.p90 if use_p90 else b.total
+        # Wall hours do not depend on the Savings Plan axis (last), so every question below is
+        # answered by each row's cheapest valid option (first on ties, as a stable sort would):
+        # the minimum objective, the lexicographic (objective, wall, index) winner and the front.
+        red = _reduce(b, use_p90, budget_usd)
         wall = b.p90_wall if use_p90 else b.wall
-        ok = b.fits.copy()
+        nsp = b.cov.size
+        ok = b.row_ok & bool(b.sp_ok.any())
         if ok.any():
             worst["min_wall"] = min(worst["min_wall"], float(wall[ok].min()))
-            worst["min_cost"] = min(worst["min_cost"], float(obj[ok].min()))
+            worst["min_cost"] = min(worst["min_cost"], float(red.best[ok].min()))
+        in_time = ok
         if deadline is not None:
-            ok &= wall <= deadline
-            if ok.any():
-                worst["min_cost_in_time"] = min(worst["min_cost_in_time"], float(obj[ok].min()))
+            in_time = ok & (wall <= deadline)
+            if in_time.any():
+                worst["min_cost_in_time"] = min(worst["min_cost_in_time"], float(red.best[in_time].min()))
         if budget_usd is not None:
-            ok &= obj <= budget_usd
-        feasible += int(ok.sum())
-        if ok.any():
-            idx = np.flatnonzero(ok)
-            j = idx[np.lexsort((wall[idx], obj[idx]))[0]]
-            key = (float(obj[j]), float(wall[j]), bi, int(j))
+            assert red.within_budget is not None
+            feasible += int(red.within_budget[in_time].sum())
+            feas_rows = in_time & (red.best <= budget_usd)
+        else:
+            feasible += int(in_time.sum()) * int(b.sp_ok.sum())
+            feas_rows = in_time
+        if feas_rows.any():
+            idx = np.flatnonzero(feas_rows)
+            lowest = red.best[idx].min()
+            ties = idx[red.best[idx] == lowest]
+            r = int(ties[np.argmin(wall[ties])])
+            key = (float(lowest), float(wall[r]), bi, r * nsp + int(red.arg[r]))
             if best is None or key[:2] < best[:2]:
                 best = key
-        # Wall hours do not depend on the Savings Plan axis (last), so only each row's cheapest
-        # option can reach the front: reduce along it before sorting.
-        nsp = len(b.axes.sp)
-        cand = np.where(b.fits & ((obj <= budget_usd) if budget_usd is not None else True), obj, np.inf)
-        col = np.argmin(cand.reshape(-1, nsp), axis=1)
-        flat_idx = np.arange(col.size) * nsp + col
-        keep = np.isfinite(cand[flat_idx])
-        flat_idx = flat_idx[keep]
-        front.extend(_candidate(b, int(flat_idx[k])) for k in _pareto_indices(obj[flat_idx], wall[flat_idx]))
+        on_front = ok & (red.best <= budget_usd) if budget_usd is not None else ok
+        cand_rows = np.flatnonzero(on_front)
+        front.extend(
+            _candidate(b, int(cand_rows[k]) * nsp + int(red.arg[cand_rows[k]]))
+            for k in _pareto_indices(red.best[cand_rows], wall[cand_rows])
+        )
 
     user_ok = _user_feasible(user, deadline, budget_usd, use_p90)
     if best is None and not user_ok:
@@ -972,10 +1061,11 @@ def _rightsizing(blocks: Sequence[_Block], best: Candidate, use_p90: bool) -> tu
     prev: tuple[float, float] | None = None
     for n_idx, nodes in enumerate(a.nodes):
         flat = int(np.ravel_multi_index((n_idx, o, i, s, k), shape))
-        if not block.fits[flat]:
+        if not (block.row_ok[flat // len(a.sp)] and block.sp_ok[k]):
             continue
-        cost = float(block.p90[flat] if use_p90 else block.total[flat])
-        wall = float(block.p90_wall[flat] if use_p90 else block.wall[flat])
+        total, exp_wall, p90, p90_wall = block.point(flat)
+        cost = p90 if use_p90 else total
+        wall = p90_wall if use_p90 else exp_wall
         node_hours = nodes * wall
         base = node_hours if base is None else base
         per_hour: float | None = None
