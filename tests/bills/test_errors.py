@@ -100,3 +100,18 @@ def test_null_cost_strings_are_nulls_not_errors(tmp_path: Path) -> None:
     path = _edit_cur(tmp_path, 10, "pricing_public_on_demand_cost", "NULL")
     s = read_bill(path)
     assert s.rows == 24
+
+
+def test_cost_beyond_nine_billion_in_parquet_names_row(tmp_path: Path) -> None:
+    """A Parquet BilledCost of 1e10 (beyond ±9e9, the int64 nano-unit range) is refused at data row 2."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:3]
+    table = pa.table({k: [r[k] for r in rows] for k in rows[0]})
+    costs = pa.array([1.0, 1e10, 2.0])
+    table = table.set_column(table.column_names.index("BilledCost"), "BilledCost", costs)
+    path = tmp_path / "bill.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(BillError, match=r"bill\.parquet: row 2: column BilledCost: '10000000000\.0' is not a number"):
+        read_bill(path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_FLOOR, Decimal
 
 import pytest
 from tests.bills.conftest import FOCUS_SAMPLE
@@ -20,11 +20,12 @@ def _rows() -> list[dict[str, str]]:
 
 
 def _nano_sum(rows: list[dict[str, str]]) -> Decimal:
-    """BilledCost summed after rounding each row half away from zero to 1e-9 (nano-units)."""
-    return sum(
-        (Decimal(r["BilledCost"]).quantize(Decimal("1e-9"), ROUND_HALF_UP) for r in rows),
-        Decimal(0),
+    """BilledCost summed after rounding each row to 1e-9 (nano-units) as floor(x × 10^9 + 0.5)."""
+    nanos = (
+        (Decimal(r["BilledCost"]) * 10**9 + Decimal("0.5")).to_integral_value(ROUND_FLOOR)
+        for r in rows
     )
+    return sum(nanos, Decimal(0)).scaleb(-9)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +44,8 @@ def test_format_rows_and_currency(summary) -> None:  # type: ignore[no-untyped-d
 def test_total_reconciles_with_the_file(summary) -> None:  # type: ignore[no-untyped-def]
     """Billed total is the sum of BilledCost rounded per row to 1e-9, within the file's by 1000 × 5e-10.
 
-    Money is summed in whole nano-units, each row rounded half away from zero (ROUND_HALF_UP in
-    ``decimal``); the file's exact total may differ by at most 5e-10 a row: 1000 rows → 5e-7.
+    Money is summed in whole nano-units, each row rounded as floor(x × 10^9 + 0.5); the file's
+    exact total may differ by at most 5e-10 a row: 1000 rows → 5e-7.
     """
     exact = sum((Decimal(r["BilledCost"]) for r in _rows()), Decimal(0))
     nano = _nano_sum(_rows())

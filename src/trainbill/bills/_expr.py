@@ -12,10 +12,12 @@ scale the rounding error is at most $5e-10 a row, so a bill needs 10 million row
 worst case could reach a cent (and rounding errors cancel in practice). The largest row
 representable is about 9.2 billion; larger values are flagged as bad, never wrapped.
 
-Rounding is identical on both engines: text is parsed as an exact decimal first (so ``0.1`` is
-exactly 100000000 nano-units); a double is multiplied by 10^9 in IEEE arithmetic (same result on
-both) and ``ROUND``-ed half away from zero (DuckDB rounds the binary value, Spark its shortest
-decimal form; the two agree because every ``k + 0.5`` below 2^52 is itself a double).
+Rounding is ``floor(x * 10^9 + 0.5)`` (ties towards +infinity), identical on both engines bit
+for bit: text is parsed as an exact decimal first (so ``0.1`` is exactly 100000000 nano-units)
+and the arithmetic stays decimal; a double is multiplied and shifted in IEEE arithmetic (the same
+on every engine) and ``floor`` is exact. ``ROUND`` would be the obvious spelling, but engines
+round doubles differently (DuckDB the binary value, Spark its shortest decimal form) and DuckDB's
+``ROUND`` is twice as slow as ``FLOOR`` on the 5-million-row benchmark.
 
 A cost that is neither null nor a number sets a ``bad_*`` flag instead of silently becoming
 null, so the reader can refuse the file and name the row.
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainbill.bills._files import BillFormat
+from trainbill.bills._files import MAX_AMOUNT, BillFormat
 
 __all__ = ["MONEY", "NANO", "day", "lower", "money", "null_str", "quantity", "text"]
 
@@ -37,7 +39,7 @@ MONEY = "decimal(38, 12)"
 #: Money is summed as integer units of 10^-9 (see the module docstring).
 NANO = 10**9
 #: Largest absolute amount a row may carry (int64 nano-units, with headroom).
-_MAX_AMOUNT = 9 * 10**9
+_MAX_AMOUNT = int(MAX_AMOUNT)
 
 
 def null_str() -> Any:
@@ -92,7 +94,7 @@ def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
         value = ibis.coalesce(s.try_cast(MONEY), s.try_cast("float64").cast(MONEY))
         present = s.notnull()
     nano = ibis.cases(
-        (value.abs() < _MAX_AMOUNT, (value * NANO).round().cast("int64")),
+        (value.abs() < _MAX_AMOUNT, (value * NANO + 0.5).floor().cast("int64")),
         else_=ibis.null("int64"),
     )
     bad = ibis.cases((present & nano.isnull(), 1), else_=0).cast("int64")

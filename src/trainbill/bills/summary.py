@@ -202,10 +202,12 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
                 path, row, value = hit
                 raise BillError(
                     f"{path}: row {row}: column {fmt.col(column)}: {value!r} is not a number "
+                    "(or not finite, or beyond ±9e9) "
                     f"({count} such row(s) in the bill); costs must be decimal numbers"
                 )
         raise BillError(
-            f"{count} row(s) have a non-numeric {' or '.join(columns)}; costs must be numbers"
+            f"{count} row(s) have a non-numeric {' or '.join(columns)}; costs must be finite "
+            "numbers below ±9e9"
         )
     per_currency: dict[str, int] = defaultdict(int)
     for g in groups:
@@ -439,6 +441,21 @@ def _run_duckdb(
     eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
 ) -> dict[str, list[dict[str, Any]]]:
     """Register the files, get the SQL (cached per schema, else compiled by Ibis), run it."""
+    import duckdb
+
+    try:
+        return _query_duckdb(eng, fmt, kind, tag_key)
+    except duckdb.Error as exc:
+        # Unreadable files, malformed CSV, a non-finite or out-of-range double: a message
+        # naming the files, never a traceback.
+        names = ", ".join(str(f.path) for f in fmt.files)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BillError(f"{names}: DuckDB could not read the bill: {detail}") from None
+
+
+def _query_duckdb(
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+) -> dict[str, list[dict[str, Any]]]:
     from trainbill.bills._sqlcache import cached_sql
 
     views = eng.register(fmt)
