@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +47,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._io import atomic_write_text
 from trainbill.bills.summary import BillSummary
 from trainbill.errors import BillError
 
@@ -188,20 +187,9 @@ def write_calibration(cal: BillCalibration, path: Path, *, overwrite: bool = Fal
     text = calibration_to_toml(cal)
     if path.exists() and not overwrite:
         raise BillError(f"{path}: already exists; choose another path or pass --force")
-    directory = path.parent if str(path.parent) else Path()
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write_text(path, text)
     except OSError as exc:
-        raise BillError(f"{path}: cannot write: {exc.strerror}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise BillError(f"{path}: cannot write: {exc.strerror}") from None
 
 

@@ -6,13 +6,13 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from trainbill._io import atomic_write_text
 from trainbill.catalog import Catalog, load_catalog
 
 __all__ = ["atomic_write_text", "catalog_from_options", "console", "print_json"]
@@ -60,18 +60,3 @@ def print_json(data: Any) -> None:
         return x
 
     sys.stdout.write(json.dumps(clean(data), indent=2, default=_default) + "\n")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename: never a half-written file."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path()
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

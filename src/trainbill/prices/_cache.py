@@ -15,13 +15,12 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from trainbill._io import atomic_write_text
 from trainbill.catalog import OPTIONS, PROVIDERS, SCHEMA_VERSION, PricePoint
 from trainbill.errors import CatalogSchemaError
 
@@ -44,18 +43,8 @@ class CacheWrite:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` via temp file + fsync + ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace ``path`` with ``text`` atomically (``trainbill._io.atomic_write_text``)."""
+    atomic_write_text(path, text)
 
 
 def read_cache(directory: Path) -> list[PricePoint]:

@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import tomllib
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trainbill._io import atomic_write_text
 from trainbill.errors import suggest
 from trainbill.profile._errors import CalibrationError
 from trainbill.profile.step import PRECISIONS, StepProfile
@@ -238,20 +237,9 @@ def write_calibration(cal: Calibration, path: Path, *, overwrite: bool = False) 
     if path.exists() and not overwrite:
         msg = "already exists; choose another path or pass --force to replace it"
         raise CalibrationError(msg, source=str(path))
-    directory = path.parent if str(path.parent) else Path()
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write_text(path, text)
     except OSError as exc:
-        raise CalibrationError(f"cannot write: {exc.strerror}", source=str(path)) from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise CalibrationError(f"cannot write: {exc.strerror}", source=str(path)) from None
 
 

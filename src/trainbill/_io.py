@@ -1,0 +1,36 @@
+"""The one way trainbill writes a file: atomically, so nothing the user owns is half-written.
+
+A temp file in the destination's folder is written, flushed to disk and renamed over the
+destination (``os.replace`` is atomic on POSIX and Windows). A crash or an error leaves either
+the old file or the new one, never a mixture, and never a stray temp file. Callers turn the
+``OSError`` into their own error type, naming what could not be written.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_write_text"]
+
+
+def atomic_write_text(path: Path | str, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8), creating missing parent folders.
+
+    Raises:
+        OSError: the folder cannot be created or the file cannot be written.
+    """
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path()
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
