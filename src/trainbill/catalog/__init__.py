@@ -231,48 +231,29 @@ class Catalog:
         """Every price point of an item/option in a region, oldest first."""
         return self._price_index.get((provider, region, item, option), ())
 
-    def price(
-        self, item: str, option: str, *, provider: str, region: str, as_of: date
-    ) -> PricePoint:
-        """The price point in force on ``as_of``: the newest with ``effective_from <= as_of``.
-
-        Falls back to the provider's reference region (the only one most services are priced
-        in here) and says so in the returned point's source. Raises ``PriceNotFoundError``
-        naming the item, option, region and date, and what *is* available.
-        """
-        regions = [region]
-        ref = self.reference_region(provider)
-        if ref != region:
-            regions.append(ref)
-        candidates: list[PricePoint] = []
-        for r in regions:
+    def _candidates(self, item: str, option: str, provider: str, region: str) -> tuple[PricePoint, ...]:
+        """Price points for the region, else the reference region, else any region."""
+        for r in (region, self.reference_region(provider)):
             points = self._price_index.get((provider, r, item, option), ())
             if points:
-                candidates = list(points)
-                break
-        if not candidates:
-            # Any region at all (e.g. Azure H200 is only priced in eastus2).
-            for (prov, _r, it, opt), points in self._price_index.items():
-                if prov == provider and it == item and opt == option:
-                    candidates = list(points)
-                    break
-        if not candidates:
-            options = sorted({k[3] for k in self._price_index if k[0] == provider and k[2] == item})
-            hint = f" Options with prices: {', '.join(options)}." if options else ""
-            known = {k[2] for k in self._price_index if k[0] == provider}
-            msg = (
-                f"no {option} price for {item!r} ({provider}, {region}).{hint}"
-                f"{'' if options else suggest(item, known)}"
-            )
-            raise PriceNotFoundError(msg)
-        valid = [p for p in candidates if p.effective_from <= as_of]
+                return points
+        # Any region at all (e.g. Azure H200 is only priced in eastus2).
+        for (prov, _r, it, opt), points in self._price_index.items():
+            if prov == provider and it == item and opt == option:
+                return points
+        return ()
+
+    def find_price(
+        self, item: str, option: str, *, provider: str, region: str, as_of: date
+    ) -> PricePoint | None:
+        """Like ``price`` but ``None`` when there is no point: for callers with a fallback.
+
+        Cheap on a miss (no error message or suggestions are built), which matters because the
+        drivers probe optional prices (Savings Plan rates, non-AWS services) on every forecast.
+        """
+        valid = [p for p in self._candidates(item, option, provider, region) if p.effective_from <= as_of]
         if not valid:
-            first = candidates[0].effective_from
-            msg = (
-                f"no {option} price for {item!r} on {as_of.isoformat()}: the catalog's first "
-                f"price point is {first.isoformat()}. To fix: use [prices] as_of >= {first}."
-            )
-            raise PriceNotFoundError(msg)
+            return None
         chosen = valid[-1]
         if chosen.region != region:
             chosen = PricePoint(
@@ -286,6 +267,35 @@ class Catalog:
                 source=f"{chosen.source} [{chosen.region} price used: no {region} price point]",
             )
         return chosen
+
+    def price(
+        self, item: str, option: str, *, provider: str, region: str, as_of: date
+    ) -> PricePoint:
+        """The price point in force on ``as_of``: the newest with ``effective_from <= as_of``.
+
+        Falls back to the provider's reference region (the only one most services are priced
+        in here) and says so in the returned point's source. Raises ``PriceNotFoundError``
+        naming the item, option, region and date, and what *is* available.
+        """
+        found = self.find_price(item, option, provider=provider, region=region, as_of=as_of)
+        if found is not None:
+            return found
+        candidates = self._candidates(item, option, provider, region)
+        if not candidates:
+            options = sorted({k[3] for k in self._price_index if k[0] == provider and k[2] == item})
+            hint = f" Options with prices: {', '.join(options)}." if options else ""
+            known = {k[2] for k in self._price_index if k[0] == provider}
+            msg = (
+                f"no {option} price for {item!r} ({provider}, {region}).{hint}"
+                f"{'' if options else suggest(item, known)}"
+            )
+            raise PriceNotFoundError(msg)
+        first = candidates[0].effective_from
+        msg = (
+            f"no {option} price for {item!r} on {as_of.isoformat()}: the catalog's first "
+            f"price point is {first.isoformat()}. To fix: use [prices] as_of >= {first}."
+        )
+        raise PriceNotFoundError(msg)
 
     def spot_row(self, instance: str, *, provider: str, region: str, as_of: date) -> SpotAdvisorRow | None:
         """The newest Spot Advisor observation on or before ``as_of`` (or None)."""

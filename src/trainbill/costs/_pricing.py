@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainbill.catalog import Catalog, PricePoint
-from trainbill.errors import PriceNotFoundError
 from trainbill.usage import Usage
 
 __all__ = ["Rate", "cluster_rate", "commitment_rate", "instance_rate", "service_rate"]
@@ -41,17 +40,18 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     in the packaged data (REFERENCE §4.1 open gap).
     """
     option = f"sp_{usage.savings_plan}"
-    try:
-        p = _point(catalog, usage, usage.instance.instance, option)
+    p = catalog.find_price(
+        usage.instance.instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+    )
+    if p is not None:
         return Rate(usd=p.usd, source=p.cite())
-    except PriceNotFoundError:
-        od = instance_rate(catalog, usage, "on_demand")
-        a = catalog.assumption(f"commitment.{usage.provider}_discount_{usage.savings_plan}")
-        discount = float(a.value)
-        return Rate(
-            usd=od.usd * (1.0 - discount),
-            source=f"derived: on-demand × (1 − {discount:.2f}); {a.cite()}; on-demand: {od.source}",
-        )
+    od = instance_rate(catalog, usage, "on_demand")
+    a = catalog.assumption(f"commitment.{usage.provider}_discount_{usage.savings_plan}")
+    discount = float(a.value)
+    return Rate(
+        usd=od.usd * (1.0 - discount),
+        source=f"derived: on-demand × (1 − {discount:.2f}); {a.cite()}; on-demand: {od.source}",
+    )
 
 
 def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, str]:
@@ -81,15 +81,15 @@ def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
     The packaged catalog prices services for AWS only; for other providers the AWS reference
     price stands in and the source says so (rather than silently dropping the line).
     """
-    try:
-        p = _point(catalog, usage, item, "on_demand")
+    p = catalog.find_price(item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    if p is not None:
         return Rate(usd=p.usd, source=p.cite())
-    except PriceNotFoundError:
-        if usage.provider == "aws":
-            raise
-        ref = catalog.reference_region("aws")
-        p = catalog.price(item, "on_demand", provider="aws", region=ref, as_of=usage.as_of)
-        return Rate(
-            usd=p.usd,
-            source=f"AWS {ref} price used as a stand-in (no {usage.provider} price point in catalog): {p.cite()}",
-        )
+    if usage.provider == "aws":
+        _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
+    # No price for this provider: the AWS reference price stands in, and says so.
+    ref = catalog.reference_region("aws")
+    p = catalog.price(item, "on_demand", provider="aws", region=ref, as_of=usage.as_of)
+    return Rate(
+        usd=p.usd,
+        source=f"AWS {ref} price used as a stand-in (no {usage.provider} price point in catalog): {p.cite()}",
+    )
