@@ -5,12 +5,13 @@ and exit status 1 rather than a traceback::
 
     TrainbillError
     ├── ProfileError                       bad profile request or step script; torch missing
-    └── CalibrationError (also ValueError) calibration file invalid: names file and field
+    └── SpecError
+        └── CalibrationError               calibration file invalid: names file and field
 """
 
 from __future__ import annotations
 
-from trainbill.errors import TrainbillError
+from trainbill.errors import SpecError, TrainbillError
 
 __all__ = ["CalibrationError", "ProfileError"]
 
@@ -19,15 +20,9 @@ class ProfileError(TrainbillError):
     """A profile cannot be taken: bad arguments, a broken step script, or no PyTorch."""
 
 
-class CalibrationError(TrainbillError, ValueError):
-    """A calibration file is missing, unreadable or fails validation."""
+class CalibrationError(SpecError):
+    """A calibration file is missing, unreadable or fails validation.
 
-    def __init__(self, message: str, *, source: str | None = None, field: str | None = None):
-        self.source = source
-        self.field = field
-        prefix = ""
-        if source:
-            prefix += f"{source}: "
-        if field:
-            prefix += f"{field}: "
-        super().__init__(prefix + message)
+    A calibration is user input like a plan, so it reports ``source: field: problem`` the
+    same way (it is a ``SpecError``, hence also a ``ValueError``).
+    """
