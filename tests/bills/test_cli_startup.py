@@ -1,0 +1,75 @@
+"""CLI start-up: ``trainbill bill …`` registers only the bills commands; everything else sees all."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from trainbill.cli import main
+
+#: Command modules other than ``bills``; none of them may load for ``trainbill bill …``.
+_OTHERS = ("forecast", "optimize", "prices", "profile", "report", "simulate", "whatif")
+
+
+def _loaded_after(args: list[str]) -> set[str]:
+    """Which ``trainbill.cli.<module>`` command modules a fresh process imports for ``args``."""
+    code = (
+        "import sys; from trainbill.cli import register_commands; "
+        f"register_commands({args!r}); "
+        "print(' '.join(m.rsplit('.', 1)[1] for m in sys.modules "
+        "if m.startswith('trainbill.cli.') and m != 'trainbill.cli._common'))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(res.stdout.split())
+
+
+@pytest.mark.parametrize("args", [["bill", "summary", "x.csv"], ["calibrate", "--help"], ["bill"]])
+def test_bill_commands_import_only_the_bills_module(args: list[str]) -> None:
+    """``bill``/``calibrate`` command lines import trainbill.cli.bills and no other command module."""
+    loaded = _loaded_after(args)
+    assert "bills" in loaded
+    assert loaded.isdisjoint(_OTHERS), loaded & set(_OTHERS)
+    assert "_commands" not in loaded
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["forecast", "plan.toml"], ["billing"]])
+def test_other_command_lines_register_everything(args: list[str]) -> None:
+    """No arguments, --help, another command or a near-miss name import every command module."""
+    loaded = _loaded_after(args)
+    assert "_commands" in loaded
+    assert {"bills", "forecast", "optimize"} <= loaded
+
+
+def test_top_level_help_lists_every_command() -> None:
+    """``python -m trainbill --help`` still lists the bills and the other commands."""
+    res = subprocess.run(
+        [sys.executable, "-m", "trainbill", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("bill", "calibrate", "forecast", "optimize", "simulate", "report"):
+        assert f" {command} " in res.stdout, command
+
+
+def test_bill_help_through_python_dash_m() -> None:
+    """``python -m trainbill bill --help`` exits 0 and shows the bill sub-commands."""
+    res = subprocess.run(
+        [sys.executable, "-m", "trainbill", "bill", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "summary" in res.stdout
+    assert "compare" in res.stdout
+
+
+def test_fast_path_then_other_command_in_one_process(capsys: pytest.CaptureFixture[str]) -> None:
+    """After a bill command in this process, ``--help`` registers the rest (tests run many)."""
+    for args in (["bill", "--help"], ["--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "forecast" in out
+    assert "optimize" in out
