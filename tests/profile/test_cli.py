@@ -36,9 +36,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_core_imports_do_not_import_torch() -> None:
-    """`import trainbill`, the CLI and the profile package leave torch unimported."""
+    """`import trainbill`, every CLI command module and the profile package leave torch unimported."""
     code = (
-        "import sys, trainbill, trainbill.cli, trainbill.profile; "
+        "import sys, trainbill, trainbill.cli, trainbill.cli._commands, trainbill.profile; "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
     completed = subprocess.run([sys.executable, "-c", code], check=False)

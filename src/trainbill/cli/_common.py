@@ -8,12 +8,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from trainbill._io import atomic_write_text
-from trainbill.catalog import Catalog, load_catalog
+
+if TYPE_CHECKING:
+    from trainbill.catalog import Catalog
 
 __all__ = ["atomic_write_text", "catalog_from_options", "console", "print_json"]
 
@@ -24,7 +26,13 @@ if not console.is_terminal:
 
 
 def catalog_from_options(catalog_dirs: Sequence[Path] | None = None) -> Catalog:
-    """Packaged catalog + the price cache (if any) + TRAINBILL_CATALOG + ``--catalog`` dirs."""
+    """Packaged catalog + the price cache (if any) + TRAINBILL_CATALOG + ``--catalog`` dirs.
+
+    The catalog is imported here, not at module level: ``bill`` commands share this module and
+    never need it.
+    """
+    from trainbill.catalog import load_catalog
+
     overlays: list[Path] = []
     try:
         from trainbill.prices import overlays_from_env  # written by the prices feature
