@@ -14,6 +14,15 @@ loading differs, because the engines' CSV readers differ:
 One Spark session per process: ``SparkSession.builder.getOrCreate`` returns the running one.
 The master is ``local[2]`` unless ``TRAINBILL_SPARK_MASTER`` names a cluster.
 
+Trino and Athena (``engine="trino"`` / ``"athena"``) query bills that already live in the
+lake as tables (AWS's CUR/FOCUS Athena integration, a Glue or Hive table over the export
+folder), so their inputs are table names, not files: the columns come from the table's schema
+and the same Ibis expressions run there. Connection settings come from the environment, like
+Spark's master: ``TRAINBILL_TRINO_URL`` (``trino://user@host:8080/catalog/schema``) and
+``TRAINBILL_ATHENA_S3_STAGING_DIR`` (plus ``TRAINBILL_ATHENA_SCHEMA``, the AWS region and
+credentials from the usual AWS variables). Neither server exists in CI: the tests compile the
+expressions to each dialect and run the Trino SQL, translated by sqlglot, on DuckDB.
+
 On DuckDB the files are registered as views with fixed names (``trainbill_csv``,
 ``trainbill_parquet``) on a plain ``duckdb`` connection, and Ibis is attached to that connection
 only when an expression must be built. The SQL Ibis compiles therefore does not depend on the
@@ -24,14 +33,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from trainbill.bills._files import BillFile, BillFormat
 from trainbill.errors import BillError
 
-__all__ = ["ENGINES", "Engine", "open_engine"]
+__all__ = ["ENGINES", "TABLE_ENGINES", "Engine", "open_engine"]
 
-ENGINES: tuple[str, ...] = ("duckdb", "spark")
+ENGINES: tuple[str, ...] = ("duckdb", "spark", "trino", "athena")
+#: Engines whose inputs are table names in the engine's catalog rather than files.
+TABLE_ENGINES: tuple[str, ...] = ("trino", "athena")
 
 
 class Engine:
@@ -41,7 +53,9 @@ class Engine:
     use, so a run whose SQL is already compiled never imports Ibis.
     """
 
-    def __init__(self, name: str, backend: Any = None, session: Any = None, con: Any = None) -> None:
+    def __init__(
+        self, name: str, backend: Any = None, session: Any = None, con: Any = None
+    ) -> None:
         self.name = name
         self._backend = backend
         self.session = session
@@ -54,14 +68,52 @@ class Engine:
             try:
                 import ibis
             except ImportError:
-                raise BillError("reading bills needs Ibis: pip install 'trainbill[bills]'") from None
+                raise BillError(
+                    "reading bills needs Ibis: pip install 'trainbill[bills]'"
+                ) from None
             self._backend = ibis.duckdb.from_connection(self.con)
         return self._backend
 
     def close(self) -> None:
-        """Release the DuckDB connection (the Spark session stays up for the next call)."""
+        """Release the DuckDB connection or the Trino/Athena client (Spark stays up)."""
         if self.name == "duckdb":
             self.con.close()
+        elif self.name in TABLE_ENGINES and self._backend is not None:
+            disconnect = getattr(self._backend, "disconnect", None)
+            if disconnect is not None:
+                disconnect()
+
+    def _table(self, name: str) -> Any:
+        """``schema.table`` or ``catalog.schema.table`` as Ibis wants it (database separate)."""
+        parts = name.split(".")
+        if len(parts) == 1:
+            return self.backend.table(name)
+        if len(parts) == 2:
+            return self.backend.table(parts[1], database=parts[0])
+        if len(parts) == 3:
+            return self.backend.table(parts[2], database=(parts[0], parts[1]))
+        raise BillError(f"{name}: a table name is table, schema.table or catalog.schema.table")
+
+    def table_files(self, names: list[str]) -> tuple[BillFile, ...]:
+        """Trino/Athena: each table name as a ``BillFile`` of kind ``table`` with its columns.
+
+        Raises:
+            BillError: a table does not exist or cannot be described.
+        """
+        out: list[BillFile] = []
+        for name in names:
+            try:
+                columns = tuple(str(c) for c in self._table(name).columns)
+            except BillError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - driver errors vary by engine and version
+                detail = (
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                )
+                raise BillError(f"{name}: {self.name} cannot read the table: {detail}") from None
+            # ``path`` holds the table name (``catalog.schema.table``): only ever displayed.
+            out.append(BillFile(path=Path(name), kind="table", columns=columns))
+        return tuple(out)
 
     def register(self, fmt: BillFormat) -> list[tuple[str, list[tuple[str, str]]]]:
         """DuckDB: create one view per file kind; return (view, [(column, type), ...]) for each.
@@ -83,13 +135,24 @@ class Engine:
                 )
             view = f"trainbill_{kind}"
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {source}")
-            schema = [(str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+            schema = [
+                (str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()
+            ]
             out.append((view, schema))
         return out
 
     def _load_group(self, files: list[BillFile]) -> Any:
         paths = [str(f.path) for f in files]
         kind = files[0].kind
+        if kind == "table":
+            tables = [self._table(p) for p in paths]
+            if len({tuple(t.columns) for t in tables}) > 1:
+                raise BillError(
+                    f"tables {', '.join(paths)} have different columns; read them separately"
+                )
+            import ibis
+
+            return tables[0] if len(tables) == 1 else ibis.union(*tables, distinct=False)
         if self.name == "duckdb":
             return self.backend.table(f"trainbill_{kind}")  # created by ``register``
         reader = self.session.read
@@ -114,9 +177,9 @@ class Engine:
         return self.backend.table(name)
 
     def _money_sum(self, nano: Any) -> Any:
-        """Sum int64 nano-units without overflow: DuckDB widens to 128 bits by itself; Spark
-        sums ``bigint`` into ``bigint``, so it sums ``decimal(38, 0)`` (still exact)."""
-        return nano.cast("decimal(38, 0)").sum() if self.name == "spark" else nano.sum()
+        """Sum int64 nano-units without overflow: DuckDB widens to 128 bits by itself; Spark,
+        Trino and Athena sum ``bigint`` into ``bigint``, so they sum ``decimal(38, 0)`` (exact)."""
+        return nano.sum() if self.name == "duckdb" else nano.cast("decimal(38, 0)").sum()
 
     def normalized(
         self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
@@ -131,7 +194,7 @@ class Engine:
         import ibis
 
         tables = []
-        for kind in ("csv", "parquet"):
+        for kind in ("csv", "parquet", "table"):
             group = [f for f in fmt.files if f.kind == kind]
             if not group:
                 continue
@@ -185,11 +248,50 @@ def _spark_session() -> Any:
     return _SPARK
 
 
+def _table_engine(name: str) -> Engine:
+    """Connect to Trino or Athena from the environment (see the module docstring)."""
+    import ibis
+
+    if name == "trino":
+        url = os.environ.get("TRAINBILL_TRINO_URL", "").strip()
+        if not url.startswith("trino://"):
+            raise BillError(
+                "engine 'trino' needs TRAINBILL_TRINO_URL, e.g. "
+                "trino://user@host:8080/catalog/schema (the tables are read from there)"
+            )
+        try:
+            backend = ibis.connect(url)
+        except ImportError:
+            raise BillError(
+                "engine 'trino' needs the Trino client: pip install 'trainbill[trino]'"
+            ) from None
+        return Engine(name, backend=backend)
+    staging = os.environ.get("TRAINBILL_ATHENA_S3_STAGING_DIR", "").strip()
+    if not staging.startswith("s3://"):
+        raise BillError(
+            "engine 'athena' needs TRAINBILL_ATHENA_S3_STAGING_DIR, e.g. s3://bucket/athena-results/ "
+            "(and TRAINBILL_ATHENA_SCHEMA, AWS_REGION and AWS credentials as usual)"
+        )
+    config: dict[str, Any] = {
+        "s3_staging_dir": staging,
+        "schema_name": os.environ.get("TRAINBILL_ATHENA_SCHEMA", "default"),
+    }
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        config["region_name"] = region
+    try:
+        backend = ibis.athena.connect(**config)
+    except ImportError:
+        raise BillError("engine 'athena' needs PyAthena: pip install 'trainbill[athena]'") from None
+    return Engine(name, backend=backend)
+
+
 def open_engine(name: str) -> Engine:
-    """Start ``duckdb`` (in-process) or ``spark``.
+    """Start ``duckdb`` (in-process) or ``spark``, or connect to ``trino`` or ``athena``.
 
     Raises:
-        BillError: unknown engine name, or its packages are not installed.
+        BillError: unknown engine name, its packages are not installed, or its connection
+            settings are missing.
     """
     if name not in ENGINES:
         raise BillError(f"unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
@@ -197,7 +299,9 @@ def open_engine(name: str) -> Engine:
         try:
             import duckdb
         except ImportError:
-            raise BillError("engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'") from None
+            raise BillError(
+                "engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'"
+            ) from None
         con = duckdb.connect()
         con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
         return Engine(name, con=con)
@@ -205,5 +309,7 @@ def open_engine(name: str) -> Engine:
         import ibis
     except ImportError:
         raise BillError("reading bills needs Ibis: pip install 'trainbill[bills]'") from None
+    if name in TABLE_ENGINES:
+        return _table_engine(name)
     session = _spark_session()
     return Engine(name, ibis.pyspark.connect(session), session)

@@ -88,8 +88,8 @@ _PARQUET_SUFFIXES = (".parquet",)
 class BillFile:
     """One data file and its header, so later steps never reopen it just to look at columns."""
 
-    path: Path
-    kind: str  # "csv" or "parquet"
+    path: Path  # for kind "table" (Trino/Athena), the table name, only ever displayed
+    kind: str  # "csv", "parquet" or "table"
     columns: tuple[str, ...]
 
 
@@ -330,8 +330,8 @@ def find_bad_number(files: Sequence[BillFile], column: str) -> tuple[Path, int, 
     """First (file, 1-based data row, value) whose ``column`` is not a finite number below
     ``MAX_AMOUNT`` in absolute value, or ``None``."""
     for file in files:
-        if column.lower() not in {c.lower() for c in file.columns}:
-            continue
+        if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
+            continue  # a table in Trino/Athena cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue
@@ -349,8 +349,8 @@ def find_other_value(
 ) -> tuple[Path, int, str] | None:
     """First (file, 1-based data row, value) whose ``column`` is set and differs from ``expected``."""
     for file in files:
-        if column.lower() not in {c.lower() for c in file.columns}:
-            continue
+        if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
+            continue  # a table in Trino/Athena cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classify
+from trainbill.bills._engine import TABLE_ENGINES
 from trainbill.bills._files import BillFormat, detect, discover, find_bad_number, find_other_value
 from trainbill.errors import BillError
 
@@ -384,8 +385,10 @@ def read_bill(
     """Read FOCUS 1.0-1.2 or AWS CUR 2.0 files (CSV, CSV.gz, Parquet) into a ``BillSummary``.
 
     Args:
-        paths: files, folders, or a CUR 2.0 Data Export folder with its ``*-Manifest.json``.
-        engine: ``"duckdb"`` (embedded, default) or ``"spark"`` (PySpark; same queries).
+        paths: files, folders, or a CUR 2.0 Data Export folder with its ``*-Manifest.json``;
+            for ``engine="trino"``/``"athena"``, table names (``schema.table``).
+        engine: ``"duckdb"`` (embedded, default), ``"spark"`` (PySpark), ``"trino"`` or
+            ``"athena"`` (the same queries; see ``trainbill.bills._engine``).
         by: optional breakdown: ``"tag:KEY"``, ``"resource"``, ``"service"`` or ``"day"``.
 
     Raises:
@@ -396,6 +399,8 @@ def read_bill(
     """
     kind, tag_key = _parse_by(by)
     items = [paths] if isinstance(paths, str | Path) else list(paths)
+    if engine in TABLE_ENGINES:
+        return _run_tables([str(i) for i in items], engine, kind, tag_key, by)
     fmt = detect(discover(items))
     # Ibis 12 calls DuckDB 2's deprecated ``fetch_arrow_table``; the warning concerns Ibis's
     # internals, not ours, so it is silenced for the engine calls only.
@@ -405,6 +410,27 @@ def read_bill(
         warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
         warnings.filterwarnings("ignore", category=ResourceWarning)
         return _run(fmt, engine, kind, tag_key, by)
+
+
+def _run_tables(
+    names: list[str], engine: str, kind: str | None, tag_key: str | None, by: str | None
+) -> BillSummary:
+    """Trino/Athena: the inputs are tables; their schemas decide the format."""
+    from trainbill.bills._engine import open_engine
+
+    if not names:
+        raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
+    eng = open_engine(engine)
+    try:
+        fmt = detect(eng.table_files(names))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=ResourceWarning)
+            results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
+    finally:
+        eng.close()
+    fields = _summarise(results["summary"], fmt, engine)
+    breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
+    return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
 
 
 def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:

@@ -30,12 +30,23 @@ app.add_typer(bill_app, name="bill")
 _Files = Annotated[
     list[Path],
     typer.Argument(
-        help="FOCUS 1.0-1.2 or CUR 2.0 files (.csv, .csv.gz, .parquet) or export folders.",
+        help=(
+            "FOCUS 1.0-1.2 or CUR 2.0 files (.csv, .csv.gz, .parquet) or export folders "
+            "(table names with --engine trino/athena)."
+        ),
         show_default=False,
     ),
 ]
 _Engine = Annotated[
-    str, typer.Option("--engine", help="Query engine: duckdb (embedded) or spark (PySpark).")
+    str,
+    typer.Option(
+        "--engine",
+        help=(
+            "Query engine: duckdb (embedded), spark (PySpark; TRAINBILL_SPARK_MASTER), "
+            "trino (TRAINBILL_TRINO_URL) or athena (TRAINBILL_ATHENA_S3_STAGING_DIR); "
+            "with trino/athena the arguments are table names."
+        ),
+    ),
 ]
 _Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 _BREAKDOWN_ROWS = 25
@@ -148,9 +159,13 @@ def _render_reconciliation(r: Reconciliation) -> None:
     )
     console.print(table)
     for row in r.largest:
-        console.print(f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:")
+        console.print(
+            f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:"
+        )
         for line in row.lines:
-            console.print(f"  {line.billed_cost:>14,.2f}  {line.service}: {line.item} ({line.rows} rows)")
+            console.print(
+                f"  {line.billed_cost:>14,.2f}  {line.service}: {line.item} ({line.rows} rows)"
+            )
 
 
 @bill_app.command("compare")
