@@ -90,6 +90,7 @@ class Case:
     batch_tokens: float
     shape: tuple[int, int]
     recompute: bool | None = None
+    fused_attention: bool = True
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -127,11 +128,11 @@ def cases() -> Iterator[Case]:
             yield Case(id=rid, kind="throughput", published=float(r["tflops_per_gpu"]) * 0.75, params=params,
                        active_params=None, tokens=1e12, gpus=gpus, cluster=A100_1600, precision="bf16", seq_len=seq,
                        batch_tokens=batch * seq, shape=SHAPES[f"megatron-{size}"], recompute=True,
-                       note="HFU-like TFLOP/s x 3/4 (recompute)")  # fmt: skip
+                       fused_attention=False, note="HFU-like TFLOP/s x 3/4 (recompute)")  # fmt: skip
         elif rid == "megatron-2021-gpt3-175b-proj":
             yield Case(id=rid, kind="throughput", published=140 * 0.75, params=params, active_params=None,
                        tokens=1e12, gpus=gpus, cluster=A100_1600, precision="bf16", seq_len=seq,
-                       batch_tokens=1536 * seq, shape=SHAPES["gpt3-175b"], recompute=True,
+                       batch_tokens=1536 * seq, shape=SHAPES["gpt3-175b"], recompute=True, fused_attention=False,
                        note="projection's measured 140 TFLOP/s x 3/4 (recompute)")  # fmt: skip
         elif rid.startswith("mlperf31"):
             yield Case(id=rid, kind="throughput", published=float(n["tok_s_gpu"]), params=params, active_params=None,
@@ -169,7 +170,8 @@ def cases() -> Iterator[Case]:
         elif rid == "opt-175b":
             yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=None,
                        tokens=300e9, gpus=992, cluster=A100_1600, precision="bf16", seq_len=2048, batch_tokens=2e6,
-                       shape=SHAPES["opt-175b"], note="GPU-hours are LLaMA-1 authors' 992 x 34 days")  # fmt: skip
+                       shape=SHAPES["opt-175b"], recompute=True, fused_attention=False,
+                       note="GPU-hours are LLaMA-1 authors' 992 x 34 days; recompute: chronicles' 4.30e23 FLOPs = 4/3 x 6ND")  # fmt: skip
         elif rid.startswith("falcon"):
             cl = {"provider": "aws", "instance": "p4d.24xlarge"}
             yield Case(id=rid, kind="whole_run", published=gpus * float(r["wall_hours"]), params=params,
@@ -200,8 +202,8 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
             model["active_params"] = case.active_params
         plan = plan_from_dict({"model": model, "cluster": {**case.cluster, "gpus": case.gpus},
                                "prices": {"as_of": TODAY.isoformat()}})  # fmt: skip
-        if fit is not None:
-            return _whole_run_with_fit(plan, catalog, fit)
+        if fit is not None or case.recompute is not None or not case.fused_attention:
+            return _whole_run_with(plan, catalog, fit, case.recompute, case.fused_attention)
         fc = forecast(plan, catalog, today=TODAY)
         return fc.usage.wall_hours * fc.usage.gpus
     inst = catalog.instance(case.cluster["instance"])
@@ -212,6 +214,7 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
         params=case.params, active_params=case.active_params, tokens=case.tokens,
         global_batch_tokens=case.batch_tokens, seq_len=case.seq_len, layers=layers, d_model=d,
         straggler_cv=float(catalog.value("reliability.straggler_cv")), recompute=case.recompute, fit=fit,
+        fused_attention=case.fused_attention,
     )  # fmt: skip
     assert est.flops is not None
     seconds = est.compute_hours * (1.0 + est.sync_stall_fraction) * 3600.0
@@ -221,14 +224,16 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
     return est.flops / seconds / gpus / 1e12
 
 
-def _whole_run_with_fit(plan: Any, catalog: Catalog, fit: FitParams) -> float:
-    """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop)."""
+def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recompute: bool | None,
+                    fused_attention: bool = True) -> float:
+    """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and the
+    run's known activation-recompute setting (a plan has no field for it)."""
     import trainbill.usage as usage_mod
 
     original = usage_mod.estimate_time
 
     def patched(**kw: Any) -> Any:
-        return original(**kw, fit=fit)
+        return original(**kw, fit=fit, recompute=recompute, fused_attention=fused_attention)
 
     usage_mod.estimate_time = patched  # type: ignore[assignment]
     try:

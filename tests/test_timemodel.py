@@ -154,7 +154,7 @@ def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
 
 def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
     """H100, d 4096: m = k_mem · (989e12 FLOP/s ÷ 3.35e12 B/s) / 4096 = 1 · 295.2 / 4096 = 0.0721."""
-    fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0)
+    fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0)
     inst = catalog.instance("p5.48xlarge")
     est = estimate_time(
         catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
@@ -167,12 +167,48 @@ def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
     assert est.base_mfu == pytest.approx(0.5 / (1 + m))  # 0.4664
 
 
+def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
+    """Pre-FlashAttention software pays k_attn bytes per score: H100, L 16, d 4096 (32 heads of
+    128), seq 2048, k_attn 40 bytes: per token 40 · 16 · 32 · 2048 = 41,943,040 bytes, times the
+    balance 989e12 / 3.35e12 = 295.22 FLOP/byte, over 6e9 + 12 · 16 · 4096 · 2048 = 7.6106e9
+    FLOPs per token: m_attn = 1.627, so the step takes 2.627× the fused one (k_mem 0 isolates it).
+    """
+    fit = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=40.0)
+    inst = catalog.instance("p5.48xlarge")
+    hours = {}
+    for fused in (True, False):
+        est = estimate_time(
+            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
+            hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
+            layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit, fused_attention=fused,
+        )  # fmt: skip
+        hours[fused] = est.compute_hours
+        assert any(name == "attention" for name, _ in est.factors) is not fused  # --explain says so
+    per_token_flops = 6e9 + 12 * 16 * 4096 * 2048
+    m_attn = 40 * 16 * 32 * 2048 * (989e12 / 3.35e12) / per_token_flops
+    assert m_attn == pytest.approx(1.627, abs=1e-3)
+    assert hours[True] == pytest.approx(per_token_flops * 1e11 / (8 * 989e12 * 0.5) / 3600)
+    assert hours[False] / hours[True] == pytest.approx(1 + m_attn)
+
+
+def test_shipped_k_attn_matches_the_byte_count(catalog: Catalog) -> None:
+    """The fitted k_attn is within a factor 1.5 of the bytes per score counted by hand for
+    Megatron-LM's fp16 attention path with recompute (trainbill.timemodel's docstring):
+    forward 2 + 2 + 2 + 2 + 2 + 1 + 2 = 13, recompute 13, backward 2 + 5 + 6 + 4 + 2 = 19, total 45.
+    The fit never sees the count, so agreement says the term is physical, not a fudge."""
+    from trainbill.timemodel import fit_params
+
+    counted = (2 + 2 + 2 + 2 + 2 + 1 + 2) * 2 + (2 + 5 + 6 + 4 + 2)
+    assert counted == 45
+    assert counted / 1.5 <= fit_params(catalog).k_attn <= counted * 1.5
+
+
 def test_step_overhead_adds_fixed_seconds_per_step(catalog: Catalog) -> None:
     """1 s per step × (1e11 tokens / 4e6 per step = 25,000 steps) = 25,000 s = 6.944 h more."""
     inst = catalog.instance("p5.48xlarge")
     hours = []
     for overhead in (0.0, 1.0):
-        fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead)
+        fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead, k_attn=0.0)
         hours.append(estimate_time(
             catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
             hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,

@@ -6,7 +6,7 @@ model is split over GPUs (tensor, pipeline, data parallel), on how much traffic 
 inter-node network per step and how much of it hides behind compute, and on the slowest GPU in
 every step. Each factor is reported in ``TimeEstimate.factors`` so ``--explain`` can show it.
 
-Formulas (constants come from the catalog: ``[time]`` assumptions and the five fitted global
+Formulas (constants come from the catalog: ``[time]`` assumptions and the six fitted global
 parameters ``time.fit.*`` in ``time_model_fit.toml``, written by ``tools/fit_time_model.py``,
 which also reports leave-one-out cross-validated errors):
 
@@ -21,6 +21,14 @@ which also reports leave-one-out cross-validated errors):
   activations, residuals, optimizer) moves bytes ∝ width per token per layer while matmul
   FLOPs grow ∝ width², so narrow models on compute-rich chips lose the most. Full activation
   recompute (when memory requires it) adds one forward pass: × 4/3.
+* unfused attention (runs before FlashAttention, Dao et al. 2022, arXiv 2205.14135; never a
+  plan's default): m += k_attn · L · (d / 128) · seq_len · B / (FLOPs per token), the seq × seq
+  scores of every head moved through HBM at k_attn bytes each. Counting Megatron-LM's fp16
+  passes per score: forward 13 bytes (QKᵀ writes 2, fused softmax reads 2 and writes 2, dropout
+  reads 2, writes 2 and a 1-byte mask, PV reads 2), the same 13 again under activation
+  recompute, backward 19 (dP write 2, dropout backward 5, softmax backward 6, the two QKᵀ
+  gradient reads 4, the V-gradient read 2): ≈ 45 bytes. The fit, which never sees this count,
+  lands at about the same value (``time.fit.k_attn``).
 * host overhead: a fixed ``step_overhead_s`` per optimizer step (optimizer kernels, gradient
   clipping, the first FSDP gather and last reduce-scatter, data loader and logging) that does
   not shrink with more GPUs; it matters for short steps (small models, small batches).
@@ -64,6 +72,7 @@ _SECONDS_PER_HOUR = 3600.0
 _BYTES_PER_BF16 = 2.0
 _RECOMPUTE_FACTOR = 4.0 / 3.0  # one extra forward pass over fwd (1) + bwd (2)
 _CP_MIN_SEQ = 8192  # context parallelism splits sequences longer than this (Llama 3: CP16 at 128K)
+_HEAD_DIM = 128  # attention head width of GPT-3 175B, Llama and most large models (heads = d / 128)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +84,7 @@ class FitParams:
     eta_fp8: float
     overlap: float
     step_overhead_s: float
+    k_attn: float
 
 
 def fit_params(catalog: Catalog) -> FitParams:
@@ -85,6 +95,7 @@ def fit_params(catalog: Catalog) -> FitParams:
         eta_fp8=float(catalog.value("time.fit.eta_fp8")),
         overlap=float(catalog.value("time.fit.overlap")),
         step_overhead_s=float(catalog.value("time.fit.step_overhead_s")),
+        k_attn=float(catalog.value("time.fit.k_attn")),
     )
 
 
@@ -213,6 +224,7 @@ def estimate_time(
     recompute: bool | None = None,
     fit: FitParams | None = None,
     measured_mfu: float | None = None,
+    fused_attention: bool = True,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
@@ -224,6 +236,10 @@ def estimate_time(
     better evidence than the fit, and it already includes any recompute the user runs, so
     the recompute factor is not applied again; layout, communication, bubbles and stragglers
     still come from the model, which is how the measurement extrapolates to the plan's GPUs.
+    ``fused_attention=False`` describes software from before FlashAttention (2022), which
+    writes the seq × seq attention scores to HBM; plans always assume fused attention, and the
+    published runs of that era (Megatron-LM 2021, OPT-175B) use it so the fit can learn from
+    them without mistaking old attention kernels for a slow accelerator.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
@@ -276,6 +292,12 @@ def estimate_time(
     # Kernel efficiency.
     flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)  # machine balance, FLOP per HBM byte
     m = fp.k_mem * flop_per_byte / d_model
+    if not fused_attention:
+        heads = d_model / _HEAD_DIM
+        m_attn = fp.k_attn * layers * heads * seq_len * flop_per_byte / (flops / tokens)
+        factors.append(("attention", (f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
+                        f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of matmul time")))  # fmt: skip
+        m += m_attn
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
