@@ -400,8 +400,11 @@ def read_bill(
     kind, tag_key = _parse_by(by)
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if engine in TABLE_ENGINES:
-        return _run_tables([str(i) for i in items], engine, kind, tag_key, by)
-    fmt = detect(discover(items))
+        if not items:
+            raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
+        fmt = None  # Trino/Athena: the inputs are tables, whose schemas decide the format
+    else:
+        fmt = detect(discover(items))
     # Ibis 12 calls DuckDB 2's deprecated ``fetch_arrow_table``; the warning concerns Ibis's
     # internals, not ours, so it is silenced for the engine calls only.
     with warnings.catch_warnings():
@@ -409,28 +412,7 @@ def read_bill(
         # PySpark 4.0 sets a pandas option pandas 3 deprecates, and py4j leaves sockets to GC.
         warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
         warnings.filterwarnings("ignore", category=ResourceWarning)
-        return _run(fmt, engine, kind, tag_key, by)
-
-
-def _run_tables(
-    names: list[str], engine: str, kind: str | None, tag_key: str | None, by: str | None
-) -> BillSummary:
-    """Trino/Athena: the inputs are tables; their schemas decide the format."""
-    from trainbill.bills._engine import open_engine
-
-    if not names:
-        raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
-    eng = open_engine(engine)
-    try:
-        fmt = detect(eng.table_files(names))
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=ResourceWarning)
-            results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
-    finally:
-        eng.close()
-    fields = _summarise(results["summary"], fmt, engine)
-    breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
-    return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by)
 
 
 def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:
@@ -446,12 +428,20 @@ def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -
 
 
 def _run(
-    fmt: BillFormat, engine: str, kind: str | None, tag_key: str | None, by: str | None
+    fmt: BillFormat | None,
+    names: list[str],
+    engine: str,
+    kind: str | None,
+    tag_key: str | None,
+    by: str | None,
 ) -> BillSummary:
+    """Open the engine, run the queries, reduce the groups; ``fmt`` is None for table engines."""
     from trainbill.bills._engine import open_engine
 
     eng = open_engine(engine)
     try:
+        if fmt is None:
+            fmt = detect(eng.table_files(names))
         if eng.name == "duckdb":
             results = _run_duckdb(eng, fmt, kind, tag_key)
         else:
