@@ -81,8 +81,10 @@ def test_missing_path_and_bad_options(tmp_path: Path) -> None:
     """A missing file, an unknown engine and an unknown --by value each get a clear message."""
     with pytest.raises(BillError, match=r"nope\.csv: no such file or folder"):
         read_bill(tmp_path / "nope.csv")
-    with pytest.raises(BillError, match="unknown engine 'oracle'; allowed: duckdb, spark"):
+    with pytest.raises(BillError, match="unknown engine 'oracle'; allowed: duckdb, spark, trino, athena"):
         read_bill(CUR_MONTH, engine="oracle")
+    with pytest.raises(BillError, match="unknown engine 'presto'"):  # named before any file is read
+        read_bill(tmp_path / "nope.csv", engine="presto")
     with pytest.raises(BillError, match="--by 'month' is not supported"):
         read_bill(CUR_MONTH, by="month")
 

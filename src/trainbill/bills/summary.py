@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classify
-from trainbill.bills._engine import TABLE_ENGINES
+from trainbill.bills._engine import ENGINES, TABLE_ENGINES
 from trainbill.bills._files import BillFormat, detect, discover, find_bad_number, find_other_value
 from trainbill.errors import BillError
 
@@ -399,6 +399,8 @@ def read_bill(
     """
     kind, tag_key = _parse_by(by)
     items = [paths] if isinstance(paths, str | Path) else list(paths)
+    if engine not in ENGINES:  # before reading any file: the engine decides what the inputs are
+        raise BillError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
     if engine in TABLE_ENGINES:
         if not items:
             raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
