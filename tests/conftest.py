@@ -15,6 +15,18 @@ EXAMPLES = REPO / "examples"
 TODAY = date(2026, 12, 2)
 
 
+@pytest.fixture(autouse=True)
+def _isolated_user_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the developer's own trainbill state.
+
+    Without this, a price cache left by ``trainbill prices update`` or a ``TRAINBILL_CATALOG``
+    overlay in the shell would change the prices tests see, and bill SQL compiled by tests would
+    land in ``~/.cache``. Each test gets a fresh empty cache; tests that need one set their own.
+    """
+    monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
+    monkeypatch.delenv("TRAINBILL_CATALOG", raising=False)
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     """The packaged catalog (no overlays)."""
