@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trainbill.bills._files import BillFile, BillFormat
+from trainbill.bills._files import BillFile, BillFormat, duckdb_database
 from trainbill.errors import BillError
 
 __all__ = ["ENGINES", "TABLE_ENGINES", "Engine", "open_engine"]
@@ -297,12 +297,11 @@ def open_engine(name: str) -> Engine:
         raise BillError(f"unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
     if name == "duckdb":
         try:
-            import duckdb
+            con = duckdb_database().cursor()
         except ImportError:
             raise BillError(
                 "engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'"
             ) from None
-        con = duckdb.connect()
         con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
         return Engine(name, con=con)
     try:

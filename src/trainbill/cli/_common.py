@@ -10,19 +10,31 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from trainbill._io import atomic_write_text
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from trainbill.catalog import Catalog
+
+    console: Console
 
 __all__ = ["atomic_write_text", "catalog_from_options", "console", "print_json"]
 
-console = Console(highlight=False)
-if not console.is_terminal:
-    # Piped or captured output: wide enough that ledger rows do not wrap into towers.
-    console = Console(highlight=False, width=160)
+
+def __getattr__(name: str) -> Any:
+    """``console`` is made on first use (PEP 562): ``bill summary --json`` never draws, and
+    importing Rich's console is a measurable part of its start-up (benchmarked, issue #6)."""
+    if name != "console":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rich.console import Console
+
+    made = Console(highlight=False)
+    if not made.is_terminal:
+        # Piped or captured output: wide enough that ledger rows do not wrap into towers.
+        made = Console(highlight=False, width=160)
+    globals()["console"] = made
+    return made
 
 
 def catalog_from_options(catalog_dirs: Sequence[Path] | None = None) -> Catalog:

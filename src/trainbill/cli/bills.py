@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from trainbill.cli import app
-from trainbill.cli._common import console, print_json
+from trainbill.cli import _common, app
+from trainbill.cli._common import print_json
 
 if TYPE_CHECKING:
     from trainbill.bills import BillSummary, Reconciliation
@@ -82,18 +82,18 @@ def _render_summary(s: BillSummary) -> None:
     table.add_row("total (billed)", f"{s.rows:,}", _money(s.billed_cost, cur), "100.0%")
     table.add_row("effective (amortised)", "", _money(s.effective_cost, cur), "")
     table.add_row("list (on-demand)", "", _money(s.list_cost, cur), "")
-    console.print(table)
-    console.print(
+    _common.console.print(table)
+    _common.console.print(
         f"GPU instance compute: {_money(s.gpu_compute_cost, cur)} over "
         f"{s.gpu_instance_hours:,.1f} instance-hours"
     )
     multiplier = s.hidden_multiplier
-    console.print(
+    _common.console.print(
         "hidden multiplier (total / GPU compute): "
         + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
     )
     if s.uncategorized_rows:
-        console.print(
+        _common.console.print(
             f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
             f"{_money(s.uncategorized_cost, cur)}"
         )
@@ -106,9 +106,9 @@ def _render_summary(s: BillSummary) -> None:
         for row in s.breakdown[:_BREAKDOWN_ROWS]:
             top = max(row.by_category.items(), key=lambda kv: abs(kv[1]), default=("", 0.0))
             by.add_row(row.key, f"{row.rows:,}", _money(row.billed_cost, cur), top[0])
-        console.print(by)
+        _common.console.print(by)
         if len(s.breakdown) > _BREAKDOWN_ROWS:
-            console.print(f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)")
+            _common.console.print(f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)")
 
 
 @bill_app.command("summary")
@@ -157,13 +157,13 @@ def _render_reconciliation(r: Reconciliation) -> None:
         f"{r.actual_total - r.forecast_total:+,.2f}",
         "",
     )
-    console.print(table)
+    _common.console.print(table)
     for row in r.largest:
-        console.print(
+        _common.console.print(
             f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:"
         )
         for line in row.lines:
-            console.print(
+            _common.console.print(
                 f"  {line.billed_cost:>14,.2f}  {line.service}: {line.item} ({line.rows} rows)"
             )
 
@@ -209,5 +209,5 @@ def calibrate_cmd(
     summaries = [read_bill(files, engine=engine)]
     cal = fit_calibration(summaries)
     write_calibration(cal, output, overwrite=force)
-    console.print(calibration_to_toml(cal), end="", markup=False)
-    console.print(f"wrote {output}")
+    _common.console.print(calibration_to_toml(cal), end="", markup=False)
+    _common.console.print(f"wrote {output}")
