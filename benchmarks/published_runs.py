@@ -171,7 +171,7 @@ def cases() -> Iterator[Case]:
             yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=None,
                        tokens=300e9, gpus=992, cluster=A100_1600, precision="bf16", seq_len=2048, batch_tokens=2e6,
                        shape=SHAPES["opt-175b"], recompute=True, fused_attention=False,
-                       note="GPU-hours are LLaMA-1 authors' 992 x 34 days; recompute: chronicles' 4.30e23 FLOPs = 4/3 x 6ND")  # fmt: skip
+                       note="GPU-hours are LLaMA-1 authors' 992 x 34 days; recompute: chronicles' 4.30e23 FLOPs = 4/3 x model FLOPs")  # fmt: skip
         elif rid.startswith("falcon"):
             cl = {"provider": "aws", "instance": "p4d.24xlarge"}
             yield Case(id=rid, kind="whole_run", published=gpus * float(r["wall_hours"]), params=params,
@@ -226,8 +226,8 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
 
 def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recompute: bool | None,
                     fused_attention: bool = True) -> float:
-    """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and the
-    run's known activation-recompute setting (a plan has no field for it)."""
+    """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and what
+    the run's paper states about recompute and attention (a plan has no field for either)."""
     import trainbill.usage as usage_mod
 
     original = usage_mod.estimate_time

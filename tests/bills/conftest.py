@@ -40,5 +40,6 @@ def spark_available() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _sql_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Compiled bill SQL goes to a per-session temporary cache, never the user's home."""
+    """One temporary cache for the whole session (the root conftest gives each test an empty
+    one): bills tests share compiled SQL, so each schema is compiled by Ibis once, not per test."""
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

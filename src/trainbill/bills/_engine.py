@@ -56,9 +56,7 @@ class Engine:
     Ibis. ``backend`` is the Ibis backend of Spark, Trino and Athena.
     """
 
-    def __init__(
-        self, name: str, backend: Any = None, session: Any = None, con: Any = None
-    ) -> None:
+    def __init__(self, name: str, backend: Any = None, session: Any = None, con: Any = None) -> None:
         self.name = name
         self._backend = backend
         self.session = session
@@ -103,9 +101,7 @@ class Engine:
             except BillError:
                 raise
             except Exception as exc:  # noqa: BLE001 - driver errors vary by engine and version
-                detail = (
-                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                )
+                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise BillError(f"{name}: {self.name} cannot read the table: {detail}") from None
             # ``path`` holds the table name (``catalog.schema.table``): only ever displayed.
             out.append(BillFile(path=Path(name), kind="table", columns=columns))
@@ -131,9 +127,7 @@ class Engine:
                 )
             view = f"trainbill_{kind}"
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {source}")
-            schema = [
-                (str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()
-            ]
+            schema = [(str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
             out.append((view, schema))
             self._views[view] = schema
         return out
@@ -307,9 +301,7 @@ def open_engine(name: str) -> Engine:
         try:
             con = duckdb_database().cursor()
         except ImportError:
-            raise BillError(
-                "engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'"
-            ) from None
+            raise BillError("engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'") from None
         con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
         return Engine(name, con=con)
     try:

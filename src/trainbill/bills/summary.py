@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classify
-from trainbill.bills._engine import ENGINES, TABLE_ENGINES
+from trainbill.bills._engine import ENGINES, TABLE_ENGINES, open_engine
 from trainbill.bills._files import BillFormat, detect, discover, find_bad_number, find_other_value
 from trainbill.errors import BillError
 
@@ -438,8 +438,6 @@ def _run(
     by: str | None,
 ) -> BillSummary:
     """Open the engine, run the queries, reduce the groups; ``fmt`` is None for table engines."""
-    from trainbill.bills._engine import open_engine
-
     eng = open_engine(engine)
     try:
         if fmt is None:
