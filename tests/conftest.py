@@ -44,4 +44,5 @@ def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:
         "network": {"nat_gateways": 0, "public_ips_per_node": 0, "nat_gb_per_node_hour": 0},
         "monitoring": {"custom_metrics_per_node": 0, "logs_gb_per_node_hour": 0},
         "reliability": {"gpu_failure_rate_per_gpu_day": 0, "straggler_cv": 0, "spot_reclaim_rate_per_node_hour": 0},
+        "evaluation": {"interval_steps": 0},
     }

@@ -65,6 +65,7 @@ class Forecast:
                 "compute_hours": u.compute_hours,
                 "compute_gpu_hours": u.compute_hours * u.gpus,
                 "sync_stall_hours": u.sync_stall_hours,
+                "eval_hours": u.eval_hours,
                 "checkpoint_stall_hours": u.checkpoint_stall_hours,
                 "failure_lost_hours": u.failure_lost_hours,
                 "reclaim_lost_hours": u.reclaim_lost_hours,

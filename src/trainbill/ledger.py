@@ -20,6 +20,7 @@ __all__ = ["CATEGORIES", "Ledger", "LineItem"]
 CATEGORIES: tuple[str, ...] = (
     "compute",
     "sync_stall",
+    "evaluation",
     "checkpoint",
     "storage",
     "data_transfer",

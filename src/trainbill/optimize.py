@@ -7,7 +7,7 @@ How the search stays consistent with ``forecast`` while evaluating millions of c
 
 * **Time side.** For every (instance, node count) the real ``usage_for`` is called on two
   reference plans (two checkpoint intervals, all nodes on spot). From them come the pure
-  compute hours, the synchronization stall, the checkpoint write stall, the failure and reclaim
+  compute hours, the synchronization stall, the evaluation hours, the checkpoint write stall, the failure and reclaim
   rates per exposed hour and the loss per event as an affine function of the interval; one
   ``usage_for`` per orchestrator gives its restart time. The grid over interval × spot share ×
   orchestrator is then composed in NumPy. A random sample of grid points is re-derived with
@@ -381,6 +381,7 @@ class _TimeCoef:
 
     compute: FloatArray  # H_c
     sync: FloatArray  # H_s
+    evaluation: FloatArray  # H_e: validation passes (independent of interval and spot)
     ck_each: FloatArray  # write stall per checkpoint
     ck_per_hour: FloatArray  # checkpoints per compute hour per (1/interval): 1 if size > 0
     fail_rate: FloatArray  # failures per exposed hour
@@ -399,7 +400,7 @@ def _time_coefficients(
     today: date | None,
 ) -> _TimeCoef:
     i0, i1 = 1.0, 4.0
-    cols: dict[str, list[float]] = {k: [] for k in ("hc", "hs", "each", "kph", "fr", "rr", "slope", "fits")}
+    cols: dict[str, list[float]] = {k: [] for k in ("hc", "hs", "he", "each", "kph", "fr", "rr", "slope", "fits")}
     for n in axes.nodes:
         us = [
             usage_for(
@@ -416,6 +417,7 @@ def _time_coefficients(
         u = us[0]
         cols["hc"].append(u.compute_hours)
         cols["hs"].append(u.sync_stall_hours)
+        cols["he"].append(u.eval_hours)
         cols["each"].append(u.checkpoint_stall_hours_each)
         cols["kph"].append(u.checkpoint_count * i0 / u.compute_hours if u.compute_hours else 0.0)
         cols["fr"].append(u.failure_events / u.exposed_hours)
@@ -441,6 +443,7 @@ def _time_coefficients(
     return _TimeCoef(
         compute=np.array(cols["hc"]),
         sync=np.array(cols["hs"]),
+        evaluation=np.array(cols["he"]),
         ck_each=np.array(cols["each"]),
         ck_per_hour=np.array(cols["kph"]),
         fail_rate=np.array(cols["fr"]),
@@ -474,7 +477,8 @@ def _compose_time(tc: _TimeCoef, axes: _Axes) -> _TimeGrid:
     s = np.array(axes.spots)[None, None, None, :]
     hc = tc.compute[:, None, None, None]
     count = hc * tc.ck_per_hour[:, None, None, None] / iv
-    exposed = hc + tc.sync[:, None, None, None] + count * tc.ck_each[:, None, None, None]
+    exposed = hc + tc.sync[:, None, None, None] + tc.evaluation[:, None, None, None]
+    exposed = exposed + count * tc.ck_each[:, None, None, None]
     events = exposed * (tc.fail_rate[:, None, None, None] + tc.reclaim_rate[:, None, None, None] * s)
     loss = tc.restart[None, :, None, None] + tc.loss_slope * iv
     wall = exposed + events * loss

@@ -5,8 +5,8 @@ through ``plan_from_dict`` so they share one schema and one set of error message
 out stay ``None`` here and are filled from the catalog's ``assumptions.toml`` when usage is
 worked out, so every default is data with a source (and the output says which were assumed).
 
-Sections: ``run, model, cluster, purchase, prices, storage, data, checkpoint, network,
-monitoring, reliability``. Unknown keys are errors (a typo must not silently become a default).
+Sections: ``run, model, cluster, purchase, prices, storage, data, checkpoint, evaluation,
+network, monitoring, reliability``. Unknown keys are errors (a typo must not silently become a default).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ __all__ = [
     "CheckpointSection",
     "ClusterSection",
     "DataSection",
+    "EvaluationSection",
     "ExtraGroup",
     "ModelSection",
     "MonitoringSection",
@@ -155,6 +156,14 @@ class CheckpointSection(_Section):
     asynchronous: bool | None = None
 
 
+class EvaluationSection(_Section):
+    """Validation passes during training: every ``interval_steps`` steps, ``steps`` forward-only
+    steps at the training batch size (``interval_steps = 0``: no evaluation)."""
+
+    interval_steps: int | None = Field(default=None, ge=0)
+    steps: int | None = Field(default=None, ge=1)
+
+
 class NetworkSection(_Section):
     """NAT gateways and public IPv4 addresses."""
 
@@ -191,6 +200,7 @@ class Plan(_Section):
     storage: StorageSection = StorageSection()
     data: DataSection = DataSection()
     checkpoint: CheckpointSection = CheckpointSection()
+    evaluation: EvaluationSection = EvaluationSection()
     network: NetworkSection = NetworkSection()
     monitoring: MonitoringSection = MonitoringSection()
     reliability: ReliabilitySection = ReliabilitySection()

@@ -59,6 +59,7 @@ from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
 __all__ = [
+    "RECOMPUTE_FACTOR",
     "FitParams",
     "Layout",
     "TimeEstimate",
@@ -70,7 +71,8 @@ __all__ = [
 
 _SECONDS_PER_HOUR = 3600.0
 _BYTES_PER_BF16 = 2.0
-_RECOMPUTE_FACTOR = 4.0 / 3.0  # one extra forward pass over fwd (1) + bwd (2)
+#: Full activation recompute adds one forward pass to forward (1) + backward (2).
+RECOMPUTE_FACTOR = 4.0 / 3.0
 _CP_MIN_SEQ = 8192  # context parallelism splits sequences longer than this (Llama 3: CP16 at 128K)
 _HEAD_DIM = 128  # attention head width of GPT-3 175B, Llama and most large models (heads = d / 128)
 
@@ -348,7 +350,7 @@ def estimate_time(
             )  # fmt: skip
             if not mem.fits or (mem.offload and best is not None and not best.memory.offload):
                 continue
-            recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
+            recompute_cost = RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
             compute = step_flops_total / gpus * sec_per_flop * recompute_cost
             micro = max(1.0, batch / seq_len / dp)
             chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU

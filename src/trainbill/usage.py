@@ -17,6 +17,7 @@ from typing import Any
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import Plan
+from trainbill.timemodel import RECOMPUTE_FACTOR as _RECOMPUTE
 from trainbill.timemodel import TimeEstimate, estimate_time
 
 __all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
@@ -67,6 +68,10 @@ class Usage:
     checkpoint_stall_hours_each: float
     checkpoint_size_gb: float
     checkpoint_interval_hours: float
+    eval_hours: float
+    eval_interval_steps: int
+    eval_steps: int
+    eval_step_fraction: float
     failure_events: float
     failure_lost_hours: float
     reclaim_events: float
@@ -110,8 +115,8 @@ class Usage:
 
     @property
     def exposed_hours(self) -> float:
-        """Hours the cluster runs training steps or writes checkpoints (failures can strike)."""
-        return self.compute_hours + self.sync_stall_hours + self.checkpoint_stall_hours
+        """Hours the cluster trains, evaluates or writes checkpoints (failures can strike)."""
+        return self.compute_hours + self.sync_stall_hours + self.eval_hours + self.checkpoint_stall_hours
 
     @property
     def wall_hours(self) -> float:
@@ -265,6 +270,11 @@ def usage_for(
     stall_each = size_gb / rate / 3600.0 if size_gb > 0 else 0.0
     count = compute_hours / interval if size_gb > 0 else 0.0
     ck_stall = count * stall_each
+    ev = plan.evaluation
+    eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
+    eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
+    eval_fraction = _eval_step_fraction(est, measured_mfu is not None)
+    eval_hours = compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
 
     # Reliability: expected events over the exposed hours, each losing half an interval of
     # work on average (failures are uniform within an interval) plus the restart.
@@ -273,7 +283,7 @@ def usage_for(
     fail_rate = float(d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day"))
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
-    exposed = compute_hours + sync_hours + ck_stall
+    exposed = compute_hours + sync_hours + eval_hours + ck_stall
     lost_each = interval / 2.0 + restart
     failures = fail_rate * gpus * exposed / 24.0
     reclaims = hazard * nodes * spot_fraction * exposed
@@ -316,6 +326,10 @@ def usage_for(
         checkpoint_stall_hours_each=stall_each,
         checkpoint_size_gb=size_gb,
         checkpoint_interval_hours=interval,
+        eval_hours=eval_hours,
+        eval_interval_steps=eval_interval,
+        eval_steps=eval_steps,
+        eval_step_fraction=eval_fraction,
         failure_events=failures,
         failure_lost_hours=failures * lost_each,
         reclaim_events=reclaims,
@@ -347,6 +361,27 @@ def usage_for(
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )
+
+
+#: A forward pass is 2 of the 6 FLOPs per parameter per token of a training step (Kaplan et al.
+#: 2020, arXiv 2001.08361: forward 2N, backward 4N); attention FLOPs split the same way.
+_FORWARD_SHARE = 1.0 / 3.0
+
+
+def _eval_step_fraction(est: TimeEstimate, measured: bool) -> float:
+    """Hours of one evaluation step per hour of one training step.
+
+    An evaluation step is a forward pass over a training-sized batch: a third of the step's
+    FLOPs, with no activation recompute (nothing to recompute without a backward pass), no
+    gradient sync and no optimizer step, so it is a third of the kernel time *before* recompute
+    and none of the fixed per-step host overhead. Without a layout (hours given, no model) a
+    step is all kernel time and the fraction is the plain third.
+    """
+    lay = est.layout
+    if lay is None or lay.busy_s <= 0:
+        return _FORWARD_SHARE
+    recompute = _RECOMPUTE if lay.memory.recompute and not measured else 1.0
+    return lay.compute_s / recompute * _FORWARD_SHARE / lay.busy_s
 
 
 def _spot_hazard(

@@ -35,6 +35,7 @@ FORECAST_TO_BILL: Mapping[str, str] = MappingProxyType(
     {
         "compute": "compute",
         "sync_stall": "compute",
+        "evaluation": "compute",
         "spot_reclaim": "compute",
         "failures": "compute",
         "checkpoint": "compute",

@@ -80,6 +80,7 @@ def _time_table(data: ReportData) -> str:
     rows = [
         ("Pure training", u.compute_hours),
         ("Gradient-sync and straggler stalls", u.sync_stall_hours),
+        ("Evaluation (validation passes)", u.eval_hours),
         ("Checkpoint write stalls", u.checkpoint_stall_hours),
         (f"Failures ({number(u.failure_events)} expected)", u.failure_lost_hours),
         (f"Spot reclaims ({number(u.reclaim_events)} expected)", u.reclaim_lost_hours),

@@ -1,0 +1,42 @@
+"""Evaluation: cluster-hours of validation passes run during training.
+
+Pricing rule: evaluation hours = pure training hours × (evaluation steps ÷ steps between
+evaluations) × (an evaluation step's time ÷ a training step's time), billed at the blended
+cluster rate (the whole cluster evaluates while it does not train). An evaluation step is a
+forward pass over a training-sized batch: a third of the step's FLOPs, no recompute, no
+gradient sync or optimizer (``trainbill.usage``). Reads ``[defaults.evaluation]`` (Megatron-LM's
+defaults: 100 steps every 1,000) unless the plan's ``[evaluation]`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainbill.catalog import Catalog
+from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.ledger import LineItem
+from trainbill.usage import Usage
+
+__all__ = ["CATEGORY", "price"]
+CATEGORY = "evaluation"
+
+
+def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+    """One line: forward-only validation passes, when the plan evaluates at all."""
+    if usage.eval_hours <= 0:
+        return
+    rate, words = cluster_rate(catalog, usage)
+    yield LineItem(
+        category=CATEGORY,
+        item="validation passes (forward only)",
+        quantity=usage.eval_hours,
+        unit="cluster-hour",
+        unit_price_usd=rate,
+        basis=(
+            f"{usage.compute_hours:,.2f} h × {usage.eval_steps} eval steps every "
+            f"{usage.eval_interval_steps:,} steps × {usage.eval_step_fraction:.3f} (an eval step's time "
+            f"per training step: forward only, no recompute, sync or optimizer); {words}"
+        ),
+        source=instance_rate(catalog, usage, "on_demand").source,
+        driver=__name__,
+    )

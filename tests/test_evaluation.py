@@ -1,0 +1,134 @@
+"""Evaluation passes: forward-only steps priced at the cluster rate, in the run's hours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from trainbill.catalog import Catalog
+from trainbill.cli import main
+from trainbill.errors import SpecError
+from trainbill.forecast import forecast
+from trainbill.spec import load_plan, plan_from_dict
+
+
+def _eval_lines(fc: Any) -> list[Any]:
+    return list(fc.ledger.in_category("evaluation"))
+
+
+def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
+    """72 h × (100 eval steps / 1,000 steps) × 1/3 (forward only) = 2.4 cluster-hours.
+
+    Rate: 32 nodes × (½ × $98.32 on-demand + ½ × $25.66 spot) = $1,983.68 per cluster-hour,
+    so the line is 2.4 × 1,983.68 = $4,760.83. The plan gives hours, not a model, so an eval
+    step is a plain third of a training step.
+    """
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    (line,) = _eval_lines(fc)
+    assert line.quantity == pytest.approx(72 * 100 / 1000 / 3)
+    assert line.unit_price_usd == pytest.approx(32 * (0.5 * 98.32 + 0.5 * 25.66))
+    assert line.cost_usd == pytest.approx(2.4 * 1983.68)
+    assert any("Megatron-LM default --eval-interval 1000" in a for a in fc.usage.assumed)
+
+
+def test_plan_cadence_hand_computed(catalog: Catalog) -> None:
+    """50 eval steps every 500: 10 h × 50/500 × 1/3 = 1/3 h on 4 × p5 at $98.32 = $131.09.
+
+    With every other hidden rate at zero the bill is the quote plus exactly that line, and the
+    wall-clock is 10 h + 1/3 h.
+    """
+    d = zero_hidden_plan()
+    d["evaluation"] = {"interval_steps": 500, "steps": 50}
+    fc = forecast(plan_from_dict(d), catalog, today=TODAY)
+    (line,) = _eval_lines(fc)
+    assert line.quantity == pytest.approx(1 / 3)
+    assert line.cost_usd == pytest.approx(4 * 98.32 / 3)
+    assert fc.total_usd == pytest.approx(4 * 98.32 * 10 + 4 * 98.32 / 3)
+    assert fc.usage.wall_hours == pytest.approx(10 + 1 / 3)
+    assert fc.as_dict()["time"]["eval_hours"] == pytest.approx(1 / 3)
+    assert fc.as_dict()["time"]["gpu_hours"] == pytest.approx((10 + 1 / 3) * 32)
+
+
+def test_failures_strike_during_evaluation(catalog: Catalog) -> None:
+    """Failures scale with the hours the cluster runs, evaluation included.
+
+    0.01 failures per GPU-day × 32 GPUs × (10 + 1/3) h / 24 = 0.13778 expected failures.
+    """
+    d = zero_hidden_plan()
+    d["evaluation"] = {"interval_steps": 500, "steps": 50}
+    d["reliability"]["gpu_failure_rate_per_gpu_day"] = 0.01
+    fc = forecast(plan_from_dict(d), catalog, today=TODAY)
+    assert fc.usage.failure_events == pytest.approx(0.01 * 32 * (10 + 1 / 3) / 24)
+
+
+def test_interval_zero_turns_evaluation_off(catalog: Catalog) -> None:
+    d = zero_hidden_plan()
+    d["evaluation"] = {"interval_steps": 0, "steps": 100}
+    fc = forecast(plan_from_dict(d), catalog, today=TODAY)
+    assert _eval_lines(fc) == []
+    assert fc.usage.eval_hours == 0.0
+    assert fc.usage.wall_hours == pytest.approx(10.0)
+
+
+def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) -> None:
+    """70B on 1.4T tokens on 512 H100 (no recompute): an eval step is a third of a step's kernel
+    time and none of its fixed host/optimizer overhead.
+
+    Per step (4M tokens, 350,000 steps): kernel = FLOPs/step × (1 + m) / (512 × 989e12 × e_max),
+    host = step_overhead_s; eval/train step time = kernel / 3 / (kernel + host).
+    """
+    plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})
+    fc = forecast(plan, catalog, today=TODAY)
+    assert fc.usage.time.layout is not None
+    assert not fc.usage.time.layout.memory.recompute
+    flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12  # shape 71 × 9072 (see test_forecast)
+    e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")
+    m = k_mem * (989e12 / 3.35e12) / 9072
+    kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max)
+    host = catalog.value("time.fit.step_overhead_s")
+    fraction = kernel / 3 / (kernel + host)
+    assert fc.usage.eval_step_fraction == pytest.approx(fraction)
+    assert fc.usage.eval_hours == pytest.approx(fc.usage.compute_hours * 100 / 1000 * fraction)
+
+
+def test_recompute_is_not_charged_to_evaluation(catalog: Catalog) -> None:
+    """A plan that needs activation recompute: the eval step is a third of the kernel time
+    *before* the 4/3 recompute factor (a forward pass has nothing to recompute)."""
+    plan = plan_from_dict(
+        {"model": {"params": 70e9, "tokens": 1e11}, "cluster": {"gpu": "h100", "gpus": 16}}
+    )
+    fc = forecast(plan, catalog, today=TODAY)
+    lay = fc.usage.time.layout
+    assert lay is not None
+    assert lay.memory.recompute
+    assert fc.usage.eval_step_fraction == pytest.approx(lay.compute_s * 3 / 4 / 3 / lay.busy_s)
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ({"interval_steps": -1}, "evaluation.interval_steps: input should be greater than or equal to 0"),
+        ({"steps": 0}, "evaluation.steps: input should be greater than or equal to 1"),
+        ({"every": 10}, "evaluation.every: unknown key"),
+    ],
+)
+def test_bad_evaluation_section(section: dict[str, Any], expected: str) -> None:
+    d = zero_hidden_plan()
+    d["evaluation"] = section
+    with pytest.raises(SpecError, match=expected):
+        plan_from_dict(d)
+
+
+def test_bad_evaluation_in_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\nsteps=0\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", str(plan)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 1
+    assert "evaluation.steps" in err
+    assert str(plan) in err
+    assert "Traceback" not in err
