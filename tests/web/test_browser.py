@@ -70,3 +70,29 @@ def test_changing_nodes_changes_the_total(server_url: str) -> None:
             expect(page.locator("#error")).to_contain_text("cluster.nodes", timeout=15_000)
         finally:
             browser.close()
+
+
+def test_evaluation_cadence_reaches_the_ledger(server_url: str) -> None:
+    """Default cadence (100 forward-only steps every 1,000) prices a validation line of
+    72 h × 0.1 / 3 = 2.4 cluster-hours; "every 0 steps" removes it and the wall-clock shrinks."""
+    if CHROMIUM is None:
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(server_url + "/")
+            row = page.locator("#ledger tbody tr", has_text="validation passes")
+            expect(row).to_have_count(1, timeout=15_000)
+            expect(row).to_contain_text("2.4")
+            before = page.text_content("#wall") or ""
+            page.fill("#evalevery", "0")
+            expect(row).to_have_count(0, timeout=15_000)
+            expect(page.locator("#wall")).not_to_have_text(before)
+            page.fill("#evalsteps", "0")
+            page.fill("#evalevery", "500")
+            expect(page.locator("#error")).to_contain_text("evaluation.steps", timeout=15_000)
+        finally:
+            browser.close()
