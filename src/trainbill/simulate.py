@@ -342,7 +342,7 @@ def _sample_block(
         usage.checkpoint_stall_hours_each,
         p.checkpoint_stall_cv,
     )
-    exposed = usage.compute_hours + sync + usage.eval_hours + ck
+    exposed = usage.steady_hours + sync + ck
     interval = usage.checkpoint_interval_hours
     fails = g[4].poisson(p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0)
     fail_lost = interval * _uniform_sums(g[5], fails) + _gamma_sum(
@@ -477,7 +477,7 @@ def expected_usage(usage: Usage, p: SimulationParams) -> Usage:
         * (usage.compute_hours * p.throttle_hours_mean)
     )
     ck = usage.checkpoint_count * usage.checkpoint_stall_hours_each
-    exposed = usage.compute_hours + sync + usage.eval_hours + ck
+    exposed = usage.steady_hours + sync + ck
     each = usage.checkpoint_interval_hours / 2.0 + p.restart_hours
     fails = p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0
     reclaims = p.spot_reclaim_rate_per_node_hour * usage.nodes * usage.spot_fraction * exposed
@@ -587,7 +587,7 @@ def simulate(
         hi = lo + spot.size
         delta = q - model.x0
         cost[lo:hi] = model.total(delta, spot)
-        wall[lo:hi] = usage.compute_hours + usage.eval_hours + q[:, 0] + q[:, 1] + q[:, 3] + q[:, 5]
+        wall[lo:hi] = usage.steady_hours + q[:, 0] + q[:, 1] + q[:, 3] + q[:, 5]
         ds = spot - 1.0
         sum_delta += delta.sum(axis=0)
         sum_sdelta += ds @ delta
@@ -670,7 +670,7 @@ def with_interval(usage: Usage, interval_hours: float) -> Usage:
         raise SimulationError(msg)
     count = usage.compute_hours / interval_hours if usage.checkpoint_size_gb > 0 else 0.0
     ck = count * usage.checkpoint_stall_hours_each
-    exposed = usage.compute_hours + usage.sync_stall_hours + usage.eval_hours + ck
+    exposed = usage.steady_hours + usage.sync_stall_hours + ck
     each = interval_hours / 2.0 + usage.restart_hours
     fails = usage.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0
     reclaims = usage.spot_reclaim_rate_per_node_hour * usage.nodes * usage.spot_fraction * exposed

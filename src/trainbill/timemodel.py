@@ -59,7 +59,6 @@ from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
 __all__ = [
-    "RECOMPUTE_FACTOR",
     "FitParams",
     "Layout",
     "TimeEstimate",
@@ -71,8 +70,7 @@ __all__ = [
 
 _SECONDS_PER_HOUR = 3600.0
 _BYTES_PER_BF16 = 2.0
-#: Full activation recompute adds one forward pass to forward (1) + backward (2).
-RECOMPUTE_FACTOR = 4.0 / 3.0
+_RECOMPUTE_FACTOR = 4.0 / 3.0  # one extra forward pass over fwd (1) + bwd (2)
 _CP_MIN_SEQ = 8192  # context parallelism splits sequences longer than this (Llama 3: CP16 at 128K)
 _HEAD_DIM = 128  # attention head width of GPT-3 175B, Llama and most large models (heads = d / 128)
 
@@ -111,6 +109,8 @@ class Layout:
     dp: float
     memory: MemoryEstimate
     compute_s: float
+    #: What recompute multiplied ``compute_s`` by (4/3, or 1 without it or with a measured MFU).
+    recompute_factor: float
     host_s: float
     bubble_s: float
     tp_s: float
@@ -350,7 +350,7 @@ def estimate_time(
             )  # fmt: skip
             if not mem.fits or (mem.offload and best is not None and not best.memory.offload):
                 continue
-            recompute_cost = RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
+            recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
             compute = step_flops_total / gpus * sec_per_flop * recompute_cost
             micro = max(1.0, batch / seq_len / dp)
             chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU
@@ -368,7 +368,8 @@ def estimate_time(
                 a2a_bw = nic_bw if gpus > gpn else intra_bw
                 a2a = 8.0 * d_model * top_k * (layers / pp) * tok_per_gpu / tp / a2a_bw * (1.0 - fp.overlap)
             cand = Layout(
-                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, host_s=host_s, bubble_s=bubble, tp_s=tp_s,
+                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute,
+                recompute_factor=recompute_cost, host_s=host_s, bubble_s=bubble, tp_s=tp_s,
                 dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a,
             )  # fmt: skip
             if best is None or (best.memory.offload and not mem.offload) or cand.step_s < best.step_s:

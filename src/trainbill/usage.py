@@ -17,7 +17,6 @@ from typing import Any
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import Plan
-from trainbill.timemodel import RECOMPUTE_FACTOR as _RECOMPUTE
 from trainbill.timemodel import TimeEstimate, estimate_time
 
 __all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
@@ -114,9 +113,14 @@ class Usage:
         return self.nodes * self.instance.accelerator_count
 
     @property
+    def steady_hours(self) -> float:
+        """Training plus evaluation: the hours no simulated trial perturbs (``simulate.PERTURBED``)."""
+        return self.compute_hours + self.eval_hours
+
+    @property
     def exposed_hours(self) -> float:
         """Hours the cluster trains, evaluates or writes checkpoints (failures can strike)."""
-        return self.compute_hours + self.sync_stall_hours + self.eval_hours + self.checkpoint_stall_hours
+        return self.steady_hours + self.sync_stall_hours + self.checkpoint_stall_hours
 
     @property
     def wall_hours(self) -> float:
@@ -273,7 +277,7 @@ def usage_for(
     ev = plan.evaluation
     eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
     eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
-    eval_fraction = _eval_step_fraction(est, measured_mfu is not None)
+    eval_fraction = _eval_step_fraction(est)
     eval_hours = compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
 
     # Reliability: expected events over the exposed hours, each losing half an interval of
@@ -368,7 +372,7 @@ def usage_for(
 _FORWARD_SHARE = 1.0 / 3.0
 
 
-def _eval_step_fraction(est: TimeEstimate, measured: bool) -> float:
+def _eval_step_fraction(est: TimeEstimate) -> float:
     """Hours of one evaluation step per hour of one training step.
 
     An evaluation step is a forward pass over a training-sized batch: a third of the step's
@@ -380,8 +384,7 @@ def _eval_step_fraction(est: TimeEstimate, measured: bool) -> float:
     lay = est.layout
     if lay is None or lay.busy_s <= 0:
         return _FORWARD_SHARE
-    recompute = _RECOMPUTE if lay.memory.recompute and not measured else 1.0
-    return lay.compute_s / recompute * _FORWARD_SHARE / lay.busy_s
+    return lay.compute_s / lay.recompute_factor * _FORWARD_SHARE / lay.busy_s
 
 
 def _spot_hazard(

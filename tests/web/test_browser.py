@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,54 +46,50 @@ def server_url() -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def test_changing_nodes_changes_the_total(server_url: str) -> None:
-    """32 → 64 nodes at fixed hours: the quote doubles, $226,529 → $453,059 (64 × $98.32 × 72 h)."""
+@pytest.fixture
+def calculator(server_url: str) -> Iterator[tuple[Any, Any]]:
+    """(page, expect): a headless Chromium page on the calculator, closed afterwards."""
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    expect = sync_api.expect
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
-            page = browser.new_page()
-            page.goto(server_url + "/")
-            # The page's defaults are the seed article's run: 32 × p5.48xlarge, 72 h, prices of 2025-05-01.
-            expect(page.locator("#quote")).to_have_text("$226,529", timeout=15_000)  # 32 × 98.32 × 72 = 226,529.28
-            expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
-            before = page.text_content("#total") or ""
-            page.fill("#nodes", "64")
-            expect(page.locator("#quote")).to_have_text("$453,059", timeout=15_000)  # 64 × 98.32 × 72 = 453,058.56
-            expect(page.locator("#total")).not_to_have_text(before)
-            expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
-            expect(page.locator("#chart svg")).to_have_count(1)
-            assert page.locator("#ledger tbody tr").count() > 3
-            page.fill("#nodes", "0")
-            expect(page.locator("#error")).to_contain_text("cluster.nodes", timeout=15_000)
+            p = browser.new_page()
+            p.goto(server_url + "/")
+            yield p, sync_api.expect
         finally:
             browser.close()
 
 
-def test_evaluation_cadence_reaches_the_ledger(server_url: str) -> None:
+def test_changing_nodes_changes_the_total(calculator: tuple[Any, Any]) -> None:
+    """32 → 64 nodes at fixed hours: the quote doubles, $226,529 → $453,059 (64 × $98.32 × 72 h)."""
+    page, expect = calculator
+    # The page's defaults are the seed article's run: 32 × p5.48xlarge, 72 h, prices of 2025-05-01.
+    expect(page.locator("#quote")).to_have_text("$226,529", timeout=15_000)  # 32 × 98.32 × 72 = 226,529.28
+    expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
+    before = page.text_content("#total") or ""
+    page.fill("#nodes", "64")
+    expect(page.locator("#quote")).to_have_text("$453,059", timeout=15_000)  # 64 × 98.32 × 72 = 453,058.56
+    expect(page.locator("#total")).not_to_have_text(before)
+    expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
+    expect(page.locator("#chart svg")).to_have_count(1)
+    assert page.locator("#ledger tbody tr").count() > 3
+    page.fill("#nodes", "0")
+    expect(page.locator("#error")).to_contain_text("cluster.nodes", timeout=15_000)
+
+
+def test_evaluation_cadence_reaches_the_ledger(calculator: tuple[Any, Any]) -> None:
     """Default cadence (100 forward-only steps every 1,000) prices a validation line of
     72 h × 0.1 / 3 = 2.4 cluster-hours; "every 0 steps" removes it and the wall-clock shrinks."""
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    expect = sync_api.expect
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(server_url + "/")
-            row = page.locator("#ledger tbody tr", has_text="validation passes")
-            expect(row).to_have_count(1, timeout=15_000)
-            expect(row).to_contain_text("2.4")
-            before = page.text_content("#wall") or ""
-            page.fill("#evalevery", "0")
-            expect(row).to_have_count(0, timeout=15_000)
-            expect(page.locator("#wall")).not_to_have_text(before)
-            page.fill("#evalsteps", "0")
-            page.fill("#evalevery", "500")
-            expect(page.locator("#error")).to_contain_text("evaluation.steps", timeout=15_000)
-        finally:
-            browser.close()
+    page, expect = calculator
+    row = page.locator("#ledger tbody tr", has_text="validation passes")
+    expect(row).to_have_count(1, timeout=15_000)
+    expect(row).to_contain_text("2.4")
+    before = page.text_content("#wall") or ""
+    page.fill("#evalevery", "0")
+    expect(row).to_have_count(0, timeout=15_000)
+    expect(page.locator("#wall")).not_to_have_text(before)
+    page.fill("#evalsteps", "0")
+    page.fill("#evalevery", "500")
+    expect(page.locator("#error")).to_contain_text("evaluation.steps", timeout=15_000)
