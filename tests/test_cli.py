@@ -89,6 +89,9 @@ def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
         ("[cluster]\ninstance='p5.48xlarg'\nnodes=2\n[run]\nhours=1", "Did you mean 'p5.48xlarge'"),
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01", "first price point is 2024-01-01"),
         ("[cluster]\ngpu='h1000'\ngpus=8\n[run]\nhours=1", "unknown GPU/accelerator 'h1000'"),
+        # TOML booleans are not numbers (pydantic's lax mode alone would read true as 1 node).
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=true\n[run]\nhours=1", "cluster.nodes: expected a number or text, not the boolean true"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\ninterval_steps=false", "evaluation.interval_steps: expected a number"),
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1", "allowed values: 'ec2', 'hyperpod' or 'eks'"),
     ],
 )

@@ -15,9 +15,17 @@ import tomllib
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from trainbill.errors import SpecError, suggest
 
@@ -54,6 +62,18 @@ FsxTier = Literal[
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Lax mode reads ``true`` as 1 for a number field (``nodes = true`` priced one node):
+        a boolean is only accepted where the field itself is a boolean."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if annotation is not bool and bool not in get_args(annotation):
+                msg = f"expected a number or text, not the boolean {str(value).lower()}"
+                raise ValueError(msg)
+        return value
 
 
 class RunSection(_Section):
