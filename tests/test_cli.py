@@ -92,7 +92,7 @@ def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
         # TOML booleans are not numbers (pydantic's lax mode alone would read true as 1 node).
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=true\n[run]\nhours=1", "cluster.nodes: expected a number or text, not the boolean true"),
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\ninterval_steps=false", "evaluation.interval_steps: expected a number"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1", "allowed values: 'ec2', 'hyperpod' or 'eks'"),
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1", "allowed values: 'ec2', 'vm', 'hyperpod' or 'eks'"),
     ],
 )
 def test_bad_plan_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str) -> None:

@@ -70,8 +70,8 @@ def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
     """Replace modelled overhead lines with bill-fitted $/node-hour lines."""
     u = fc.usage
     factors: dict[str, float] = {k: float(v) for k, v in cal.factors_usd_per_node_hour.items()}
-    if u.orchestrator == "ec2":
-        # Raw EC2 has no managed-service fee: past EKS/SageMaker fees do not carry over.
+    if u.orchestrator in ("ec2", "vm"):
+        # Self-managed VMs have no managed-service fee: past EKS/SageMaker fees do not carry over.
         factors.pop("orchestration", None)
     node_hours = u.node_hours
     period = f"{cal.period_start or '?'} to {cal.period_end or '?'}"

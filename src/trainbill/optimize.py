@@ -59,7 +59,7 @@ import numpy.typing as npt
 from trainbill.catalog import PROVIDERS, Catalog, Instance
 from trainbill.costs import estimate
 from trainbill.errors import CatalogError, InfeasibleError, SpecError, suggest
-from trainbill.spec import Plan, plan_from_dict
+from trainbill.spec import ORCHESTRATORS, Plan, plan_from_dict
 from trainbill.usage import Usage, resolve_cluster, usage_for
 
 __all__ = [
@@ -78,12 +78,6 @@ Objective = Literal["expected", "p90"]
 
 #: One-sided 90% quantile of the standard normal distribution.
 P90_Z = 1.2815515655446004
-#: Orchestrators by provider: HyperPod and EKS are AWS services; elsewhere raw VMs ("ec2").
-ORCHESTRATORS: dict[str, tuple[str, ...]] = {
-    "aws": ("ec2", "hyperpod", "eks"),
-    "gcp": ("ec2",),
-    "azure": ("ec2",),
-}
 _N_FEATURES = 10
 #: Indices of the features proportional to Savings Plan coverage (N·c·W, N·c·s·W).
 _COVERAGE_FEATURES = (4, 5)
@@ -657,9 +651,10 @@ def _validate(
         if term not in {"none", "1yr", "3yr"}:
             msg = f"unknown Savings Plan term {term!r}; allowed values: none, 1yr, 3yr"
             raise SpecError(msg, field="space.savings_plans")
+    known = {o for offered in ORCHESTRATORS.values() for o in offered}
     for orch in space.orchestrators:
-        if orch not in ORCHESTRATORS["aws"]:
-            msg = f"unknown orchestrator {orch!r}; allowed values: {', '.join(ORCHESTRATORS['aws'])}"
+        if orch not in known:
+            msg = f"unknown orchestrator {orch!r}; allowed values: {', '.join(sorted(known))}"
             raise SpecError(msg, field="space.orchestrators")
     return allowed
 
@@ -680,11 +675,14 @@ def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) 
     user_inst, user_nodes = resolve_cluster(plan, catalog)
     is_user = inst.instance == user_inst.instance
     nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
-    orchs = [o for o in space.orchestrators if o in ORCHESTRATORS[inst.provider]] or ["ec2"]
+    offered = ORCHESTRATORS[inst.provider]  # offered[0]: self-managed VMs ("ec2" on AWS, "vm" elsewhere)
+    named = [offered[0] if o in ("ec2", "vm") else o for o in space.orchestrators]
+    orchs = [o for o in named if o in offered] or [offered[0]]
     if is_user:
         nodes.add(user_nodes)
-        if plan.cluster.orchestrator not in orchs:
-            orchs.append(plan.cluster.orchestrator)
+        user_orch = offered[0] if plan.cluster.orchestrator in ("ec2", "vm") else plan.cluster.orchestrator
+        if user_orch not in orchs:
+            orchs.append(user_orch)
     user_interval = plan.checkpoint.interval_hours or float(catalog.value("defaults.checkpoint.interval_hours"))
     intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
     spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])

@@ -30,6 +30,7 @@ from pydantic import (
 from trainbill.errors import SpecError, suggest
 
 __all__ = [
+    "ORCHESTRATORS",
     "CheckpointSection",
     "ClusterSection",
     "DataSection",
@@ -50,7 +51,17 @@ __all__ = [
 ]
 
 Provider = Literal["aws", "gcp", "azure"]
-Orchestrator = Literal["ec2", "hyperpod", "eks"]
+Orchestrator = Literal["ec2", "vm", "hyperpod", "eks"]
+#: Orchestrators each provider offers, self-managed VMs first. HyperPod and EKS are AWS
+#: services, so a GCP or Azure plan naming them is an error, not an AWS fee on a GCP bill.
+#: Self-managed VMs are called "ec2" on AWS and "vm" elsewhere; either name is accepted on any
+#: provider and stored as that provider's name, so old plans and exports keep working.
+ORCHESTRATORS: dict[str, tuple[str, ...]] = {
+    "aws": ("ec2", "hyperpod", "eks"),
+    "gcp": ("vm",),
+    "azure": ("vm",),
+}
+_SELF_MANAGED = ("ec2", "vm")
 Precision = Literal["bf16", "fp8"]
 SavingsPlan = Literal["none", "1yr", "3yr"]
 DataLocation = Literal["same_az", "cross_az", "cross_region"]
@@ -126,8 +137,23 @@ class ClusterSection(_Section):
     nodes: int | None = Field(default=None, gt=0)
     gpu: str | None = None
     gpus: int | None = Field(default=None, gt=0)
-    orchestrator: Orchestrator = "ec2"
+    orchestrator: Orchestrator = Field(default=None, validate_default=True)
     extra_groups: tuple[ExtraGroup, ...] = ()
+
+    @field_validator("orchestrator", mode="before")
+    @classmethod
+    def _orchestrator_for_provider(cls, value: Any, info: ValidationInfo) -> Any:
+        """Default and alias resolution by provider (``provider`` is validated first)."""
+        offered = ORCHESTRATORS.get(str(info.data.get("provider", "aws")))
+        if offered is None:  # the provider itself was invalid; that error is reported
+            return "ec2" if value is None else value
+        if value is None or value in _SELF_MANAGED:
+            return offered[0]
+        if isinstance(value, str) and value not in offered and value in ORCHESTRATORS["aws"]:
+            provider = info.data.get("provider")
+            msg = f"{value!r} is an AWS service, not offered on {provider}; allowed values for {provider}: {', '.join(offered)}"
+            raise ValueError(msg)
+        return value
 
 
 class PurchaseSection(_Section):

@@ -16,7 +16,7 @@ from typing import Any
 
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError
-from trainbill.spec import Plan
+from trainbill.spec import ORCHESTRATORS, Plan
 from trainbill.timemodel import TimeEstimate, estimate_time
 
 __all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
@@ -207,6 +207,24 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
     return inst, nodes
 
 
+def _orchestrator_on(plan: Plan, provider: str) -> str:
+    """The plan's orchestrator on the cloud the instance belongs to.
+
+    The plan validator resolved it for ``cluster.provider``; a plan naming only a GPU may land
+    on another cloud (``gpu = "tpu-v6e"`` is a GCP chip), where self-managed VMs are called
+    "vm" and AWS services do not exist.
+    """
+    offered = ORCHESTRATORS[provider]
+    orchestrator = plan.cluster.orchestrator
+    if orchestrator in ("ec2", "vm"):
+        return offered[0]
+    if orchestrator not in offered:
+        msg = (f"{orchestrator!r} is an AWS service, but the plan's GPU runs on {provider}; "
+               f"allowed values for {provider}: {', '.join(offered)}")  # fmt: skip
+        raise SpecError(msg, field="cluster.orchestrator")
+    return orchestrator
+
+
 def usage_for(
     plan: Plan, catalog: Catalog, *, today: date | None = None, measured_mfu: float | None = None
 ) -> Usage:
@@ -219,6 +237,7 @@ def usage_for(
     inst, nodes = resolve_cluster(plan, catalog)
     accel = catalog.accelerator(inst.accelerator)
     provider = inst.provider
+    orchestrator = _orchestrator_on(plan, provider)
     region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     gpus = nodes * inst.accelerator_count
@@ -283,7 +302,7 @@ def usage_for(
     # Reliability: expected events over the exposed hours, each losing half an interval of
     # work on average (failures are uniform within an interval) plus the restart.
     rel = plan.reliability
-    restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{plan.cluster.orchestrator}"))
+    restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{orchestrator}"))
     fail_rate = float(d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day"))
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
@@ -313,7 +332,7 @@ def usage_for(
         instance=inst,
         accelerator=accel,
         nodes=nodes,
-        orchestrator=plan.cluster.orchestrator,
+        orchestrator=orchestrator,
         precision=m.precision,
         as_of=as_of,
         spot_fraction=spot_fraction,

@@ -85,7 +85,15 @@ def with_orchestrator(plan: Plan, orchestrator: str) -> Plan:
 
 
 def compare_orchestrators(plan: Plan, catalog: Catalog, *, today: date | None = None) -> list[OrchestratorRow]:
-    """Forecast the plan on each orchestrator (rows in ``ORCHESTRATORS`` order)."""
+    """Forecast the plan on each orchestrator (rows in ``ORCHESTRATORS`` order).
+
+    The article's comparison is of AWS services (raw EC2, SageMaker HyperPod, EKS); a GCP or
+    Azure plan has no such choice, so it is an error rather than AWS fees on another cloud.
+    """
+    if plan.cluster.provider != "aws":
+        msg = (f"compare-orchestrators compares AWS orchestrators ({', '.join(ORCHESTRATORS)}); "
+               f"this plan's provider is {plan.cluster.provider}, which offers only self-managed VMs")  # fmt: skip
+        raise SpecError(msg, field="cluster.provider")
     rows = []
     for o in ORCHESTRATORS:
         fc = forecast(with_orchestrator(plan, o), catalog, today=today)
