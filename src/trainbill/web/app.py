@@ -10,6 +10,13 @@ Guard rails, because a calculator on a shared host is a public endpoint in all b
 request bodies over ``Limits.max_body_bytes`` get 413 before they are parsed; trial counts
 and search sizes are capped (422 above the cap); invalid plans get 422 with the field path;
 ``trainbill serve`` binds to 127.0.0.1 unless told otherwise.
+
+Careless input is refused rather than answered: a boolean where a number belongs (``true`` is
+not 1), a non-finite number (``NaN``, ``Infinity``, ``1e400``, ``"inf"``), node and GPU
+counts above ``Limits.max_nodes``/``max_gpus``, a plan whose wall-clock exceeds
+``Limits.max_wall_hours`` or whose bill is not a finite number, and unknown or repeated query
+parameters all get 422 naming the field. No endpoint answers 200 with ``null`` in place of a
+cost.
 """
 
 from __future__ import annotations
@@ -22,10 +29,13 @@ from datetime import date
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import Body, FastAPI, Query, Request
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trainbill import __version__
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, load_catalog
@@ -59,6 +69,12 @@ class Limits:
     max_search_cells: int = 512
     max_axis_values: int = 64
     max_price_rows: int = 1000
+    #: A plan's ``cluster.nodes`` (and each extra group's ``count``), as for ``space.nodes``.
+    max_nodes: int = 100_000
+    max_gpus: int = 1_000_000
+    #: A forecast wall-clock above this (about 114 years) is a typo, not a plan; past it the
+    #: Monte Carlo and the planner's fits stop being computable.
+    max_wall_hours: float = 1e6
 
 
 LIMITS = Limits()
@@ -81,6 +97,20 @@ PlanBody = Annotated[
 ]
 
 
+def _no_boolean(value: Any) -> Any:
+    """JSON ``true`` is not the number 1 (pydantic's lax mode reads it so)."""
+    if isinstance(value, bool):
+        msg = f"expected a number, not the boolean {str(value).lower()}"
+        raise ValueError(msg)  # noqa: TRY004 - pydantic turns ValueError into a 422 for the field
+    return value
+
+
+#: A JSON integer (or its text); never a boolean.
+_Int = Annotated[int, BeforeValidator(_no_boolean)]
+#: A finite JSON number (or its text); never a boolean, NaN or ±Infinity.
+_Float = Annotated[float, BeforeValidator(_no_boolean), Field(allow_inf_nan=False)]
+
+
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,8 +119,8 @@ class SimulateRequest(_Request):
     """A plan and how many Monte Carlo trials to run."""
 
     plan: dict[str, Any]
-    trials: int = Field(default=2000, ge=1, le=LIMITS.max_trials)
-    seed: int = Field(default=0, ge=0)
+    trials: _Int = Field(default=2000, ge=1, le=LIMITS.max_trials)
+    seed: _Int = Field(default=0, ge=0)
 
 
 _AXIS = LIMITS.max_axis_values
@@ -100,12 +130,12 @@ class OptimizeSpace(_Request):
     """The grid to search (``trainbill.optimize.SearchSpace``); omitted axes are derived from the plan."""
 
     instances: list[str] | None = Field(default=None, max_length=_AXIS)
-    nodes: list[Annotated[int, Field(ge=1, le=100_000)]] | None = Field(default=None, max_length=_AXIS)
-    spot_fractions: list[float] | None = Field(default=None, max_length=21)
+    nodes: list[Annotated[_Int, Field(ge=1, le=LIMITS.max_nodes)]] | None = Field(default=None, max_length=_AXIS)
+    spot_fractions: list[_Float] | None = Field(default=None, max_length=21)
     savings_plans: list[str] | None = Field(default=None, max_length=3)
-    coverages: list[float] | None = Field(default=None, max_length=21)
+    coverages: list[_Float] | None = Field(default=None, max_length=21)
     orchestrators: list[str] | None = Field(default=None, max_length=3)
-    checkpoint_intervals_hours: list[float] | None = Field(default=None, max_length=24)
+    checkpoint_intervals_hours: list[_Float] | None = Field(default=None, max_length=24)
 
 
 class OptimizeRequest(_Request):
@@ -116,8 +146,8 @@ class OptimizeRequest(_Request):
     """
 
     plan: dict[str, Any]
-    deadline_hours: float | None = None
-    budget_usd: float | None = None
+    deadline_hours: _Float | None = None
+    budget_usd: _Float | None = None
     objective: Literal["expected", "p90"] = "expected"
     clouds: list[str] | None = Field(default=None, max_length=8)
     space: OptimizeSpace | None = None
@@ -126,8 +156,8 @@ class OptimizeRequest(_Request):
 class WaterfallRequest(_Request):
     """The two numbers a waterfall needs (from a forecast response)."""
 
-    quote_usd: float = Field(ge=0)
-    by_category: dict[str, float]
+    quote_usd: _Float = Field(ge=0)
+    by_category: dict[str, _Float]
 
 
 class _BodyLimit:
@@ -192,9 +222,9 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _plan(body: dict[str, Any], *, prefix: str = "") -> Plan:
+def _plan(body: dict[str, Any], *, limits: Limits, prefix: str = "") -> Plan:
     try:
-        return plan_from_dict(body, source="request body")
+        plan = plan_from_dict(body, source="request body")
     except SpecError as exc:
         if prefix:
             raise SpecError(
@@ -203,6 +233,58 @@ def _plan(body: dict[str, Any], *, prefix: str = "") -> Plan:
                 field=f"{prefix}.{exc.field}" if exc.field else prefix,
             ) from None
         raise
+    _check_plan(plan, limits=limits, prefix=f"{prefix}." if prefix else "")
+    return plan
+
+
+def _check_plan(plan: Plan, *, limits: Limits, prefix: str) -> None:
+    """What the plan schema lets through but no answer can come from: non-finite numbers
+    (``hours = "inf"`` validates as ``gt=0``) and node counts no cloud region holds."""
+    for section_name in type(plan).model_fields:
+        section = getattr(plan, section_name)
+        for name in type(section).model_fields:
+            value = getattr(section, name)
+            if isinstance(value, float) and not math.isfinite(value):
+                msg = f"must be a finite number (got {value})"
+                raise SpecError(msg, source="request body", field=f"{prefix}{section_name}.{name}")
+    c = plan.cluster
+    caps = [("cluster.nodes", c.nodes, limits.max_nodes), ("cluster.gpus", c.gpus, limits.max_gpus)]
+    caps += [(f"cluster.extra_groups.{i}.count", g.count, limits.max_nodes) for i, g in enumerate(c.extra_groups)]
+    for field, value, cap in caps:
+        if value is not None and value > cap:
+            msg = f"must be at most {cap:,} (got {value:,})"
+            raise SpecError(msg, source="request body", field=f"{prefix}{field}")
+
+
+def _number(x: Any) -> float:
+    """A JSON number as a float; anything else (``None``) as NaN, i.e. not an answer."""
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else math.nan
+
+
+def _check_forecast(plan: Plan, out: dict[str, Any], *, limits: Limits, prefix: str) -> None:
+    """422 instead of a 200 carrying ``null`` costs (overflow) or a centuries-long run."""
+    time = out.get("time", {})
+    compute, wall = _number(time.get("compute_hours")), _number(time.get("wall_hours"))
+    cap = limits.max_wall_hours
+    if not (math.isfinite(compute) and compute <= cap):
+        if plan.run.hours is not None:
+            field, given = "run.hours", f"{plan.run.hours:g} h of training is"
+        else:
+            field = "model.tokens"
+            given = f"{plan.model.tokens:g} tokens of a {plan.model.params:g}-parameter model take {compute:g} h of training,"
+        msg = f"{given} over the {cap:,.0f} h (about {cap / 8766:,.0f} years) this API computes"
+        raise SpecError(msg, source="request body", field=f"{prefix}{field}")
+    if not (math.isfinite(wall) and wall <= cap):
+        msg = (
+            f"overheads stretch {compute:,.1f} h of training to {wall:g} h of wall-clock, over the {cap:,.0f} h "
+            "this API computes; check checkpoint.*, evaluation.* and reliability.* for an outsized value"
+        )
+        raise SpecError(msg, source="request body", field=prefix.rstrip(".") or "plan")
+    bad = [k for k, v in out.get("by_category", {}).items() if not math.isfinite(_number(v))]
+    bad = bad or [k for k in ("quote_usd", "total_usd") if not math.isfinite(_number(out.get(k)))]
+    if bad:
+        msg = f"the bill is not a finite number ({', '.join(bad)} overflow); a value in the plan is far too large"
+        raise SpecError(msg, source="request body", field=prefix.rstrip(".") or "plan")
 
 
 def _page() -> str:
@@ -216,7 +298,21 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
         title="trainbill",
         version=__version__,
         description="The real bill of training a model on a cloud GPU cluster: forecast, simulate, price lists.",
+        dependencies=[Depends(_known_query)],
     )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, StarletteHTTPException) and exc.status_code == 400:
+            # FastAPI's "There was an error parsing the body": bytes that are not UTF-8 JSON.
+            msg = "body: not parseable as JSON (send UTF-8 JSON with Content-Type: application/json)"
+            return JSONResponse({"detail": msg, "field": "body"}, status_code=400)
+        return await http_exception_handler(request, exc)  # type: ignore[arg-type]
+
+    @app.exception_handler(OverflowError)
+    async def _overflow(_: Request, exc: Exception) -> JSONResponse:
+        msg = f"a number in the request is too large to compute with ({exc})"
+        return JSONResponse({"detail": msg, "field": None}, status_code=422)
 
     @app.exception_handler(SpecError)
     async def _spec_error(_: Request, exc: Exception) -> JSONResponse:
@@ -228,14 +324,16 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
         return JSONResponse({"detail": str(exc), "field": getattr(exc, "field", None)}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
         errors = exc.errors() if isinstance(exc, RequestValidationError) else []
         first = errors[0] if errors else {}
         loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query")]
         field = "body" if first.get("type") == "json_invalid" else (".".join(loc) or "body")
-        return JSONResponse(
-            {"detail": f"{field}: {first.get('msg', 'invalid request')}", "field": field}, status_code=422
-        )
+        message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
+        content_type = request.headers.get("content-type", "")
+        if field == "body" and request.method == "POST" and "json" not in content_type:
+            message += f" (the body must be JSON sent as Content-Type: application/json, not {content_type or 'none'!r})"
+        return JSONResponse({"detail": f"{field}: {message}", "field": field}, status_code=422)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def index() -> HTMLResponse:
@@ -254,8 +352,26 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
     @app.post("/v1/forecast", tags=["forecast"])
     def post_forecast(body: PlanBody) -> JSONResponse:
         """Itemized real bill and quote: the JSON of ``trainbill forecast --json``."""
-        fc = forecast(_plan(body), cat, today=today)
-        return JSONResponse(_clean(fc.as_dict()))
+        plan = _plan(body, limits=limits)
+        out = forecast(plan, cat, today=today).as_dict()
+        _check_forecast(plan, out, limits=limits, prefix="")
+        return JSONResponse(_clean(out))
+
+    def _checked_plan(body: dict[str, Any], *, prefix: str = "", planner: bool = False) -> Plan:
+        """A valid plan whose own forecast is finite and within the caps.
+
+        For the planner the template need not be feasible itself (it may not fit in memory at
+        its own node count): a plan the library refuses is left for ``optimize`` to judge.
+        """
+        plan = _plan(body, limits=limits, prefix=prefix)
+        try:
+            out = forecast(plan, cat, today=today).as_dict()
+        except TrainbillError:
+            if planner:
+                return plan
+            raise
+        _check_forecast(plan, out, limits=limits, prefix=f"{prefix}." if prefix else "")
+        return plan
 
     @app.post("/v1/charts/waterfall", tags=["charts"], response_class=Response)
     def post_waterfall(req: WaterfallRequest) -> Response:
@@ -264,14 +380,23 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
         if unknown:
             msg = f"unknown categories {', '.join(unknown)}; allowed: {', '.join(CATEGORIES)}"
             raise SpecError(msg, source="request body", field="by_category")
+        for cat_name, amount in req.by_category.items():
+            if (amount > 0) if cat_name == "discount" else (amount < 0):
+                sign = "at most 0 (a discount lowers the bill)" if cat_name == "discount" else "at least 0"
+                msg = f"must be {sign} (got {amount:g})"
+                raise SpecError(msg, source="request body", field=f"by_category.{cat_name}")
         ordered = {c: req.by_category.get(c, 0.0) for c in CATEGORIES}
-        svg = waterfall_svg(waterfall_steps(req.quote_usd, ordered), standalone=True)
+        steps = waterfall_steps(req.quote_usd, ordered)
+        if not all(math.isfinite(x) for step in steps for x in (step.start, step.end)):
+            msg = "quote_usd and by_category add up to more than a float can hold; send dollar amounts"
+            raise SpecError(msg, source="request body", field="by_category")
+        svg = waterfall_svg(steps, standalone=True)
         return Response(svg, media_type="image/svg+xml")
 
     @app.post("/v1/sizing", tags=["forecast"])
     def post_sizing(body: PlanBody) -> dict[str, Any]:
         """The plan priced at node counts around its own, and the cost/time Pareto front."""
-        plan = _plan(body)
+        plan = _checked_plan(body)
         points, basis = right_sizing(plan, cat, today=today)
         front = {p.nodes for p in pareto_front(points)}
         out: dict[str, Any] = _clean({
@@ -287,7 +412,7 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
     @app.post("/v1/simulate", tags=["risk"], responses={501: {"description": "not available in this build"}})
     def post_simulate(req: SimulateRequest) -> JSONResponse:
         """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
-        plan = _plan(req.plan, prefix="plan")
+        plan = _checked_plan(req.plan, prefix="plan")
         try:
             importlib.import_module("trainbill.simulate")
         except ImportError:
@@ -309,7 +434,7 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
     )
     def post_optimize(req: OptimizeRequest) -> JSONResponse:
         """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill optimize --json``."""
-        plan = _plan(req.plan, prefix="plan")
+        plan = _checked_plan(req.plan, prefix="plan", planner=True)
         space = _search_space(req.space)
         clouds = tuple(req.clouds) if req.clouds is not None else None
         _check_search_size(cat, space, clouds, limits)
@@ -377,6 +502,23 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
 
 
 _CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+
+
+def _known_query(request: Request) -> None:
+    """422 for a query parameter the endpoint does not take (``?provder=gcp`` would otherwise
+    answer every provider) or one given twice (only the last would count)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or not route.path.startswith("/v1/"):
+        return
+    allowed = sorted(p.alias for p in route.dependant.query_params)
+    for key in request.query_params:
+        if key not in allowed:
+            took = f"allowed: {', '.join(allowed)}" if allowed else "this endpoint takes no query parameters"
+            msg = f"unknown query parameter; {took}"
+            raise SpecError(msg, source="query", field=key)
+        if len(request.query_params.getlist(key)) > 1:
+            msg = "given more than once; give it once"
+            raise SpecError(msg, source="query", field=key)
 
 
 def _search_space(req: OptimizeSpace | None) -> SearchSpace:
