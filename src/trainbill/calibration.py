@@ -46,8 +46,11 @@ def read_calibration_file(path: Path | str) -> Any:
     except FileNotFoundError:
         msg = "calibration file not found"
         raise SpecError(msg, source=str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"cannot read calibration file: {exc.__class__.__name__}"
+    except UnicodeDecodeError:
+        msg = "cannot read calibration file: not UTF-8 text (a calibration file is TOML)"
+        raise SpecError(msg, source=str(p)) from None
+    except OSError as exc:
+        msg = f"cannot read calibration file: {exc.strerror or exc.__class__.__name__}"
         raise SpecError(msg, source=str(p)) from None
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"

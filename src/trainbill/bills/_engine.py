@@ -38,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trainbill.bills._files import BillFile, BillFormat, duckdb_database
+from trainbill.bills._files import BillFile, BillFormat, duckdb_database, find_ragged_row
 from trainbill.errors import BillError
 
 __all__ = ["ENGINES", "TABLE_ENGINES", "Engine", "open_engine"]
@@ -128,6 +128,8 @@ class Engine:
             view = f"trainbill_{kind}"
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {source}")
             schema = [(str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+            if kind == "csv":
+                _check_sniffed([f for f in fmt.files if f.kind == kind], [c for c, _ in schema])
             out.append((view, schema))
             self._views[view] = schema
         return out
@@ -217,11 +219,37 @@ class Engine:
                 bad_billed=per_row.bad_billed.sum(),
                 bad_effective=per_row.bad_effective.sum(),
                 bad_list=per_row.bad_list.sum(),
+                bad_quantity=per_row.bad_quantity.sum(),
             )
             tables.append(mapping.normalize(g, sub))
         if len(tables) == 1:
             return tables[0]
         return ibis.union(*tables, distinct=False)
+
+
+def _check_sniffed(files: list[BillFile], columns: list[str]) -> None:
+    """Refuse a CSV whose columns DuckDB's dialect sniffer saw differently from its header.
+
+    A row with more or fewer cells than the header makes the sniffer settle for another
+    dialect (one column holding whole lines), and the query would then fail, or read nothing,
+    far from the cause. The header read by ``_files`` is the truth; the bad row is named.
+    """
+    expected = {c.lower() for f in files for c in f.columns}
+    if expected <= {c.lower() for c in columns}:  # extra: hive partitions (BILLING_PERIOD=…)
+        return
+    for f in files:
+        hit = find_ragged_row(f)
+        if hit is not None:
+            row, cells = hit
+            raise BillError(
+                f"{f.path}: row {row}: {cells} cell(s) where the header has {len(f.columns)}; "
+                "every row of a CSV bill must have one cell per header column"
+            )
+    names = ", ".join(str(f.path) for f in files)
+    raise BillError(
+        f"{names}: DuckDB did not find the header's columns (it read {len(columns)} "
+        f"where the header(s) have {len(expected)}); the CSV dialect (comma-separated, double quotes) was not recognised"
+    )
 
 
 _SPARK: Any = None

@@ -91,7 +91,16 @@ def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
         present = col.notnull()
     else:
         s = _clean(col.cast("string") if not col.type().is_string() else col)
-        value = ibis.coalesce(s.try_cast(MONEY), s.try_cast("float64").cast(MONEY))
+        # A double beyond the limit (``1e400`` is inf, ``NaN``) is refused *before* the cast to
+        # decimal, which would otherwise abort the whole query with no row to name.
+        f = s.try_cast("float64")
+        as_float = ibis.cases((f.abs() < _MAX_AMOUNT, f.cast(MONEY)), else_=ibis.null(MONEY))
+        # DuckDB reads ``1_000`` as 1000 (digit separators) where Spark and the error path do
+        # not: a separator is refused on every engine, like ``1,000``.
+        value = ibis.cases(
+            (s.contains("_"), ibis.null(MONEY)),
+            else_=ibis.coalesce(s.try_cast(MONEY), as_float),
+        )
         present = s.notnull()
     nano = ibis.cases(
         (value.abs() < _MAX_AMOUNT, (value * NANO + 0.5).floor().cast("int64")),
@@ -101,22 +110,34 @@ def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
     return nano, bad
 
 
-def quantity(t: Any, fmt: BillFormat, column: str) -> Any:
-    """A usage quantity as ``float64`` (null when absent or not a number).
+def quantity(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
+    """(usage quantity as ``float64``, 0/1 flag "present but not a finite number").
 
     Quantities only feed GPU instance-hours, reported to 6 decimals; doubles are fast and,
     rounded at the end, identical on both engines. They are not money, and some (bytes,
-    requests) exceed what nano-units could hold.
+    requests) exceed what nano-units could hold, so there is no ±9e9 limit; but text that is
+    not a number (``abc``, ``1_000``) or is not finite (``NaN``, ``inf``, ``1e400``) is flagged,
+    never silently taken as null: a GPU row's hours would vanish from the multiplier.
     """
     import ibis
 
+    zero = ibis.literal(0, "int64")
     if not fmt.has(column):
-        return ibis.null("float64")
+        return ibis.null("float64"), zero
     col = t[fmt.col(column)]
     if col.type().is_numeric():
-        return col.cast("float64")
-    s = _clean(col.cast("string") if not col.type().is_string() else col)
-    return s.try_cast("float64")
+        value = col.cast("float64")
+        present = col.notnull()
+    else:
+        s = _clean(col.cast("string") if not col.type().is_string() else col)
+        value = ibis.cases((s.contains("_"), ibis.null("float64")), else_=s.try_cast("float64"))
+        present = s.notnull()
+    # ``abs < 1e308`` is false for NaN and ±inf on every engine (NaN sorts above all numbers
+    # in DuckDB and Spark and compares false in Trino), without ``isnan``/``is_infinite``,
+    # whose names differ between dialects.
+    finite = ibis.cases((value.abs() < 1e308, value), else_=ibis.null("float64"))
+    bad = ibis.cases((present & finite.isnull(), 1), else_=0).cast("int64")
+    return finite, bad
 
 
 def day(t: Any, fmt: BillFormat, column: str) -> Any:

@@ -15,6 +15,8 @@ import functools
 import gzip
 import io
 import json
+import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ __all__ = [
     "discover",
     "find_bad_number",
     "find_other_value",
+    "find_ragged_row",
 ]
 
 #: Columns a FOCUS file must have for us to read it. All are Mandatory in FOCUS 1.0-1.2.
@@ -164,17 +167,85 @@ def _parquet_columns(path: Path) -> tuple[str, ...]:
         return tuple(str(d[0]) for d in cursor.description or ())
 
 
+_PARQUET_MAGIC = b"PAR1"
+
+
+def _content_kind(path: Path) -> str | None:
+    """What the first bytes say the file is (``parquet``, ``gzip``), whatever its name."""
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError:
+        return None  # the caller's read reports it
+    if magic == _PARQUET_MAGIC:
+        return "parquet"
+    if magic[:2] == b"\x1f\x8b":
+        return "gzip"
+    return None
+
+
+def _first_line(path: Path) -> str:
+    """The header line decoded as UTF-8, read alone so a bad byte further down is not blamed
+    on the header (the query reports those with their line)."""
+    if _content_kind(path) == "gzip":
+        with gzip.open(path, "rb") as gz:
+            line = gz.readline()
+    else:
+        with path.open("rb") as fh:
+            line = fh.readline()
+    return str(line.decode("utf-8-sig"))
+
+
 def _header(path: Path, kind: str) -> tuple[str, ...]:
+    content = _content_kind(path)
+    if kind == "csv" and content == "parquet":
+        raise UnsupportedBillError(
+            f"{path}: this is a Parquet file with a CSV name; rename it to end in .parquet"
+        )
+    gz_name = path.name.lower().endswith(".gz")
+    if kind == "csv" and (content == "gzip") != gz_name:
+        # The header reader goes by content, the engines by name: they must agree.
+        fix = "rename it to end in .csv.gz" if content == "gzip" else "rename it to end in .csv"
+        what = "gzip-compressed" if content == "gzip" else "not gzip-compressed"
+        raise UnsupportedBillError(f"{path}: the file is {what} but named {path.name!r}; {fix}")
+    if kind == "parquet" and content != "parquet":
+        what = "gzip-compressed" if content == "gzip" else "not Parquet (perhaps CSV)"
+        raise UnsupportedBillError(
+            f"{path}: the file is {what}; a .parquet file must start with the Parquet magic "
+            "bytes 'PAR1'; give a CSV bill a .csv or .csv.gz name"
+        )
     try:
         if kind == "parquet":
-            return _parquet_columns(path)
-        with _open_text(path) as fh:
-            row = next(csv.reader(fh), None)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+            columns = _parquet_columns(path)
+        else:
+            row = next(csv.reader(io.StringIO(_first_line(path))), None)
+            if not row or row == [""]:
+                raise UnsupportedBillError(f"{path}: the file is empty (no header row)")
+            columns = tuple(c.strip() for c in row)
+    except UnicodeDecodeError as exc:
+        raise BillError(
+            f"{path}: the header is not UTF-8 text (byte {exc.object[exc.start:exc.end]!r} at "
+            f"offset {exc.start}); export the bill as UTF-8"
+        ) from None
+    except (OSError, EOFError, ValueError) as exc:
         raise BillError(f"{path}: cannot read the header: {exc}") from None
-    if not row:
-        raise UnsupportedBillError(f"{path}: the file is empty (no header row)")
-    return tuple(c.strip() for c in row)
+    _refuse_duplicates(path, columns)
+    return columns
+
+
+def _refuse_duplicates(path: Path, columns: Sequence[str]) -> None:
+    """Two columns whose names differ at most in case: which one holds the cost is a guess
+    (and DuckDB, whose names are case-insensitive, would rename one), so refuse the file."""
+    first: dict[str, int] = {}
+    for i, name in enumerate(columns, start=1):
+        key = name.lower()
+        if key in first:
+            j = first[key]
+            raise UnsupportedBillError(
+                f"{path}: column {name!r} (column {i}) duplicates {columns[j - 1]!r} "
+                f"(column {j}); column names must be unique, ignoring case"
+            )
+        first[key] = i
 
 
 def _manifest_files(manifest: Path) -> list[Path]:
@@ -188,6 +259,15 @@ def _manifest_files(manifest: Path) -> list[Path]:
         entries = doc["dataFiles"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BillError(f"{manifest}: not a readable Data Exports manifest ({exc})") from None
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
+        raise BillError(
+            f"{manifest}: dataFiles: expected a list of data file keys (s3://…/x.csv.gz), "
+            f"got {entries!r:.80}"
+        )
+    if not entries:
+        raise BillError(
+            f"{manifest}: dataFiles is empty: the export lists no data files for this period"
+        )
     roots = [manifest.parent, *manifest.parents]
     found: list[Path] = []
     for entry in entries:
@@ -207,6 +287,10 @@ def _manifest_files(manifest: Path) -> list[Path]:
             raise BillError(
                 f"{manifest}: dataFiles entry {entry!r} is not in the folder; "
                 "download the whole export (manifest and data/ folder) together"
+            )
+        if _kind(hit) is None:
+            raise UnsupportedBillError(
+                f"{manifest}: dataFiles entry {entry!r} is not a .csv, .csv.gz or .parquet file"
             )
         found.append(hit)
     return found
@@ -237,10 +321,13 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
             if not files:
                 raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
             out.extend(files)
+        elif path.is_file() and path.name.endswith("-Manifest.json"):
+            out.extend(_manifest_files(path))
         elif path.is_file():
             if _kind(path) is None:
                 raise UnsupportedBillError(
-                    f"{path}: unknown file type; expected .csv, .csv.gz or .parquet"
+                    f"{path}: unknown file type; expected .csv, .csv.gz or .parquet "
+                    "(or a Data Exports *-Manifest.json)"
                 )
             out.append(path)
         else:
@@ -254,6 +341,8 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
         seen.add(key)
         kind = _kind(p) or "csv"
         result.append(BillFile(path=p, kind=kind, columns=_header(p, kind)))
+    if not result:  # pragma: no cover - every branch above adds a file or raises
+        raise BillError("no bill files found in " + ", ".join(str(p) for p in paths))
     return tuple(result)
 
 
@@ -267,6 +356,13 @@ def _family(file: BillFile) -> str:
     focus_hits = sum(c.lower() in lower for c in FOCUS_REQUIRED)
     cur_hits = sum(c in lower for c in CUR2_REQUIRED)
     if focus_hits == 0 and cur_hits == 0:
+        if len(file.columns) == 1:
+            for sep, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "pipes")):
+                if sep in file.columns[0]:
+                    raise UnsupportedBillError(
+                        f"{file.path}: the header is separated by {label}, not commas; bills "
+                        "must be comma-separated CSV (as FOCUS and CUR 2.0 exports are)"
+                    )
         shown = ", ".join(file.columns[:8]) + (", …" if len(file.columns) > 8 else "")
         raise UnsupportedBillError(
             f"{file.path}: unknown bill format (columns: {shown}); expected FOCUS 1.0-1.2 "
@@ -292,6 +388,8 @@ def detect(files: Sequence[BillFile]) -> BillFormat:
         UnsupportedBillError: unknown columns, missing required columns, legacy CUR, or a mix
             of FOCUS and CUR files in one call.
     """
+    if not files:
+        raise BillError("no bill files to read")
     families = {f.path: _family(f) for f in files}
     kinds = set(families.values())
     if len(kinds) > 1:
@@ -329,7 +427,22 @@ def _iter_column(file: BillFile, column: str) -> Iterator[Any]:
         header = next(reader)
         idx = [h.strip().lower() for h in header].index(column.lower())
         for row in reader:
-            yield row[idx] if idx < len(row) else None
+            if row:  # blank lines are not rows, to the engines either
+                yield row[idx] if idx < len(row) else None
+
+
+def find_ragged_row(file: BillFile) -> tuple[int, int] | None:
+    """First (1-based data row, cell count) of a CSV row whose cell count differs from the
+    header's (blank lines are skipped, as the engines do), or ``None`` (error path only)."""
+    if file.kind != "csv":
+        return None
+    with _open_text(file.path) as fh:
+        reader = csv.reader(fh)
+        width = len(next(reader, []))
+        for i, row in enumerate((r for r in reader if r), start=1):
+            if len(row) != width:
+                return i, len(row)
+    return None
 
 
 def _is_null(value: Any) -> bool:
@@ -340,20 +453,37 @@ def _is_null(value: Any) -> bool:
 MAX_AMOUNT = 9e9
 
 
-def find_bad_number(files: Sequence[BillFile], column: str) -> tuple[Path, int, str] | None:
-    """First (file, 1-based data row, value) whose ``column`` is not a finite number below
-    ``MAX_AMOUNT`` in absolute value, or ``None``."""
+#: What the queries accept as a number written as text (``_expr.money``/``quantity``): ASCII
+#: digits, an optional sign, point and exponent. Python's ``float`` alone would also take
+#: ``1_000`` and non-ASCII digits, so the error path would miss the row the query refused.
+_NUMBER_RE = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:nan|inf|infinity)",
+    re.IGNORECASE,
+)
+
+
+def find_bad_number(
+    files: Sequence[BillFile], column: str, *, limit: float | None = MAX_AMOUNT
+) -> tuple[Path, int, str] | None:
+    """First (file, 1-based data row, value) whose ``column`` is not a finite number (below
+    ``limit`` in absolute value, when given), or ``None``."""
     for file in files:
         if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
             continue  # a table in Trino/Athena cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue
-            try:
-                number = float(value if isinstance(value, int | float) else str(value).strip())
-            except ValueError:
-                return file.path, i, str(value)
-            if not abs(number) < MAX_AMOUNT:  # also catches NaN
+            if isinstance(value, int | float):
+                number = float(value)
+            else:
+                text = str(value).strip()
+                if not _NUMBER_RE.fullmatch(text):
+                    return file.path, i, str(value)
+                try:
+                    number = float(text)
+                except (ValueError, OverflowError):  # pragma: no cover - the regex admits floats
+                    return file.path, i, str(value)
+            if not math.isfinite(number) or (limit is not None and not abs(number) < limit):
                 return file.path, i, str(value)
     return None
 

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +58,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BillCalibration",
     "calibration_to_toml",
+    "check_output",
     "fit_calibration",
     "read_calibration",
     "write_calibration",
@@ -109,6 +112,12 @@ def fit_calibration(
             f"bills are in different currencies ({', '.join(sorted(currencies))}); "
             "calibrate each currency separately"
         )
+    other = currencies - {"USD"}
+    if other:
+        raise BillError(
+            f"bills are in {', '.join(sorted(other))}; a calibration holds USD per GPU node-hour "
+            "and forecasts are in USD, so only USD bills can calibrate"
+        )
     hours = sum(s.gpu_instance_hours for s in summaries)
     if hours <= 0:
         files = ", ".join(f for s in summaries for f in s.files)
@@ -117,6 +126,14 @@ def fit_calibration(
             "calibration divides overheads by GPU node-hours"
         )
     totals = {c: sum(s.by_category.get(c, 0.0) for s in summaries) for c in CALIBRATED_CATEGORIES}
+    negative = {c: v for c, v in totals.items() if v < 0}
+    if negative:
+        shown = ", ".join(f"{c} {v:,.2f}" for c, v in negative.items())
+        raise BillError(
+            f"{', '.join(f for s in summaries for f in s.files)}: negative overhead total(s) "
+            f"({shown} USD): refunds exceed charges in the period; add the bills the charges "
+            "are on, since a negative cost per node-hour would lower every forecast"
+        )
     starts = [s.period_start for s in summaries if s.period_start]
     ends = [s.period_end for s in summaries if s.period_end]
     return BillCalibration(
@@ -185,19 +202,79 @@ def write_calibration(cal: BillCalibration, path: Path, *, overwrite: bool = Fal
             calibration the user wants), or the file cannot be written.
     """
     text = calibration_to_toml(cal)
+    check_output(path, overwrite=overwrite)
+    try:
+        if overwrite:
+            atomic_write_text(path, text)
+        else:
+            _write_new(path, text)
+    except FileExistsError:
+        raise BillError(f"{path}: already exists; choose another path or pass --force") from None
+    except OSError as exc:
+        raise BillError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def check_output(path: Path, *, overwrite: bool) -> None:
+    """Refuse an output path before any work: a folder, a parent that is a file, or an
+    existing file without ``overwrite``.
+
+    Raises:
+        BillError: naming the path and what to do instead.
+    """
+    if path.is_dir():
+        raise BillError(f"{path}: is a folder; give the calibration file's path, e.g. {path / 'calibration.toml'}")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise BillError(f"{path}: cannot write: {parent} is a file, not a folder")
+            break
     if path.exists() and not overwrite:
         raise BillError(f"{path}: already exists; choose another path or pass --force")
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``path`` atomically *without* replacing a file that appeared meanwhile: the text
+    goes to a temp file that is then hard-linked to ``path`` (``link`` fails if it exists)."""
+    directory = path.parent if str(path.parent) else Path()
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        atomic_write_text(path, text)
-    except OSError as exc:
-        raise BillError(f"{path}: cannot write: {exc.strerror}") from None
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            Path(tmp).replace(path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
-def _num(section: Mapping[str, Any], key: str, source: str) -> float:
+def _num(
+    section: Mapping[str, Any], key: str, source: str, table: str = "calibration", *, minimum: float | None = None
+) -> float:
     value = section.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BillError(f"{source}: {key}: must be a finite number, got {value!r}")
+        raise BillError(f"{source}: {table}.{key}: must be a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise BillError(f"{source}: {table}.{key}: must be >= {minimum:g}, got {value!r}")
     return float(value)
+
+
+def _period(cal: Mapping[str, Any], key: str, source: str) -> date | None:
+    value = cal.get(key)
+    if value is None:
+        return None
+    if isinstance(value, datetime) or not isinstance(value, date):
+        raise BillError(
+            f"{source}: calibration.{key}: must be a TOML date like 2026-04-01, got {value!r}"
+        )
+    return value
 
 
 def read_calibration(path: Path) -> BillCalibration:
@@ -212,15 +289,24 @@ def read_calibration(path: Path) -> BillCalibration:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise BillError(f"{source}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BillError(f"{source}: not UTF-8 text; a calibration file is TOML") from None
     except tomllib.TOMLDecodeError as exc:
         raise BillError(f"{source}: not valid TOML: {exc}") from None
     cal = data.get("calibration")
     if not isinstance(cal, dict) or cal.get("kind") != "bills":
         raise BillError(f"{source}: calibration.kind: expected \"bills\" in a [calibration] table")
-    if cal.get("schema_version") != SCHEMA_VERSION:
+    version = cal.get("schema_version")
+    if version != SCHEMA_VERSION:
+        newer = (
+            "; the file was written by a newer trainbill: upgrade trainbill or re-run "
+            "`trainbill calibrate`"
+            if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION
+            else ""
+        )
         raise BillError(
             f"{source}: calibration.schema_version: expected {SCHEMA_VERSION}, "
-            f"got {cal.get('schema_version')!r}"
+            f"got {version!r}{newer}"
         )
     factors = cal.get("factors_usd_per_node_hour")
     if not isinstance(factors, dict):
@@ -233,19 +319,44 @@ def read_calibration(path: Path) -> BillCalibration:
         )
     hours = _num(cal, "gpu_node_hours", source)
     if hours <= 0:
-        raise BillError(f"{source}: gpu_node_hours: must be > 0, got {hours}")
+        raise BillError(f"{source}: calibration.gpu_node_hours: must be > 0, got {hours}")
+    currency = cal.get("currency", "")
+    if currency not in ("USD", ""):
+        raise BillError(
+            f"{source}: calibration.currency: {currency!r} is not supported; allowed: USD "
+            "(forecasts are in USD)"
+        )
+    basis = cal.get("basis", "billed_cost")
+    if basis != "billed_cost":
+        raise BillError(f"{source}: calibration.basis: expected \"billed_cost\", got {basis!r}")
+    start = _period(cal, "period_start", source)
+    end = _period(cal, "period_end", source)
+    if start is not None and end is not None and end <= start:
+        raise BillError(
+            f"{source}: calibration.period_end: {end} is not after period_start {start}"
+        )
     totals = cal.get("totals_usd", {})
+    if not isinstance(totals, dict):
+        raise BillError(f"{source}: calibration.totals_usd: must be a table, got {totals!r}")
+    files = cal.get("source_files", [])
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise BillError(
+            f"{source}: calibration.source_files: must be a list of file names, got {files!r}"
+        )
     created = cal.get("created_at")
+    factor_table = "calibration.factors_usd_per_node_hour"
     return BillCalibration(
-        period_start=cal.get("period_start"),
-        period_end=cal.get("period_end"),
-        currency=str(cal.get("currency", "")),
+        period_start=start,
+        period_end=end,
+        currency=str(currency),
         gpu_node_hours=hours,
-        gpu_compute_usd=_num(cal, "gpu_compute_usd", source),
+        gpu_compute_usd=_num(cal, "gpu_compute_usd", source, minimum=0),
         factors_usd_per_node_hour=MappingProxyType(
-            {k: _num(factors, k, source) for k in factors}
+            {k: _num(factors, k, source, factor_table, minimum=0) for k in factors}
         ),
-        totals_usd=MappingProxyType({k: _num(totals, k, source) for k in totals}),
-        source_files=tuple(str(f) for f in cal.get("source_files", [])),
+        totals_usd=MappingProxyType(
+            {k: _num(totals, k, source, "calibration.totals_usd") for k in totals}
+        ),
+        source_files=tuple(files),
         created_at=created if isinstance(created, datetime) else datetime.now(UTC),
     )

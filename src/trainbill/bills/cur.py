@@ -87,7 +87,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         else_=billed,
     )
     public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
-    usage = quantity(t, fmt, "line_item_usage_amount")
+    usage, bad_usage = quantity(t, fmt, "line_item_usage_amount")
     if key != "tag" or tag_key is None:
         tag = null_str()
     elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
@@ -111,6 +111,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         "bad_billed": bad_billed,
         "bad_effective": bad_sp + bad_ri,
         "bad_list": bad_list,
+        "bad_quantity": bad_usage,
         "key": keys[key],
     }
 
@@ -171,4 +172,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
+        bad_quantity=g.bad_quantity,
     )

@@ -57,8 +57,8 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     billed, bad_billed = money(t, fmt, "BilledCost")
     effective, bad_effective = money(t, fmt, "EffectiveCost")
     list_cost, bad_list = money(t, fmt, "ListCost")
-    consumed = quantity(t, fmt, "ConsumedQuantity")
-    priced = quantity(t, fmt, "PricingQuantity")
+    consumed, bad_consumed = quantity(t, fmt, "ConsumedQuantity")
+    priced, bad_priced = quantity(t, fmt, "PricingQuantity")
     import ibis
 
     keys = {
@@ -77,6 +77,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         "bad_billed": bad_billed,
         "bad_effective": bad_effective,
         "bad_list": bad_list,
+        "bad_quantity": bad_consumed + bad_priced,
         "key": keys[key],
     }
 
@@ -127,4 +128,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
+        bad_quantity=g.bad_quantity,
     )

@@ -158,6 +158,11 @@ def compare(
     """
     if basis not in _BASES:
         raise BillError(f"unknown basis {basis!r}; allowed: {', '.join(_BASES)}")
+    if summary.currency not in ("USD", ""):
+        raise BillError(
+            f"{', '.join(summary.files)}: the bill is in {summary.currency} and the forecast in "
+            "USD; compare a USD bill (a variance across currencies would be meaningless)"
+        )
     forecast = dict.fromkeys(BILL_CATEGORIES, 0.0)
     for name, usd in by_category_forecast.items():
         forecast[FORECAST_TO_BILL.get(name, "other")] += float(usd)

@@ -22,7 +22,14 @@ from typing import Any
 
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classify
 from trainbill.bills._engine import ENGINES, TABLE_ENGINES, open_engine
-from trainbill.bills._files import BillFormat, detect, discover, find_bad_number, find_other_value
+from trainbill.bills._files import (
+    MAX_AMOUNT,
+    BillFormat,
+    detect,
+    discover,
+    find_bad_number,
+    find_other_value,
+)
 from trainbill.errors import BillError
 
 __all__ = ["BY_CHOICES", "BillLine", "BillSummary", "BreakdownRow", "read_bill"]
@@ -154,10 +161,12 @@ def _parse_by(by: str | None) -> tuple[str | None, str | None]:
     """(breakdown kind, tag key) from ``--by``; raises on anything else."""
     if by is None:
         return None, None
-    if by.startswith("tag:") and len(by) > 4:
-        return "tag", by[4:]
+    if by.startswith("tag:") and by[4:].strip():
+        return "tag", by[4:].strip()
     if by in ("resource", "service", "day"):
         return by, None
+    if by.startswith("tag:"):
+        raise BillError(f"--by {by!r}: the tag key is empty; use tag:KEY, e.g. tag:project")
     raise BillError(f"--by {by!r} is not supported; allowed: {', '.join(BY_CHOICES)}")
 
 
@@ -179,11 +188,13 @@ _BAD_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
         "bad_billed": ("BilledCost",),
         "bad_effective": ("EffectiveCost",),
         "bad_list": ("ListCost",),
+        "bad_quantity": ("ConsumedQuantity", "PricingQuantity"),
     },
     "cur": {
         "bad_billed": ("line_item_unblended_cost",),
         "bad_effective": ("savings_plan_savings_plan_effective_cost", "reservation_effective_cost"),
         "bad_list": ("pricing_public_on_demand_cost",),
+        "bad_quantity": ("line_item_usage_amount",),
     },
 }
 _CURRENCY_COLUMN = {"focus": "BillingCurrency", "cur": "line_item_currency_code"}
@@ -195,20 +206,28 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
         count = sum(int(g[flag] or 0) for g in groups)
         if not count:
             continue
+        is_money = flag != "bad_quantity"
+        rule = (
+            "costs must be plain decimal numbers (like 1234.56 or 1.5E-7: no currency sign, "
+            "thousands separator or underscore), finite and within ±9e9"
+            if is_money
+            else "quantities must be plain decimal numbers (like 720 or 1.5E-7), finite"
+        )
         for column in columns:
             if not fmt.has(column):
                 continue
-            hit = find_bad_number(fmt.files, fmt.col(column))
+            hit = find_bad_number(
+                fmt.files, fmt.col(column), limit=MAX_AMOUNT if is_money else None
+            )
             if hit is not None:
                 path, row, value = hit
                 raise BillError(
                     f"{path}: row {row}: column {fmt.col(column)}: {value!r} is not a number "
-                    "(or not finite, or beyond ±9e9) "
-                    f"({count} such row(s) in the bill); costs must be decimal numbers"
+                    f"({count} such row(s) in the bill); {rule}"
                 )
+        files = ", ".join(str(f.path) for f in fmt.files)
         raise BillError(
-            f"{count} row(s) have a non-numeric {' or '.join(columns)}; costs must be finite "
-            "numbers below ±9e9"
+            f"{files}: {count} row(s) have an invalid {' or '.join(columns)}; {rule}"
         )
     per_currency: dict[str, int] = defaultdict(int)
     for g in groups:
@@ -340,6 +359,7 @@ def _summary_expr(c: Any) -> Any:
         bad_billed=m.bad_billed.sum(),
         bad_effective=m.bad_effective.sum(),
         bad_list=m.bad_list.sum(),
+        bad_quantity=m.bad_quantity.sum(),
         pmin=m.period_start.min(),
         pmax=m.period_end.max(),
     )
@@ -464,9 +484,28 @@ def _run_duckdb(
     except duckdb.Error as exc:
         # Unreadable files, malformed CSV, a non-finite or out-of-range double: a message
         # naming the files, never a traceback.
-        names = ", ".join(str(f.path) for f in fmt.files)
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BillError(f"{names}: DuckDB could not read the bill: {detail}") from None
+        raise BillError(_duckdb_message(exc, fmt)) from None
+
+
+def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
+    """One line from a DuckDB error: its first line, the reason a CSV error gives further down
+    ("… This file is not utf-8 encoded.") and the one file it names, else all the files."""
+    lines = [x.rstrip() for x in str(exc).strip().splitlines()]
+    if not lines or not lines[0]:
+        lines = [type(exc).__name__]
+    detail = lines[0]
+    names = ", ".join(str(f.path) for f in fmt.files)
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped.startswith("file = "):
+            names = stripped.removeprefix("file = ")
+            break
+    for line in lines[1:]:
+        if not line or line[0].isspace() or line.startswith(("Original Line", "Possible Solution")):
+            continue
+        detail = f"{detail}: {line}"
+        break
+    return f"{names}: DuckDB could not read the bill: {detail}"
 
 
 def _query_duckdb(

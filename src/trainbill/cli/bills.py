@@ -204,8 +204,9 @@ def calibrate_cmd(
 ) -> None:
     """Fit overhead factors (USD per GPU node-hour) from past bills into a calibration file."""
     from trainbill.bills import fit_calibration, read_bill, write_calibration
-    from trainbill.bills.calibrate import calibration_to_toml
+    from trainbill.bills.calibrate import calibration_to_toml, check_output
 
+    check_output(output, overwrite=force)  # before reading the bills, which can take a while
     summaries = [read_bill(files, engine=engine)]
     cal = fit_calibration(summaries)
     write_calibration(cal, output, overwrite=force)
