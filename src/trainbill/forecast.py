@@ -7,6 +7,7 @@ is about; ``Forecast.as_dict`` is the JSON contract of ``trainbill forecast --js
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from trainbill.catalog import Catalog
 from trainbill.costs import estimate
 from trainbill.costs._pricing import instance_rate
+from trainbill.errors import SpecError
 from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
 from trainbill.usage import Usage, usage_for
@@ -111,6 +113,7 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
         f"{usage.compute_hours:,.2f} h = ${quote:,.2f}"
     )
     ledger = estimate(usage, catalog)
+    _check_finite(usage, ledger, quote)
     return Forecast(
         usage=usage,
         ledger=ledger,
@@ -124,6 +127,38 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
 def forecast(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Forecast:
     """Work out the plan's usage and price it."""
     return forecast_usage(usage_for(plan, catalog, today=today), catalog, today=today)
+
+
+#: Share of the time spent recovering from failures/reclaims past which a warning says the
+#: expected-value model is no longer a good description of the run.
+OVERLOADED_RECOVERY = 0.5
+#: Longest whole-run wall-clock answered: about 114 years, the same bound as ``run.hours``.
+MAX_WALL_HOURS = 1e6
+
+
+def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
+    """Refuse a forecast no one could act on rather than print "$inf" or a 300-digit bill.
+
+    The plan schema bounds the main fields (hours, params, tokens, nodes, GPUs); what it cannot
+    bound is a product of several large values (a 1e308 GB volume on every node, a restart of
+    1e300 hours) or overheads that grow a short run past a century.
+    """
+    if not math.isfinite(usage.wall_hours) or usage.wall_hours > MAX_WALL_HOURS:
+        parts = {
+            "training": usage.compute_hours, "synchronization": usage.sync_stall_hours,
+            "evaluation": usage.eval_hours, "checkpoint stalls": usage.checkpoint_stall_hours,
+            "failures (reliability.*, checkpoint.interval_hours)": usage.failure_lost_hours,
+            "spot reclaims (reliability.*, purchase.spot_fraction)": usage.reclaim_lost_hours,
+        }  # fmt: skip
+        worst = max(parts, key=lambda k: parts[k] if math.isfinite(parts[k]) else math.inf)
+        msg = (f"the run's wall-clock ({usage.wall_hours:.3g} h) is over {MAX_WALL_HOURS:.0e} h (about 114 years); "
+               f"most of it is {worst}: a value in the plan is far too large")  # fmt: skip
+        raise SpecError(msg, field="plan")
+    bad = [ln for ln in ledger.lines if not (math.isfinite(ln.quantity) and math.isfinite(ln.cost_usd))]
+    if bad or not math.isfinite(quote):
+        what = f"line '{bad[0].item}' ({bad[0].category})" if bad else "the quote"
+        msg = f"the bill is not a finite number: {what} overflows; a value in the plan is far too large"
+        raise SpecError(msg, field="plan")
 
 
 def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None) -> list[str]:
@@ -152,5 +187,19 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
     if any("price used: no" in line.source for line in ledger.lines):
         out.append(f"some prices come from the provider's reference region, not {usage.region}")
     out.extend(usage.time.warnings)  # memory: fits only with recompute/offload (trainbill.memory)
+    # Failures and reclaims are priced at their expected count, each losing half an interval
+    # plus a restart. That is sound while events are rare; when one arrives every few restarts
+    # the run spends its time recovering (and at one per recovery it never progresses), so the
+    # expected-value bill understates: say so.
+    exposed = usage.exposed_hours
+    per_hour = (usage.failure_events + usage.reclaim_events) / exposed if exposed > 0 else 0.0
+    busy = per_hour * (usage.checkpoint_interval_hours / 2.0 + usage.restart_hours)
+    if busy >= OVERLOADED_RECOVERY:
+        out.append(
+            f"failures and spot reclaims arrive every {60.0 / per_hour:,.0f} min and each costs "
+            f"{usage.checkpoint_interval_hours / 2.0 + usage.restart_hours:.2g} h of lost work and restart "
+            f"({busy:.0%} of the time): the expected-value estimate understates this run; use fewer "
+            "GPUs, faster restarts (reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
+        )
     assert set(ledger.by_category()) == set(CATEGORIES)
     return out

@@ -301,6 +301,10 @@ class TrialSamples:
         return replace(base, **values)
 
 
+#: Above this many events in one trial, ``_uniform_sums`` draws the sum's normal approximation.
+_EXACT_UNIFORM_SUM = 1000
+
+
 def _gamma_sum(
     g: np.random.Generator, count: NDArray[Any], mean: float, cv: float
 ) -> NDArray[np.float64]:
@@ -314,15 +318,24 @@ def _gamma_sum(
 
 
 def _uniform_sums(g: np.random.Generator, counts: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Per trial, the sum of ``counts[i]`` U(0, 1) draws (one flat draw, grouped by trial)."""
+    """Per trial, the sum of ``counts[i]`` U(0, 1) draws (one flat draw, grouped by trial).
+
+    Trials with more than ``_EXACT_UNIFORM_SUM`` events use the normal approximation of that
+    sum (Irwin-Hall: mean k/2, variance k/12, clipped to [0, k]) so memory stays bounded when a
+    huge cluster has thousands of failures per trial; at k = 1000 the two distributions differ
+    by far less than the Monte Carlo noise.
+    """
     n = counts.size
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(n)
-    u = g.random(total)
-    out: NDArray[np.float64] = np.bincount(
-        np.repeat(np.arange(n), counts), weights=u, minlength=n
-    ).astype(np.float64, copy=False)
+    big = counts > _EXACT_UNIFORM_SUM
+    small = np.where(big, 0, counts)
+    total = int(small.sum())
+    out: NDArray[np.float64] = np.zeros(n)
+    if total:
+        u = g.random(total)
+        out = np.bincount(np.repeat(np.arange(n), small), weights=u, minlength=n).astype(np.float64, copy=False)
+    if big.any():
+        k = counts[big].astype(np.float64)
+        out[big] = np.clip(g.normal(k / 2.0, np.sqrt(k / 12.0)), 0.0, k)
     return out
 
 

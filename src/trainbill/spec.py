@@ -71,8 +71,24 @@ FsxTier = Literal[
 ]
 
 
+# Sanity bounds on plan numbers, far beyond any real run, so that a typo (``1e308``, an extra
+# zero run amok) is an error naming the field instead of an overflow or a $1e300 bill. For
+# scale: Llama 3 405B trained 3.8e25 FLOPs on 15.6e12 tokens with 16,384 GPUs in ~54 days.
+_MAX_HOURS = 1e6  # about 114 years of training
+_MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
+_MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
+_MAX_NODES = 100_000
+_MAX_GPUS = 1_000_000
+_MAX_SEQ_LEN = 100_000_000
+_MAX_LAYERS = 100_000
+_MAX_D_MODEL = 10_000_000
+_SANITY_BOUND = 100_000  # upper bounds from here up are the sanity caps above
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    # ``allow_inf_nan=False``: ``hours = "inf"`` or ``nan`` is not a number of hours (pydantic
+    # would accept it, and ``inf`` passes ``gt=0``), so the bill would read "$inf".
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -91,21 +107,21 @@ class RunSection(_Section):
     """Name, hours of pure training (or derive them from [model]) and an optional deadline."""
 
     name: str = "training-run"
-    hours: float | None = Field(default=None, gt=0)
-    deadline_hours: float | None = Field(default=None, gt=0)
+    hours: float | None = Field(default=None, gt=0, le=_MAX_HOURS)
+    deadline_hours: float | None = Field(default=None, gt=0, le=_MAX_HOURS)
 
 
 class ModelSection(_Section):
     """The network being trained: size, tokens, precision, shape."""
 
-    params: float | None = Field(default=None, gt=0)
-    active_params: float | None = Field(default=None, gt=0)
-    tokens: float | None = Field(default=None, gt=0)
+    params: float | None = Field(default=None, gt=0, le=_MAX_PARAMS)
+    active_params: float | None = Field(default=None, gt=0, le=_MAX_PARAMS)
+    tokens: float | None = Field(default=None, gt=0, le=_MAX_TOKENS)
     precision: Precision = "bf16"
-    seq_len: int | None = Field(default=None, gt=0)
-    global_batch_tokens: float | None = Field(default=None, gt=0)
-    layers: int | None = Field(default=None, gt=0)
-    d_model: int | None = Field(default=None, gt=0)
+    seq_len: int | None = Field(default=None, gt=0, le=_MAX_SEQ_LEN)
+    global_batch_tokens: float | None = Field(default=None, gt=0, le=_MAX_TOKENS)
+    layers: int | None = Field(default=None, gt=0, le=_MAX_LAYERS)
+    d_model: int | None = Field(default=None, gt=0, le=_MAX_D_MODEL)
 
     @model_validator(mode="after")
     def _active_le_total(self) -> ModelSection:
@@ -124,7 +140,7 @@ class ExtraGroup(_Section):
 
     name: str = "extra"
     instance: str
-    count: int = Field(default=1, gt=0)
+    count: int = Field(default=1, gt=0, le=_MAX_NODES)
     spot: bool = False
 
 
@@ -134,9 +150,9 @@ class ClusterSection(_Section):
     provider: Provider = "aws"
     region: str | None = None
     instance: str | None = None
-    nodes: int | None = Field(default=None, gt=0)
+    nodes: int | None = Field(default=None, gt=0, le=_MAX_NODES)
     gpu: str | None = None
-    gpus: int | None = Field(default=None, gt=0)
+    gpus: int | None = Field(default=None, gt=0, le=_MAX_GPUS)
     orchestrator: Orchestrator = Field(default=None, validate_default=True)
     extra_groups: tuple[ExtraGroup, ...] = ()
 
@@ -295,7 +311,17 @@ def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
         return field, f"{got!r} is not allowed; allowed values: {expected}"
-    if kind in {"greater_than", "greater_than_equal", "less_than_equal", "less_than"}:
+    if kind in {"less_than_equal", "less_than"}:
+        bound = err.get("ctx", {}).get("le", err.get("ctx", {}).get("lt"))
+        if isinstance(bound, int | float):
+            op = "at most" if kind == "less_than_equal" else "below"
+            if abs(bound) < _SANITY_BOUND:
+                return field, f"must be {op} {bound:g} (got {got!r})"
+            # 1,000,000 or 1e+15, never 1000000000000000
+            shown = f"{bound:,.0f}" if abs(bound) < 1e7 and float(bound).is_integer() else f"{bound:.3g}"
+            return field, f"must be {op} {shown}: too large for any real run, a typo? (got {got!r})"
+        return field, f"{err['msg'].lower()} (got {got!r})"
+    if kind in {"greater_than", "greater_than_equal"}:
         return field, f"{err['msg'].lower()} (got {got!r})"
     if kind.endswith(("_parsing", "_type")):
         return field, f"{err['msg'].lower()} (got {got!r})"
