@@ -123,3 +123,13 @@ def test_cli_simulate_of_a_huge_cluster_finishes(tmp_path: Path, capsys: pytest.
     assert out["trials"] == 500
     # 4.74e-4 × 100,000 GPUs × ≥ 1,000 exposed h / 24 ≥ 1,975 failures per run on average.
     assert out["mean_events"]["failures"] > 1975
+
+
+def test_gpu_count_rounded_up_to_whole_nodes_is_said(catalog: Catalog) -> None:
+    """3 H100 on p5.48xlarge (8 per node): ceil(3 / 8) = 1 node = 8 GPUs billed, with a warning."""
+    plan = plan_from_dict({"run": {"hours": 10}, "cluster": {"gpu": "h100", "gpus": 3}})
+    fc = forecast(plan, catalog, today=TODAY)
+    assert fc.usage.gpus == 8
+    assert "cluster.gpus = 3, but p5.48xlarge holds 8 per node: priced 1 node = 8 GPUs" in " ".join(fc.warnings)
+    exact = forecast(plan_from_dict({"run": {"hours": 10}, "cluster": {"gpu": "h100", "gpus": 16}}), catalog, today=TODAY)
+    assert not [w for w in exact.warnings if w.startswith("cluster.gpus")]

@@ -186,6 +186,7 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
         )
     if any("price used: no" in line.source for line in ledger.lines):
         out.append(f"some prices come from the provider's reference region, not {usage.region}")
+    out.extend(usage.warnings)  # how the plan was read (GPUs rounded up to whole nodes)
     out.extend(usage.time.warnings)  # memory: fits only with recompute/offload (trainbill.memory)
     # Failures and reclaims are priced at their expected count, each losing half an interval
     # plus a restart. That is sound while events are rare; when one arrives every few restarts

@@ -58,7 +58,8 @@ import numpy.typing as npt
 
 from trainbill.catalog import PROVIDERS, Catalog, Instance
 from trainbill.costs import estimate
-from trainbill.errors import CatalogError, InfeasibleError, SpecError, suggest
+from trainbill.errors import CatalogError, InfeasibleError, SpecError, TrainbillError, suggest
+from trainbill.forecast import forecast
 from trainbill.spec import ORCHESTRATORS, Plan, plan_from_dict
 from trainbill.usage import Usage, resolve_cluster, usage_for
 
@@ -875,6 +876,16 @@ def optimize(
     if space.instances is not None and not space.instances:
         msg = "the search space is empty: give at least one instance type"
         raise SpecError(msg, field="space.instances")
+
+    # The template's own numbers must be computable: a 1e308 GB volume or a 1e300-hour restart
+    # would otherwise surface as a NumPy failure deep in the search. A template that is merely
+    # infeasible (no fit in memory at its own size, no price) is fine: the search looks further.
+    try:
+        forecast(plan, catalog, today=today)
+    except SpecError:
+        raise
+    except TrainbillError:
+        pass
 
     rng = np.random.default_rng(seed)
     user = _user_candidate(plan, catalog, today)

@@ -106,6 +106,8 @@ class Usage:
     extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
+    #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
+    warnings: tuple[str, ...] = ()
 
     @property
     def gpus(self) -> int:
@@ -205,6 +207,17 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
         assert c.gpus is not None
         nodes = math.ceil(c.gpus / inst.accelerator_count)
     return inst, nodes
+
+
+def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]:
+    """Whole nodes are billed: a GPU count that is not a multiple of the node size rounds up."""
+    asked = plan.cluster.gpus
+    got = nodes * inst.accelerator_count
+    if plan.cluster.nodes is None and asked is not None and asked != got:
+        msg = (f"cluster.gpus = {asked}, but {inst.instance} holds {inst.accelerator_count} per node: "
+               f"priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill whole instances)")  # fmt: skip
+        return (msg,)
+    return ()
 
 
 def _orchestrator_on(plan: Plan, provider: str) -> str:
@@ -333,6 +346,7 @@ def usage_for(
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
+        warnings=_cluster_warnings(plan, inst, nodes),
         precision=m.precision,
         as_of=as_of,
         spot_fraction=spot_fraction,
