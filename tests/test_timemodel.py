@@ -66,6 +66,15 @@ def test_fp8_speedup_below_two(catalog: Catalog) -> None:
     assert 1.0 < bf16 / fp8 < 2.0
 
 
+def test_fp8_never_slower_than_bf16(catalog: Catalog) -> None:
+    """Trainium1 lists FP8 = BF16 = 190 TFLOP/s (trn1.32xlarge: 3.04 PFLOP/s / 16 chips): FP8
+    matmuls at η_fp8 < 1 would be slower than BF16, so BF16 speed is used and the factor says so."""
+    bf16 = _est(catalog, nodes=1, gpu="trn1.32xlarge")
+    fp8 = _est(catalog, nodes=1, precision="fp8", gpu="trn1.32xlarge")
+    assert fp8.compute_hours == pytest.approx(bf16.compute_hours)
+    assert any(k == "precision" and "no faster than BF16" in v for k, v in fp8.factors)
+
+
 def test_memory_hand_computed() -> None:
     """7B on 8 GPUs, 32 × 4096, seq 2048: state 16·7e9/8 = 14 GB; acts 32·34·2048·4096 = 9.13 GB."""
     est = memory_per_gpu(params=7e9, layers=32, d_model=4096, seq_len=2048, hbm_gb=80, usable_fraction=0.9,

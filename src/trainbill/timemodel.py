@@ -261,6 +261,12 @@ def estimate_time(
     fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
     if precision == "fp8" and not fp8:
         factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
+    elif fp8 and accelerator.peak_fp8_tflops is not None and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16:
+        # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
+        # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
+        fp8 = False
+        factors.append(("precision", (f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak {accelerator.peak_fp8_tflops:g} "
+                        f"× η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak {bf16:g} TFLOP/s): BF16 speed used")))  # fmt: skip
     straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
     straggler_factor = (
         "stragglers",
