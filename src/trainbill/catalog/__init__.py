@@ -20,7 +20,7 @@ import math
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -67,6 +67,25 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
     }
 )  # fmt: skip
+#: Units of the packaged service prices (items the cost drivers look up by name). An overlay
+#: row for one of these items must use the same unit: the drivers multiply by it as is.
+_SERVICE_UNITS: Mapping[str, str] = MappingProxyType(
+    {
+        "cloudwatch.logs_ingest": "GB", "cloudwatch.metric": "metric-month",
+        "ebs.gp3.iops": "IOPS-month", "ebs.gp3.storage": "GB-month",
+        "ebs.gp3.throughput": "MiBps-month", "ebs.snapshot": "GB-month",
+        "eks.control_plane": "cluster-hour", "fsx.lustre.persistent_1000": "GB-month",
+        "fsx.lustre.persistent_125": "GB-month", "fsx.lustre.persistent_250": "GB-month",
+        "fsx.lustre.persistent_500": "GB-month", "fsx.lustre.scratch_2": "GB-month",
+        "ipv4.hours": "hour", "nat.data": "GB", "nat.hours": "hour",
+        "s3.requests.tier1": "1000 requests", "s3.requests.tier2": "1000 requests",
+        "s3.standard.storage": "GB-month", "transfer.inter_az": "GB",
+        "transfer.inter_region": "GB", "transfer.internet_egress": "GB",
+    }
+)  # fmt: skip
+#: How far ahead of today an overlay price point may be dated (an announced price change or a
+#: contract starting soon); later dates are typos that would silently never apply.
+_MAX_FUTURE_DAYS = 366
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -314,12 +333,24 @@ def packaged_data_dir() -> Path:
     return Path(str(resources.files("trainbill.catalog") / "data"))
 
 
-def _parse_date(value: str, where: str) -> date:
+def _parse_date(value: str, where: str, *, latest: date | None = None) -> date:
     try:
-        return date.fromisoformat(value.strip())
+        parsed = date.fromisoformat(value.strip())
     except ValueError:
         msg = f"{where}: {value!r} is not a date (expected YYYY-MM-DD)"
         raise CatalogSchemaError(msg) from None
+    if latest is not None and parsed > latest:
+        msg = f"{where}: {parsed.isoformat()} is in the future (latest allowed {latest.isoformat()})"
+        raise CatalogSchemaError(msg)
+    return parsed
+
+
+def _parse_int(value: str, where: str, *, minimum: int = 0) -> int:
+    number = _req(_parse_float(value, where, minimum=minimum))
+    if not number.is_integer():
+        msg = f"{where}: {value.strip()!r} is not a whole number"
+        raise CatalogSchemaError(msg)
+    return int(number)
 
 
 def _parse_float(value: str, where: str, *, optional: bool = False, minimum: float = 0.0) -> float | None:
@@ -333,7 +364,10 @@ def _parse_float(value: str, where: str, *, optional: bool = False, minimum: flo
     except ValueError:
         msg = f"{where}: {value!r} is not a number"
         raise CatalogSchemaError(msg) from None
-    if number < minimum or math.isnan(number):
+    if not math.isfinite(number):
+        msg = f"{where}: {value.strip()!r} is not a finite number (expected a number >= {minimum:g})"
+        raise CatalogSchemaError(msg)
+    if number < minimum:
         msg = f"{where}: {number} is below the allowed minimum {minimum}"
         raise CatalogSchemaError(msg)
     return number
@@ -344,32 +378,87 @@ def _req(value: float | None) -> float:
     return value
 
 
-def _read_table(path: Path) -> list[dict[str, str]]:
+#: Columns that must not be blank in every row (besides ``source``).
+_REQUIRED_TEXT: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "accelerators.csv": ("id", "name", "vendor"),
+        "instances.csv": ("provider", "instance", "accelerator", "billing"),
+        "prices.csv": ("provider", "region", "item", "option", "unit"),
+        "spot_advisor.csv": ("provider", "region", "instance", "interruption_bucket"),
+    }
+)
+
+
+def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """Rows of a catalog CSV with their physical line numbers (a UTF-8 BOM is accepted)."""
     name = path.name
     expected = _TABLE_COLUMNS[name]
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = tuple(reader.fieldnames or ())
-        if header != expected:
-            msg = (
-                f"{path}: columns {list(header)} do not match schema v{SCHEMA_VERSION} "
-                f"{list(expected)}. To fix: regenerate the file or correct its header."
-            )
-            raise CatalogSchemaError(msg)
-        rows = list(reader)
-    for i, row in enumerate(rows, start=2):
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = tuple(h.strip() for h in reader.fieldnames or ())
+            if not header:
+                msg = f"{path}: empty file; expected a header line {','.join(expected)}"
+                raise CatalogSchemaError(msg)
+            if header != expected:
+                missing = [c for c in expected if c not in header]
+                extra = [c for c in header if c not in expected]
+                detail = "".join(
+                    (
+                        f" missing column(s) {', '.join(missing)};" if missing else "",
+                        f" unknown column(s) {', '.join(extra)};" if extra else "",
+                    )
+                ) or " columns out of order;"
+                msg = (
+                    f"{path}: columns {list(header)} do not match schema v{SCHEMA_VERSION}:{detail} "
+                    f"expected {list(expected)}. To fix: regenerate the file or correct its header."
+                )
+                raise CatalogSchemaError(msg)
+            reader.fieldnames = list(header)
+            rows = []
+            for row in reader:
+                rows.append((reader.line_num, row))
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 CSV."
+        raise CatalogSchemaError(msg) from None
+    except csv.Error as exc:
+        msg = f"{path}: not a readable CSV file ({exc})"
+        raise CatalogSchemaError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot read catalog file ({exc.strerror or exc.__class__.__name__})"
+        raise CatalogSchemaError(msg) from None
+    for i, row in rows:
         if None in row or any(v is None for v in row.values()):
-            msg = f"{path}, line {i}: wrong number of fields"
+            msg = f"{path}, line {i}: wrong number of fields (expected {len(expected)}: {','.join(expected)})"
             raise CatalogSchemaError(msg)
         if not row.get("source", "").strip():
             msg = f"{path}, line {i}: every row needs a source"
             raise CatalogSchemaError(msg)
+        for col in _REQUIRED_TEXT[name]:
+            if not row[col].strip():
+                msg = f"{path}, line {i}, {col}: value is required"
+                raise CatalogSchemaError(msg)
     return rows
 
 
-def _accelerators(path: Path) -> list[Accelerator]:
+def _no_duplicates(path: Path, keyed: Iterable[tuple[int, tuple[str, ...]]], what: str) -> None:
+    """Two rows of one file with the same key: which one wins would be an accident of order."""
+    seen: dict[tuple[str, ...], int] = {}
+    for line, key in keyed:
+        if key in seen:
+            msg = (
+                f"{path}, line {line}: duplicate row for {what} {', '.join(key)} "
+                f"(also on line {seen[key]}). To fix: keep one of them."
+            )
+            raise CatalogSchemaError(msg)
+        seen[key] = line
+
+
+def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
     out = []
-    for i, r in enumerate(_read_table(path), start=2):
+    rows = _read_table(path)
+    _no_duplicates(path, ((i, (r["id"].strip().lower(),)) for i, r in rows), "id")
+    for i, r in rows:
         w = f"{path}, line {i}"
         out.append(
             Accelerator(
@@ -377,22 +466,26 @@ def _accelerators(path: Path) -> list[Accelerator]:
                 name=r["name"],
                 vendor=r["vendor"],
                 peak_bf16_tflops=_req(_parse_float(r["peak_bf16_tflops"], f"{w}, peak_bf16_tflops", minimum=1e-9)),
-                peak_fp8_tflops=_parse_float(r["peak_fp8_tflops"], f"{w}, peak_fp8_tflops", optional=True),
+                peak_fp8_tflops=_parse_float(
+                    r["peak_fp8_tflops"], f"{w}, peak_fp8_tflops", optional=True, minimum=1e-9
+                ),
                 hbm_gb=_req(_parse_float(r["hbm_gb"], f"{w}, hbm_gb", minimum=1e-9)),
                 hbm_tbps=_req(_parse_float(r["hbm_tbps"], f"{w}, hbm_tbps")),
                 intra_node_gbytes_per_s=_req(
                     _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
                 ),
                 source=r["source"],
-                as_of=_parse_date(r["as_of"], f"{w}, as_of"),
+                as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
             )
         )
     return out
 
 
-def _instances(path: Path) -> list[Instance]:
+def _instances(path: Path, today: date | None = None) -> list[Instance]:
     out = []
-    for i, r in enumerate(_read_table(path), start=2):
+    rows = _read_table(path)
+    _no_duplicates(path, ((i, (r["instance"].strip(),)) for i, r in rows), "instance")
+    for i, r in rows:
         w = f"{path}, line {i}"
         provider = r["provider"].strip()
         if provider not in PROVIDERS:
@@ -407,21 +500,33 @@ def _instances(path: Path) -> list[Instance]:
                 provider=provider,
                 instance=r["instance"].strip(),
                 accelerator=r["accelerator"].strip().lower(),
-                accelerator_count=int(_req(_parse_float(r["accelerator_count"], f"{w}, accelerator_count", minimum=1))),
-                vcpus=int(_req(_parse_float(r["vcpus"], f"{w}, vcpus"))),
+                accelerator_count=_parse_int(r["accelerator_count"], f"{w}, accelerator_count", minimum=1),
+                vcpus=_parse_int(r["vcpus"], f"{w}, vcpus"),
                 memory_gib=_req(_parse_float(r["memory_gib"], f"{w}, memory_gib")),
                 network_gbps=_req(_parse_float(r["network_gbps"], f"{w}, network_gbps", minimum=1e-9)),
                 billing=billing,
                 source=r["source"],
-                as_of=_parse_date(r["as_of"], f"{w}, as_of"),
+                as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
             )
         )
     return out
 
 
-def _prices(path: Path) -> list[PricePoint]:
+def _prices(
+    path: Path, today: date | None = None, instances: Mapping[str, Instance] | None = None
+) -> list[PricePoint]:
     out = []
-    for i, r in enumerate(_read_table(path), start=2):
+    rows = _read_table(path)
+    _no_duplicates(
+        path,
+        (
+            (i, tuple(r[c].strip() for c in ("provider", "region", "item", "option", "effective_from")))
+            for i, r in rows
+        ),
+        "provider, region, item, option, effective_from",
+    )
+    latest = None if today is None else today + timedelta(days=_MAX_FUTURE_DAYS)
+    for i, r in rows:
         w = f"{path}, line {i}"
         option = r["option"].strip()
         if option not in OPTIONS:
@@ -431,33 +536,73 @@ def _prices(path: Path) -> list[PricePoint]:
         if provider not in PROVIDERS:
             msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
             raise CatalogSchemaError(msg)
+        item = r["item"].strip()
+        unit = r["unit"].strip()
+        if instances is not None:
+            _check_unit(item, unit, instances, w)
         out.append(
             PricePoint(
                 provider=provider,
                 region=r["region"].strip(),
-                item=r["item"].strip(),
+                item=item,
                 option=option,
-                unit=r["unit"].strip(),
+                unit=unit,
                 usd=_req(_parse_float(r["usd"], f"{w}, usd")),
-                effective_from=_parse_date(r["effective_from"], f"{w}, effective_from"),
+                effective_from=_parse_date(r["effective_from"], f"{w}, effective_from", latest=latest),
                 source=r["source"],
             )
         )
     return out
 
 
-def _spot(path: Path) -> list[SpotAdvisorRow]:
+def _check_unit(item: str, unit: str, instances: Mapping[str, Instance], where: str) -> None:
+    """An overlay price's unit must be the one the cost drivers multiply by for that item."""
+    if item in _SERVICE_UNITS:
+        allowed = (_SERVICE_UNITS[item],)
+    elif item in instances:
+        allowed = ("chip-hour",) if instances[item].billing == "chip" else ("instance-hour",)
+    else:
+        allowed = ("instance-hour",)  # a CPU instance priced by the hour (extra groups)
+    if unit not in allowed:
+        kind = "service" if item in _SERVICE_UNITS else "instance"
+        msg = (
+            f"{where}, unit: {unit!r} is not the unit of {kind} {item!r}; allowed: {', '.join(allowed)} "
+            "(prices are USD per that unit; convert other currencies or periods first)"
+        )
+        raise CatalogSchemaError(msg)
+
+
+def _spot(path: Path, today: date | None = None, buckets: Iterable[str] | None = None) -> list[SpotAdvisorRow]:
     out = []
-    for i, r in enumerate(_read_table(path), start=2):
+    rows = _read_table(path)
+    _no_duplicates(
+        path,
+        ((i, tuple(r[c].strip() for c in ("provider", "region", "instance", "observed"))) for i, r in rows),
+        "provider, region, instance, observed",
+    )
+    allowed = None if buckets is None else tuple(buckets)
+    for i, r in rows:
         w = f"{path}, line {i}"
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        bucket = r["interruption_bucket"].strip()
+        if allowed is not None and bucket not in allowed:
+            msg = f"{w}, interruption_bucket: {bucket!r} not one of {', '.join(allowed)}"
+            raise CatalogSchemaError(msg)
+        savings = _req(_parse_float(r["savings_pct"], f"{w}, savings_pct"))
+        if savings > 100:
+            msg = f"{w}, savings_pct: {savings:g} is above the allowed maximum 100 (a percentage)"
+            raise CatalogSchemaError(msg)
         out.append(
             SpotAdvisorRow(
-                provider=r["provider"].strip(),
+                provider=provider,
                 region=r["region"].strip(),
                 instance=r["instance"].strip(),
-                interruption_bucket=r["interruption_bucket"].strip(),
-                savings_pct=_req(_parse_float(r["savings_pct"], f"{w}, savings_pct")),
-                observed=_parse_date(r["observed"], f"{w}, observed"),
+                interruption_bucket=bucket,
+                savings_pct=savings,
+                observed=_parse_date(r["observed"], f"{w}, observed", latest=today),
                 source=r["source"],
             )
         )
@@ -567,6 +712,9 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
     prices: tuple[PricePoint, ...] = base.prices
     spot = list(base.spot_advisor)
     names = []
+    today = datetime.now(UTC).date()
+    bucket_map = base.assumptions.get("reliability.spot_bucket_monthly_rate")
+    buckets = sorted(bucket_map.value) if bucket_map is not None and isinstance(bucket_map.value, Mapping) else None
     for raw in overlays:
         directory = Path(raw)
         if not directory.is_dir():
@@ -574,19 +722,26 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
             raise CatalogSchemaError(msg)
         _overlay_schema(directory)
         known = set(_TABLE_COLUMNS)
-        present = {p.name for p in directory.glob("*.csv")}
+        try:
+            present = {p.name for p in directory.iterdir() if p.suffix.lower() in {".csv", ".toml"}}
+        except OSError as exc:
+            msg = f"catalog overlay {directory}: cannot list it ({exc.strerror or exc.__class__.__name__})"
+            raise CatalogSchemaError(msg) from None
         unknown = present - known
         if unknown:
-            msg = f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(known))}"
+            msg = (
+                f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; an overlay is read "
+                f"only from {', '.join(sorted(known))} (assumptions cannot be overlaid), so these would be ignored"
+            )
             raise CatalogSchemaError(msg)
         if (directory / "accelerators.csv").exists():
-            accels.update({a.id: a for a in _accelerators(directory / "accelerators.csv")})
+            accels.update({a.id: a for a in _accelerators(directory / "accelerators.csv", today)})
         if (directory / "instances.csv").exists():
-            insts.update({i.instance: i for i in _instances(directory / "instances.csv")})
+            insts.update({i.instance: i for i in _instances(directory / "instances.csv", today)})
         if (directory / "prices.csv").exists():
-            prices = _merge_prices(prices, _prices(directory / "prices.csv"))
+            prices = _merge_prices(prices, _prices(directory / "prices.csv", today, insts))
         if (directory / "spot_advisor.csv").exists():
-            spot.extend(_spot(directory / "spot_advisor.csv"))
+            spot.extend(_spot(directory / "spot_advisor.csv", today, buckets))
         names.append(str(directory))
     _check_references(accels, insts)
     return Catalog(

@@ -127,7 +127,7 @@ def import_text(kind: str, text: str, *, source: str, catalog: Catalog) -> Impor
 def read_cluster_file(path: Path) -> str:
     """The file's text, or a ``ClusterImportError`` naming it (missing, a directory, not UTF-8)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         msg = "file not found"
         raise ClusterImportError(msg, source=str(path)) from None

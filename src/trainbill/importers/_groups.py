@@ -8,6 +8,7 @@ group becomes a ``cluster.extra_groups`` entry priced at its own rate for the wh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,28 @@ from trainbill.catalog import Catalog
 from trainbill.errors import suggest
 from trainbill.importers import ClusterImportError
 
-__all__ = ["Group", "assemble", "known_instance"]
+__all__ = ["MAX_COUNT", "Group", "assemble", "known_instance", "number"]
+
+#: The plan's sanity cap on nodes (``cluster.nodes``); a group count above it is a typo.
+MAX_COUNT = 100_000
+
+
+def number(value: Any, *, source: str, element: str, minimum: float = 0.0, allow_str: bool = True) -> float:
+    """A finite number >= ``minimum`` from a cluster file, else an error naming the element."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        try:
+            if not (allow_str and isinstance(value, str)):
+                raise ValueError
+            out = float(value)
+        except ValueError:
+            msg = f"must be a number >= {minimum:g} (got {value!r})"
+            raise ClusterImportError(msg, source=source, field=element) from None
+    else:
+        out = float(value)
+    if not math.isfinite(out) or out < minimum:
+        msg = f"must be a finite number >= {minimum:g} (got {value!r})"
+        raise ClusterImportError(msg, source=source, field=element)
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +77,9 @@ def assemble(
     gpu: list[Group] = []
     cpu: list[Group] = []
     for g in groups:
+        if g.count > MAX_COUNT:
+            msg = f"{g.count} instances is more than the plan's limit of {MAX_COUNT:,} nodes"
+            raise ClusterImportError(msg, source=source, field=g.element)
         (gpu if known_instance(catalog, g.instance, provider, source=source, element=g.element) else cpu).append(g)
     if not gpu:
         found = ", ".join(f"{g.count} × {g.instance} ({g.element})" for g in groups) or "no instance groups"

@@ -16,7 +16,7 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.importers import ClusterImportError, ImportReport
-from trainbill.importers._groups import Group, assemble
+from trainbill.importers._groups import Group, assemble, number
 
 __all__ = ["parse"]
 
@@ -86,10 +86,16 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         count, _count_el = _count(g, element, source)
         name = str(g.get("InstanceGroupName") or f"group{i}")
         groups.append(Group(element=f"{element}.InstanceType", name=name, instance=instance, count=count))
-        for cfg in g.get("InstanceStorageConfigs") or []:
+        configs = g.get("InstanceStorageConfigs") or []
+        if not isinstance(configs, list):
+            msg = f"must be a list of storage configs (got {type(configs).__name__})"
+            raise ClusterImportError(msg, source=source, field=f"{element}.InstanceStorageConfigs")
+        for j, cfg in enumerate(configs):
             vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
-            if isinstance(vol, Mapping) and isinstance(vol.get("VolumeSizeInGB"), int | float):
-                ebs[instance] = (float(vol["VolumeSizeInGB"]), f"{element}.InstanceStorageConfigs.EbsVolumeConfig")
+            if isinstance(vol, Mapping) and "VolumeSizeInGB" in vol:
+                vol_el = f"{element}.InstanceStorageConfigs[{j}].EbsVolumeConfig.VolumeSizeInGB"
+                size = number(vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False)
+                ebs[instance] = (size, vol_el)
         for key in g:
             if key not in _NO_COST_GROUP_KEYS and key not in _COUNT_KEYS and key not in {
                 "InstanceType", "InstanceStorageConfigs",

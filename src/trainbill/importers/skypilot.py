@@ -15,7 +15,7 @@ import yaml
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError
 from trainbill.importers import ClusterImportError, ImportReport
-from trainbill.importers._groups import Group, assemble
+from trainbill.importers._groups import Group, assemble, number
 
 __all__ = ["SKYPILOT_ACCELERATOR_NAMES", "accelerator_id", "parse"]
 
@@ -106,6 +106,12 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     cloud = res.get("cloud")
     region = res.get("region")
     infra = res.get("infra")
+    if infra is not None and not isinstance(infra, str):
+        msg = f"must be a string such as aws/us-east-1 (got {infra!r})"
+        raise ClusterImportError(msg, source=source, field="resources.infra")
+    if region is not None and not isinstance(region, str):
+        msg = f"must be a region name such as us-east-1 (got {region!r})"
+        raise ClusterImportError(msg, source=source, field="resources.region")
     if isinstance(infra, str):
         parts = infra.split("/")
         cloud = cloud or parts[0]
@@ -121,7 +127,10 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     if res.get("accelerators") is not None:
         accel = _accelerators(res["accelerators"], source, notes)
     itype = res.get("instance_type")
-    spot = bool(res.get("use_spot", False))
+    spot = res.get("use_spot", False)
+    if not isinstance(spot, bool):
+        msg = f"must be true or false (got {spot!r})"
+        raise ClusterImportError(msg, source=source, field="resources.use_spot")
     sections: dict[str, Any]
     if itype is not None:
         if not isinstance(itype, str):
@@ -187,8 +196,10 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         imported = [(f, e) for f, e in imported if f != "purchase.spot_fraction"]
         sections.pop("purchase", None)
     disk = res.get("disk_size")
-    if isinstance(disk, int | float) and not isinstance(disk, bool):
-        sections["storage"] = {"ebs_gb_per_node": float(disk)}
+    if disk is not None:
+        # SkyPilot takes GB as a number; "256GB" used to be dropped silently.
+        gb = number(disk, source=source, element="resources.disk_size", minimum=1, allow_str=False)
+        sections["storage"] = {"ebs_gb_per_node": gb}
         imported.append(("storage.ebs_gb_per_node", "resources.disk_size"))
     for key in res:
         if key not in _PRICED:

@@ -16,7 +16,7 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.importers import ClusterImportError, ImportReport
-from trainbill.importers._groups import Group, assemble
+from trainbill.importers._groups import Group, assemble, number
 
 __all__ = ["SUPPORTED_TYPES", "parse"]
 
@@ -44,13 +44,21 @@ def _load(text: str, source: str) -> Any:
         raise ClusterImportError(msg, source=source) from None
 
 
-def _resources(module: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for r in module.get("resources") or []:
+def _list(module: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = module.get(key) or []
+    if not isinstance(value, list):
+        msg = f"must be a list (got {type(value).__name__})"
+        raise ClusterImportError(msg, field=f"{where}.{key}")
+    return value
+
+
+def _resources(module: Mapping[str, Any], where: str = "planned_values.root_module") -> Iterator[Mapping[str, Any]]:
+    for r in _list(module, "resources", where):
         if isinstance(r, Mapping) and r.get("mode", "managed") == "managed":
             yield r
-    for child in module.get("child_modules") or []:
+    for i, child in enumerate(_list(module, "child_modules", where)):
         if isinstance(child, Mapping):
-            yield from _resources(child)
+            yield from _resources(child, f"{where}.child_modules[{i}]")
 
 
 def _block(values: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -95,7 +103,16 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     if not isinstance(root, Mapping):
         msg = "no planned_values.root_module (is this 'terraform show -json plan.out' output?)"
         raise ClusterImportError(msg, source=source)
-    resources = list(_resources(root))
+    try:
+        resources = list(_resources(root))
+    except ClusterImportError as exc:
+        raise ClusterImportError(str(exc), source=source) from None
+    for r in resources:
+        vals = r.get("values")
+        if vals is not None and not isinstance(vals, Mapping):
+            address = str(r.get("address") or f"{r.get('type')}.{r.get('name')}")
+            msg = f"must be an object of resource attributes (got {type(vals).__name__})"
+            raise ClusterImportError(msg, source=source, field=f"{address}.values")
     templates: dict[str, tuple[str | None, str]] = {}
     for r in resources:
         if r.get("type") == "aws_launch_template":
@@ -141,12 +158,15 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             market = _block(v, "instance_market_options").get("market_type")
             groups.append(Group(element=address, name="instances", instance=str(itype), count=1, spot=market == "spot"))
             root_gb = _block(v, "root_block_device").get("volume_size")
-            if isinstance(root_gb, int | float):
-                ebs_gib += float(root_gb)
+            if root_gb is not None:
+                ebs_gib += number(root_gb, source=source, element=f"{address}.root_block_device.volume_size")
                 ebs_elements.append(f"{address}.root_block_device")
         elif rtype == "aws_eks_node_group":
             eks = True
             types = v.get("instance_types") or []
+            if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+                msg = f"must be a list of instance type names (got {types!r})"
+                raise ClusterImportError(msg, source=source, field=f"{address}.instance_types")
             if len(types) > 1:
                 notes.append(f"{address} lists {len(types)} instance types; priced on the first ({types[0]})")
             itype = types[0] if types else from_template(_block(v, "launch_template"), address)
@@ -161,9 +181,18 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             if mip:
                 spec = _block(_block(mip, "launch_template"), "launch_template_specification")
                 overrides = _block(mip, "launch_template").get("override") or []
+                if not isinstance(overrides, list) or not all(isinstance(o, Mapping) for o in overrides):
+                    msg = f"must be a list of override blocks (got {overrides!r})"
+                    raise ClusterImportError(
+                        msg, source=source, field=f"{address}.mixed_instances_policy.launch_template.override"
+                    )
                 itype = (overrides[0].get("instance_type") if overrides else None) or from_template(spec, address)
                 dist = _block(mip, "instances_distribution")
-                on_demand_pct = float(dist.get("on_demand_percentage_above_base_capacity", 100))
+                pct_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity"
+                on_demand_pct = number(dist.get("on_demand_percentage_above_base_capacity", 100), source=source, element=pct_el)
+                if on_demand_pct > 100:
+                    msg = f"must be a percentage between 0 and 100 (got {on_demand_pct:g})"
+                    raise ClusterImportError(msg, source=source, field=pct_el)
             else:
                 itype = from_template(_block(v, "launch_template"), address)
             spot_count = round(size * (100.0 - on_demand_pct) / 100.0)
@@ -174,9 +203,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
                 groups.append(Group(element=address, name=name, instance=str(itype), count=spot_count, spot=True))
                 notes.append(f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)")
         elif rtype == "aws_ebs_volume":
-            ebs_gib += float(v.get("size") or 0)
-            ebs_iops = max(ebs_iops, float(v.get("iops") or 0))
-            ebs_tput = max(ebs_tput, float(v.get("throughput") or 0))
+            ebs_gib += number(v.get("size") or 0, source=source, element=f"{address}.size")
+            ebs_iops = max(ebs_iops, number(v.get("iops") or 0, source=source, element=f"{address}.iops"))
+            ebs_tput = max(ebs_tput, number(v.get("throughput") or 0, source=source, element=f"{address}.throughput"))
             ebs_elements.append(address)
             if v.get("type") not in (None, "gp3"):
                 notes.append(f"{address}: volume type {v.get('type')} priced as gp3")
@@ -185,7 +214,7 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             if fsx_tier is not None and tier != fsx_tier:
                 notes.append(f"{address}: FSx tier {tier} priced as {fsx_tier} (one tier per plan)")
             fsx_tier = fsx_tier or tier
-            fsx_gib += float(v.get("storage_capacity") or 0)
+            fsx_gib += number(v.get("storage_capacity") or 0, source=source, element=f"{address}.storage_capacity")
             fsx_elements.append(address)
         elif rtype == "aws_nat_gateway":
             nat += 1
@@ -211,7 +240,10 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         cluster["orchestrator"] = "eks"
         imported.append(("cluster.orchestrator", "aws_eks_cluster/aws_eks_node_group"))
     cfg = data.get("configuration") or {}
-    cfg_region = _block(_block(cfg, "provider_config"), "aws").get("expressions", {}).get("region", {})
+    if not isinstance(cfg, Mapping):
+        cfg = {}
+    expressions = _block(_block(cfg, "provider_config"), "aws").get("expressions", {})
+    cfg_region = expressions.get("region", {}) if isinstance(expressions, Mapping) else None
     if isinstance(cfg_region, Mapping) and isinstance(cfg_region.get("constant_value"), str):
         region = cfg_region["constant_value"]
         imported_extra.append(("cluster.region", "configuration.provider_config.aws.region"))

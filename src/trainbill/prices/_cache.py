@@ -56,8 +56,19 @@ def read_cache(directory: Path) -> list[PricePoint]:
     path = directory / "prices.csv"
     if not path.exists():
         return []
+    try:
+        return _read_cache_file(path)
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: delete the cache and re-run 'trainbill prices update'."
+        raise CatalogSchemaError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot read the price cache ({exc.strerror or exc.__class__.__name__})"
+        raise CatalogSchemaError(msg) from None
+
+
+def _read_cache_file(path: Path) -> list[PricePoint]:
     out: list[PricePoint] = []
-    with path.open(newline="", encoding="utf-8") as fh:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         if tuple(reader.fieldnames or ()) != COLUMNS:
             msg = f"{path}: columns {reader.fieldnames} do not match {list(COLUMNS)}. To fix: delete the cache and re-run 'trainbill prices update'."

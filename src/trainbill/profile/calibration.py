@@ -254,8 +254,9 @@ def read_calibration(path: Path) -> Calibration:
             wrong type, out of range or inconsistent; the message names file and field.
     """
     source = str(path)
+    path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise CalibrationError("calibration file not found", source=source) from None
     except (OSError, UnicodeDecodeError) as exc:
