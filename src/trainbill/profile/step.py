@@ -373,6 +373,11 @@ def _extra_flop_formulas() -> dict[Any, Any]:
     return {forward_op: forward, backward_op: backward}
 
 
+#: Most timed (or warm-up) steps one profile runs: a typo like ``--steps 1000000000`` would
+#: otherwise run until killed, and a median of step times settles within tens of steps.
+MAX_STEPS = 10_000
+
+
 def check_counts(*, warmup: int, steps: int, tokens_per_step: int = 1) -> None:
     """Refuse counts that would make the measurement meaningless, naming the argument.
 
@@ -380,8 +385,12 @@ def check_counts(*, warmup: int, steps: int, tokens_per_step: int = 1) -> None:
     """
     if steps < 1:
         raise ProfileError(f"steps: must be >= 1, got {steps}")
+    if steps > MAX_STEPS:
+        raise ProfileError(f"steps: must be <= {MAX_STEPS:,} (a median settles within tens of steps), got {steps:,}")
     if warmup < 0:
         raise ProfileError(f"warmup: must be >= 0, got {warmup}")
+    if warmup > MAX_STEPS:
+        raise ProfileError(f"warmup: must be <= {MAX_STEPS:,}, got {warmup:,}")
     if tokens_per_step < 1:
         raise ProfileError(f"tokens_per_step: must be >= 1, got {tokens_per_step}")
 
