@@ -524,6 +524,13 @@ def _seed_sequence(rng: object) -> np.random.SeedSequence:
     return np.random.SeedSequence(rng)
 
 
+def _snap_noise(values: NDArray[np.float64]) -> list[float]:
+    """Category means with floating-point residue (e.g. -1e-16 for a category no trial paid) set
+    to exactly 0, so no category shows a negative cost that is only rounding."""
+    scale = float(np.abs(values).sum())
+    return [0.0 if abs(v) <= 1e-12 * max(scale, 1.0) else float(v) for v in values]
+
+
 def _check_trials(trials: object, chunk_size: object) -> None:
     if isinstance(trials, bool) or not isinstance(trials, int) or trials <= 0:
         msg = f"trials must be a positive integer (got {trials!r})"
@@ -653,7 +660,7 @@ def simulate(
         deadline_miss_probability=miss,
         cost_histogram=Histogram.of(cost),
         wall_histogram=Histogram.of(wall),
-        by_category_mean_usd=dict(zip(CATEGORIES, (float(v) for v in mean_cat[1:]), strict=True)),
+        by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(mean_cat[1:]), strict=True)),
         deterministic_by_category_usd=dict(det.ledger.by_category()),
         mean_events={
             "failures": float(sum_delta[2] / trials + model.x0[2]),

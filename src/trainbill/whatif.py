@@ -425,9 +425,11 @@ def apply_attention_sparsity(
     """
     rep = sparse_attention(plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source)
     new = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
+    # The attention share itself, not saving / sparsity (undefined at sparsity 0).
+    share = next(r.attention_share for r in rep.rows if r.seq_len == rep.plan_seq_len)
     note = (
         f"attention sparsity {sparsity:.0%} at seq len {rep.plan_seq_len:,}: attention is "
-        f"{rep.plan_saving / sparsity if sparsity else 0.0:.1%} of FLOPs, so pure training "
+        f"{share:.1%} of FLOPs, so pure training "
         f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%})"
     )
     return new, note

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,15 @@ if TYPE_CHECKING:
 
     console: Console
 
-__all__ = ["atomic_write_text", "catalog_from_options", "console", "print_json"]
+__all__ = [
+    "atomic_write_text",
+    "catalog_from_options",
+    "check_output_path",
+    "console",
+    "finite_option",
+    "print_json",
+    "write_output",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -80,3 +89,74 @@ def print_json(data: Any) -> None:
         return x
 
     sys.stdout.write(json.dumps(clean(data), indent=2, default=_default) + "\n")
+
+
+def finite_option(value: float | None, flag: str, *, positive: bool = True) -> float | None:
+    """``value`` unchanged, or a ``SpecError`` naming ``flag`` when it is NaN, infinite or not > 0.
+
+    Typer parses ``nan``, ``inf`` and ``1e999`` as floats; none of them is a usable limit.
+    """
+    from trainbill.errors import SpecError
+
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        msg = f"must be a finite number (got {value!r})"
+        raise SpecError(msg, source="command line", field=flag)
+    if positive and not value > 0:
+        msg = f"must be > 0 (got {value:g})"
+        raise SpecError(msg, source="command line", field=flag)
+    return value
+
+
+def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Path] = ()) -> None:
+    """Refuse, before any work is done, an output path that cannot or must not be written.
+
+    A directory, a path whose parent is a file, an existing file without ``--force``, or one
+    of the command's own input files (``inputs``) is a one-line ``SpecError`` naming ``flag``.
+    """
+    from trainbill.errors import SpecError
+
+    if str(path) in ("", "."):
+        msg = "give a file name (got an empty path)"
+        raise SpecError(msg, source="command line", field=flag)
+    if path.is_dir():
+        msg = f"{path} is a directory; give a file name inside it"
+        raise SpecError(msg, source="command line", field=flag)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                msg = f"{path}: {parent} is a file, not a folder"
+                raise SpecError(msg, source="command line", field=flag)
+            break
+    for src in inputs:
+        try:
+            same = src.exists() and path.exists() and path.resolve() == src.resolve()
+        except OSError:
+            same = False
+        if same:
+            msg = f"{path} is the command's input file; give another output path"
+            raise SpecError(msg, source="command line", field=flag)
+    if path.exists() and not force:
+        msg = f"{path} already exists; pass --force to overwrite it"
+        raise SpecError(msg, source="command line", field=flag)
+
+
+def write_output(path: Path, text: str, *, flag: str) -> None:
+    """Write ``text`` atomically, keeping an existing file's permissions (a new file gets the
+    usual 0666 minus the umask, not the temp file's 0600); an ``OSError`` becomes a one-line
+    ``TrainbillError`` naming the file."""
+    from trainbill.errors import TrainbillError
+
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    try:
+        atomic_write_text(path, text)
+        path.chmod(mode)
+    except OSError as exc:
+        msg = f"{flag}: cannot write {path}: {exc.strerror or exc.__class__.__name__}"
+        raise TrainbillError(msg) from None

@@ -33,6 +33,15 @@ def _parse_number(text: str | None, flag: str) -> float | None:
     return value
 
 
+def _check_cluster_flags(flags: dict[str, dict[str, Any]]) -> None:
+    """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU count."""
+    cluster = flags.get("cluster", {})
+    gpus, nodes = cluster.get("gpus"), cluster.get("nodes")
+    if gpus is not None and nodes is not None:
+        msg = f"give --gpus (accelerators) or --nodes (instances), not both (got --gpus {gpus} and --nodes {nodes})"
+        raise SpecError(msg, source="command line", field="--gpus/--nodes")
+
+
 def build_plan(
     plan_file: Path | None,
     *,
@@ -41,6 +50,7 @@ def build_plan(
     """A plan from a file, flags or both; flags override the file's values."""
     overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
     overrides = {k: v for k, v in overrides.items() if v}
+    _check_cluster_flags(flags)
     if plan_file is None:
         if not overrides:
             msg = "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 --gpus 512)"
@@ -52,8 +62,12 @@ def build_plan(
     # Instance and GPU flags replace how the cluster is described in the file.
     merged_cluster = overrides.get("cluster", {})
     base_dict = base.model_dump(exclude_none=True, exclude_defaults=True)
-    if "gpu" in merged_cluster or "instance" in merged_cluster:
-        base_dict.get("cluster", {}).pop("instance", None) if "gpu" in merged_cluster and "instance" not in merged_cluster else None
+    file_cluster = base_dict.get("cluster", {})
+    if "gpu" in merged_cluster and "instance" not in merged_cluster:
+        file_cluster.pop("instance", None)
+    if "instance" in merged_cluster and "gpu" not in merged_cluster:
+        # --instance replaces the file's GPU the same way --gpu replaces its instance.
+        file_cluster.pop("gpu", None)
     if "gpus" in merged_cluster:
         base_dict.get("cluster", {}).pop("nodes", None)
     if "nodes" in merged_cluster:
@@ -184,19 +198,35 @@ def forecast_cmd(
     if from_ is not None:  # issue 10: plan file < imported cluster < flags
         from trainbill.cli.whatif import imported_plan
 
+        _check_cluster_flags(flags)
         plan, report, prov = imported_plan(from_[0], from_[1], plan_file, flags, catalog)
         imported = (report, prov)
     else:
         plan = build_plan(plan_file, flags=flags)
+    cals: list[Any] = []
+    if calibration:
+        from trainbill.calibration import read_calibration_file
+
+        cals = [read_calibration_file(p) for p in calibration]
+    if attention_sparsity is not None and plan.run.hours is None and cals:
+        from trainbill.profile.calibration import Calibration
+
+        if any(isinstance(c, Calibration) for c in cals):
+            # The what-if fixes run.hours, after which a measured MFU derives nothing.
+            msg = (
+                "a profile --calibration (measured MFU) cannot be combined with --attention-sparsity: the "
+                "sparsity what-if fixes the training hours, so the measured MFU would be ignored; run one at a time"
+            )
+            raise SpecError(msg, source="command line", field="--attention-sparsity")
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 
         plan, sparsity_note = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
         console.print(f"[dim]{sparsity_note}[/dim]") if not (as_json or as_csv) else None
-    if calibration:
-        from trainbill.calibration import forecast_calibrated, read_calibration_file
+    if cals:
+        from trainbill.calibration import forecast_calibrated
 
-        fc = forecast_calibrated(plan, catalog, [read_calibration_file(p) for p in calibration])
+        fc = forecast_calibrated(plan, catalog, cals)
     else:
         fc = forecast(plan, catalog)
     if as_json:

@@ -7,6 +7,7 @@ user launches): printed on stdout instead of the tables, or written atomically w
 
 from __future__ import annotations
 
+import math
 import sys
 from datetime import date
 from pathlib import Path
@@ -17,7 +18,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from trainbill.cli import app
-from trainbill.cli._common import atomic_write_text, catalog_from_options, console, print_json
+from trainbill.cli._common import (
+    catalog_from_options,
+    check_output_path,
+    console,
+    finite_option,
+    print_json,
+    write_output,
+)
 from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
 from trainbill.importers.export import export_skypilot
@@ -157,12 +165,15 @@ def optimize_command(
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""
     _check_export(export, export_file, output, as_json=as_json)
-    for path in (output, export_file):
-        if path is not None and path.exists() and not force:
-            msg = "file exists; pass --force to overwrite it"
-            raise SpecError(msg, source=str(path))
+    finite_option(deadline_hours, "--deadline-hours")
+    finite_option(budget_usd, "--budget-usd")
+    if output is not None:
+        check_output_path(output, flag="--output", force=force)
+    if export_file is not None:
+        # A launcher YAML over the plan it came from would destroy the plan, --force or not.
+        check_output_path(export_file, flag="--export-file", force=force, inputs=(plan_file,))
     node_values = _floats(nodes, "--nodes")
-    if node_values is not None and any(n != int(n) for n in node_values):
+    if node_values is not None and any(not math.isfinite(n) or n != int(n) for n in node_values):
         msg = f"node counts must be whole numbers (got {nodes})"
         raise SpecError(msg, source="command line", field="--nodes")
     space = SearchSpace(
@@ -189,13 +200,13 @@ def optimize_command(
         )
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
-        atomic_write_text(output, plan_to_toml(result.best_plan, header=header))
+        write_output(output, plan_to_toml(result.best_plan, header=header), flag="--output")
     if export is not None:
         task = export_skypilot(result.best_plan, catalog)
         if export_file is None:
             sys.stdout.write(task)
             return
-        atomic_write_text(export_file, task)
+        write_output(export_file, task, flag="--export-file")
     if as_json:
         print_json(result.as_dict())
         return

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from trainbill.cli import app
-from trainbill.cli._common import atomic_write_text, catalog_from_options, console
+from trainbill.cli._common import catalog_from_options, check_output_path, console, write_output
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.spec import load_plan
 
@@ -33,15 +33,14 @@ def report_cmd(
     if not 0 <= trials <= MAX_REPORT_TRIALS:
         msg = f"must be between 0 and {MAX_REPORT_TRIALS:,} (got {trials})"
         raise SpecError(msg, source="command line", field="--trials")
-    if output.exists() and not force:
-        msg = f"{output}: already exists; pass --force to overwrite it"
-        raise TrainbillError(msg)
-    if output.exists() and output.is_dir():
-        msg = f"{output}: is a directory; give a file name such as report.html"
-        raise TrainbillError(msg)
+    if seed < 0:
+        msg = f"must be a non-negative integer (got {seed})"
+        raise SpecError(msg, source="command line", field="--seed")
+    # The plan file itself is never a report's destination, --force or not.
+    check_output_path(output, flag="--output", force=force, inputs=(plan_file,))
     plan = load_plan(plan_file)
     data = build_report(plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0)
-    atomic_write_text(output, render_html(data))
+    write_output(output, render_html(data), flag="--output")
     fc = data.forecast
     console.print(
         f"wrote {output}: quote ${fc.quote_usd:,.0f}, real bill ${fc.total_usd:,.0f} ({fc.multiplier:.2f}×)"

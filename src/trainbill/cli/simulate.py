@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,18 +38,43 @@ _SPARK = " ▁▂▃▄▅▆▇█"
 
 
 def _money(x: float) -> str:
-    return f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}"
+    # Rounding noise (-1e-16) must not print as "-$0".
+    return f"-${-x:,.0f}" if round(x) < 0 else f"${max(x, 0.0):,.0f}"
 
 
 def _parse_range(text: str) -> tuple[float, float]:
+    """``LOW:HIGH`` fractions of on-demand with 0 < LOW <= HIGH <= 1 (spot never costs more)."""
     try:
         lo_s, hi_s = text.split(":")
-        return float(lo_s), float(hi_s)
+        lo, hi = float(lo_s), float(hi_s)
     except ValueError:
         msg = (
             f"--spot-price-of-on-demand: expected LOW:HIGH fractions, e.g. 0.65:0.75 (got {text!r})"
         )
         raise SimulationError(msg) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi <= 1):
+        msg = (
+            "--spot-price-of-on-demand: LOW:HIGH must be fractions of on-demand with "
+            f"0 < LOW <= HIGH <= 1, e.g. 0.65:0.75 (got {text!r})"
+        )
+        raise SimulationError(msg)
+    return lo, hi
+
+
+def _check_counts(trials: int, seed: int | None, chunk_size: int) -> None:
+    """Validate the counts before anything runs (and before a progress bar is drawn)."""
+    if trials < 1:
+        msg = f"--trials must be a positive integer, at most {MAX_TRIALS:,} (got {trials:,})"
+        raise SimulationError(msg)
+    if trials > MAX_TRIALS:
+        msg = f"--trials must be at most {MAX_TRIALS:,} (got {trials:,}); per-trial results take 16 bytes each"
+        raise SimulationError(msg)
+    if seed is not None and seed < 0:
+        msg = f"--seed must be a non-negative integer (got {seed})"
+        raise SimulationError(msg)
+    if chunk_size <= 0:
+        msg = f"--chunk-size must be a positive integer (got {chunk_size:,})"
+        raise SimulationError(msg)
 
 
 def _spark(counts: tuple[int, ...]) -> str:
@@ -69,10 +95,15 @@ def render_simulation(
     table.add_row("cost", *(_money(v) for v in (c.mean, c.p10, c.p50, c.p90, c.p99)))
     table.add_row("wall-clock h", *(f"{v:,.1f}" for v in (w.mean, w.p10, w.p50, w.p90, w.p99)))
     console.print(table)
+    se = (
+        f" ± {sim.cost_se_usd:,.0f} s.e."
+        if math.isfinite(sim.cost_se_usd)
+        else ", s.e. n/a with one trial"
+    )
     console.print(
         f"Deterministic forecast: [bold]{_money(sim.deterministic_total_usd)}[/bold], "
         f"{sim.deterministic_wall_hours:,.1f} h.  Analytic expectation: {_money(sim.expected_total_usd)} "
-        f"(simulated mean {_money(sim.cost_usd.mean)} ± {sim.cost_se_usd:,.0f} s.e.)"
+        f"(simulated mean {_money(sim.cost_usd.mean)}{se})"
     )
     if sim.deadline_miss_probability is not None:
         console.print(
@@ -104,9 +135,10 @@ def render_simulation(
             else "n/a (no failures)"
         )
         mode = "async snapshot" if study.asynchronous else "synchronous write"
+        mtbf = f"{study.mtbf_hours:,.1f} h" if study.mtbf_hours is not None else "n/a: no failures or reclaims"
         console.print(
             f"\n[bold]Checkpoint interval[/bold] ({study.checkpoint_stall_hours_each * 60:.1f} min {mode}, "
-            f"job MTBF {study.mtbf_hours or float('inf'):,.1f} h): Young/Daly {yd}, simulated optimum "
+            f"job MTBF {mtbf}): Young/Daly {yd}, simulated optimum "
             f"{study.simulated_optimum_hours:.2f} h ({_money(study.optimum_mean_usd)}); the plan's "
             f"{study.plan_interval_hours:g} h costs {_money(study.plan_excess_usd)} more on average"
         )
@@ -148,15 +180,23 @@ def simulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
 ) -> None:
     """Simulate the run many times: P10-P99 of cost and wall-clock, checkpoint interval, spot or not."""
+    _check_counts(trials, seed, chunk_size)
     if study_trials < 0 or study_trials > MAX_TRIALS:
         msg = f"--study-trials must be between 0 and {MAX_TRIALS:,} (got {study_trials})"
         raise SimulationError(msg)
+    spot_range = _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
     plan = load_plan(plan_file)
     catalog = catalog_from_options(catalog_dir)
     usage = usage_for(plan, catalog)
     params = SimulationParams.from_usage(usage, catalog)
-    if spot_price_of_on_demand is not None:
-        lo, hi = spot_range_of_on_demand(usage, catalog, *_parse_range(spot_price_of_on_demand))
+    if spot_range is not None:
+        if usage.spot_fraction <= 0:
+            msg = (
+                f"--spot-price-of-on-demand: {plan_file} runs no nodes on spot (purchase.spot_fraction = 0), "
+                "so a spot price range would change nothing; set purchase.spot_fraction or drop the flag"
+            )
+            raise SimulationError(msg)
+        lo, hi = spot_range_of_on_demand(usage, catalog, *spot_range)
         params = replace(params, spot_price_low=lo, spot_price_high=hi)
         SimulationParams(**params.as_dict())  # re-validate
     run: dict[str, Any] = {
