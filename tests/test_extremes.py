@@ -133,3 +133,52 @@ def test_gpu_count_rounded_up_to_whole_nodes_is_said(catalog: Catalog) -> None:
     assert "cluster.gpus = 3, but p5.48xlarge holds 8 per node: priced 1 node = 8 GPUs" in " ".join(fc.warnings)
     exact = forecast(plan_from_dict({"run": {"hours": 10}, "cluster": {"gpu": "h100", "gpus": 16}}), catalog, today=TODAY)
     assert not [w for w in exact.warnings if w.startswith("cluster.gpus")]
+
+
+def test_plan_with_disagreeing_nodes_and_gpus_is_an_error(catalog: Catalog) -> None:
+    """3 × p5.48xlarge hold 3 × 8 = 24 GPUs, not the 8 the plan also states: priced 24 before."""
+    plan = plan_from_dict({"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 3, "gpus": 8}})
+    with pytest.raises(SpecError, match=r"cluster\.gpus: 8 GPUs, but cluster\.nodes = 3 × p5\.48xlarge .* hold 24"):
+        forecast(plan, catalog, today=TODAY)
+    agree = plan_from_dict({"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 3, "gpus": 24}})
+    assert forecast(agree, catalog, today=TODAY).usage.gpus == 24
+
+
+def test_counts_below_one_are_refused() -> None:
+    with pytest.raises(SpecError, match=r"model\.params: input should be greater than or equal to 1"):
+        plan_from_dict({"model": {"params": 1e-300, "tokens": 1e11}, "cluster": {"gpu": "h100", "gpus": 8}})
+
+
+def test_plan_file_with_bom_reads_and_latin1_is_named(tmp_path: Path) -> None:
+    """Windows editors write a UTF-8 byte-order mark (TOML forbids it: 'Invalid statement')."""
+    from trainbill.spec import load_plan
+
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf[run]\nhours = 10\n[cluster]\ninstance = \"p5.48xlarge\"\nnodes = 2\n")
+    assert load_plan(bom).cluster.nodes == 2
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b'[run]\nname = "caf\xe9"\n')  # é (Latin-1 0xE9) after len('[run]\n') 6 + len('name = "caf') 11 = byte 17
+    with pytest.raises(SpecError, match=r"not UTF-8 text \(byte 17: b'\\xe9'\)"):
+        load_plan(latin)
+
+
+def test_atomic_writes_keep_modes(tmp_path: Path) -> None:
+    """mkstemp makes 0600 temp files; renamed as is, a shared 0644 file turned private."""
+    import os
+    import stat
+
+    from trainbill._io import atomic_write_text
+
+    shared = tmp_path / "shared.toml"
+    shared.write_text("old", encoding="utf-8")
+    shared.chmod(0o640)
+    atomic_write_text(shared, "new")
+    assert shared.read_text(encoding="utf-8") == "new"
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.toml"
+        atomic_write_text(fresh, "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # 0666 & ~0022

@@ -114,12 +114,13 @@ class RunSection(_Section):
 class ModelSection(_Section):
     """The network being trained: size, tokens, precision, shape."""
 
-    params: float | None = Field(default=None, gt=0, le=_MAX_PARAMS)
-    active_params: float | None = Field(default=None, gt=0, le=_MAX_PARAMS)
-    tokens: float | None = Field(default=None, gt=0, le=_MAX_TOKENS)
+    # Counts: at least one parameter and one token (``1e-300`` parameters is a typo).
+    params: float | None = Field(default=None, ge=1, le=_MAX_PARAMS)
+    active_params: float | None = Field(default=None, ge=1, le=_MAX_PARAMS)
+    tokens: float | None = Field(default=None, ge=1, le=_MAX_TOKENS)
     precision: Precision = "bf16"
     seq_len: int | None = Field(default=None, gt=0, le=_MAX_SEQ_LEN)
-    global_batch_tokens: float | None = Field(default=None, gt=0, le=_MAX_TOKENS)
+    global_batch_tokens: float | None = Field(default=None, ge=1, le=_MAX_TOKENS)
     layers: int | None = Field(default=None, gt=0, le=_MAX_LAYERS)
     d_model: int | None = Field(default=None, gt=0, le=_MAX_D_MODEL)
 
@@ -346,12 +347,16 @@ def load_plan(path: Path | str) -> Plan:
     """Read and validate a plan TOML file. Malformed TOML reports line and column."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        # utf-8-sig: Windows editors start files with a byte-order mark, which TOML forbids.
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         msg = "file not found"
         raise SpecError(msg, source=str(p)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        msg = f"cannot read plan file: {exc.__class__.__name__}"
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); save the plan as UTF-8"
+        raise SpecError(msg, source=str(p)) from None
+    except (IsADirectoryError, PermissionError) as exc:
+        msg = f"cannot read plan file: {exc.strerror or exc.__class__.__name__}"
         raise SpecError(msg, source=str(p)) from None
     try:
         data = tomllib.loads(text)

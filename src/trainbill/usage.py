@@ -210,9 +210,16 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
 
 
 def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]:
-    """Whole nodes are billed: a GPU count that is not a multiple of the node size rounds up."""
+    """Whole nodes are billed: a GPU count that is not a multiple of the node size rounds up.
+
+    A plan giving both ``nodes`` and ``gpus`` that disagree is an error: which one was meant?
+    """
     asked = plan.cluster.gpus
     got = nodes * inst.accelerator_count
+    if plan.cluster.nodes is not None and asked is not None and asked != got:
+        msg = (f"{asked} GPUs, but cluster.nodes = {nodes} × {inst.instance} ({inst.accelerator_count} per node) "
+               f"hold {got}; give nodes or gpus, or make them agree")  # fmt: skip
+        raise SpecError(msg, field="cluster.gpus")
     if plan.cluster.nodes is None and asked is not None and asked != got:
         msg = (f"cluster.gpus = {asked}, but {inst.instance} holds {inst.accelerator_count} per node: "
                f"priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill whole instances)")  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -143,20 +142,12 @@ def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Pa
 
 
 def write_output(path: Path, text: str, *, flag: str) -> None:
-    """Write ``text`` atomically, keeping an existing file's permissions (a new file gets the
-    usual 0666 minus the umask, not the temp file's 0600); an ``OSError`` becomes a one-line
-    ``TrainbillError`` naming the file."""
+    """Write ``text`` atomically (an existing file keeps its permissions); an ``OSError``
+    becomes a one-line ``TrainbillError`` naming the file."""
     from trainbill.errors import TrainbillError
 
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    try:
-        atomic_write_text(path, text)
-        path.chmod(mode)
+        atomic_write_text(path, text)  # keeps the replaced file's mode (trainbill._io)
     except OSError as exc:
         msg = f"{flag}: cannot write {path}: {exc.strerror or exc.__class__.__name__}"
         raise TrainbillError(msg) from None
