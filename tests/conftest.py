@@ -46,3 +46,20 @@ def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:
         "reliability": {"gpu_failure_rate_per_gpu_day": 0, "straggler_cv": 0, "spot_reclaim_rate_per_node_hour": 0},
         "evaluation": {"interval_steps": 0},
     }
+
+
+#: A hand-written profile calibration (H100, BF16, MFU 0.4 = 395.6 / 989) for forecast tests.
+PROFILE_TOML = """
+[calibration]
+kind = "profile"
+schema_version = 1
+accelerator = "h100"
+precision = "bf16"
+achieved_tflops_per_gpu = 395.6
+mfu = 0.4
+peak_tflops = 989.0
+step_seconds = 1.0
+tokens_per_step = 8192
+measured_at = 2026-11-30T12:00:00Z
+source = "hand-written test calibration"
+"""

@@ -7,27 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, REPO, TODAY
+from conftest import EXAMPLES, PROFILE_TOML, REPO, TODAY
 from trainbill.calibration import forecast_calibrated, read_calibration_file
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.spec import load_plan, plan_from_dict
-
-PROFILE_TOML = """
-[calibration]
-kind = "profile"
-schema_version = 1
-accelerator = "h100"
-precision = "bf16"
-achieved_tflops_per_gpu = 395.6
-mfu = 0.4
-peak_tflops = 989.0
-step_seconds = 1.0
-tokens_per_step = 8192
-measured_at = 2026-11-30T12:00:00Z
-source = "hand-written test calibration"
-"""
 
 BILLS_TOML = """
 [calibration]

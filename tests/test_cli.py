@@ -9,19 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run_argv
 from conftest import EXAMPLES
-from trainbill.cli import main
 
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_argv
 
 
 def test_forecast_json_contract(capsys: pytest.CaptureFixture[str]) -> None:

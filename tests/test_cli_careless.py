@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
-from trainbill.cli import main
+from cli_runner import run_argv
+from conftest import EXAMPLES, PROFILE_TOML
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 PRETRAIN = EXAMPLES / "pretrain-512-h100.toml"
@@ -30,33 +30,12 @@ instance = "p5.48xlarge"
 nodes = 2
 """
 
-PROFILE_CALIBRATION = """
-[calibration]
-kind = "profile"
-schema_version = 1
-accelerator = "h100"
-precision = "bf16"
-achieved_tflops_per_gpu = 395.6
-mfu = 0.4
-peak_tflops = 989.0
-step_seconds = 1.0
-tokens_per_step = 8192
-measured_at = 2026-11-30T12:00:00Z
-source = "hand-written test calibration"
-"""
 
 #: The smallest optimizer search: one instance, one node count, one cloud.
 SMALL_SEARCH = ["--instances", "p5.48xlarge", "--nodes", "32", "--clouds", "aws"]
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_argv
 
 
 def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
@@ -132,7 +111,7 @@ def test_forecast_sparsity_with_profile_calibration_is_refused(
 ) -> None:
     """The sparsity what-if fixes run.hours, after which a measured MFU was silently unused."""
     cal = tmp_path / "cal.toml"
-    cal.write_text(PROFILE_CALIBRATION)
+    cal.write_text(PROFILE_TOML)
     _refused(
         ["forecast", str(PRETRAIN), "--attention-sparsity", "0.5", "--calibration", str(cal)],
         capsys, "--attention-sparsity", "--calibration",

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trainbill.simulate as simmod
+from cli_runner import run_argv
 from conftest import EXAMPLES, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
-from trainbill.cli import main
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
 from trainbill.simulate import (
@@ -47,14 +47,7 @@ def _usage(catalog: Catalog, path: Path = SEED_PLAN) -> Usage:
     return usage_for(load_plan(path), catalog, today=TODAY)
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_argv
 
 
 def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:

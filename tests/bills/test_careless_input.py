@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from tests.bills.conftest import CUR_EXPORT, CUR_MONTH
 
-from trainbill.cli import main
 from trainbill.errors import BillError, UnsupportedBillError
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
 
+from cli_runner import run_cli
 from trainbill.bills import compare, fit_calibration, read_bill, read_calibration, write_calibration
 
 TOTAL = 14197.04
@@ -45,14 +45,7 @@ def _edit(tmp_path: Path, row: int, column: str, value: str) -> Path:
     return _write(tmp_path / "bill.csv", rows)
 
 
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+_run = run_cli
 
 
 @pytest.mark.parametrize("value", ["NaN", "inf", "1e400", "1e30", "123456789012345678901234567890"])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
 
-from trainbill.cli import main
+from cli_runner import run_cli
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
@@ -18,14 +18,7 @@ pytest.importorskip("duckdb")
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+_run = run_cli
 
 
 def test_summary_json_contract(capsys: pytest.CaptureFixture[str]) -> None:

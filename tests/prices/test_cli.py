@@ -10,20 +10,12 @@ from typing import Any
 import pytest
 
 import trainbill.cli.prices as cli_prices
-from trainbill.cli import main
+from cli_runner import run_cli
 
 httpx = pytest.importorskip("httpx")
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI, returning (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_cli
 
 
 def test_show_json_current(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:

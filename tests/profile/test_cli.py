@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainbill.cli import main
+from cli_runner import run_argv
 from trainbill.profile import calibrated_efficiency, read_calibration
 
 JSON_KEYS = {
@@ -23,16 +23,7 @@ JSON_KEYS = {
 }
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Call the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    else:
-        code = 0
-    out, err = capsys.readouterr()
-    return code, out, err
+_run = run_argv
 
 
 def test_core_imports_do_not_import_torch() -> None:
