@@ -6,8 +6,10 @@ from datetime import date
 
 import pytest
 
+from cli_runner import run_cli
 from trainbill.catalog import Catalog
 from trainbill.check import audit_quote
+from trainbill.errors import SpecError
 
 
 def test_article_claim_is_impossible(catalog: Catalog) -> None:
@@ -26,3 +28,37 @@ def test_generous_quote_is_plausible(catalog: Catalog) -> None:
     a = audit_quote(catalog=catalog, cost_usd=5e6, params=70e9, tokens=1.4e12, gpu="h100", gpus=512, usd_per_gpu_hour=12.29)
     assert a.implied_mfu == pytest.approx(6 * 70e9 * 1.4e12 / (5e6 / 12.29 * 3600) / 989e12)
     assert a.verdict == "plausible"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "needle"),
+    [
+        ({"cost_usd": float("inf")}, "cost_usd", "finite number > 0"),
+        ({"params": float("nan")}, "params", "finite number >= 1"),
+        ({"usd_per_gpu_hour": -1.0}, "usd_per_gpu_hour", "finite number > 0"),  # gave -12% MFU, "plausible"
+        ({"usd_per_gpu_hour": float("inf")}, "usd_per_gpu_hour", "finite number > 0"),  # ZeroDivisionError
+        ({"tokens": 0.5}, "tokens", ">= 1"),
+        ({"gpus": 10**11}, "gpus", "at most 1e+06"),
+    ],
+)
+def test_bad_numbers_are_refused(catalog: Catalog, kwargs: dict[str, float], field: str, needle: str) -> None:
+    args = {"cost_usd": 1e6, "params": 70e9, "tokens": 1e12, "gpus": 512, **kwargs}
+    with pytest.raises(SpecError) as err:
+        audit_quote(catalog=catalog, gpu="h100", **args)  # type: ignore[arg-type]
+    assert err.value.field == field
+    assert needle in str(err.value)
+
+
+def test_default_price_is_the_forecasts_instance(catalog: Catalog) -> None:
+    """`forecast --gpu h100` prices p5.48xlarge (AWS, the default provider); so does the audit:
+    $55.04 / 8 = $6.88 per GPU-hour after the June 2025 price cut."""
+    a = audit_quote(catalog=catalog, cost_usd=1e6, params=70e9, tokens=1e12, gpu="h100", gpus=512, as_of=date(2026, 1, 1))
+    assert a.price_source.startswith("p5.48xlarge $55.04/h ÷ 8 GPUs")
+    assert a.usd_per_gpu_hour == pytest.approx(55.04 / 8)
+
+
+def test_cli_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "check", "--cost", "1e6", "--params", "70e9", "--tokens", "1e12", "--gpu", "h100",
+                           "--gpus", "512", "--usd-per-gpu-hour", "inf")  # fmt: skip
+    assert code == 1
+    assert err.strip() == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number > 0 (got inf)"

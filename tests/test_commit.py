@@ -95,3 +95,26 @@ def test_cli_commit_bad_row_is_one_line_error(capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert err.startswith("trainbill: error:")
     assert "row 2, column gpu_hours" in err
+
+
+def test_impossible_month_is_a_typo() -> None:
+    """1e6 GPUs × 31 days × 24 h = 7.44e8 GPU-hours is the most one month can hold."""
+    assert parse_usage_csv("month,gpu_hours\n2026-01,744000000\n").gpu_hours == (7.44e8,)
+    with pytest.raises(SpecError, match=r"row 2, column gpu_hours: '1e300' GPU-hours in one month is more than"):
+        parse_usage_csv("month,gpu_hours\n2026-01,1e300\n")
+
+
+def test_horizon_is_bounded(catalog: Catalog) -> None:
+    usage = parse_usage_csv("month,gpu_hours\n2026-01,1000\n")
+    with pytest.raises(SpecError, match=r"horizon must be 1 to 600 months \(got 100000000\)"):
+        advise_commitment(usage, catalog, instance="p5.48xlarge", as_of=date(2026, 6, 1), horizon_months=100_000_000)
+
+
+def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" starts with a byte-order mark; the header read as '\\ufeffmonth' before."""
+    f = tmp_path / "usage.csv"
+    f.write_bytes(b"\xef\xbb\xbfmonth,gpu_hours\n2026-01,1000\n2026-02,1000\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["commit", str(f), "--json", "--as-of", "2026-06-01"])
+    assert exc.value.code in (0, None)
+    assert json.loads(capsys.readouterr().out)["months"] == 2

@@ -9,11 +9,14 @@ The seed article's "$1.5M for 70B on 1.4T tokens on 512 H100s" at $98.32 per p5 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Instance
+from trainbill.errors import SpecError
+from trainbill.spec import MAX_GPUS, MAX_PARAMS, MAX_TOKENS
 from trainbill.timemodel import training_flops
 
 __all__ = ["QuoteAudit", "audit_quote"]
@@ -42,6 +45,14 @@ class QuoteAudit:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def _default_instance(catalog: Catalog, accelerator: str) -> Instance:
+    """The instance ``trainbill forecast --gpu`` would pick: the default provider's (AWS) if it
+    has one, else any cloud's, preferring one with an on-demand price."""
+    options = catalog.instances_with(accelerator, "aws") or catalog.instances_with(accelerator)
+    priced = {p.item for p in catalog.prices if p.option == "on_demand"}
+    return (tuple(i for i in options if i.instance in priced) or options)[0]
+
+
 def audit_quote(
     *,
     catalog: Catalog,
@@ -55,10 +66,29 @@ def audit_quote(
     instance: str | None = None,
     as_of: date | None = None,
 ) -> QuoteAudit:
-    """Implied hours, TFLOP/s per GPU and MFU for a quoted cost, with a verdict."""
+    """Implied hours, TFLOP/s per GPU and MFU for a quoted cost, with a verdict.
+
+    Raises:
+        SpecError: a value that is not a finite number in its range (``field`` names the
+            argument): ``inf`` or a negative price would give a negative or NaN MFU verdict.
+    """
+    for name, value, low, high in (
+        ("cost_usd", cost_usd, 0.0, None),
+        ("params", params, 1.0, MAX_PARAMS),
+        ("tokens", tokens, 1.0, MAX_TOKENS),
+        ("gpus", gpus, 1.0, MAX_GPUS),
+        ("usd_per_gpu_hour", usd_per_gpu_hour, 0.0, None),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not math.isfinite(value) or value <= 0 or value < low:
+            bound = "> 0" if low == 0.0 else f">= {low:g}"
+            raise SpecError(f"must be a finite number {bound} (got {value})", field=name)
+        if high is not None and value > high:
+            raise SpecError(f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})", field=name)
     accel = catalog.accelerator(gpu)
     if usd_per_gpu_hour is None:
-        inst = catalog.instance(instance) if instance else catalog.instances_with(accel.id)[0]
+        inst = catalog.instance(instance) if instance else _default_instance(catalog, accel.id)
         day = as_of or date.today()  # noqa: DTZ011 - a calendar date
         region = catalog.reference_region(inst.provider)
         p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)

@@ -35,6 +35,7 @@ import numpy as np
 
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError, SpecError
+from trainbill.spec import MAX_GPUS
 
 __all__ = [
     "RULE_OF_THUMB",
@@ -68,6 +69,12 @@ class MonthlyUsage:
     source: str = "usage"
 
 
+#: Most GPU-hours one month can hold: the plans' GPU cap (``spec.MAX_GPUS``) × 31 days × 24 h.
+MAX_MONTHLY_GPU_HOURS = MAX_GPUS * 31 * 24
+#: Longest workload horizon the advisor plans for: 50 years, far past any 1- or 3-year term.
+MAX_HORIZON_MONTHS = 600
+
+
 def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
     """Parse ``month,gpu_hours`` CSV text (extra columns are ignored).
 
@@ -99,6 +106,10 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
             number = math.nan
         if not math.isfinite(number) or number < 0:
             msg = f"{value!r} is not a number of GPU-hours >= 0"
+            raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
+        if number > MAX_MONTHLY_GPU_HOURS:
+            msg = (f"{value!r} GPU-hours in one month is more than {MAX_GPUS:,} GPUs running all "
+                   f"31 days ({MAX_MONTHLY_GPU_HOURS:.3g}): a typo?")  # fmt: skip
             raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
         months.append(month)
         hours.append(number)
@@ -255,8 +266,8 @@ def advise_commitment(
         SpecError: horizon below one month.
         PriceNotFoundError: the instance has no on-demand price.
     """
-    if horizon_months < 1:
-        msg = f"horizon must be at least 1 month (got {horizon_months})"
+    if not 1 <= horizon_months <= MAX_HORIZON_MONTHS:
+        msg = f"horizon must be 1 to {MAX_HORIZON_MONTHS} months (got {horizon_months})"
         raise SpecError(msg, field="horizon_months")
     inst = catalog.instance(instance)
     reg = region or catalog.reference_region(inst.provider)

@@ -30,6 +30,11 @@ from pydantic import (
 from trainbill.errors import SpecError, suggest
 
 __all__ = [
+    "MAX_GPUS",
+    "MAX_HOURS",
+    "MAX_NODES",
+    "MAX_PARAMS",
+    "MAX_TOKENS",
     "ORCHESTRATORS",
     "CheckpointSection",
     "ClusterSection",
@@ -74,11 +79,11 @@ FsxTier = Literal[
 # Sanity bounds on plan numbers, far beyond any real run, so that a typo (``1e308``, an extra
 # zero run amok) is an error naming the field instead of an overflow or a $1e300 bill. For
 # scale: Llama 3 405B trained 3.8e25 FLOPs on 15.6e12 tokens with 16,384 GPUs in ~54 days.
-_MAX_HOURS = 1e6  # about 114 years of training
-_MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
-_MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
-_MAX_NODES = 100_000
-_MAX_GPUS = 1_000_000
+MAX_HOURS = 1e6  # about 114 years of training
+MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
+MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
+MAX_NODES = 100_000
+MAX_GPUS = 1_000_000
 _MAX_SEQ_LEN = 100_000_000
 _MAX_LAYERS = 100_000
 _MAX_D_MODEL = 10_000_000
@@ -107,20 +112,20 @@ class RunSection(_Section):
     """Name, hours of pure training (or derive them from [model]) and an optional deadline."""
 
     name: str = "training-run"
-    hours: float | None = Field(default=None, gt=0, le=_MAX_HOURS)
-    deadline_hours: float | None = Field(default=None, gt=0, le=_MAX_HOURS)
+    hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
+    deadline_hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
 
 
 class ModelSection(_Section):
     """The network being trained: size, tokens, precision, shape."""
 
     # Counts: at least one parameter and one token (``1e-300`` parameters is a typo).
-    params: float | None = Field(default=None, ge=1, le=_MAX_PARAMS)
-    active_params: float | None = Field(default=None, ge=1, le=_MAX_PARAMS)
-    tokens: float | None = Field(default=None, ge=1, le=_MAX_TOKENS)
+    params: float | None = Field(default=None, ge=1, le=MAX_PARAMS)
+    active_params: float | None = Field(default=None, ge=1, le=MAX_PARAMS)
+    tokens: float | None = Field(default=None, ge=1, le=MAX_TOKENS)
     precision: Precision = "bf16"
     seq_len: int | None = Field(default=None, gt=0, le=_MAX_SEQ_LEN)
-    global_batch_tokens: float | None = Field(default=None, ge=1, le=_MAX_TOKENS)
+    global_batch_tokens: float | None = Field(default=None, ge=1, le=MAX_TOKENS)
     layers: int | None = Field(default=None, gt=0, le=_MAX_LAYERS)
     d_model: int | None = Field(default=None, gt=0, le=_MAX_D_MODEL)
 
@@ -141,7 +146,7 @@ class ExtraGroup(_Section):
 
     name: str = "extra"
     instance: str
-    count: int = Field(default=1, gt=0, le=_MAX_NODES)
+    count: int = Field(default=1, gt=0, le=MAX_NODES)
     spot: bool = False
 
 
@@ -151,9 +156,9 @@ class ClusterSection(_Section):
     provider: Provider = "aws"
     region: str | None = None
     instance: str | None = None
-    nodes: int | None = Field(default=None, gt=0, le=_MAX_NODES)
+    nodes: int | None = Field(default=None, gt=0, le=MAX_NODES)
     gpu: str | None = None
-    gpus: int | None = Field(default=None, gt=0, le=_MAX_GPUS)
+    gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
     orchestrator: Orchestrator = Field(default=None, validate_default=True)
     extra_groups: tuple[ExtraGroup, ...] = ()
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from trainbill.check import audit_quote
+from trainbill.check import QuoteAudit, audit_quote
 from trainbill.cli import app
 from trainbill.cli._common import catalog_from_options, console, print_json
 from trainbill.errors import SpecError
@@ -274,7 +274,23 @@ def check_cmd(
         except ValueError:
             msg = f"{as_of!r} is not a date (YYYY-MM-DD)"
             raise SpecError(msg, source="command line", field="--as-of") from None
-    audit = audit_quote(
+    try:
+        audit = _audit(values, gpu, gpus, precision, usd_per_gpu_hour, instance, day)
+    except SpecError as exc:
+        # The library names its arguments (cost_usd, usd_per_gpu_hour); the user typed flags.
+        flag = {"cost_usd": "--cost"}.get(exc.field or "", f"--{(exc.field or '').replace('_', '-')}")
+        raise SpecError(str(exc).split(": ", 1)[-1], source="command line", field=flag) from None
+    if as_json:
+        print_json(audit.as_dict())
+        return
+    color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
+    console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
+    console.print(f"price: {audit.price_source}")
+
+
+def _audit(values: dict[str, float | None], gpu: str, gpus: int, precision: str, usd_per_gpu_hour: float | None,
+           instance: str | None, day: date | None) -> QuoteAudit:  # fmt: skip
+    return audit_quote(
         catalog=catalog_from_options(),
         cost_usd=float(values["cost"] or 0),
         params=float(values["params"] or 0),
@@ -286,9 +302,3 @@ def check_cmd(
         instance=instance,
         as_of=day,
     )
-    if as_json:
-        print_json(audit.as_dict())
-        return
-    color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
-    console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
-    console.print(f"price: {audit.price_source}")
