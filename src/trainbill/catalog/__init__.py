@@ -67,22 +67,6 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
     }
 )  # fmt: skip
-#: Units of the packaged service prices (items the cost drivers look up by name). An overlay
-#: row for one of these items must use the same unit: the drivers multiply by it as is.
-_SERVICE_UNITS: Mapping[str, str] = MappingProxyType(
-    {
-        "cloudwatch.logs_ingest": "GB", "cloudwatch.metric": "metric-month",
-        "ebs.gp3.iops": "IOPS-month", "ebs.gp3.storage": "GB-month",
-        "ebs.gp3.throughput": "MiBps-month", "ebs.snapshot": "GB-month",
-        "eks.control_plane": "cluster-hour", "fsx.lustre.persistent_1000": "GB-month",
-        "fsx.lustre.persistent_125": "GB-month", "fsx.lustre.persistent_250": "GB-month",
-        "fsx.lustre.persistent_500": "GB-month", "fsx.lustre.scratch_2": "GB-month",
-        "ipv4.hours": "hour", "nat.data": "GB", "nat.hours": "hour",
-        "s3.requests.tier1": "1000 requests", "s3.requests.tier2": "1000 requests",
-        "s3.standard.storage": "GB-month", "transfer.inter_az": "GB",
-        "transfer.inter_region": "GB", "transfer.internet_egress": "GB",
-    }
-)  # fmt: skip
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
 _MAX_FUTURE_DAYS = 366
@@ -513,7 +497,10 @@ def _instances(path: Path, today: date | None = None) -> list[Instance]:
 
 
 def _prices(
-    path: Path, today: date | None = None, instances: Mapping[str, Instance] | None = None
+    path: Path,
+    today: date | None = None,
+    instances: Mapping[str, Instance] | None = None,
+    service_units: Mapping[str, frozenset[str]] | None = None,
 ) -> list[PricePoint]:
     out = []
     rows = _read_table(path)
@@ -539,7 +526,7 @@ def _prices(
         item = r["item"].strip()
         unit = r["unit"].strip()
         if instances is not None:
-            _check_unit(item, unit, instances, w)
+            _check_unit(item, unit, instances, service_units or {}, w)
         out.append(
             PricePoint(
                 provider=provider,
@@ -555,16 +542,20 @@ def _prices(
     return out
 
 
-def _check_unit(item: str, unit: str, instances: Mapping[str, Instance], where: str) -> None:
-    """An overlay price's unit must be the one the cost drivers multiply by for that item."""
-    if item in _SERVICE_UNITS:
-        allowed = (_SERVICE_UNITS[item],)
+def _check_unit(
+    item: str, unit: str, instances: Mapping[str, Instance], service_units: Mapping[str, frozenset[str]], where: str
+) -> None:
+    """An overlay price's unit must be the one the cost drivers multiply by for that item: the
+    packaged price list's unit for a service item (``nat.hours`` is per hour), instance-hours or
+    chip-hours for an instance."""
+    if item in service_units:
+        allowed = tuple(sorted(service_units[item]))
     elif item in instances:
         allowed = ("chip-hour",) if instances[item].billing == "chip" else ("instance-hour",)
     else:
         allowed = ("instance-hour",)  # a CPU instance priced by the hour (extra groups)
     if unit not in allowed:
-        kind = "service" if item in _SERVICE_UNITS else "instance"
+        kind = "service" if item in service_units else "instance"
         msg = (
             f"{where}, unit: {unit!r} is not the unit of {kind} {item!r}; allowed: {', '.join(allowed)} "
             "(prices are USD per that unit; convert other currencies or periods first)"
@@ -713,6 +704,12 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
     spot = list(base.spot_advisor)
     names = []
     today = datetime.now(UTC).date()
+    # Units of the packaged service items (everything priced that is not an instance).
+    units: dict[str, set[str]] = {}
+    for p in base.prices:
+        if p.item not in base.instances:
+            units.setdefault(p.item, set()).add(p.unit)
+    service_units = {item: frozenset(u) for item, u in units.items()}
     bucket_map = base.assumptions.get("reliability.spot_bucket_monthly_rate")
     buckets = sorted(bucket_map.value) if bucket_map is not None and isinstance(bucket_map.value, Mapping) else None
     for raw in overlays:
@@ -739,7 +736,7 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
         if (directory / "instances.csv").exists():
             insts.update({i.instance: i for i in _instances(directory / "instances.csv", today)})
         if (directory / "prices.csv").exists():
-            prices = _merge_prices(prices, _prices(directory / "prices.csv", today, insts))
+            prices = _merge_prices(prices, _prices(directory / "prices.csv", today, insts, service_units))
         if (directory / "spot_advisor.csv").exists():
             spot.extend(_spot(directory / "spot_advisor.csv", today, buckets))
         names.append(str(directory))
