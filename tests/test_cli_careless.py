@@ -306,3 +306,24 @@ def test_finite_option_helper() -> None:
     for bad in (math.nan, math.inf, -math.inf, 0.0, -1.0):
         with pytest.raises(SpecError, match="--x"):
             finite_option(bad, "--x")
+
+
+def test_serve_refuses_a_busy_port_before_announcing(capsys: pytest.CaptureFixture[str]) -> None:
+    """uvicorn logged the bind error after "serving on …" had been printed."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, out, err = _run(["serve", "--port", str(port)], capsys)
+    assert code == 1
+    assert "serving on" not in out
+    assert f"--port: cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_serve_names_an_unresolvable_host(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["serve", "--host", "not a host", "--port", "8000"], capsys)
+    assert code == 1
+    assert "serving on" not in out
+    assert "--host: cannot resolve 'not a host'" in err

@@ -67,5 +67,26 @@ def serve_cmd(
         msg = f"the web server needs the 'web' extra ({exc.name} is missing): pip install 'trainbill[web]'"
         raise TrainbillError(msg) from None
     application = create_app(catalog=catalog_from_options(catalog_dir))
+    _check_bindable(host, port)
     console.print(f"trainbill: serving on http://{host}:{port}/ (API docs at /docs); Ctrl-C stops")
     uvicorn.run(application, host=host, port=port, log_level="warning")
+
+
+def _check_bindable(host: str, port: int) -> None:
+    """Bind once before announcing the server, so a typo'd host or a port in use is a one-line
+    error naming the option (uvicorn would log it after "serving on …" was printed)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        msg = f"cannot resolve {host!r} ({exc.strerror}); give an interface address such as 127.0.0.1 or 0.0.0.0"
+        raise SpecError(msg, source="command line", field="--host") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            msg = f"cannot listen on {host}:{port} ({exc.strerror}); is another server using the port?"
+            raise SpecError(msg, source="command line", field="--port") from None
