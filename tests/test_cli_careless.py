@@ -327,3 +327,15 @@ def test_serve_names_an_unresolvable_host(capsys: pytest.CaptureFixture[str]) ->
     assert code == 1
     assert "serving on" not in out
     assert "--host: cannot resolve 'not a host'" in err
+
+
+def test_optimize_without_deadline_says_why_the_best_is_slow(capsys: pytest.CaptureFixture[str]) -> None:
+    """With no deadline the cheapest plan (8 nodes) runs far longer than the user's 64; say so."""
+    plan = str(EXAMPLES / "pretrain-512-h100.toml")
+    args = ["--instances", "p5.48xlarge", "--nodes", "8", "--clouds", "aws"]
+    code, out, _ = _run(["optimize", plan, *args], capsys)
+    assert code == 0
+    assert "no deadline was given, so the cheapest plan may run longest" in " ".join(out.split())
+    code, out, _ = _run(["optimize", plan, *args, "--deadline-hours", "200"], capsys)
+    assert code == 0
+    assert "no deadline was given" not in out
