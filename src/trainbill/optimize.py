@@ -60,7 +60,8 @@ from trainbill.catalog import PROVIDERS, Catalog, Instance
 from trainbill.costs import estimate
 from trainbill.errors import CatalogError, InfeasibleError, SpecError, TrainbillError, suggest
 from trainbill.forecast import forecast
-from trainbill.spec import ORCHESTRATORS, Plan, plan_from_dict
+from trainbill.memory import MemoryFitError
+from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, plan_from_dict
 from trainbill.usage import Usage, resolve_cluster, usage_for
 
 __all__ = [
@@ -295,7 +296,8 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
     ref_inst, ref_nodes = resolve_cluster(plan, catalog)
     gpus = ref_nodes * ref_inst.accelerator_count
     targets = [gpus * 2.0 ** (k / 2.0) for k in range(-6, 7)]
-    return tuple(sorted({max(1, round(g / inst.accelerator_count)) for g in targets}))
+    # Capped at the plan schema's node limit: a candidate past it is not a valid plan.
+    return tuple(sorted({min(MAX_NODES, max(1, round(g / inst.accelerator_count))) for g in targets}))
 
 
 def _features(
@@ -384,6 +386,7 @@ class _TimeCoef:
     loss_slope: float  # loss per event = restart(orchestrator) + slope × interval
     restart: FloatArray  # per orchestrator
     fits: npt.NDArray[np.bool_]  # model state fits in HBM
+    ref_nodes: int  # the largest node count that fits: reference for restart and price fits
 
 
 def _time_coefficients(
@@ -396,19 +399,31 @@ def _time_coefficients(
 ) -> _TimeCoef:
     i0, i1 = 1.0, 4.0
     cols: dict[str, list[float]] = {k: [] for k in ("hc", "hs", "he", "each", "kph", "fr", "rr", "slope", "fits")}
+    fitting: list[int] = []
+    too_small: MemoryFitError | None = None
     for n in axes.nodes:
-        us = [
-            usage_for(
-                candidate_plan(
-                    plan, catalog, instance=inst.instance, nodes=n, orchestrator=axes.orchestrators[0],
-                    spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
-                    checkpoint_interval_hours=iv, region=region,
-                ),
-                catalog,
-                today=today,
-            )
-            for iv in (i0, i1)
-        ]
+        try:
+            us = [
+                usage_for(
+                    candidate_plan(
+                        plan, catalog, instance=inst.instance, nodes=n, orchestrator=axes.orchestrators[0],
+                        spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
+                        checkpoint_interval_hours=iv, region=region,
+                    ),
+                    catalog,
+                    today=today,
+                )
+                for iv in (i0, i1)
+            ]
+        except MemoryFitError as exc:
+            # Too few accelerators for this model at this count (the time model's memory test):
+            # not a candidate. Placeholder zeros keep the grid's shape; ``fits`` masks the row.
+            too_small = exc
+            for key, values in cols.items():
+                if key != "slope":
+                    values.append(0.0)
+            continue
+        fitting.append(n)
         u = us[0]
         cols["hc"].append(u.compute_hours)
         cols["hs"].append(u.sync_stall_hours)
@@ -422,11 +437,15 @@ def _time_coefficients(
             loss = [(x.failure_lost_hours + x.reclaim_lost_hours) / e for x, e in zip(us, events, strict=True)]
             cols["slope"].append((loss[1] - loss[0]) / (i1 - i0))
         cols["fits"].append(1.0 if _fits(u, catalog) else 0.0)
+    if not fitting:
+        assert too_small is not None
+        raise too_small
+    ref_nodes = fitting[-1]
     restart = []
     for orch in axes.orchestrators:
         u = usage_for(
             candidate_plan(
-                plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
+                plan, catalog, instance=inst.instance, nodes=ref_nodes, orchestrator=orch,
                 spot_fraction=0.0, savings_plan="none", savings_plan_coverage=0.0,
                 checkpoint_interval_hours=i0, region=region,
             ),
@@ -446,6 +465,7 @@ def _time_coefficients(
         loss_slope=slope,
         restart=np.array(restart),
         fits=np.array(cols["fits"]) > 0.5,
+        ref_nodes=ref_nodes,
     )
 
 
@@ -495,10 +515,17 @@ def _check_time(
     region: str | None,
     today: date | None,
     rng: np.random.Generator,
+    fits: npt.NDArray[np.bool_],
 ) -> None:
-    """Re-derive a few grid points with ``usage_for``; raise if the composition drifted."""
+    """Re-derive a few grid points with ``usage_for``; raise if the composition drifted.
+
+    Only node counts that fit are checked: the others are no candidates (``usage_for`` refuses them).
+    """
+    rows = np.flatnonzero(fits)
+    if rows.size == 0:
+        return
     for _ in range(_TIME_CHECKS):
-        idx = tuple(int(rng.integers(0, k)) for k in grid.wall.shape)
+        idx = (int(rows[int(rng.integers(0, rows.size))]), *(int(rng.integers(0, k)) for k in grid.wall.shape[1:]))
         n, o, i, s = idx
         u = usage_for(
             candidate_plan(
@@ -719,7 +746,7 @@ def _evaluate_instance(
     region = plan.cluster.region if inst.provider == plan.cluster.provider else None
     tc = _time_coefficients(plan, catalog, inst, axes, region, today)
     tg = _compose_time(tc, axes)
-    _check_time(plan, catalog, inst, axes, tg, region, today, rng)
+    _check_time(plan, catalog, inst, axes, tg, region, today, rng, tc.fits)
 
     # Price coefficients per (orchestrator, term); spot only where a spot price exists.
     terms = tuple(dict.fromkeys(opt.term for opt in axes.sp))
@@ -731,7 +758,7 @@ def _evaluate_instance(
     for o, orch in enumerate(axes.orchestrators):
         for t, term in enumerate(terms):
             ref_plan = candidate_plan(
-                plan, catalog, instance=inst.instance, nodes=axes.nodes[-1], orchestrator=orch,
+                plan, catalog, instance=inst.instance, nodes=tc.ref_nodes, orchestrator=orch,
                 spot_fraction=0.0, savings_plan=term, savings_plan_coverage=1.0 if term != "none" else 0.0,
                 checkpoint_interval_hours=axes.intervals[0], region=region,
             )
@@ -896,6 +923,10 @@ def optimize(
         try:
             block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
         except CatalogError as exc:
+            skipped.append(f"{inst.instance}: not searched ({exc})")
+            continue
+        except MemoryFitError as exc:
+            # Not one searched node count of this instance holds the model: no candidate here.
             skipped.append(f"{inst.instance}: not searched ({exc})")
             continue
         blocks.append(block)

@@ -26,16 +26,17 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         return
     od = instance_rate(catalog, usage, "on_demand")
     sp = commitment_rate(catalog, usage)
+    unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
     covered = usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes * usage.wall_hours
     yield LineItem(
         category=CATEGORY,
         item=f"{usage.savings_plan} Savings Plan on {usage.instance.instance}",
         quantity=covered,
-        unit="instance-hour",
+        unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
         basis=(
             f"{usage.savings_plan_coverage:.0%} coverage × {1 - usage.spot_fraction:.0%} on-demand × {usage.nodes} nodes × "
-            f"{usage.wall_hours:,.1f} h; saves ${od.usd:,.4g} − ${sp.usd:,.4g} per instance-hour"
+            f"{usage.wall_hours:,.1f} h; saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}"
         ),
         source=f"commitment rate: {sp.source}",
         driver=__name__,

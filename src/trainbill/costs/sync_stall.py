@@ -26,6 +26,19 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     t = usage.time
     total = t.sync_stall_fraction
     if total <= 0:
+        # No modelled stall, but the usage has some (a simulated trial's throttling episodes):
+        # those hours are billed too, or a slower trial would come out cheaper.
+        if usage.sync_stall_hours > 0:
+            yield LineItem(
+                category=CATEGORY,
+                item="slow steps (throttling, stragglers)",
+                quantity=usage.sync_stall_hours,
+                unit="cluster-hour",
+                unit_price_usd=rate,
+                basis=f"{usage.sync_stall_hours:,.2f} h of slowed steps; {words}",
+                source=source,
+                driver=__name__,
+            )
         return
     for label, fraction, why in (
         ("gradient communication not hidden by compute", t.comm_stall_fraction, "exposed all-reduce/all-gather"),

@@ -1,0 +1,235 @@
+"""Output consistency: every forecast adds up, and the planner answers for plans the forecast prices.
+
+The invariant tests run a handful of deliberately varied plans (providers, TPUs billed per chip,
+MoE, fp8, spot and Savings Plan mixes, S3/FSx/EBS checkpoints, cross-AZ/region data, extra
+groups) and check the arithmetic every output must obey. The regression tests pin defects found
+by an output review: each fails without its fix.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from typing import Any
+
+import pytest
+
+from conftest import TODAY
+from trainbill.catalog import Catalog
+from trainbill.forecast import forecast
+from trainbill.ledger import CATEGORIES
+from trainbill.optimize import SearchSpace, _default_nodes, optimize
+from trainbill.spec import plan_from_dict
+
+VARIED_PLANS: dict[str, dict[str, Any]] = {
+    "aws-seed-like": {
+        "run": {"hours": 72},
+        "model": {"params": 70e9},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 32},
+        "purchase": {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
+        "prices": {"as_of": date(2025, 5, 1)},
+        "storage": {"ebs_gb_per_node": 2000, "ebs_iops": 10000, "ebs_throughput_mibps": 500,
+                    "fsx_capacity_gb": 24000, "fsx_tier": "persistent_250"},
+        "data": {"dataset_gb": 2000, "location": "cross_az", "epochs": 3},
+        "checkpoint": {"interval_hours": 2, "target": "fsx"},
+        "network": {"nat_gateways": 1, "s3_via_nat": True, "public_ips_per_node": 1},
+    },
+    "aws-moe-fp8-hyperpod": {
+        "model": {"params": 100e9, "active_params": 20e9, "tokens": 1e11, "precision": "fp8"},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 16, "orchestrator": "hyperpod",
+                    "extra_groups": [{"name": "head", "instance": "c5.large", "count": 1}]},
+        "purchase": {"spot_fraction": 1.0},
+        "prices": {"as_of": date(2025, 7, 1)},
+        "checkpoint": {"target": "s3", "asynchronous": True},
+        "data": {"location": "cross_region"},
+    },
+    "aws-eks-a100-ebs": {
+        "model": {"params": 7e9, "tokens": 1e11, "layers": 32, "d_model": 4096},
+        "cluster": {"instance": "p4d.24xlarge", "nodes": 4, "orchestrator": "eks"},
+        "purchase": {"savings_plan": "3yr"},
+        "prices": {"as_of": date(2026, 1, 1)},
+        "checkpoint": {"target": "ebs"},
+        "evaluation": {"interval_steps": 0},
+    },
+    "gcp-tpu-chip-billed": {
+        "run": {"hours": 24},
+        "cluster": {"provider": "gcp", "gpu": "tpu-v6e", "gpus": 64},
+        "purchase": {"spot_fraction": 0.25, "savings_plan": "1yr"},
+        "prices": {"as_of": date(2025, 7, 1)},
+    },
+    "azure-one-node": {
+        "run": {"hours": 0.5},
+        "cluster": {"provider": "azure", "instance": "Standard_ND96asr_v4", "nodes": 1},
+        "purchase": {"spot_fraction": 0.5, "savings_plan": "3yr", "savings_plan_coverage": 1.0},
+        "prices": {"as_of": date(2025, 7, 1)},
+        "monitoring": {"custom_metrics_per_node": 50, "logs_gb_per_node_hour": 0.1},
+    },
+}
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(VARIED_PLANS))
+def test_forecast_json_adds_up(name: str, catalog: Catalog) -> None:
+    """Lines multiply out and sum to the total; categories, percentages and hours agree."""
+    fc = forecast(plan_from_dict(VARIED_PLANS[name]), catalog, today=TODAY)
+    d = fc.as_dict()
+    lines = d["lines"]
+    assert lines
+    for line in lines:
+        assert all(math.isfinite(line[k]) for k in ("quantity", "unit_price_usd", "cost_usd"))
+        assert _close(line["quantity"] * line["unit_price_usd"], line["cost_usd"])
+        if line["category"] == "discount":
+            assert line["cost_usd"] < 0
+        else:
+            assert line["quantity"] > 0
+            assert line["unit_price_usd"] >= 0
+    assert _close(sum(line["cost_usd"] for line in lines), d["total_usd"])
+    assert list(d["by_category"]) == list(CATEGORIES)
+    assert _close(sum(d["by_category"].values()), d["total_usd"])
+    assert math.isclose(sum(d["percent_by_category"].values()), 100.0, rel_tol=1e-9)
+    t = d["time"]
+    parts = ("compute_hours", "sync_stall_hours", "eval_hours", "checkpoint_stall_hours",
+             "failure_lost_hours", "reclaim_lost_hours")  # fmt: skip
+    assert _close(sum(t[k] for k in parts), t["wall_hours"])
+    assert _close(t["gpu_hours"], t["wall_hours"] * d["cluster"]["gpus"])
+    assert t["mfu"] is None or 0 < t["mfu"] < 1
+    # Pure-training compute lines hold nodes × compute hours; the quote is their on-demand price.
+    nodes = d["cluster"]["nodes"]
+    gpu_lines = [ln for ln in lines if ln["category"] == "compute" and "group" not in ln["item"]]
+    assert _close(sum(ln["quantity"] for ln in gpu_lines), nodes * t["compute_hours"])
+    od = catalog.price(d["cluster"]["instance"], "on_demand", provider=d["cluster"]["provider"],
+                       region=d["cluster"]["region"], as_of=fc.usage.as_of).usd  # fmt: skip
+    assert _close(d["quote_usd"], nodes * od * t["compute_hours"])
+    # Every cluster-hour overhead line is billed at one blended cluster rate.
+    rates = {ln["unit_price_usd"] for ln in lines if ln["unit"] == "cluster-hour" and ln["category"] != "orchestration"}
+    assert len(rates) <= 1
+    # The discount is in the compute lines' unit and covers no more than the on-demand node-hours.
+    units = {ln["unit"] for ln in gpu_lines}
+    for ln in lines:
+        if ln["category"] == "discount":
+            assert ln["unit"] in units
+            assert ln["quantity"] <= nodes * (1 - d["cluster"]["spot_fraction"]) * t["wall_hours"] * (1 + 1e-12)
+
+
+def test_tpu_savings_plan_line_is_in_chip_hours(catalog: Catalog) -> None:
+    """TPUs are billed per chip-hour, so the commitment discount on them is too (was "instance-hour").
+
+    tpu-v6e: 1 chip per node, $2.70/chip-hour on demand; GCP 1-year CUD derived at 37% off:
+    $2.70 × (1 − 0.37) = $1.701, so the line saves $2.70 − $1.701 = $0.999 per chip-hour on
+    8 chips × 1.0 coverage × wall hours.
+    """
+    plan = plan_from_dict({
+        "run": {"hours": 10},
+        "cluster": {"provider": "gcp", "instance": "tpu-v6e", "nodes": 8},
+        "purchase": {"savings_plan": "1yr", "savings_plan_coverage": 1.0},
+        "prices": {"as_of": date(2025, 7, 1)},
+    })  # fmt: skip
+    fc = forecast(plan, catalog, today=TODAY)
+    (compute,) = fc.ledger.in_category("compute")
+    (disc,) = fc.ledger.in_category("discount")
+    assert compute.unit == "chip-hour"
+    assert disc.unit == "chip-hour"
+    assert "per chip-hour" in disc.basis
+    assert disc.unit_price_usd == pytest.approx(-(2.70 - 2.70 * (1 - 0.37)))  # -$0.999
+    assert disc.quantity == pytest.approx(1.0 * 8 * fc.usage.wall_hours)
+
+
+def test_optimize_skips_node_counts_too_small_for_the_model(catalog: Catalog) -> None:
+    """A 405B plan that forecasts fine must not make the planner fail on a smaller node count.
+
+    405e9 params × 16 bytes of weights, gradients and Adam state = 6.48e12 B = 6,480 GB; one
+    p5.48xlarge holds 8 × 80 GB = 640 GB, so 1 node cannot train it (the time model refuses it
+    with MemoryFitError) while the user's 32 nodes (256 × 80 GB = 20,480 GB) can. Before the fix
+    the whole search raised MemoryFitError.
+    """
+    plan = plan_from_dict({
+        "model": {"params": 405e9, "tokens": 1e12},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 32},
+        "prices": {"as_of": date(2026, 1, 1)},
+    })  # fmt: skip
+    own = forecast(plan, catalog, today=TODAY)
+    space = SearchSpace(
+        instances=("p5.48xlarge",), nodes=(1, 32), spot_fractions=(0.0,), savings_plans=("none",),
+        orchestrators=("ec2",), checkpoint_intervals_hours=(plan.checkpoint.interval_hours or 2.0,),
+    )
+    result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
+    assert result.best.nodes == 32  # the only node count that holds the model
+    assert result.best.total_usd <= own.total_usd * (1 + 1e-9)
+    assert all(row.nodes == 32 for row in result.rightsizing)
+    assert all(c.nodes == 32 for c in result.pareto)
+
+
+def test_optimize_instance_that_never_fits_is_skipped(catalog: Catalog) -> None:
+    """An instance on which no searched node count holds the model is skipped and listed.
+
+    405B × 16 B = 6,480 GB; 2 × p4d.24xlarge = 16 × 40 GB = 640 GB: never enough.
+    """
+    plan = plan_from_dict({
+        "model": {"params": 405e9, "tokens": 1e12},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 32},
+        "prices": {"as_of": date(2026, 1, 1)},
+    })  # fmt: skip
+    space = SearchSpace(
+        instances=("p4d.24xlarge",), nodes=(2,), spot_fractions=(0.0,), savings_plans=("none",),
+        orchestrators=("ec2",), checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
+    assert result.best.instance == "p5.48xlarge"
+    assert any(s.startswith("p4d.24xlarge: not searched") and "does not fit" in s for s in result.skipped)
+
+
+def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -> None:
+    """The default grid spans ⅛× to 8× the plan's GPUs; it may not leave the plan schema's 100,000 nodes.
+
+    20,000 tpu-v6e chips at 1 chip per node: 8× = 160,000 nodes > 100,000, so the top of the grid
+    is 100,000 (before the fix: candidate_plan raised "cluster.nodes: must be at most 100,000").
+    The smallest is 20,000 / 8 = 2,500.
+    """
+    plan = plan_from_dict({
+        "run": {"hours": 1},
+        "cluster": {"provider": "gcp", "instance": "tpu-v6e", "nodes": 20_000},
+        "prices": {"as_of": date(2025, 7, 1)},
+    })  # fmt: skip
+    nodes = _default_nodes(plan, catalog, catalog.instance("tpu-v6e"))
+    assert max(nodes) == 100_000
+    assert min(nodes) == 2_500
+    space = SearchSpace(
+        instances=("tpu-v6e",), spot_fractions=(0.0,), savings_plans=("none",), orchestrators=("vm",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, clouds=("gcp",), today=TODAY)
+    assert result.best.nodes <= 100_000
+
+
+def test_stall_hours_without_modelled_fractions_are_billed(catalog: Catalog) -> None:
+    """A simulated trial's throttling adds sync-stall hours to a plan whose modelled stall is 0.
+
+    Those hours were not billed (the sync_stall driver only split the modelled fractions), while
+    the Savings Plan discount grew with the longer wall-clock: a slower trial came out cheaper,
+    and `simulate`'s mean fell far below the forecast (10,000 p5en nodes with a 3yr plan: $3.97M
+    mean vs $9.09M deterministic). Now: 2 h × 4 nodes × $98.32 (p5 on demand, 2025-05-01) = $786.56.
+    """
+    from dataclasses import replace
+
+    from trainbill.forecast import forecast_usage
+    from trainbill.usage import usage_for
+
+    plan = plan_from_dict({
+        "run": {"hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+        "purchase": {"savings_plan": "1yr"},
+        "prices": {"as_of": date(2025, 5, 1)},
+        "reliability": {"straggler_cv": 0.0},
+    })  # fmt: skip
+    u = usage_for(plan, catalog, today=TODAY)
+    assert u.time.sync_stall_fraction == 0
+    assert u.sync_stall_hours == 0
+    slow = forecast_usage(replace(u, sync_stall_hours=2.0), catalog, today=TODAY)
+    (line,) = slow.ledger.in_category("sync_stall")
+    assert line.quantity == pytest.approx(2.0)
+    assert line.cost_usd == pytest.approx(2.0 * 4 * 98.32)  # $786.56
+    # A slower run never costs less: the stall costs the cluster rate, the discount at most 42% of it.
+    assert slow.total_usd > forecast_usage(u, catalog, today=TODAY).total_usd
