@@ -233,3 +233,17 @@ def test_stall_hours_without_modelled_fractions_are_billed(catalog: Catalog) -> 
     assert line.cost_usd == pytest.approx(2.0 * 4 * 98.32)  # $786.56
     # A slower run never costs less: the stall costs the cluster rate, the discount at most 42% of it.
     assert slow.total_usd > forecast_usage(u, catalog, today=TODAY).total_usd
+
+
+def test_optimize_finds_a_cluster_when_the_users_own_does_not_fit(catalog: Catalog) -> None:
+    """405e9 params × 16 B of Adam state = 6,480 GB: one p5 node (8 × 80 GB = 640 GB) cannot hold
+    it, but 32 nodes (20,480 GB) can. The search used to stop at the user's own plan."""
+    plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
+                           "cluster": {"instance": "p5.48xlarge", "nodes": 1}})  # fmt: skip
+    space = SearchSpace(instances=("p5.48xlarge",), nodes=(16, 32), spot_fractions=(0.0,),
+                        checkpoint_intervals_hours=(1.0,))  # fmt: skip
+    result = optimize(plan, catalog, space=space, today=TODAY)
+    assert result.user is None
+    assert result.as_dict()["user"] is None
+    assert result.best.nodes in (16, 32)
+    assert any(s.startswith("your plan: not a candidate") and "does not fit" in s for s in result.skipped)

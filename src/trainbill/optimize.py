@@ -192,7 +192,9 @@ class OptimizationResult:
 
     best: Candidate
     best_plan: Plan
-    user: Candidate
+    #: The user's own plan, priced the same way; None when it does not fit in memory (the
+    #: search still looks for a cluster that does; ``skipped`` says why).
+    user: Candidate | None
     pareto: tuple[Candidate, ...]
     rightsizing: tuple[RightSizeRow, ...]
     evaluated: int
@@ -207,7 +209,7 @@ class OptimizationResult:
         """The JSON contract of ``trainbill optimize --json``."""
         return {
             "best": self.best.as_dict(),
-            "user": self.user.as_dict(),
+            "user": self.user.as_dict() if self.user is not None else None,
             "pareto": [c.as_dict() for c in self.pareto],
             "rightsizing": [r.as_dict() for r in self.rightsizing],
             "evaluated": self.evaluated,
@@ -915,9 +917,14 @@ def optimize(
         pass
 
     rng = np.random.default_rng(seed)
-    user = _user_candidate(plan, catalog, today)
     blocks: list[_Block] = []
     skipped: list[str] = []
+    user: Candidate | None
+    try:
+        user = _user_candidate(plan, catalog, today)
+    except MemoryFitError as exc:
+        user = None  # the plan as written cannot run; a larger searched cluster may
+        skipped.append(f"your plan: not a candidate ({exc})")
     for inst in _instances(plan, catalog, space, allowed):
         axes = _axes_for(plan, catalog, space, inst)
         try:
@@ -979,15 +986,16 @@ def optimize(
             for k in _pareto_indices(red.best[cand_rows], wall[cand_rows])
         )
 
-    user_ok = _user_feasible(user, deadline, budget_usd, use_p90)
-    if best is None and not user_ok:
+    user_ok = user is not None and _user_feasible(user, deadline, budget_usd, use_p90)
+    if best is None and (user is None or not user_ok):
         raise _infeasible(worst, deadline, budget_usd, use_p90)
     chosen: Candidate
     if best is None:
+        assert user is not None  # user_ok
         chosen = user
     else:
         chosen = _candidate(blocks[best[2]], best[3])
-        if user_ok and _key(user, use_p90) <= _key(chosen, use_p90):
+        if user is not None and user_ok and _key(user, use_p90) <= _key(chosen, use_p90):
             chosen = user
     best_plan = (
         plan
@@ -999,7 +1007,7 @@ def optimize(
             checkpoint_interval_hours=chosen.checkpoint_interval_hours, region=chosen.region,
         )
     )
-    pareto_all = [*front, user] if _user_feasible(user, None, budget_usd, use_p90) else front
+    pareto_all = [*front, user] if user is not None and _user_feasible(user, None, budget_usd, use_p90) else front
     costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
     walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
     pareto = tuple(pareto_all[int(k)] for k in _pareto_indices(costs, walls))

@@ -353,7 +353,7 @@ def usage_for(
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
-        warnings=_cluster_warnings(plan, inst, nodes),
+        warnings=(*_cluster_warnings(plan, inst, nodes), *getattr(plan, "whatif_notes", ())),
         precision=m.precision,
         as_of=as_of,
         spot_fraction=spot_fraction,
@@ -362,7 +362,9 @@ def usage_for(
         params=m.params,
         active_params=m.active_params,
         tokens=m.tokens,
-        flops=est.flops,
+        # A sparse-attention what-if (``trainbill.whatif.SparseAttentionPlan``) cut the hours by the
+        # FLOPs it skips: MFU is on the FLOPs actually performed, not the dense model's.
+        flops=None if est.flops is None else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
         compute_hours=compute_hours,
         sync_stall_hours=sync_hours,
         checkpoint_count=count,

@@ -34,6 +34,7 @@ __all__ = [
     "ORCHESTRATORS",
     "OrchestratorRow",
     "RuleOfThumb",
+    "SparseAttentionPlan",
     "SparseRow",
     "SparsityReport",
     "StorageReport",
@@ -218,7 +219,10 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint_size_gb * 1e3 / 60.0)
         notes.append(f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one in a minute)")
     need_mbps = max(need_mbps, ck_mbps)
-    data_gb = u.dataset_gb + u.checkpoint_size_gb * u.keep_last
+    # Capacity: the dataset, plus the retained checkpoints only when they would live there too
+    # (checkpoints bound for S3 neither load nor fill the file system, as for the throughput above).
+    kept_gb = u.checkpoint_size_gb * u.keep_last if u.checkpoint_target in ("ebs", "fsx") else 0.0
+    data_gb = u.dataset_gb + kept_gb
     step = float(catalog.value("whatif.fsx_capacity_step_gb"))
     minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
     best: tuple[float, str, float] | None = None
@@ -415,21 +419,46 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
     )
 
 
+class SparseAttentionPlan(Plan):
+    """A plan after the sparse-attention what-if: ``run.hours`` already cut by the FLOPs skipped.
+
+    ``attention_flops_saving`` (the share of the model's FLOPs no longer performed) lets the
+    forecast report MFU on the FLOPs actually performed: the what-if assumes time scales with
+    FLOPs, so the utilization stays what it was (dense FLOPs over the shorter hours would overstate
+    it, past 100% at high sparsity). ``whatif_notes`` become forecast warnings, so every output
+    (table, JSON, CSV) says the what-if was applied.
+    """
+
+    attention_flops_saving: float = 0.0
+    whatif_notes: tuple[str, ...] = ()
+
+
 def apply_attention_sparsity(
     plan: Plan, catalog: Catalog, sparsity: float, *, today: date | None = None, source: str | None = None
-) -> tuple[Plan, str]:
+) -> tuple[SparseAttentionPlan, str]:
     """The plan with its pure-training hours cut by the sparse-attention saving, and a note why.
 
     The saving is worked out at the plan's sequence length (``sparse_attention``) and applied to
-    the forecast's pure-training hours, which become the plan's ``run.hours``.
+    the forecast's pure-training hours, which become the plan's ``run.hours``; the returned plan
+    also carries the saving (for MFU on the FLOPs performed) and the note (as a forecast warning).
     """
     rep = sparse_attention(plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source)
-    new = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
     # The attention share itself, not saving / sparsity (undefined at sparsity 0).
     share = next(r.attention_share for r in rep.rows if r.seq_len == rep.plan_seq_len)
     note = (
         f"attention sparsity {sparsity:.0%} at seq len {rep.plan_seq_len:,}: attention is "
         f"{share:.1%} of FLOPs, so pure training "
-        f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%})"
+        f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%}); "
+        "MFU is on the FLOPs performed"
+    )
+    base = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
+    fields = {k: getattr(base, k) for k in Plan.model_fields}
+    earlier = getattr(plan, "attention_flops_saving", 0.0)
+    new = SparseAttentionPlan.model_construct(
+        _fields_set=set(base.model_fields_set) | {"attention_flops_saving", "whatif_notes"},
+        **fields,
+        # Applied twice, the second cut is of the FLOPs the first left.
+        attention_flops_saving=1.0 - (1.0 - earlier) * (1.0 - rep.plan_saving),
+        whatif_notes=(*getattr(plan, "whatif_notes", ()), note),
     )
     return new, note

@@ -221,8 +221,8 @@ def forecast_cmd(
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 
-        plan, sparsity_note = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
-        console.print(f"[dim]{sparsity_note}[/dim]") if not (as_json or as_csv) else None
+        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
+        plan, _ = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
     if cals:
         from trainbill.calibration import forecast_calibrated
 

@@ -117,11 +117,15 @@ def _render(result: OptimizationResult) -> None:
         f"Minimising {label}{' subject to ' + ', '.join(limits) if limits else ''}: "
         f"{result.evaluated:,} configurations, {result.feasible:,} feasible, {result.elapsed_s:.2f} s"
     )
-    console.print(_candidates_table("Best plan vs yours", [result.best, result.user]))
-    if result.deadline_hours is None and result.best.wall_hours > result.user.wall_hours:
+    user = result.user
+    if user is None:
+        console.print(_candidates_table("Best plan (yours does not fit in memory; see below)", [result.best]))
+    else:
+        console.print(_candidates_table("Best plan vs yours", [result.best, user]))
+    if user is not None and result.deadline_hours is None and result.best.wall_hours > user.wall_hours:
         console.print(
             f"no deadline was given, so the cheapest plan may run longest ({result.best.wall_hours:,.0f} h vs "
-            f"your {result.user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
+            f"your {user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
             "or pick from the Pareto front below"
         )
     front = list(result.pareto)

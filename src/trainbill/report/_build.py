@@ -191,6 +191,10 @@ def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date
     )
     sized = optimize(open_plan, catalog, space=own, clouds=(u.provider,), today=today)
     wide = optimize(open_plan, catalog, today=today)
+    if wide.user is None:
+        # The planner could not price the plan as written (``wide.skipped`` says why).
+        msg = "the planner could not price the plan itself"
+        raise TrainbillError(msg)
     deadline = plan.run.deadline_hours
     in_time = [c for c in wide.pareto if deadline is not None and c.wall_hours <= deadline]
     return PlannerSummary(
