@@ -247,3 +247,19 @@ def test_optimize_finds_a_cluster_when_the_users_own_does_not_fit(catalog: Catal
     assert result.as_dict()["user"] is None
     assert result.best.nodes in (16, 32)
     assert any(s.startswith("your plan: not a candidate") and "does not fit" in s for s in result.skipped)
+
+
+def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
+    """Every searched instance too small for 405B (6,480 GB of state): the error used to blame prices."""
+    from trainbill.errors import SpecError
+
+    plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
+                           "cluster": {"instance": "p4d.24xlarge", "nodes": 1}})  # fmt: skip
+    space = SearchSpace(instances=("p4d.24xlarge",), nodes=(1,), spot_fractions=(0.0,), checkpoint_intervals_hours=(1.0,))
+    with pytest.raises(SpecError) as err:
+        optimize(plan, catalog, space=space, today=TODAY)
+    text = str(err.value)
+    assert "no instance could be searched" in text
+    assert "p4d.24xlarge: not searched" in text
+    assert "does not fit" in text
+    assert "price" not in text

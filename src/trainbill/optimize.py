@@ -939,7 +939,8 @@ def optimize(
         blocks.append(block)
         skipped.extend(notes)
     if not blocks:
-        msg = "the search space is empty: no instance of the chosen clouds has a price on the plan's date"
+        why = "; ".join(skipped[:3]) if skipped else "no instance of the chosen clouds"
+        msg = f"no instance could be searched ({len(skipped)} skipped: {why})"
         raise SpecError(msg, field="clouds")
 
     use_p90 = objective == "p90"
