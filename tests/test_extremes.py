@@ -182,3 +182,15 @@ def test_atomic_writes_keep_modes(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # 0666 & ~0022
+
+
+def test_region_of_another_cloud_is_refused(catalog: Catalog) -> None:
+    """us-central1 is a GCP region in the catalog: on an AWS plan it is a mistake, and pricing
+    us-east-1 under its name (with a warning) hid that. An unknown region still falls back."""
+    plan = zero_hidden_plan()
+    plan["cluster"]["region"] = "us-central1"
+    with pytest.raises(SpecError, match=r"cluster\.region: 'us-central1' is a gcp region, not aws; aws regions in the catalog: .*us-east-1"):
+        forecast(plan_from_dict(plan), catalog, today=TODAY)
+    plan["cluster"]["region"] = "eu-north-7"  # in no cloud's catalog: reference region, warned
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    assert any("reference region" in w for w in fc.warnings)

@@ -227,6 +227,39 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
     return ()
 
 
+#: Regions per cloud, per price tuple (kept alive in the value so its id is never reused):
+#: the planner calls ``usage_for`` thousands of times with one catalog.
+_REGIONS: dict[int, tuple[object, dict[str, set[str]]]] = {}
+
+
+def _regions_by_cloud(catalog: Catalog) -> dict[str, set[str]]:
+    hit = _REGIONS.get(id(catalog.prices))
+    if hit is not None and hit[0] is catalog.prices:
+        return hit[1]
+    by_cloud: dict[str, set[str]] = {}
+    for p in catalog.prices:
+        by_cloud.setdefault(p.provider, set()).add(p.region)
+    if len(_REGIONS) > 16:  # a handful of catalogs (overlays) per process at most
+        _REGIONS.clear()
+    _REGIONS[id(catalog.prices)] = (catalog.prices, by_cloud)
+    return by_cloud
+
+
+def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
+    """A region the catalog knows only for another cloud (``us-central1`` on AWS) is a mistake,
+    not a region without local prices: refuse it rather than price the reference region.
+
+    Regions the catalog does not know at all are still priced at the provider's reference region,
+    with a warning (new regions appear before the catalog learns them).
+    """
+    by_cloud = _regions_by_cloud(catalog)
+    others = [c for c, regions in by_cloud.items() if c != provider and region in regions]
+    if others and region not in by_cloud.get(provider, set()):
+        known = ", ".join(sorted(by_cloud.get(provider, set()))) or "none"
+        msg = f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the catalog: {known}"
+        raise SpecError(msg, field="cluster.region")
+
+
 def _orchestrator_on(plan: Plan, provider: str) -> str:
     """The plan's orchestrator on the cloud the instance belongs to.
 
@@ -259,6 +292,7 @@ def usage_for(
     provider = inst.provider
     orchestrator = _orchestrator_on(plan, provider)
     region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
+    _check_region_cloud(catalog, provider, str(region))
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     gpus = nodes * inst.accelerator_count
     m = plan.model
