@@ -194,3 +194,13 @@ def test_region_of_another_cloud_is_refused(catalog: Catalog) -> None:
     plan["cluster"]["region"] = "eu-north-7"  # in no cloud's catalog: reference region, warned
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     assert any("reference region" in w for w in fc.warnings)
+
+
+def test_training_past_a_century_names_the_tokens(catalog: Catalog) -> None:
+    """1e17 tokens of a 7B model on 8 H100: 6 × 7e9 × 1e17 = 4.2e27 FLOPs; at even 989 TFLOP/s × 8
+    that is 4.2e27 / 7.9e15 / 3600 ≈ 1.5e8 h of training, far past the 1e6 h bound."""
+    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 1e17}, "cluster": {"instance": "p5.48xlarge", "nodes": 1}})
+    with pytest.raises(SpecError) as err:
+        forecast(plan, catalog, today=TODAY)
+    assert err.value.field == "model.tokens"
+    assert "most of it is training" in str(err.value)

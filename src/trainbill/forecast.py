@@ -153,7 +153,9 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
         worst = max(parts, key=lambda k: parts[k] if math.isfinite(parts[k]) else math.inf)
         msg = (f"the run's wall-clock ({usage.wall_hours:.3g} h) is over {MAX_WALL_HOURS:.0e} h (about 114 years); "
                f"most of it is {worst}: a value in the plan is far too large")  # fmt: skip
-        raise SpecError(msg, field="plan")
+        # Training itself too long: the tokens (hours derived from the model) are what to change.
+        field = "model.tokens" if worst == "training" and usage.flops is not None else "plan"
+        raise SpecError(msg, field=field)
     bad = [ln for ln in ledger.lines if not (math.isfinite(ln.quantity) and math.isfinite(ln.cost_usd))]
     if bad or not math.isfinite(quote):
         what = f"line '{bad[0].item}' ({bad[0].category})" if bad else "the quote"
