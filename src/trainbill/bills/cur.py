@@ -76,10 +76,15 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         (lit == "savingsplanrecurringfee", ibis.coalesce(sp_total - sp_used, billed)),
         (lit.isin(["savingsplannegation", "savingsplanupfrontfee"]), zero),
         (lit == "discountedusage", ibis.coalesce(ri_eff, billed)),
+        # Unused amortised upfront + unused recurring fee; one of them alone when the other is
+        # empty, and the unblended cost only when both are missing (``coalesce(x, 0)`` on each
+        # made a file without these columns report an RIFee's effective cost as 0).
         (
             lit == "rifee",
             ibis.coalesce(
-                ibis.coalesce(ri_unused_upfront, zero) + ibis.coalesce(ri_unused_recurring, zero),
+                ri_unused_upfront + ri_unused_recurring,
+                ri_unused_upfront,
+                ri_unused_recurring,
                 billed,
             ),
         ),
@@ -159,6 +164,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         desc=lower(g, fmt, "line_item_line_item_description"),
         pricing=pricing,
         commit=commit,
+        commit_id=ibis.coalesce(sp_arn, ri_arn),
         instance=instance,
         unit=lower(g, fmt, "pricing_unit"),
         period_start=day(g, fmt, "bill_billing_period_start_date"),

@@ -21,6 +21,8 @@ __all__ = ["DIMENSIONS", "normalize", "row_values"]
 #: Instance types in descriptions/usage types: ``g5.4xlarge``, ``p5.48xlarge``, ``ml.p4d.24xlarge``.
 INSTANCE_RE = r"((?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:xlarge|large|medium|small|micro|nano|metal)[a-z0-9-]*)"
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
+#: SageMaker instance types (``ml.p5.48xlarge``) in usage types and descriptions.
+_ML_INSTANCE_RE = r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)"
 
 
 def tag_from_json(tags: Any, key: str) -> Any:
@@ -101,6 +103,11 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         sku_details.re_extract(r'"instancetype"\s*:\s*"([^"]+)"', 1).nullif(""),
         usage_type.re_extract(r"usage[^:]*:" + INSTANCE_RE, 1).nullif(""),
         desc.re_extract(r"\b" + INSTANCE_RE + r"\s+instance hour", 1).nullif(""),
+        # SageMaker usage types carry the ``ml.`` instance after another verb (``Train:``,
+        # ``Host:``, ``Notebk:``), as CUR's do: without it, ``ml.p5.48xlarge`` training
+        # hours had no instance type and landed in orchestration instead of GPU compute.
+        usage_type.re_extract(_ML_INSTANCE_RE, 1).nullif(""),
+        desc.re_extract(r"\b" + _ML_INSTANCE_RE, 1).nullif(""),
     )
     unit = ibis.coalesce(lower(g, fmt, "ConsumedUnit"), lower(g, fmt, "PricingUnit"))
     return g.select(
@@ -115,6 +122,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         desc=desc,
         pricing=lower(g, fmt, "PricingCategory"),
         commit=text(g, fmt, "CommitmentDiscountId").notnull(),
+        commit_id=text(g, fmt, "CommitmentDiscountId"),
         instance=instance,
         unit=unit,
         period_start=day(g, fmt, "BillingPeriodStart"),

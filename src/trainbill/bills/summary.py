@@ -73,8 +73,9 @@ class BillSummary:
     ``by_category`` holds BilledCost per category and sums to ``billed_cost``. Rows no rule
     recognises are in ``other`` and also counted in ``uncategorized_rows``/``_cost`` so they are
     visible, not hidden. ``gpu_compute_cost`` is the billed cost of GPU instance usage plus the
-    share of commitment fees (Savings Plan/RI) that paid for GPU usage, in proportion to the
-    list cost of the usage each commitment covered; ``hidden_multiplier`` is
+    share of commitment fees (Savings Plan/RI) that paid for GPU usage: each commitment's fees
+    in proportion to the list cost of the usage that commitment covered (fees of a commitment
+    with no covered usage on the bill: by all committed usage); ``hidden_multiplier`` is
     ``billed_cost / gpu_compute_cost`` (``None`` without GPU compute).
     """
 
@@ -253,7 +254,12 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     rows_cat: dict[str, int] = dict.fromkeys(BILL_CATEGORIES, 0)
     option: dict[str, Decimal] = dict.fromkeys(PURCHASE_OPTIONS, Decimal(0))
     lines: dict[tuple[str, str, str], list[Any]] = defaultdict(lambda: [0, Decimal(0)])
-    gpu_usage = fees = gpu_committed_list = committed_list = Decimal(0)
+    gpu_usage = Decimal(0)
+    # Per commitment (Savings Plan / RI id; None when the row names none): its fees and the list
+    # cost of the compute usage it covered, all of it and the GPU part.
+    fees: dict[Any, Decimal] = defaultdict(Decimal)
+    committed_list: dict[Any, Decimal] = defaultdict(Decimal)
+    gpu_committed_list: dict[Any, Decimal] = defaultdict(Decimal)
     gpu_hours = Decimal(0)
     uncat_rows, uncat_cost = 0, Decimal(0)
     starts: list[str] = []
@@ -266,12 +272,13 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         rows_cat[cat] += int(g["rows"])
         if g["option"] is not None:
             option[g["option"]] = _CTX.add(option[g["option"]], billed)
+        cid = g.get("commit_id")
         if g["fee"]:
-            fees = _CTX.add(fees, billed)
+            fees[cid] = _CTX.add(fees[cid], billed)
         elif cat == "compute" and g["option"] == "committed" and not g["negation"]:
-            committed_list = _CTX.add(committed_list, _d(g["list"]))
+            committed_list[cid] = _CTX.add(committed_list[cid], _d(g["list"]))
             if g["gpu"]:
-                gpu_committed_list = _CTX.add(gpu_committed_list, _d(g["list"]))
+                gpu_committed_list[cid] = _CTX.add(gpu_committed_list[cid], _d(g["list"]))
         if g["gpu"]:
             gpu_usage = _CTX.add(gpu_usage, billed)
             gpu_hours = _CTX.add(gpu_hours, _d(g["gpu_hours"]))
@@ -285,8 +292,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         line = lines[(cat, g["service"] or _NONE, g["label"] or _NONE)]
         line[0] += int(g["rows"])
         line[1] = _CTX.add(line[1], billed)
-    share = _CTX.divide(gpu_committed_list, committed_list) if committed_list else Decimal(0)
-    gpu_compute = _CTX.add(gpu_usage, _CTX.multiply(fees, share))
+    gpu_compute = _CTX.add(gpu_usage, _gpu_fee_share(fees, committed_list, gpu_committed_list))
     top: list[BillLine] = []
     for cat in BILL_CATEGORIES:
         mine = sorted(
@@ -321,6 +327,31 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     }
 
 
+def _gpu_fee_share(
+    fees: Mapping[Any, Decimal],
+    committed_list: Mapping[Any, Decimal],
+    gpu_committed_list: Mapping[Any, Decimal],
+) -> Decimal:
+    """The part of the commitment fees that paid for GPU usage.
+
+    Each commitment's fee is split by the list cost of the compute usage *that* commitment
+    covered (a Savings Plan covering only p5 hours is all GPU, an RI on m5 hosts none of it).
+    Pooling every fee against every covered row instead let a large non-GPU RI's fee inflate
+    GPU compute. A fee whose commitment covered nothing on the bill, or names none, is split
+    by the pooled list cost of all committed usage.
+    """
+    all_list = _sum(committed_list.values())
+    pooled = (
+        _CTX.divide(_sum(gpu_committed_list.values()), all_list) if all_list else Decimal(0)
+    )
+    total = Decimal(0)
+    for cid, fee in fees.items():
+        covered = committed_list.get(cid, Decimal(0)) if cid is not None else Decimal(0)
+        share = _CTX.divide(gpu_committed_list.get(cid, Decimal(0)), covered) if covered else pooled
+        total = _CTX.add(total, _CTX.multiply(fee, share))
+    return total
+
+
 _MONEY_KEYS = ("billed", "effective", "list")
 
 
@@ -348,7 +379,9 @@ def _summary_expr(c: Any) -> Any:
     import ibis
 
     label = ibis.coalesce(c.usage_type, c.desc, c.service)
-    keys = ["currency", "category", "option", "gpu", "fee", "negation", "uncat", "service"]
+    keys = [
+        "currency", "category", "option", "gpu", "fee", "negation", "uncat", "service", "commit_id"
+    ]
     m = c.mutate(label=label)
     return m.group_by([*keys, "label"]).aggregate(
         rows=m.rows.sum(),
