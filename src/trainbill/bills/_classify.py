@@ -12,7 +12,8 @@ category and the categories always sum to the file's total. In order:
 6. ``networking``: NAT gateway hours and bytes (billed under AmazonEC2, REFERENCE §6.4) and
    public IPv4 addresses (AmazonVPC), before the transfer rule because NAT bytes are "GB".
 7. ``data_transfer``: ``DataTransfer-*``, ``*-Out-Bytes``/``*-In-Bytes``, ``InterZone-*``
-   usage types, or descriptions that say "data transfer"/"bandwidth", under any service.
+   usage types, or descriptions that say "data transfer"/"bandwidth" or name such a usage
+   type (``… per GB for EUN1-AWS-Out-Bytes``), under any service.
 8. ``networking``: load balancers, VPC, and anything FOCUS calls Networking.
 9. ``monitoring``: CloudWatch, X-Ray, Azure Monitor/Log Analytics, subcategory Observability.
 10. ``compute``: GPU instance hours billed through SageMaker (``ml.p5.48xlarge``). These are the
@@ -71,7 +72,9 @@ _FEE_TYPES = ["savingsplanrecurringfee", "savingsplanupfrontfee", "rifee"]
 _NEGATION = "savingsplannegation"
 _DB_SERVICE = r"rds|relational database|elasticache|redshift|opensearch|dynamodb|documentdb|neptune"
 _TRANSFER_UT = r"datatransfer|-out-bytes|-in-bytes|interzone|cloudfront-(out|in)|aws-(out|in)-"
-_TRANSFER_DESC = r"data transfer|bandwidth|transfer out|transfer in\b"
+# Descriptions name transfer in words, or (FOCUS exports without x_UsageType) by the usage type
+# itself: "USD 0.02 per GB for EUN1-AWS-Out-Bytes", "... for DataTransfer-Out-Bytes ...".
+_TRANSFER_DESC = r"data transfer|bandwidth|transfer out|transfer in\b|datatransfer-|-(out|in)-bytes\b|interzone-(in|out)\b"
 _NETWORK_SVC = r"virtual private cloud|amazonvpc|elastic load balancing|awselb|route ?53|vpc|load balancer|cloudfront|direct connect|transit gateway|network"
 _MONITOR_SVC = r"cloudwatch|x-ray|xray|azure monitor|log analytics|managed grafana|managed service for prometheus|cloud monitoring|cloud logging"
 _ORCH_SVC = r"sagemaker|kubernetes|\beks\b|amazoneks|\baks\b|\bgke\b|aws ?batch|parallelcluster"
