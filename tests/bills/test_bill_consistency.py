@@ -276,3 +276,33 @@ def test_cur_month_hand_totals() -> None:
     assert s.gpu_compute_cost == pytest.approx(6704 + 7200)
     assert s.gpu_instance_hours == pytest.approx(100 + 50 + 200)
     assert s.by_category["storage"] == pytest.approx(80 + 174 + 10 + 4 + 115 - 15)
+
+
+# --- compare --basis effective explained lines by their billed cost -------------------------
+
+
+def test_effective_basis_explains_lines_by_effective_cost(tmp_path: Path) -> None:
+    """Savings-Plan-covered GPU hours bill $0 in FOCUS but carry $100 of effective (amortised)
+    cost; on-demand CPU hours bill and cost $30. On the effective basis the compute category's
+    largest line is the covered GPU usage at $100; before, lines were ranked and priced by billed
+    cost, so it showed $0 (and a sixth-largest line could drop out entirely)."""
+    bill = _focus(
+        tmp_path / "sp.csv",
+        [
+            {"BilledCost": "0", "EffectiveCost": "100", "ListCost": "150", "ServiceCategory": "Compute",
+             "ServiceName": "Amazon Elastic Compute Cloud", "PricingCategory": "Committed",
+             "CommitmentDiscountId": "arn:aws:savingsplans::1:savingsplan/sp-1",
+             "ChargeDescription": "p5.48xlarge covered by Savings Plan", "ConsumedQuantity": "2",
+             "ConsumedUnit": "Hours", "x_UsageType": "USE1-BoxUsage:p5.48xlarge"},
+            {"BilledCost": "30", "ServiceCategory": "Compute", "ServiceName": "Amazon Elastic Compute Cloud",
+             "ChargeDescription": "$0.192 per On Demand Linux m5.xlarge Instance Hour", "ConsumedQuantity": "156",
+             "ConsumedUnit": "Hours", "x_UsageType": "USE1-BoxUsage:m5.xlarge"},
+        ],
+    )  # fmt: skip
+    s = read_bill(bill)
+    billed = s.lines_for("compute")
+    effective = s.lines_for("compute", "effective")
+    assert billed[0].item.endswith("boxusage:m5.xlarge")  # the usage type, region prefix dropped
+    assert billed[0].cost() == pytest.approx(30.0)
+    assert effective[0].item.endswith("boxusage:p5.48xlarge")
+    assert effective[0].cost("effective") == pytest.approx(100.0)  # 0 billed, 100 amortised

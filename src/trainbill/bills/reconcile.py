@@ -108,7 +108,7 @@ class Reconciliation:
                 "variance_usd": r.variance_usd,
                 "variance_pct": r.variance_pct,
                 "lines": [
-                    {"service": x.service, "item": x.item, "rows": x.rows, "cost": x.billed_cost}
+                    {"service": x.service, "item": x.item, "rows": x.rows, "cost": x.cost(self.basis)}
                     for x in r.lines
                 ],
             }
@@ -172,7 +172,7 @@ def compare(
             category=cat,
             forecast_usd=forecast[cat],
             actual_usd=float(actual.get(cat, 0.0)),
-            lines=summary.lines_for(cat),
+            lines=summary.lines_for(cat, basis),
         )
         for cat in BILL_CATEGORIES
     )

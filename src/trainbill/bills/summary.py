@@ -53,6 +53,11 @@ class BillLine:
     item: str
     rows: int
     billed_cost: float
+    effective_cost: float = 0.0
+
+    def cost(self, basis: str = "billed") -> float:
+        """The line's cost on a comparison basis: ``billed`` (invoice) or ``effective`` (amortised)."""
+        return self.effective_cost if basis == "effective" else self.billed_cost
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,9 +113,11 @@ class BillSummary:
             return None
         return self.billed_cost / self.gpu_compute_cost
 
-    def lines_for(self, category: str) -> tuple[BillLine, ...]:
-        """The largest lines of one category, largest absolute cost first."""
-        return tuple(line for line in self.top_lines if line.category == category)
+    def lines_for(self, category: str, basis: str = "billed") -> tuple[BillLine, ...]:
+        """The largest lines of one category on ``basis``, largest absolute cost first."""
+        mine = [line for line in self.top_lines if line.category == category]
+        mine.sort(key=lambda line: (-abs(line.cost(basis)), line.service, line.item))
+        return tuple(mine[:_TOP_LINES])
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON contract of ``trainbill bill summary --json``."""
@@ -139,6 +146,7 @@ class BillSummary:
                     "item": x.item,
                     "rows": x.rows,
                     "billed_cost": x.billed_cost,
+                    "effective_cost": x.effective_cost,
                 }
                 for x in self.top_lines
             ],
@@ -253,7 +261,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     eff_cat: dict[str, Decimal] = dict.fromkeys(BILL_CATEGORIES, Decimal(0))
     rows_cat: dict[str, int] = dict.fromkeys(BILL_CATEGORIES, 0)
     option: dict[str, Decimal] = dict.fromkeys(PURCHASE_OPTIONS, Decimal(0))
-    lines: dict[tuple[str, str, str], list[Any]] = defaultdict(lambda: [0, Decimal(0)])
+    lines: dict[tuple[str, str, str], list[Any]] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
     gpu_usage = Decimal(0)
     # Per commitment (Savings Plan / RI id; None when the row names none): its fees and the list
     # cost of the compute usage it covered, all of it and the GPU part.
@@ -292,16 +300,29 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         line = lines[(cat, g["service"] or _NONE, g["label"] or _NONE)]
         line[0] += int(g["rows"])
         line[1] = _CTX.add(line[1], billed)
+        line[2] = _CTX.add(line[2], _d(g["effective"]))
     gpu_compute = _CTX.add(gpu_usage, _gpu_fee_share(fees, committed_list, gpu_committed_list))
     top: list[BillLine] = []
     for cat in BILL_CATEGORIES:
-        mine = sorted(
-            ((k, v) for k, v in lines.items() if k[0] == cat),
-            key=lambda kv: (-abs(kv[1][1]), kv[0]),
-        )[:_TOP_LINES]
+        # The largest lines by billed and by effective cost: Savings-Plan-covered usage bills 0
+        # in FOCUS but is the bulk of the amortised (effective) cost a comparison may be on.
+        chosen: dict[tuple[str, str, str], list[Any]] = {}
+        for col in (1, 2):
+            for k, v in sorted(
+                ((k, v) for k, v in lines.items() if k[0] == cat),
+                key=lambda kv, c=col: (-abs(kv[1][c]), kv[0]),  # type: ignore[misc]
+            )[:_TOP_LINES]:
+                chosen[k] = v
         top.extend(
-            BillLine(category=k[0], service=k[1], item=k[2], rows=v[0], billed_cost=float(v[1]))
-            for k, v in mine
+            BillLine(
+                category=k[0],
+                service=k[1],
+                item=k[2],
+                rows=v[0],
+                billed_cost=float(v[1]),
+                effective_cost=float(v[2]),
+            )
+            for k, v in sorted(chosen.items(), key=lambda kv: (-abs(kv[1][1]), kv[0]))
         )
     return {
         "format": fmt.name,

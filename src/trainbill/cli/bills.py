@@ -164,7 +164,7 @@ def _render_reconciliation(r: Reconciliation) -> None:
         )
         for line in row.lines:
             _common.console.print(
-                f"  {line.billed_cost:>14,.2f}  {line.service}: {line.item} ({line.rows} rows)"
+                f"  {line.cost(r.basis):>14,.2f}  {line.service}: {line.item} ({line.rows} rows)"
             )
 
 
