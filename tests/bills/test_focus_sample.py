@@ -129,6 +129,19 @@ def test_uncategorized_rows_are_counted_in_other(summary) -> None:  # type: igno
     assert summary.uncategorized_cost <= summary.by_category["other"] + 1e-12
 
 
+def test_container_registry_storage_is_storage(summary) -> None:  # type: ignore[no-untyped-def]
+    """The sample's 5 ECR rows ("$0.10 per GB-month of data storage", ServiceCategory "Other")
+    were uncategorized; they are the training images' storage. Of the ServiceCategory "Other"
+    rows, the ECS ones are transfer or Fargate compute and EKS is orchestration, so the one row
+    nothing identifies is the Red Hat OpenShift marketplace fee."""
+    ecr = [r for r in _rows() if "Container Registry" in r["ServiceName"]]
+    assert len(ecr) == 5
+    assert {r["ServiceCategory"] for r in ecr} == {"Other"}
+    (marketplace,) = [r for r in _rows() if r["ServiceName"] == "Red Hat OpenShift Service on AWS"]
+    assert summary.uncategorized_rows == 1
+    assert summary.uncategorized_cost == pytest.approx(float(marketplace["BilledCost"]), abs=1e-9)
+
+
 def test_breakdown_by_day_sums_to_total() -> None:
     """``by='day'`` groups on the date part of 'YYYY-MM-DD HH:MM:SS' timestamps."""
     s = read_bill(FOCUS_SAMPLE, by="day")

@@ -20,7 +20,8 @@ category and the categories always sum to the file's total. In order:
     training GPUs themselves; counting them as orchestration would hide the compute.
 11. ``other``: databases and FOCUS categories a training bill does not model (Databases,
     Integration, Security, …), and security add-ons (Defender, GuardDuty).
-12. ``storage``: EBS (``EBS:``), S3, FSx, EFS, snapshots, managed disks, FOCUS Storage.
+12. ``storage``: EBS (``EBS:``), S3, FSx, EFS, snapshots, managed disks, container registries
+    (ECR, Artifact Registry: the training images, billed per GB-month), FOCUS Storage.
 13. ``orchestration``: SageMaker (everything else), EKS, AKS, GKE, AWS Batch.
 14. ``compute``: instance usage types, an identified instance type, FOCUS Compute, EC2,
     Lambda, Fargate, virtual machines.
@@ -79,7 +80,7 @@ _NETWORK_SVC = r"virtual private cloud|amazonvpc|elastic load balancing|awselb|r
 _MONITOR_SVC = r"cloudwatch|x-ray|xray|azure monitor|log analytics|managed grafana|managed service for prometheus|cloud monitoring|cloud logging"
 _ORCH_SVC = r"sagemaker|kubernetes|\beks\b|amazoneks|\baks\b|\bgke\b|aws ?batch|parallelcluster"
 _OTHER_CATS = r"^(databases|analytics|business applications|developer tools|identity|integration|internet of things|media|migration|mobile|multicloud|security|web)$"
-_STORAGE_SVC = r"simple storage service|amazons3|\bs3\b|fsx|elastic file system|amazonefs|\bebs\b|glacier|backup|block_storage|object_storage|storage"
+_STORAGE_SVC = r"simple storage service|amazons3|\bs3\b|fsx|elastic file system|amazonefs|\bebs\b|glacier|backup|block_storage|object_storage|storage|container registry|\becr\b|artifact registry"
 _STORAGE_UT = r"^(ebs:|timedstorage|requests-tier|snapshot|fsx|efs|storage)"
 _STORAGE_DESC = r"managed disk|snapshot|provisioned storage|block volume|\bebs\b"
 _COMPUTE_UT = r"^(boxusage|spotusage|dedicatedusage|hostusage|heavyusage|reservedhostusage)"
