@@ -34,37 +34,35 @@ _CUR_COLS = [
 ]  # fmt: skip
 
 
-def _focus(path: Path, rows: list[dict[str, str]]) -> Path:
-    base = {
-        "BillingCurrency": "USD",
-        "ChargeCategory": "Usage",
-        "ChargePeriodStart": "2026-04-02T00:00:00Z",
-        "BillingPeriodStart": "2026-04-01T00:00:00Z",
-        "BillingPeriodEnd": "2026-05-01T00:00:00Z",
-        "PricingCategory": "Standard",
-    }
+def _write(path: Path, columns: list[str], base: dict[str, str], rows: list[dict[str, str]]) -> Path:
+    """A bill CSV: each row is ``base`` overridden by the row's own values."""
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=_FOCUS_COLS, restval="")
-        w.writeheader()
-        for r in rows:
-            w.writerow({**base, "EffectiveCost": r["BilledCost"], "ListCost": r["BilledCost"], **r})
-    return path
-
-
-def _cur(path: Path, rows: list[dict[str, str]]) -> Path:
-    base = {
-        "bill_billing_period_start_date": "2026-04-01T00:00:00.000Z",
-        "bill_billing_period_end_date": "2026-05-01T00:00:00.000Z",
-        "line_item_usage_start_date": "2026-04-02T00:00:00.000Z",
-        "line_item_currency_code": "USD",
-        "line_item_line_item_type": "Usage",
-    }
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=_CUR_COLS, restval="")
+        w = csv.DictWriter(fh, fieldnames=columns, restval="")
         w.writeheader()
         for r in rows:
             w.writerow({**base, **r})
     return path
+
+
+def _focus(path: Path, rows: list[dict[str, str]]) -> Path:
+    """FOCUS rows in USD for April 2026; EffectiveCost and ListCost default to BilledCost."""
+    base = {
+        "BillingCurrency": "USD", "ChargeCategory": "Usage", "ChargePeriodStart": "2026-04-02T00:00:00Z",
+        "BillingPeriodStart": "2026-04-01T00:00:00Z", "BillingPeriodEnd": "2026-05-01T00:00:00Z",
+        "PricingCategory": "Standard",
+    }  # fmt: skip
+    return _write(path, _FOCUS_COLS, base, [{"EffectiveCost": r["BilledCost"], "ListCost": r["BilledCost"], **r} for r in rows])
+
+
+def _cur(path: Path, rows: list[dict[str, str]]) -> Path:
+    """CUR 2.0 usage rows in USD for April 2026."""
+    base = {
+        "bill_billing_period_start_date": "2026-04-01T00:00:00.000Z",
+        "bill_billing_period_end_date": "2026-05-01T00:00:00.000Z",
+        "line_item_usage_start_date": "2026-04-02T00:00:00.000Z",
+        "line_item_currency_code": "USD", "line_item_line_item_type": "Usage",
+    }  # fmt: skip
+    return _write(path, _CUR_COLS, base, rows)
 
 
 # --- defect 1: SageMaker GPU hours in FOCUS landed in orchestration --------------------------

@@ -9,64 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]  # fmt: skip
 T = 15_000  # ms; generous for a shared 2-core machine, never reached when the page works
 #: Text the page must never show: a JS value leaking into the DOM, or a raw API error body.
 LEAKS = re.compile(r"NaN|Infinity|undefined|null|\{\"detail|Traceback|request body:")
 DEFAULT_QUOTE = "$226,529"  # 32 × p5.48xlarge $98.32/h × 72 h = 226,529.28
-
-
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    pytest.importorskip("fastapi")
-    uvicorn = pytest.importorskip("uvicorn")
-    from trainbill.web import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start within 10 s")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[tuple[Any, Any]]:
-    """(browser, expect): one headless Chromium for the whole file."""
-    if CHROMIUM is None:
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield b, sync_api.expect
-        finally:
-            b.close()
 
 
 class Page:
