@@ -27,7 +27,7 @@ from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.forecast import Forecast, forecast_usage
 from trainbill.ledger import Ledger, LineItem
-from trainbill.spec import Plan
+from trainbill.spec import SELF_MANAGED, Plan
 from trainbill.usage import resolve_cluster, usage_for
 
 __all__ = ["apply_bill_calibration", "forecast_calibrated", "read_calibration_file"]
@@ -73,7 +73,7 @@ def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
     """Replace modelled overhead lines with bill-fitted $/node-hour lines."""
     u = fc.usage
     factors: dict[str, float] = {k: float(v) for k, v in cal.factors_usd_per_node_hour.items()}
-    if u.orchestrator in ("ec2", "vm"):
+    if u.orchestrator in SELF_MANAGED:
         # Self-managed VMs have no managed-service fee: past EKS/SageMaker fees do not carry over.
         factors.pop("orchestration", None)
     node_hours = u.node_hours

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from trainbill.catalog import Catalog, Instance
+from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.spec import MAX_GPUS, MAX_PARAMS, MAX_TOKENS
 from trainbill.timemodel import training_flops
+from trainbill.usage import instance_for_gpu
 
 __all__ = ["QuoteAudit", "audit_quote"]
 
@@ -43,14 +44,6 @@ class QuoteAudit:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {k: getattr(self, k) for k in self.__slots__}
-
-
-def _default_instance(catalog: Catalog, accelerator: str) -> Instance:
-    """The instance ``trainbill forecast --gpu`` would pick: the default provider's (AWS) if it
-    has one, else any cloud's, preferring one with an on-demand price."""
-    options = catalog.instances_with(accelerator, "aws") or catalog.instances_with(accelerator)
-    priced = {p.item for p in catalog.prices if p.option == "on_demand"}
-    return (tuple(i for i in options if i.instance in priced) or options)[0]
 
 
 def audit_quote(
@@ -88,7 +81,7 @@ def audit_quote(
             raise SpecError(f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})", field=name)
     accel = catalog.accelerator(gpu)
     if usd_per_gpu_hour is None:
-        inst = catalog.instance(instance) if instance else _default_instance(catalog, accel.id)
+        inst = catalog.instance(instance) if instance else instance_for_gpu(catalog, accel.id, "aws")  # as `forecast --gpu` on the default provider
         day = as_of or date.today()  # noqa: DTZ011 - a calendar date
         region = catalog.reference_region(inst.provider)
         p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)

@@ -61,7 +61,7 @@ from trainbill.costs import estimate
 from trainbill.errors import CatalogError, InfeasibleError, SpecError, TrainbillError, suggest
 from trainbill.forecast import forecast
 from trainbill.memory import MemoryFitError
-from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, plan_from_dict
+from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, orchestrator_on, plan_from_dict
 from trainbill.usage import Usage, resolve_cluster, usage_for
 
 __all__ = [
@@ -706,11 +706,11 @@ def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) 
     is_user = inst.instance == user_inst.instance
     nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
     offered = ORCHESTRATORS[inst.provider]  # offered[0]: self-managed VMs ("ec2" on AWS, "vm" elsewhere)
-    named = [offered[0] if o in ("ec2", "vm") else o for o in space.orchestrators]
+    named = [orchestrator_on(inst.provider, o) for o in space.orchestrators]
     orchs = [o for o in named if o in offered] or [offered[0]]
     if is_user:
         nodes.add(user_nodes)
-        user_orch = offered[0] if plan.cluster.orchestrator in ("ec2", "vm") else plan.cluster.orchestrator
+        user_orch = orchestrator_on(inst.provider, plan.cluster.orchestrator)
         if user_orch not in orchs:
             orchs.append(user_orch)
     user_interval = plan.checkpoint.interval_hours or float(catalog.value("defaults.checkpoint.interval_hours"))

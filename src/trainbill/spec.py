@@ -36,6 +36,7 @@ __all__ = [
     "MAX_PARAMS",
     "MAX_TOKENS",
     "ORCHESTRATORS",
+    "SELF_MANAGED",
     "CheckpointSection",
     "ClusterSection",
     "DataSection",
@@ -52,6 +53,7 @@ __all__ = [
     "StorageSection",
     "load_plan",
     "merge_plan_dicts",
+    "orchestrator_on",
     "plan_from_dict",
 ]
 
@@ -66,7 +68,15 @@ ORCHESTRATORS: dict[str, tuple[str, ...]] = {
     "gcp": ("vm",),
     "azure": ("vm",),
 }
-_SELF_MANAGED = ("ec2", "vm")
+#: The two names of self-managed VMs (no managed training service).
+SELF_MANAGED = ("ec2", "vm")
+
+
+def orchestrator_on(provider: str, name: str) -> str:
+    """``name`` as ``provider`` calls it: self-managed VMs are "ec2" on AWS and "vm" elsewhere;
+    other names are returned as given (whether the provider offers them is the caller's check)."""
+    offered = ORCHESTRATORS.get(provider)
+    return offered[0] if offered is not None and name in SELF_MANAGED else name
 Precision = Literal["bf16", "fp8"]
 SavingsPlan = Literal["none", "1yr", "3yr"]
 DataLocation = Literal["same_az", "cross_az", "cross_region"]
@@ -166,13 +176,16 @@ class ClusterSection(_Section):
     @classmethod
     def _orchestrator_for_provider(cls, value: Any, info: ValidationInfo) -> Any:
         """Default and alias resolution by provider (``provider`` is validated first)."""
-        offered = ORCHESTRATORS.get(str(info.data.get("provider", "aws")))
+        provider = str(info.data.get("provider", "aws"))
+        offered = ORCHESTRATORS.get(provider)
         if offered is None:  # the provider itself was invalid; that error is reported
             return "ec2" if value is None else value
-        if value is None or value in _SELF_MANAGED:
+        if value is None:
             return offered[0]
-        if isinstance(value, str) and value not in offered and value in ORCHESTRATORS["aws"]:
-            provider = info.data.get("provider")
+        if not isinstance(value, str):
+            return value
+        value = orchestrator_on(provider, value)
+        if value not in offered and value in ORCHESTRATORS["aws"]:
             msg = f"{value!r} is an AWS service, not offered on {provider}; allowed values for {provider}: {', '.join(offered)}"
             raise ValueError(msg)
         return value

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError
-from trainbill.spec import ORCHESTRATORS, Plan
+from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
 from trainbill.timemodel import TimeEstimate, estimate_time
 
 __all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
@@ -175,6 +175,23 @@ class _Defaults:
         return a.value
 
 
+def instance_for_gpu(catalog: Catalog, accelerator: str, provider: str) -> Instance:
+    """The instance a plan naming only a GPU runs on: the provider's largest instance holding it
+    (training wants whole nodes), else any cloud's; one that can be rented on demand first
+    (p5e/H200 has no On-Demand SKU).
+
+    Raises:
+        PriceNotFoundError: no instance in the catalog holds the accelerator.
+    """
+    options = catalog.instances_with(accelerator, provider) or catalog.instances_with(accelerator)
+    priced = {p.item for p in catalog.prices if p.option == "on_demand"}
+    options = tuple(i for i in options if i.instance in priced) or options
+    if not options:
+        msg = f"no instance in the catalog holds {accelerator!r}"
+        raise PriceNotFoundError(msg)
+    return options[0]
+
+
 def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
     """Pick the instance and node count from ``instance``/``nodes`` or ``gpu``/``gpus``.
 
@@ -192,15 +209,7 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
             raise SpecError(msg, field="cluster.gpu")
     else:
         assert c.gpu is not None
-        accel = catalog.accelerator(c.gpu)
-        options = catalog.instances_with(accel.id, c.provider) or catalog.instances_with(accel.id)
-        # Prefer instances that can be rented on demand (p5e/H200 has no On-Demand SKU).
-        priced = {p.item for p in catalog.prices if p.option == "on_demand"}
-        options = tuple(i for i in options if i.instance in priced) or options
-        if not options:
-            msg = f"no instance in the catalog holds {accel.id!r}"
-            raise PriceNotFoundError(msg)
-        inst = options[0]
+        inst = instance_for_gpu(catalog, catalog.accelerator(c.gpu).id, c.provider)
     if c.nodes is not None:
         nodes = c.nodes
     else:
@@ -227,24 +236,6 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
     return ()
 
 
-#: Regions per cloud, per price tuple (kept alive in the value so its id is never reused):
-#: the planner calls ``usage_for`` thousands of times with one catalog.
-_REGIONS: dict[int, tuple[object, dict[str, set[str]]]] = {}
-
-
-def _regions_by_cloud(catalog: Catalog) -> dict[str, set[str]]:
-    hit = _REGIONS.get(id(catalog.prices))
-    if hit is not None and hit[0] is catalog.prices:
-        return hit[1]
-    by_cloud: dict[str, set[str]] = {}
-    for p in catalog.prices:
-        by_cloud.setdefault(p.provider, set()).add(p.region)
-    if len(_REGIONS) > 16:  # a handful of catalogs (overlays) per process at most
-        _REGIONS.clear()
-    _REGIONS[id(catalog.prices)] = (catalog.prices, by_cloud)
-    return by_cloud
-
-
 def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
     """A region the catalog knows only for another cloud (``us-central1`` on AWS) is a mistake,
     not a region without local prices: refuse it rather than price the reference region.
@@ -252,10 +243,10 @@ def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
     Regions the catalog does not know at all are still priced at the provider's reference region,
     with a warning (new regions appear before the catalog learns them).
     """
-    by_cloud = _regions_by_cloud(catalog)
-    others = [c for c, regions in by_cloud.items() if c != provider and region in regions]
-    if others and region not in by_cloud.get(provider, set()):
-        known = ", ".join(sorted(by_cloud.get(provider, set()))) or "none"
+    own = catalog.regions(provider)
+    others = [c for c in PROVIDERS if c != provider and region in catalog.regions(c)]
+    if others and region not in own:
+        known = ", ".join(sorted(own)) or "none"
         msg = f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the catalog: {known}"
         raise SpecError(msg, field="cluster.region")
 
@@ -268,9 +259,7 @@ def _orchestrator_on(plan: Plan, provider: str) -> str:
     "vm" and AWS services do not exist.
     """
     offered = ORCHESTRATORS[provider]
-    orchestrator = plan.cluster.orchestrator
-    if orchestrator in ("ec2", "vm"):
-        return offered[0]
+    orchestrator = orchestrator_on(provider, plan.cluster.orchestrator)
     if orchestrator not in offered:
         msg = (f"{orchestrator!r} is an AWS service, but the plan's GPU runs on {provider}; "
                f"allowed values for {provider}: {', '.join(offered)}")  # fmt: skip

@@ -171,6 +171,7 @@ class Catalog:
     _price_index: Mapping[tuple[str, str, str, str], tuple[PricePoint, ...]] = field(
         default_factory=dict, repr=False
     )
+    _regions: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         index: dict[tuple[str, str, str, str], list[PricePoint]] = {}
@@ -178,6 +179,10 @@ class Catalog:
             index.setdefault((p.provider, p.region, p.item, p.option), []).append(p)
         frozen = {k: tuple(sorted(v, key=lambda p: p.effective_from)) for k, v in index.items()}
         object.__setattr__(self, "_price_index", MappingProxyType(frozen))
+        regions: dict[str, set[str]] = {}
+        for provider, region, _, _ in frozen:
+            regions.setdefault(provider, set()).add(region)
+        object.__setattr__(self, "_regions", MappingProxyType({k: frozenset(v) for k, v in regions.items()}))
 
     # --- hardware -------------------------------------------------------------------------
     def accelerator(self, accel_id: str) -> Accelerator:
@@ -229,6 +234,10 @@ class Catalog:
     def reference_region(self, provider: str) -> str:
         """The region whose prices stand in when a plan's region has none."""
         return str(self.value(f"defaults.cluster.region_{provider}"))
+
+    def regions(self, provider: str) -> frozenset[str]:
+        """Regions that have at least one price point for ``provider``."""
+        return self._regions.get(provider, frozenset())
 
     def history(self, item: str, option: str, *, provider: str, region: str) -> tuple[PricePoint, ...]:
         """Every price point of an item/option in a region, oldest first."""
