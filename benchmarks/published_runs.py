@@ -11,6 +11,9 @@ exactly what the fit minimised. Caveats from ``tests/data/published_runs/README.
 * llm-foundry A100 100× bug: already divided in the CSV; we use the MFU column anyway.
 * torchtitan used non-standard 500 W H100s with HBM2e: skipped (no such accelerator).
 * MLPerf GPT-3 is not from scratch: used as a throughput row (tokens/s), not a whole run.
+* Run dates (``RUN_DATES``) feed the software-maturity factor: the run's date minus the
+  accelerator's ``launched`` date in the catalog. Each is the middle of the training period a
+  source states, else its publication month; they are dates of the runs, never tuned.
 * Approximate wall hours (Falcon) are used as published; GPU counts that a source does not give
   (Llama 2 / LLaMA-1: 2048 A100 as for LLaMA-65B; DeepSeek: 2048 H800 as for DeepSeek-V3) are
   stated per case.
@@ -28,14 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
 from trainbill.spec import plan_from_dict
 from trainbill.timemodel import FitParams, estimate_time
+from trainbill.usage import software_age_years
 
 CSV = (
     Path(__file__).resolve().parents[1] / "tests" / "data" / "published_runs" / "published_runs.csv"
 )
-TODAY = date(2026, 12, 2)
 
 # (layers, d_model) of published architectures.
 SHAPES: dict[str, tuple[int, int]] = {
@@ -62,6 +64,35 @@ SHAPES: dict[str, tuple[int, int]] = {
     "deepseek-v2": (60, 5120),  # arXiv 2405.04434 Sec. 3.1
     "deepseek-67b": (95, 8192),  # DeepSeek LLM arXiv 2401.02954 Table 2
 }
+# When each run happened (row-id prefix -> date), from its source.
+RUN_DATES: dict[str, date] = {
+    "llama2": date(2023, 4, 1),  # Llama 2 model card: "trained between January 2023 and July 2023"
+    "llama1": date(2023, 1, 1),  # LLaMA model card: "trained between December 2022 and Feb. 2023"
+    "llama3": date(2024, 4, 1),  # Llama 3 pretraining, early 2024 (paper 2024-07, models 2024-04-18)
+    "deepseek-v2": date(2024, 3, 1),  # DeepSeek-V2 paper 2024-05 (arXiv 2405.04434); month approximate
+    "deepseek-67b": date(2023, 10, 1),  # DeepSeek LLM 67B released 2023-11-29; month approximate
+    "opt": date(2021, 12, 1),  # metaseq OPT chronicles: October 2021 to January 2022
+    "falcon-7b": date(2023, 3, 1),  # falcon-7b model card: "early March 2023, about two weeks"
+    "falcon-40b": date(2023, 1, 1),  # falcon-40b model card: "started Dec 2022, took two months"
+    "palm": date(2022, 1, 1),  # PaLM paper 2022-04 (arXiv 2204.02311); training before: approximate
+    "megatron-2021": date(2021, 4, 1),  # Narayanan et al., arXiv 2104.04473 (April 2021)
+    "mlperf31": date(2023, 10, 1),  # MLPerf Training v3.1, NGC 23.09 container, results 2023-11-08
+    # MosaicML's first H100 benchmarks ("Benchmarking LLMs on NVIDIA H100 GPUs with CoreWeave",
+    # spring 2023, while MPT-7B was new) and the llm-foundry tables of 2023; month approximate.
+    "llmfoundry": date(2023, 6, 1),
+    "megatronbridge": date(2025, 11, 1),  # Megatron-Bridge 25.11 container
+}
+
+
+def run_date(case_id: str) -> date:
+    """The date of the run a row describes (``RUN_DATES`` by longest matching prefix)."""
+    keys = [k for k in RUN_DATES if case_id.startswith(k)]
+    if not keys:
+        msg = f"no run date for {case_id!r}: add it to RUN_DATES with its source"
+        raise KeyError(msg)
+    return RUN_DATES[max(keys, key=len)]
+
+
 # Cluster each row ran on, as a catalog instance with a comparable network.
 A100_1600 = {
     "provider": "azure",
@@ -200,21 +231,21 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
                                  "layers": layers, "d_model": d}  # fmt: skip
         if case.active_params:
             model["active_params"] = case.active_params
+        # Dated the day of the run, so usage_for's software age is the run's; only usage (no
+        # prices, which do not go back to 2021) is computed.
         plan = plan_from_dict({"model": model, "cluster": {**case.cluster, "gpus": case.gpus},
-                               "prices": {"as_of": TODAY.isoformat()}})  # fmt: skip
-        if fit is not None or case.recompute is not None or not case.fused_attention:
-            return _whole_run_with(plan, catalog, fit, case.recompute, case.fused_attention)
-        fc = forecast(plan, catalog, today=TODAY)
-        return fc.usage.wall_hours * fc.usage.gpus
+                               "prices": {"as_of": run_date(case.id).isoformat()}})  # fmt: skip
+        return _whole_run_with(plan, catalog, fit, case.recompute, case.fused_attention)
     inst = catalog.instance(case.cluster["instance"])
     acc = catalog.accelerator(inst.accelerator)
     nodes = -(-case.gpus // inst.accelerator_count)
+    age = software_age_years(acc, run_date(case.id))
     est = estimate_time(
         catalog=catalog, accelerator=acc, instance=inst, nodes=nodes, precision=case.precision, hours=None,
         params=case.params, active_params=case.active_params, tokens=case.tokens,
         global_batch_tokens=case.batch_tokens, seq_len=case.seq_len, layers=layers, d_model=d,
         straggler_cv=float(catalog.value("reliability.straggler_cv")), recompute=case.recompute, fit=fit,
-        fused_attention=case.fused_attention,
+        fused_attention=case.fused_attention, software_age_years=age,
     )  # fmt: skip
     assert est.flops is not None
     seconds = est.compute_hours * (1.0 + est.sync_stall_fraction) * 3600.0
@@ -233,11 +264,12 @@ def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recomput
     original = usage_mod.estimate_time
 
     def patched(**kw: Any) -> Any:
+        # recompute=None and fused attention are estimate_time's own defaults.
         return original(**kw, fit=fit, recompute=recompute, fused_attention=fused_attention)
 
     usage_mod.estimate_time = patched  # type: ignore[assignment]
     try:
-        u = usage_mod.usage_for(plan, catalog, today=TODAY)
+        u = usage_mod.usage_for(plan, catalog, today=plan.prices.as_of)
     finally:
         usage_mod.estimate_time = original
     return u.wall_hours * u.gpus

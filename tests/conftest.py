@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,19 @@ def _isolated_user_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     """
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
     monkeypatch.delenv("TRAINBILL_CATALOG", raising=False)
+
+
+def h100_maturity(catalog: Catalog) -> float:
+    """The time model's software-maturity factor for an H100 run priced on ``TODAY``.
+
+    H100 launched 2022-09-20 (catalog); to 2026-12-02 is 4 · 365 + 1 (29 Feb 2024) = 1461 days
+    to 2026-09-20, then 10 + 31 + 30 + 2 = 73: 1534 days = 4.1999 years. Maturity =
+    1 − immaturity · exp(−age / τ) with the catalog's fitted immaturity and assumed τ.
+    """
+    age = 1534 / 365.25
+    a = float(catalog.value("time.fit.immaturity"))
+    tau = float(catalog.value("time.maturity_tau_years"))
+    return 1.0 - a * math.exp(-age / tau)
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, TODAY, h100_maturity, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import SpecError
@@ -87,7 +87,7 @@ def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) ->
     flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12  # shape 71 × 9072 (see test_forecast)
     e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")
     m = k_mem * (989e12 / 3.35e12) / 9072
-    kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max)
+    kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog))
     host = catalog.value("time.fit.step_overhead_s")
     fraction = kernel / 3 / (kernel + host)
     assert fc.usage.eval_step_fraction == pytest.approx(fraction)

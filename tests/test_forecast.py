@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, TODAY, h100_maturity, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import forecast
 from trainbill.ledger import CATEGORIES
@@ -103,7 +103,8 @@ def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
     e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")  # fitted catalog data
     m = k_mem * (989e12 / 3.35e12) / 9072  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s = 295 FLOP/byte, width 9072
     host = catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4e6  # fixed seconds per step × 350,000 steps of 4M tokens
-    expected = (flops * (1 + m) / (512 * 989e12 * e_max) + host) / 3600  # = 624 h with e_max 0.6085, k_mem 2.505, 0.0797 s
+    # Kernels at e_max × the H100's software maturity on TODAY (conftest.h100_maturity).
+    expected = (flops * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog)) + host) / 3600
     assert fc.usage.compute_hours == pytest.approx(expected)
     assert fc.usage.instance.instance == "p5.48xlarge"
     assert fc.usage.nodes == 64

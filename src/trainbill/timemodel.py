@@ -14,21 +14,27 @@ which also reports leave-one-out cross-validated errors):
   parameters) + attention 12 · L · d_model · seq_len · D (Narayanan et al. 2021, arXiv 2104.04473
   Eq. 3 without recompute; PaLM arXiv 2204.02311 App. B). Without layers/d_model the shape is
   estimated from N = 12 · L · d² with d / L = ``time.aspect_ratio`` (GPT-3/Llama are 100–160).
-* kernel time per FLOP = (g + m) / (peak_bf16 · e_max) where g = 1 for BF16 and
+* kernel time per FLOP = (g + m) / (peak_bf16 · e_max · maturity) where g = 1 for BF16 and
   1 / (η_fp8 · peak_fp8 / peak_bf16) for FP8 (only the matmuls speed up), and the memory-bound
   share m = k_mem · B / d_model with B = peak BF16 FLOP/s ÷ HBM bytes/s, the datasheet machine
   balance (H100 989e12 / 3.35e12 = 295 FLOP/byte, A100-80GB 153): element-wise work (norms,
   activations, residuals, optimizer) moves bytes ∝ width per token per layer while matmul
   FLOPs grow ∝ width², so narrow models on compute-rich chips lose the most. Full activation
   recompute (when memory requires it) adds one forward pass: × 4/3.
+* software maturity = 1 − immaturity · exp(−age / τ), age = the run's date (the plan's
+  ``prices.as_of``, else today) minus the accelerator's ``launched`` date in the catalog, τ =
+  ``time.maturity_tau_years``: kernels, compilers and frameworks for a new architecture keep
+  improving for years after launch (MosaicML's first H100 runs in 2023 reached 0.72–0.80× their
+  A100 MFU; Megatron-Bridge 25.11 gets far more from the same chip), so a run on a young chip
+  is slower than the same run later. Only ``immaturity`` is fitted.
 * unfused attention (runs before FlashAttention, Dao et al. 2022, arXiv 2205.14135; never a
   plan's default): m += k_attn · L · (d / 128) · seq_len · B / (FLOPs per token), the seq × seq
   scores of every head moved through HBM at k_attn bytes each. Counting Megatron-LM's fp16
   passes per score: forward 13 bytes (QKᵀ writes 2, fused softmax reads 2 and writes 2, dropout
   reads 2, writes 2 and a 1-byte mask, PV reads 2), the same 13 again under activation
   recompute, backward 19 (dP write 2, dropout backward 5, softmax backward 6, the two QKᵀ
-  gradient reads 4, the V-gradient read 2): ≈ 45 bytes. The fit, which never sees this count,
-  lands at about the same value (``time.fit.k_attn``).
+  gradient reads 4, the V-gradient read 2): 45 bytes, held at that count
+  (``time.unfused_attention_bytes_per_score``) rather than fitted.
 * host overhead: a fixed ``step_overhead_s`` per optimizer step (optimizer kernels, gradient
   clipping, the first FSDP gather and last reduce-scatter, data loader and logging) that does
   not shrink with more GPUs; it matters for short steps (small models, small batches).
@@ -85,6 +91,21 @@ class FitParams:
     overlap: float
     step_overhead_s: float
     k_attn: float
+    #: Kernel-efficiency shortfall of brand-new software on a new chip (fraction of e_max at
+    #: launch); 0 turns the software-maturity factor off, as the hand-computed tests do.
+    immaturity: float = 0.0
+    #: Years over which that shortfall decays (an assumption, not fitted: see the catalog).
+    maturity_tau_years: float = 1.0
+
+    def maturity(self, age_years: float) -> float:
+        """Share of mature kernel efficiency reached ``age_years`` after the chip's launch.
+
+        Kernels, compilers and frameworks for a new architecture keep improving for years
+        (MosaicML's first H100 runs in 2023 reached 0.72–0.80× their A100 MFU; NVIDIA's 2025
+        Megatron-Bridge reaches far more on the same chip). A run before launch (an overlay
+        chip dated in the future) counts as age 0.
+        """
+        return 1.0 - self.immaturity * math.exp(-max(age_years, 0.0) / self.maturity_tau_years)
 
 
 def fit_params(catalog: Catalog) -> FitParams:
@@ -95,7 +116,9 @@ def fit_params(catalog: Catalog) -> FitParams:
         eta_fp8=float(catalog.value("time.fit.eta_fp8")),
         overlap=float(catalog.value("time.fit.overlap")),
         step_overhead_s=float(catalog.value("time.fit.step_overhead_s")),
-        k_attn=float(catalog.value("time.fit.k_attn")),
+        k_attn=float(catalog.value("time.unfused_attention_bytes_per_score")),
+        immaturity=float(catalog.value("time.fit.immaturity")),
+        maturity_tau_years=float(catalog.value("time.maturity_tau_years")),
     )
 
 
@@ -207,6 +230,16 @@ def _pow2_upto(limit: int) -> list[int]:
     return out
 
 
+def _maturity_note(accelerator: Accelerator, fp: FitParams, age: float | None, maturity: float) -> str:
+    """The software-maturity factor in words, for ``--explain``."""
+    if age is None:
+        return f"{accelerator.id} launch date unknown: software taken as mature (× 1)"
+    launched = accelerator.launched.isoformat() if accelerator.launched else "?"
+    return (f"{accelerator.id} launched {launched}, {max(age, 0.0):.1f} years before the run: kernels at "
+            f"1 − {fp.immaturity:.3f} × exp(−{max(age, 0.0):.1f} / {fp.maturity_tau_years:g}) = {maturity:.3f} "
+            f"of mature efficiency (fitted shortfall of new software on a new chip)")  # fmt: skip
+
+
 def estimate_time(
     *,
     catalog: Catalog,
@@ -227,6 +260,7 @@ def estimate_time(
     fit: FitParams | None = None,
     measured_mfu: float | None = None,
     fused_attention: bool = True,
+    software_age_years: float | None = None,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
@@ -242,6 +276,8 @@ def estimate_time(
     writes the seq × seq attention scores to HBM; plans always assume fused attention, and the
     published runs of that era (Megatron-LM 2021, OPT-175B) use it so the fit can learn from
     them without mistaking old attention kernels for a slow accelerator.
+    ``software_age_years`` is the run's date minus the accelerator's launch (``None``: launch
+    date unknown, software taken as mature); young chips run below the mature efficiency.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
@@ -307,14 +343,17 @@ def estimate_time(
                         f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of matmul time")))  # fmt: skip
         m += m_attn
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
-    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max)
+    maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
+    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
     if measured_mfu is not None:
         factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
                         f"modelled kernel efficiency {kernel_mfu:.1%}")))  # fmt: skip
         kernel_mfu = measured_mfu
         sec_per_flop = 1.0 / (measured_mfu * peak * 1e12)
-    factors.append(("kernel", (f"e_max {fp.e_max:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
+    if measured_mfu is None:
+        factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, maturity)))
+    factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
                     f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
                     f"= {flop_per_byte:.0f} FLOP/byte) "
                     f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "

@@ -19,7 +19,7 @@ from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
 from trainbill.timemodel import TimeEstimate, estimate_time
 
-__all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "usage_for"]
+__all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "software_age_years", "usage_for"]
 
 #: FSx for Lustre throughput per TiB of storage, by deployment tier: the tier's name *is* its
 #: throughput (AWS FSx for Lustre performance documentation; scratch_2 is 200 MB/s/TiB).
@@ -31,6 +31,7 @@ FSX_TIER_MBPS_PER_TIB = {
     "persistent_1000": 1000.0,
 }
 _GB_PER_TIB = 1099.511627776
+_DAYS_PER_YEAR = 365.25  # Julian year: ages in years from day counts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,6 +268,14 @@ def _orchestrator_on(plan: Plan, provider: str) -> str:
     return orchestrator
 
 
+def software_age_years(accel: Accelerator, on: date) -> float | None:
+    """Years from the accelerator's launch to ``on``, the day the run is forecast for (the
+    plan's ``prices.as_of``, else today): the time model's software-maturity input."""
+    if accel.launched is None:
+        return None
+    return (on - accel.launched).days / _DAYS_PER_YEAR
+
+
 def usage_for(
     plan: Plan, catalog: Catalog, *, today: date | None = None, measured_mfu: float | None = None
 ) -> Usage:
@@ -305,6 +314,7 @@ def usage_for(
         d_model=m.d_model,
         straggler_cv=cv,
         measured_mfu=measured_mfu,
+        software_age_years=software_age_years(accel, as_of),
     )
     compute_hours = est.compute_hours
     sync_hours = compute_hours * est.sync_stall_fraction

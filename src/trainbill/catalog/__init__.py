@@ -52,7 +52,7 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "accelerators.csv": (
             "id", "name", "vendor", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_gb",
-            "hbm_tbps", "intra_node_gbytes_per_s", "tdp_w", "source", "as_of",
+            "hbm_tbps", "intra_node_gbytes_per_s", "tdp_w", "launched", "source", "as_of",
         ),
         "instances.csv": (
             "provider", "instance", "accelerator", "accelerator_count", "vcpus", "memory_gib",
@@ -67,6 +67,9 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
     }
 )  # fmt: skip
+#: Columns added after schema v1 was published: a file without them (an overlay written
+#: before) is still read, with the column blank.
+_LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({"accelerators.csv": ("launched",)})
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
 _MAX_FUTURE_DAYS = 366
@@ -84,6 +87,10 @@ class Accelerator:
     hbm_gb: float
     hbm_tbps: float
     intra_node_gbytes_per_s: float
+    #: When the architecture's first datacenter part became generally available (shipping
+    #: systems, a public cloud instance, or in-house production for TPUs); the time model's
+    #: software-maturity factor counts from it. ``None``: unknown, software taken as mature.
+    launched: date | None
     source: str
     as_of: date
 
@@ -393,7 +400,9 @@ def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
             if not header:
                 msg = f"{path}: empty file; expected a header line {','.join(expected)}"
                 raise CatalogSchemaError(msg)
-            if header != expected:
+            later = _LATER_COLUMNS.get(name, ())
+            legacy = header == tuple(c for c in expected if c not in later)
+            if header != expected and not legacy:
                 missing = [c for c in expected if c not in header]
                 extra = [c for c in header if c not in expected]
                 detail = "".join(
@@ -410,6 +419,8 @@ def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
             reader.fieldnames = list(header)
             rows = []
             for row in reader:
+                if legacy:
+                    row.update(dict.fromkeys(later, ""))
                 rows.append((reader.line_num, row))
     except UnicodeDecodeError as exc:
         msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 CSV."
@@ -466,6 +477,9 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 hbm_tbps=_req(_parse_float(r["hbm_tbps"], f"{w}, hbm_tbps")),
                 intra_node_gbytes_per_s=_req(
                     _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
+                ),
+                launched=(
+                    _parse_date(r["launched"], f"{w}, launched") if r["launched"].strip() else None
                 ),
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
