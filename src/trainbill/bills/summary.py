@@ -565,13 +565,17 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
 def _query_duckdb(
     eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
 ) -> dict[str, list[dict[str, Any]]]:
+    from trainbill.bills import cur, focus
     from trainbill.bills._sqlcache import cached_sql
 
     views = eng.register(fmt)
+    mapping = focus if fmt.family == "focus" else cur
     key = {
         "family": fmt.family,
         "columns": dict(fmt.columns),
         "views": views,
+        # Parquet grouping columns proven constant leave the GROUP BY (``Engine.constants``).
+        "folded": eng.folded(fmt, mapping.DIMENSIONS),
         "by": kind,
         "tag": tag_key,
     }

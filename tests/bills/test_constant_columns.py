@@ -1,0 +1,117 @@
+"""Parquet grouping columns that the footers prove constant leave the GROUP BY, changing nothing.
+
+``trainbill.bills._engine._constant_columns`` reads each row group's statistics; a column is
+folded only when every row group of every file holds the one same exact value, or only nulls.
+These tests check the proof on hand-built files and that a folded read equals the CSV read of
+the same rows (the CSV path never folds).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.bills.conftest import FOCUS_SAMPLE
+
+from trainbill.bills import read_bill
+from trainbill.errors import BillError
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+duckdb = pytest.importorskip("duckdb")
+
+_NUMERIC = {"BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "PricingQuantity"}
+
+
+def _constants(paths: list[Path]) -> dict[str, str | None]:
+    from trainbill.bills._engine import _constant_columns
+
+    con = duckdb.connect()
+    listing = ", ".join(f"'{p}'" for p in paths)
+    types = {str(r[0]): str(r[1]) for r in con.execute(
+        f"DESCRIBE SELECT * FROM read_parquet([{listing}], union_by_name = true)").fetchall()}  # fmt: skip
+    return _constant_columns(con, [str(p) for p in paths], types)
+
+
+def test_footer_statistics_prove_only_true_constants(tmp_path: Path) -> None:
+    """Four rows in two row groups of two: ``same`` is "USD" everywhere and ``empty`` null
+    everywhere (folded); ``per_group`` is "a" in the first group and "b" in the second, ``some``
+    is "x" or null, ``varies`` differs within a group, ``number`` is a constant integer (its
+    printed statistic is not text, so it is kept)."""
+    table = pa.table({
+        "same": ["USD"] * 4,
+        "empty": pa.array([None] * 4, pa.string()),
+        "per_group": ["a", "a", "b", "b"],
+        "some": ["x", None, "x", "x"],
+        "varies": ["p", "q", "p", "q"],
+        "number": [7, 7, 7, 7],
+    })  # fmt: skip
+    path = tmp_path / "bill.parquet"
+    pq.write_table(table, path, row_group_size=2)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 2
+    assert _constants([path]) == {"same": "USD", "empty": None}
+
+
+def test_two_files_with_different_constants_are_not_folded(tmp_path: Path) -> None:
+    """April's file and May's file each have one billing period; together they have two."""
+    a, b = tmp_path / "apr.parquet", tmp_path / "may.parquet"
+    pq.write_table(pa.table({"period": ["2026-04-01"] * 3, "cur": ["USD"] * 3}), a)
+    pq.write_table(pa.table({"period": ["2026-05-01"] * 3, "cur": ["USD"] * 3}), b)
+    assert _constants([a, b]) == {"cur": "USD"}
+
+
+def _sample_as_parquet(path: Path, *, currency_of_second_half: str | None = None) -> None:
+    """The FOCUS sample's 1,000 rows as typed Parquet in four row groups of 250."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+
+    def val(c: str, v: str) -> Any:
+        if v in ("NULL", ""):
+            return None
+        return float(v) if c in _NUMERIC else v
+
+    cols = {c: [val(c, r[c]) for r in rows] for c in rows[0]}
+    if currency_of_second_half is not None:
+        cols["BillingCurrency"] = cols["BillingCurrency"][:500] + [currency_of_second_half] * 500
+    pq.write_table(pa.table(cols), path, row_group_size=250)
+
+
+def test_folded_read_equals_the_unfolded_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample's BillingCurrency ("USD" in all 1,000 rows) is folded; every figure of the
+    summary, and of a per-service breakdown, equals the read of the same file with folding
+    switched off (the same doubles, so exactly equal; test_focus_sample checks Parquet vs CSV)."""
+    from trainbill.bills import _engine
+
+    path = tmp_path / "focus.parquet"
+    _sample_as_parquet(path)
+    assert _constants([path]).get("BillingCurrency") == "USD"
+    for by in (None, "service"):
+        folded = read_bill(path, by=by).as_dict()
+        with monkeypatch.context() as m:
+            m.setattr(_engine, "_constant_columns", lambda *a: {})
+            m.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / f"cache-{by}"))  # compile unfolded SQL
+            plain = read_bill(path, by=by).as_dict()
+        assert folded["rows"] == 1000
+        assert folded == plain
+
+
+def test_currency_changing_between_row_groups_is_still_refused(tmp_path: Path) -> None:
+    """Each row group has one currency, but the bill has two: folding must not hide that, even
+    right after a folded read of the same schema (the compiled SQL is cached per folded set)."""
+    folded, mixed = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    _sample_as_parquet(folded)
+    _sample_as_parquet(mixed, currency_of_second_half="EUR")
+    assert "BillingCurrency" not in _constants([mixed])
+    assert read_bill(folded).currency == "USD"
+    with pytest.raises(BillError, match="mixed currencies"):
+        read_bill(mixed)
+
+
+def test_a_file_without_rows_proves_nothing(tmp_path: Path) -> None:
+    """An empty table (pyarrow writes one row group of 0 rows, whose null count 0 equals its
+    0 values) must not count as "all null": nothing is folded."""
+    path = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"cur": pa.array([], pa.string())}), path)
+    assert _constants([path]) == {}
