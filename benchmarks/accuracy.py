@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from published_runs import cases, predict
+from published_runs import cases, predict, run_date
 
 from trainbill.catalog import load_catalog
 from trainbill.timemodel import fit_params
@@ -44,10 +44,11 @@ def main(argv: list[str] | None = None) -> int:
 
         cv = fit_time_model.cross_validate(rows, fit_params(catalog))
         how = "recomputed now"
-    print(f"{'row':44} {'kind':10} {'published':>12} {'predicted':>12} {'error':>8} {'LOO err':>8}  basis")
+    print(f"{'row':44} {'kind':10} {'published':>12} {'predicted':>12} {'error':>8} {'LOO err':>8} {'run':>7}  basis")
     for c in rows:
         err, loo = pred[c.id] / c.published - 1.0, cv[c.id] / c.published - 1.0
-        print(f"{c.id:44} {c.kind:10} {c.published:12,.1f} {pred[c.id]:12,.1f} {err:+8.1%} {loo:+8.1%}  {c.note}")
+        when = run_date(c.id).strftime("%Y-%m")  # the software-maturity factor's date
+        print(f"{c.id:44} {c.kind:10} {c.published:12,.1f} {pred[c.id]:12,.1f} {err:+8.1%} {loo:+8.1%} {when:>7}  {c.note}")
     for label, p in (("in-sample (fitted to all rows)", pred), (f"leave-one-out cross-validated ({how})", cv)):
         print(f"\n{label}:")
         for kind in ("throughput", "whole_run"):
