@@ -62,7 +62,9 @@ def test_two_files_with_different_constants_are_not_folded(tmp_path: Path) -> No
     assert _constants([a, b]) == {"cur": "USD"}
 
 
-def _sample_as_parquet(path: Path, *, currency_of_second_half: str | None = None) -> None:
+def _sample_as_parquet(
+    path: Path, *, currency_of_second_half: str | None = None, service: str | None = None
+) -> None:
     """The FOCUS sample's 1,000 rows as typed Parquet in four row groups of 250."""
     with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
@@ -73,20 +75,28 @@ def _sample_as_parquet(path: Path, *, currency_of_second_half: str | None = None
         return float(v) if c in _NUMERIC else v
 
     cols = {c: [val(c, r[c]) for r in rows] for c in rows[0]}
+    if service is not None:
+        cols["ServiceName"] = [service] * len(rows)
     if currency_of_second_half is not None:
         cols["BillingCurrency"] = cols["BillingCurrency"][:500] + [currency_of_second_half] * 500
     pq.write_table(pa.table(cols), path, row_group_size=250)
 
 
-def test_folded_read_equals_the_unfolded_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("service", [None, """O'Reilly's "Data" Service"""])
+def test_folded_read_equals_the_unfolded_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, service: str | None
+) -> None:
     """The sample's BillingCurrency ("USD" in all 1,000 rows) is folded; every figure of the
     summary, and of a per-service breakdown, equals the read of the same file with folding
-    switched off (the same doubles, so exactly equal; test_focus_sample checks Parquet vs CSV)."""
+    switched off (the same doubles, so exactly equal; test_focus_sample checks Parquet vs CSV).
+    A folded value with quotes in it (one service name for the whole file) survives the SQL."""
     from trainbill.bills import _engine
 
     path = tmp_path / "focus.parquet"
-    _sample_as_parquet(path)
+    _sample_as_parquet(path, service=service)
     assert _constants([path]).get("BillingCurrency") == "USD"
+    if service is not None:
+        assert _constants([path])["ServiceName"] == service
     for by in (None, "service"):
         folded = read_bill(path, by=by).as_dict()
         with monkeypatch.context() as m:
@@ -95,6 +105,8 @@ def test_folded_read_equals_the_unfolded_read(tmp_path: Path, monkeypatch: pytes
             plain = read_bill(path, by=by).as_dict()
         assert folded["rows"] == 1000
         assert folded == plain
+        if by is not None and service is not None:
+            assert [r["key"] for r in folded["breakdown"]] == [service]
 
 
 def test_currency_changing_between_row_groups_is_still_refused(tmp_path: Path) -> None:
