@@ -97,14 +97,28 @@ class FitParams:
     #: Years over which that shortfall decays (an assumption, not fitted: see the catalog).
     maturity_tau_years: float = 1.0
 
+    def __post_init__(self) -> None:
+        # The factor must stay in (0, 1]: immaturity 1 would divide by zero at launch, above 1
+        # give negative hours, below 0 a chip faster than mature; τ <= 0 divides by zero or
+        # overflows. The fit searches immaturity within [0, 0.9].
+        if not 0.0 <= self.immaturity < 1.0:
+            msg = f"immaturity must be in [0, 1) (share of mature efficiency missing at launch), got {self.immaturity!r}"
+            raise ValueError(msg)
+        if not (math.isfinite(self.maturity_tau_years) and self.maturity_tau_years > 0.0):
+            msg = f"maturity_tau_years must be a finite number of years > 0, got {self.maturity_tau_years!r}"
+            raise ValueError(msg)
+
     def maturity(self, age_years: float) -> float:
         """Share of mature kernel efficiency reached ``age_years`` after the chip's launch.
 
         Kernels, compilers and frameworks for a new architecture keep improving for years
         (MosaicML's first H100 runs in 2023 reached 0.72–0.80× their A100 MFU; NVIDIA's 2025
         Megatron-Bridge reaches far more on the same chip). A run before launch (an overlay
-        chip dated in the future) counts as age 0.
+        chip dated in the future) counts as age 0. Always in (0, 1].
         """
+        if math.isnan(age_years):
+            msg = "software age is NaN: give the years from the accelerator's launch to the run, or None if unknown"
+            raise ValueError(msg)
         return 1.0 - self.immaturity * math.exp(-max(age_years, 0.0) / self.maturity_tau_years)
 
 
@@ -235,8 +249,12 @@ def _maturity_note(accelerator: Accelerator, fp: FitParams, age: float | None, m
     if age is None:
         return f"{accelerator.id} launch date unknown: software taken as mature (× 1)"
     launched = accelerator.launched.isoformat() if accelerator.launched else "?"
-    return (f"{accelerator.id} launched {launched}, {max(age, 0.0):.1f} years before the run: kernels at "
-            f"1 − {fp.immaturity:.3f} × exp(−{max(age, 0.0):.1f} / {fp.maturity_tau_years:g}) = {maturity:.3f} "
+    # Two decimals of age and four digits of immaturity: the printed arithmetic must give the
+    # printed factor by hand (one decimal of age was off by up to 0.004 at two years).
+    when = (f"{age:.2f} years before the run" if age >= 0 else
+            f"{-age:.2f} years after the run date (a run before launch counts as age 0, brand-new software)")
+    return (f"{accelerator.id} launched {launched}, {when}: kernels at "
+            f"1 − {fp.immaturity:.4g} × exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} "
             f"of mature efficiency (fitted shortfall of new software on a new chip)")  # fmt: skip
 
 
@@ -353,11 +371,19 @@ def estimate_time(
         sec_per_flop = 1.0 / (measured_mfu * peak * 1e12)
     if measured_mfu is None:
         factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, maturity)))
-    factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
-                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
-                    f"= {flop_per_byte:.0f} FLOP/byte) "
-                    f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
-                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
+        if software_age_years is not None and software_age_years < 0:
+            warnings.append(f"the run is dated {-software_age_years:.2f} years before {accelerator.id} launched "
+                            f"({accelerator.launched}): its software is taken as brand-new (maturity {maturity:.3f})")  # fmt: skip
+        factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
+                        f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
+                        f"= {flop_per_byte:.0f} FLOP/byte) "
+                        f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
+                        f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
+    else:
+        # The measured step ran on the user's own software: no modelled ceiling, memory-bound
+        # share or software-maturity factor applies (the calibration line names what it replaced).
+        factors.append(("kernel", (f"measured {kernel_mfu:.1%} of {precision} peak (trainbill profile) before "
+                        f"communication; the software-maturity factor is not applied to a measurement")))  # fmt: skip
     if fp8:
         speedup = (1.0 + m) / (g + m)
         factors.append(("precision", (f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "

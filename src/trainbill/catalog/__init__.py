@@ -405,10 +405,12 @@ def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
             if header != expected and not legacy:
                 missing = [c for c in expected if c not in header]
                 extra = [c for c in header if c not in expected]
+                repeated = sorted({c for c in header if header.count(c) > 1})
                 detail = "".join(
                     (
                         f" missing column(s) {', '.join(missing)};" if missing else "",
                         f" unknown column(s) {', '.join(extra)};" if extra else "",
+                        f" repeated column(s) {', '.join(repeated)};" if repeated else "",
                     )
                 ) or " columns out of order;"
                 msg = (
@@ -433,7 +435,10 @@ def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
         raise CatalogSchemaError(msg) from None
     for i, row in rows:
         if None in row or any(v is None for v in row.values()):
-            msg = f"{path}, line {i}: wrong number of fields (expected {len(expected)}: {','.join(expected)})"
+            # Count against the file's own header: one written before a later column has fewer.
+            msg = f"{path}, line {i}: wrong number of fields (expected {len(header)}: {','.join(header)})"
+            if legacy and None in row:
+                msg += f"; to give {', '.join(later)}, add the column(s) to the header: {','.join(expected)}"
             raise CatalogSchemaError(msg)
         if not row.get("source", "").strip():
             msg = f"{path}, line {i}: every row needs a source"
@@ -460,6 +465,7 @@ def _no_duplicates(path: Path, keyed: Iterable[tuple[int, tuple[str, ...]]], wha
 
 def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
     out = []
+    latest = None if today is None else today + timedelta(days=_MAX_FUTURE_DAYS)
     rows = _read_table(path)
     _no_duplicates(path, ((i, (r["id"].strip().lower(),)) for i, r in rows), "id")
     for i, r in rows:
@@ -478,8 +484,10 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 intra_node_gbytes_per_s=_req(
                     _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
                 ),
+                # A launch date more than a year ahead is a typo (2099 for 2019), not an announced
+                # chip: it would silently make every run on the chip brand-new (maturity at its lowest).
                 launched=(
-                    _parse_date(r["launched"], f"{w}, launched") if r["launched"].strip() else None
+                    _parse_date(r["launched"], f"{w}, launched", latest=latest) if r["launched"].strip() else None
                 ),
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
