@@ -127,3 +127,111 @@ def test_a_file_without_rows_proves_nothing(tmp_path: Path) -> None:
     path = tmp_path / "empty.parquet"
     pq.write_table(pa.table({"cur": pa.array([], pa.string())}), path)
     assert _constants([path]) == {}
+
+
+def _unfolded(
+    monkeypatch: pytest.MonkeyPatch, cache: Path, paths: list[Path], by: str | None = None
+) -> Any:
+    """``read_bill`` with folding switched off and a fresh SQL cache: the reference answer
+    (``files`` dropped), or the ``BillError`` it raises."""
+    from trainbill.bills import _engine
+
+    with monkeypatch.context() as m:
+        m.setattr(_engine, "_constant_columns", lambda *a: {})
+        m.setenv("TRAINBILL_CACHE_DIR", str(cache))
+        try:
+            out = read_bill(paths, by=by).as_dict()
+        except BillError as exc:
+            return exc
+    out.pop("files")
+    return out
+
+
+def _folded(paths: list[Path], by: str | None = None) -> Any:
+    try:
+        out = read_bill(paths, by=by).as_dict()
+    except BillError as exc:
+        return exc
+    out.pop("files")
+    return out
+
+
+def test_a_csv_spelling_a_folded_column_in_another_case_leaves_no_stale_sql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CSV whose header says ``servicename`` read with a Parquet file saying ``ServiceName``.
+    With one service in every Parquet row the column is folded; the SQL cache key used to
+    take the CSV's spelling, miss the folded column and file the folding SQL under "nothing
+    folded". A later read of the same schema whose Parquet services vary got that SQL and
+    failed ("trainbill_parquet_constants does not exist"); it must equal the unfolded read."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    header = list(rows[0])
+    lower_csv = tmp_path / "part.csv"
+    with lower_csv.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["servicename" if h == "ServiceName" else h for h in header])
+        w.writerows([r[h] for h in header] for r in rows[:300])
+    one, many = tmp_path / "one" / "bill.parquet", tmp_path / "many" / "bill.parquet"
+    one.parent.mkdir()
+    many.parent.mkdir()
+    _sample_as_parquet(one, service="Amazon Elastic Compute Cloud")
+    _sample_as_parquet(many)
+    assert "ServiceName" in _constants([one])
+    assert "ServiceName" not in _constants([many])
+    monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / "shared-cache"))
+    first = _folded([lower_csv, one])
+    second = _folded([lower_csv, many])  # same schema, same cache: a cache hit
+    assert first == _unfolded(monkeypatch, tmp_path / "plain-1", [lower_csv, one])
+    expected = _unfolded(monkeypatch, tmp_path / "plain-2", [lower_csv, many])
+    assert not isinstance(expected, BillError)
+    assert second == expected
+    assert second["rows"] == 1300
+
+
+@pytest.mark.parametrize("folder", ["BillingCurrency=EUR", "billingcurrency=EUR"])
+def test_a_hive_partition_folder_named_like_a_column_is_not_folded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    """The file says "USD" in every row of BillingCurrency, but it lies in a folder
+    ``BillingCurrency=EUR``: DuckDB reads the folder as a Hive partition whose value replaces
+    the file's column (names compared ignoring case), so the footer proves nothing about what
+    the query sees. Folding used to report "USD" where the unfolded read reports the
+    partition's value; the two reads must agree."""
+    path = tmp_path / folder / "bill.parquet"
+    path.parent.mkdir()
+    _sample_as_parquet(path)
+    assert "BillingCurrency" not in _constants([path])
+    for by in (None, "service"):
+        plain = _unfolded(monkeypatch, tmp_path / f"plain-{by}", [path], by)
+        assert not isinstance(plain, BillError)
+        assert _folded([path], by) == plain
+
+
+def _not_utf8(n: int, value: bytes) -> Any:
+    """A pyarrow *string* array of ``n`` copies of ``value`` without UTF-8 validation (pyarrow
+    refuses to build one from Python; foreign writers do write such files)."""
+    offsets = pa.array([i * len(value) for i in range(n + 1)], pa.int32()).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), n, [None, offsets, pa.py_buffer(value * n)])
+
+
+@pytest.mark.parametrize("column", ["BillingCurrency", "ServiceName"])
+def test_a_constant_that_is_not_utf8_is_not_folded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: str
+) -> None:
+    """Every row of ``column`` holds the bytes ``US\\xc3`` (a truncated UTF-8 sequence).
+    DuckDB refuses to read such a value ("not valid UTF8") but prints its statistic escaped,
+    as the text ``US\\xC3``; folding used to take that text as the value and return a bill
+    (currency "US\\xC3") where the unfolded read refuses the file. Both must refuse."""
+    path = tmp_path / "bill.parquet"
+    _sample_as_parquet(path)
+    table = pq.read_table(path)
+    i = table.schema.get_field_index(column)
+    pq.write_table(table.set_column(i, column, _not_utf8(table.num_rows, b"US\xc3")), path)
+    assert column not in _constants([path])
+    plain = _unfolded(monkeypatch, tmp_path / "plain", [path])
+    assert isinstance(plain, BillError)
+    assert "UTF8" in str(plain)
+    folded = _folded([path])
+    assert isinstance(folded, BillError)
+    assert str(folded) == str(plain)

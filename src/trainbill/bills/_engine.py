@@ -37,6 +37,7 @@ cache key) but not on their values (next month's billing period reuses it).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -150,8 +151,19 @@ class Engine:
 
     def folded(self, fmt: BillFormat, dimensions: tuple[str, ...]) -> list[str]:
         """The grouping ``dimensions`` (real spellings) left out of the Parquet GROUP BY because
-        ``constants`` proves each holds one value; ``normalized`` attaches them after grouping."""
-        return [fmt.col(c) for c in dimensions if fmt.has(c) and fmt.col(c) in self.constants]
+        ``constants`` proves each holds one value; ``normalized`` attaches them after grouping.
+
+        The spellings are the Parquet files' own, whether ``fmt`` holds every file (the SQL cache
+        key) or only the Parquet ones (``normalized``): a CSV spelling a column in another case
+        must not make the key say "nothing folded" while the SQL folds it, or the cached SQL
+        would later run where that column varies and its constant view does not exist.
+        """
+        spelled: dict[str, str] = {}
+        for f in fmt.files:
+            if f.kind == "parquet":
+                for c in f.columns:
+                    spelled.setdefault(c.lower(), c)
+        return [spelled[c.lower()] for c in dimensions if spelled.get(c.lower()) in self.constants]
 
     def _load_group(self, files: list[BillFile]) -> Any:
         paths = [str(f.path) for f in files]
@@ -283,10 +295,16 @@ def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict
     the same result (the benchmark's query runs about a fifth faster). The proof is read from each row
     group's statistics (a footer read, milliseconds); anything short of proof keeps the column
     in the GROUP BY: statistics missing or not exact (truncated), a column absent from some
-    file, or a value in a column that is not plain text (its printed statistic need not equal
-    the value DuckDB reads).
+    file, a value in a column that is not plain text (its printed statistic need not equal
+    the value DuckDB reads) or printed with a backslash (DuckDB's ``\\xHH`` escape of bytes
+    that are not UTF-8, which the read refuses), or a column a Hive ``name=value`` folder in a
+    path overrides.
     """
     listing = "[" + ", ".join(_sql_str(p) for p in paths) + "]"
+    # DuckDB reads a ``name=value`` folder in a path as a Hive partition column that replaces
+    # the file's column of that name (any case): the footer then says nothing about the view.
+    parts = [part for p in paths for part in re.split(r"[/\\]", p) if "=" in part]
+    partitions = {part.split("=", 1)[0].lower() for part in parts}
     rows = con.execute(
         "SELECT path_in_schema, count(DISTINCT file_name), "
         "bool_and(coalesce(num_values = row_group_num_rows AND stats_null_count = num_values, false)), "
@@ -297,11 +315,13 @@ def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict
     ).fetchall()
     out: dict[str, str | None] = {}
     for column, files, all_null, each_one_value, values, value, n_rows in rows:
-        if column not in types or files != len(paths) or not n_rows:
-            continue  # a nested column's leaf, missing from a file (nulls there), or no rows
+        if column not in types or files != len(paths) or not n_rows or column.lower() in partitions:
+            continue  # a nested column's leaf, missing from a file (nulls there), no rows, Hive
         if all_null:
             out[column] = None
-        elif each_one_value and values == 1 and types[column] == "VARCHAR":
+        elif each_one_value and values == 1 and types[column] == "VARCHAR" and "\\" not in value:
+            # DuckDB prints a statistic that is not valid UTF-8 with ``\xHH`` escapes (reading
+            # the column is then an error): a backslash makes the printed value ambiguous.
             out[column] = value
     return out
 
