@@ -235,3 +235,42 @@ def test_a_constant_that_is_not_utf8_is_not_folded(
     folded = _folded([path])
     assert isinstance(folded, BillError)
     assert str(folded) == str(plain)
+
+
+def test_date_typed_billing_period_reads_like_the_csv(tmp_path: Path) -> None:
+    """A FOCUS export may type BillingPeriodStart/End as DATE: the period is those days, as the
+    CSV's text gives them (its first ten characters, YYYY-MM-DD). It used to raise
+    AttributeError ('DateColumn' object has no attribute 'date')."""
+    import datetime as dt
+
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+
+    def val(c: str, v: str) -> Any:
+        if v in ("NULL", ""):
+            return None
+        if c in ("BillingPeriodStart", "BillingPeriodEnd"):
+            return dt.date.fromisoformat(v[:10])
+        return float(v) if c in _NUMERIC else v
+
+    path = tmp_path / "dated.parquet"
+    pq.write_table(pa.table({c: [val(c, r[c]) for r in rows] for c in rows[0]}), path)
+    starts = {r["BillingPeriodStart"][:10] for r in rows}
+    ends = {r["BillingPeriodEnd"][:10] for r in rows}
+    s = read_bill(path)
+    assert (s.period_start, s.period_end) == (min(starts), max(ends))
+
+
+def test_mixed_currencies_named_across_csv_and_parquet_spellings(tmp_path: Path) -> None:
+    """A CSV whose header says ``billingcurrency`` read with a Parquet file saying
+    ``BillingCurrency``: the sample's 1,000 rows are USD in the CSV and EUR in the Parquet, so
+    the bill has two currencies and is refused by name; the error path used to look the column
+    up in the Parquet file by the CSV's spelling and fail with an IndexError."""
+    text = FOCUS_SAMPLE.read_text(encoding="utf-8")
+    header, _, body = text.partition("\n")
+    csv_path = tmp_path / "usd.csv"
+    csv_path.write_text(header.replace("BillingCurrency", "billingcurrency") + "\n" + body, encoding="utf-8")
+    pq_path = tmp_path / "eur.parquet"
+    _sample_as_parquet(pq_path, currency_of_second_half="EUR")
+    with pytest.raises(BillError, match="mixed currencies"):
+        read_bill([csv_path, pq_path])

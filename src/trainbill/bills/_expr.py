@@ -144,11 +144,13 @@ def day(t: Any, fmt: BillFormat, column: str) -> Any:
     """``YYYY-MM-DD`` of a timestamp column, whatever its spelling.
 
     Handles ISO ``2024-09-01T00:00:00Z``, CUR's ``2026-04-01T00:00:00.000Z``, the FOCUS sample's
-    ``2024-09-18 22:00:00`` and typed Parquet timestamps, by taking the date part.
+    ``2024-09-18 22:00:00``, typed Parquet timestamps and dates, by taking the date part.
     """
     if not fmt.has(column):
         return null_str()
     col = t[fmt.col(column)]
-    if col.type().is_timestamp() or col.type().is_date():
+    if col.type().is_date():  # a DATE is already the day (and has no ``.date()``)
+        return col.cast("string")
+    if col.type().is_timestamp():
         return col.date().cast("string")
     return _clean(col.cast("string") if not col.type().is_string() else col).substr(0, 10)

@@ -419,7 +419,10 @@ def _iter_column(file: BillFile, column: str) -> Iterator[Any]:
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(file.path)
-        for batch in pf.iter_batches(columns=[column], batch_size=65536):
+        # The file's own spelling: ``column`` may come from another file of the bill (a CSV
+        # saying ``billingcurrency``), and DuckDB matches names case-insensitively.
+        spelled = next((c for c in pf.schema_arrow.names if c.lower() == column.lower()), column)
+        for batch in pf.iter_batches(columns=[spelled], batch_size=65536):
             yield from batch.column(0).to_pylist()
         return
     with _open_text(file.path) as fh:
