@@ -129,31 +129,26 @@ def test_a_file_without_rows_proves_nothing(tmp_path: Path) -> None:
     assert _constants([path]) == {}
 
 
-def _unfolded(
-    monkeypatch: pytest.MonkeyPatch, cache: Path, paths: list[Path], by: str | None = None
-) -> Any:
-    """``read_bill`` with folding switched off and a fresh SQL cache: the reference answer
-    (``files`` dropped), or the ``BillError`` it raises."""
-    from trainbill.bills import _engine
-
-    with monkeypatch.context() as m:
-        m.setattr(_engine, "_constant_columns", lambda *a: {})
-        m.setenv("TRAINBILL_CACHE_DIR", str(cache))
-        try:
-            out = read_bill(paths, by=by).as_dict()
-        except BillError as exc:
-            return exc
-    out.pop("files")
-    return out
-
-
 def _folded(paths: list[Path], by: str | None = None) -> Any:
+    """``read_bill``'s answer (``files`` dropped), or the ``BillError`` it raises."""
     try:
         out = read_bill(paths, by=by).as_dict()
     except BillError as exc:
         return exc
     out.pop("files")
     return out
+
+
+def _unfolded(
+    monkeypatch: pytest.MonkeyPatch, cache: Path, paths: list[Path], by: str | None = None
+) -> Any:
+    """The same with folding switched off and a fresh SQL cache: the reference answer."""
+    from trainbill.bills import _engine
+
+    with monkeypatch.context() as m:
+        m.setattr(_engine, "_constant_columns", lambda *a: {})
+        m.setenv("TRAINBILL_CACHE_DIR", str(cache))
+        return _folded(paths, by)
 
 
 def test_a_csv_spelling_a_folded_column_in_another_case_leaves_no_stale_sql(
