@@ -124,7 +124,7 @@ class Engine:
             paths = [str(f.path) for f in fmt.files if f.kind == kind]
             if not paths:
                 continue
-            listing = "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+            listing = _sql_list(paths)
             if kind == "parquet":
                 source = f"read_parquet({listing}, union_by_name = true)"
             else:
@@ -284,6 +284,11 @@ def _sql_str(value: str | None) -> str:
     return "NULL" if value is None else "'" + value.replace("'", "''") + "'"
 
 
+def _sql_list(paths: list[str]) -> str:
+    """A DuckDB list literal of file paths, for ``read_parquet``/``read_csv``/``parquet_metadata``."""
+    return "[" + ", ".join(_sql_str(p) for p in paths) + "]"
+
+
 def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict[str, str | None]:
     """Columns that the Parquet footers prove hold one value, or only nulls, in every row of
     every file: column name -> that value (``None``: all null).
@@ -300,7 +305,7 @@ def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict
     that are not UTF-8, which the read refuses), or a column a Hive ``name=value`` folder in a
     path overrides.
     """
-    listing = "[" + ", ".join(_sql_str(p) for p in paths) + "]"
+    listing = _sql_list(paths)
     # DuckDB reads a ``name=value`` folder in a path as a Hive partition column that replaces
     # the file's column of that name (any case): the footer then says nothing about the view.
     parts = [part for p in paths for part in re.split(r"[/\\]", p) if "=" in part]
