@@ -172,7 +172,7 @@ def test_atomic_writes_keep_modes(tmp_path: Path) -> None:
     shared = tmp_path / "shared.toml"
     shared.write_text("old", encoding="utf-8")
     shared.chmod(0o640)
-    atomic_write_text(shared, "new")
+    atomic_write_text(shared, "new", replace=True)
     assert shared.read_text(encoding="utf-8") == "new"
     assert stat.S_IMODE(shared.stat().st_mode) == 0o640
     old = os.umask(0o022)

@@ -12,6 +12,7 @@ import gzip
 import json
 import shutil
 from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -237,8 +238,8 @@ def test_write_calibration_does_not_clobber_a_file_that_appears(tmp_path: Path, 
     path = tmp_path / "c.toml"
     real_check = calibrate.check_output
 
-    def check_then_race(p: Path, *, overwrite: bool) -> None:
-        real_check(p, overwrite=overwrite)
+    def check_then_race(p: Path, *, overwrite: bool, inputs: Sequence[Path] = ()) -> None:
+        real_check(p, overwrite=overwrite, inputs=inputs)
         p.write_text("theirs\n", encoding="utf-8")
 
     monkeypatch.setattr(calibrate, "check_output", check_then_race)

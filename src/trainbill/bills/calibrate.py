@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +47,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from trainbill._io import atomic_write_text
+from trainbill._io import DestinationError, atomic_write_text, destination_problem
 from trainbill.bills.summary import BillSummary
 from trainbill.errors import BillError
 
@@ -194,69 +192,51 @@ def calibration_to_toml(cal: BillCalibration) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_calibration(cal: BillCalibration, path: Path, *, overwrite: bool = False) -> None:
-    """Write atomically (temp file in the same folder, then ``os.replace``).
+def write_calibration(
+    cal: BillCalibration, path: Path, *, overwrite: bool = False, inputs: Sequence[Path] = ()
+) -> None:
+    """Write atomically; without ``overwrite`` a file that appeared meanwhile is kept
+    (``trainbill._io``: the check and the write are one step).
 
     Raises:
         BillError: ``path`` exists and ``overwrite`` is false (it may hold an earlier
-            calibration the user wants), or the file cannot be written.
+            calibration the user wants), is one of the bills read, is not a regular file, or
+            cannot be written.
     """
     text = calibration_to_toml(cal)
-    check_output(path, overwrite=overwrite)
+    check_output(path, overwrite=overwrite, inputs=inputs)
     try:
-        if overwrite:
-            atomic_write_text(path, text)
-        else:
-            _write_new(path, text)
-    except FileExistsError:
-        raise BillError(f"{path}: already exists; choose another path or pass --force") from None
+        atomic_write_text(path, text, replace=overwrite)
+    except DestinationError as exc:
+        raise BillError(str(exc)) from None
     except OSError as exc:
         raise BillError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-def check_output(path: Path, *, overwrite: bool) -> None:
-    """Refuse an output path before any work: a folder, a parent that is a file, or an
+def check_output(path: Path, *, overwrite: bool, inputs: Sequence[Path] = ()) -> None:
+    """Refuse an output path before any work (``trainbill._io.destination_problem``): a
+    folder, a parent that is a file, a non-regular file, one of the bills being read, or an
     existing file without ``overwrite``.
 
     Raises:
         BillError: naming the path and what to do instead.
     """
     if path.is_dir():
-        raise BillError(f"{path}: is a folder; give the calibration file's path, e.g. {path / 'calibration.toml'}")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise BillError(f"{path}: cannot write: {parent} is a file, not a folder")
-            break
-    if path.exists() and not overwrite:
-        raise BillError(f"{path}: already exists; choose another path or pass --force")
-
-
-def _write_new(path: Path, text: str) -> None:
-    """Write ``path`` atomically *without* replacing a file that appeared meanwhile: the text
-    goes to a temp file that is then hard-linked to ``path`` (``link`` fails if it exists)."""
-    directory = path.parent if str(path.parent) else Path()
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: check, then rename
-            if path.exists():
-                raise FileExistsError(path) from None
-            Path(tmp).replace(path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        raise BillError(
+            f"{path}: is a folder; give the calibration file's path, e.g. {path / 'calibration.toml'}"
+        )
+    problem = destination_problem(path, replace=overwrite, inputs=inputs)
+    if problem is not None:
+        raise BillError(problem)
 
 
 def _num(
-    section: Mapping[str, Any], key: str, source: str, table: str = "calibration", *, minimum: float | None = None
+    section: Mapping[str, Any],
+    key: str,
+    source: str,
+    table: str = "calibration",
+    *,
+    minimum: float | None = None,
 ) -> float:
     value = section.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -295,13 +275,15 @@ def read_calibration(path: Path) -> BillCalibration:
         raise BillError(f"{source}: not valid TOML: {exc}") from None
     cal = data.get("calibration")
     if not isinstance(cal, dict) or cal.get("kind") != "bills":
-        raise BillError(f"{source}: calibration.kind: expected \"bills\" in a [calibration] table")
+        raise BillError(f'{source}: calibration.kind: expected "bills" in a [calibration] table')
     version = cal.get("schema_version")
     if version != SCHEMA_VERSION:
         newer = (
             "; the file was written by a newer trainbill: upgrade trainbill or re-run "
             "`trainbill calibrate`"
-            if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION
+            if isinstance(version, int)
+            and not isinstance(version, bool)
+            and version > SCHEMA_VERSION
             else ""
         )
         raise BillError(
@@ -328,7 +310,7 @@ def read_calibration(path: Path) -> BillCalibration:
         )
     basis = cal.get("basis", "billed_cost")
     if basis != "billed_cost":
-        raise BillError(f"{source}: calibration.basis: expected \"billed_cost\", got {basis!r}")
+        raise BillError(f'{source}: calibration.basis: expected "billed_cost", got {basis!r}')
     start = _period(cal, "period_start", source)
     end = _period(cal, "period_end", source)
     if start is not None and end is not None and end <= start:

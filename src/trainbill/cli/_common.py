@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainbill._io import atomic_write_text
+from trainbill._io import DestinationError, atomic_write_text, destination_problem
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -111,43 +111,26 @@ def finite_option(value: float | None, flag: str, *, positive: bool = True) -> f
 def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Path] = ()) -> None:
     """Refuse, before any work is done, an output path that cannot or must not be written.
 
-    A directory, a path whose parent is a file, an existing file without ``--force``, or one
-    of the command's own input files (``inputs``) is a one-line ``SpecError`` naming ``flag``.
+    The rule is ``trainbill._io.destination_problem`` (a directory, a parent that is a file, a
+    non-regular file, an existing file without ``--force``, or one of the command's own input
+    files by identity); this only names ``flag``.
     """
     from trainbill.errors import SpecError
 
-    if str(path) in ("", "."):
-        msg = "give a file name (got an empty path)"
-        raise SpecError(msg, source="command line", field=flag)
-    if path.is_dir():
-        msg = f"{path} is a directory; give a file name inside it"
-        raise SpecError(msg, source="command line", field=flag)
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                msg = f"{path}: {parent} is a file, not a folder"
-                raise SpecError(msg, source="command line", field=flag)
-            break
-    for src in inputs:
-        try:
-            same = src.exists() and path.exists() and path.resolve() == src.resolve()
-        except OSError:
-            same = False
-        if same:
-            msg = f"{path} is the command's input file; give another output path"
-            raise SpecError(msg, source="command line", field=flag)
-    if path.exists() and not force:
-        msg = f"{path} already exists; pass --force to overwrite it"
-        raise SpecError(msg, source="command line", field=flag)
+    problem = destination_problem(path, replace=force, inputs=inputs)
+    if problem is not None:
+        raise SpecError(problem, source="command line", field=flag)
 
 
-def write_output(path: Path, text: str, *, flag: str) -> None:
-    """Write ``text`` atomically (an existing file keeps its permissions); an ``OSError``
-    becomes a one-line ``TrainbillError`` naming the file."""
-    from trainbill.errors import TrainbillError
+def write_output(path: Path, text: str, *, flag: str, force: bool) -> None:
+    """Write ``text`` atomically; without ``force`` a file that appeared meanwhile is kept and
+    the command fails. An ``OSError`` becomes a one-line ``TrainbillError`` naming the file."""
+    from trainbill.errors import SpecError, TrainbillError
 
     try:
-        atomic_write_text(path, text)  # keeps the replaced file's mode (trainbill._io)
+        atomic_write_text(path, text, replace=force)
+    except DestinationError as exc:
+        raise SpecError(str(exc), source="command line", field=flag) from None
     except OSError as exc:
         msg = f"{flag}: cannot write {path}: {exc.strerror or exc.__class__.__name__}"
         raise TrainbillError(msg) from None

@@ -108,7 +108,9 @@ def _render_summary(s: BillSummary) -> None:
             by.add_row(row.key, f"{row.rows:,}", _money(row.billed_cost, cur), top[0])
         _common.console.print(by)
         if len(s.breakdown) > _BREAKDOWN_ROWS:
-            _common.console.print(f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)")
+            _common.console.print(
+                f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)"
+            )
 
 
 @bill_app.command("summary")
@@ -206,9 +208,12 @@ def calibrate_cmd(
     from trainbill.bills import fit_calibration, read_bill, write_calibration
     from trainbill.bills.calibrate import calibration_to_toml, check_output
 
-    check_output(output, overwrite=force)  # before reading the bills, which can take a while
+    # Before reading the bills, which can take a while; a bill (or a file in a bill folder) is
+    # never the destination, --force or not.
+    inputs = [f for p in files for f in ([*p.rglob("*")] if p.is_dir() else [p])]
+    check_output(output, overwrite=force, inputs=inputs)
     summaries = [read_bill(files, engine=engine)]
     cal = fit_calibration(summaries)
-    write_calibration(cal, output, overwrite=force)
+    write_calibration(cal, output, overwrite=force, inputs=inputs)
     _common.console.print(calibration_to_toml(cal), end="", markup=False)
     _common.console.print(f"wrote {output}")

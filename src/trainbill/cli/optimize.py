@@ -72,7 +72,11 @@ def plan_to_toml(plan: Plan, *, header: str = "") -> str:
     lines = [f"# {h}" if h else "#" for h in header.splitlines()] if header else []
     for section, values in data.items():
         scalars = {k: v for k, v in values.items() if not isinstance(v, list | tuple | dict)}
-        groups = {k: v for k, v in values.items() if isinstance(v, list | tuple) and v and isinstance(v[0], dict)}
+        groups = {
+            k: v
+            for k, v in values.items()
+            if isinstance(v, list | tuple) and v and isinstance(v[0], dict)
+        }
         if scalars:
             lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
         for key, items in groups.items():
@@ -99,8 +103,20 @@ def _row(c: Candidate) -> list[str]:
 
 def _candidates_table(title: str, rows: list[Candidate]) -> Table:
     t = Table(title=title)
-    for col in ("cloud:instance", "nodes", "orch.", "spot", "savings plan", "ckpt", "wall h", "expected", "P90"):
-        t.add_column(col, justify="left" if col in {"cloud:instance", "orch.", "savings plan"} else "right")
+    for col in (
+        "cloud:instance",
+        "nodes",
+        "orch.",
+        "spot",
+        "savings plan",
+        "ckpt",
+        "wall h",
+        "expected",
+        "P90",
+    ):
+        t.add_column(
+            col, justify="left" if col in {"cloud:instance", "orch.", "savings plan"} else "right"
+        )
     for c in rows:
         t.add_row(*_row(c))
     return t
@@ -119,10 +135,16 @@ def _render(result: OptimizationResult) -> None:
     )
     user = result.user
     if user is None:
-        console.print(_candidates_table("Best plan (yours does not fit in memory; see below)", [result.best]))
+        console.print(
+            _candidates_table("Best plan (yours does not fit in memory; see below)", [result.best])
+        )
     else:
         console.print(_candidates_table("Best plan vs yours", [result.best, user]))
-    if user is not None and result.deadline_hours is None and result.best.wall_hours > user.wall_hours:
+    if (
+        user is not None
+        and result.deadline_hours is None
+        and result.best.wall_hours > user.wall_hours
+    ):
         console.print(
             f"no deadline was given, so the cheapest plan may run longest ({result.best.wall_hours:,.0f} h vs "
             f"your {user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
@@ -132,13 +154,27 @@ def _render(result: OptimizationResult) -> None:
     if len(front) > 15:
         step = (len(front) - 1) / 14
         front = [front[round(i * step)] for i in range(15)]
-    console.print(_candidates_table(f"Pareto front: cost vs time ({len(result.pareto)} points)", front))
+    console.print(
+        _candidates_table(f"Pareto front: cost vs time ({len(result.pareto)} points)", front)
+    )
     t = Table(title=f"Right-sizing {result.best.instance} (best purchase mix)")
-    for col in ("nodes", "GPUs", "wall h", "efficiency", "cost", "$ per hour saved", "more nodes pay?"):
+    for col in (
+        "nodes",
+        "GPUs",
+        "wall h",
+        "efficiency",
+        "cost",
+        "$ per hour saved",
+        "more nodes pay?",
+    ):
         t.add_column(col, justify="right")
     for r in result.rightsizing:
         t.add_row(
-            str(r.nodes), str(r.gpus), f"{r.wall_hours:,.1f}", f"{r.efficiency:.0%}", f"${r.total_usd:,.0f}",
+            str(r.nodes),
+            str(r.gpus),
+            f"{r.wall_hours:,.1f}",
+            f"{r.efficiency:.0%}",
+            f"${r.total_usd:,.0f}",
             "-" if r.usd_per_hour_saved is None else f"${r.usd_per_hour_saved:,.0f}",
             "yes" if r.pays else "no",
         )
@@ -150,35 +186,57 @@ def _render(result: OptimizationResult) -> None:
 
 @app.command("optimize")
 def optimize_command(
-    plan_file: Annotated[Path, typer.Argument(help="Plan TOML (the template; always a candidate).")],
-    deadline_hours: Annotated[float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")] = None,
+    plan_file: Annotated[
+        Path, typer.Argument(help="Plan TOML (the template; always a candidate).")
+    ],
+    deadline_hours: Annotated[
+        float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
+    ] = None,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")] = None,
-    p90: Annotated[bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")] = False,
-    clouds: Annotated[str | None, typer.Option("--clouds", help="Comma list of aws,gcp,azure.")] = None,
-    instances: Annotated[str | None, typer.Option("--instances", help="Comma list of instance types.")] = None,
+    p90: Annotated[
+        bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")
+    ] = False,
+    clouds: Annotated[
+        str | None, typer.Option("--clouds", help="Comma list of aws,gcp,azure.")
+    ] = None,
+    instances: Annotated[
+        str | None, typer.Option("--instances", help="Comma list of instance types.")
+    ] = None,
     nodes: Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")] = None,
     savings_plans: Annotated[
-        str | None, typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr.")
+        str | None,
+        typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
+    ] = None,
     export: Annotated[
         str | None,
-        typer.Option("--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."),
+        typer.Option(
+            "--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."
+        ),
     ] = None,
     export_file: Annotated[
         Path | None,
-        typer.Option("--export-file", help="Write the --export file here (default: print it instead of the tables)."),
+        typer.Option(
+            "--export-file",
+            help="Write the --export file here (default: print it instead of the tables).",
+        ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")] = False,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")
+    ] = False,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
+    ] = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""
     _check_export(export, export_file, output, as_json=as_json)
     finite_option(deadline_hours, "--deadline-hours")
     finite_option(budget_usd, "--budget-usd")
     if output is not None:
-        check_output_path(output, flag="--output", force=force)
+        check_output_path(output, flag="--output", force=force, inputs=(plan_file,))
     if export_file is not None:
         # A launcher YAML over the plan it came from would destroy the plan, --force or not.
         check_output_path(export_file, flag="--export-file", force=force, inputs=(plan_file,))
@@ -210,13 +268,15 @@ def optimize_command(
         )
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
-        write_output(output, plan_to_toml(result.best_plan, header=header), flag="--output")
+        write_output(
+            output, plan_to_toml(result.best_plan, header=header), flag="--output", force=force
+        )
     if export is not None:
         task = export_skypilot(result.best_plan, catalog)
         if export_file is None:
             sys.stdout.write(task)
             return
-        write_output(export_file, task, flag="--export-file")
+        write_output(export_file, task, flag="--export-file", force=force)
     if as_json:
         print_json(result.as_dict())
         return
@@ -224,14 +284,18 @@ def optimize_command(
     if output is not None:
         console.print(f"best plan written to {output}")
     if export_file is not None:
-        console.print(f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky launch' runs it)")
+        console.print(
+            f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky launch' runs it)"
+        )
 
 
 #: Launchers ``--export`` can describe the best plan for.
 EXPORT_FORMATS = ("skypilot",)
 
 
-def _check_export(export: str | None, export_file: Path | None, output: Path | None, *, as_json: bool) -> None:
+def _check_export(
+    export: str | None, export_file: Path | None, output: Path | None, *, as_json: bool
+) -> None:
     """Refuse contradictory export flags before the search runs (and before anything is written)."""
     if export is None:
         if export_file is not None:
@@ -257,30 +321,59 @@ def _render_commit(a: CommitAdvice) -> None:
         f"horizon {a.horizon_months} months"
     )
     t = Table(title="Commitment that minimises expected cost")
-    for col in ("term", "$/GPU-h", "break-even util.", "commit GPU-h/mo", "commit $/h", "of baseline",
-                "expected util.", "$/month", "saves", f"rule {RULE_OF_THUMB[0]:.0%}/{RULE_OF_THUMB[1]:.0%} $/month"):
+    for col in (
+        "term",
+        "$/GPU-h",
+        "break-even util.",
+        "commit GPU-h/mo",
+        "commit $/h",
+        "of baseline",
+        "expected util.",
+        "$/month",
+        "saves",
+        f"rule {RULE_OF_THUMB[0]:.0%}/{RULE_OF_THUMB[1]:.0%} $/month",
+    ):
         t.add_column(col, justify="left" if col == "term" else "right")
     for x in a.terms:
         t.add_row(
-            x.term, f"${x.rate_usd_per_gpu_hour:,.3f}", f"{x.effective_break_even_utilization:.0%}",
-            f"{x.commit_gpu_hours_per_month:,.0f}", f"${x.commit_usd_per_hour:,.0f}", f"{x.share_of_baseline:.0%}",
-            f"{x.expected_utilization:.0%}", f"${x.expected_usd_per_month:,.0f}", f"{x.savings_pct:.1f}%",
+            x.term,
+            f"${x.rate_usd_per_gpu_hour:,.3f}",
+            f"{x.effective_break_even_utilization:.0%}",
+            f"{x.commit_gpu_hours_per_month:,.0f}",
+            f"${x.commit_usd_per_hour:,.0f}",
+            f"{x.share_of_baseline:.0%}",
+            f"{x.expected_utilization:.0%}",
+            f"${x.expected_usd_per_month:,.0f}",
+            f"{x.savings_pct:.1f}%",
             f"${x.rule_usd_per_month[0]:,.0f} / ${x.rule_usd_per_month[1]:,.0f}",
         )
     console.print(t)
     r = Table(title="Does 'cover 60-70% of baseline' hold? (future usage = scale × history)")
-    for col in ("term", "scale", "optimal commit", "of baseline", "rule's extra $/month", "rule holds"):
+    for col in (
+        "term",
+        "scale",
+        "optimal commit",
+        "of baseline",
+        "rule's extra $/month",
+        "rule holds",
+    ):
         r.add_column(col, justify="left" if col == "term" else "right")
     for x in a.terms:
         for c in x.rule_checks:
             r.add_row(
-                x.term, f"{c.scale:g}×", f"{c.optimal_commit_gpu_hours:,.0f}", f"{c.optimal_share_of_baseline:.0%}",
-                f"${c.rule_regret_usd_per_month:,.0f}", "yes" if c.holds else "no",
+                x.term,
+                f"{c.scale:g}×",
+                f"{c.optimal_commit_gpu_hours:,.0f}",
+                f"{c.optimal_share_of_baseline:.0%}",
+                f"${c.rule_regret_usd_per_month:,.0f}",
+                "yes" if c.holds else "no",
             )
     console.print(r)
     best = next((x for x in a.terms if x.term == a.best_term), None)
     if best is None:
-        console.print("Recommendation: no commitment (usage too uneven to clear the break-even utilization).")
+        console.print(
+            "Recommendation: no commitment (usage too uneven to clear the break-even utilization)."
+        )
     else:
         console.print(
             f"Recommendation: {best.term} plan, {best.commit_gpu_hours_per_month:,.0f} GPU-h/month "
@@ -292,13 +385,23 @@ def _render_commit(a: CommitAdvice) -> None:
 
 @app.command("commit")
 def commit_command(
-    usage_csv: Annotated[Path, typer.Argument(help="CSV with month (YYYY-MM) and gpu_hours columns.")],
-    instance: Annotated[str, typer.Option("--instance", help="Instance type the GPU-hours run on.")] = "p5.48xlarge",
+    usage_csv: Annotated[
+        Path, typer.Argument(help="CSV with month (YYYY-MM) and gpu_hours columns.")
+    ],
+    instance: Annotated[
+        str, typer.Option("--instance", help="Instance type the GPU-hours run on.")
+    ] = "p5.48xlarge",
     region: Annotated[str | None, typer.Option("--region", help="Price region.")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD (default today).")] = None,
-    horizon_months: Annotated[int, typer.Option("--horizon-months", help="Months the workload will last.")] = 36,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD (default today).")
+    ] = None,
+    horizon_months: Annotated[
+        int, typer.Option("--horizon-months", help="Months the workload will last.")
+    ] = 36,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")] = None,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
+    ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
     try:
@@ -316,7 +419,11 @@ def commit_command(
         raise SpecError(msg, source="command line", field="--as-of") from None
     usage = parse_usage_csv(text, source=str(usage_csv))
     advice = advise_commitment(
-        usage, catalog_from_options(catalog_dir), instance=instance, region=region, as_of=day,
+        usage,
+        catalog_from_options(catalog_dir),
+        instance=instance,
+        region=region,
+        as_of=day,
         horizon_months=horizon_months,
     )
     if as_json:

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from trainbill._io import destination_problem
 from trainbill.cli import app
 from trainbill.profile import (
     BUILTINS,
@@ -84,9 +85,11 @@ def profile_command(
         raise ProfileError("give exactly one of --script FILE.py or --builtin NAME")
     # Cheap checks first: a step script may spend minutes loading a model.
     check_counts(warmup=warmup, steps=steps)
-    if output is not None and output.exists() and not force:
-        msg = f"{output}: already exists; choose another path or pass --force to replace it"
-        raise ProfileError(msg)
+    if output is not None:
+        inputs = [script] if script is not None else []
+        problem = destination_problem(output, replace=force, inputs=inputs)
+        if problem is not None:
+            raise ProfileError(f"--output: {problem}")
     config = builtin_config(builtin) if builtin is not None else None
     if script is not None and not script.is_file():
         raise ProfileError(f"{script}: step script not found")

@@ -22,10 +22,16 @@ MAX_REPORT_TRIALS = 100_000
 def report_cmd(
     plan_file: Annotated[Path, typer.Argument(help="Plan TOML file.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")],
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the output file if it exists.")] = False,
-    trials: Annotated[int, typer.Option(help="Monte Carlo trials (0 skips the simulation).")] = 2000,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the output file if it exists.")
+    ] = False,
+    trials: Annotated[
+        int, typer.Option(help="Monte Carlo trials (0 skips the simulation).")
+    ] = 2000,
     seed: Annotated[int, typer.Option(help="Random seed for the simulation.")] = 0,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report for finance: waterfall, ledger, risk, right-sizing."""
     from trainbill.report import build_report, render_html
@@ -39,8 +45,10 @@ def report_cmd(
     # The plan file itself is never a report's destination, --force or not.
     check_output_path(output, flag="--output", force=force, inputs=(plan_file,))
     plan = load_plan(plan_file)
-    data = build_report(plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0)
-    write_output(output, render_html(data), flag="--output")
+    data = build_report(
+        plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0
+    )
+    write_output(output, render_html(data), flag="--output", force=force)
     fc = data.forecast
     console.print(
         f"wrote {output}: quote ${fc.quote_usd:,.0f}, real bill ${fc.total_usd:,.0f} ({fc.multiplier:.2f}×)"
@@ -51,9 +59,13 @@ def report_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    host: Annotated[str, typer.Option(help="Interface to bind (localhost by default; 0.0.0.0 exposes it).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Interface to bind (localhost by default; 0.0.0.0 exposes it).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+    ] = None,
 ) -> None:
     """Run the web calculator and the JSON API (docs at /docs)."""
     if not 0 < port < 65536:

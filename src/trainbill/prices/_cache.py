@@ -44,7 +44,7 @@ class CacheWrite:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (``trainbill._io.atomic_write_text``)."""
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, replace=True)  # the cache is trainbill's own file
 
 
 def read_cache(directory: Path) -> list[PricePoint]:

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trainbill._io import atomic_write_text
+from trainbill._io import DestinationError, atomic_write_text, destination_problem
 from trainbill.errors import suggest
 from trainbill.profile._errors import CalibrationError
 from trainbill.profile.step import PRECISIONS, StepProfile
@@ -234,11 +234,13 @@ def write_calibration(cal: Calibration, path: Path, *, overwrite: bool = False) 
     # could never be read back (say zero FLOPs, hence achieved 0) fails here, not later.
     label = f"{path} (not written)"
     _check(_parse_document(tomllib.loads(text), source=label), source=label)
-    if path.exists() and not overwrite:
-        msg = "already exists; choose another path or pass --force to replace it"
-        raise CalibrationError(msg, source=str(path))
+    problem = destination_problem(path, replace=overwrite)
+    if problem is not None:
+        raise CalibrationError(problem, source=str(path))
     try:
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, replace=overwrite)
+    except DestinationError as exc:
+        raise CalibrationError(str(exc), source=str(path)) from None
     except OSError as exc:
         raise CalibrationError(f"cannot write: {exc.strerror}", source=str(path)) from None
 
