@@ -7,9 +7,9 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from cli_runner import run_cli
 from conftest import EXAMPLES
-
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"

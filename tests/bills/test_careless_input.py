@@ -11,8 +11,8 @@ import csv
 import gzip
 import json
 import shutil
-from datetime import UTC, datetime
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
