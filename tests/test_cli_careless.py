@@ -339,3 +339,10 @@ def test_optimize_without_deadline_says_why_the_best_is_slow(capsys: pytest.Capt
     code, out, _ = _run(["optimize", plan, *args, "--deadline-hours", "200"], capsys)
     assert code == 0
     assert "no deadline was given" not in out
+
+
+def test_a_plan_nested_past_the_recursion_limit_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A TOML array nested 30,000 deep (RecursionError in tomllib) is a one-line error naming the file."""
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")
+    _refused(["forecast", str(deep)], capsys, "deep.toml", "nested too deeply")

@@ -194,3 +194,20 @@ def test_cli_forecast_plan_file_under_import(capsys: pytest.CaptureFixture[str],
     assert (out["cluster"]["instance"], out["cluster"]["nodes"], out["cluster"]["spot_fraction"]) == ("p5.48xlarge", 4, 1.0)
     assert out["time"]["compute_hours"] == pytest.approx(5.0)
     assert date.fromisoformat(out["catalog"]["as_of"]) == date(2025, 5, 1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("hyperpod", "[" * 30_000 + "]" * 30_000),
+        ("terraform", '{"a":' * 30_000 + "1" + "}" * 30_000),
+        ("skypilot", "[" * 30_000 + "]" * 30_000),
+    ],
+)
+def test_a_document_nested_past_the_recursion_limit_is_one_error(kind: str, text: str, catalog: Catalog) -> None:
+    """30,000 levels of nesting (RecursionError in the parser) is a ClusterImportError naming the file."""
+    from trainbill.errors import TrainbillError
+    from trainbill.importers import import_text
+
+    with pytest.raises(TrainbillError, match=r"deep\.doc: nested too deeply"):
+        import_text(kind, text, source="deep.doc", catalog=catalog)

@@ -39,6 +39,15 @@ class TrainbillError(Exception):
     """Base class: a problem the user can fix, reported without a traceback."""
 
 
+def too_deep_message() -> str:
+    """What to say when a document's nesting exhausts Python's recursion limit while parsing
+    or walking it: no plan, cluster description or bill nests that deep, so the file is
+    broken or hostile, and the user needs one line, not a ``RecursionError`` traceback."""
+    import sys
+
+    return f"nested too deeply (over {sys.getrecursionlimit():,} levels); no valid file of this kind nests that deep"
+
+
 class SpecError(TrainbillError, ValueError):
     """A plan (file, flags or JSON body) is invalid."""
 

@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from trainbill.errors import SpecError, suggest
+from trainbill.errors import SpecError, suggest, too_deep_message
 
 __all__ = [
     "MAX_GPUS",
@@ -378,10 +378,12 @@ def load_plan(path: Path | str) -> Plan:
         raise SpecError(msg, source=str(p)) from None
     try:
         data = tomllib.loads(text)
+        return plan_from_dict(data, source=str(p))
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
         raise SpecError(msg, source=str(p)) from None
-    return plan_from_dict(data, source=str(p))
+    except RecursionError:  # tomllib and pydantic recurse per nesting level
+        raise SpecError(too_deep_message(), source=str(p)) from None
 
 
 def merge_plan_dicts(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,3 +59,21 @@ def test_missing_script(tmp_path: Path) -> None:
     """A path that does not exist is reported as such."""
     with pytest.raises(ProfileError, match="step script not found"):
         load_step_script(tmp_path / "absent.py")
+
+
+def test_a_step_that_raises_is_the_users_error(tmp_path: Path) -> None:
+    """The step raising inside trainbill's timing loop reads as the script's error, with its line."""
+    script = tmp_path / "bad.py"
+    script.write_text(
+        "def make_step():\n"
+        "    def step():\n"
+        "        raise ValueError('shape mismatch')\n"
+        "    return step, 1024\n",
+        encoding="utf-8",
+    )
+    loaded = load_step_script(script)
+    with pytest.raises(ProfileError) as info:
+        loaded.step_fn()
+    text = str(info.value)
+    assert text.startswith(f"{script}: the step function raised ValueError: shape mismatch")
+    assert f"{script}:3 in step: raise ValueError('shape mismatch')" in text

@@ -193,7 +193,9 @@ def _first_line(path: Path) -> str:
     else:
         with path.open("rb") as fh:
             line = fh.readline()
-    return str(line.decode("utf-8-sig"))
+    # A file with classic-Mac CR-only line endings has no LF: the "line" is the whole file.
+    # The header ends at the first CR or LF whichever the file uses (a header never holds one).
+    return str(line.split(b"\r", 1)[0].decode("utf-8-sig"))
 
 
 def _header(path: Path, kind: str) -> tuple[str, ...]:
@@ -227,7 +229,7 @@ def _header(path: Path, kind: str) -> tuple[str, ...]:
             f"{path}: the header is not UTF-8 text (byte {exc.object[exc.start:exc.end]!r} at "
             f"offset {exc.start}); export the bill as UTF-8"
         ) from None
-    except (OSError, EOFError, ValueError) as exc:
+    except (OSError, EOFError, ValueError, csv.Error) as exc:
         raise BillError(f"{path}: cannot read the header: {exc}") from None
     _refuse_duplicates(path, columns)
     return columns

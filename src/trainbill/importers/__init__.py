@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainbill.catalog import Catalog
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, too_deep_message
 
 __all__ = [
     "FORMATS",
@@ -108,20 +108,17 @@ def _jsonable(x: Any) -> Any:
 
 def import_text(kind: str, text: str, *, source: str, catalog: Catalog) -> ImportReport:
     """Parse a cluster description of ``kind`` (hyperpod, skypilot, terraform)."""
-    if kind == "hyperpod":
-        from trainbill.importers import hyperpod
+    if kind not in FORMATS:
+        msg = f"{kind!r} is not a supported cluster format; allowed values: {', '.join(FORMATS)}"
+        raise ClusterImportError(msg, source="command line", field="--from")
+    import importlib
 
-        return hyperpod.parse(text, source=source, catalog=catalog)
-    if kind == "skypilot":
-        from trainbill.importers import skypilot
-
-        return skypilot.parse(text, source=source, catalog=catalog)
-    if kind == "terraform":
-        from trainbill.importers import terraform
-
-        return terraform.parse(text, source=source, catalog=catalog)
-    msg = f"{kind!r} is not a supported cluster format; allowed values: {', '.join(FORMATS)}"
-    raise ClusterImportError(msg, source="command line", field="--from")
+    parser = importlib.import_module(f"trainbill.importers.{kind}")
+    try:
+        report: ImportReport = parser.parse(text, source=source, catalog=catalog)
+    except RecursionError:  # the JSON/YAML parsers and the walkers recurse per level
+        raise ClusterImportError(too_deep_message(), source=source) from None
+    return report
 
 
 def read_cluster_file(path: Path) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,7 @@ def load_step_script(path: Path) -> StepScript:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        msg = f"{path}: importing the step script failed: {type(exc).__name__}: {exc}"
-        raise ProfileError(msg) from exc
+        raise ProfileError(_user_error(path, "importing the step script failed:", exc)) from exc
     make_step = getattr(module, "make_step", None)
     if not callable(make_step):
         msg = f"{path}: defines no make_step() function; it must return (step_fn, tokens_per_step)"
@@ -74,9 +74,30 @@ def load_step_script(path: Path) -> StepScript:
     try:
         result = make_step()
     except Exception as exc:
-        msg = f"{path}: make_step() raised {type(exc).__name__}: {exc}"
-        raise ProfileError(msg) from exc
+        raise ProfileError(_user_error(path, "make_step() raised", exc)) from exc
     return _validate(path, result)
+
+
+def _user_error(path: Path, what: str, exc: BaseException) -> str:
+    """The user's own error as theirs: one block with their exception and the frames in their
+    script (trainbill's own frames are noise to them), never a trainbill traceback."""
+    mine = str(path.resolve())
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == mine]
+    where = "".join(f"\n  {path}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-5:])
+    return f"{path}: {what} {type(exc).__name__}: {exc}{where}"
+
+
+def _guarded(path: Path, step_fn: Callable[[], object]) -> Callable[[], object]:
+    """``step_fn`` whose exceptions become a ``ProfileError`` naming the script: the step runs
+    inside trainbill's timing loop, where a bare exception would read as a trainbill crash."""
+
+    def step() -> object:
+        try:
+            return step_fn()
+        except Exception as exc:
+            raise ProfileError(_user_error(path, "the step function raised", exc)) from exc
+
+    return step
 
 
 def _validate(path: Path, result: object) -> StepScript:
@@ -99,7 +120,7 @@ def _validate(path: Path, result: object) -> StepScript:
         msg = f"{path}: make_step()[2] (info) has unknown keys {unknown}; allowed: {allowed}"
         raise ProfileError(msg)
     return StepScript(
-        step_fn=step_fn,
+        step_fn=_guarded(path, step_fn),
         tokens_per_step=tokens,
         model_params=_positive_int(path, "model_params", info.get("model_params")),
         seq_len=_positive_int(path, "seq_len", info.get("seq_len")),
