@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+
 from conftest import EXAMPLES, REPO
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
@@ -27,7 +28,7 @@ _LAUNCH = (
 def test_sigint_during_start_up_is_one_line(delay_s: float) -> None:
     """SIGINT while the CLI's imports load (or later) ends in 'interrupted', no traceback."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter
+    proc = subprocess.Popen(
         [sys.executable, "-c", _LAUNCH, str(SEED)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
