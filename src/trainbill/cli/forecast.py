@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -132,13 +130,10 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
 
 
 def _csv(fc: Forecast) -> str:
-    buf = io.StringIO()
+    from trainbill.tabular import to_csv
+
     fields = ["category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"]
-    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for line in fc.ledger.lines:
-        w.writerow(line.as_dict())
-    return buf.getvalue()
+    return to_csv((line.as_dict() for line in fc.ledger.lines), fields)
 
 
 @app.command("forecast")
