@@ -33,12 +33,15 @@ def test_generous_quote_is_plausible(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "field", "needle"),
     [
-        ({"cost_usd": float("inf")}, "cost_usd", "finite number > 0"),
+        ({"cost_usd": float("inf")}, "cost_usd", "finite number >= 1"),
         ({"params": float("nan")}, "params", "finite number >= 1"),
-        ({"usd_per_gpu_hour": -1.0}, "usd_per_gpu_hour", "finite number > 0"),  # gave -12% MFU, "plausible"
-        ({"usd_per_gpu_hour": float("inf")}, "usd_per_gpu_hour", "finite number > 0"),  # ZeroDivisionError
+        ({"usd_per_gpu_hour": -1.0}, "usd_per_gpu_hour", "finite number >= 0.001"),  # gave -12% MFU, "plausible"
+        ({"usd_per_gpu_hour": float("inf")}, "usd_per_gpu_hour", "finite number >= 0.001"),  # ZeroDivisionError
         ({"tokens": 0.5}, "tokens", ">= 1"),
         ({"gpus": 10**11}, "gpus", "at most 1e+06"),
+        ({"cost_usd": 1e300}, "cost_usd", "at most 1e+12"),  # printed a 300-digit "plausible" audit
+        ({"usd_per_gpu_hour": 1e-300}, "usd_per_gpu_hour", ">= 0.001"),  # 300-digit hours
+        ({"cost_usd": 1e-5}, "cost_usd", ">= 1"),  # "$0 ... = 0.0 h"
     ],
 )
 def test_bad_numbers_are_refused(catalog: Catalog, kwargs: dict[str, float], field: str, needle: str) -> None:
@@ -61,4 +64,22 @@ def test_cli_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "check", "--cost", "1e6", "--params", "70e9", "--tokens", "1e12", "--gpu", "h100",
                            "--gpus", "512", "--usd-per-gpu-hour", "inf")  # fmt: skip
     assert code == 1
-    assert err.strip() == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number > 0 (got inf)"
+    assert err.strip() == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number >= 0.001 (got inf)"
+
+
+def test_an_instance_with_another_gpu_is_refused(catalog: Catalog) -> None:
+    """--gpu h100 priced with p4d.24xlarge (A100s) was judged against the H100 peak: PLAUSIBLE."""
+    with pytest.raises(SpecError, match=r"p4d\.24xlarge carries a100-40gb, not h100; give --gpu a100-40gb") as err:
+        audit_quote(catalog=catalog, cost_usd=1e6, params=7e9, tokens=1e12, gpu="h100", gpus=64, instance="p4d.24xlarge")
+    assert err.value.field == "instance"
+
+
+def test_an_absurd_quote_prints_short_numbers(catalog: Catalog) -> None:
+    """A $1 quote for 7B × 1T tokens on 64 H100 at $6.88/GPU-h reads 8.1e+06% MFU, not 10 digits."""
+    audit = audit_quote(catalog=catalog, cost_usd=1.0, params=7e9, tokens=1e12, gpu="h100", gpus=64,
+                        usd_per_gpu_hour=6.88)  # fmt: skip
+    # hours = 1 / (64 × 6.88) = 0.00227 h; FLOPs 6 × 7e9 × 1e12 = 4.2e22;
+    # TFLOP/s per GPU = 4.2e22 / (64 × 0.00227 × 3600) / 1e12 = 8.03e7; / 989 = 81,173 = 8.12e+06 %
+    assert audit.verdict == "impossible"
+    assert "8.03e+07 TFLOP/s per h100" in audit.explanation
+    assert "(8.12e+06% MFU)" in audit.explanation

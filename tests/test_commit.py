@@ -118,3 +118,16 @@ def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_pat
         main(["commit", str(f), "--json", "--as-of", "2026-06-01"])
     assert exc.value.code in (0, None)
     assert json.loads(capsys.readouterr().out)["months"] == 2
+
+
+@pytest.mark.parametrize("value", ["2.500,5", "2,5", "1,23"])
+def test_a_decimal_comma_is_refused_naming_the_cell(value: str) -> None:
+    """'2.500,5' was read as 2.5005 (commas dropped); only thousands separators are allowed."""
+    with pytest.raises(SpecError, match=r"u\.csv: row 2, column gpu_hours: .*not a thousands separator"):
+        parse_usage_csv(f'month,gpu_hours\n2026-01,"{value}"\n', source="u.csv")
+
+
+def test_thousands_separators_still_read() -> None:
+    """'2,500.5' is 2500.5 and '1,234,567' is 1234567."""
+    u = parse_usage_csv('month,gpu_hours\n2026-01,"2,500.5"\n2026-02,"1,234,567"\n')
+    assert u.gpu_hours == (2500.5, 1234567.0)

@@ -16,7 +16,14 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.spec import MAX_GPUS, MAX_PARAMS, MAX_TOKENS
+from trainbill.spec import (
+    MAX_COST_USD,
+    MAX_GPUS,
+    MAX_PARAMS,
+    MAX_TOKENS,
+    MAX_USD_PER_GPU_HOUR,
+    MIN_USD_PER_GPU_HOUR,
+)
 from trainbill.timemodel import training_flops
 from trainbill.usage import instance_for_gpu
 
@@ -46,6 +53,17 @@ class QuoteAudit:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def _num(x: float, decimals: int) -> str:
+    """Thousands-separated with ``decimals`` below ten million, else 3 significant digits: an
+    audit of an absurd quote should say 1.2e+15 h, not print 290 digits."""
+    return f"{x:,.{decimals}f}" if abs(x) < 1e7 else f"{x:.3g}"
+
+
+def _pct(share: float) -> str:
+    """A share as a percentage people can read at any size (811594202899% is 8.12e+11%)."""
+    return f"{share:.0%}" if share < 100 else f"{share * 100:.3g}%"
+
+
 def audit_quote(
     *,
     catalog: Catalog,
@@ -66,22 +84,27 @@ def audit_quote(
             argument): ``inf`` or a negative price would give a negative or NaN MFU verdict.
     """
     for name, value, low, high in (
-        ("cost_usd", cost_usd, 0.0, None),
+        ("cost_usd", cost_usd, 1.0, MAX_COST_USD),  # below a dollar is no training quote
         ("params", params, 1.0, MAX_PARAMS),
         ("tokens", tokens, 1.0, MAX_TOKENS),
         ("gpus", gpus, 1.0, MAX_GPUS),
-        ("usd_per_gpu_hour", usd_per_gpu_hour, 0.0, None),
+        ("usd_per_gpu_hour", usd_per_gpu_hour, MIN_USD_PER_GPU_HOUR, MAX_USD_PER_GPU_HOUR),
     ):
         if value is None:
             continue
         if isinstance(value, bool) or not math.isfinite(value) or value <= 0 or value < low:
             bound = "> 0" if low == 0.0 else f">= {low:g}"
             raise SpecError(f"must be a finite number {bound} (got {value})", field=name)
-        if high is not None and value > high:
+        if value > high:
             raise SpecError(f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})", field=name)
     accel = catalog.accelerator(gpu)
     if usd_per_gpu_hour is None:
         inst = catalog.instance(instance) if instance else instance_for_gpu(catalog, accel.id, "aws")  # as `forecast --gpu` on the default provider
+        if inst.accelerator != accel.id:
+            # Pricing one chip against another's peak would call any quote plausible.
+            msg = (f"{inst.instance} carries {inst.accelerator}, not {accel.id}; give --gpu {inst.accelerator} "
+                   f"or an instance with {accel.id}")  # fmt: skip
+            raise SpecError(msg, field="instance")
         day = as_of or date.today()  # noqa: DTZ011 - a calendar date
         region = catalog.reference_region(inst.provider)
         p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)
@@ -99,22 +122,22 @@ def audit_quote(
     if mfu > 1.0:
         verdict = "impossible"
         why = (
-            f"needs {implied:,.0f} TFLOP/s per {accel.id}, above its dense {precision} peak of "
-            f"{peak:,.0f} TFLOP/s ({mfu:.0%} MFU)"
+            f"needs {_num(implied, 0)} TFLOP/s per {accel.id}, above its dense {precision} peak of "
+            f"{peak:,.0f} TFLOP/s ({_pct(mfu)} MFU)"
         )
     elif mfu > best:
         verdict = "implausible"
         why = (
-            f"needs {mfu:.0%} MFU, above the best published run ({best:.0%}; "
+            f"needs {_pct(mfu)} MFU, above the best published run ({best:.0%}; "
             f"{catalog.assumption('time.best_published_mfu').source})"
         )
     else:
         verdict = "plausible"
-        why = f"needs {mfu:.0%} MFU ({implied:,.0f} of {peak:,.0f} TFLOP/s), within published practice"
+        why = f"needs {_pct(mfu)} MFU ({_num(implied, 0)} of {peak:,.0f} TFLOP/s), within published practice"
     explanation = (
-        f"${cost_usd:,.0f} / ({gpus} GPUs × ${rate:,.2f}/GPU-hour) = {hours:,.1f} h; "
-        f"6 × {params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {hours:,.1f} h × 3600 s) "
-        f"= {implied:,.0f} TFLOP/s per GPU: {why}"
+        f"${_num(cost_usd, 0)} / ({gpus} GPUs × ${rate:,.4g}/GPU-hour) = {_num(hours, 1)} h; "
+        f"6 × {params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {_num(hours, 1)} h × 3600 s) "
+        f"= {_num(implied, 0)} TFLOP/s per GPU: {why}"
     )
     return QuoteAudit(
         cost_usd=cost_usd,

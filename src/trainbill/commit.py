@@ -58,6 +58,8 @@ SCENARIOS: tuple[float, ...] = (0.5, 0.7, 1.0, 1.3)
 #: The rule "holds" when its extra cost over the optimum is within this share of on-demand.
 RULE_TOLERANCE = 0.01
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
+#: Commas allowed only as thousands separators: 1,234 or 12,345,678.5.
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +102,10 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
             msg = f"month {month} appears twice; give one total per month"
             raise SpecError(msg, source=source, field=f"row {row_no}, column month")
         value = row.get("gpu_hours", "")
+        if "," in value and not _THOUSANDS.match(value):
+            # "2.500,5" or "2,5": a decimal comma. Dropping the comma read 2.500,5 as 2.5005.
+            msg = f"{value!r} has a comma that is not a thousands separator; write the number with a decimal point (e.g. 2500.5)"
+            raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
         try:
             number = float(value.replace("_", "").replace(",", ""))
         except ValueError:
@@ -128,7 +134,8 @@ class RuleCheck:
 
     scale: float
     optimal_commit_gpu_hours: float
-    optimal_share_of_baseline: float
+    #: None when the baseline (the lowest month) is 0: no share of nothing to report.
+    optimal_share_of_baseline: float | None
     rule_regret_usd_per_month: float
     holds: bool
 
@@ -154,7 +161,8 @@ class TermAdvice:
     effective_break_even_utilization: float
     commit_gpu_hours_per_month: float
     commit_usd_per_hour: float
-    share_of_baseline: float
+    #: None when the baseline (the lowest month) is 0.
+    share_of_baseline: float | None
     expected_usd_per_month: float
     savings_pct: float
     expected_utilization: float
@@ -294,7 +302,7 @@ def advise_commitment(
                 RuleCheck(
                     scale=scale,
                     optimal_commit_gpu_hours=ks,
-                    optimal_share_of_baseline=ks / baseline if baseline > 0 else math.inf,
+                    optimal_share_of_baseline=ks / baseline if baseline > 0 else None,
                     rule_regret_usd_per_month=regret,
                     holds=regret <= RULE_TOLERANCE * float(us.mean()) * r_od,
                 )
@@ -308,7 +316,7 @@ def advise_commitment(
                 effective_break_even_utilization=r_eff / r_od,
                 commit_gpu_hours_per_month=k,
                 commit_usd_per_hour=k * r_c / float(catalog.value("reliability.hours_per_month")),
-                share_of_baseline=k / baseline if baseline > 0 else (0.0 if k == 0 else math.inf),
+                share_of_baseline=k / baseline if baseline > 0 else None,
                 expected_usd_per_month=cost,
                 savings_pct=100.0 * (1.0 - cost / od_month) if od_month > 0 else 0.0,
                 expected_utilization=float(np.minimum(u, k).mean()) / k if k > 0 else 0.0,

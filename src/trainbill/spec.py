@@ -30,11 +30,14 @@ from pydantic import (
 from trainbill.errors import SpecError, suggest, too_deep_message
 
 __all__ = [
+    "MAX_COST_USD",
     "MAX_GPUS",
     "MAX_HOURS",
     "MAX_NODES",
     "MAX_PARAMS",
     "MAX_TOKENS",
+    "MAX_USD_PER_GPU_HOUR",
+    "MIN_USD_PER_GPU_HOUR",
     "ORCHESTRATORS",
     "SELF_MANAGED",
     "CheckpointSection",
@@ -94,6 +97,9 @@ MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
 MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
 MAX_NODES = 100_000
 MAX_GPUS = 1_000_000
+MAX_COST_USD = 1e12  # a trillion dollars: 1,000 x the largest training budgets reported
+MIN_USD_PER_GPU_HOUR = 1e-3  # a tenth of a cent: below any cloud's price by orders of magnitude
+MAX_USD_PER_GPU_HOUR = 1e4  # 100 x the dearest on-demand GPU-hour in the catalog
 _MAX_SEQ_LEN = 100_000_000
 _MAX_LAYERS = 100_000
 _MAX_D_MODEL = 10_000_000

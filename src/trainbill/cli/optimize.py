@@ -341,7 +341,7 @@ def _render_commit(a: CommitAdvice) -> None:
             f"{x.effective_break_even_utilization:.0%}",
             f"{x.commit_gpu_hours_per_month:,.0f}",
             f"${x.commit_usd_per_hour:,.0f}",
-            f"{x.share_of_baseline:.0%}",
+            _share(x.share_of_baseline),
             f"{x.expected_utilization:.0%}",
             f"${x.expected_usd_per_month:,.0f}",
             f"{x.savings_pct:.1f}%",
@@ -364,7 +364,7 @@ def _render_commit(a: CommitAdvice) -> None:
                 x.term,
                 f"{c.scale:g}×",
                 f"{c.optimal_commit_gpu_hours:,.0f}",
-                f"{c.optimal_share_of_baseline:.0%}",
+                _share(c.optimal_share_of_baseline),
                 f"${c.rule_regret_usd_per_month:,.0f}",
                 "yes" if c.holds else "no",
             )
@@ -377,7 +377,7 @@ def _render_commit(a: CommitAdvice) -> None:
     else:
         console.print(
             f"Recommendation: {best.term} plan, {best.commit_gpu_hours_per_month:,.0f} GPU-h/month "
-            f"(${best.commit_usd_per_hour:,.0f}/h commitment, {best.share_of_baseline:.0%} of baseline), "
+            f"(${best.commit_usd_per_hour:,.0f}/h commitment, {_share(best.share_of_baseline)} of baseline), "
             f"saving {best.savings_pct:.1f}% vs all on-demand. The rule holds within 1% of on-demand spend "
             "only where marked 'yes' above."
         )
@@ -430,3 +430,8 @@ def commit_command(
         print_json(advice.as_dict())
     else:
         _render_commit(advice)
+
+
+def _share(share: float | None) -> str:
+    """A share of the baseline month; with a zero baseline there is none ("n/a", not "inf%")."""
+    return "n/a" if share is None else f"{share:.0%}"
