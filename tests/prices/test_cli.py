@@ -184,3 +184,19 @@ def test_update_azure_then_show(rec: Any, cache: Path, monkeypatch: pytest.Monke
     assert doc["sp_3yr_usd_per_hour"] == pytest.approx(42.22, abs=0.005)
     assert doc["prices"]["sp_3yr"]["effective_from"] == "2026-12-02"
     assert doc["stale_warning"] is None
+
+
+def test_an_unknown_region_is_an_error_not_an_empty_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """`prices list --region xx-nowhere-1` printed an empty table with exit 0."""
+    code, out, err = run(capsys, "prices", "list", "--region", "xx-nowhere-1")
+    assert code == 1
+    assert out == ""
+    assert err.startswith("trainbill: error: --region: 'xx-nowhere-1' has no prices; known regions: ")
+    assert "us-east-1" in err
+
+
+def test_a_date_before_any_price_says_when_prices_start(capsys: pytest.CaptureFixture[str]) -> None:
+    """`prices show --as-of 1999-01-01` printed an empty rates table with exit 0."""
+    code, _, err = run(capsys, "prices", "show", "p5.48xlarge", "--as-of", "1999-01-01")
+    assert code == 1
+    assert "p5.48xlarge has no price in force on 1999-01-01: its first price point in us-east-1 is" in err

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.cli import app
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, TrainbillError
 from trainbill.prices import (
     InstanceQuote,
     PriceUpdateError,
@@ -99,7 +99,10 @@ def list_prices(
     """Instance prices per purchase option in force on a date (default today)."""
     day = _as_of(as_of)
     catalog = _catalog(catalog_dir)
-    quotes = price_table(catalog, as_of=day, gpu=gpu, provider=_cloud(cloud), region=region)
+    provider = _cloud(cloud)
+    quotes = price_table(catalog, as_of=day, gpu=gpu, provider=provider, region=region)
+    if not quotes:
+        raise TrainbillError(_why_no_prices(catalog, day=day, provider=provider, region=region))
     if as_json:
         _dump([q.to_json() | {"history": None} for q in quotes])
         return
@@ -142,6 +145,11 @@ def show_price(
     """One instance: rates per option on a date, their sources, and the full price history."""
     day = _as_of(as_of)
     quote = instance_quote(_catalog(catalog_dir), instance, as_of=day, region=region)
+    if not quote.options:
+        first = min((p.effective_from for p in quote.history if p.region == quote.region), default=None)
+        since = f"its first price point in {quote.region} is {first.isoformat()}" if first else f"it has no price in {quote.region}"
+        msg = f"--as-of: {instance} has no price in force on {day.isoformat()}: {since}"
+        raise TrainbillError(msg)
     od_point = quote.point("on_demand")
     warning = stale_warning(od_point, day) if od_point is not None else None
     if as_json:
@@ -164,6 +172,16 @@ def show_price(
     con.print(hist)
     if warning:
         sys.stderr.write(f"trainbill: warning: {warning}\n")
+
+
+def _why_no_prices(catalog: Catalog, *, day: date, provider: str | None, region: str | None) -> str:
+    """One line saying which filter left ``prices list`` empty, instead of an empty table."""
+    providers = [provider] if provider else ["aws", "azure", "gcp"]
+    known = sorted({r for p in providers for r in catalog.regions(p)})
+    if region is not None and region not in known:
+        where = f" for {provider}" if provider else ""
+        return f"--region: {region!r} has no prices{where}; known regions: {', '.join(known)}"
+    return f"no instance price in force on {day.isoformat()} matches the filters (--gpu/--cloud/--region/--as-of)"
 
 
 def _http_client() -> Any:
