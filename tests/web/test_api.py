@@ -31,7 +31,7 @@ def _seed_json() -> dict[str, Any]:
 def _call(method: str, url: str, *, app: Any = None, **kw: Any) -> Any:
     async def go() -> Any:
         transport = httpx.ASGITransport(app=app or _APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             return await client.request(method, url, **kw)
 
     return asyncio.run(go())

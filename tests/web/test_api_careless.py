@@ -22,7 +22,7 @@ _JSON = {"content-type": "application/json"}
 def _call(method: str, url: str, **kw: Any) -> Any:
     async def go() -> Any:
         transport = httpx.ASGITransport(app=_APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             return await client.request(method, url, **kw)
 
     return asyncio.run(go())

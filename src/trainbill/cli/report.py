@@ -63,6 +63,13 @@ def serve_cmd(
         str, typer.Option(help="Interface to bind (localhost by default; 0.0.0.0 exposes it).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="Host name clients use to reach the server (repeatable); localhost, 127.0.0.1 and ::1 always.",
+        ),
+    ] = None,
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
     ] = None,
@@ -78,7 +85,12 @@ def serve_cmd(
     except ImportError as exc:
         msg = f"the web server needs the 'web' extra ({exc.name} is missing): pip install 'trainbill[web]'"
         raise TrainbillError(msg) from None
-    application = create_app(catalog=catalog_from_options(catalog_dir))
+    from trainbill.web._guard import LOCAL_HOSTS
+
+    # The bound address itself is a name clients use (http://10.0.0.5:8000/); a wildcard is not.
+    bound = [] if host in {"0.0.0.0", "::", ""} else [host]
+    hosts = (*LOCAL_HOSTS, *bound, *(allowed_host or ()))
+    application = create_app(catalog=catalog_from_options(catalog_dir), allowed_hosts=hosts)
     _check_bindable(host, port)
     console.print(f"trainbill: serving on http://{host}:{port}/ (API docs at /docs); Ctrl-C stops")
     uvicorn.run(application, host=host, port=port, log_level="warning")

@@ -7,9 +7,12 @@ The API is a thin shell over the library, like the CLI: a JSON body goes through
 from ``trainbill.report.charts`` (server-drawn SVG), the same functions the HTML report uses.
 
 Guard rails, because a calculator on a shared host is a public endpoint in all but name:
-request bodies over ``Limits.max_body_bytes`` get 413 before they are parsed; trial counts
-and search sizes are capped (422 above the cap); invalid plans get 422 with the field path;
-``trainbill serve`` binds to 127.0.0.1 unless told otherwise.
+``web._guard`` serves only allowed Host names (DNS rebinding), reads every body itself (413
+over ``Limits.max_body_bytes`` by header or counted chunks, 408 when it stalls, 400 when it is
+not UTF-8) and admits heavy and light requests on separate bounded capacity (503 with
+``Retry-After`` when full; ``/healthz`` is never queued); trial counts and search sizes are
+capped (422 above the cap); invalid plans get 422 with the field path; ``trainbill serve``
+binds to 127.0.0.1 unless told otherwise.
 
 Careless input is refused rather than answered: a boolean where a number belongs (``true`` is
 not 1), a non-finite number (``NaN``, ``Infinity``, ``1e400``, ``"inf"``), node and GPU
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from importlib import resources
@@ -47,14 +50,10 @@ from trainbill.report import pareto_front, right_sizing
 from trainbill.report._build import run_simulation
 from trainbill.report.charts import waterfall_steps, waterfall_svg
 from trainbill.spec import Plan, plan_from_dict
+from trainbill.web._guard import LOCAL_HOSTS, Guard, GuardConfig
 
 __all__ = ["LIMITS", "Limits", "OptimizeRequest", "OptimizeSpace", "create_app"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +74,18 @@ class Limits:
     #: A forecast wall-clock above this (about 114 years) is a typo, not a plan; past it the
     #: Monte Carlo and the planner's fits stop being computable.
     max_wall_hours: float = 1e6
+    #: A body not fully received within this many seconds is answered 408 (300 clients that
+    #: opened a body and never finished it were all held open).
+    body_timeout_s: float = 10.0
+    #: Simulate/optimize/sizing running at once, and waiting behind them; past both, 503. Two
+    #: running matches the two cores of the reference machine: more only shares them.
+    heavy_workers: int = 2
+    heavy_queue: int = 8
+    #: Every other /v1 request (forecast, charts, prices), on capacity of its own.
+    light_workers: int = 8
+    light_queue: int = 64
+    #: What a 503 tells the client to wait, in seconds (about one heavy request's time).
+    retry_after_s: int = 2
 
 
 LIMITS = Limits()
@@ -160,55 +171,6 @@ class WaterfallRequest(_Request):
     by_category: dict[str, _Float]
 
 
-class _BodyLimit:
-    """ASGI middleware: 413 for bodies over the limit, by header and by counted bytes."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    too_big = int(value) > self.max_bytes
-                except ValueError:
-                    too_big = False
-                if too_big:
-                    await _too_large(send, self.max_bytes)
-                    return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _BodyTooLargeError
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLargeError:
-            await _too_large(send, self.max_bytes)
-
-
-class _BodyTooLargeError(Exception):
-    pass
-
-
-async def _too_large(send: Send, max_bytes: int) -> None:
-    response = JSONResponse(
-        {"detail": f"request body exceeds {max_bytes:,} bytes", "field": None}, status_code=413
-    )
-    await send({"type": "http.response.start", "status": 413, "headers": response.raw_headers})
-    await send({"type": "http.response.body", "body": response.body})
-
-
 def _clean(x: Any) -> Any:
     """JSON as ``trainbill forecast --json`` writes it: NaN/inf become null, dates ISO strings."""
     if isinstance(x, float) and not math.isfinite(x):
@@ -284,8 +246,18 @@ def _page() -> str:
     return resources.files("trainbill.web").joinpath("static/index.html").read_text(encoding="utf-8")
 
 
-def create_app(*, catalog: Catalog | None = None, today: date | None = None, limits: Limits = LIMITS) -> FastAPI:
-    """Build the app. ``catalog`` defaults to the packaged one; ``today`` pins the date (tests)."""
+def create_app(
+    *,
+    catalog: Catalog | None = None,
+    today: date | None = None,
+    limits: Limits = LIMITS,
+    allowed_hosts: Sequence[str] | None = LOCAL_HOSTS,
+) -> FastAPI:
+    """Build the app. ``catalog`` defaults to the packaged one; ``today`` pins the date (tests).
+
+    ``allowed_hosts``: the Host header names served (DNS-rebinding guard, ``web._guard``);
+    localhost by default, None serves any name.
+    """
     cat = catalog or load_catalog()
     app = FastAPI(
         title="trainbill",
@@ -333,7 +305,7 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
         return HTMLResponse(_page(), headers={"Content-Security-Policy": _CSP})
 
     @app.get("/healthz", tags=["meta"])
-    def healthz() -> dict[str, Any]:
+    async def healthz() -> dict[str, Any]:  # async: answers on the event loop, never queued for a thread
         """Liveness: the app is up and its catalog loaded."""
         return {"status": "ok", "version": __version__, "catalog": cat.version}
 
@@ -490,7 +462,14 @@ def create_app(*, catalog: Catalog | None = None, today: date | None = None, lim
             ]
         }  # fmt: skip
 
-    app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
+    hosts = None if allowed_hosts is None else tuple(h.strip().strip("[]").lower() for h in allowed_hosts)
+    config = GuardConfig(
+        max_body_bytes=limits.max_body_bytes, body_timeout_s=limits.body_timeout_s,
+        heavy_workers=limits.heavy_workers, heavy_queue=limits.heavy_queue,
+        light_workers=limits.light_workers, light_queue=limits.light_queue,
+        retry_after_s=limits.retry_after_s, allowed_hosts=hosts,
+    )  # fmt: skip
+    app.add_middleware(Guard, config=config)
     return app
 
 
