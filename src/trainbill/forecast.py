@@ -14,7 +14,7 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.costs import estimate
-from trainbill.costs._pricing import instance_rate
+from trainbill.costs._pricing import UNPRICED, instance_rate
 from trainbill.errors import SpecError
 from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
@@ -50,7 +50,9 @@ class Forecast:
     def percentages(self) -> dict[str, float]:
         """Share of the total per category (sums to 100 when the total is non-zero)."""
         total = self.total_usd
-        return {k: (100.0 * v / total if total else 0.0) for k, v in self.ledger.by_category().items()}
+        return {
+            k: (100.0 * v / total if total else 0.0) for k, v in self.ledger.by_category().items()
+        }
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the contract keys (quote_usd, total_usd, multiplier, time, …)."""
@@ -75,10 +77,16 @@ class Forecast:
                 "expected_reclaims": u.reclaim_events,
                 "mfu": u.mfu,
                 "layout": (
-                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp,
-                     "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
-                     "memory_gb_per_gpu": u.time.layout.memory.total_gb}
-                    if u.time.layout is not None else None
+                    {
+                        "tp": u.time.layout.tp,
+                        "pp": u.time.layout.pp,
+                        "dp": u.time.layout.dp,
+                        "recompute": u.time.layout.memory.recompute,
+                        "offload": u.time.layout.memory.offload,
+                        "memory_gb_per_gpu": u.time.layout.memory.total_gb,
+                    }
+                    if u.time.layout is not None
+                    else None
                 ),
                 "flops": u.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
@@ -156,7 +164,9 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
         # Training itself too long: the tokens (hours derived from the model) are what to change.
         field = "model.tokens" if worst == "training" and usage.flops is not None else "plan"
         raise SpecError(msg, field=field)
-    bad = [ln for ln in ledger.lines if not (math.isfinite(ln.quantity) and math.isfinite(ln.cost_usd))]
+    bad = [
+        ln for ln in ledger.lines if not (math.isfinite(ln.quantity) and math.isfinite(ln.cost_usd))
+    ]
     if bad or not math.isfinite(quote):
         what = f"line '{bad[0].item}' ({bad[0].category})" if bad else "the quote"
         msg = f"the bill is not a finite number: {what} overflows; a value in the plan is far too large"
@@ -181,10 +191,11 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
                 f"the newest {usage.instance.instance} price point is from {newest_compute} "
                 f"({age} days old); run 'trainbill prices update {usage.provider}' for current prices"
             )
-    if any("stand-in" in line.source for line in ledger.lines):
+    unpriced = [line.item for line in ledger.lines if line.source.startswith(UNPRICED)]
+    if unpriced:
         out.append(
-            f"storage, network and monitoring are priced at AWS rates: the catalog has no "
-            f"{usage.provider} service prices"
+            f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no {usage.provider} price for "
+            f"{', '.join(unpriced)}; add your rates with --catalog DIR"
         )
     if any("price used: no" in line.source for line in ledger.lines):
         out.append(f"some prices come from the provider's reference region, not {usage.region}")

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, instance_rate, service_rate
-from trainbill.errors import SpecError
+from trainbill.costs._pricing import cluster_rate, instance_rate, service
+from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan
@@ -85,7 +85,9 @@ def with_orchestrator(plan: Plan, orchestrator: str) -> Plan:
     return plan.model_copy(update={"cluster": cluster, "reliability": rel})
 
 
-def compare_orchestrators(plan: Plan, catalog: Catalog, *, today: date | None = None) -> list[OrchestratorRow]:
+def compare_orchestrators(
+    plan: Plan, catalog: Catalog, *, today: date | None = None
+) -> list[OrchestratorRow]:
     """Forecast the plan on each orchestrator (rows in ``ORCHESTRATORS`` order).
 
     The article's comparison is of AWS services (raw EC2, SageMaker HyperPod, EKS); a GCP or
@@ -187,18 +189,23 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         notes.append("no model.tokens: read rate from dataset_gb × epochs over the training hours")
     else:
         tokens_per_s = 0.0
-        notes.append("no model.tokens or data.dataset_gb: the data loader's read rate is unknown (0)")
+        notes.append(
+            "no model.tokens or data.dataset_gb: the data loader's read rate is unknown (0)"
+        )
     seq_len = plan.model.seq_len or int(catalog.value("defaults.model.seq_len"))
     io_kib = min(seq_len * bpt / 1024.0, float(catalog.value("whatif.ebs_max_io_kib")))
     read_mibps = tokens_per_s * bpt / u.nodes / _MIB
     read_iops = read_mibps * 1024.0 / io_kib if io_kib > 0 else 0.0
     ck_gb_node = u.checkpoint_size_gb / u.nodes if u.checkpoint_target == "ebs" else 0.0
     want_write = float(
-        plan.checkpoint.write_gbytes_per_s_per_node or catalog.value("defaults.checkpoint.write_gbytes_per_s_per_node")
+        plan.checkpoint.write_gbytes_per_s_per_node
+        or catalog.value("defaults.checkpoint.write_gbytes_per_s_per_node")
     )
     write_mibps = want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0
     if u.checkpoint_target != "ebs":
-        notes.append(f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the gp3 volumes")
+        notes.append(
+            f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the gp3 volumes"
+        )
     max_iops = float(catalog.value("whatif.gp3_max_iops"))
     max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
     ebs_fits = read_iops <= max_iops and read_mibps <= max_mibps
@@ -217,7 +224,9 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     ck_mbps = 0.0
     if u.checkpoint_size_gb > 0 and u.checkpoint_target in ("ebs", "fsx"):
         ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint_size_gb * 1e3 / 60.0)
-        notes.append(f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one in a minute)")
+        notes.append(
+            f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one in a minute)"
+        )
     need_mbps = max(need_mbps, ck_mbps)
     # Capacity: the dataset, plus the retained checkpoints only when they would live there too
     # (checkpoints bound for S3 neither load nor fill the file system, as for the throughput above).
@@ -229,11 +238,15 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     for tier, mbps_per_tib in FSX_TIER_MBPS_PER_TIB.items():
         gb = max(data_gb, need_mbps / mbps_per_tib * _GB_PER_TIB, minimum)
         gb = minimum if gb <= minimum else math.ceil(gb / step) * step
-        price = service_rate(catalog, u, f"fsx.lustre.{tier}")
+        price = service(catalog, u, "shared_fs", tier)
+        if price is None or not price.priced:
+            continue  # a tier the plan's provider does not sell or the catalog does not price
         cost = gb * price.usd * u.months
         if best is None or cost < best[0]:
             best = (cost, tier, gb)
-    assert best is not None
+    if best is None:
+        msg = f"no priced Lustre file system tier for {u.provider} in the catalog: add one with --catalog"
+        raise PriceNotFoundError(msg)
     return StorageReport(
         tokens_per_s=tokens_per_s,
         read_mibps_per_node=read_mibps,
@@ -260,7 +273,9 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
 # --- sparse attention ------------------------------------------------------------------------
 def attention_share(*, active_params: float, layers: int, d_model: int, seq_len: int) -> float:
     """Attention's share of training FLOPs: 12·L·d·s / (6·N + 12·L·d·s), via ``training_flops``."""
-    total = training_flops(active_params=active_params, tokens=1.0, layers=layers, d_model=d_model, seq_len=seq_len)
+    total = training_flops(
+        active_params=active_params, tokens=1.0, layers=layers, d_model=d_model, seq_len=seq_len
+    )
     dense = training_flops(active_params=active_params, tokens=1.0)
     return (total - dense) / total
 
@@ -293,7 +308,9 @@ class SparsityReport:
     notes: tuple[str, ...]
 
 
-def _min_seq_for(target: float, sparsity: float, active: float, layers: int, d_model: int) -> int | None:
+def _min_seq_for(
+    target: float, sparsity: float, active: float, layers: int, d_model: int
+) -> int | None:
     """Smallest s with share(s)·S ≥ target: s = target·6N / ((S − target)·12·L·d); None if S ≤ target."""
     if sparsity <= target:
         return None
@@ -324,7 +341,15 @@ def sparse_attention(
         raise SpecError(msg, source=source, field="model")
     seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
     rows = tuple(
-        SparseRow(seq_len=s, attention_share=(a := attention_share(active_params=active, layers=m.layers, d_model=m.d_model, seq_len=s)), flops_saving=a * sparsity)
+        SparseRow(
+            seq_len=s,
+            attention_share=(
+                a := attention_share(
+                    active_params=active, layers=m.layers, d_model=m.d_model, seq_len=s
+                )
+            ),
+            flops_saving=a * sparsity,
+        )
         for s in sorted({*seq_lens, seq})
     )
     plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
@@ -336,8 +361,10 @@ def sparse_attention(
     claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
     notes = [
         "time assumed proportional to FLOPs (attention at the model's average MFU)",
-        (f"the article's claim: {claimed:.0%} less training time for sequences over {claimed_seq:,} tokens; "
-        f"needs attention > {claimed:.0%} of FLOPs even at 100% sparsity"),
+        (
+            f"the article's claim: {claimed:.0%} less training time for sequences over {claimed_seq:,} tokens; "
+            f"needs attention > {claimed:.0%} of FLOPs even at 100% sparsity"
+        ),
     ]
     return SparsityReport(
         sparsity=sparsity,
@@ -434,7 +461,12 @@ class SparseAttentionPlan(Plan):
 
 
 def apply_attention_sparsity(
-    plan: Plan, catalog: Catalog, sparsity: float, *, today: date | None = None, source: str | None = None
+    plan: Plan,
+    catalog: Catalog,
+    sparsity: float,
+    *,
+    today: date | None = None,
+    source: str | None = None,
 ) -> tuple[SparseAttentionPlan, str]:
     """The plan with its pure-training hours cut by the sparse-attention saving, and a note why.
 
@@ -442,7 +474,9 @@ def apply_attention_sparsity(
     the forecast's pure-training hours, which become the plan's ``run.hours``; the returned plan
     also carries the saving (for MFU on the FLOPs performed) and the note (as a forecast warning).
     """
-    rep = sparse_attention(plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source)
+    rep = sparse_attention(
+        plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source
+    )
     # The attention share itself, not saving / sparsity (undefined at sparsity 0).
     share = next(r.attention_share for r in rep.rows if r.seq_len == rep.plan_seq_len)
     note = (

@@ -75,10 +75,15 @@ def test_show_unknown_instance(cache: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_list_filters(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--gpu h100 lists one H100 instance per cloud (p5, ND H100 v5, a3-highgpu-8g); --cloud narrows."""
+    """--gpu h100 lists each H100 instance once per priced region (a3-highgpu-8g in two); --cloud narrows."""
     code, out, _ = run(capsys, "prices", "list", "--gpu", "h100", "--json", "--as-of", "2026-12-01")
     assert code == 0
-    assert sorted(r["instance"] for r in json.loads(out)) == ["Standard_ND96isr_H100_v5", "a3-highgpu-8g", "p5.48xlarge"]
+    assert sorted((r["instance"], r["region"]) for r in json.loads(out)) == [
+        ("Standard_ND96isr_H100_v5", "eastus"),
+        ("a3-highgpu-8g", "us-central1"),  # Cloud Billing Catalog snapshots 2025-05-01 and 2026-07-30
+        ("a3-highgpu-8g", "us-east4"),
+        ("p5.48xlarge", "us-east-1"),
+    ]
     code, out, _ = run(capsys, "prices", "list", "--gpu", "a100", "--cloud", "azure", "--json", "--as-of", "2026-12-01")
     assert sorted(r["instance"] for r in json.loads(out)) == ["Standard_ND96amsr_A100_v4", "Standard_ND96asr_v4"]
 

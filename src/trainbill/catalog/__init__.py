@@ -69,7 +69,9 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )  # fmt: skip
 #: Columns added after schema v1 was published: a file without them (an overlay written
 #: before) is still read, with the column blank.
-_LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({"accelerators.csv": ("launched",)})
+_LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"accelerators.csv": ("launched",)}
+)
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
 _MAX_FUTURE_DAYS = 366
@@ -130,9 +132,22 @@ class PricePoint:
     effective_from: date
     source: str
 
-    def cite(self) -> str:
-        """Source and date in one string, for a ledger line's ``source`` field."""
-        return f"{self.source}; price point effective {self.effective_from.isoformat()}"
+    def cite(self, on: date | None = None) -> str:
+        """Source and date in one string, for a ledger line's ``source`` field.
+
+        With ``on`` (the plan's price date) it also says how old the price is that day, so a
+        reader sees a 700-day-old list price for what it is without opening the catalog.
+        """
+        text = f"{self.source}; price point effective {self.effective_from.isoformat()}"
+        if on is None:
+            return text
+        age = (on - self.effective_from).days
+        if age >= 0:
+            return f"{text} (price dated {self.effective_from.isoformat()}, {age} days old on {on.isoformat()})"
+        return (
+            f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's price date "
+            f"{on.isoformat()}: the earliest {self.provider} price point, none is older)"
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,7 +204,9 @@ class Catalog:
         regions: dict[str, set[str]] = {}
         for provider, region, _, _ in frozen:
             regions.setdefault(provider, set()).add(region)
-        object.__setattr__(self, "_regions", MappingProxyType({k: frozenset(v) for k, v in regions.items()}))
+        object.__setattr__(
+            self, "_regions", MappingProxyType({k: frozenset(v) for k, v in regions.items()})
+        )
 
     # --- hardware -------------------------------------------------------------------------
     def accelerator(self, accel_id: str) -> Accelerator:
@@ -246,11 +263,15 @@ class Catalog:
         """Regions that have at least one price point for ``provider``."""
         return self._regions.get(provider, frozenset())
 
-    def history(self, item: str, option: str, *, provider: str, region: str) -> tuple[PricePoint, ...]:
+    def history(
+        self, item: str, option: str, *, provider: str, region: str
+    ) -> tuple[PricePoint, ...]:
         """Every price point of an item/option in a region, oldest first."""
         return self._price_index.get((provider, region, item, option), ())
 
-    def _candidates(self, item: str, option: str, provider: str, region: str) -> tuple[PricePoint, ...]:
+    def _candidates(
+        self, item: str, option: str, provider: str, region: str
+    ) -> tuple[PricePoint, ...]:
         """Price points for the region, else the reference region, else any region."""
         for r in (region, self.reference_region(provider)):
             points = self._price_index.get((provider, r, item, option), ())
@@ -270,7 +291,9 @@ class Catalog:
         Cheap on a miss (no error message or suggestions are built), which matters because the
         drivers probe optional prices (Savings Plan rates, non-AWS services) on every forecast.
         """
-        valid = [p for p in self._candidates(item, option, provider, region) if p.effective_from <= as_of]
+        valid = [
+            p for p in self._candidates(item, option, provider, region) if p.effective_from <= as_of
+        ]
         if not valid:
             return None
         chosen = valid[-1]
@@ -316,12 +339,16 @@ class Catalog:
         )
         raise PriceNotFoundError(msg)
 
-    def spot_row(self, instance: str, *, provider: str, region: str, as_of: date) -> SpotAdvisorRow | None:
+    def spot_row(
+        self, instance: str, *, provider: str, region: str, as_of: date
+    ) -> SpotAdvisorRow | None:
         """The newest Spot Advisor observation on or before ``as_of`` (or None)."""
         rows = [
             r
             for r in self.spot_advisor
-            if r.provider == provider and r.instance == instance and r.region == region
+            if r.provider == provider
+            and r.instance == instance
+            and r.region == region
             and r.observed <= as_of
         ]
         return max(rows, key=lambda r: r.observed) if rows else None
@@ -340,7 +367,9 @@ def _parse_date(value: str, where: str, *, latest: date | None = None) -> date:
         msg = f"{where}: {value!r} is not a date (expected YYYY-MM-DD)"
         raise CatalogSchemaError(msg) from None
     if latest is not None and parsed > latest:
-        msg = f"{where}: {parsed.isoformat()} is in the future (latest allowed {latest.isoformat()})"
+        msg = (
+            f"{where}: {parsed.isoformat()} is in the future (latest allowed {latest.isoformat()})"
+        )
         raise CatalogSchemaError(msg)
     return parsed
 
@@ -353,7 +382,9 @@ def _parse_int(value: str, where: str, *, minimum: int = 0) -> int:
     return int(number)
 
 
-def _parse_float(value: str, where: str, *, optional: bool = False, minimum: float = 0.0) -> float | None:
+def _parse_float(
+    value: str, where: str, *, optional: bool = False, minimum: float = 0.0
+) -> float | None:
     if value.strip() == "":
         if optional:
             return None
@@ -365,7 +396,9 @@ def _parse_float(value: str, where: str, *, optional: bool = False, minimum: flo
         msg = f"{where}: {value!r} is not a number"
         raise CatalogSchemaError(msg) from None
     if not math.isfinite(number):
-        msg = f"{where}: {value.strip()!r} is not a finite number (expected a number >= {minimum:g})"
+        msg = (
+            f"{where}: {value.strip()!r} is not a finite number (expected a number >= {minimum:g})"
+        )
         raise CatalogSchemaError(msg)
     if number < minimum:
         msg = f"{where}: {number} is below the allowed minimum {minimum}"
@@ -406,13 +439,16 @@ def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
                 missing = [c for c in expected if c not in header]
                 extra = [c for c in header if c not in expected]
                 repeated = sorted({c for c in header if header.count(c) > 1})
-                detail = "".join(
-                    (
-                        f" missing column(s) {', '.join(missing)};" if missing else "",
-                        f" unknown column(s) {', '.join(extra)};" if extra else "",
-                        f" repeated column(s) {', '.join(repeated)};" if repeated else "",
+                detail = (
+                    "".join(
+                        (
+                            f" missing column(s) {', '.join(missing)};" if missing else "",
+                            f" unknown column(s) {', '.join(extra)};" if extra else "",
+                            f" repeated column(s) {', '.join(repeated)};" if repeated else "",
+                        )
                     )
-                ) or " columns out of order;"
+                    or " columns out of order;"
+                )
                 msg = (
                     f"{path}: columns {list(header)} do not match schema v{SCHEMA_VERSION}:{detail} "
                     f"expected {list(expected)}. To fix: regenerate the file or correct its header."
@@ -475,7 +511,9 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 id=r["id"].strip().lower(),
                 name=r["name"],
                 vendor=r["vendor"],
-                peak_bf16_tflops=_req(_parse_float(r["peak_bf16_tflops"], f"{w}, peak_bf16_tflops", minimum=1e-9)),
+                peak_bf16_tflops=_req(
+                    _parse_float(r["peak_bf16_tflops"], f"{w}, peak_bf16_tflops", minimum=1e-9)
+                ),
                 peak_fp8_tflops=_parse_float(
                     r["peak_fp8_tflops"], f"{w}, peak_fp8_tflops", optional=True, minimum=1e-9
                 ),
@@ -487,7 +525,9 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 # A launch date more than a year ahead is a typo (2099 for 2019), not an announced
                 # chip: it would silently make every run on the chip brand-new (maturity at its lowest).
                 launched=(
-                    _parse_date(r["launched"], f"{w}, launched", latest=latest) if r["launched"].strip() else None
+                    _parse_date(r["launched"], f"{w}, launched", latest=latest)
+                    if r["launched"].strip()
+                    else None
                 ),
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
@@ -515,10 +555,14 @@ def _instances(path: Path, today: date | None = None) -> list[Instance]:
                 provider=provider,
                 instance=r["instance"].strip(),
                 accelerator=r["accelerator"].strip().lower(),
-                accelerator_count=_parse_int(r["accelerator_count"], f"{w}, accelerator_count", minimum=1),
+                accelerator_count=_parse_int(
+                    r["accelerator_count"], f"{w}, accelerator_count", minimum=1
+                ),
                 vcpus=_parse_int(r["vcpus"], f"{w}, vcpus"),
                 memory_gib=_req(_parse_float(r["memory_gib"], f"{w}, memory_gib")),
-                network_gbps=_req(_parse_float(r["network_gbps"], f"{w}, network_gbps", minimum=1e-9)),
+                network_gbps=_req(
+                    _parse_float(r["network_gbps"], f"{w}, network_gbps", minimum=1e-9)
+                ),
                 billing=billing,
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
@@ -538,7 +582,12 @@ def _prices(
     _no_duplicates(
         path,
         (
-            (i, tuple(r[c].strip() for c in ("provider", "region", "item", "option", "effective_from")))
+            (
+                i,
+                tuple(
+                    r[c].strip() for c in ("provider", "region", "item", "option", "effective_from")
+                ),
+            )
             for i, r in rows
         ),
         "provider, region, item, option, effective_from",
@@ -566,7 +615,9 @@ def _prices(
                 option=option,
                 unit=unit,
                 usd=_req(_parse_float(r["usd"], f"{w}, usd")),
-                effective_from=_parse_date(r["effective_from"], f"{w}, effective_from", latest=latest),
+                effective_from=_parse_date(
+                    r["effective_from"], f"{w}, effective_from", latest=latest
+                ),
                 source=r["source"],
             )
         )
@@ -574,7 +625,11 @@ def _prices(
 
 
 def _check_unit(
-    item: str, unit: str, instances: Mapping[str, Instance], service_units: Mapping[str, frozenset[str]], where: str
+    item: str,
+    unit: str,
+    instances: Mapping[str, Instance],
+    service_units: Mapping[str, frozenset[str]],
+    where: str,
 ) -> None:
     """An overlay price's unit must be the one the cost drivers multiply by for that item: the
     packaged price list's unit for a service item (``nat.hours`` is per hour), instance-hours or
@@ -594,12 +649,17 @@ def _check_unit(
         raise CatalogSchemaError(msg)
 
 
-def _spot(path: Path, today: date | None = None, buckets: Iterable[str] | None = None) -> list[SpotAdvisorRow]:
+def _spot(
+    path: Path, today: date | None = None, buckets: Iterable[str] | None = None
+) -> list[SpotAdvisorRow]:
     out = []
     rows = _read_table(path)
     _no_duplicates(
         path,
-        ((i, tuple(r[c].strip() for c in ("provider", "region", "instance", "observed"))) for i, r in rows),
+        (
+            (i, tuple(r[c].strip() for c in ("provider", "region", "instance", "observed")))
+            for i, r in rows
+        ),
         "provider, region, instance, observed",
     )
     allowed = None if buckets is None else tuple(buckets)
@@ -653,7 +713,9 @@ def _assumptions(path: Path, only: str | None = None) -> dict[str, Assumption]:
                     value=val["value"],
                     unit=str(val["unit"]),
                     source=str(val["source"]),
-                    as_of=as_of if isinstance(as_of, date) else _parse_date(str(as_of), f"{path}: {dotted}.as_of"),
+                    as_of=as_of
+                    if isinstance(as_of, date)
+                    else _parse_date(str(as_of), f"{path}: {dotted}.as_of"),
                 )
             elif isinstance(val, Mapping):
                 walk(dotted, val)
@@ -742,7 +804,11 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
             units.setdefault(p.item, set()).add(p.unit)
     service_units = {item: frozenset(u) for item, u in units.items()}
     bucket_map = base.assumptions.get("reliability.spot_bucket_monthly_rate")
-    buckets = sorted(bucket_map.value) if bucket_map is not None and isinstance(bucket_map.value, Mapping) else None
+    buckets = (
+        sorted(bucket_map.value)
+        if bucket_map is not None and isinstance(bucket_map.value, Mapping)
+        else None
+    )
     for raw in overlays:
         directory = Path(raw)
         if not directory.is_dir():
@@ -767,7 +833,9 @@ def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
         if (directory / "instances.csv").exists():
             insts.update({i.instance: i for i in _instances(directory / "instances.csv", today)})
         if (directory / "prices.csv").exists():
-            prices = _merge_prices(prices, _prices(directory / "prices.csv", today, insts, service_units))
+            prices = _merge_prices(
+                prices, _prices(directory / "prices.csv", today, insts, service_units)
+            )
         if (directory / "spot_advisor.csv").exists():
             spot.extend(_spot(directory / "spot_advisor.csv", today, buckets))
         names.append(str(directory))

@@ -6,12 +6,26 @@ citation), and so a driver never hard-codes a price.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from trainbill.catalog import Catalog, PricePoint
 from trainbill.usage import Usage
 
-__all__ = ["Rate", "cluster_rate", "commitment_rate", "instance_rate", "service_rate"]
+__all__ = [
+    "UNPRICED",
+    "Rate",
+    "ServiceRate",
+    "cluster_rate",
+    "commitment_rate",
+    "instance_rate",
+    "service",
+    "service_rate",
+]
+
+#: Marks the source of a line whose provider has no price point for the product it names.
+UNPRICED = "NOT PRICED"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,13 +37,15 @@ class Rate:
 
 
 def _point(catalog: Catalog, usage: Usage, item: str, option: str) -> PricePoint:
-    return catalog.price(item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    return catalog.price(
+        item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+    )
 
 
 def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``."""
     p = _point(catalog, usage, usage.instance.instance, option)
-    return Rate(usd=p.usd, source=p.cite())
+    return Rate(usd=p.usd, source=p.cite(usage.as_of))
 
 
 def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
@@ -41,10 +57,14 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     """
     option = f"sp_{usage.savings_plan}"
     p = catalog.find_price(
-        usage.instance.instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+        usage.instance.instance,
+        option,
+        provider=usage.provider,
+        region=usage.region,
+        as_of=usage.as_of,
     )
     if p is not None:
-        return Rate(usd=p.usd, source=p.cite())
+        return Rate(usd=p.usd, source=p.cite(usage.as_of))
     od = instance_rate(catalog, usage, "on_demand")
     a = catalog.assumption(f"commitment.{usage.provider}_discount_{usage.savings_plan}")
     discount = float(a.value)
@@ -75,21 +95,99 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, str]:
     return usage.nodes * per_node, words
 
 
-def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
-    """A service price (storage, transfer, NAT, …) for the plan's provider and date.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceRate:
+    """A provider's price for a service role, with the product name the ledger shows.
 
-    The packaged catalog prices services for AWS only; for other providers the AWS reference
-    price stands in and the source says so (rather than silently dropping the line).
+    ``priced`` is False when the catalog names the provider's product but holds no price point
+    for it: the line is then shown at $0 with a source that says so (and the forecast warns),
+    rather than at another provider's price.
     """
-    p = catalog.find_price(item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of)
-    if p is not None:
-        return Rate(usd=p.usd, source=p.cite())
-    if usage.provider == "aws":
-        _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
-    # No price for this provider: the AWS reference price stands in, and says so.
-    ref = catalog.reference_region("aws")
-    p = catalog.price(item, "on_demand", provider="aws", region=ref, as_of=usage.as_of)
-    return Rate(
-        usd=p.usd,
-        source=f"AWS {ref} price used as a stand-in (no {usage.provider} price point in catalog): {p.cite()}",
+
+    usd: float
+    source: str
+    product: str
+    priced: bool = True
+    #: How many times one GB crossing the boundary is billed (AWS inter-AZ: out and in).
+    billed_directions: int = 1
+
+
+def _role(catalog: Catalog, provider: str, role: str) -> Mapping[str, Any] | None:
+    key = f"services.{provider}.{role}"
+    if key not in catalog.assumptions:
+        return None
+    value = catalog.value(key)
+    assert isinstance(value, Mapping)
+    return value
+
+
+def _service_point(catalog: Catalog, usage: Usage, item: str) -> PricePoint | None:
+    """The point in force on the plan's date, else the provider's earliest (dated later).
+
+    Service prices of GCP and Azure were first read after some plans' ``as_of``; the earliest
+    point of the plan's own provider is a better answer than another provider's price, and its
+    citation says it is dated after the plan's price date.
+    """
+    p = catalog.find_price(
+        item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of
     )
+    if p is not None:
+        return p
+    later = [
+        q
+        for q in catalog.prices
+        if q.provider == usage.provider and q.item == item and q.option == "on_demand"
+    ]
+    if not later:
+        return None
+    return catalog.find_price(
+        item,
+        "on_demand",
+        provider=usage.provider,
+        region=usage.region,
+        as_of=min(q.effective_from for q in later),
+    )
+
+
+def service(catalog: Catalog, usage: Usage, role: str, tier: str = "") -> ServiceRate | None:
+    """The plan's provider's price for a service role (``block_storage``, ``nat_hours`` …).
+
+    ``None`` when the provider has no product in that role (Persistent Disk has no separately
+    billed IOPS). Which product fills a role, and its ledger name, come from the catalog's
+    ``services.<provider>.<role>`` entries; ``tier`` is appended to the item (a file system's
+    throughput tier).
+    """
+    spec = _role(catalog, usage.provider, role)
+    if spec is None:
+        return None
+    item = f"{spec['item']}{tier}"
+    product = str(spec["product"])
+    directions = int(spec.get("billed_directions", 1))
+    p = _service_point(catalog, usage, item)
+    if p is None:
+        if usage.provider == "aws":
+            _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
+        return ServiceRate(
+            usd=0.0,
+            source=(
+                f"{UNPRICED}: the catalog has no {usage.provider} price point for {product} ({item!r}); "
+                "this line is $0 until you add one (--catalog DIR with a prices.csv row)"
+            ),
+            product=product,
+            priced=False,
+            billed_directions=directions,
+        )
+    usd, source = p.usd, p.cite(usage.as_of)
+    return ServiceRate(usd=usd, source=source, product=product, billed_directions=directions)
+
+
+def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
+    """A service price by catalog item for the plan's provider and date (no other provider's).
+
+    Kept for callers that name an item directly; drivers use ``service`` by role so each
+    provider's own product is priced.
+    """
+    p = _service_point(catalog, usage, item)
+    if p is None:
+        p = _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
+    return Rate(usd=p.usd, source=p.cite(usage.as_of))

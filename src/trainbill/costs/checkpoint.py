@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, instance_rate, service_rate
+from trainbill.costs._pricing import cluster_rate, instance_rate, service
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -28,7 +28,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.checkpoint_size_gb <= 0:
         return
     rate, words = cluster_rate(catalog, usage)
-    mode = "async snapshot" if usage.asynchronous_checkpoint else f"synchronous write to {usage.checkpoint_target}"
+    mode = (
+        "async snapshot"
+        if usage.asynchronous_checkpoint
+        else f"synchronous write to {usage.checkpoint_target}"
+    )
     yield LineItem(
         category=CATEGORY,
         item="training stalled while checkpointing",
@@ -44,12 +48,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     )
     if usage.checkpoint_target != "s3":
         return
-    store = service_rate(catalog, usage, "s3.standard.storage")
+    store = service(catalog, usage, "object_storage")
+    assert store is not None
     retention_months = usage.retention_days * 24.0 / usage.hours_per_month
     kept = min(float(usage.keep_last), max(usage.checkpoint_count, 1.0))
     yield LineItem(
         category=CATEGORY,
-        item="checkpoint storage (S3 Standard)",
+        item=f"checkpoint storage ({store.product})",
         quantity=kept * usage.checkpoint_size_gb * (usage.months + retention_months),
         unit="GB-month",
         unit_price_usd=store.usd,
@@ -61,11 +66,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         driver=__name__,
         service_category="Storage",
     )
-    puts = service_rate(catalog, usage, "s3.requests.tier1")
+    puts = service(catalog, usage, "object_writes")
+    assert puts is not None
     parts = usage.checkpoint_size_gb * 1000.0 / usage.object_mb
     yield LineItem(
         category=CATEGORY,
-        item="checkpoint PUT requests (S3 multipart parts)",
+        item=f"checkpoint writes: {puts.product} (multipart parts)",
         quantity=usage.checkpoint_count * parts / 1000.0,
         unit="1000 requests",
         unit_price_usd=puts.usd,

@@ -3,8 +3,9 @@
 Pricing rule: bytes read = dataset GB × epochs. Same AZ (or S3 in the same region): no
 transfer charge — S3 is regional, so the seed article's "cross-AZ S3 reads" cost nothing
 extra. Cross-AZ (data on EC2/FSx in another AZ): $/GB out plus $/GB in (AWS bills both
-directions). Cross-region: inter-region $/GB out of the source region. GET requests: one per
-``object_mb`` read. Reads ``transfer.*`` and ``s3.requests.tier2``.
+directions; GCP bills the egress once; Azure charges nothing between zones). Cross-region:
+inter-region $/GB out of the source region. GET requests: one per ``object_mb`` read. Prices,
+product names and billed directions come from ``services.<provider>.*`` in the catalog.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import service_rate
+from trainbill.costs._pricing import service
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -26,23 +27,29 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if read_gb <= 0:
         return
     if usage.data_location == "cross_az":
-        rate = service_rate(catalog, usage, "transfer.inter_az")
+        rate = service(catalog, usage, "inter_az")
+        assert rate is not None
+        both = rate.billed_directions == 2
         yield LineItem(
             category=CATEGORY,
-            item="inter-AZ transfer of training data (out + in)",
-            quantity=2.0 * read_gb,
+            item=f"{rate.product} of training data{' (out + in)' if both else ''}",
+            quantity=rate.billed_directions * read_gb,
             unit="GB",
             unit_price_usd=rate.usd,
-            basis=f"{usage.dataset_gb:,.0f} GB × {usage.epochs:g} epochs, billed once out and once in",
+            basis=(
+                f"{usage.dataset_gb:,.0f} GB × {usage.epochs:g} epochs, billed "
+                f"{'once out and once in' if both else 'once'}"
+            ),
             source=rate.source,
             driver=__name__,
             service_category="Networking",
         )
     elif usage.data_location == "cross_region":
-        rate = service_rate(catalog, usage, "transfer.inter_region")
+        rate = service(catalog, usage, "inter_region")
+        assert rate is not None
         yield LineItem(
             category=CATEGORY,
-            item="inter-region transfer of training data",
+            item=f"{rate.product} of training data",
             quantity=read_gb,
             unit="GB",
             unit_price_usd=rate.usd,
@@ -51,11 +58,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             driver=__name__,
             service_category="Networking",
         )
-    gets = service_rate(catalog, usage, "s3.requests.tier2")
+    gets = service(catalog, usage, "object_reads")
+    assert gets is not None
     requests = read_gb * 1000.0 / usage.object_mb
     yield LineItem(
         category=CATEGORY,
-        item="S3 GET requests for training data",
+        item=f"{gets.product} for training data",
         quantity=requests / 1000.0,
         unit="1000 requests",
         unit_price_usd=gets.usd,

@@ -27,7 +27,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     od = instance_rate(catalog, usage, "on_demand")
     sp = commitment_rate(catalog, usage)
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    covered = usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes * usage.wall_hours
+    covered = (
+        usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes * usage.wall_hours
+    )
     yield LineItem(
         category=CATEGORY,
         item=f"{usage.savings_plan} Savings Plan on {usage.instance.instance}",

@@ -24,7 +24,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     wall = usage.wall_hours
     for name, instance, count, spot in usage.extra_groups:
         option = "spot" if spot else "on_demand"
-        point = catalog.price(instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of)
+        point = catalog.price(
+            instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+        )
         unit_price = point.usd
         source = point.cite()
         basis = f"{count} × {instance} ({name} group, {option.replace('_', '-')}) × {wall:,.2f} h wall-clock"

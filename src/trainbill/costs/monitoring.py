@@ -1,8 +1,10 @@
-"""Monitoring: CloudWatch custom metrics and log ingestion for the cluster.
+"""Monitoring: custom metrics and log ingestion for the cluster (CloudWatch, Cloud Monitoring, Azure Monitor).
 
 Pricing rule: metrics are prorated by the hour, so metric-months = nodes × metrics per node ×
-wall hours / 730; logs = nodes × wall hours × GB per node-hour × ingest $/GB. Reads
-``cloudwatch.metric`` and ``cloudwatch.logs_ingest``. Ignores dashboards, alarms and API calls.
+wall hours / 730; logs = nodes × wall hours × GB per node-hour × ingest $/GB. The plan's
+provider's products and prices come from ``services.<provider>.metrics``/``logs`` (GCP's per-MiB
+metric price is converted to a metric-month in the catalog row). Ignores dashboards, alarms,
+API calls and free allotments.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import service_rate
+from trainbill.costs._pricing import service
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -19,12 +21,13 @@ CATEGORY = "monitoring"
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
-    """CloudWatch custom metrics and logs ingest."""
+    """Custom metrics and logs ingest."""
     if usage.custom_metrics_per_node > 0:
-        metric = service_rate(catalog, usage, "cloudwatch.metric")
+        metric = service(catalog, usage, "metrics")
+        assert metric is not None
         yield LineItem(
             category=CATEGORY,
-            item="CloudWatch custom metrics",
+            item=metric.product,
             quantity=usage.nodes * usage.custom_metrics_per_node * usage.months,
             unit="metric-month",
             unit_price_usd=metric.usd,
@@ -37,10 +40,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             service_category="Management and Governance",
         )
     if usage.logs_gb_per_node_hour > 0:
-        logs = service_rate(catalog, usage, "cloudwatch.logs_ingest")
+        logs = service(catalog, usage, "logs")
+        assert logs is not None
         yield LineItem(
             category=CATEGORY,
-            item="CloudWatch Logs ingest",
+            item=logs.product,
             quantity=usage.nodes * usage.wall_hours * usage.logs_gb_per_node_hour,
             unit="GB",
             unit_price_usd=logs.usd,

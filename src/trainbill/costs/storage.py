@@ -1,10 +1,12 @@
-"""Storage: per-node EBS gp3 volumes, an optional FSx for Lustre file system, the dataset in S3.
+"""Storage: per-node block volumes, an optional Lustre file system, the dataset in object storage.
 
-Pricing rule: GB-month = GB × run hours / 730. gp3 bills provisioned IOPS above 3,000 and
-throughput above 125 MiB/s per volume (the free baseline) per month. FSx bills its whole
-capacity at the tier's GB-month price. The dataset sits in S3 Standard for the run. Reads
-``prices.csv`` items ``ebs.gp3.*``, ``fsx.lustre.<tier>``, ``s3.standard.storage``. Ignores
-snapshots and the root volume's AMI storage.
+Pricing rule: GB-month = GB × run hours / 730. Block volumes that bill performance separately
+(EBS gp3, Azure Premium SSD v2) bill provisioned IOPS above 3,000 and throughput above the free
+baseline per volume per month; a GCP Balanced Persistent Disk bills capacity only. The file
+system bills its whole capacity at the tier's GB-month price. The dataset sits in object storage
+for the run. Which product plays each role on the plan's provider (EBS gp3 / Balanced
+Persistent Disk / Premium SSD v2, FSx / Managed Lustre, S3 / Cloud Storage / Blob) and its
+price come from the catalog (``services.<provider>.*``). Ignores snapshots and boot images.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import service_rate
+from trainbill.costs._pricing import service
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -21,14 +23,15 @@ CATEGORY = "storage"
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
-    """EBS capacity, IOPS and throughput above baseline, FSx capacity, S3 dataset."""
+    """Block volume capacity, IOPS and throughput above baseline, file system, dataset."""
     months = usage.months
     span = f"{usage.wall_hours:,.1f} h / {usage.hours_per_month:g} h per month"
     if usage.ebs_gb_per_node > 0:
-        gb = service_rate(catalog, usage, "ebs.gp3.storage")
+        gb = service(catalog, usage, "block_storage")
+        assert gb is not None  # every provider has a block volume
         yield LineItem(
             category=CATEGORY,
-            item="EBS gp3 volumes",
+            item=f"{gb.product} volumes",
             quantity=usage.nodes * usage.ebs_gb_per_node * months,
             unit="GB-month",
             unit_price_usd=gb.usd,
@@ -38,11 +41,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             service_category="Storage",
         )
         free_iops = float(catalog.value("defaults.storage.ebs_iops"))
-        if usage.ebs_iops > free_iops:
-            iops = service_rate(catalog, usage, "ebs.gp3.iops")
+        iops = service(catalog, usage, "block_iops")
+        if iops is not None and usage.ebs_iops > free_iops:
             yield LineItem(
                 category=CATEGORY,
-                item="EBS gp3 provisioned IOPS above baseline",
+                item=f"{iops.product} provisioned IOPS above baseline",
                 quantity=usage.nodes * (usage.ebs_iops - free_iops) * months,
                 unit="IOPS-month",
                 unit_price_usd=iops.usd,
@@ -52,11 +55,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
                 service_category="Storage",
             )
         free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-        if usage.ebs_throughput_mibps > free_tp:
-            tp = service_rate(catalog, usage, "ebs.gp3.throughput")
+        tp = service(catalog, usage, "block_throughput")
+        if tp is not None and usage.ebs_throughput_mibps > free_tp:
             yield LineItem(
                 category=CATEGORY,
-                item="EBS gp3 throughput above baseline",
+                item=f"{tp.product} throughput above baseline",
                 quantity=usage.nodes * (usage.ebs_throughput_mibps - free_tp) * months,
                 unit="MiBps-month",
                 unit_price_usd=tp.usd,
@@ -66,10 +69,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
                 service_category="Storage",
             )
     if usage.fsx_capacity_gb > 0:
-        fsx = service_rate(catalog, usage, f"fsx.lustre.{usage.fsx_tier}")
+        fsx = service(catalog, usage, "shared_fs", usage.fsx_tier)
+        assert fsx is not None  # every provider has a Lustre service
         yield LineItem(
             category=CATEGORY,
-            item=f"FSx for Lustre ({usage.fsx_tier})",
+            item=f"{fsx.product} ({usage.fsx_tier})",
             quantity=usage.fsx_capacity_gb * months,
             unit="GB-month",
             unit_price_usd=fsx.usd,
@@ -79,10 +83,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             service_category="Storage",
         )
     if usage.dataset_gb > 0:
-        s3 = service_rate(catalog, usage, "s3.standard.storage")
+        s3 = service(catalog, usage, "object_storage")
+        assert s3 is not None  # every provider has object storage
         yield LineItem(
             category=CATEGORY,
-            item="training dataset in S3 Standard",
+            item=f"training dataset in {s3.product}",
             quantity=usage.dataset_gb * months,
             unit="GB-month",
             unit_price_usd=s3.usd,

@@ -41,7 +41,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             )
         return
     for label, fraction, why in (
-        ("gradient communication not hidden by compute", t.comm_stall_fraction, "exposed all-reduce/all-gather"),
+        (
+            "gradient communication not hidden by compute",
+            t.comm_stall_fraction,
+            "exposed all-reduce/all-gather",
+        ),
         ("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)"),
     ):
         if fraction <= 0:
