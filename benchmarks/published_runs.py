@@ -17,6 +17,10 @@ exactly what the fit minimised. Caveats from ``tests/data/published_runs/README.
 * Approximate wall hours (Falcon) are used as published; GPU counts that a source does not give
   (Llama 2 / LLaMA-1: 2048 A100 as for LLaMA-65B; DeepSeek: 2048 H800 as for DeepSeek-V3) are
   stated per case.
+* Whole runs added for issue #18 are table-driven (``WHOLE_RUNS``): each entry says which shape,
+  cluster, GPU count, batch and sequence the case uses and which of them are assumptions.
+* Every row carries a ``source_key`` (one per independent document) so a validation can leave
+  out a whole source, not just a row.
 
 Model shapes (layers, d_model) are the published architectures, cited per case.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -63,6 +67,26 @@ SHAPES: dict[str, tuple[int, int]] = {
     "palm-540b": (118, 18432),  # arXiv 2204.02311 Table 1
     "deepseek-v2": (60, 5120),  # arXiv 2405.04434 Sec. 3.1
     "deepseek-67b": (95, 8192),  # DeepSeek LLM arXiv 2401.02954 Table 2
+    "llama-33b": (60, 6656),  # arXiv 2302.13971 Table 2
+    "llama-65b": (80, 8192),  # arXiv 2302.13971 Table 2
+    "llama2-70b": (80, 8192),  # Llama 2 paper arXiv 2307.09288 / meta-llama/Llama-2-70b config.json
+    "llama32-1b": (16, 2048),  # meta-llama/Llama-3.2-1B config.json
+    "llama32-3b": (28, 3072),  # meta-llama/Llama-3.2-3B config.json
+    "llama4-scout": (48, 5120),  # meta-llama/Llama-4-Scout-17B-16E config.json (text_config)
+    "llama4-maverick": (48, 5120),  # meta-llama/Llama-4-Maverick-17B-128E config.json (text_config)
+    "deepseek-v3": (61, 7168),  # arXiv 2412.19437 Sec. 4.2 (61 layers, hidden 7168)
+    "bloom-176b": (70, 14336),  # bigscience/bloom model card (70 layers, hidden 14336)
+    "gpt-neox-20b": (44, 6144),  # arXiv 2204.06745 Table 1 (44 layers, d_model 6144)
+    "falcon-180b": (80, 14848),  # tiiuae/falcon-180B config.json (num_hidden_layers, hidden_size)
+    "starcoderbase-15b": (40, 6144),  # bigcode/starcoderbase config.json (n_layer, n_embd)
+    "tinyllama-1.1b": (22, 2048),  # jzhang38/TinyLlama README 'Training Details'
+    "phi-2": (32, 2560),  # microsoft/phi-2 config.json (num_hidden_layers, hidden_size)
+    "phi-3-mini": (32, 3072),  # Phi-3 report arXiv 2404.14219 Sec. 2 (3072 hidden, 32 layers)
+    "phi-3-medium": (40, 5120),  # Phi-3 report arXiv 2404.14219 Sec. 2 (40 layers, 5120 embedding)
+    "phi-4": (40, 5120),  # microsoft/phi-4 config.json (40 blocks, 5120 embedding)
+    "grin-moe": (32, 4096),  # microsoft/GRIN-MoE config.json (32 layers, hidden 4096)
+    "granite-3.0-8b": (40, 4096),  # ibm-granite/granite-3.0-8b-base config.json
+    "smollm3-3b": (36, 2048),  # HuggingFaceTB/SmolLM3-3B config.json (36 layers, hidden 2048)
 }
 # When each run happened (row-id prefix -> date), from its source.
 RUN_DATES: dict[str, date] = {
@@ -81,6 +105,26 @@ RUN_DATES: dict[str, date] = {
     # spring 2023, while MPT-7B was new) and the llm-foundry tables of 2023; month approximate.
     "llmfoundry": date(2023, 6, 1),
     "megatronbridge": date(2025, 11, 1),  # Megatron-Bridge 25.11 container
+    # Whole runs of issue #18: middle of the stated training period, else the publication month.
+    "llama31": date(2024, 7, 1),  # Llama 3.1 card: released 2024-07-23, no training period given
+    "llama32": date(2024, 9, 1),  # Llama 3.2 card: released 2024-09-25
+    "llama4": date(2025, 4, 1),  # Llama 4 card: released 2025-04-05
+    "deepseek-v3": date(2024, 12, 1),  # DeepSeek-V3 report, arXiv 2412.19437 (December 2024)
+    "bloom-176b": date(2022, 5, 8),  # bloom card: 2022-03-11 to 2022-07-05, midpoint
+    "gpt-neox-20b": date(2022, 4, 1),  # arXiv 2204.06745 (April 2022)
+    "falcon-180b": date(2023, 9, 1),  # Hugging Face 'Falcon 180B' blog, September 2023
+    "mpt-7b": date(2023, 5, 1),  # MosaicML 'Introducing MPT-7B', 2023-05-05
+    "mpt-1b": date(2023, 5, 1),  # mpt-1b-redpajama-200b card, spring 2023 as MPT-7B: approximate
+    "starcoderbase": date(2023, 3, 1),  # bigcode governance card: model cycle January to April 2023
+    "tinyllama": date(2023, 10, 16),  # README: 2023-09-01 to 3T planned 2023-12-01, midpoint
+    "phi-2": date(2023, 12, 1),  # phi-2 card, released December 2023
+    "phi-3-mini": date(2024, 6, 1),  # card: trained May to June 2024
+    "phi-3-medium": date(2024, 3, 15),  # card: trained February to April 2024
+    "phi-3.5-mini": date(2024, 7, 15),  # card: trained June to August 2024
+    "phi-4": date(2024, 11, 1),  # card: October to November 2024
+    "grin-moe": date(2024, 5, 15),  # card: trained April to June 2024
+    "granite-3.0": date(2024, 10, 1),  # Granite 3.0 report, October 2024
+    "smollm3": date(2025, 7, 1),  # SmolLM3 blog, July 2025
 }
 
 
@@ -104,6 +148,89 @@ H800 = {"provider": "aws", "instance": "h800-8x-gpu-hour"}
 TPU4 = {"provider": "gcp", "instance": "tpu-v4"}
 
 
+A100_40_P4D = {"provider": "aws", "instance": "p4d.24xlarge"}  # AWS P4d, 4x100 Gbps EFA (Falcon)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WholeRun:
+    """How a whole-run row becomes a case: what the source gives and what is assumed.
+
+    ``gpus`` None takes the row's ``gpu_count``; ``seq_len`` None takes the row's ``seq_len``.
+    ``note`` names every assumption (GPU count, batch, sequence) the source does not state.
+    """
+
+    shape: str
+    cluster: dict[str, str]
+    batch_tokens: float
+    note: str
+    gpus: int | None = None
+    seq_len: int | None = None
+    precision: str = "bf16"
+    recompute: bool | None = None
+    fused_attention: bool = True
+
+
+# Meta states no GPU count below 405B; its largest stated cluster per generation stands in.
+_META_A100 = "GPU count not published: 2048 A100 assumed (LLaMA-65B's cluster)"
+_META_H100 = "GPU count not published: 2048 H100 assumed (as for Meta's A100 rows); batch 16M tokens assumed (Llama 3 405B, arXiv 2407.21783)"
+_PHI = "batch not published: 4M tokens assumed"
+# fmt: off
+WHOLE_RUNS: dict[str, WholeRun] = {
+    "llama2-13b": WholeRun(shape="llama-13b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
+    "llama2-70b": WholeRun(shape="llama2-70b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
+    "llama1-33b": WholeRun(shape="llama-33b", cluster=A100_1600, gpus=2048, seq_len=2048, batch_tokens=4e6, note=_META_A100),
+    "llama1-65b": WholeRun(shape="llama-65b", cluster=A100_1600, seq_len=2048, batch_tokens=4e6,
+                           note="2048 A100 (Sec. 2.4); GPU-hours Table 15"),
+    "llama3-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100),
+    "llama3-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100),
+    "llama31-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence as the 405B main stage"),
+    "llama31-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                            note=_META_H100 + "; 8K sequence as the 405B main stage"),
+    "llama31-405b": WholeRun(shape="llama3-405b", cluster=H100, batch_tokens=16e6,
+                             note="up to 16,384 H100 (paper); card GPU-hours; batch 16M (paper)"),
+    "llama32-1b": WholeRun(shape="llama32-1b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence assumed; distillation logits not counted"),
+    "llama32-3b": WholeRun(shape="llama32-3b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence assumed; distillation logits not counted"),
+    "llama4-scout": WholeRun(shape="llama4-scout", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                             note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
+    "llama4-maverick": WholeRun(shape="llama4-maverick", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
+                                note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
+    "deepseek-v3": WholeRun(shape="deepseek-v3", cluster=H800, precision="fp8", batch_tokens=15360 * 4096.0,
+                            note="pre-training GPU-hours, 2048 H800, FP8; batch 15360 x 4K (final, after ramp)"),
+    "bloom-176b": WholeRun(shape="bloom-176b", cluster=A100_1600, batch_tokens=2048 * 2048.0, fused_attention=False,
+                           note="384 A100 (Jean Zay, Omni-Path; stand-in 8x200G IB); batch 2048 seqs assumed (BLOOM paper, not checked); 2022 kernels: unfused attention"),
+    "gpt-neox-20b": WholeRun(shape="gpt-neox-20b", cluster=A100_40_1600, batch_tokens=1538 * 2048.0, fused_attention=False,
+                             note="96 A100-40GB x 1830 h; batch 1538 x 2048 (paper); fp16 run as bf16; unfused attention"),
+    "falcon-180b": WholeRun(shape="falcon-180b", cluster=A100_40_P4D, batch_tokens=4e6,
+                            note="'up to 4096' A100-40GB on P4d; ~7M GPU-hours; batch not checked: 4M assumed"),
+    "mpt-7b": WholeRun(shape="mpt-7b", cluster=A100_40_1600, batch_tokens=4e6,
+                       note="440 A100-40GB x ~9.5 days (MosaicML RoCE, stand-in 8x200G); batch not checked: 4M assumed"),
+    "mpt-1b": WholeRun(shape="mpt-1b", cluster=A100_40_1600, batch_tokens=4e6,
+                       note="440 A100-40GB x ~half a day (12 h assumed); batch not checked: 4M assumed"),
+    "starcoderbase-15b": WholeRun(shape="starcoderbase-15b", cluster=A100_1600, batch_tokens=512 * 8192.0,
+                                  note="512 A100-80GB x 24 days; batch 512 x 8K (paper)"),
+    "tinyllama-1.1b": WholeRun(shape="tinyllama-1.1b", cluster=A100_40_1600, batch_tokens=2048 * 1024.0,
+                               note="16 A100-40GB x 90 days (the plan stated at launch); batch 2M (README)"),
+    "phi-2": WholeRun(shape="phi-2", cluster=A100_1600, batch_tokens=4e6, note="96 A100-80GB x 14 days; " + _PHI),
+    "phi-3-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                           note="512 H100 x 10 days; 4K sequence (report's default context); " + _PHI),
+    "phi-3-medium": WholeRun(shape="phi-3-medium", cluster=H100, batch_tokens=4e6, note="512 H100 x 42 days; " + _PHI),
+    "phi-3.5-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                             note="512 H100 x 10 days; 4K sequence assumed as Phi-3-mini; " + _PHI),
+    "phi-4": WholeRun(shape="phi-4", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                      note="1920 H100 x 21 days; 4K sequence assumed (card's 16K is the final context); " + _PHI),
+    "grin-moe": WholeRun(shape="grin-moe", cluster=H100, batch_tokens=4e6,
+                         note="512 H100 x 18 days; MoE 6.6B active; " + _PHI),
+    "granite-3.0-8b": WholeRun(shape="granite-3.0-8b", cluster=H100, gpus=2048, batch_tokens=4e6,
+                               note="GPU count not published: 2048 H100 assumed; batch not checked: 4M assumed"),
+    "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
+                           note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
+}
+# fmt: on
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Case:
     """One usable row: inputs, what was published, and which kind of figure it is."""
@@ -123,6 +250,7 @@ class Case:
     recompute: bool | None = None
     fused_attention: bool = True
     note: str = ""
+    source_key: str = ""  # one per independent document, for leave-one-source-out validation
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,17 +267,43 @@ def _mpt(name: str) -> str:
     return "mpt-" + name.split("-")[1].removeprefix("mpt")
 
 
-def cases() -> Iterator[Case]:
-    """Every row the benchmark can use, with the reason for each conversion in ``note``."""
+def _rows() -> dict[str, dict[str, str]]:
     with CSV.open(encoding="utf-8", newline="") as fh:
         rows = {r["id"]: r for r in csv.DictReader(fh)}
+    for rid, r in rows.items():
+        if not (r.get("source_key") or "").strip():
+            msg = f"{CSV.name}: row {rid!r} has no source_key (one key per independent source document)"
+            raise ValueError(msg)
+    return rows
+
+
+def cases() -> Iterator[Case]:
+    """Every row the benchmark can use, with the reason for each conversion in ``note``."""
+    rows = _rows()
+    for c in _cases(rows):
+        yield replace(c, source_key=rows[c.id]["source_key"])
+
+
+def _whole_run(rid: str, r: dict[str, str], w: WholeRun) -> Case:
+    """A ``WHOLE_RUNS`` row as a case: the source's GPU-hours against the plan's."""
+    active = float(r["active_params_b"]) * 1e9 if r["active_params_b"] else None
+    return Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=float(r["params_b"]) * 1e9,
+                active_params=active, tokens=float(r["tokens_b"]) * 1e9, gpus=w.gpus or int(r["gpu_count"]),
+                cluster=w.cluster, precision=w.precision, seq_len=w.seq_len or int(r["seq_len"]),
+                batch_tokens=w.batch_tokens, shape=SHAPES[w.shape], recompute=w.recompute,
+                fused_attention=w.fused_attention, note=w.note)  # fmt: skip
+
+
+def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
     for rid, r in rows.items():
         n = _notes(r)
         params = float(r["params_b"]) * 1e9
         active = float(r["active_params_b"]) * 1e9 if r["active_params_b"] else None
         seq = int(r["seq_len"]) if r["seq_len"] else 2048
         gpus = int(r["gpu_count"]) if r["gpu_count"] else 0
-        if rid.startswith("llama3-405b-cfg"):
+        if rid in WHOLE_RUNS:
+            yield _whole_run(rid, r, WHOLE_RUNS[rid])
+        elif rid.startswith("llama3-405b-cfg"):
             yield Case(id=rid, kind="throughput", published=float(r["mfu"]) * 989, params=params, active_params=None,
                        tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=16e6,
                        shape=SHAPES["llama3-405b"], note="BF16 MFU x 989")  # fmt: skip

@@ -142,6 +142,8 @@ def test_fit_file_reproducible(catalog: Catalog) -> None:
 
     tool = _fit_tool()
     shipped, doc = _shipped()
+    stale = sorted({c.id for c in tool.cases()} - set(doc["report"]["loo_residuals"]))
+    assert not stale, f"time_model_fit.toml predates rows {stale}: run tools/fit_time_model.py"
     loo = {c.id: c.published * (1.0 + doc["report"]["loo_residuals"][c.id]) for c in tool.cases()}
     assert tool.render(fit_params(catalog), doc["report"]["fit_date"], loo) == shipped
     assert doc["report"]["rows"] >= 30  # every usable published row, not a hand-picked few

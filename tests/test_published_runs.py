@@ -1,0 +1,50 @@
+"""The published-runs table as time-model cases: every row traceable to one source document."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import published_runs
+
+
+def test_every_case_names_its_source_document() -> None:
+    """Each case carries the source_key of its CSV row; a sweep's rows share one key."""
+    cases = list(published_runs.cases())
+    assert all(c.source_key for c in cases)
+    foundry = {c.source_key for c in cases if c.id.startswith("llmfoundry")}
+    assert foundry == {"llm-foundry-benchmark-readme"}  # one README table, one source
+    megatron = {c.source_key for c in cases if c.id.startswith("megatron-2021")}
+    assert megatron == {"megatron-lm-paper-2104.04473"}
+
+
+def test_every_whole_run_table_entry_is_a_case() -> None:
+    """Each WHOLE_RUNS entry has a CSV row, a run date and a shape, and scores GPU-hours."""
+    by_id = {c.id: c for c in published_runs.cases()}
+    for rid in published_runs.WHOLE_RUNS:
+        assert by_id[rid].kind == "whole_run"
+        published_runs.run_date(rid)
+
+
+def test_moe_whole_runs_pass_active_params() -> None:
+    """DeepSeek-V3 (arXiv 2412.19437): 671B total, 37B active per token, given to the plan as such."""
+    case = next(c for c in published_runs.cases() if c.id == "deepseek-v3")
+    assert (case.params, case.active_params) == (671e9, 37e9)
+
+
+def test_row_without_source_key_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row with an empty source_key fails with one line naming the file and the row."""
+    lines = published_runs.CSV.read_text(encoding="utf-8").splitlines()
+    header, first = lines[0], lines[1]
+    assert header.endswith(",source_key")
+    assert first.startswith("llama2-7b,")
+    bad = tmp_path / "published_runs.csv"
+    bad.write_text(header + "\n" + first.rsplit(",", 1)[0] + ",\n", encoding="utf-8")
+    monkeypatch.setattr(published_runs, "CSV", bad)
+    with pytest.raises(ValueError, match=r"published_runs\.csv: row 'llama2-7b' has no source_key"):
+        list(published_runs.cases())
