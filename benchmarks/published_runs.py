@@ -427,3 +427,37 @@ def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recomput
     finally:
         usage_mod.estimate_time = original
     return u.wall_hours * u.gpus
+
+
+#: The naive calculator every comparison stands beside: 6·N·D FLOPs at 40% of the dense BF16
+#: peak (N = active parameters for MoE), no overheads, no layout, no date.
+NAIVE_MFU = 0.40
+
+
+def naive(case: Case, catalog: Catalog) -> float:
+    """The naive 6·N·D / (40% MFU) figure for the case, in the unit of ``case.published``."""
+    acc = catalog.accelerator(catalog.instance(case.cluster["instance"]).accelerator)
+    peak = acc.peak_bf16_tflops * 1e12
+    n = case.active_params or case.params
+    if case.kind == "whole_run":
+        return 6.0 * n * case.tokens / (NAIVE_MFU * peak) / 3600.0
+    if case.extra.get("unit") == "tok/s":
+        return NAIVE_MFU * peak / (6.0 * n)
+    return NAIVE_MFU * peak / 1e12
+
+
+def typed_plan(case: Case, catalog: Catalog, *, software_date: date) -> Any:
+    """The plan a user builds for a whole-run row from the flags alone
+    (``--params --active-params --tokens --gpu --gpus --precision``), dated ``software_date``:
+    no layers, width, batch or sequence length, the default cloud's instance for the GPU."""
+    acc = catalog.instance(case.cluster["instance"]).accelerator
+    model: dict[str, Any] = {"params": case.params, "tokens": case.tokens, "precision": case.precision}
+    if case.active_params:
+        model["active_params"] = case.active_params
+    return plan_from_dict({"model": model, "cluster": {"gpu": acc, "gpus": case.gpus},
+                           "prices": {"as_of": software_date.isoformat()}})  # fmt: skip
+
+
+def predict_typed(case: Case, catalog: Catalog, fit: FitParams | None = None, *, software_date: date) -> float:
+    """Whole-run GPU-hours (``time.gpu_hours`` of ``trainbill forecast``) from the flags alone."""
+    return _whole_run_with(typed_plan(case, catalog, software_date=software_date), catalog, fit, None, True)

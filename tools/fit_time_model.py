@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from published_runs import Case, cases, predict
+from published_runs import Case, cases, naive, predict, predict_typed
 
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.timemodel import FitParams
@@ -111,68 +111,126 @@ def fit(rows: Sequence[Case], start: Sequence[float] = START, passes: int = 2, i
     return FitParams(**{k: round(getattr(raw, k), 4) for k in NAMES}, **_held())
 
 
-def cross_validate(rows: Sequence[Case], full: FitParams, iters: int = 150) -> dict[str, float]:
-    """Leave-one-out: each row predicted by a refit on all the other rows (id -> prediction).
+def cross_validate(
+    rows: Sequence[Case], full: FitParams, *, software_date: date, iters: int = 150
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Leave-one-SOURCE-out: each source's rows predicted by a refit on every other source.
 
-    Each refit starts from the full fit's parameters (one Nelder-Mead pass) to keep the 35
-    refits to a few minutes; the held-out row never enters the objective being minimised.
+    A source is one document (``Case.source_key``: a paper, a model card, one benchmark sweep):
+    leaving out one row of a sweep keeps its siblings, which share the row's software, cluster
+    and conventions, in the fit and flatters it. Returns (full-input predictions, and for
+    whole-run rows the prediction from the flags a user types, ``predict_typed``), both by row id.
+    Each refit starts from the full fit (one Nelder-Mead pass) to keep the run to minutes.
     """
-    out: dict[str, float] = {}
+    pred: dict[str, float] = {}
+    typed: dict[str, float] = {}
     start = [getattr(full, k) for k in NAMES]
-    for i, held in enumerate(rows):
-        fp = fit([c for j, c in enumerate(rows) if j != i], start=start, passes=1, iters=iters)
-        out[held.id] = predict(held, _catalog(), fp)
-    return out
+    for key in sorted({c.source_key for c in rows}):
+        held = [c for c in rows if c.source_key == key]
+        fp = fit([c for c in rows if c.source_key != key], start=start, passes=1, iters=iters)
+        for c in held:
+            pred[c.id] = predict(c, _catalog(), fp)
+            if c.kind == "whole_run":
+                typed[c.id] = predict_typed(c, _catalog(), fp, software_date=software_date)
+    return pred, typed
+
+
+def error_band(rows: Sequence[Case], pred: dict[str, float]) -> tuple[float, float]:
+    """(P10, P90) of published / predicted over ``pred``'s rows: the multipliers that turn a
+    forecast into an 80% interval, read from cross-validated (never in-sample) predictions."""
+    ratios = sorted(c.published / pred[c.id] for c in rows if c.id in pred)
+    return _quantile(ratios, 0.10), _quantile(ratios, 0.90)
+
+
+def band_coverage(rows: Sequence[Case], pred: dict[str, float]) -> float:
+    """Share of rows inside a P10-P90 band computed WITHOUT their own source's residuals:
+    the band's honesty on a source it has not seen (goal: about 80%)."""
+    inside = total = 0
+    for key in {c.source_key for c in rows if c.id in pred}:
+        others = [c for c in rows if c.id in pred and c.source_key != key]
+        lo, hi = error_band(others, pred)
+        for c in rows:
+            if c.id in pred and c.source_key == key:
+                total += 1
+                inside += lo <= c.published / pred[c.id] <= hi
+    return inside / total if total else math.nan
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile of sorted values (NumPy's default method)."""
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def summary(rows: Sequence[Case], pred: dict[str, float]) -> dict[str, tuple[int, float, float]]:
-    """Per kind: (rows, median |error|, share within ±25%)."""
+    """Per kind: (rows, median |error|, share within ±25%) over the rows ``pred`` covers."""
     out = {}
     for kind in ("throughput", "whole_run"):
-        errs = [abs(pred[c.id] / c.published - 1) for c in rows if c.kind == kind]
-        out[kind] = (len(errs), statistics.median(errs), sum(e <= 0.25 for e in errs) / len(errs))
+        errs = [abs(pred[c.id] / c.published - 1) for c in rows if c.kind == kind and c.id in pred]
+        if errs:
+            out[kind] = (len(errs), statistics.median(errs), sum(e <= 0.25 for e in errs) / len(errs))
     return out
 
 
-def render(fp: FitParams, fit_date: str, cv: dict[str, float]) -> str:
-    """The TOML: [time.fit] parameters as catalog assumptions; [report] in-sample and LOO residuals."""
+def render(fp: FitParams, fit_date: str, cv: dict[str, float], typed: dict[str, float]) -> str:
+    """The TOML: [time.fit] parameters and the cross-validated error band as catalog
+    assumptions; [report] in-sample, leave-one-source-out, as-typed and naive figures."""
     rows = list(cases())
-    pred = {c.id: predict(c, _catalog(), fp) for c in rows}
-    # The LOO summary is taken from the residuals as written (4 decimals), so the file is
-    # self-consistent and re-rendering it from its own residuals reproduces it exactly.
+    cat = _catalog()
+    pred = {c.id: predict(c, cat, fp) for c in rows}
+    base = {c.id: naive(c, cat) for c in rows}
+    # Cross-validated summaries are taken from the residuals as written (4 decimals), so the
+    # file is self-consistent and re-rendering it from its own residuals reproduces it exactly.
     published = {c.id: c.published for c in rows}
     cv = {k: published[k] * (1.0 + round(v / published[k] - 1.0, 4)) for k, v in cv.items()}
+    typed = {k: published[k] * (1.0 + round(v / published[k] - 1.0, 4)) for k, v in typed.items()}
+    lo, hi = error_band(rows, typed)
     n = len(rows)
+    n_sources = len({c.source_key for c in rows})
     src = (f"Least-squares fit (log error) of tools/fit_time_model.py to {n} rows of "
-           f"published_runs.csv (../shared/data/published-runs), fit {fit_date}")  # fmt: skip
+           f"published_runs.csv from {n_sources} sources, fit {fit_date}")  # fmt: skip
+    band_src = (f"P10/P90 of published / predicted GPU-hours over {len(typed)} whole runs, each predicted "
+                f"leave-one-source-out from the flags a user types (tools/fit_time_model.py), fit {fit_date}")  # fmt: skip
     lines = ["# Generated by tools/fit_time_model.py; do not edit by hand.", "[time.fit]"]
     for k in NAMES:
         lines.append(f'{k} = {{ value = {getattr(fp, k):.4f}, unit = "{UNITS[k]}", source = "{src}", as_of = "{fit_date}" }}')
-    lines += ["", "[report]", f'fit_date = "{fit_date}"', f"rows = {n}"]
-    for label, p in (("", pred), ("loo_", cv)):
+    lines += ["", "[time.error_band]"]
+    lines.append(f'whole_run_p10 = {{ value = {lo:.4f}, unit = "actual / forecast GPU-hours, 10th percentile", source = "{band_src}", as_of = "{fit_date}" }}')
+    lines.append(f'whole_run_p90 = {{ value = {hi:.4f}, unit = "actual / forecast GPU-hours, 90th percentile", source = "{band_src}", as_of = "{fit_date}" }}')
+    lines += ["", "[report]", f'fit_date = "{fit_date}"', f"rows = {n}", f"sources = {n_sources}"]
+    for label, p in (("", pred), ("loso_", cv), ("naive_", base)):
         for kind, (_, med, within) in summary(rows, p).items():
             lines.append(f"{label}{kind}_median_abs_error = {med:.4f}")
             lines.append(f"{label}{kind}_within_25pct = {within:.4f}")
+    _, med, within = summary(rows, typed)["whole_run"]
+    lines.append(f"typed_loso_whole_run_median_abs_error = {med:.4f}")
+    lines.append(f"typed_loso_whole_run_within_25pct = {within:.4f}")
+    lines.append(f"typed_band_coverage_unseen_source = {band_coverage(rows, typed):.4f}")
     lines += ["", "[report.residuals]", "# row id = predicted / published - 1 (in-sample)"]
     lines += [f'"{c.id}" = {pred[c.id] / c.published - 1:.4f}' for c in rows]
-    lines += ["", "[report.loo_residuals]", "# row id = predicted / published - 1 with the row left out of the fit"]
+    lines += ["", "[report.loso_residuals]", "# row id = predicted / published - 1 with the row's whole source left out of the fit"]
     lines += [f'"{c.id}" = {cv[c.id] / c.published - 1:.4f}' for c in rows]
+    lines += ["", "[report.typed_loso_residuals]",
+              "# whole-run row id = predicted / published - 1 from the flags alone, the row's source left out"]  # fmt: skip
+    lines += [f'"{c.id}" = {typed[c.id] / c.published - 1:.4f}' for c in rows if c.id in typed]
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
-    """Fit, cross-validate, write the TOML atomically, print the parameters."""
+    """Fit, cross-validate by source, write the TOML atomically, print the figures."""
     fit_date = sys.argv[1] if len(sys.argv) > 1 else date.today().isoformat()  # noqa: DTZ011
     rows = list(cases())
     fp = fit(rows)
     print(fp, flush=True)
-    cv = cross_validate(rows, fp)
-    text = render(fp, fit_date, cv)
+    cv, typed = cross_validate(rows, fp, software_date=date.fromisoformat(fit_date))
+    text = render(fp, fit_date, cv, typed)
     tmp = OUT.with_suffix(".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(OUT)
     for kind, (k, med, within) in summary(rows, cv).items():
-        print(f"LOO {kind}: {k} rows, median |error| {med:.1%}, within ±25%: {within:.0%}")
+        print(f"LOSO {kind}: {k} rows, median |error| {med:.1%}, within ±25%: {within:.0%}")
     return 0
 
 
