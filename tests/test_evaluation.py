@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, h100_maturity, zero_hidden_plan
+from conftest import EXAMPLES, TODAY, h100_maturity, seed_step_seconds, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import SpecError
@@ -20,17 +20,21 @@ def _eval_lines(fc: Any) -> list[Any]:
 
 
 def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
-    """72 h × (100 eval steps / 1,000 steps) × 1/3 (forward only) = 2.4 cluster-hours.
+    """72 h × (100 eval steps / 1,000 steps) × (compute / 3) / (compute + host) ≈ 2.377 cluster-hours.
 
-    Rate: 32 nodes × (½ × $98.32 on-demand + ½ × $25.66 spot) = $1,983.68 per cluster-hour,
-    so the line is 2.4 × 1,983.68 = $4,760.83. The plan gives hours, not a model, so an eval
-    step is a plain third of a training step.
+    The plan gives hours and a model size (70e9) but no tokens: the time model models one
+    step (``seed_step_seconds``: ≈ 10.93 s compute + 0.10 s host), and an eval step is a
+    third of its kernel time with no host overhead. (It was a plain third, 2.4 h, while the
+    step was not modelled for plans without tokens.) Rate: 32 nodes × (½ × $98.32 on-demand +
+    ½ × $25.66 spot) = $1,983.68 per cluster-hour.
     """
     fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
     (line,) = _eval_lines(fc)
-    assert line.quantity == pytest.approx(72 * 100 / 1000 / 3)
+    compute_s, host_s = seed_step_seconds(catalog)
+    hours = 72 * 100 / 1000 * (compute_s / 3) / (compute_s + host_s)
+    assert line.quantity == pytest.approx(hours, rel=1e-9)
     assert line.unit_price_usd == pytest.approx(32 * (0.5 * 98.32 + 0.5 * 25.66))
-    assert line.cost_usd == pytest.approx(2.4 * 1983.68)
+    assert line.cost_usd == pytest.approx(hours * 1983.68)
     assert any("Megatron-LM default --eval-interval 1000" in a for a in fc.usage.assumed)
 
 

@@ -117,7 +117,7 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
     od = instance_rate(catalog, usage, "on_demand")
     quote = usage.nodes * od.usd * usage.compute_hours
     quote_basis = (
-        f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h on-demand × "
+        f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h {od.words} × "
         f"{usage.compute_hours:,.2f} h = ${quote:,.2f}"
     )
     ledger = estimate(usage, catalog)

@@ -56,7 +56,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from trainbill.catalog import PROVIDERS, Catalog, Instance
+from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.costs import estimate
 from trainbill.errors import CatalogError, InfeasibleError, SpecError, TrainbillError, suggest
 from trainbill.forecast import forecast
@@ -68,6 +68,8 @@ __all__ = [
     "ORCHESTRATORS",
     "P90_Z",
     "Candidate",
+    "Caveat",
+    "CaveatKind",
     "OptimizationResult",
     "RightSizeRow",
     "SearchSpace",
@@ -77,6 +79,8 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 Objective = Literal["expected", "p90"]
+#: What a recommendation changes that the price alone does not show (see ``Caveat``).
+CaveatKind = Literal["stand_in", "porting", "cloud", "older_gpu", "memory", "spot_capacity"]
 
 #: One-sided 90% quantile of the standard normal distribution.
 P90_Z = 1.2815515655446004
@@ -114,8 +118,31 @@ class SearchSpace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Caveat:
+    """Why a recommendation may not be a drop-in swap for the user's plan, in one sentence.
+
+    ``kind``: ``stand_in`` (a catalog stand-in, not something a cloud sells), ``porting`` (another
+    accelerator vendor: the code must be ported), ``cloud`` (another cloud: account, quotas,
+    data), ``older_gpu`` (an accelerator launched before the plan's), ``memory`` (less HBM per
+    accelerator: the parallel layout must be re-tuned), ``spot_capacity`` (more nodes on spot
+    than the plan: capacity at that size is not guaranteed).
+    """
+
+    kind: CaveatKind
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-ready fields."""
+        return {"kind": self.kind, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
-    """One evaluated configuration (the JSON ``best`` and ``pareto[]`` entries)."""
+    """One evaluated configuration (the JSON ``best`` and ``pareto[]`` entries).
+
+    ``caveats`` say what the configuration changes against the user's plan beyond its price
+    (empty for the plan itself unless it is a stand-in).
+    """
 
     provider: str
     region: str
@@ -133,6 +160,7 @@ class Candidate:
     p90_usd: float
     p90_wall_hours: float
     is_user_plan: bool = False
+    caveats: tuple[Caveat, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
@@ -153,6 +181,7 @@ class Candidate:
             "orchestrator": self.orchestrator,
             "checkpoint_interval_hours": self.checkpoint_interval_hours,
             "is_user_plan": self.is_user_plan,
+            "caveats": [c.as_dict() for c in self.caveats],
         }
 
 
@@ -160,9 +189,12 @@ class Candidate:
 class RightSizeRow:
     """The best configuration's instance and purchase mix at one node count.
 
-    ``efficiency`` is node-hours at the smallest count over node-hours at this count (1.0 =
-    perfect scaling). ``pays`` is False once adding nodes raises cost × time: past that point
-    more GPUs cost more, relatively, than the time they save.
+    ``efficiency`` is the fewest node-hours of any row over node-hours at this count: 1.0 at
+    the size that needs the fewest node-hours, below 1 by the share of node-hours this size
+    spends on top of it. (Against the smallest count it exceeded 1 wherever a larger cluster
+    needs fewer node-hours: fewer checkpoints in a shorter run, activation recompute or offload
+    no longer needed, a better layout.) ``pays`` is False once adding nodes raises cost × time:
+    past that point more GPUs cost more, relatively, than the time they save.
     """
 
     nodes: int
@@ -649,18 +681,18 @@ def _reduce(block: _Block, use_p90: bool, budget: float | None) -> _Reduced:
 
 def _validate(
     deadline_hours: float | None, budget_usd: float | None, clouds: Sequence[str] | None, space: SearchSpace
-) -> tuple[str, ...]:
+) -> tuple[str, ...] | None:
     if deadline_hours is not None and not deadline_hours > 0:
         msg = f"deadline must be > 0 hours (got {deadline_hours:g})"
         raise SpecError(msg, field="deadline_hours")
     if budget_usd is not None and not budget_usd > 0:
         msg = f"budget must be > 0 USD (got {budget_usd:g})"
         raise SpecError(msg, field="budget_usd")
-    allowed = tuple(clouds) if clouds is not None else PROVIDERS
-    if not allowed:
+    allowed = tuple(clouds) if clouds is not None else None
+    if allowed is not None and not allowed:
         msg = f"no cloud given; allowed values: {', '.join(PROVIDERS)}"
         raise SpecError(msg, field="clouds")
-    for c in allowed:
+    for c in allowed or ():
         if c not in PROVIDERS:
             msg = f"unknown cloud {c!r}.{suggest(c, PROVIDERS)} Allowed values: {', '.join(PROVIDERS)}"
             raise SpecError(msg, field="clouds")
@@ -689,16 +721,124 @@ def _validate(
     return allowed
 
 
-def _instances(plan: Plan, catalog: Catalog, space: SearchSpace, clouds: tuple[str, ...]) -> list[Instance]:
+def _stand_in_reason(inst: Instance, catalog: Catalog, region: str, as_of: date) -> str | None:
+    """Why an instance is a stand-in (not sold as the catalog prices it), or None.
+
+    Either the instance itself is a catalog stand-in (an H800 node no cloud lists) or the
+    on-demand price the search would use is (trn2.48xlarge has no On-Demand SKU).
+    """
+    if inst.stand_in:
+        return f"catalog stand-in, not an instance a cloud sells ({inst.source})"
+    point = catalog.find_price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=as_of)
+    if point is not None and point.stand_in:
+        return f"its on-demand price is a catalog stand-in, not a published price ({point.source})"
+    return None
+
+
+def _instances(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    clouds: tuple[str, ...] | None,
+    *,
+    allow_stand_ins: bool,
+    today: date | None,
+) -> tuple[list[Instance], list[str]]:
+    """The instances to search, and a note for each one left out.
+
+    Named instances are searched as named (a stand-in among them needs ``allow_stand_ins``).
+    Otherwise named clouds are searched whole; with no clouds named, only the plan's own cloud
+    and accelerator vendor (the family its code already runs on). Stand-ins are left out unless
+    ``allow_stand_ins``; the plan's own instance is always a candidate.
+    """
+    user_inst, _ = resolve_cluster(plan, catalog)
+    as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+
+    def region_of(inst: Instance) -> str:
+        same = inst.provider == plan.cluster.provider and plan.cluster.region is not None
+        return str(plan.cluster.region) if same else catalog.reference_region(inst.provider)
+
+    notes: list[str] = []
     if space.instances is not None:
         out = [catalog.instance(name) for name in space.instances]
-    else:
+        if not allow_stand_ins:
+            for inst in out:
+                why = _stand_in_reason(inst, catalog, region_of(inst), as_of)
+                if why is not None and inst.instance != user_inst.instance:
+                    msg = f"{inst.instance}: {why}; pass --allow-stand-ins to search it anyway"
+                    raise SpecError(msg, field="instances")
+        if clouds is not None:
+            out = [i for i in out if i.provider in clouds]
+    elif clouds is not None:
         out = [i for i in catalog.instances.values() if i.provider in clouds]
-    user_inst, _ = resolve_cluster(plan, catalog)
-    out = [i for i in out if i.provider in clouds or i.instance == user_inst.instance]
+    else:
+        vendor = catalog.accelerator(user_inst.accelerator).vendor
+        out = [
+            i
+            for i in catalog.instances.values()
+            if i.provider == user_inst.provider and catalog.accelerator(i.accelerator).vendor == vendor
+        ]
+    if not allow_stand_ins:
+        kept = []
+        for inst in out:
+            why = _stand_in_reason(inst, catalog, region_of(inst), as_of)
+            if why is None or inst.instance == user_inst.instance:
+                kept.append(inst)
+            else:
+                notes.append(f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)")
+        out = kept
     if user_inst.instance not in {i.instance for i in out}:
         out.append(user_inst)
-    return out
+    return out, notes
+
+
+#: What moving the code to another accelerator vendor takes, by the vendor moved to.
+_PORTING = {
+    "google": "porting to TPU: the training code must run on JAX or PyTorch/XLA; CUDA kernels "
+    "(FlashAttention, fused optimizers) and NCCL do not carry over",
+    "aws": "porting to AWS Trainium: the training code must run on the Neuron SDK (PyTorch "
+    "NeuronX or JAX); CUDA kernels do not carry over",
+    "amd": "porting to AMD ROCm: PyTorch runs, but custom CUDA kernels need HIP ports and NCCL becomes RCCL",
+    "nvidia": "porting to NVIDIA CUDA: the training code must leave its current accelerator's toolchain",
+}
+
+
+def _caveats(c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog: Catalog, as_of: date) -> tuple[Caveat, ...]:
+    """What ``c`` changes against the user's plan beyond its price (see ``Caveat``)."""
+    inst = catalog.instance(c.instance)
+    acc: Accelerator = catalog.accelerator(c.accelerator)
+    mine: Accelerator = catalog.accelerator(user_inst.accelerator)
+    out: list[Caveat] = []
+    why = _stand_in_reason(inst, catalog, c.region, as_of)
+    if why is not None:
+        out.append(Caveat(kind="stand_in", text=f"{c.instance}: {why}"))
+    if acc.vendor != mine.vendor:
+        hint = _PORTING.get(acc.vendor, f"porting from {mine.vendor} to {acc.vendor}")
+        out.append(Caveat(kind="porting", text=f"{acc.name} instead of {mine.name}: {hint}"))
+    if c.provider != user_inst.provider:
+        text = (f"moves the run from {user_inst.provider} to {c.provider}: another account, quotas and capacity "
+                f"requests there, and the training data and checkpoints copied across clouds")  # fmt: skip
+        out.append(Caveat(kind="cloud", text=text))
+    if acc.launched is not None and mine.launched is not None and acc.launched < mine.launched:
+        text = (f"{acc.name} (launched {acc.launched}) is an older generation than {mine.name} "
+                f"({mine.launched}): dense BF16 peak {acc.peak_bf16_tflops:g} vs {mine.peak_bf16_tflops:g} TFLOP/s"
+                f"{'' if acc.peak_fp8_tflops is not None or mine.peak_fp8_tflops is None else ', no FP8'}")  # fmt: skip
+        out.append(Caveat(kind="older_gpu", text=text))
+    if acc.hbm_gb < mine.hbm_gb:
+        text = (f"{acc.hbm_gb:g} GB of memory per accelerator vs {mine.hbm_gb:g} GB: the parallel layout "
+                f"(tensor/pipeline split, micro-batch, activation recompute) must be re-tuned to fit")  # fmt: skip
+        out.append(Caveat(kind="memory", text=text))
+    spot_nodes = c.spot_fraction * c.nodes
+    if spot_nodes > user_spot_nodes:
+        row = catalog.spot_row(c.instance, provider=c.provider, region=c.region, as_of=as_of)
+        seen = (f"Spot Advisor: {row.interruption_bucket} of these instances interrupted per month in {c.region} "
+                f"(observed {row.observed})" if row is not None else
+                f"no spot interruption data for {c.instance} in {c.region}")  # fmt: skip
+        text = (f"{spot_nodes:g} of {c.nodes} nodes on spot (the plan: {user_spot_nodes:g}): {c.provider} does "
+                f"not guarantee spot capacity, and {spot_nodes:g} × {c.instance} at once may not be available; "
+                f"{seen}")  # fmt: skip
+        out.append(Caveat(kind="spot_capacity", text=text))
+    return tuple(out)
 
 
 def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) -> _Axes:
@@ -866,6 +1006,7 @@ def optimize(
     clouds: Sequence[str] | None = None,
     today: date | None = None,
     seed: int = 0,
+    allow_stand_ins: bool = False,
 ) -> OptimizationResult:
     """Search the grid for the cheapest plan meeting the deadline and budget.
 
@@ -876,13 +1017,17 @@ def optimize(
         objective: "expected" (forecast's total) or "p90" (normal approximation; module doc).
         deadline_hours: wall-clock limit; defaults to the plan's ``run.deadline_hours``.
         budget_usd: cost limit on the objective.
-        clouds: providers to search ("aws", "gcp", "azure"); None = all.
+        clouds: providers to search ("aws", "gcp", "azure"), every accelerator on them; None =
+            the plan's own cloud and accelerator vendor (what its code already runs on).
         today: the date for price look-ups when the plan has no ``prices.as_of``.
         seed: seeds the random probes that fit and check the vectorized model.
+        allow_stand_ins: also search catalog stand-ins (instances or on-demand prices no
+            cloud publishes); by default only what can be bought is recommended.
 
     Returns:
         ``OptimizationResult`` with the best candidate, its plan, the Pareto front, the
-        right-sizing table and how many configurations were evaluated.
+        right-sizing table and how many configurations were evaluated. Every candidate
+        carries its ``caveats`` against the plan (accelerator, cloud, spot share, stand-in).
 
     Raises:
         SpecError: deadline/budget <= 0, unknown cloud or bad search-space values.
@@ -925,7 +1070,9 @@ def optimize(
     except MemoryFitError as exc:
         user = None  # the plan as written cannot run; a larger searched cluster may
         skipped.append(f"your plan: not a candidate ({exc})")
-    for inst in _instances(plan, catalog, space, allowed):
+    instances, left_out = _instances(plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today)
+    skipped.extend(left_out)
+    for inst in instances:
         axes = _axes_for(plan, catalog, space, inst)
         try:
             block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
@@ -1013,6 +1160,16 @@ def optimize(
     walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
     pareto = tuple(pareto_all[int(k)] for k in _pareto_indices(costs, walls))
     rows = _rightsizing(blocks, chosen, use_p90)
+    user_inst, _ = resolve_cluster(plan, catalog)
+    as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
+
+    def noted(c: Candidate) -> Candidate:
+        return replace(c, caveats=_caveats(c, user_inst, spot_nodes, catalog, as_of))
+
+    chosen = noted(chosen)
+    pareto = tuple(noted(c) for c in pareto)
+    user = noted(user) if user is not None else None
     return OptimizationResult(
         best=chosen,
         best_plan=best_plan,
@@ -1109,18 +1266,19 @@ def _rightsizing(blocks: Sequence[_Block], best: Candidate, use_p90: bool) -> tu
     except ValueError:
         return ()
     shape = (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
-    rows: list[RightSizeRow] = []
-    base: float | None = None
-    prev: tuple[float, float] | None = None
+    points: list[tuple[int, float, float]] = []  # (nodes, cost, wall) of every count that fits
     for n_idx, nodes in enumerate(a.nodes):
         flat = int(np.ravel_multi_index((n_idx, o, i, s, k), shape))
         if not (block.row_ok[flat // len(a.sp)] and block.sp_ok[k]):
             continue
         total, exp_wall, p90, p90_wall = block.point(flat)
-        cost = p90 if use_p90 else total
-        wall = p90_wall if use_p90 else exp_wall
-        node_hours = nodes * wall
-        base = node_hours if base is None else base
+        points.append((nodes, p90 if use_p90 else total, p90_wall if use_p90 else exp_wall))
+    if not points:
+        return ()
+    fewest = min(nodes * wall for nodes, _, wall in points)
+    rows: list[RightSizeRow] = []
+    prev: tuple[float, float] | None = None
+    for nodes, cost, wall in points:
         per_hour: float | None = None
         pays = True
         if prev is not None:
@@ -1132,7 +1290,7 @@ def _rightsizing(blocks: Sequence[_Block], best: Candidate, use_p90: bool) -> tu
                 nodes=nodes,
                 gpus=nodes * block.inst.accelerator_count,
                 wall_hours=wall,
-                efficiency=base / node_hours,
+                efficiency=fewest / (nodes * wall),
                 total_usd=cost,
                 usd_per_hour_saved=per_hour,
                 pays=pays,

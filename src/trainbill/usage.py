@@ -298,16 +298,20 @@ def usage_for(
     seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
     batch = float(d.get(m.global_batch_tokens, "defaults.model.global_batch_tokens")) if m.params else 0.0
     cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
+    # Hours given with a model size but no token count: the time model cannot count steps, but
+    # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
+    # the batch, so one step of the batch is modelled and its stall fractions apply to the hours.
+    per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
     est = estimate_time(
         catalog=catalog,
         accelerator=accel,
         instance=inst,
         nodes=nodes,
         precision=m.precision,
-        hours=plan.run.hours,
+        hours=None if per_step_only else plan.run.hours,
         params=m.params,
         active_params=m.active_params,
-        tokens=m.tokens,
+        tokens=batch if per_step_only else m.tokens,
         global_batch_tokens=batch or 1.0,
         seq_len=seq_len,
         layers=m.layers,
@@ -316,6 +320,8 @@ def usage_for(
         measured_mfu=measured_mfu,
         software_age_years=software_age_years(accel, as_of),
     )
+    if per_step_only and plan.run.hours is not None:
+        est = _given_hours_with_step_model(est, plan.run.hours, batch)
     compute_hours = est.compute_hours
     sync_hours = compute_hours * est.sync_stall_fraction
 
@@ -440,6 +446,32 @@ def usage_for(
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )
+
+
+#: Time-model factors that count a whole run's FLOPs or hours: meaningless for a single modelled
+#: step, so ``_given_hours_with_step_model`` replaces them with the plan's hours.
+_RUN_TOTAL_FACTORS = frozenset({"flops", "compute", "hours"})
+
+
+def _given_hours_with_step_model(
+    step: TimeEstimate, hours: float, batch_tokens: float
+) -> TimeEstimate:
+    """The plan's hours of pure training, stalled by the fractions of one modelled step.
+
+    ``step`` is the time model run on exactly one global batch: its layout holds the per-step
+    seconds of compute, data-parallel sync, tensor-parallel traffic and pipeline bubble, whose
+    ratios do not depend on how many steps the run takes. Without a token count there is no
+    FLOP total, so FLOPs and MFU stay unknown rather than being made up from one step.
+    """
+    lay = step.layout
+    assert lay is not None  # a model size was given, so the time model chose a layout
+    note = (f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the stall "
+            f"fractions below come from one modelled step of {batch_tokens:,.0f} tokens: {lay.busy_s:.2f} s "
+            f"of compute and host work, ≈ {hours * 3600.0 / lay.busy_s:,.0f} steps in {hours:g} h")  # fmt: skip
+    factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
+    at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
+    factors.insert(at, ("hours", note))
+    return replace(step, compute_hours=hours, flops=None, base_mfu=None, factors=tuple(factors))
 
 
 #: A forward pass is 2 of the 6 FLOPs per parameter per token of a training step (Kaplan et al.

@@ -32,6 +32,7 @@ __all__ = [
     "OPTIONS",
     "PROVIDERS",
     "SCHEMA_VERSION",
+    "STAND_IN_MARK",
     "Accelerator",
     "Assumption",
     "Catalog",
@@ -45,6 +46,10 @@ __all__ = [
 #: Bumped whenever a table's columns change; overlays and caches must match it.
 SCHEMA_VERSION = 1
 PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
+#: How a row's source marks a stand-in: a figure no provider publishes, kept so a what-if (an
+#: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
+#: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
+STAND_IN_MARK = "STAND-IN"
 #: Purchase options a price point can carry.
 OPTIONS: tuple[str, ...] = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
 
@@ -118,6 +123,11 @@ class Instance:
     source: str
     as_of: date
 
+    @property
+    def stand_in(self) -> bool:
+        """A catalog stand-in (source begins ``STAND-IN``), not an instance any cloud sells."""
+        return self.source.lstrip().startswith(STAND_IN_MARK)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PricePoint:
@@ -131,6 +141,11 @@ class PricePoint:
     usd: float
     effective_from: date
     source: str
+
+    @property
+    def stand_in(self) -> bool:
+        """A stand-in figure (source begins ``STAND-IN``), not a price the provider publishes."""
+        return self.source.lstrip().startswith(STAND_IN_MARK)
 
     def cite(self, on: date | None = None) -> str:
         """Source and date in one string, for a ledger line's ``source`` field.

@@ -98,25 +98,15 @@ def _row(c: Candidate) -> list[str]:
         f"{c.wall_hours:,.1f}",
         f"${c.total_usd:,.0f}",
         f"${c.p90_usd:,.0f}",
+        ", ".join(k.kind.replace("_", " ") for k in c.caveats) or "-",
     ]
 
 
 def _candidates_table(title: str, rows: list[Candidate]) -> Table:
     t = Table(title=title)
-    for col in (
-        "cloud:instance",
-        "nodes",
-        "orch.",
-        "spot",
-        "savings plan",
-        "ckpt",
-        "wall h",
-        "expected",
-        "P90",
-    ):
-        t.add_column(
-            col, justify="left" if col in {"cloud:instance", "orch.", "savings plan"} else "right"
-        )
+    left = {"cloud:instance", "orch.", "savings plan", "caveats"}
+    for col in ("cloud:instance", "nodes", "orch.", "spot", "savings plan", "ckpt", "wall h", "expected", "P90", "caveats"):
+        t.add_column(col, justify="left" if col in left else "right")
     for c in rows:
         t.add_row(*_row(c))
     return t
@@ -140,11 +130,9 @@ def _render(result: OptimizationResult) -> None:
         )
     else:
         console.print(_candidates_table("Best plan vs yours", [result.best, user]))
-    if (
-        user is not None
-        and result.deadline_hours is None
-        and result.best.wall_hours > user.wall_hours
-    ):
+    for caveat in result.best.caveats:
+        console.print(f"caveat ({caveat.kind.replace('_', ' ')}): {escape(caveat.text)}")
+    if user is not None and result.deadline_hours is None and result.best.wall_hours > user.wall_hours:
         console.print(
             f"no deadline was given, so the cheapest plan may run longest ({result.best.wall_hours:,.0f} h vs "
             f"your {user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
@@ -193,20 +181,28 @@ def optimize_command(
         float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
     ] = None,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")] = None,
-    p90: Annotated[
-        bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")
-    ] = False,
+    p90: Annotated[bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")] = False,
     clouds: Annotated[
-        str | None, typer.Option("--clouds", help="Comma list of aws,gcp,azure.")
+        str | None,
+        typer.Option(
+            "--clouds",
+            help="Comma list of aws,gcp,azure: search every accelerator on them "
+            "(default: the plan's own cloud and accelerator vendor).",
+        ),
     ] = None,
-    instances: Annotated[
-        str | None, typer.Option("--instances", help="Comma list of instance types.")
-    ] = None,
+    instances: Annotated[str | None, typer.Option("--instances", help="Comma list of instance types.")] = None,
     nodes: Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")] = None,
     savings_plans: Annotated[
         str | None,
         typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
     ] = None,
+    allow_stand_ins: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stand-ins",
+            help="Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an H800 node).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
@@ -259,6 +255,7 @@ def optimize_command(
         deadline_hours=deadline_hours,
         budget_usd=budget_usd,
         clouds=_split(clouds, "--clouds"),
+        allow_stand_ins=allow_stand_ins,
     )
     if output is not None:
         b = result.best

@@ -2,7 +2,9 @@
 
 Pricing rule: on-demand node-hours = nodes × (1 − spot_fraction) × compute hours at the
 on-demand price; spot node-hours = nodes × spot_fraction × compute hours at the typical spot
-price. Reads ``prices.csv`` (``on_demand``, ``spot``). Ignores stalls, failures and reclaims
+price. An instance with no On-Demand SKU (p5e.48xlarge) has its non-spot share priced at its
+EC2 Capacity Block rate (``_pricing.instance_rate``). Reads ``prices.csv`` (``on_demand``,
+``spot``, ``capacity_block``). Ignores stalls, failures and reclaims
 (their own drivers) and Savings Plans (``discount``).
 """
 
@@ -28,14 +30,14 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         od = instance_rate(catalog, usage, "on_demand")
         yield LineItem(
             category=CATEGORY,
-            item=f"{inst} on-demand",
+            item=f"{inst} {od.words}",
             quantity=usage.nodes * (1 - s) * usage.compute_hours,
             unit=unit,
             unit_price_usd=od.usd,
-            basis=f"{usage.nodes} nodes × {1 - s:.0%} on-demand × {usage.compute_hours:,.2f} h of pure training",
+            basis=f"{usage.nodes} nodes × {1 - s:.0%} {od.words} × {usage.compute_hours:,.2f} h of pure training",
             source=od.source,
             driver=__name__,
-            pricing_category="Standard",
+            pricing_category="Committed" if od.option == "capacity_block" else "Standard",
         )
     if s > 0:
         spot = instance_rate(catalog, usage, "spot")

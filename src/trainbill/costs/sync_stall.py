@@ -1,9 +1,12 @@
-"""Sync stall: cluster-hours spent waiting on gradient communication and the slowest GPU.
+"""Sync stall: cluster-hours spent waiting on communication, the pipeline and the slowest GPU.
 
-Pricing rule: stall hours = compute hours × (exposed-communication fraction + straggler
-fraction) from ``trainbill.timemodel``, billed at the blended cluster rate (every node is
-paid for while it waits). Reads ``[time]`` and ``reliability.straggler_cv`` assumptions via the
-usage, prices via ``prices.csv``.
+Pricing rule: stall hours = compute hours × stall fraction, one line per cause, billed at the
+blended cluster rate (every node is paid for while it waits). The fractions are the time
+model's per-step seconds over the step's compute and host seconds (``trainbill.timemodel``
+``Layout``): data-parallel gradient sync not hidden by compute, tensor-parallel activation
+all-reduces, the pipeline bubble, MoE all-to-all, and stragglers (cv · sqrt(2 ln GPUs)).
+Reads ``[time]`` and ``reliability.straggler_cv`` assumptions via the usage, prices via
+``prices.csv``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import cluster_rate, instance_rate
 from trainbill.ledger import LineItem
+from trainbill.timemodel import TimeEstimate
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
@@ -40,14 +44,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
                 driver=__name__,
             )
         return
-    for label, fraction, why in (
-        (
-            "gradient communication not hidden by compute",
-            t.comm_stall_fraction,
-            "exposed all-reduce/all-gather",
-        ),
-        ("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)"),
-    ):
+    for label, fraction, why in _causes(t):
         if fraction <= 0:
             continue
         hours = usage.sync_stall_hours * fraction / total
@@ -61,3 +58,27 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             source=source,
             driver=__name__,
         )
+
+
+def _causes(t: TimeEstimate) -> list[tuple[str, float, str]]:
+    """(line item, fraction of compute time, why) for each stall cause the time model found.
+
+    Each communication fraction is that cause's seconds per step over the step's compute and
+    host seconds, so together they are exactly the time model's ``comm_stall_fraction``.
+    """
+    causes: list[tuple[str, float, str]] = []
+    lay = t.layout
+    if lay is not None and lay.busy_s > 0:
+        per = f"per step of {lay.busy_s:.2f} s compute"
+        causes += [
+            ("data-parallel gradient sync not hidden by compute", lay.dp_exposed_s / lay.busy_s,
+             f"{lay.dp_sync_s:.2f} s of sync over {lay.dp:g} data-parallel ranks, {lay.dp_exposed_s:.2f} s exposed {per}"),
+            ("tensor-parallel activation all-reduce", lay.tp_s / lay.busy_s,
+             f"tensor parallel {lay.tp} over NVLink: {lay.tp_s:.2f} s {per}"),
+            ("pipeline bubble", lay.bubble_s / lay.busy_s,
+             f"{lay.pp} pipeline stages, interleaved 1F1B: {lay.bubble_s:.2f} s idle {per}"),
+            ("MoE all-to-all token exchange", lay.a2a_exposed_s / lay.busy_s,
+             f"expert dispatch/combine not overlapped: {lay.a2a_exposed_s:.2f} s {per}"),
+        ]  # fmt: skip
+    causes.append(("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)"))  # fmt: skip
+    return causes

@@ -186,8 +186,8 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
             "<th class=\"num\">Wall-clock</th><th class=\"num\">Efficiency</th><th class=\"num\">Real bill</th>"
             "<th class=\"num\">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>"
             f"</thead><tbody>{body}</tbody></table>"
-            '<p class="note">Efficiency: node-hours at the smallest size over node-hours at this size (100% = '
-            "perfect scaling). More nodes pay while cost × time still falls from the row above.</p>"
+            '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at this size (100% = '
+            "the size that wastes the least). More nodes pay while cost × time still falls from the row above.</p>"
         )
     else:
         parts.append(_UNAVAILABLE.format("Right-sizing needs at least two node counts that hold the model."))
@@ -197,7 +197,7 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
     chart = xy_svg([front, plan_pt], title="Cost against wall-clock time", x_label="wall-clock hours",
                    y_label="USD", markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
     parts.append(
-        f"<figure>{chart}<figcaption class=\"caption\">The planner's Pareto front over every instance, cloud, "
+        f"<figure>{chart}<figcaption class=\"caption\">The planner's Pareto front over every instance, "
         "purchase mix, orchestrator and checkpoint interval searched: no other configuration is both cheaper "
         "and faster than a point on the red line.</figcaption></figure>"
     )
@@ -211,18 +211,23 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
                 f"({escape(b.provider)} {escape(b.region)}, {escape(_mix(b))}): {money(b.total_usd)} in "
                 f"{hours(b.wall_hours)}, against the plan's {money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
             )
+            parts.extend(f'<p class="warning">Caveat: {escape(k.text)}</p>' for k in b.caveats)
     body = "".join(
         f"<tr{_HL if c.is_user_plan else ''}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
         f"<td class=\"num\">{c.nodes:,}</td><td class=\"num\">{c.gpus:,}</td><td>{escape(_mix(c))}</td>"
         f"<td class=\"num\">{hours(c.wall_hours)}</td><td class=\"num\">{money(c.total_usd)}</td>"
-        f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td></tr>"
+        f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
+        f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
         for c in _thin(pl.pareto)
     )
     shown = "" if len(pl.pareto) <= _FRONT_ROWS else f" ({_FRONT_ROWS} of {len(pl.pareto)} points, evenly spaced)"
     parts.append(
         f"<table><caption>Pareto front{shown}</caption><thead><tr><th>Cloud:instance</th><th class=\"num\">Nodes</th>"
         "<th class=\"num\">GPUs</th><th>Mix</th><th class=\"num\">Wall-clock</th><th class=\"num\">Real bill</th>"
-        f"<th>Note</th></tr></thead><tbody>{body}</tbody></table>"
+        f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
+        '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that can be bought '
+        "(no catalog stand-ins). Caveats say what a row changes beyond its price: another accelerator "
+        "vendor (porting), cloud, older or smaller-memory GPU, or more nodes on spot than the plan.</p>"
     )
     return "".join(parts)
 

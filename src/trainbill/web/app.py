@@ -162,6 +162,8 @@ class OptimizeRequest(_Request):
     objective: Literal["expected", "p90"] = "expected"
     clouds: list[str] | None = Field(default=None, max_length=8)
     space: OptimizeSpace | None = None
+    #: The CLI's ``--allow-stand-ins``: also search catalog stand-ins.
+    allow_stand_ins: bool = False
 
 
 class WaterfallRequest(_Request):
@@ -406,7 +408,7 @@ def create_app(
         try:
             result = optimize(
                 plan, cat, space=space, objective=req.objective, deadline_hours=req.deadline_hours,
-                budget_usd=req.budget_usd, clouds=clouds, today=today,
+                budget_usd=req.budget_usd, clouds=clouds, today=today, allow_stand_ins=req.allow_stand_ins,
             )
         except InfeasibleError as exc:
             field = {"deadline": "deadline_hours", "budget": "budget_usd", "memory": "plan.cluster.nodes"}

@@ -1,0 +1,127 @@
+"""Planner: recommends only what can be bought, on the plan's cloud and accelerator family by
+default, with a typed caveat for every change of accelerator, cloud or spot share."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import EXAMPLES, TODAY
+from trainbill.catalog import Catalog
+from trainbill.errors import SpecError
+from trainbill.optimize import Candidate, SearchSpace, optimize
+from trainbill.spec import load_plan
+
+_SEED = EXAMPLES / "seed-70b-finetune.toml"
+
+
+def _buyable(c: Candidate, catalog: Catalog) -> bool:
+    inst = catalog.instance(c.instance)
+    point = catalog.find_price(
+        c.instance, "on_demand", provider=c.provider, region=c.region, as_of=TODAY
+    )
+    return not inst.stand_in and (point is None or not point.stand_in)
+
+
+def test_seed_default_search_is_buyable_aws_nvidia(catalog: Catalog) -> None:
+    """The seed plan (p5 H100 on AWS): best and Pareto front hold only AWS NVIDIA instances that
+    are sold (no h800-8x-gpu-hour stand-in, no TPU, no Trainium); right-sizing efficiency <= 1."""
+    result = optimize(load_plan(_SEED), catalog, today=TODAY)
+    shown = [result.best, *result.pareto]
+    assert all(c.provider == "aws" for c in shown)
+    assert all(catalog.accelerator(c.accelerator).vendor == "nvidia" for c in shown)
+    assert all(_buyable(c, catalog) for c in shown)
+    assert any("h800-8x-gpu-hour: not searched" in s for s in result.skipped)
+    assert result.rightsizing
+    assert all(r.efficiency <= 1.0 for r in result.rightsizing)
+
+
+def test_seed_caveats_name_what_changes(catalog: Catalog) -> None:
+    """p4de (A100, launched 2020-05-14, before the H100's 2022-09-20) at 100% spot of 45 nodes
+    vs the plan's 16 spot nodes: 'older_gpu' and 'spot_capacity'; same cloud, vendor and 80 GB,
+    so no 'cloud', 'porting' or 'memory'. The plan itself carries none."""
+    plan = load_plan(_SEED)
+    space = SearchSpace(
+        instances=("p4de.24xlarge",),
+        nodes=(45,),
+        spot_fractions=(1.0,),
+        orchestrators=("ec2",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, today=TODAY)
+    p4de = next(c for c in result.pareto if c.instance == "p4de.24xlarge")
+    assert p4de.nodes == 45
+    assert p4de.spot_fraction == 1.0
+    assert [k.kind for k in p4de.caveats] == ["older_gpu", "spot_capacity"]
+    spot = p4de.caveats[1].text
+    assert "45 of 45 nodes on spot (the plan: 16)" in spot  # 0.5 × 32 = 16
+    assert result.user is not None
+    assert result.user.caveats == ()
+    as_json = p4de.as_dict()["caveats"]
+    assert as_json[0]["kind"] == "older_gpu"
+    assert "312 vs 989 TFLOP/s" in as_json[0]["text"]
+
+
+def test_tpu_recommendation_carries_porting_cloud_memory_spot(catalog: Catalog) -> None:
+    """Widening to GCP (--clouds gcp): a 256-chip all-spot TPU v6e cluster is a different vendor
+    (google vs nvidia: porting), cloud (gcp vs aws), 32 GB vs 80 GB HBM (memory) and 256 spot
+    chips vs the plan's 16 spot nodes (spot capacity); v6e launched after the H100 (no older_gpu)."""
+    space = SearchSpace(
+        instances=("tpu-v6e",),
+        nodes=(256,),
+        spot_fractions=(1.0,),
+        orchestrators=("vm",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(load_plan(_SEED), catalog, space=space, clouds=("gcp",), today=TODAY)
+    tpu = next(c for c in result.pareto if c.instance == "tpu-v6e")
+    assert [k.kind for k in tpu.caveats] == ["porting", "cloud", "memory", "spot_capacity"]
+    assert "JAX" in tpu.caveats[0].text
+
+
+def test_stand_in_needs_opt_in(catalog: Catalog) -> None:
+    """Naming the H800 stand-in is refused with the flag that allows it; with the opt-in it is
+    searched and every row on it says it is a stand-in."""
+    plan = load_plan(_SEED)
+    space = SearchSpace(
+        instances=("h800-8x-gpu-hour",), nodes=(32,), checkpoint_intervals_hours=(2.0,)
+    )
+    with pytest.raises(SpecError, match="--allow-stand-ins") as exc:
+        optimize(plan, catalog, space=space, today=TODAY)
+    assert exc.value.field == "instances"
+    result = optimize(plan, catalog, space=space, today=TODAY, allow_stand_ins=True)
+    rows = [c for c in (result.best, *result.pareto) if c.instance == "h800-8x-gpu-hour"]
+    assert rows
+    assert all(c.caveats[0].kind == "stand_in" for c in rows)
+
+
+def test_trn2_stand_in_price_is_not_searched_on_aws(catalog: Catalog) -> None:
+    """--clouds aws searches every AWS accelerator, but trn2.48xlarge's only On-Demand price is a
+    catalog stand-in (no public SKU), so it is left out and says why."""
+    result = optimize(load_plan(_SEED), catalog, clouds=("aws",), today=TODAY)
+    assert all(
+        c.instance not in {"trn2.48xlarge", "h800-8x-gpu-hour"}
+        for c in (result.best, *result.pareto)
+    )
+    assert any(
+        s.startswith("trn2.48xlarge: not searched (its on-demand price is a catalog stand-in")
+        for s in result.skipped
+    )
+
+
+def test_rightsizing_efficiency_is_relative_to_the_fewest_node_hours(catalog: Catalog) -> None:
+    """hyperpod-finetune (72 h on 16 p5, checkpoints to S3) on trn1: hours scale as 1/nodes, and
+    the checkpoint stall (980 GB at 2 GB/s per node, one checkpoint per 2 wall hours) costs
+    count ∝ 1/N × N nodes × 980 / (2 N) s ∝ 1/N node-hours, so a larger cluster needs *fewer*
+    node-hours than the smallest. Against the smallest count that read 1.0003 (> 1); now each
+    row is min(nodes × wall) / (nodes × wall): exactly 1 at the minimum, below elsewhere."""
+    plan = load_plan(EXAMPLES / "hyperpod-finetune.toml")
+    space = SearchSpace(instances=("trn1.32xlarge",), nodes=(3, 4, 6, 8))
+    result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
+    rows = list(result.rightsizing)
+    assert len(rows) >= 2
+    node_hours = [r.nodes * r.wall_hours for r in rows]
+    assert node_hours[0] > min(node_hours)  # the smallest count is not the most efficient
+    for r, nh in zip(rows, node_hours, strict=True):
+        assert r.efficiency == pytest.approx(min(node_hours) / nh, rel=1e-12)
+        assert r.efficiency <= 1.0
+    assert max(r.efficiency for r in rows) == 1.0
