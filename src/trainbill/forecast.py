@@ -8,7 +8,7 @@ is about; ``Forecast.as_dict`` is the JSON contract of ``trainbill forecast --js
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -20,10 +20,23 @@ from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
 from trainbill.usage import Usage, usage_for
 
-__all__ = ["STALE_PRICE_DAYS", "Forecast", "forecast", "forecast_usage"]
+__all__ = ["STALE_PRICE_DAYS", "ErrorBand", "Forecast", "forecast", "forecast_usage"]
 
 #: Prices older than this are flagged in the output (issue #7: warn after 90 days).
 STALE_PRICE_DAYS = 90
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorBand:
+    """How wrong the time model may be: the plan re-run at the P10 and P90 multipliers of
+    actual / forecast GPU-hours, read from leave-one-source-out predictions of published whole
+    runs (``time.error_band``, written by ``tools/fit_time_model.py``)."""
+
+    gpu_hours_p10: float
+    gpu_hours_p90: float
+    total_usd_p10: float
+    total_usd_p90: float
+    basis: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +49,8 @@ class Forecast:
     quote_basis: str
     catalog_version: str
     warnings: tuple[str, ...]
+    #: None when priced from an already worked-out usage (simulate, optimize); ``forecast`` sets it.
+    band: ErrorBand | None = None
 
     @property
     def total_usd(self) -> float:
@@ -62,10 +77,15 @@ class Forecast:
             "quote_usd": self.quote_usd,
             "quote_basis": self.quote_basis,
             "total_usd": self.total_usd,
+            "total_usd_p10": self.band.total_usd_p10 if self.band else None,
+            "total_usd_p90": self.band.total_usd_p90 if self.band else None,
             "multiplier": self.multiplier,
             "time": {
                 "wall_hours": u.wall_hours,
                 "gpu_hours": u.wall_hours * u.gpus,
+                "gpu_hours_p10": self.band.gpu_hours_p10 if self.band else None,
+                "gpu_hours_p90": self.band.gpu_hours_p90 if self.band else None,
+                "error_band_basis": self.band.basis if self.band else None,
                 "compute_hours": u.compute_hours,
                 "compute_gpu_hours": u.compute_hours * u.gpus,
                 "sync_stall_hours": u.sync_stall_hours,
@@ -133,8 +153,33 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
 
 
 def forecast(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Forecast:
-    """Work out the plan's usage and price it."""
-    return forecast_usage(usage_for(plan, catalog, today=today), catalog, today=today)
+    """Work out the plan's usage and price it, with the time model's error band."""
+    fc = forecast_usage(usage_for(plan, catalog, today=today), catalog, today=today)
+    return replace(fc, band=_error_band(plan, catalog, fc, today))
+
+
+def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) -> ErrorBand:
+    """The P10/P90 GPU-hours and bill: the plan re-run with its training hours scaled.
+
+    Hours the plan states (``run.hours``) are the user's, not the model's: their band is the
+    point itself, and the basis says so.
+    """
+    u = fc.usage
+    gpu_hours = u.wall_hours * u.gpus
+    if plan.run.hours is not None or u.flops is None:
+        return ErrorBand(gpu_hours_p10=gpu_hours, gpu_hours_p90=gpu_hours, total_usd_p10=fc.total_usd,
+                         total_usd_p90=fc.total_usd,
+                         basis="training hours stated in the plan (run.hours): no time-model error band")  # fmt: skip
+    lo_a = catalog.assumption("time.error_band.whole_run_p10")
+    hi_a = catalog.assumption("time.error_band.whole_run_p90")
+    ends = []
+    for a in (lo_a, hi_a):
+        v = usage_for(plan, catalog, today=today, time_scale=float(a.value))
+        ends.append((v.wall_hours * v.gpus, estimate(v, catalog).total_usd))
+    (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
+    basis = (f"training hours × {float(lo_a.value):.2f} (P10) and × {float(hi_a.value):.2f} (P90): "
+             f"{lo_a.source}")  # fmt: skip
+    return ErrorBand(gpu_hours_p10=gh_lo, gpu_hours_p90=gh_hi, total_usd_p10=usd_lo, total_usd_p90=usd_hi, basis=basis)
 
 
 #: Share of the time spent recovering from failures/reclaims past which a warning says the

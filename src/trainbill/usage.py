@@ -277,9 +277,18 @@ def software_age_years(accel: Accelerator, on: date) -> float | None:
 
 
 def usage_for(
-    plan: Plan, catalog: Catalog, *, today: date | None = None, measured_mfu: float | None = None
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    today: date | None = None,
+    measured_mfu: float | None = None,
+    time_scale: float = 1.0,
 ) -> Usage:
     """Work out everything the plan consumes, filling gaps from catalog assumptions.
+
+    ``time_scale`` multiplies the time model's training hours: the forecast's P10/P90 band
+    re-runs the plan at the cross-validated error multipliers (``time.error_band``), so every
+    hour-driven line (stalls, failures, storage-months) moves with the time, as it would.
 
     ``measured_mfu`` (a profile calibration that matches the plan's accelerator and
     precision) replaces the time model's kernel efficiency.
@@ -322,7 +331,7 @@ def usage_for(
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
-    compute_hours = est.compute_hours
+    compute_hours = est.compute_hours * time_scale
     sync_hours = compute_hours * est.sync_stall_fraction
 
     # Checkpoints: size from parameters (or given), write stall from aggregate bandwidth.
