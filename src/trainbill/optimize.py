@@ -701,7 +701,11 @@ def _instances(plan: Plan, catalog: Catalog, space: SearchSpace, clouds: tuple[s
     return out
 
 
-def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) -> _Axes:
+def _axes_for(
+    plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance, chosen_interval: float | None = None
+) -> _Axes:
+    """The search grid for one instance; ``chosen_interval`` is the checkpoint interval the user's
+    plan is forecast with (stated, or the Young/Daly optimum), so the plan itself is a grid point."""
     user_inst, user_nodes = resolve_cluster(plan, catalog)
     is_user = inst.instance == user_inst.instance
     nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
@@ -713,7 +717,9 @@ def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) 
         user_orch = orchestrator_on(inst.provider, plan.cluster.orchestrator)
         if user_orch not in orchs:
             orchs.append(user_orch)
-    user_interval = plan.checkpoint.interval_hours or float(catalog.value("defaults.checkpoint.interval_hours"))
+    user_interval = (
+        plan.checkpoint.interval_hours or chosen_interval or float(catalog.value("defaults.checkpoint.interval_hours"))
+    )
     intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
     spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])
     terms = space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
@@ -926,7 +932,7 @@ def optimize(
         user = None  # the plan as written cannot run; a larger searched cluster may
         skipped.append(f"your plan: not a candidate ({exc})")
     for inst in _instances(plan, catalog, space, allowed):
-        axes = _axes_for(plan, catalog, space, inst)
+        axes = _axes_for(plan, catalog, space, inst, user.checkpoint_interval_hours if user is not None else None)
         try:
             block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
         except CatalogError as exc:
