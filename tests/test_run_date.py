@@ -10,7 +10,7 @@ import pytest
 
 from cli_runner import run_cli
 from trainbill.catalog import Catalog
-from trainbill.errors import SpecError
+from trainbill.errors import PriceNotFoundError
 from trainbill.forecast import forecast
 from trainbill.spec import plan_from_dict
 from trainbill.usage import failures_per_hour, usage_for, young_daly_interval_hours
@@ -187,11 +187,12 @@ def test_every_pre_2024_instance_priced_at_launch(catalog: Catalog) -> None:
 
 
 def test_as_of_before_launch_is_an_error(catalog: Catalog) -> None:
-    """Before the instance was sold: an error naming the field, the instance and its launch date."""
-    with pytest.raises(SpecError) as exc:
-        usage_for(_plan(prices={"as_of": "2019-03-15"}), catalog, today=TODAY)
-    assert str(exc.value).startswith(
-        "prices.as_of: 2019-03-15 is before p4d.24xlarge was sold: it launched on 2020-11-02"
+    """Before the instance was sold: an error naming the instance, its launch date and the field."""
+    with pytest.raises(PriceNotFoundError) as exc:
+        forecast(_plan(prices={"as_of": "2019-03-15"}), catalog, today=TODAY)
+    assert str(exc.value) == (
+        "p4d.24xlarge was not sold on 2019-03-15: it launched on 2020-11-02 (catalog instances.csv, launched). "
+        "To fix: use [prices] as_of (--as-of) on or after 2020-11-02, or an instance sold on that day."
     )
 
 

@@ -318,20 +318,14 @@ def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
     return math.sqrt(2.0 * stall_hours * mtbf_hours)
 
 
-def _date_warnings(catalog: Catalog, inst: Instance, as_of: date, run_date: date, today: date) -> tuple[str, ...]:
-    """Dates a careless plan gets wrong: an instance not yet sold is an error; a run long after
-    its prices, or prices past anything the catalog knows, are warnings.
+def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -> tuple[str, ...]:
+    """Dates a careless plan gets wrong: a run long after its prices, or prices past anything the
+    catalog knows.
 
-    A run date before the accelerator existed is the time model's warning (it knows the
-    maturity it then assumes).
+    A price date before the instance was sold is the catalog's error (``Catalog.price`` knows the
+    launch date); a run date before the accelerator existed is the time model's warning (it knows
+    the maturity it then assumes).
     """
-    if inst.launched is not None and as_of < inst.launched:
-        msg = (
-            f"{as_of.isoformat()} is before {inst.instance} was sold: it launched on "
-            f"{inst.launched.isoformat()} (catalog instances.csv, launched); give a date on or after it "
-            "(--as-of), or an instance sold on that day"
-        )
-        raise SpecError(msg, field="prices.as_of")
     out = []
     if (run_date - as_of).days > _RUN_AFTER_PRICES_DAYS:
         years = (run_date - as_of).days / _DAYS_PER_YEAR
@@ -367,7 +361,7 @@ def usage_for(
     day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     as_of = plan.prices.as_of or day
     run_date = plan.run.date or as_of
-    date_warnings = _date_warnings(catalog, inst, as_of, run_date, day)
+    date_warnings = _date_warnings(catalog, as_of, run_date, day)
     gpus = nodes * inst.accelerator_count
     m = plan.model
 
