@@ -55,14 +55,18 @@ def test_default_interval_is_young_optimum(catalog: Catalog) -> None:
     assert u.checkpoint_interval_optimum_hours == pytest.approx(1.0)
     assert u.checkpoint_count == pytest.approx(100.0)
     assert u.checkpoint_stall_hours == pytest.approx(5.0)
-    assert any(a.startswith("checkpoint.interval_hours = 1 h: Young/Daly optimum") for a in u.assumed)
+    assert any(
+        a.startswith("checkpoint.interval_hours = 1 h: Young/Daly optimum") for a in u.assumed
+    )
     # Each failure loses half the interval plus the ec2 restart: 1 / 2 + 1 = 1.5 h.
     assert u.failure_lost_hours == pytest.approx(u.failure_events * 1.5)
 
 
 def test_stated_interval_wins_and_optimum_is_shown(catalog: Catalog) -> None:
     """A stated 2 h interval is used (100 / 2 = 50 checkpoints); the 1 h optimum is still reported."""
-    plan = _plan(reliability={"gpu_failure_rate_per_gpu_day": 0.15}, checkpoint={"interval_hours": 2})
+    plan = _plan(
+        reliability={"gpu_failure_rate_per_gpu_day": 0.15}, checkpoint={"interval_hours": 2}
+    )
     u = usage_for(plan, catalog, today=TODAY)
     assert (u.checkpoint_interval_hours, u.checkpoint_count) == (2, 50)
     assert u.checkpoint_interval_optimum_hours == pytest.approx(1.0)
@@ -85,7 +89,9 @@ def test_no_failures_uses_catalog_interval(catalog: Catalog) -> None:
     assert u.checkpoint_interval_optimum_hours is None
 
 
-def test_explain_shows_optimum_beside_stated_interval(capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+def test_explain_shows_optimum_beside_stated_interval(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
     """--explain prints the stated interval with the optimum next to it, and both dates."""
     plan = tmp_path / "plan.toml"
     plan.write_text(
@@ -96,7 +102,10 @@ def test_explain_shows_optimum_beside_stated_interval(capsys: pytest.CaptureFixt
     code, out, err = run_cli(capsys, "forecast", str(plan), "--explain")
     assert code == 0, err
     flat = " ".join(out.split())
-    assert "2 h stated in the plan; Young/Daly optimum sqrt(2 × 180 s write stall × 10 h cluster MTBF) = 1 h" in flat
+    assert (
+        "2 h stated in the plan; Young/Daly optimum sqrt(2 × 180 s write stall × 10 h cluster MTBF) = 1 h"
+        in flat
+    )
     assert "run date (software maturity, run.date / --run-date): 2023-01-10" in flat
     assert "price date (prices.as_of / --as-of): 2023-03-15" in flat
 
@@ -106,7 +115,9 @@ def test_explain_shows_optimum_beside_stated_interval(capsys: pytest.CaptureFixt
 
 def test_run_date_precedence(catalog: Catalog) -> None:
     """run.date wins; without it the price date; without both, today."""
-    both = usage_for(_plan(run={"date": "2022-01-01"}, prices={"as_of": "2023-03-15"}), catalog, today=TODAY)
+    both = usage_for(
+        _plan(run={"date": "2022-01-01"}, prices={"as_of": "2023-03-15"}), catalog, today=TODAY
+    )
     price_only = usage_for(_plan(prices={"as_of": "2023-03-15"}), catalog, today=TODAY)
     neither = usage_for(_plan(), catalog, today=TODAY)
     assert (both.run_date, both.as_of) == (date(2022, 1, 1), date(2023, 3, 15))
@@ -142,7 +153,10 @@ def test_bad_run_date_flag_is_one_line(capsys: pytest.CaptureFixture[str]) -> No
     """A malformed --run-date names the flag."""
     code, _, err = run_cli(capsys, "forecast", "--instance", "p4d.24xlarge", "--nodes", "2", "--hours", "1",
                            "--run-date", "spring")  # fmt: skip
-    assert (code, err.strip()) == (1, "trainbill: error: command line: --run-date: 'spring' is not a date (YYYY-MM-DD)")
+    assert (code, err.strip()) == (
+        1,
+        "trainbill: error: command line: --run-date: 'spring' is not a date (YYYY-MM-DD)",
+    )
 
 
 # --- price history back to launch ------------------------------------------------------------
@@ -164,7 +178,9 @@ def test_p4d_priced_in_2023(catalog: Catalog) -> None:
 
 def test_p5_launch_price(catalog: Catalog) -> None:
     """p5.48xlarge on its GA day 2023-07-26: $98.32/h."""
-    p = catalog.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2023, 7, 26))
+    p = catalog.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2023, 7, 26)
+    )
     assert (p.usd, p.effective_from) == (98.32, date(2023, 7, 26))
 
 
@@ -177,11 +193,19 @@ def test_public_ipv4_was_free_before_2024(catalog: Catalog) -> None:
 
 def test_every_pre_2024_instance_priced_at_launch(catalog: Catalog) -> None:
     """Each instance with a launch date before 2024 has an on-demand price on its launch day."""
-    early = [i for i in catalog.instances.values() if i.launched is not None and i.launched < date(2024, 1, 1)]
+    early = [
+        i
+        for i in catalog.instances.values()
+        if i.launched is not None and i.launched < date(2024, 1, 1)
+    ]
     assert len(early) >= 10
     for inst in early:
         regions = catalog.regions(inst.provider)
-        points = [p for r in regions for p in catalog.history(inst.instance, "on_demand", provider=inst.provider, region=r)]
+        points = [
+            p
+            for r in regions
+            for p in catalog.history(inst.instance, "on_demand", provider=inst.provider, region=r)
+        ]
         assert points, inst.instance
         assert min(p.effective_from for p in points) <= inst.launched, inst.instance
 
@@ -214,20 +238,27 @@ def test_run_date_before_accelerator_launch_warns(catalog: Catalog) -> None:
     })  # fmt: skip
     fc = forecast(plan, catalog, today=TODAY)
     assert any(
-        w.startswith("run.date (default prices.as_of) is 0.95 years before a100-40gb launched (2020-05-14")
+        w.startswith(
+            "run.date (default prices.as_of) is 0.95 years before a100-40gb launched (2020-05-14"
+        )
         for w in fc.warnings
     ), fc.warnings
 
 
 def test_run_date_long_after_prices_warns(catalog: Catalog) -> None:
     """run.date 2025-06-01 is 809 days = 2.2 years after prices.as_of 2023-03-15: both fields named."""
-    fc = forecast(_plan(run={"date": "2025-06-01"}, prices={"as_of": "2023-03-15"}), catalog, today=TODAY)
+    fc = forecast(
+        _plan(run={"date": "2025-06-01"}, prices={"as_of": "2023-03-15"}), catalog, today=TODAY
+    )
     assert any(
-        w.startswith("run.date 2025-06-01 is 2.2 years after prices.as_of 2023-03-15") for w in fc.warnings
+        w.startswith("run.date 2025-06-01 is 2.2 years after prices.as_of 2023-03-15")
+        for w in fc.warnings
     ), fc.warnings
 
 
 def test_as_of_beyond_price_horizon_warns(catalog: Catalog) -> None:
     """2099-01-01 is past the catalog snapshot and today: the newest prices are carried forward, said so."""
     fc = forecast(_plan(prices={"as_of": "2099-01-01"}), catalog, today=TODAY)
-    assert any(w.startswith("prices.as_of 2099-01-01 is beyond the price data") for w in fc.warnings), fc.warnings
+    assert any(
+        w.startswith("prices.as_of 2099-01-01 is beyond the price data") for w in fc.warnings
+    ), fc.warnings
