@@ -385,10 +385,11 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
                                  "layers": layers, "d_model": d}  # fmt: skip
         if case.active_params:
             model["active_params"] = case.active_params
-        # Dated the day of the run, so usage_for's software age is the run's; only usage (no
-        # prices, which do not go back to 2021) is computed.
+        # run.date is the day of the run, so usage_for's software age is the run's; only usage is
+        # computed, so the price date (today) does not matter, and in-house runs that predate the
+        # stand-in instance's cloud launch (PaLM on TPU v4 before its GA) stay valid.
         plan = plan_from_dict({"model": model, "cluster": {**case.cluster, "gpus": case.gpus},
-                               "prices": {"as_of": run_date(case.id).isoformat()}})  # fmt: skip
+                               "run": {"date": run_date(case.id).isoformat()}})  # fmt: skip
         return _whole_run_with(plan, catalog, fit, case.recompute, case.fused_attention)
     inst = catalog.instance(case.cluster["instance"])
     acc = catalog.accelerator(inst.accelerator)
@@ -423,7 +424,7 @@ def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recomput
 
     usage_mod.estimate_time = patched  # type: ignore[assignment]
     try:
-        u = usage_mod.usage_for(plan, catalog, today=plan.prices.as_of)
+        u = usage_mod.usage_for(plan, catalog)
     finally:
         usage_mod.estimate_time = original
     return u.wall_hours * u.gpus

@@ -78,7 +78,9 @@ def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=-2\n[run]\nhours=1", "cluster.nodes: input should be greater than 0"),
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=0", "run.hours: input should be greater than 0"),
         ("[cluster]\ninstance='p5.48xlarg'\nnodes=2\n[run]\nhours=1", "Did you mean 'p5.48xlarge'"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01", "first price point is 2024-01-01"),
+        # p5 was first sold on 2023-07-26 (its launch price point): an earlier date names the launch.
+        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01",
+         "p5.48xlarge was not sold on 2019-01-01: it launched on 2023-07-26"),
         ("[cluster]\ngpu='h1000'\ngpus=8\n[run]\nhours=1", "unknown GPU/accelerator 'h1000'"),
         # TOML booleans are not numbers (pydantic's lax mode alone would read true as 1 node).
         ("[cluster]\ninstance='p5.48xlarge'\nnodes=true\n[run]\nhours=1", "cluster.nodes: expected a number or text, not the boolean true"),
@@ -95,7 +97,7 @@ def test_bad_plan_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert expected in err
     assert "Traceback" not in err
     assert err.count("\n") == 1
-    assert str(plan) in err or "Did you mean" in err or "unknown GPU" in err or "first price point" in err
+    assert str(plan) in err or "Did you mean" in err or "unknown GPU" in err or "first price point" in err or "was not sold" in err
 
 
 def test_malformed_toml_names_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

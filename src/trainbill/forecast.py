@@ -91,6 +91,8 @@ class Forecast:
                 "sync_stall_hours": u.sync_stall_hours,
                 "eval_hours": u.eval_hours,
                 "checkpoint_stall_hours": u.checkpoint_stall_hours,
+                "checkpoint_interval_hours": u.checkpoint_interval_hours,
+                "checkpoint_interval_optimum_hours": u.checkpoint_interval_optimum_hours,
                 "failure_lost_hours": u.failure_lost_hours,
                 "reclaim_lost_hours": u.reclaim_lost_hours,
                 "expected_failures": u.failure_events,
@@ -127,6 +129,7 @@ class Forecast:
             "by_category": dict(self.ledger.by_category()),
             "percent_by_category": self.percentages(),
             "catalog": {"as_of": u.as_of.isoformat(), "version": self.catalog_version},
+            "run_date": u.run_date.isoformat(),
             "assumed": list(u.assumed),
             "warnings": list(self.warnings),
         }

@@ -841,7 +841,11 @@ def _caveats(c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog:
     return tuple(out)
 
 
-def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) -> _Axes:
+def _axes_for(
+    plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance, chosen_interval: float | None = None
+) -> _Axes:
+    """The search grid for one instance; ``chosen_interval`` is the checkpoint interval the user's
+    plan is forecast with (stated, or the Young/Daly optimum), so the plan itself is a grid point."""
     user_inst, user_nodes = resolve_cluster(plan, catalog)
     is_user = inst.instance == user_inst.instance
     nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
@@ -853,7 +857,9 @@ def _axes_for(plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance) 
         user_orch = orchestrator_on(inst.provider, plan.cluster.orchestrator)
         if user_orch not in orchs:
             orchs.append(user_orch)
-    user_interval = plan.checkpoint.interval_hours or float(catalog.value("defaults.checkpoint.interval_hours"))
+    user_interval = (
+        plan.checkpoint.interval_hours or chosen_interval or float(catalog.value("defaults.checkpoint.interval_hours"))
+    )
     intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
     spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])
     terms = space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
@@ -1073,7 +1079,7 @@ def optimize(
     instances, left_out = _instances(plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today)
     skipped.extend(left_out)
     for inst in instances:
-        axes = _axes_for(plan, catalog, space, inst)
+        axes = _axes_for(plan, catalog, space, inst, user.checkpoint_interval_hours if user is not None else None)
         try:
             block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
         except CatalogError as exc:

@@ -11,6 +11,7 @@ network, monitoring, reliability``. Unknown keys are errors (a typo must not sil
 
 from __future__ import annotations
 
+import datetime as dt
 import tomllib
 from collections.abc import Mapping
 from datetime import date
@@ -125,11 +126,19 @@ class _Section(BaseModel):
 
 
 class RunSection(_Section):
-    """Name, hours of pure training (or derive them from [model]) and an optional deadline."""
+    """Name, hours of pure training (or derive them from [model]), an optional deadline, and the
+    day the run happens.
+
+    ``date`` is the run's software date: how mature the kernels and frameworks for its chip
+    were (the time model's maturity factor). It is apart from ``[prices] as_of`` so a past run
+    can be back-tested on its own software at another day's prices; left out, it is the price
+    date, else today.
+    """
 
     name: str = "training-run"
     hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
     deadline_hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
+    date: dt.date | None = None
 
 
 class ModelSection(_Section):

@@ -22,7 +22,7 @@ which also reports leave-one-out cross-validated errors):
   FLOPs grow ∝ width², so narrow models on compute-rich chips lose the most. Full activation
   recompute (when memory requires it) adds one forward pass: × 4/3.
 * software maturity = 1 − immaturity · exp(−age / τ), age = the run's date (the plan's
-  ``prices.as_of``, else today) minus the accelerator's ``launched`` date in the catalog, τ =
+  ``run.date``, else ``prices.as_of``, else today) minus the accelerator's ``launched`` date in the catalog, τ =
   ``time.maturity_tau_years``: kernels, compilers and frameworks for a new architecture keep
   improving for years after launch (MosaicML's first H100 runs in 2023 reached 0.72–0.80× their
   A100 MFU; Megatron-Bridge 25.11 gets far more from the same chip), so a run on a young chip
@@ -372,8 +372,8 @@ def estimate_time(
     if measured_mfu is None:
         factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, maturity)))
         if software_age_years is not None and software_age_years < 0:
-            warnings.append(f"the run is dated {-software_age_years:.2f} years before {accelerator.id} launched "
-                            f"({accelerator.launched}): its software is taken as brand-new (maturity {maturity:.3f})")  # fmt: skip
+            warnings.append(f"run.date (default prices.as_of) is {-software_age_years:.2f} years before {accelerator.id} launched "
+                            f"({accelerator.launched}, catalog accelerators.csv launched): its software is taken as brand-new (maturity {maturity:.3f})")  # fmt: skip
         factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
                         f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
                         f"= {flop_per_byte:.0f} FLOP/byte) "

@@ -19,7 +19,15 @@ from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
 from trainbill.timemodel import TimeEstimate, estimate_time
 
-__all__ = ["FSX_TIER_MBPS_PER_TIB", "Usage", "resolve_cluster", "software_age_years", "usage_for"]
+__all__ = [
+    "FSX_TIER_MBPS_PER_TIB",
+    "Usage",
+    "failures_per_hour",
+    "resolve_cluster",
+    "software_age_years",
+    "usage_for",
+    "young_daly_interval_hours",
+]
 
 #: FSx for Lustre throughput per TiB of storage, by deployment tier: the tier's name *is* its
 #: throughput (AWS FSx for Lustre performance documentation; scratch_2 is 200 MB/s/TiB).
@@ -32,6 +40,8 @@ FSX_TIER_MBPS_PER_TIB = {
 }
 _GB_PER_TIB = 1099.511627776
 _DAYS_PER_YEAR = 365.25  # Julian year: ages in years from day counts
+#: A run dated this many days after its price date is priced at stale prices: warn.
+_RUN_AFTER_PRICES_DAYS = 365
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +62,8 @@ class Usage:
     orchestrator: str
     precision: str
     as_of: date
+    #: The run's software date (``run.date``, else ``as_of``): the time model's maturity input.
+    run_date: date
     spot_fraction: float
     savings_plan: str
     savings_plan_coverage: float
@@ -77,6 +89,12 @@ class Usage:
     reclaim_events: float
     reclaim_lost_hours: float
     restart_hours: float
+    #: Young's optimum interval for this cluster's interruption rate and checkpoint stall
+    #: (``young_daly_interval_hours``); ``None`` without checkpoints or interruptions. The
+    #: interval used is this one unless the plan stated one.
+    checkpoint_interval_optimum_hours: float | None
+    #: How the interval used was chosen, with the arithmetic (``--explain``).
+    checkpoint_interval_basis: str
     failure_rate_per_gpu_day: float
     spot_reclaim_rate_per_node_hour: float
     # Storage.
@@ -269,11 +287,60 @@ def _orchestrator_on(plan: Plan, provider: str) -> str:
 
 
 def software_age_years(accel: Accelerator, on: date) -> float | None:
-    """Years from the accelerator's launch to ``on``, the day the run is forecast for (the
-    plan's ``prices.as_of``, else today): the time model's software-maturity input."""
+    """Years from the accelerator's launch to ``on``, the run's date (the plan's ``run.date``,
+    else ``prices.as_of``, else today): the time model's software-maturity input."""
     if accel.launched is None:
         return None
     return (on - accel.launched).days / _DAYS_PER_YEAR
+
+
+def failures_per_hour(rate_per_gpu_day: float, gpus: int) -> float:
+    """Expected hardware interruptions per wall-clock hour of the whole cluster.
+
+    One rule for the failures line (events = this × exposed hours) and the checkpoint
+    interval's cluster MTBF (1 / this): failures are independent per GPU, so the cluster's
+    rate is the per-GPU rate times the GPUs (Llama 3 405B: 419 on 16,384 GPUs in 54 days).
+    """
+    return rate_per_gpu_day * gpus / 24.0
+
+
+def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
+    """Checkpoint interval that minimises write stalls plus work lost to interruptions.
+
+    Young's first-order optimum sqrt(2 · δ · M) (J. W. Young, "A first order approximation to
+    the optimum checkpoint interval", CACM 17(9), 1974), δ the stall of one checkpoint and M the
+    mean time between interruptions. It is the same cost model the drivers price: checkpoints
+    cost (T / τ) · δ, interruptions cost T / M · τ / 2 each; the derivative vanishes at
+    τ = sqrt(2 δ M). Daly's higher-order form (FGCS 22(3), 2006) is shorter by about
+    (2/3)·sqrt(δ / 2M) relative: under 1 % while δ / M < 2e-4 (16,384 H100s writing 5.6 TB at the
+    default 2 GB/s per node: δ / M = 1.4 s / 3.1 h = 1.2e-4).
+    """
+    return math.sqrt(2.0 * stall_hours * mtbf_hours)
+
+
+def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -> tuple[str, ...]:
+    """Dates a careless plan gets wrong: a run long after its prices, or prices past anything the
+    catalog knows.
+
+    A price date before the instance was sold is the catalog's error (``Catalog.price`` knows the
+    launch date); a run date before the accelerator existed is the time model's warning (it knows
+    the maturity it then assumes).
+    """
+    out = []
+    if (run_date - as_of).days > _RUN_AFTER_PRICES_DAYS:
+        years = (run_date - as_of).days / _DAYS_PER_YEAR
+        out.append(
+            f"run.date {run_date.isoformat()} is {years:.1f} years after prices.as_of {as_of.isoformat()}: "
+            "the run is priced at prices older than it; set prices.as_of (--as-of) nearer the run date"
+        )
+    horizon = max(catalog.snapshot, today)
+    if as_of > horizon:
+        out.append(
+            f"prices.as_of {as_of.isoformat()} is beyond the price data (catalog snapshot "
+            f"{catalog.snapshot.isoformat()}, today {today.isoformat()}): no price after it is known, "
+            "so the newest price points are carried forward"
+        )
+    return tuple(out)
 
 
 def usage_for(
@@ -300,7 +367,10 @@ def usage_for(
     orchestrator = _orchestrator_on(plan, provider)
     region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
     _check_region_cloud(catalog, provider, str(region))
-    as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    as_of = plan.prices.as_of or day
+    run_date = plan.run.date or as_of
+    date_warnings = _date_warnings(catalog, as_of, run_date, day)
     gpus = nodes * inst.accelerator_count
     m = plan.model
 
@@ -327,7 +397,7 @@ def usage_for(
         d_model=m.d_model,
         straggler_cv=cv,
         measured_mfu=measured_mfu,
-        software_age_years=software_age_years(accel, as_of),
+        software_age_years=software_age_years(accel, run_date),
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
@@ -336,7 +406,6 @@ def usage_for(
 
     # Checkpoints: size from parameters (or given), write stall from aggregate bandwidth.
     ck = plan.checkpoint
-    interval = float(d.get(ck.interval_hours, "defaults.checkpoint.interval_hours"))
     target = str(d.get(ck.target, "defaults.checkpoint.target"))
     asynchronous = bool(d.get(ck.asynchronous, "defaults.checkpoint.asynchronous"))
     if ck.size_gb is not None:
@@ -354,18 +423,8 @@ def usage_for(
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
-        rate = float(d.get(ck.write_gbytes_per_s_per_node, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
-        if target == "fsx":
-            fsx_gbps = fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[fsx_tier] / 1000.0
-            rate = min(rate, fsx_gbps)
+        rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier)
     stall_each = size_gb / rate / 3600.0 if size_gb > 0 else 0.0
-    count = compute_hours / interval if size_gb > 0 else 0.0
-    ck_stall = count * stall_each
-    ev = plan.evaluation
-    eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
-    eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
-    eval_fraction = _eval_step_fraction(est)
-    eval_hours = compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
 
     # Reliability: expected events over the exposed hours, each losing half an interval of
     # work on average (failures are uniform within an interval) plus the restart.
@@ -374,10 +433,31 @@ def usage_for(
     fail_rate = float(d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day"))
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
+    fail_per_hour = failures_per_hour(fail_rate, gpus)
+    reclaim_per_hour = hazard * nodes * spot_fraction
+
+    # The interval: the plan's, else the Young/Daly optimum for this cluster (both kinds of
+    # interruption lose work back to the last checkpoint), no shorter than a step or than
+    # persisting an asynchronous snapshot, no longer than the catalog's longest default.
+    floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
+    if asynchronous and size_gb > 0 and ck.interval_hours is None and fail_per_hour + reclaim_per_hour > 0:
+        persist = size_gb / _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier) / 3600.0
+        floor = max(floor, persist)
+    interval, optimum, interval_basis = _checkpoint_interval(
+        d, ck.interval_hours, stall_each, fail_per_hour + reclaim_per_hour, floor
+    )
+    count = compute_hours / interval if size_gb > 0 else 0.0
+    ck_stall = count * stall_each
+    ev = plan.evaluation
+    eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
+    eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
+    eval_fraction = _eval_step_fraction(est)
+    eval_hours = compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
+
     exposed = compute_hours + sync_hours + eval_hours + ck_stall
     lost_each = interval / 2.0 + restart
-    failures = fail_rate * gpus * exposed / 24.0
-    reclaims = hazard * nodes * spot_fraction * exposed
+    failures = fail_per_hour * exposed
+    reclaims = reclaim_per_hour * exposed
 
     data = plan.data
     bytes_per_token = float(catalog.value("defaults.model.bytes_per_token"))
@@ -401,9 +481,10 @@ def usage_for(
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
-        warnings=(*_cluster_warnings(plan, inst, nodes), *getattr(plan, "whatif_notes", ())),
+        warnings=(*_cluster_warnings(plan, inst, nodes), *date_warnings, *getattr(plan, "whatif_notes", ())),
         precision=m.precision,
         as_of=as_of,
+        run_date=run_date,
         spot_fraction=spot_fraction,
         savings_plan=plan.purchase.savings_plan,
         savings_plan_coverage=coverage,
@@ -420,6 +501,8 @@ def usage_for(
         checkpoint_stall_hours_each=stall_each,
         checkpoint_size_gb=size_gb,
         checkpoint_interval_hours=interval,
+        checkpoint_interval_optimum_hours=optimum,
+        checkpoint_interval_basis=interval_basis,
         eval_hours=eval_hours,
         eval_interval_steps=eval_interval,
         eval_steps=eval_steps,
@@ -481,6 +564,54 @@ def _given_hours_with_step_model(
     at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
     factors.insert(at, ("hours", note))
     return replace(step, compute_hours=hours, flops=None, base_mfu=None, factors=tuple(factors))
+def _write_rate(d: _Defaults, given: float | None, nodes: int, target: str, fsx_gb: float, fsx_tier: str) -> float:
+    """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by the FSx
+    tier's throughput when writing to FSx."""
+    rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
+    if target == "fsx":
+        rate = min(rate, fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[fsx_tier] / 1000.0)
+    return rate
+
+
+def _checkpoint_interval(
+    d: _Defaults, given: float | None, stall_hours: float, per_hour: float, floor_hours: float
+) -> tuple[float, float | None, str]:
+    """The checkpoint interval, Young's optimum (``None`` when undefined) and why.
+
+    The optimum is bounded: no shorter than ``floor_hours`` (one training step; persisting an
+    asynchronous snapshot before the next) and no longer than the catalog's
+    ``defaults.checkpoint.interval_hours``, because checkpoints also serve rollbacks after loss
+    spikes, which the failure rate does not count. Without checkpoint writes or interruptions
+    the optimum is undefined and the catalog's interval is used.
+    """
+    cap = d.catalog.assumption("defaults.checkpoint.interval_hours")
+    optimum: float | None = None
+    words = ""
+    if stall_hours > 0 and per_hour > 0:
+        mtbf = 1.0 / per_hour
+        young = young_daly_interval_hours(stall_hours, mtbf)
+        optimum = min(max(young, floor_hours), float(cap.value))
+        words = (
+            f"Young/Daly optimum sqrt(2 × {stall_hours * 3600:,.3g} s write stall × {mtbf:,.3g} h cluster MTBF) = "
+            f"{young:.3g} h"
+        )
+        if young < floor_hours:
+            words += f", raised to {floor_hours:.3g} h (one step, or persisting the previous snapshot)"
+        elif young > float(cap.value):
+            words += f", capped at {cap.key} = {cap.value} h"
+    if given is not None:
+        basis = f"{given:g} h stated in the plan" + (f"; {words} → {optimum:.3g} h" if optimum is not None else "")
+        return given, optimum, basis
+    if optimum is None:
+        interval = float(d.get(None, cap.key))
+        return interval, None, f"{interval:g} h ({cap.key}: no checkpoint writes or no interruptions to balance)"
+    d.used.append(
+        f"checkpoint.interval_hours = {optimum:.3g} h: {words} (Young, CACM 17(9) 1974; Daly, FGCS 22(3) 2006; "
+        "MTBF from reliability.gpu_failure_rate_per_gpu_day and spot reclaims, write stall from the checkpoint rule)"
+    )
+    if optimum == float(cap.value):
+        d.used.append(cap.cite())
+    return optimum, optimum, f"{optimum:.3g} h: {words}"
 
 
 #: A forward pass is 2 of the 6 FLOPs per parameter per token of a training step (Kaplan et al.

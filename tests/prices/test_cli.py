@@ -35,8 +35,10 @@ def test_show_json_current(cache: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "commitment.aws_discount_1yr" in doc["prices"]["sp_1yr"]["source"]
     assert doc["as_of"] == "2026-12-01"
     assert "price point effective 2025-06-01" in doc["source"]
+    # The launch point (2023-07-26, AWS GA announcement) and the 2024-01 archive point carry the
+    # same $98.32; the June-2025 cut follows.
     assert [(h["option"], h["usd"]) for h in doc["history"] if h["option"] == "on_demand"] == [
-        ("on_demand", 98.32), ("on_demand", 55.04),
+        ("on_demand", 98.32), ("on_demand", 98.32), ("on_demand", 55.04),
     ]  # fmt: skip
     # 2025-06-01 -> 2026-12-01 is 548 days (365 + 183): stale.
     assert "548 days old" in doc["stale_warning"]

@@ -61,7 +61,7 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         "instances.csv": (
             "provider", "instance", "accelerator", "accelerator_count", "vcpus", "memory_gib",
-            "network_gbps", "billing", "source", "as_of",
+            "network_gbps", "billing", "source", "as_of", "launched",
         ),
         "prices.csv": (
             "provider", "region", "item", "option", "unit", "usd", "effective_from", "source",
@@ -75,7 +75,7 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 #: Columns added after schema v1 was published: a file without them (an overlay written
 #: before) is still read, with the column blank.
 _LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"accelerators.csv": ("launched",)}
+    {"accelerators.csv": ("launched",), "instances.csv": ("launched",)}
 )
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
@@ -122,6 +122,10 @@ class Instance:
     billing: str  # "instance" (per instance-hour) or "chip" (per chip-hour, TPUs)
     source: str
     as_of: date
+    #: When the provider first sold it (general availability, or public preview where that is
+    #: when it could first be rented): no run can be priced on it before this day. ``None``:
+    #: unknown (a stand-in, or an overlay written before the column existed).
+    launched: date | None = None
 
     @property
     def stand_in(self) -> bool:
@@ -348,6 +352,14 @@ class Catalog:
             )
             raise PriceNotFoundError(msg)
         first = candidates[0].effective_from
+        inst = self.instances.get(item)
+        if inst is not None and inst.launched is not None and as_of < inst.launched:
+            msg = (
+                f"{item} was not sold on {as_of.isoformat()}: it launched on {inst.launched.isoformat()} "
+                f"(catalog instances.csv, launched). To fix: use [prices] as_of (--as-of) on or after "
+                f"{inst.launched.isoformat()}, or an instance sold on that day."
+            )
+            raise PriceNotFoundError(msg)
         msg = (
             f"no {option} price for {item!r} on {as_of.isoformat()}: the catalog's first "
             f"price point is {first.isoformat()}. To fix: use [prices] as_of >= {first}."
@@ -581,6 +593,9 @@ def _instances(path: Path, today: date | None = None) -> list[Instance]:
                 billing=billing,
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
+                launched=(
+                    _parse_date(r["launched"], f"{w}, launched", latest=today) if r["launched"].strip() else None
+                ),
             )
         )
     return out

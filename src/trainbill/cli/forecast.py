@@ -31,6 +31,16 @@ def _parse_number(text: str | None, flag: str) -> float | None:
     return value
 
 
+def _parse_date(text: str | None, flag: str) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        msg = f"{text!r} is not a date (YYYY-MM-DD)"
+        raise SpecError(msg, source="command line", field=flag) from None
+
+
 def _check_cluster_flags(flags: dict[str, dict[str, Any]]) -> None:
     """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU count."""
     cluster = flags.get("cluster", {})
@@ -118,6 +128,11 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
     for w in fc.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     if explain:
+        console.print("\n[bold]Dates[/bold]")
+        console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
+        console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
+        console.print("\n[bold]Checkpoint interval[/bold]")
+        console.print(f"  {u.checkpoint_interval_basis}")
         console.print("\n[bold]Time model factors[/bold]")
         for k, v in u.time.factors:
             console.print(f"  {k}: {v}")
@@ -154,6 +169,7 @@ def forecast_cmd(
     spot_fraction: Annotated[float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")] = None,
     savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
+    run_date: Annotated[str | None, typer.Option("--run-date", help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).")] = None,
     catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
     from_: Annotated[tuple[str, Path] | None, typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE.")] = None,
     attention_sparsity: Annotated[float | None, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1).")] = None,
@@ -166,13 +182,7 @@ def forecast_cmd(
     if as_json and as_csv:
         msg = "choose one of --json and --csv"
         raise SpecError(msg, source="command line")
-    day: date | None = None
-    if as_of is not None:
-        try:
-            day = date.fromisoformat(as_of)
-        except ValueError:
-            msg = f"{as_of!r} is not a date (YYYY-MM-DD)"
-            raise SpecError(msg, source="command line", field="--as-of") from None
+    day = _parse_date(as_of, "--as-of")
     flags: dict[str, dict[str, Any]] = {
         "model": {
             "params": _parse_number(params, "--params"),
@@ -184,7 +194,7 @@ def forecast_cmd(
             "gpu": gpu, "gpus": gpus, "instance": instance, "nodes": nodes, "provider": provider,
             "region": region, "orchestrator": orchestrator,
         },
-        "run": {"hours": hours},
+        "run": {"hours": hours, "date": _parse_date(run_date, "--run-date")},
         "purchase": {"spot_fraction": spot_fraction, "savings_plan": savings_plan},
         "prices": {"as_of": day},
     }  # fmt: skip
@@ -218,12 +228,20 @@ def forecast_cmd(
 
         # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
         plan, _ = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
-    if cals:
-        from trainbill.calibration import forecast_calibrated
+    try:
+        if cals:
+            from trainbill.calibration import forecast_calibrated
 
-        fc = forecast_calibrated(plan, catalog, cals)
-    else:
-        fc = forecast(plan, catalog)
+            fc = forecast_calibrated(plan, catalog, cals)
+        else:
+            fc = forecast(plan, catalog)
+    except SpecError as exc:
+        if exc.source is not None:
+            raise
+        # A rule that needs the catalog (a date before the instance was sold) names the field;
+        # the reader also needs to know which file (or the flags) holds it.
+        bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
+        raise SpecError(bare, source=str(plan_file) if plan_file else "command line", field=exc.field) from None
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})
