@@ -151,7 +151,7 @@ def cases() -> Iterator[Case]:
         gpus = int(r["gpu_count"]) if r["gpu_count"] else 0
         if rid.startswith("llama3-405b-cfg"):
             yield Case(id=rid, kind="throughput", published=float(r["mfu"]) * 989, params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=16e6,
+                       tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=2048 * 8192.0,
                        shape=SHAPES["llama3-405b"], note="BF16 MFU x 989")  # fmt: skip
         elif rid.startswith("megatron-2021") and not rid.endswith("proj"):
             size = rid.split("-")[2].replace("p", ".")

@@ -75,7 +75,7 @@ class Forecast:
                 "expected_reclaims": u.reclaim_events,
                 "mfu": u.mfu,
                 "layout": (
-                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp,
+                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp, "ep": u.time.layout.ep,
                      "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
                      "memory_gb_per_gpu": u.time.layout.memory.total_gb}
                     if u.time.layout is not None else None
