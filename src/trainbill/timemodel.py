@@ -48,7 +48,7 @@ which also reports leave-one-out cross-validated errors):
   3,072 × 2,048 on 3,072 A100, Llama 3 405B 16M on 8,192 H100), times total / active parameters
   for an MoE model (each expert then sees as many tokens per step as a dense layer would:
   DeepSeek-V2 and -V3 ran 9–15× the dense batch on the same 2,048 GPUs), between 4M tokens and
-  16M (dense, Llama 3 at 16,384 H100) or 63M (MoE, DeepSeek-V3), in whole sequences.
+  16M (dense, Llama 3 at 16,384 H100) or 63M (MoE, DeepSeek-V3).
 * layout, searched as frameworks configure it: tensor parallel tp ∈ {1, 2, 4, …, GPUs per
   node} (never across nodes), pipeline pp ∈ {1, 2, 4, …}, context parallel cp, and for MoE
   models expert parallel ep ∈ {1, 2, …, ``time.moe_max_expert_parallel``} carved out of the
@@ -274,7 +274,7 @@ def default_global_batch(
     layer's share (DeepSeek-V2 ran 37.7M and DeepSeek-V3 63M tokens on 2,048 H800, where the
     dense rule gives 4.2M). The batch is held between the published floor (4M) and ceiling
     (16M dense, 63M MoE): past the critical batch size more tokens per step stop buying progress,
-    and the time model would not charge for that. Whole sequences only.
+    and the time model would not charge for that.
     """
     per_gpu = float(catalog.value("defaults.model.batch_tokens_per_gpu"))
     floor = float(catalog.value("defaults.model.global_batch_tokens"))
@@ -283,12 +283,10 @@ def default_global_batch(
     cap = float(catalog.value(cap_key))
     sparsity = params / active_params if moe and active_params else 1.0
     raw = per_gpu * gpus * sparsity
-    tokens = min(max(raw, floor), cap)
-    seqs = max(1, math.floor(tokens / seq_len))
-    batch = float(seqs * seq_len)
+    batch = max(min(max(raw, floor), cap), float(seq_len))
     scale = f" × {sparsity:.3g} (total / active parameters: MoE)" if moe else ""
     bound = " (the floor)" if raw < floor else " (the ceiling)" if raw > cap else ""
-    why = (f"global batch {batch:,.0f} tokens ({seqs:,} sequences of {seq_len}): {per_gpu:,.0f} tokens per GPU × "
+    why = (f"global batch {batch:,.0f} tokens ({batch / seq_len:,.4g} sequences of {seq_len}): {per_gpu:,.0f} tokens per GPU × "
            f"{gpus:,} GPUs{scale} = {raw:,.0f}, held within {floor:,.0f}–{cap:,.0f}{bound} "
            f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
            f"{catalog.assumption(cap_key).source})")  # fmt: skip
