@@ -187,8 +187,8 @@ WHOLE_RUNS: dict[str, WholeRun] = {
                            note=_META_H100 + "; 8K sequence as the 405B main stage"),
     "llama31-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
                             note=_META_H100 + "; 8K sequence as the 405B main stage"),
-    "llama31-405b": WholeRun(shape="llama3-405b", cluster=H100, batch_tokens=16e6,
-                             note="up to 16,384 H100 (paper); card GPU-hours; batch 16M (paper)"),
+    "llama31-405b": WholeRun(shape="llama3-405b", cluster=H100, batch_tokens=2048 * 8192.0,
+                             note="up to 16,384 H100 (paper); card GPU-hours; batch 2,048 sequences × 8,192 = 16.8M (paper Table 4, the 16K-GPU stage)"),
     "llama32-1b": WholeRun(shape="llama32-1b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
                            note=_META_H100 + "; 8K sequence assumed; distillation logits not counted"),
     "llama32-3b": WholeRun(shape="llama32-3b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
@@ -305,7 +305,7 @@ def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
             yield _whole_run(rid, r, WHOLE_RUNS[rid])
         elif rid.startswith("llama3-405b-cfg"):
             yield Case(id=rid, kind="throughput", published=float(r["mfu"]) * 989, params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=16e6,
+                       tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=2048 * 8192.0,
                        shape=SHAPES["llama3-405b"], note="BF16 MFU x 989")  # fmt: skip
         elif rid.startswith("megatron-2021") and not rid.endswith("proj"):
             size = rid.split("-")[2].replace("p", ".")

@@ -235,3 +235,147 @@ def test_dp_bandwidth_hierarchical() -> None:
     assert _dp_bandwidth(gpus=64, tp=2, **kw) == pytest.approx(200e9)  # type: ignore[arg-type]
     assert _dp_bandwidth(gpus=8, tp=1, **kw) == pytest.approx(900e9)  # type: ignore[arg-type]
     assert _dp_bandwidth(gpus=64, tp=1, gpn=8, intra_bw=300e9, node_bw=400e9) == pytest.approx(300e9)  # NVLink cap
+
+
+# --- issue 18: defaults at the plan's scale, layouts as frameworks pick them, MoE expert parallel ---
+
+
+@pytest.mark.parametrize(
+    ("gpus", "params", "active", "expected"),
+    [
+        # 2,048 tokens × 64 GPUs = 131,072 < the 4,000,000 floor (LLaMA-1, Llama 2).
+        (64, 7e9, None, 4_000_000),
+        # 2,048 × 4,096 GPUs = 8,388,608 = 2,048 sequences of 4,096 exactly.
+        (4096, 400e9, None, 8_388_608),
+        # 2,048 × 16,384 = 33,554,432 > the dense ceiling 16,777,216 (Llama 3: 2,048 × 8,192).
+        (16384, 400e9, None, 16_777_216),
+        # MoE: 2,048 × 1,024 × 236 / 21 = 2,097,152 × 11.238 = 23,567,803.6 (DeepSeek-V2 ran 37.7M).
+        (1024, 236e9, 21e9, 2_097_152 * 236 / 21),
+        # MoE: 2,048 × 4,096 × 600 / 40 = 125,829,120 > the MoE ceiling 62,914,560 (DeepSeek-V3).
+        (4096, 600e9, 40e9, 62_914_560),
+    ],
+)
+def test_default_batch_grows_with_cluster(catalog: Catalog, gpus: int, params: float, active: float | None, expected: int) -> None:
+    """The default batch is 2,048 tokens per GPU (× total/active for MoE), within 4M and 16M (63M MoE)."""
+    from trainbill.timemodel import default_global_batch
+
+    batch, why = default_global_batch(catalog, gpus=gpus, params=params, active_params=active, seq_len=4096)
+    assert batch == pytest.approx(expected)
+    assert "2,048 tokens per GPU" in why
+
+
+def _forecast_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
+    with pytest.raises(SystemExit) as exc:
+        main(["forecast", *args, "--json", "--as-of", "2026-12-01"])
+    assert exc.value.code in (0, None)
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_default_batch_in_assumed_and_stated_batch_wins(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """16,384 H100 get the 16,777,216-token default (listed in `assumed`); a plan's own batch is used as stated."""
+    out = _forecast_json(["--params", "400e9", "--tokens", "15e12", "--gpu", "h100", "--gpus", "16384"], capsys)
+    assert any("global batch 16,777,216 tokens" in a for a in out["assumed"])
+    assert any(f["factor"] == "batch" for f in out["time"]["factors"])
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[model]\nparams = 7e9\ntokens = 1e11\nglobal_batch_tokens = 2097152\n[cluster]\ngpu = "h100"\ngpus = 64\n',
+                    encoding="utf-8")  # fmt: skip
+    with pytest.raises(SystemExit):
+        main(["forecast", str(plan), "--json", "--as-of", "2026-12-01"])
+    stated = json.loads(capsys.readouterr().out)
+    assert not any("global batch" in a for a in stated["assumed"])
+    # 1e11 tokens / 2,097,152 per step = 47,684 steps, as the compute factor says.
+    assert any("47,684 steps of 2,097,152 tokens" in f["explanation"] for f in stated["time"]["factors"])
+
+
+def test_7b_on_64_h100_is_pure_data_parallel(catalog: Catalog) -> None:
+    """7B (32 × 4096) on 64 H100 fits at TP 1: 16·7e9/64 = 1.75 GB state + 4·7e9/32 = 0.875 GB buffer +
+    32·34·4096·4096 = 18.25 GB activations = 20.9 GB of 72 GB, and its sync (2·2·7e9·63/64 bytes over
+    400 GB/s × 0.7 = 0.098 s) hides behind seconds of compute: no stall, so TP 1 × PP 1 × DP 64."""
+    inst = catalog.instance("p5.48xlarge")
+    est = estimate_time(
+        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=8, precision="bf16",
+        hours=None, params=7e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=4096,
+        layers=32, d_model=4096, straggler_cv=0.0,
+    )  # fmt: skip
+    lay = est.layout
+    assert lay is not None
+    assert (lay.tp, lay.pp, lay.ep, lay.dp) == (1, 1, 1, 64)
+    assert lay.memory.total_gb == pytest.approx(1.75 + 0.875 + 32 * 34 * 4096 * 4096 / 1e9)
+    assert lay.dp_sync_s == pytest.approx(2 * 2 * 7e9 * 63 / 64 / (3200 / 8 * 1e9 * 0.7))
+    assert lay.stall_s == 0.0
+
+
+def test_pipeline_gets_enough_micro_batches(catalog: Catalog) -> None:
+    """400B on 16,384 H100 with 16,777,216 tokens = 4,096 sequences: the chosen pipeline has at least
+    pp micro-batches (one sequence each) per data-parallel rank (Megatron's interleaved schedule)."""
+    inst = catalog.instance("p5.48xlarge")
+    est = estimate_time(
+        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=2048, precision="bf16",
+        hours=None, params=400e9, active_params=None, tokens=1e12, global_batch_tokens=16_777_216, seq_len=4096,
+        straggler_cv=0.0,
+    )  # fmt: skip
+    lay = est.layout
+    assert lay is not None
+    assert lay.tp <= 8  # tensor parallel never leaves the node
+    assert 4096 / lay.dp >= lay.pp
+
+
+def test_stated_batch_too_small_to_split_names_smallest(catalog: Catalog) -> None:
+    """4,194,304 tokens = 1,024 sequences cannot feed 16,384 GPUs: even TP 8 leaves 2,048 data-parallel
+    ranks (× pp micro-batches per pipeline), so the smallest batch is 2,048 × 4,096 = 8,388,608 tokens."""
+    from trainbill.errors import SpecError
+
+    inst = catalog.instance("p5.48xlarge")
+    with pytest.raises(SpecError, match=r"model.global_batch_tokens.*smallest batch that works is 8,388,608 tokens"):
+        estimate_time(
+            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=2048, precision="bf16",
+            hours=None, params=400e9, active_params=None, tokens=1e12, global_batch_tokens=4_194_304, seq_len=4096,
+            straggler_cv=0.0,
+        )  # fmt: skip
+
+
+def _moe(catalog: Catalog, *, precision: str = "bf16", fit: FitParams | None = None):  # type: ignore[no-untyped-def]
+    inst = catalog.instance("p5.48xlarge")
+    return estimate_time(
+        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision=precision,
+        hours=None, params=16e9, active_params=2e9, tokens=1e11, global_batch_tokens=4_194_304, seq_len=4096,
+        layers=16, d_model=2048, straggler_cv=0.0,
+        fit=fit or FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0),
+    )  # fmt: skip
+
+
+def test_moe_takes_expert_parallel_when_experts_do_not_fit(catalog: Catalog) -> None:
+    """16B total / 2B active on 8 H100: the 14e9 expert weights are kept whole per expert-parallel rank
+    (bf16 weights + grads, 4 bytes: ZeRO-1 as Megatron-Core and DeepSeek), so EP 1 needs
+    (16·16e9 − 4·14e9)/8 + 4·14e9 = 25 + 56 = 81 GB > 72 GB; EP 2 fits at 25 + 28 GB. With the
+    all-to-all and the gradient sync hidden behind compute (overlap 1) EP 2 has no stall, so it beats
+    PP 2 (bubble) and TP 2 (all-reduce), and ties with EP 4 and 8 (the smaller wins).
+    Its all-to-all: 8 bytes × 2048 × top-8 × 16 layers × 524,288 tokens per GPU = 1.0995e12 bytes,
+    half of it to the other GPU over NVLink at 900 GB/s × 0.7: 0.8727 s, exposed 0."""
+    est = _moe(catalog)
+    lay = est.layout
+    assert lay is not None
+    assert (lay.tp, lay.pp, lay.ep) == (1, 1, 2)
+    assert lay.memory.state_gb == pytest.approx((16 * 16e9 - 4 * 14e9) / 8 / 1e9 + 4 * 14e9 / 2 / 1e9)
+    out = 8 * 2048 * 8 * 16 * (4_194_304 / 8)
+    assert lay.a2a_s == pytest.approx(out * 0.5 / (900e9 * 0.7))
+    assert lay.a2a_exposed_s == 0.0
+    assert any(k == "moe_all_to_all" and "1/2 of the copies" in v for k, v in est.factors)
+
+
+def test_moe_fp8_all_to_all_is_six_bytes(catalog: Catalog) -> None:
+    """FP8 (DeepSeek-V3: dispatch in FP8, combine in BF16) moves 6 bytes where BF16 moves 8: 6/8 of the time."""
+    bf16, fp8 = _moe(catalog).layout, _moe(catalog, precision="fp8").layout
+    assert bf16 is not None
+    assert fp8 is not None
+    assert fp8.ep == bf16.ep
+    assert fp8.a2a_s == pytest.approx(bf16.a2a_s * 6 / 8)
+
+
+def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
+    """moe_efficiency 0.5 doubles an MoE model's kernel time (no host overhead, no stall) and leaves dense alone."""
+    base = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0)
+    half = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0, moe_efficiency=0.5)
+    assert _moe(catalog, fit=half).compute_hours == pytest.approx(2 * _moe(catalog, fit=base).compute_hours)
+    with pytest.raises(ValueError, match="moe_efficiency"):
+        FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0, moe_efficiency=0.0)

@@ -1,15 +1,18 @@
-"""Fit the time model's six global parameters to published runs; rewrite time_model_fit.toml.
+"""Fit the time model's seven global parameters to published runs; rewrite time_model_fit.toml.
 
 Usage: ``python tools/fit_time_model.py [FIT_DATE]`` then ``python tools/update_manifest.py``.
 
 Minimises the sum of squared log errors over every usable row of
 tests/data/published_runs/published_runs.csv (throughput and whole-run rows, equal weight) with a
-deterministic Nelder-Mead from a fixed start, so two runs give identical parameters. Six
-parameters for 35 rows: e_max (mature matmul efficiency ceiling), k_mem (memory-bound work per
+deterministic Nelder-Mead from a fixed start, so two runs give identical parameters. Seven
+parameters for the rows: e_max (mature matmul efficiency ceiling), k_mem (memory-bound work per
 unit of machine balance and width), eta_fp8 (FP8 matmul efficiency), overlap (communication
 hidden behind compute), step_overhead_s (host/optimizer seconds per step) and immaturity (the
 kernel efficiency a chip's software lacks at launch, decaying over ``time.maturity_tau_years``;
-each row's age is its run date minus the chip's launch date). Two constants are held at their
+each row's age is its run date minus the chip's launch date) and moe_efficiency (an MoE model's
+kernel efficiency relative to a dense one; only MoE rows inform it, so a refit without any MoE
+row holds it at 1, the dense value, rather than at whatever the full fit found: otherwise
+leave-one-out would leak the held-out MoE row's own answer). Two constants are held at their
 catalog values rather than fitted: that time constant (the data cannot pin it) and the bytes per
 attention score of pre-FlashAttention software (``time.unfused_attention_bytes_per_score``,
 counted by hand; fitted freely it traded against the maturity factor and fell to 20).
@@ -35,9 +38,10 @@ from trainbill.catalog import Catalog, load_catalog
 from trainbill.timemodel import FitParams
 
 OUT = ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml"
-NAMES = ("e_max", "k_mem", "eta_fp8", "overlap", "step_overhead_s", "immaturity")
-START = (0.7, 1.0, 0.7, 0.5, 0.1, 0.2)
-BOUNDS = ((0.2, 1.5), (0.0, 20.0), (0.3, 1.0), (0.0, 1.0), (0.0, 2.0), (0.0, 0.9))
+NAMES = ("e_max", "k_mem", "eta_fp8", "overlap", "step_overhead_s", "immaturity", "moe_efficiency")
+START = (0.7, 1.0, 0.7, 0.5, 0.1, 0.2, 0.7)
+BOUNDS = ((0.2, 1.5), (0.0, 20.0), (0.3, 1.0), (0.0, 1.0), (0.0, 2.0), (0.0, 0.9), (0.1, 1.0))
+MOE = NAMES.index("moe_efficiency")
 UNITS = {
     "e_max": "matmul efficiency ceiling (fraction of BF16 peak)",
     "k_mem": "memory-bound time per matmul time x d_model / (BF16 peak FLOP/s per HBM byte/s)",
@@ -45,6 +49,7 @@ UNITS = {
     "overlap": "fraction of compute that hides communication",
     "step_overhead_s": "seconds per optimizer step of host/optimizer/launch work (not FLOPs)",
     "immaturity": "share of mature kernel efficiency missing at a chip's launch (decays over time.maturity_tau_years)",
+    "moe_efficiency": "kernel efficiency of an MoE model relative to a dense model with the same active FLOPs",
 }
 ITERS = 400
 
@@ -103,11 +108,20 @@ def nelder_mead(fn: Callable[[tuple[float, ...]], float], x0: tuple[float, ...],
 
 
 def fit(rows: Sequence[Case], start: Sequence[float] = START, passes: int = 2, iters: int = ITERS) -> FitParams:
-    """Fit on ``rows``: Nelder-Mead, restarted from its own result; rounded to 4 decimals."""
-    x = tuple(start)
+    """Fit on ``rows``: Nelder-Mead, restarted from its own result; rounded to 4 decimals.
+
+    Without an MoE row nothing informs ``moe_efficiency``: it is held at 1 (dense) and not searched.
+    """
+    has_moe = any(c.active_params is not None and c.active_params < c.params for c in rows)
+    x = tuple(start) if has_moe else tuple(v for i, v in enumerate(start) if i != MOE)
+
+    def full(p: Sequence[float]) -> tuple[float, ...]:
+        return tuple(p) if has_moe else (*p[:MOE], 1.0, *p[MOE:])
+
+    bounds = BOUNDS if has_moe else tuple(b for i, b in enumerate(BOUNDS) if i != MOE)
     for _ in range(passes):
-        x = nelder_mead(lambda p: loss(p, rows), tuple(min(max(v, lo), hi) for v, (lo, hi) in zip(x, BOUNDS, strict=True)), iters)
-    raw = _params(x)
+        x = nelder_mead(lambda p: loss(full(p), rows), tuple(min(max(v, lo), hi) for v, (lo, hi) in zip(x, bounds, strict=True)), iters)
+    raw = _params(full(x))
     return FitParams(**{k: round(getattr(raw, k), 4) for k in NAMES}, **_held())
 
 

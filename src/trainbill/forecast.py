@@ -99,16 +99,10 @@ class Forecast:
                 "expected_reclaims": u.reclaim_events,
                 "mfu": u.mfu,
                 "layout": (
-                    {
-                        "tp": u.time.layout.tp,
-                        "pp": u.time.layout.pp,
-                        "dp": u.time.layout.dp,
-                        "recompute": u.time.layout.memory.recompute,
-                        "offload": u.time.layout.memory.offload,
-                        "memory_gb_per_gpu": u.time.layout.memory.total_gb,
-                    }
-                    if u.time.layout is not None
-                    else None
+                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp, "ep": u.time.layout.ep,
+                     "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
+                     "memory_gb_per_gpu": u.time.layout.memory.total_gb}
+                    if u.time.layout is not None else None
                 ),
                 "flops": u.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],

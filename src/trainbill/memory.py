@@ -8,6 +8,11 @@ Per-GPU bytes (mixed-precision Adam, Rajbhandari et al. 2020 "ZeRO", arXiv 1910.
 * model state = ``state_bytes_per_param`` (16: bf16 weights 2 + grads 2 + fp32 master 4 +
   Adam m, v 8) × params / (tp · pp · dp), i.e. fully sharded (ZeRO-3/FSDP) over data-parallel
   ranks, plus a gather buffer of two layers' bf16 weights (FSDP prefetch) = 4 · params / (tp · L).
+  MoE expert weights are laid out as MoE frameworks do (Megatron-Core's distributed optimizer,
+  DeepSeek-V2/V3's ZeRO-1; FSDP over experts arrived only in Megatron-Core v0.15, 2025-11): each
+  GPU of an expert-parallel group of ep holds its 1/ep of the experts' bf16 weights and
+  gradients whole (4 bytes/param / (tp · pp · ep)), only their 12-byte optimizer state is
+  sharded over all GPUs, and they are not in the gather buffer.
 * activations per sequence per layer = 34 · seq · d_model / tp bytes (Korthikanti et al. 2022,
   arXiv 2205.05198, Eq. 2 with sequence parallelism and flash attention, so no s² term); a
   1F1B pipeline keeps ~L layers' worth in flight on its first stage. With full recompute only
@@ -31,6 +36,7 @@ _GB = 1e9
 _ACT_BYTES_PER_TOKEN_LAYER = 34.0  # × d_model / tp (Korthikanti et al. 2022)
 _CKPT_BYTES_PER_TOKEN_LAYER = 2.0  # bf16 layer input kept under full recompute
 _OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m, v: what ZeRO-Offload moves to host
+_BF16_WEIGHT_AND_GRAD_BYTES = 4.0  # what ZeRO-1 keeps whole per rank: bf16 weights 2 + grads 2
 
 
 class MemoryFitError(TrainbillError):
@@ -63,7 +69,7 @@ class MemoryEstimate:
         mode = "offloaded optimizer, " if self.offload else ""
         mode += "full activation recompute" if self.recompute else "no recompute"
         return (
-            f"per GPU {self.state_gb:.1f} GB sharded state + {self.buffer_gb:.1f} GB gather buffer + "
+            f"per GPU {self.state_gb:.1f} GB model state + {self.buffer_gb:.1f} GB gather buffer + "
             f"{self.activations_gb:.1f} GB activations = {self.total_gb:.1f} GB of {self.usable_gb:.1f} GB "
             f"usable HBM ({mode})"
         )
@@ -83,10 +89,13 @@ def _estimate(
     dp: int,
     recompute: bool,
     offload: bool,
+    expert_params: float = 0.0,
+    ep: int = 1,
 ) -> MemoryEstimate:
     per_param = state_bytes_per_param - (_OPTIMIZER_BYTES_PER_PARAM if offload else 0.0)
-    state = per_param * params / (tp * pp * dp)
-    buffer = 4.0 * params / (tp * layers) if dp > 1 else 0.0
+    whole = _BF16_WEIGHT_AND_GRAD_BYTES * expert_params
+    state = (per_param * params - whole) / (tp * pp * dp) + whole / (tp * pp * ep)
+    buffer = 4.0 * (params - expert_params) / (tp * layers) if dp > 1 else 0.0
     token_layer = seq_len * d_model / tp
     if recompute:
         act = layers * _CKPT_BYTES_PER_TOKEN_LAYER * token_layer + _ACT_BYTES_PER_TOKEN_LAYER * token_layer
@@ -115,16 +124,21 @@ def memory_per_gpu(
     pp: int = 1,
     dp: int = 1,
     recompute: bool | None = None,
+    expert_params: float = 0.0,
+    ep: int = 1,
 ) -> MemoryEstimate:
     """The cheapest way this layout fits: no recompute, then recompute, then offload.
 
     ``recompute`` forces the activation mode (a published config said so); None lets the
-    model choose. The returned estimate's ``fits`` is False when nothing fits.
+    model choose. ``expert_params`` of an MoE model are split over ``ep`` expert-parallel
+    ranks and kept whole there (ZeRO-1), the rest fully sharded.
+    The returned estimate's ``fits`` is False when nothing fits.
     """
     kw = {
         "params": params, "layers": layers, "d_model": d_model, "seq_len": seq_len,
         "hbm_gb": hbm_gb, "usable_fraction": usable_fraction,
         "state_bytes_per_param": state_bytes_per_param, "tp": tp, "pp": pp, "dp": dp,
+        "expert_params": expert_params, "ep": ep,
     }  # fmt: skip
     modes = [False, True] if recompute is None else [recompute]
     last: MemoryEstimate | None = None

@@ -6,7 +6,7 @@ model is split over GPUs (tensor, pipeline, data parallel), on how much traffic 
 inter-node network per step and how much of it hides behind compute, and on the slowest GPU in
 every step. Each factor is reported in ``TimeEstimate.factors`` so ``--explain`` can show it.
 
-Formulas (constants come from the catalog: ``[time]`` assumptions and the six fitted global
+Formulas (constants come from the catalog: ``[time]`` assumptions and the seven fitted global
 parameters ``time.fit.*`` in ``time_model_fit.toml``, written by ``tools/fit_time_model.py``,
 which also reports leave-one-out cross-validated errors):
 
@@ -21,6 +21,11 @@ which also reports leave-one-out cross-validated errors):
   activations, residuals, optimizer) moves bytes ∝ width per token per layer while matmul
   FLOPs grow ∝ width², so narrow models on compute-rich chips lose the most. Full activation
   recompute (when memory requires it) adds one forward pass: × 4/3.
+* MoE models (active < total parameters) divide the kernel efficiency by the fitted
+  ``moe_efficiency``: grouped GEMMs over many small experts, token permutation, routing and
+  load imbalance make an MoE step slower than a dense one with the same active FLOPs
+  (DeepSeek-V2 reached about half of DeepSeek 67B's MFU on the same H800 cluster; Megatron-Core
+  reports 39.0% MFU for fine-grained Qwen2-57B-A14B vs 49.3% for Mixtral 8x22B, arXiv 2504.14960).
 * software maturity = 1 − immaturity · exp(−age / τ), age = the run's date (the plan's
   ``run.date``, else ``prices.as_of``, else today) minus the accelerator's ``launched`` date in the catalog, τ =
   ``time.maturity_tau_years``: kernels, compilers and frameworks for a new architecture keep
@@ -38,21 +43,44 @@ which also reports leave-one-out cross-validated errors):
 * host overhead: a fixed ``step_overhead_s`` per optimizer step (optimizer kernels, gradient
   clipping, the first FSDP gather and last reduce-scatter, data loader and logging) that does
   not shrink with more GPUs; it matters for short steps (small models, small batches).
-* layout: tensor parallel tp ∈ {1, GPUs per node}, pipeline pp ∈ {1, 2, 4, …}; the layout that
-  fits in memory (``trainbill.memory``) with the shortest step is chosen.
+* global batch (when the plan states none, ``default_global_batch``): 2,048 tokens per GPU
+  (``defaults.model.batch_tokens_per_gpu``: LLaMA-1 4M on 2,048 A100, Megatron-LM's 1T model
+  3,072 × 2,048 on 3,072 A100, Llama 3 405B 16M on 8,192 H100), times total / active parameters
+  for an MoE model (each expert then sees as many tokens per step as a dense layer would:
+  DeepSeek-V2 and -V3 ran 9–15× the dense batch on the same 2,048 GPUs), between 4M tokens and
+  16M (dense, Llama 3 at 16,384 H100) or 63M (MoE, DeepSeek-V3).
+* layout, searched as frameworks configure it: tensor parallel tp ∈ {1, 2, 4, …, GPUs per
+  node} (never across nodes), pipeline pp ∈ {1, 2, 4, …}, context parallel cp, and for MoE
+  models expert parallel ep ∈ {1, 2, …, ``time.moe_max_expert_parallel``} carved out of the
+  data-parallel ranks (Megatron-Core, DeepSpeed-MoE). A layout is valid only if it fits in
+  memory (``trainbill.memory``; FSDP/ZeRO shards the state over all GPUs, so tp 1 fits far more
+  often than a replicated model would), gives every data-parallel rank at least one sequence,
+  and, with a pipeline, at least pp micro-batches per pipeline (Narayanan et al. 2021 Sec. 2.2:
+  the number of micro-batches must be a multiple of the pipeline degree). Of the valid layouts
+  the one with the shortest step wins, the smaller tp, pp and ep on ties, so tp and pp grow
+  only where memory needs them or they are faster. A stated batch too small to split over
+  the GPUs is an error naming the smallest batch that works.
 * data-parallel sync per step = v · 2 bytes · N / (tp · pp) · (dp − 1) / dp over the effective
   per-GPU collective bandwidth × ``time.network_efficiency``: NVLink inside one node; across
   nodes NCCL's hierarchical/multi-ring collectives give the group the bandwidth of its
   GPUs-per-node / tp NICs (the whole node's bandwidth at tp = 1, one NIC at tp = 8), capped by
   NVLink. v = 3 under ZeRO-3/FSDP, 2 when unsharded weights fit; exposed = max(0, sync −
-  overlap · compute).
+  overlap · compute). For MoE the expert weights (total − active parameters) are split over
+  ep ranks and synchronised only among the dp / ep ranks that hold the same experts, with the
+  hierarchical bandwidth of gpn / (tp · ep) NICs (a node pre-reduces an expert only over its
+  GPUs that hold it).
 * tensor parallel: 16 · (L / pp) · d · (tp − 1) / tp bytes per token over NVLink, not hidden.
 * context parallel cp splits sequences longer than 8192 tokens (KV exchange not modelled).
 * pipeline bubble (interleaved 1F1B, Narayanan et al. 2021 Sec. 2.2.2) = (pp − 1) / (micro-batches
   · v) with v = L / (pp · ``time.layers_per_virtual_stage``) virtual stages per GPU, one
   sequence per micro-batch.
-* MoE all-to-all: 8 · d · top_k bytes per token per layer (dispatch + combine, forward +
-  backward, bf16) over each GPU's own NIC share, exposed except the overlapped share.
+* MoE all-to-all (ep > 1 only: with every expert local no token leaves the GPU): active tokens
+  per GPU × d × top_k × (L / pp) × ``time.moe_all_to_all_bytes_*`` (8 bytes in BF16: dispatch and
+  combine, forward and backward; 6 in FP8: DeepSeek-V3 dispatches in FP8) × (ep − 1) / ep of
+  the routed copies leave the GPU: those to GPUs of the same node over NVLink, the rest over the
+  GPU's own NIC (both links run at once). Exposed = max(0, all-to-all −
+  ``time.moe_all_to_all_overlap`` · compute): DeepSeek-V3's DualPipe and Megatron-Core's EP
+  overlap hide it behind compute up to the compute time.
 * straggler stall = cv · sqrt(2 ln G) (expected maximum of G Gaussian step times).
 """
 
@@ -62,12 +90,14 @@ import math
 from dataclasses import dataclass
 
 from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.errors import SpecError
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
 __all__ = [
     "FitParams",
     "Layout",
     "TimeEstimate",
+    "default_global_batch",
     "estimate_shape",
     "estimate_time",
     "fit_params",
@@ -96,6 +126,10 @@ class FitParams:
     immaturity: float = 0.0
     #: Years over which that shortfall decays (an assumption, not fitted: see the catalog).
     maturity_tau_years: float = 1.0
+    #: Kernel efficiency of an MoE model relative to a dense one of the same active size
+    #: (grouped GEMMs over many small experts, token permutation, routing, load imbalance);
+    #: 1 is a dense model's, as the hand-computed tests assume.
+    moe_efficiency: float = 1.0
 
     def __post_init__(self) -> None:
         # The factor must stay in (0, 1]: immaturity 1 would divide by zero at launch, above 1
@@ -103,6 +137,9 @@ class FitParams:
         # overflows. The fit searches immaturity within [0, 0.9].
         if not 0.0 <= self.immaturity < 1.0:
             msg = f"immaturity must be in [0, 1) (share of mature efficiency missing at launch), got {self.immaturity!r}"
+            raise ValueError(msg)
+        if not 0.0 < self.moe_efficiency <= 1.0:
+            msg = f"moe_efficiency must be in (0, 1] (share of a dense model's kernel efficiency), got {self.moe_efficiency!r}"
             raise ValueError(msg)
         if not (math.isfinite(self.maturity_tau_years) and self.maturity_tau_years > 0.0):
             msg = f"maturity_tau_years must be a finite number of years > 0, got {self.maturity_tau_years!r}"
@@ -133,6 +170,7 @@ def fit_params(catalog: Catalog) -> FitParams:
         k_attn=float(catalog.value("time.unfused_attention_bytes_per_score")),
         immaturity=float(catalog.value("time.fit.immaturity")),
         maturity_tau_years=float(catalog.value("time.maturity_tau_years")),
+        moe_efficiency=float(catalog.value("time.fit.moe_efficiency")),
     )
 
 
@@ -154,6 +192,10 @@ class Layout:
     dp_sync_s: float
     dp_exposed_s: float
     a2a_exposed_s: float
+    #: Expert-parallel ranks (1 for a dense model, or an MoE model with every expert on every GPU).
+    ep: int = 1
+    #: MoE all-to-all seconds per step before overlap (``a2a_exposed_s`` is what is not hidden).
+    a2a_s: float = 0.0
 
     @property
     def stall_s(self) -> float:
@@ -220,6 +262,37 @@ def training_flops(
     return flops
 
 
+def default_global_batch(
+    catalog: Catalog, *, gpus: int, params: float, active_params: float | None, seq_len: int
+) -> tuple[float, str]:
+    """The global batch a competent team would pick for this cluster, and why, in words.
+
+    Teams grow the batch with the cluster so every GPU keeps enough work per step: 2,048 tokens
+    per GPU reproduces LLaMA-1 (4M on 2,048 A100), Megatron-LM's 1T model (3,072 × 2,048 on
+    3,072 A100) and Llama 3 405B (16M on 8,192 H100). An MoE expert sees only top-k / experts of
+    the tokens, so the batch is scaled by total / active parameters to give each expert a dense
+    layer's share (DeepSeek-V2 ran 37.7M and DeepSeek-V3 63M tokens on 2,048 H800, where the
+    dense rule gives 4.2M). The batch is held between the published floor (4M) and ceiling
+    (16M dense, 63M MoE): past the critical batch size more tokens per step stop buying progress,
+    and the time model would not charge for that.
+    """
+    per_gpu = float(catalog.value("defaults.model.batch_tokens_per_gpu"))
+    floor = float(catalog.value("defaults.model.global_batch_tokens"))
+    moe = active_params is not None and active_params < params
+    cap_key = "defaults.model.global_batch_tokens_max_moe" if moe else "defaults.model.global_batch_tokens_max"
+    cap = float(catalog.value(cap_key))
+    sparsity = params / active_params if moe and active_params else 1.0
+    raw = per_gpu * gpus * sparsity
+    batch = max(min(max(raw, floor), cap), float(seq_len))
+    scale = f" × {sparsity:.3g} (total / active parameters: MoE)" if moe else ""
+    bound = " (the floor)" if raw < floor else " (the ceiling)" if raw > cap else ""
+    why = (f"global batch {batch:,.0f} tokens ({batch / seq_len:,.4g} sequences of {seq_len}): {per_gpu:,.0f} tokens per GPU × "
+           f"{gpus:,} GPUs{scale} = {raw:,.0f}, held within {floor:,.0f}–{cap:,.0f}{bound} "
+           f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
+           f"{catalog.assumption(cap_key).source})")  # fmt: skip
+    return batch, why
+
+
 def _dp_bandwidth(*, gpus: int, gpn: int, tp: int, intra_bw: float, node_bw: float) -> float:
     """Effective bytes/s per GPU for a data-parallel all-reduce/all-gather/reduce-scatter.
 
@@ -234,6 +307,11 @@ def _dp_bandwidth(*, gpus: int, gpn: int, tp: int, intra_bw: float, node_bw: flo
         return intra_bw
     share = max(1, gpn // tp)
     return min(intra_bw, node_bw * share / gpn)
+
+
+def _ring(n: float) -> float:
+    """Share of the data a ring/hierarchical collective over n ranks moves per rank: (n − 1) / n."""
+    return (n - 1.0) / n if n > 1.0 else 0.0
 
 
 def _pow2_upto(limit: int) -> list[int]:
@@ -279,6 +357,7 @@ def estimate_time(
     measured_mfu: float | None = None,
     fused_attention: bool = True,
     software_age_years: float | None = None,
+    batch_note: str | None = None,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
@@ -296,6 +375,8 @@ def estimate_time(
     them without mistaking old attention kernels for a slow accelerator.
     ``software_age_years`` is the run's date minus the accelerator's launch (``None``: launch
     date unknown, software taken as mature); young chips run below the mature efficiency.
+    ``batch_note`` says how the global batch was chosen when the plan did not state it
+    (``default_global_batch``); it is shown among the factors.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
@@ -362,7 +443,9 @@ def estimate_time(
         m += m_attn
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
-    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity)
+    sparse = active_params is not None and active_params < params
+    moe_eff = fp.moe_efficiency if sparse else 1.0
+    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity * moe_eff)
     kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
     if measured_mfu is not None:
         factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
@@ -374,10 +457,12 @@ def estimate_time(
         if software_age_years is not None and software_age_years < 0:
             warnings.append(f"run.date (default prices.as_of) is {-software_age_years:.2f} years before {accelerator.id} launched "
                             f"({accelerator.launched}, catalog accelerators.csv launched): its software is taken as brand-new (maturity {maturity:.3f})")  # fmt: skip
+        moe_txt = (f", × MoE kernel efficiency {moe_eff:.3f} (fitted: grouped expert GEMMs, token permutation, "
+                   f"routing and load imbalance)") if sparse else ""  # fmt: skip
         factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
                         f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
                         f"= {flop_per_byte:.0f} FLOP/byte) "
-                        f"÷ d_model {d_model} → {kernel_mfu:.1%} of {precision} peak before recompute "
+                        f"÷ d_model {d_model}{moe_txt} → {kernel_mfu:.1%} of {precision} peak before recompute "
                         f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
     else:
         # The measured step ran on the user's own software: no modelled ceiling, memory-bound
@@ -393,64 +478,124 @@ def estimate_time(
     usable = float(catalog.value("time.hbm_usable_fraction"))
     state_bytes = float(catalog.value("time.model_state_bytes_per_param"))
     net_eff = float(catalog.value("time.network_efficiency"))
-    top_k = float(catalog.value("time.moe_top_k"))
     batch = max(global_batch_tokens, float(seq_len))
+    seqs = batch / seq_len  # sequences per step: one per micro-batch
     step_flops_total = flops / tokens * batch
     intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
     node_bw = instance.network_gbps / 8.0 * 1e9 * net_eff  # all NICs of one node (one chip for TPUs)
     nic_bw = node_bw / gpn  # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
     vstage = float(catalog.value("time.layers_per_virtual_stage"))
     host_s = 0.0 if measured_mfu is not None else fp.step_overhead_s
+    moe = active_params is not None and active_params < params and gpus > 1
+    # The parameters a token does not use are all expert weights; the routed experts it does use
+    # are counted with the replicated part (an overestimate of it by at most the active experts).
+    expert_params = params - n_active if moe else 0.0
+    dense_params = params - expert_params
+    top_k = float(catalog.value("time.moe_top_k"))
+    a2a_key = "time.moe_all_to_all_bytes_fp8" if fp8 else "time.moe_all_to_all_bytes_bf16"
+    a2a_bytes = float(catalog.value(a2a_key))
+    a2a_overlap = float(catalog.value("time.moe_all_to_all_overlap"))
+    max_ep = int(catalog.value("time.moe_max_expert_parallel")) if moe else 1
+    # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
+    # share one ICI mesh, so there TP spans chips.
+    tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
+    # Every candidate's step time is known up to the memory check, which decides recompute
+    # (× 4/3) and the sync volume (2 or 3 model-bytes). Its lower bound (no recompute in the step,
+    # the most compute could hide, volume 2) orders the memory checks best-first: once the next
+    # bound exceeds the best exact step nothing after it can win, so the choice is the exhaustive
+    # search's (ties to the smaller tp, pp, cp, ep) at a fraction of the memory checks.
+    too_small: list[tuple[int, int, int, float]] = []  # valid in every way but the batch split
+    cands: list[tuple[float, tuple[int, int, int, int], float, float, float, float, float]] = []
+    compute0 = step_flops_total / gpus * sec_per_flop  # before any recompute
+    most = compute0 * _RECOMPUTE_FACTOR
+    for tp in tps:
+        for pp in _pow2_upto(min(layers, gpus // tp)):
+            for cp in _pow2_upto(max(1, min(seq_len // _CP_MIN_SEQ, gpus // (tp * pp)))):
+                dp = gpus / (tp * pp * cp)
+                need = dp * pp  # sequences: one per data-parallel rank, and pp per pipeline
+                if seqs < need - 1e-9:
+                    too_small.append((tp, pp, cp, dp))
+                    continue
+                chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU
+                bubble_share = (pp - 1) / (seqs / dp * chunks)  # of compute
+                tok_per_gpu = batch / dp / cp
+                tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
+                shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
+                dp_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp, intra_bw=intra_bw, node_bw=node_bw)
+                dense_sync = _BYTES_PER_BF16 * dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
+                for ep in _pow2_upto(min(max_ep, int(dp))):
+                    expert_sync = 0.0
+                    if expert_params:
+                        # The ep GPUs of an expert group hold different experts: a node can pre-reduce
+                        # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
+                        ep_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp * ep, intra_bw=intra_bw, node_bw=node_bw)
+                        expert_sync = _BYTES_PER_BF16 * expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
+                    a2a = 0.0
+                    if ep > 1:
+                        # Routed copies of each token that leave the GPU, per MoE layer on this stage;
+                        # tensor-parallel ranks each dispatch their sequence-parallel share.
+                        out_bytes = a2a_bytes * d_model * top_k * (layers / pp) * tok_per_gpu / tp
+                        per_node = max(1, gpn // tp) if gpus > gpn else ep  # EP ranks one node holds
+                        local = (min(ep, per_node) - 1) / ep
+                        remote = max(0, ep - per_node) / ep
+                        a2a = max(out_bytes * local / intra_bw, out_bytes * remote / nic_bw)
+                    sync1 = dense_sync + expert_sync
+                    bound = (compute0 * (1.0 + bubble_share) + host_s + tp_s
+                             + max(0.0, 2.0 * sync1 - fp.overlap * most) + max(0.0, a2a - a2a_overlap * most))  # fmt: skip
+                    cands.append((bound, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a))
+    cands.sort(key=lambda c: (c[0], c[1]))
     best: Layout | None = None
-    tps = sorted({1, gpn}) if gpus >= gpn else [1]
-    if instance.billing == "chip":  # TPU-style pods: chips share one ICI mesh, so TP spans chips
-        tps = list(_pow2_upto(min(16, gpus)))
-    layouts = [
-        (tp, pp, cp)
-        for tp in tps
-        for pp in _pow2_upto(min(layers, gpus // tp))
-        for cp in _pow2_upto(max(1, min(seq_len // _CP_MIN_SEQ, gpus // (tp * pp))))
-    ]
-    for tp, pp, cp in layouts:
-        if True:
-            dp = gpus / (tp * pp * cp)
-            mem = memory_per_gpu(
-                params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp, hbm_gb=accelerator.hbm_gb,
-                usable_fraction=usable, state_bytes_per_param=state_bytes, tp=tp, pp=pp, dp=max(1, round(dp)),
-                recompute=recompute,
-            )  # fmt: skip
-            if not mem.fits or (mem.offload and best is not None and not best.memory.offload):
-                continue
-            recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
-            compute = step_flops_total / gpus * sec_per_flop * recompute_cost
-            micro = max(1.0, batch / seq_len / dp)
-            chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU
-            bubble = (pp - 1) / (micro * chunks) * compute
-            dp_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp, intra_bw=intra_bw, node_bw=node_bw)
-            tok_per_gpu = batch / dp / cp
-            tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
-            unsharded = 4.0 * params / (tp * pp) + state_bytes * params / (tp * pp * dp)
-            vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
-            shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
-            sync = vol * _BYTES_PER_BF16 * params / (tp * pp) * (shards - 1) / shards / dp_bw if shards > 1 else 0.0
-            exposed = max(0.0, sync - fp.overlap * compute)
-            a2a = 0.0
-            if active_params is not None and active_params < params and gpus > 1:
-                a2a_bw = nic_bw if gpus > gpn else intra_bw
-                a2a = 8.0 * d_model * top_k * (layers / pp) * tok_per_gpu / tp / a2a_bw * (1.0 - fp.overlap)
-            cand = Layout(
+    best_step, best_key = math.inf, (0, 0, 0, 0)
+    for bound, key, dp, bubble_share, tp_s, sync1, a2a in cands:
+        settled = best is not None and not best.memory.offload
+        if settled and bound > best_step * (1.0 + 1e-9):
+            break
+        tp, pp, cp, ep = key
+        mem = memory_per_gpu(
+            params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp,
+            hbm_gb=accelerator.hbm_gb, usable_fraction=usable, state_bytes_per_param=state_bytes,
+            tp=tp, pp=pp, dp=max(1, round(dp)), recompute=recompute, expert_params=expert_params, ep=ep,
+        )  # fmt: skip
+        if not mem.fits or (mem.offload and settled):
+            continue
+        recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
+        compute = compute0 * recompute_cost
+        unsharded = 4.0 * (dense_params + expert_params / ep) / (tp * pp) + state_bytes * params / (tp * pp * dp)
+        vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
+        sync = vol * sync1
+        exposed = max(0.0, sync - fp.overlap * compute)
+        a2a_exposed = max(0.0, a2a - a2a_overlap * compute)
+        bubble = bubble_share * compute
+        step = compute + host_s + bubble + tp_s + exposed + a2a_exposed
+        tie = abs(step - best_step) <= best_step * 1e-9 and key < best_key
+        if best is None or (best.memory.offload and not mem.offload) or step < best_step * (1.0 - 1e-9) or tie:
+            best_step, best_key = step, key
+            best = Layout(
                 tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute,
                 recompute_factor=recompute_cost, host_s=host_s, bubble_s=bubble, tp_s=tp_s,
-                dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a,
+                dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a_exposed, ep=ep, a2a_s=a2a,
             )  # fmt: skip
-            if best is None or (best.memory.offload and not mem.offload) or cand.step_s < best.step_s:
-                best = cand
     if best is None:
-        need = min_gpus_to_fit(
+        fitting = [
+            dp * pp * seq_len
+            for tp, pp, cp, dp in too_small
+            if memory_per_gpu(
+                params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp, hbm_gb=accelerator.hbm_gb,
+                usable_fraction=usable, state_bytes_per_param=state_bytes, tp=tp, pp=pp, dp=max(1, round(dp)),
+                recompute=recompute, expert_params=expert_params, ep=_pow2_upto(min(max_ep, max(1, int(dp))))[-1],
+            ).fits
+        ]  # fmt: skip
+        if fitting:
+            smallest = math.ceil(min(fitting))
+            msg = (f"a global batch of {batch:,.0f} tokens is {seqs:,.4g} sequences of {seq_len}: too few to split over "
+                   f"{gpus} GPUs (every data-parallel rank needs a sequence and a pipeline of pp stages pp "
+                   f"micro-batches); the smallest batch that works is {smallest:,} tokens")  # fmt: skip
+            raise SpecError(msg, field="model.global_batch_tokens")
+        fewest = min_gpus_to_fit(
             params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
             usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=max(tps),
         )  # fmt: skip
-        hint = f"at least {need} {accelerator.id} GPUs" if need else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
+        hint = f"at least {fewest} {accelerator.id} GPUs" if fewest else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
         msg = (
             f"a {params:.3g}-parameter model at seq_len {seq_len} does not fit on {gpus} × {accelerator.id} "
             f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
@@ -463,8 +608,12 @@ def estimate_time(
     elif lay.memory.recompute and recompute is None:
         warnings.append(f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)")
     factors.append(("memory", lay.memory.describe()))
-    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel {lay.dp:g} "
-                    f"(the fitting layout with the shortest step)")))  # fmt: skip
+    if batch_note:
+        factors.append(("batch", batch_note))
+    ep_txt = f" (expert parallel {lay.ep} within it)" if moe else ""
+    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel "
+                    f"{lay.dp:g}{ep_txt}, {seqs / lay.dp:,.4g} sequences per data-parallel rank per step (of the layouts "
+                    f"that fit in memory and split the batch, the shortest step; tensor parallel within a node)")))  # fmt: skip
     steps = tokens / batch
     compute_hours = lay.busy_s * steps / _SECONDS_PER_HOUR
     rc = " × 4/3 recompute" if lay.memory.recompute else ""
@@ -484,11 +633,19 @@ def estimate_time(
     if lay.tp > 1:
         factors.append(("tensor_parallel", f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute"))
     if lay.pp > 1:
+        chunks = max(1.0, layers / (lay.pp * vstage))
         factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
-                        f"{vstage:g} layers) = {lay.bubble_s / c:.1%} of the step")))  # fmt: skip
-    if lay.a2a_exposed_s > 0:
-        factors.append(("moe_all_to_all", (f"MoE token dispatch/combine (top-{top_k:g}), not overlapped share: "
-                        f"{lay.a2a_exposed_s / c:.1%} of compute")))  # fmt: skip
+                        f"{vstage:g} layers) = {lay.pp - 1}/({seqs / lay.dp:,.4g} × {chunks:.3g}) = "
+                        f"{lay.bubble_s / c:.1%} of the step")))  # fmt: skip
+    if moe:
+        if lay.ep > 1:
+            how = (f"{a2a_bytes:g} bytes ({'FP8 dispatch' if fp8 else 'BF16'}) × d_model × top-{top_k:g} per token per layer, "
+                   f"{lay.ep - 1}/{lay.ep} of the copies leave the GPU: {lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s "
+                   f"compute; hidden up to {a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
+                   f"{lay.a2a_exposed_s / c:.1%} of the step")  # fmt: skip
+        else:
+            how = "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no all-to-all)"
+        factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {how}"))
     factors.append(straggler_factor)
     if hours is not None:
         factors.append(("hours", f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)"))

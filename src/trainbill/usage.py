@@ -17,7 +17,7 @@ from typing import Any
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
-from trainbill.timemodel import TimeEstimate, estimate_time
+from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time
 
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
@@ -375,7 +375,15 @@ def usage_for(
     m = plan.model
 
     seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
-    batch = float(d.get(m.global_batch_tokens, "defaults.model.global_batch_tokens")) if m.params else 0.0
+    batch, batch_note = 0.0, None
+    if m.global_batch_tokens is not None:
+        batch = float(m.global_batch_tokens)
+    elif m.params:
+        # The batch a competent team picks grows with the cluster (timemodel.default_global_batch).
+        batch, batch_note = default_global_batch(
+            catalog, gpus=gpus, params=m.params, active_params=m.active_params, seq_len=seq_len
+        )
+        d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
     cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
     # Hours given with a model size but no token count: the time model cannot count steps, but
     # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
@@ -398,6 +406,7 @@ def usage_for(
         straggler_cv=cv,
         measured_mfu=measured_mfu,
         software_age_years=software_age_years(accel, run_date),
+        batch_note=batch_note,
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
