@@ -152,3 +152,35 @@ def test_zero_hidden_property(catalog: Catalog, hours: float, nodes: int) -> Non
     plan["cluster"]["nodes"] = nodes
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     assert fc.total_usd == pytest.approx(fc.quote_usd)
+
+
+def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(catalog: Catalog) -> None:
+    """gpu_hours_p10/p90 are the plan re-run with training hours × time.error_band's P10 and P90."""
+    from trainbill.spec import plan_from_dict
+    from trainbill.usage import usage_for
+
+    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 1e12}, "cluster": {"gpu": "h100", "gpus": 64},
+                           "prices": {"as_of": "2025-05-01"}})  # fmt: skip
+    fc = forecast(plan, catalog, today=TODAY)
+    lo = float(catalog.value("time.error_band.whole_run_p10"))
+    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    assert lo < 1.0 < hi  # the band straddles the forecast
+    at_lo = usage_for(plan, catalog, today=TODAY, time_scale=lo)
+    # Training hours scale exactly: 64 GPUs × compute hours × lo.
+    assert at_lo.compute_hours == pytest.approx(fc.usage.compute_hours * lo, rel=1e-12)
+    doc = fc.as_dict()
+    assert doc["time"]["gpu_hours_p10"] == pytest.approx(at_lo.wall_hours * 64, rel=1e-12)
+    assert doc["time"]["gpu_hours_p10"] < doc["time"]["gpu_hours"] < doc["time"]["gpu_hours_p90"]
+    assert doc["total_usd_p10"] < doc["total_usd"] < doc["total_usd_p90"]
+    assert "P10" in doc["time"]["error_band_basis"]
+
+
+def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:
+    """A plan that states run.hours: the band is the point itself, and says why."""
+    from trainbill.spec import load_plan
+
+    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    doc = fc.as_dict()
+    assert doc["time"]["gpu_hours_p10"] == doc["time"]["gpu_hours"] == doc["time"]["gpu_hours_p90"]
+    assert doc["total_usd_p10"] == doc["total_usd"] == doc["total_usd_p90"]
+    assert "stated in the plan" in doc["time"]["error_band_basis"]

@@ -142,17 +142,22 @@ def test_fit_file_reproducible(catalog: Catalog) -> None:
 
     tool = _fit_tool()
     shipped, doc = _shipped()
-    stale = sorted({c.id for c in tool.cases()} - set(doc["report"]["loo_residuals"]))
+    stale = sorted({c.id for c in tool.cases()} - set(doc["report"]["loso_residuals"]))
     assert not stale, f"time_model_fit.toml predates rows {stale}: run tools/fit_time_model.py"
-    loo = {c.id: c.published * (1.0 + doc["report"]["loo_residuals"][c.id]) for c in tool.cases()}
-    assert tool.render(fit_params(catalog), doc["report"]["fit_date"], loo) == shipped
+    loso = {c.id: c.published * (1.0 + doc["report"]["loso_residuals"][c.id]) for c in tool.cases()}
+    typed_res = doc["report"]["typed_loso_residuals"]
+    typed = {c.id: c.published * (1.0 + typed_res[c.id]) for c in tool.cases() if c.id in typed_res}
+    assert set(typed) == {c.id for c in tool.cases() if c.kind == "whole_run"}
+    assert tool.render(fit_params(catalog), doc["report"]["fit_date"], loso, typed) == shipped
     assert doc["report"]["rows"] >= 30  # every usable published row, not a hand-picked few
     assert len(tool.NAMES) <= 7  # a few global parameters, never one per row
 
 
 @pytest.mark.slow
 def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
-    """Refitting from scratch and rerunning leave-one-out reproduces the shipped file (about 2 min)."""
+    """Refitting from scratch and rerunning leave-one-source-out reproduces the shipped file (minutes)."""
+    from datetime import date
+
     from trainbill.timemodel import fit_params
 
     tool = _fit_tool()
@@ -160,7 +165,9 @@ def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
     rows = list(tool.cases())
     fp = tool.fit(rows)
     assert fp == fit_params(catalog)
-    assert tool.render(fp, doc["report"]["fit_date"], tool.cross_validate(rows, fp)) == shipped
+    fit_date = doc["report"]["fit_date"]
+    loso, typed = tool.cross_validate(rows, fp, software_date=date.fromisoformat(fit_date))
+    assert tool.render(fp, fit_date, loso, typed) == shipped
 
 
 def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
@@ -379,3 +386,34 @@ def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
     assert _moe(catalog, fit=half).compute_hours == pytest.approx(2 * _moe(catalog, fit=base).compute_hours)
     with pytest.raises(ValueError, match="moe_efficiency"):
         FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0, moe_efficiency=0.0)
+
+
+def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
+    """Ten rows with published/predicted 0.5, 0.6, ... 1.4: P10 = 0.5 + 0.9 × 0.1 = 0.59, P90 = 1.31."""
+    tool = _fit_tool()
+
+    class Row:
+        def __init__(self, i: int) -> None:
+            self.id, self.published, self.source_key, self.kind = f"r{i}", 0.5 + 0.1 * i, f"s{i % 5}", "whole_run"
+
+    rows = [Row(i) for i in range(10)]
+    pred = {r.id: 1.0 for r in rows}  # published / 1.0 = the ratios above
+    lo, hi = tool.error_band(rows, pred)
+    # Linear interpolation: position 0.1 × 9 = 0.9 between 0.5 and 0.6; 0.9 × 9 = 8.1 between 1.3 and 1.4.
+    assert lo == pytest.approx(0.59)
+    assert hi == pytest.approx(1.31)
+
+
+def test_band_coverage_leaves_each_source_out() -> None:
+    """Coverage counts a source's rows against a band computed from the OTHER sources only."""
+    tool = _fit_tool()
+
+    class Row:
+        def __init__(self, rid: str, ratio: float, key: str) -> None:
+            self.id, self.published, self.source_key, self.kind = rid, ratio, key, "whole_run"
+
+    # Sources a-e at ratio 1.0, source f far out at 3.0: f's band (from a-e) is 1.0-1.0, f is outside;
+    # each of a-e sees the others (four 1.0, one 3.0): P10 = 1.0, P90 = 1.0 + 0.6 × 2.0 = 2.2 -> inside.
+    rows = [Row(k, 1.0, k) for k in "abcde"] + [Row("f", 3.0, "f")]
+    pred = {r.id: 1.0 for r in rows}
+    assert tool.band_coverage(rows, pred) == pytest.approx(5 / 6)

@@ -125,9 +125,18 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
         f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
         f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}"
     )
+    b = fc.band
+    if b is not None and b.gpu_hours_p90 > b.gpu_hours_p10:
+        console.print(
+            f"How wrong the time model may be (P10-P90, from published runs it was not fitted to): "
+            f"{b.gpu_hours_p10:,.0f}-{b.gpu_hours_p90:,.0f} GPU-hours, "
+            f"bill {_money(b.total_usd_p10)}-{_money(b.total_usd_p90)}"
+        )
     for w in fc.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
     if explain:
+        if b is not None:
+            console.print(f"\n[bold]Error band[/bold]\n  {b.basis}")
         console.print("\n[bold]Dates[/bold]")
         console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
         console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
