@@ -61,7 +61,9 @@ def test_run_longer_than_the_term_buys_consecutive_terms(commitment_catalog: Cat
     plan["purchase"] = {"savings_plan": "1yr"}
     fc = forecast(plan_from_dict(plan), commitment_catalog, today=TODAY)
     assert fc.usage.wall_hours == pytest.approx(9000)
-    assert _discount(fc)["1yr Compute Savings Plan: unused commitment"] == pytest.approx(240.0 * 8520)
+    assert _discount(fc)["1yr Compute Savings Plan: unused commitment"] == pytest.approx(
+        240.0 * 8520
+    )
     assert fc.total_usd == pytest.approx(240.0 * 17_520)
 
 
@@ -71,7 +73,10 @@ def test_partial_coverage_buys_a_smaller_commitment(commitment_catalog: Catalog)
     Bill: on-demand 2 nodes × 10 h × $98.32 = $1,966.40 plus spot 2 × 10 × $25.66 = $513.20,
     discount −(98.32 − 60) × 1 × 10 = −$383.20, unused $60 × 8,750 = $525,000.
     """
-    fc = _forecast(commitment_catalog, {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5})
+    fc = _forecast(
+        commitment_catalog,
+        {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
+    )
     assert fc.total_usd == pytest.approx(1966.40 + 513.20 - 383.20 + 525_000.0)
 
 
@@ -80,7 +85,9 @@ def test_ec2_instance_plan_is_cheaper_than_compute(commitment_catalog: Catalog) 
     existing = _forecast(commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance",
                                               "commitment": "existing"})  # fmt: skip
     assert existing.total_usd == pytest.approx(2000.0)
-    bought = _forecast(commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance"})
+    bought = _forecast(
+        commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance"}
+    )
     assert bought.total_usd == pytest.approx(200.0 * 8760)
 
 
@@ -88,9 +95,15 @@ def test_sagemaker_plan_on_hyperpod(commitment_catalog: Catalog) -> None:
     """HyperPod bills ml.p5.48xlarge: EC2 4 × 10 × $98.32 = $3,932.80 + premium 40 × ($120 − $98.32)
     = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600: $3,200 = 40 × $80.
     Bought instead: + $320/h × 8,750 h unused = $2,803,200 = $320 × 8,760."""
-    existing = _forecast(commitment_catalog, {"savings_plan": "1yr", "commitment": "existing"}, orchestrator="hyperpod")
+    existing = _forecast(
+        commitment_catalog,
+        {"savings_plan": "1yr", "commitment": "existing"},
+        orchestrator="hyperpod",
+    )
     assert existing.ledger.by_category()["orchestration"] == pytest.approx(867.20)
-    assert _discount(existing) == {"1yr SageMaker Savings Plan on ml.p5.48xlarge": pytest.approx(-1600.0)}
+    assert _discount(existing) == {
+        "1yr SageMaker Savings Plan on ml.p5.48xlarge": pytest.approx(-1600.0)
+    }
     assert existing.total_usd == pytest.approx(3200.0)
     bought = _forecast(commitment_catalog, {"savings_plan": "1yr"}, orchestrator="hyperpod")
     assert bought.total_usd == pytest.approx(320.0 * 8760)
@@ -114,7 +127,9 @@ def test_hyperpod_spot_is_allowed_and_said(commitment_catalog: Catalog) -> None:
 
 def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
     """The packaged catalog has no published p5 Compute SP rate: an error, never the article's 42%."""
-    with pytest.raises(PriceNotFoundError, match="no published 1yr Compute Savings Plan rate for p5.48xlarge"):
+    with pytest.raises(
+        PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5\.48xlarge"
+    ):
         _forecast(catalog, {"savings_plan": "1yr"})
 
 
@@ -134,7 +149,11 @@ def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
     ],
 )  # fmt: skip
 def test_kind_that_does_not_cover_the_usage_names_the_one_that_would(
-    commitment_catalog: Catalog, purchase: dict[str, Any], cluster: dict[str, Any], field: str, would: str
+    commitment_catalog: Catalog,
+    purchase: dict[str, Any],
+    cluster: dict[str, Any],
+    field: str,
+    would: str,
 ) -> None:
     """A Savings Plan kind that cannot cover the plan's instances is an error naming the field and the kind that would."""
     with pytest.raises(SpecError, match=would) as err:
