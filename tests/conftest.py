@@ -65,6 +65,30 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
+#: Commitment rates and SageMaker ml.* prices for tests: ILLUSTRATIVE round numbers, not
+#: published prices (the packaged catalog holds only published ones, and has none of these).
+#: Chosen so hand arithmetic is easy; each test states the figures it uses.
+ILLUSTRATIVE_RATES = """provider,region,item,option,unit,usd,effective_from,source
+aws,us-east-1,p5.48xlarge,compute_sp_1yr,instance-hour,60.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,p5.48xlarge,sp_1yr,instance-hour,50.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,p5.48xlarge,compute_sp_3yr,instance-hour,45.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,p4d.24xlarge,compute_sp_3yr,instance-hour,15.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,trn1.32xlarge,compute_sp_1yr,instance-hour,15.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,ml.p5.48xlarge,on_demand,instance-hour,120.00,2024-01-01,ILLUSTRATIVE test rate
+aws,us-east-1,ml.p5.48xlarge,sagemaker_sp_1yr,instance-hour,80.00,2024-01-01,ILLUSTRATIVE test rate
+gcp,us-central1,tpu-v6e,sp_1yr,chip-hour,1.89,2025-01-01,ILLUSTRATIVE test rate
+azure,eastus,Standard_ND96asr_v4,sp_3yr,instance-hour,12.00,2025-01-01,ILLUSTRATIVE test rate
+"""
+
+
+@pytest.fixture(scope="session")
+def commitment_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The packaged catalog plus ``ILLUSTRATIVE_RATES`` as an overlay (a user's own quotes)."""
+    d = tmp_path_factory.mktemp("commitment-rates")
+    (d / "prices.csv").write_text(ILLUSTRATIVE_RATES, encoding="utf-8")
+    return load_catalog([d])
+
+
 def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:
     """A plan whose every hidden-cost rate is zero: its bill must equal its quote."""
     return {

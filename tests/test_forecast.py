@@ -77,22 +77,6 @@ def test_nat_line_hand_computed(catalog: Catalog) -> None:
     assert _line(fc, "networking", "public IPv4").cost_usd == pytest.approx(2 * 10 * 0.005)
 
 
-def test_savings_plan_discount_derived(catalog: Catalog) -> None:
-    """1-yr SP at 100% coverage: −(98.32 − 98.32 × 0.58) × 4 nodes × 10 h = −$1,651.78."""
-    plan = zero_hidden_plan()
-    plan["purchase"] = {"savings_plan": "1yr"}
-    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
-    line = _line(fc, "discount", "1yr Savings Plan")
-    assert line.cost_usd == pytest.approx(-(98.32 * 0.42) * 40)
-    assert fc.total_usd == pytest.approx(4 * 10 * 98.32 * 0.58)
-
-
-def test_hyperpod_premium(catalog: Catalog) -> None:
-    """HyperPod adds 20% of the cluster rate for every wall hour: 0.2 × 4 × 98.32 × 10."""
-    fc = forecast(plan_from_dict(zero_hidden_plan(orchestrator="hyperpod")), catalog, today=TODAY)
-    assert fc.ledger.by_category()["orchestration"] == pytest.approx(0.2 * 4 * 98.32 * 10)
-
-
 def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
     """70B on 1.4T tokens on 512 H100 with the fitted kernel efficiency, by hand (no recompute)."""
     plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})

@@ -145,8 +145,9 @@ def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catal
 
 # --- invariants over varied plans -------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(VARIED))
-def test_report_html_matches_forecast(name: str, catalog: Catalog) -> None:
+def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) -> None:
     """The report shows the forecast's own numbers: total, quote, categories, lines, hours, waterfall."""
+    catalog = commitment_catalog  # HyperPod SageMaker SP rates and ml.* price: illustrative (conftest)
     plan = plan_from_dict(VARIED[name])
     data = build_report(plan, catalog, today=TODAY, simulate=False, search=False)
     fc = forecast(plan, catalog, today=TODAY)
@@ -176,8 +177,9 @@ def test_report_html_matches_forecast(name: str, catalog: Catalog) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(VARIED))
-def test_whatifs_add_up(name: str, catalog: Catalog) -> None:
+def test_whatifs_add_up(name: str, commitment_catalog: Catalog) -> None:
     """Orchestrator rows are forecasts; the rule's gap sums; sparse savings are share × sparsity."""
+    catalog = commitment_catalog
     plan = plan_from_dict(VARIED[name])
     fc = forecast(plan, catalog, today=TODAY)
     restart = {"ec2": 1.0, "hyperpod": 0.25, "eks": 0.5}  # reliability.restart_hours_* in the catalog

@@ -9,7 +9,6 @@ import pytest
 from conftest import EXAMPLES, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import main
-from trainbill.costs._pricing import cluster_rate
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -74,7 +73,8 @@ def test_rule_of_thumb_seed(catalog: Catalog) -> None:
 
 
 def test_compare_orchestrators(catalog: Catalog) -> None:
-    """HyperPod pays 20% on the blended node rate, EKS $0.10/h, EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
+    """HyperPod's ml.* price is not published in the packaged catalog: no premium line, a warning
+    (the article's "20%" is not a price); EKS $0.10/h, EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
 
     Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on HyperPod.
     """
@@ -83,12 +83,22 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
     assert [rows[o].restart_hours for o in ("ec2", "hyperpod", "eks")] == [1.0, 0.25, 0.5]
     assert rows["ec2"].orchestration_usd == 0.0
     hp = rows["hyperpod"].forecast.usage
-    assert rows["hyperpod"].orchestration_usd == pytest.approx(0.20 * cluster_rate(catalog, hp)[0] * hp.wall_hours)
+    assert rows["hyperpod"].orchestration_usd == 0.0
+    assert any("no published SageMaker ml.p5.48xlarge price" in w for w in rows["hyperpod"].forecast.warnings)
     assert rows["eks"].orchestration_usd == pytest.approx(0.10 * rows["eks"].forecast.usage.wall_hours)
     ec2 = rows["ec2"].forecast.usage
     assert ec2.failure_lost_hours / ec2.failure_events == pytest.approx(2.0)
     assert hp.failure_lost_hours / hp.failure_events == pytest.approx(1.25)
     assert rows["hyperpod"].setup_time == "45 min"
+
+
+def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Catalog) -> None:
+    """With an ml.p5.48xlarge price (illustrative $120/h, conftest) HyperPod pays the difference
+    over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall hours."""
+    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    rows = {r.orchestrator: r for r in compare_orchestrators(plan, commitment_catalog, today=TODAY)}
+    hp = rows["hyperpod"].forecast.usage
+    assert rows["hyperpod"].orchestration_usd == pytest.approx(16 * (120.0 - 98.32) * hp.wall_hours)
 
 
 def test_storage_fits_for_seed(catalog: Catalog) -> None:

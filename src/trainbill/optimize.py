@@ -16,8 +16,9 @@ How the search stays consistent with ``forecast`` while evaluating millions of c
 * **Price side.** The cost drivers are linear in the usage quantities. For every (instance,
   orchestrator, Savings Plan term) the real ``costs.estimate`` prices a dozen synthetic usages
   (random nodes, spot share, coverage, hours, checkpoint count) and a least-squares fit recovers
-  the coefficients of ten features (1, W, N·W, N·s·W, N·c·W, N·c·s·W, checkpoints, retained
-  checkpoints, retained·W, N; W wall hours, N nodes, s spot share, c coverage). Held-out probes
+  the coefficients of twelve features (1, W, N·W, N·s·W, N·c·W, N·c·s·W, checkpoints, retained
+  checkpoints, retained·W, N, N·c, N·c·s; W wall hours, N nodes, s spot share, c coverage; the
+  last two carry a Savings Plan bought for the run, billed for its whole term). Held-out probes
   must match to 1e-9 relative or the planner raises.
 
 Objective and constraints (minimise over the grid)::
@@ -62,7 +63,7 @@ from trainbill.errors import CatalogError, InfeasibleError, SpecError, Trainbill
 from trainbill.forecast import forecast
 from trainbill.memory import MemoryFitError
 from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, orchestrator_on, plan_from_dict
-from trainbill.usage import Usage, resolve_cluster, usage_for
+from trainbill.usage import Usage, instance_family, resolve_cluster, usage_for
 
 __all__ = [
     "ORCHESTRATORS",
@@ -84,9 +85,9 @@ CaveatKind = Literal["stand_in", "porting", "cloud", "older_gpu", "memory", "spo
 
 #: One-sided 90% quantile of the standard normal distribution.
 P90_Z = 1.2815515655446004
-_N_FEATURES = 10
-#: Indices of the features proportional to Savings Plan coverage (N·c·W, N·c·s·W).
-_COVERAGE_FEATURES = (4, 5)
+_N_FEATURES = 12
+#: Indices of the features proportional to Savings Plan coverage (N·c·W, N·c·s·W, N·c, N·c·s).
+_COVERAGE_FEATURES = (4, 5, 10, 11)
 _PROBES = 16
 _HOLDOUT = 4
 _TIME_CHECKS = 12
@@ -295,6 +296,7 @@ def candidate_plan(
         cluster["region"] = plan.cluster.region
     data["cluster"] = cluster
     data["purchase"] = {
+        **_commitment_kept(plan, catalog, inst, orchestrator),
         "spot_fraction": spot_fraction,
         "savings_plan": savings_plan,
         "savings_plan_coverage": savings_plan_coverage if savings_plan != "none" else 0.0,
@@ -304,6 +306,26 @@ def candidate_plan(
     if hours is not None:
         data.setdefault("run", {})["hours"] = hours
     return plan_from_dict(data, source="optimizer candidate")
+
+
+def _commitment_kept(plan: Plan, catalog: Catalog, inst: Instance, orchestrator: str) -> dict[str, str]:
+    """The plan's commitment settings a candidate keeps: whose commitment always; the kind and
+    family only where they still cover the candidate (same cloud, HyperPod or not, same family),
+    else the candidate uses the default kind for its orchestrator (``trainbill.usage``)."""
+    p = plan.purchase
+    out: dict[str, str] = {} if p.commitment is None else {"commitment": p.commitment}
+    if p.savings_plan_kind is None or inst.provider != "aws":
+        return out
+    if (p.savings_plan_kind == "sagemaker") != (orchestrator == "hyperpod"):
+        return out
+    if p.savings_plan_kind == "ec2-instance":
+        family = p.savings_plan_family or instance_family(resolve_cluster(plan, catalog)[0].instance)
+        if family != instance_family(inst.instance):
+            return out
+    out["savings_plan_kind"] = p.savings_plan_kind
+    if p.savings_plan_family is not None:
+        out["savings_plan_family"] = p.savings_plan_family
+    return out
 
 
 # --- grid pieces ----------------------------------------------------------------------------
@@ -337,10 +359,10 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
 def _features(
     n: FloatArray, s: FloatArray, c: FloatArray, w: FloatArray, count: FloatArray, kept: FloatArray
 ) -> list[FloatArray]:
-    """The ten price features; every driver's total is linear in these."""
+    """The twelve price features; every driver's total is linear in these."""
     nw = n * w
     one = np.ones_like(w)
-    return [one, w, nw, nw * s, nw * c, nw * c * s, count, kept, kept * w, n * one]
+    return [one, w, nw, nw * s, nw * c, nw * c * s, count, kept, kept * w, n * one, n * c * one, n * c * s * one]
 
 
 def _kept(count: FloatArray, keep_last: int) -> FloatArray:
@@ -933,7 +955,9 @@ def _evaluate_instance(
     kept = _kept(tg.count, keep_last)
     feats = np.stack([np.broadcast_to(f, shp4) for f in _features(n, s, np.ones(1), tg.wall, tg.count, kept)], axis=-1)
     zero, one = np.zeros(shp4), np.ones(shp4)
-    grads = np.stack([zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero], axis=-1)
+    grads = np.stack(
+        [zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero, zero, zero], axis=-1
+    )
     cov_mask = np.zeros(_N_FEATURES, dtype=bool)
     cov_mask[list(_COVERAGE_FEATURES)] = True
     c_base = np.where(cov_mask, 0.0, coef)  # (O, T, F)

@@ -83,6 +83,14 @@ def orchestrator_on(provider: str, name: str) -> str:
     return offered[0] if offered is not None and name in SELF_MANAGED else name
 Precision = Literal["bf16", "fp8"]
 SavingsPlan = Literal["none", "1yr", "3yr"]
+#: AWS Savings Plan kinds (AWS Savings Plans user guide, "Savings Plans types"): Compute covers
+#: EC2 of any family in any region (Trainium included); EC2 Instance covers one instance family
+#: in one region at a deeper discount; SageMaker covers only SageMaker ``ml.*`` usage (HyperPod).
+SavingsPlanKind = Literal["compute", "ec2-instance", "sagemaker"]
+#: Whose commitment covers the run: one the organisation already holds (its cost is sunk or
+#: shared, the run is charged the commitment rate) or one bought for this run (charged its
+#: whole term, the unused part as its own line).
+Commitment = Literal["existing", "buy"]
 DataLocation = Literal["same_az", "cross_az", "cross_region"]
 CheckpointTarget = Literal["s3", "fsx", "ebs"]
 FsxTier = Literal[
@@ -212,6 +220,12 @@ class PurchaseSection(_Section):
     spot_fraction: float = Field(default=0.0, ge=0, le=1)
     savings_plan: SavingsPlan = "none"
     savings_plan_coverage: float | None = Field(default=None, ge=0, le=1)
+    #: Default: "sagemaker" under HyperPod, else "compute" (AWS only; see ``trainbill.usage``).
+    savings_plan_kind: SavingsPlanKind | None = None
+    #: The family an EC2 Instance Savings Plan was bought for (e.g. "p5"); default: the plan's.
+    savings_plan_family: str | None = None
+    #: Default "buy": a forecast never assumes someone else already paid for the commitment.
+    commitment: Commitment | None = None
 
 
 class PricesSection(_Section):

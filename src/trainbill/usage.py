@@ -23,6 +23,7 @@ __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
     "Usage",
     "failures_per_hour",
+    "instance_family",
     "resolve_cluster",
     "software_age_years",
     "usage_for",
@@ -67,6 +68,10 @@ class Usage:
     spot_fraction: float
     savings_plan: str
     savings_plan_coverage: float
+    #: "compute", "ec2-instance" or "sagemaker" on AWS; "" elsewhere (or with no plan).
+    savings_plan_kind: str = ""
+    #: "existing" (commitment rate, cost sunk/shared) or "buy" (whole term charged).
+    commitment: str = "buy"
     # Model.
     params: float | None
     active_params: float | None
@@ -253,6 +258,73 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
                f"priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill whole instances)")  # fmt: skip
         return (msg,)
     return ()
+
+
+def instance_family(instance: str) -> str:
+    """The family an EC2 Instance Savings Plan is bought for: ``p5`` of ``p5.48xlarge``."""
+    return instance.split(".", 1)[0]
+
+
+def _savings_plan_kind(plan: Plan, inst: Instance, provider: str, orchestrator: str, region: str) -> str:
+    """Which AWS Savings Plan kind prices the commitment, checked against what it covers.
+
+    Default: "sagemaker" under HyperPod (its nodes are SageMaker ``ml.*`` usage) and "compute"
+    otherwise (the one kind that covers any family in any region, Trainium included). A kind
+    that cannot cover the plan's usage is an error naming the kind that would: an EC2 Instance
+    plan bought for another family is exactly how "switching to Trainium loses the discount".
+    """
+    p = plan.purchase
+    if provider != "aws":
+        if p.savings_plan_kind is not None or p.savings_plan_family is not None:
+            field = "purchase.savings_plan_kind" if p.savings_plan_kind is not None else "purchase.savings_plan_family"
+            msg = (f"AWS Savings Plan settings do not apply on {provider}: its commitment is priced from the "
+                   f"catalog's sp_1yr/sp_3yr rate (committed-use discount or reservation); remove {field}")  # fmt: skip
+            raise SpecError(msg, field=field)
+        return ""
+    sagemaker = orchestrator == "hyperpod"
+    kind = p.savings_plan_kind or ("sagemaker" if sagemaker else "compute")
+    if sagemaker and kind != "sagemaker":
+        msg = (f"a {kind} Savings Plan does not cover SageMaker HyperPod (ml.* instances are SageMaker "
+               'usage); a SageMaker Savings Plan would: savings_plan_kind = "sagemaker"')  # fmt: skip
+        raise SpecError(msg, field="purchase.savings_plan_kind")
+    if not sagemaker and kind == "sagemaker":
+        msg = (f"a SageMaker Savings Plan covers only SageMaker ml.* usage, not {orchestrator} instances; "
+               'a Compute Savings Plan would (savings_plan_kind = "compute"), or "ec2-instance" for one family')  # fmt: skip
+        raise SpecError(msg, field="purchase.savings_plan_kind")
+    family = p.savings_plan_family
+    if family is not None and kind != "ec2-instance":
+        msg = f'savings_plan_family applies only to savings_plan_kind = "ec2-instance" (got {kind!r})'
+        raise SpecError(msg, field="purchase.savings_plan_family")
+    own = instance_family(inst.instance)
+    if family is not None and family != own and p.savings_plan != "none":
+        msg = (f"an EC2 Instance Savings Plan for the {family} family does not cover {inst.instance} "
+               f"({own} family, {region}); a Compute Savings Plan would (savings_plan_kind = \"compute\" "
+               "covers any family in any region)")  # fmt: skip
+        raise SpecError(msg, field="purchase.savings_plan_family")
+    return kind
+
+
+def _hyperpod_warnings(
+    catalog: Catalog, inst: Instance, orchestrator: str, spot: float, provider: str, region: str, as_of: date
+) -> tuple[str, ...]:
+    """What HyperPod's bill cannot price from published figures, said rather than guessed."""
+    if orchestrator != "hyperpod":
+        return ()
+    out: list[str] = []
+    ml = f"ml.{inst.instance}"
+    if catalog.find_price(ml, "on_demand", provider=provider, region=region, as_of=as_of) is None:
+        out.append(
+            f"no published SageMaker {ml} price in the catalog on {as_of}: HyperPod nodes are priced at the "
+            f"EC2 {inst.instance} rate and the ml.* premium is not included; add an {ml} on_demand price "
+            "point (--catalog DIR) from the SageMaker pricing page"
+        )
+    if spot > 0:
+        a = catalog.assumption("orchestration.hyperpod_spot")
+        out.append(
+            f"purchase.spot_fraction = {spot:g} on HyperPod: {a.value} ({a.source}); no published "
+            "HyperPod Spot rate in the catalog, so spot nodes are priced at the EC2 Spot rate"
+        )
+    return tuple(out)
 
 
 def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
@@ -480,6 +552,7 @@ def usage_for(
     coverage = plan.purchase.savings_plan_coverage
     if coverage is None:
         coverage = 0.0 if plan.purchase.savings_plan == "none" else 1.0
+    sp_kind = _savings_plan_kind(plan, inst, provider, orchestrator, str(region))
     net = plan.network
     mon = plan.monitoring
     return Usage(
@@ -490,13 +563,20 @@ def usage_for(
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
-        warnings=(*_cluster_warnings(plan, inst, nodes), *date_warnings, *getattr(plan, "whatif_notes", ())),
+        warnings=(
+            *_cluster_warnings(plan, inst, nodes),
+            *_hyperpod_warnings(catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of),
+            *date_warnings,
+            *getattr(plan, "whatif_notes", ()),
+        ),
         precision=m.precision,
         as_of=as_of,
         run_date=run_date,
         spot_fraction=spot_fraction,
         savings_plan=plan.purchase.savings_plan,
         savings_plan_coverage=coverage,
+        savings_plan_kind=sp_kind,
+        commitment=plan.purchase.commitment or "buy",
         params=m.params,
         active_params=m.active_params,
         tokens=m.tokens,

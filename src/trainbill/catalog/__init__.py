@@ -50,8 +50,16 @@ PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
 #: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
 #: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
 STAND_IN_MARK = "STAND-IN"
-#: Purchase options a price point can carry.
-OPTIONS: tuple[str, ...] = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
+#: Purchase options a price point can carry. Commitment rates are the provider's published
+#: effective hourly rate under a commitment, one option per kind and term: ``sp_<term>`` is an
+#: AWS EC2 Instance Savings Plan (what ``trainbill prices update aws`` writes), a GCP
+#: committed-use or an Azure reservation rate; ``compute_sp_<term>`` an AWS Compute Savings
+#: Plan; ``sagemaker_sp_<term>`` an AWS SageMaker Savings Plan on an ``ml.*`` item. The payment
+#: option (No/Partial/All Upfront) a rate assumes is stated in its source.
+OPTIONS: tuple[str, ...] = (
+    "on_demand", "spot", "sp_1yr", "sp_3yr", "compute_sp_1yr", "compute_sp_3yr",
+    "sagemaker_sp_1yr", "sagemaker_sp_3yr", "capacity_block",
+)  # fmt: skip
 
 _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {

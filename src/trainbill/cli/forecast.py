@@ -177,6 +177,8 @@ def forecast_cmd(
     orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
     spot_fraction: Annotated[float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")] = None,
     savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
+    savings_plan_kind: Annotated[str | None, typer.Option("--savings-plan-kind", help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).")] = None,
+    commitment: Annotated[str | None, typer.Option("--commitment", help="buy (default: charge the whole term) or existing (an existing commitment covers the run).")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
     run_date: Annotated[str | None, typer.Option("--run-date", help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).")] = None,
     catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
@@ -204,7 +206,10 @@ def forecast_cmd(
             "region": region, "orchestrator": orchestrator,
         },
         "run": {"hours": hours, "date": _parse_date(run_date, "--run-date")},
-        "purchase": {"spot_fraction": spot_fraction, "savings_plan": savings_plan},
+        "purchase": {
+            "spot_fraction": spot_fraction, "savings_plan": savings_plan,
+            "savings_plan_kind": savings_plan_kind, "commitment": commitment,
+        },
         "prices": {"as_of": day},
     }  # fmt: skip
     catalog = catalog_from_options(catalog_dir)

@@ -20,11 +20,16 @@ __all__ = [
     "Rate",
     "ServiceRate",
     "cluster_rate",
+    "commitment_name",
     "commitment_rate",
+    "covered_item",
+    "covered_on_demand_rate",
     "instance_rate",
+    "sagemaker_rate",
     "service",
     "service_rate",
 ]
+
 
 #: Marks the source of a line whose provider has no price point for the product it names.
 UNPRICED = "NOT PRICED"
@@ -86,41 +91,68 @@ def _capacity_block_only(catalog: Catalog, usage: Usage) -> bool:
     return any(catalog.history(item, "capacity_block", provider=provider, region=r) for r in catalog.regions(provider))
 
 
-def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
-    """Savings-Plan/commitment node-hour rate: an explicit price point, else derived.
+#: Catalog option of each AWS Savings Plan kind (``trainbill.catalog.OPTIONS``).
+_KIND_OPTION = {"compute": "compute_sp", "ec2-instance": "sp", "sagemaker": "sagemaker_sp"}
+_KIND_NAME = {
+    "compute": "Compute Savings Plan",
+    "ec2-instance": "EC2 Instance Savings Plan",
+    "sagemaker": "SageMaker Savings Plan",
+    "": "commitment",
+}
 
-    Derived rates apply the catalog's ``commitment.<provider>_discount_<term>`` assumption to
-    the on-demand price, and say so, because public SP rates for most GPU instances are not
-    in the packaged data (REFERENCE §4.1 open gap).
+
+def commitment_name(usage: Usage) -> str:
+    """``1yr Compute Savings Plan``, ``3yr commitment`` (GCP/Azure): for items and errors."""
+    return f"{usage.savings_plan} {_KIND_NAME[usage.savings_plan_kind]}"
+
+
+def covered_item(usage: Usage) -> str:
+    """What the commitment is a discount on: ``ml.<instance>`` for SageMaker, else the instance."""
+    inst = usage.instance.instance
+    return f"ml.{inst}" if usage.savings_plan_kind == "sagemaker" else inst
+
+
+def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
+    """The provider's published effective hourly rate for the plan's commitment kind and term.
+
+    Only a published rate is used: a catalog without one raises ``PriceNotFoundError`` saying
+    how to add it, instead of deriving a rate from a claimed discount (the seed article's
+    42 %/55 % is a claim, not a price).
     """
-    option = f"sp_{usage.savings_plan}"
-    p = catalog.find_price(
-        usage.instance.instance,
-        option,
-        provider=usage.provider,
-        region=usage.region,
-        as_of=usage.as_of,
-    )
-    if p is not None:
-        return Rate(usd=p.usd, source=p.cite(usage.as_of))
-    od = instance_rate(catalog, usage, "on_demand")
-    if od.option != "on_demand":
-        msg = (f"no {usage.savings_plan} Savings Plan rate for {usage.instance.instance}: it has no On-Demand "
-               f"price to discount (sold as {od.words}s only); set purchase.savings_plan = \"none\"")  # fmt: skip
+    option = f"{_KIND_OPTION.get(usage.savings_plan_kind, 'sp')}_{usage.savings_plan}"
+    item = covered_item(usage)
+    p = catalog.find_price(item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    if p is None:
+        msg = (
+            f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, {usage.region}) on "
+            f"{usage.as_of}: the catalog holds only providers' published commitment rates. To fix: add a "
+            f"{option!r} price point with --catalog DIR (e.g. from the provider's Savings Plans / committed-use "
+            "price list; 'trainbill prices update aws' fetches EC2 Instance Savings Plan rates), or drop "
+            "purchase.savings_plan"
+        )
         raise PriceNotFoundError(msg)
-    a = catalog.assumption(f"commitment.{usage.provider}_discount_{usage.savings_plan}")
-    discount = float(a.value)
-    return Rate(
-        usd=od.usd * (1.0 - discount),
-        source=f"derived: on-demand × (1 − {discount:.2f}); {a.cite()}; on-demand: {od.source}",
-    )
+    return Rate(usd=p.usd, source=p.cite(usage.as_of))
+
+
+def covered_on_demand_rate(catalog: Catalog, usage: Usage) -> Rate:
+    """On-demand rate of the usage the commitment covers (``ml.*`` for a SageMaker plan)."""
+    p = _point(catalog, usage, covered_item(usage), "on_demand")  # raises when not published
+    return Rate(usd=p.usd, source=p.cite(usage.as_of))
+
+
+def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None:
+    """On-demand price of ``ml.<instance>`` (what HyperPod bills), or None when not published."""
+    item = f"ml.{instance}"
+    p = catalog.find_price(item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    return None if p is None else Rate(usd=p.usd, source=p.cite())
 
 
 def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, str]:
     """List price of one cluster-hour at the plan's spot mix, with the arithmetic in words.
 
     Time lost to stalls, failures and reclaims is billed for every node at whatever each node
-    costs, so these lines use this blended rate (Savings Plan discounts are a separate line).
+    costs, so these lines use this blended rate (Savings Plan discounts and the HyperPod ml.*
+    premium are separate lines over the whole wall-clock).
     """
     od = instance_rate(catalog, usage, "on_demand")
     s = usage.spot_fraction

@@ -1,46 +1,94 @@
-"""Discount: Savings Plan (or committed-use) savings on covered on-demand node-hours.
+"""Discount: a Savings Plan (or committed-use / reservation) on the covered on-demand node-hours.
 
-Pricing rule: covered node-hours = coverage × on-demand share × nodes × wall hours; the line
-is negative: −(on-demand rate − commitment rate) per covered node-hour. The commitment rate is
-an explicit ``sp_1yr``/``sp_3yr`` price point or derived from the provider's discount
-assumption. Assumes the run consumes an existing commitment (an idle commitment's cost is the
-planner's concern, not this run's bill).
+Pricing rule. Covered node-hours = coverage × on-demand share × nodes × wall hours, priced at
+the provider's published commitment rate for the plan's kind and term (``commitment_rate``):
+the line is −(on-demand rate − commitment rate) per covered node-hour, so compute + discount
+charge the covered hours at the commitment rate. What else is charged depends on whose
+commitment it is (``purchase.commitment``):
+
+* ``existing``: the run consumes a commitment the organisation already holds. Its cost is sunk
+  or shared with other workloads, so the run is charged only the commitment rate on its hours,
+  and the basis says so.
+* ``buy`` (default): the commitment is bought for this run. AWS bills the hourly commitment for
+  every hour of the term, used or not (AWS Savings Plans user guide: "you are charged the
+  commitment ... regardless of usage"), so the hourly commitment = covered nodes × commitment
+  rate, and the hours of the term the run does not use are a second line,
+  "unused commitment" = hourly commitment × (terms × hours per term − wall hours). A run longer
+  than one term buys consecutive terms.
+
+A kind that does not cover the plan's usage is refused earlier (``trainbill.usage``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import commitment_rate, instance_rate
+from trainbill.costs._pricing import (
+    commitment_name,
+    commitment_rate,
+    covered_item,
+    covered_on_demand_rate,
+)
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "discount"
+_YEARS = {"1yr": 1, "3yr": 3}
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
-    """Negative line for Savings-Plan-covered on-demand node-hours."""
+    """Commitment-rate line for the covered hours, plus the unused term of a commitment bought."""
     if usage.savings_plan == "none" or usage.savings_plan_coverage <= 0 or usage.spot_fraction >= 1:
         return
-    od = instance_rate(catalog, usage, "on_demand")
+    od = covered_on_demand_rate(catalog, usage)
     sp = commitment_rate(catalog, usage)
+    name = commitment_name(usage)
+    item = covered_item(usage)
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    covered = (
-        usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes * usage.wall_hours
-    )
+    covered_nodes = usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes
+    wall = usage.wall_hours
+    if usage.commitment == "existing":
+        whose = (
+            "covered by an existing commitment: its cost is sunk or shared with other workloads, so the "
+            "run is charged the commitment rate on its own hours only"
+        )
+    else:
+        whose = "commitment bought for this run: its unused term is the next line"
     yield LineItem(
         category=CATEGORY,
-        item=f"{usage.savings_plan} Savings Plan on {usage.instance.instance}",
-        quantity=covered,
+        item=f"{name} on {item}",
+        quantity=covered_nodes * wall,
         unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
         basis=(
-            f"{usage.savings_plan_coverage:.0%} coverage × {1 - usage.spot_fraction:.0%} on-demand × {usage.nodes} nodes × "
-            f"{usage.wall_hours:,.1f} h; saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}"
+            f"{usage.savings_plan_coverage:.0%} coverage × {1 - usage.spot_fraction:.0%} on-demand × {usage.nodes} "
+            f"nodes × {wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; {whose}"
         ),
-        source=f"commitment rate: {sp.source}",
+        source=f"commitment rate: {sp.source}; on-demand: {od.source}",
+        driver=__name__,
+        pricing_category="Committed",
+    )
+    if usage.commitment != "buy":
+        return
+    term_hours = _YEARS[usage.savings_plan] * float(catalog.value("commitment.hours_per_year"))
+    terms = max(1, math.ceil(wall / term_hours))
+    hourly = covered_nodes * sp.usd
+    unused = terms * term_hours - wall
+    yield LineItem(
+        category=CATEGORY,
+        item=f"{name}: unused commitment",
+        quantity=unused,
+        unit="hour",
+        unit_price_usd=hourly,
+        basis=(
+            f"${hourly:,.2f}/h commitment ({covered_nodes:g} covered nodes × ${sp.usd:,.4g}) bought for this run, "
+            f"billed every hour of {terms} × {term_hours:,.0f} h term: {terms * term_hours:,.0f} h − {wall:,.1f} h "
+            f"used = {unused:,.1f} h unused; whole commitment ${hourly * terms * term_hours:,.0f}"
+        ),
+        source=f"commitment rate: {sp.source}; {catalog.assumption('commitment.hours_per_year').cite()}",
         driver=__name__,
         pricing_category="Committed",
     )

@@ -2,9 +2,9 @@
 
 Pricing rule: every extra group runs for the whole wall-clock of the run (a head node is not
 released while workers wait on a restart), so quantity = count × wall hours at the group's
-own on-demand (or spot) price from ``prices.csv``. Under SageMaker HyperPod every ``ml.*``
-instance carries the same premium as the GPU workers (``orchestration.hyperpod_instance_premium``),
-so the premium is folded into the unit price and cited. No extra groups: no lines.
+own on-demand (or spot) price from ``prices.csv``. Under SageMaker HyperPod an on-demand group
+is billed as ``ml.<instance>``: its published SageMaker price is used when the catalog has one,
+else the EC2 price and the basis says the ml.* premium is not included. No extra groups: no lines.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._pricing import sagemaker_rate
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -30,11 +31,14 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         unit_price = point.usd
         source = point.cite()
         basis = f"{count} × {instance} ({name} group, {option.replace('_', '-')}) × {wall:,.2f} h wall-clock"
-        if usage.orchestrator == "hyperpod":
-            a = catalog.assumption("orchestration.hyperpod_instance_premium")
-            unit_price *= 1.0 + float(a.value)
-            basis += f" × (1 + {float(a.value):.0%} HyperPod ml.* premium)"
-            source += f"; {a.cite()}"
+        if usage.orchestrator == "hyperpod" and not spot:
+            ml = sagemaker_rate(catalog, usage, instance)
+            if ml is None:
+                basis += f"; EC2 price: no published ml.{instance} price, the HyperPod ml.* premium is not included"
+            else:
+                unit_price = ml.usd
+                basis += f" at the SageMaker ml.{instance} price (HyperPod)"
+                source = ml.source
         yield LineItem(
             category=CATEGORY,
             item=f"{instance} {name} group ({option.replace('_', '-')})",

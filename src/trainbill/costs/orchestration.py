@@ -1,8 +1,14 @@
-"""Orchestration: the managed-service premium (SageMaker HyperPod) or control plane (EKS).
+"""Orchestration: SageMaker HyperPod's ml.* instance price over EC2, or the EKS control plane.
 
-Pricing rule: HyperPod bills ``ml.*`` instance-hours at a premium over EC2; the premium
-fraction (``orchestration.hyperpod_instance_premium``) × the blended node rate × all billed
-node-hours. EKS: clusters × wall hours × control-plane $/hour. Raw EC2: nothing.
+Pricing rule. HyperPod bills SageMaker ``ml.<instance>`` instance-hours instead of EC2's
+(SageMaker HyperPod pricing: "see Amazon SageMaker Pricing" for the per-hour rates), and its
+nodes are held for the whole wall-clock. The compute lines price the EC2 rate, so this line is
+the difference: (ml.* on-demand − EC2 on-demand) × on-demand share × nodes × wall hours, both
+rates from ``prices.csv``. Spot nodes carry no premium here: HyperPod supports Spot
+(``orchestration.hyperpod_spot``) but no HyperPod Spot rate is published in the catalog, so
+they stay at the EC2 Spot rate and the forecast warns. Without a published ``ml.*`` price there
+is no line and a warning says so (the seed article's "~20 %" is a claim, not a price). EKS:
+clusters × wall hours × control-plane $/hour. Raw EC2: nothing.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, service_rate
+from trainbill.costs._pricing import instance_rate, sagemaker_rate, service_rate
 from trainbill.ledger import LineItem
 from trainbill.usage import Usage
 
@@ -19,19 +25,26 @@ CATEGORY = "orchestration"
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
-    """HyperPod instance premium or EKS control-plane hours."""
+    """HyperPod ml.* premium over EC2 or EKS control-plane hours."""
     if usage.orchestrator == "hyperpod":
-        rate, words = cluster_rate(catalog, usage)
-        a = catalog.assumption("orchestration.hyperpod_instance_premium")
-        premium = float(a.value)
+        inst = usage.instance.instance
+        ml = sagemaker_rate(catalog, usage, inst)
+        if ml is None or usage.spot_fraction >= 1:
+            return  # usage.warnings says what is not priced and why
+        ec2 = instance_rate(catalog, usage, "on_demand")
+        od_nodes = usage.nodes * (1 - usage.spot_fraction)
+        unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
         yield LineItem(
             category=CATEGORY,
-            item="SageMaker HyperPod instance premium",
-            quantity=usage.wall_hours,
-            unit="cluster-hour",
-            unit_price_usd=premium * rate,
-            basis=f"{premium:.0%} premium on ml.* instances × {usage.wall_hours:,.1f} h; {words}",
-            source=a.cite(),
+            item=f"SageMaker HyperPod ml.{inst} over EC2",
+            quantity=od_nodes * usage.wall_hours,
+            unit=unit,
+            unit_price_usd=ml.usd - ec2.usd,
+            basis=(
+                f"{usage.nodes} nodes × {1 - usage.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
+                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
+            ),
+            source=f"ml.*: {ml.source}; EC2: {ec2.source}",
             driver=__name__,
             service_category="AI and Machine Learning",
         )

@@ -1,0 +1,170 @@
+"""Savings Plans: whose commitment (existing / bought for the run), which kind, and what it covers.
+
+Rates are the illustrative ones of ``conftest.ILLUSTRATIVE_RATES`` (the packaged catalog has no
+published p5 Savings Plan rate): p5.48xlarge Compute SP 1yr $60, 3yr $45, EC2 Instance SP 1yr
+$50; ml.p5.48xlarge $120 on demand, SageMaker SP 1yr $80. The plan is ``zero_hidden_plan``:
+4 × p5.48xlarge for 10 h at the 2025-05-01 on-demand price $98.32, wall-clock = 10 h.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import TODAY, zero_hidden_plan
+from trainbill.catalog import Catalog
+from trainbill.errors import PriceNotFoundError, SpecError
+from trainbill.forecast import Forecast, forecast
+from trainbill.spec import plan_from_dict
+
+
+def _forecast(catalog: Catalog, purchase: dict[str, Any], **cluster: Any) -> Forecast:
+    plan = zero_hidden_plan(**cluster)
+    plan["purchase"] = purchase
+    return forecast(plan_from_dict(plan), catalog, today=TODAY)
+
+
+def _discount(fc: Forecast) -> dict[str, float]:
+    return {ln.item: ln.cost_usd for ln in fc.ledger.in_category("discount")}
+
+
+def test_existing_compute_plan_charges_the_commitment_rate(commitment_catalog: Catalog) -> None:
+    """Existing 1yr Compute SP: −(98.32 − 60) × 4 × 10 = −$1,532.80; the run costs 4 × 10 × $60 = $2,400."""
+    fc = _forecast(commitment_catalog, {"savings_plan": "1yr", "commitment": "existing"})
+    assert _discount(fc) == {"1yr Compute Savings Plan on p5.48xlarge": pytest.approx(-1532.80)}
+    assert fc.total_usd == pytest.approx(2400.0)
+    (line,) = fc.ledger.in_category("discount")
+    assert "existing commitment" in line.basis
+    assert "sunk or shared" in line.basis
+
+
+def test_bought_compute_plan_charges_its_whole_term(commitment_catalog: Catalog) -> None:
+    """Bought 1yr Compute SP: $60 × 4 = $240/h for 8,760 h = $2,102,400; unused 8,750 h × $240 = $2,100,000."""
+    fc = _forecast(commitment_catalog, {"savings_plan": "1yr"})  # commitment defaults to "buy"
+    d = _discount(fc)
+    assert d["1yr Compute Savings Plan on p5.48xlarge"] == pytest.approx(-1532.80)
+    assert d["1yr Compute Savings Plan: unused commitment"] == pytest.approx(240.0 * 8750)
+    assert fc.total_usd == pytest.approx(240.0 * 8760)
+
+
+def test_bought_three_year_plan_charges_three_years(commitment_catalog: Catalog) -> None:
+    """Bought 3yr Compute SP: $45 × 4 = $180/h for 3 × 8,760 = 26,280 h = $4,730,400."""
+    fc = _forecast(commitment_catalog, {"savings_plan": "3yr"})
+    assert fc.total_usd == pytest.approx(180.0 * 26_280)
+
+
+def test_run_longer_than_the_term_buys_consecutive_terms(commitment_catalog: Catalog) -> None:
+    """9,000 h on a bought 1yr plan: 2 terms = 17,520 h × $240/h = $4,204,800 (8,520 h unused)."""
+    plan = zero_hidden_plan()
+    plan["run"] = {"name": "long", "hours": 9000}
+    plan["purchase"] = {"savings_plan": "1yr"}
+    fc = forecast(plan_from_dict(plan), commitment_catalog, today=TODAY)
+    assert fc.usage.wall_hours == pytest.approx(9000)
+    assert _discount(fc)["1yr Compute Savings Plan: unused commitment"] == pytest.approx(
+        240.0 * 8520
+    )
+    assert fc.total_usd == pytest.approx(240.0 * 17_520)
+
+
+def test_partial_coverage_buys_a_smaller_commitment(commitment_catalog: Catalog) -> None:
+    """50% coverage of 50% on-demand of 4 nodes = 1 covered node: $60/h commitment.
+
+    Bill: on-demand 2 nodes × 10 h × $98.32 = $1,966.40 plus spot 2 × 10 × $25.66 = $513.20,
+    discount −(98.32 − 60) × 1 × 10 = −$383.20, unused $60 × 8,750 = $525,000.
+    """
+    fc = _forecast(
+        commitment_catalog,
+        {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
+    )
+    assert fc.total_usd == pytest.approx(1966.40 + 513.20 - 383.20 + 525_000.0)
+
+
+def test_ec2_instance_plan_is_cheaper_than_compute(commitment_catalog: Catalog) -> None:
+    """EC2 Instance SP 1yr $50: existing 4 × 10 × $50 = $2,000; bought $200/h × 8,760 h = $1,752,000."""
+    existing = _forecast(commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance",
+                                              "commitment": "existing"})  # fmt: skip
+    assert existing.total_usd == pytest.approx(2000.0)
+    bought = _forecast(
+        commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance"}
+    )
+    assert bought.total_usd == pytest.approx(200.0 * 8760)
+
+
+def test_sagemaker_plan_on_hyperpod(commitment_catalog: Catalog) -> None:
+    """HyperPod bills ml.p5.48xlarge: EC2 4 × 10 × $98.32 = $3,932.80 + premium 40 × ($120 − $98.32)
+    = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600: $3,200 = 40 × $80.
+    Bought instead: + $320/h × 8,750 h unused = $2,803,200 = $320 × 8,760."""
+    existing = _forecast(
+        commitment_catalog,
+        {"savings_plan": "1yr", "commitment": "existing"},
+        orchestrator="hyperpod",
+    )
+    assert existing.ledger.by_category()["orchestration"] == pytest.approx(867.20)
+    assert _discount(existing) == {
+        "1yr SageMaker Savings Plan on ml.p5.48xlarge": pytest.approx(-1600.0)
+    }
+    assert existing.total_usd == pytest.approx(3200.0)
+    bought = _forecast(commitment_catalog, {"savings_plan": "1yr"}, orchestrator="hyperpod")
+    assert bought.total_usd == pytest.approx(320.0 * 8760)
+
+
+def test_hyperpod_without_a_published_ml_price_warns(catalog: Catalog) -> None:
+    """The packaged catalog has no ml.* price: no premium line (no 20% guess), and a warning."""
+    fc = _forecast(catalog, {}, orchestrator="hyperpod")
+    assert fc.ledger.by_category()["orchestration"] == 0.0
+    assert fc.total_usd == pytest.approx(4 * 10 * 98.32)
+    assert any("no published SageMaker ml.p5.48xlarge price" in w for w in fc.warnings)
+
+
+def test_hyperpod_spot_is_allowed_and_said(commitment_catalog: Catalog) -> None:
+    """HyperPod supports Spot; with no published HyperPod Spot rate the premium covers only
+    on-demand nodes: 2 nodes × 10 h × ($120 − $98.32) = $433.60, and a warning names the field."""
+    fc = _forecast(commitment_catalog, {"spot_fraction": 0.5}, orchestrator="hyperpod")
+    assert fc.ledger.by_category()["orchestration"] == pytest.approx(433.60)
+    assert any("purchase.spot_fraction = 0.5 on HyperPod" in w for w in fc.warnings)
+
+
+def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
+    """The packaged catalog has no published p5 Compute SP rate: an error, never the article's 42%."""
+    with pytest.raises(
+        PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5\.48xlarge"
+    ):
+        _forecast(catalog, {"savings_plan": "1yr"})
+
+
+@pytest.mark.parametrize(
+    ("purchase", "cluster", "field", "would"),
+    [
+        ({"savings_plan_kind": "ec2-instance", "savings_plan_family": "p4d"}, {}, "savings_plan_family",
+         "a Compute Savings Plan would"),
+        # The article's "switching to Trainium loses the discount": a p5 EC2 Instance plan on trn1.
+        ({"savings_plan_kind": "ec2-instance", "savings_plan_family": "p5"}, {"instance": "trn1.32xlarge"},
+         "savings_plan_family", "a Compute Savings Plan would"),
+        ({"savings_plan_kind": "sagemaker"}, {}, "savings_plan_kind", "a Compute Savings Plan would"),
+        ({"savings_plan_kind": "compute"}, {"orchestrator": "hyperpod"}, "savings_plan_kind",
+         "a SageMaker Savings Plan would"),
+        ({"savings_plan_kind": "compute"}, {"provider": "gcp", "instance": "tpu-v6e"}, "savings_plan_kind",
+         "do not apply on gcp"),
+    ],
+)  # fmt: skip
+def test_kind_that_does_not_cover_the_usage_names_the_one_that_would(
+    commitment_catalog: Catalog,
+    purchase: dict[str, Any],
+    cluster: dict[str, Any],
+    field: str,
+    would: str,
+) -> None:
+    """A Savings Plan kind that cannot cover the plan's instances is an error naming the field and the kind that would."""
+    with pytest.raises(SpecError, match=would) as err:
+        _forecast(commitment_catalog, {"savings_plan": "1yr", **purchase}, **cluster)
+    assert err.value.field == f"purchase.{field}"
+
+
+def test_compute_plan_covers_trainium(commitment_catalog: Catalog) -> None:
+    """A Compute SP covers trn1 (illustrative $15): existing, 4 × 10 h × $15 = $600 at as_of 2025-07-01."""
+    plan = zero_hidden_plan(instance="trn1.32xlarge")
+    plan["prices"] = {"as_of": "2025-07-01"}
+    plan["purchase"] = {"savings_plan": "1yr", "commitment": "existing"}
+    fc = forecast(plan_from_dict(plan), commitment_catalog, today=TODAY)
+    assert fc.total_usd == pytest.approx(600.0)
