@@ -42,6 +42,7 @@ COMMITTED_TYPES = ("savingsplancoveredusage", "savingsplannegation", "discounted
 #: Raw columns the rows are grouped by before classification.
 DIMENSIONS: tuple[str, ...] = (
     "line_item_currency_code",
+    "bill_payer_account_id",
     "line_item_line_item_type",
     "line_item_product_code",
     "line_item_usage_type",
@@ -172,6 +173,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     )
     return g.select(
         currency=text(g, fmt, "line_item_currency_code"),
+        payer=text(g, fmt, "bill_payer_account_id"),
         charge=charge,
         lit=lit,
         service=text(g, fmt, "line_item_product_code"),

@@ -38,6 +38,7 @@ def tag_from_json(tags: Any, key: str) -> Any:
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
 DIMENSIONS: tuple[str, ...] = (
     "BillingCurrency",
+    "BillingAccountId",
     "ChargeCategory",
     "ServiceName",
     "ServiceCategory",
@@ -112,6 +113,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     unit = ibis.coalesce(lower(g, fmt, "ConsumedUnit"), lower(g, fmt, "PricingUnit"))
     return g.select(
         currency=text(g, fmt, "BillingCurrency"),
+        payer=text(g, fmt, "BillingAccountId"),
         charge=lower(g, fmt, "ChargeCategory"),
         lit=null_str(),
         service=text(g, fmt, "ServiceName"),

@@ -92,6 +92,10 @@ def _render_summary(s: BillSummary) -> None:
         "hidden multiplier (total / GPU compute): "
         + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
     )
+    if len(s.by_payer) > 1:
+        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
+        for payer, cost in s.by_payer.items():
+            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
     if s.uncategorized_rows:
         _common.console.print(
             f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
@@ -108,7 +112,9 @@ def _render_summary(s: BillSummary) -> None:
             by.add_row(row.key, f"{row.rows:,}", _money(row.billed_cost, cur), top[0])
         _common.console.print(by)
         if len(s.breakdown) > _BREAKDOWN_ROWS:
-            _common.console.print(f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)")
+            _common.console.print(
+                f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)"
+            )
 
 
 @bill_app.command("summary")
