@@ -158,3 +158,26 @@ def test_two_versions_of_one_period_are_refused(
     code, _, err = _run(capsys, "bill", "summary", str(export), "--json")
     assert code == 1
     assert "BILLING_PERIOD=2026-03 holds 2 export versions" in err
+
+
+def test_progress_is_off_in_json_and_quiet_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--json`` and ``--quiet`` write nothing to stderr; the table run with progress on gives
+    the same 14,197.04 total."""
+    for args in (("--json",), ("--quiet", "--json"), ("--quiet",)):
+        code, _, err = _run(capsys, "bill", "summary", str(CUR_MONTH), *args)
+        assert (code, err) == (0, "")
+    from trainbill.bills import read_bill
+
+    assert read_bill(CUR_MONTH, progress=True).billed_cost == pytest.approx(14197.04, abs=1e-9)
+
+
+def test_progress_bar_polls_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The poller reads DuckDB's progress while the query runs and returns its rows."""
+    import duckdb
+
+    from trainbill.bills import summary
+
+    monkeypatch.setattr(summary, "_PROGRESS_POLL_S", 0.001)
+    with duckdb.connect() as con:
+        columns, rows = summary._with_progress(con, "SELECT count(*) AS n FROM range(3000000)", "x")
+    assert (columns, rows) == (["n"], [(3000000,)])

@@ -483,6 +483,7 @@ def read_bill(
     *,
     engine: str = "duckdb",
     by: str | None = None,
+    progress: bool = False,
 ) -> BillSummary:
     """Read FOCUS 1.0-1.2 or AWS CUR 2.0 files (CSV, CSV.gz, Parquet) into a ``BillSummary``.
 
@@ -492,6 +493,8 @@ def read_bill(
         engine: ``"duckdb"`` (embedded, default), ``"spark"`` (PySpark), ``"trino"`` or
             ``"athena"`` (the same queries; see ``trainbill.bills._engine``).
         by: optional breakdown: ``"tag:KEY"``, ``"resource"``, ``"service"`` or ``"day"``.
+        progress: show a Rich progress bar on stderr while DuckDB reads (the CLI's default
+            for tables; off with ``--quiet`` and with ``--json``).
 
     Raises:
         UnsupportedBillError: unknown format (the message lists the expected columns) or
@@ -516,7 +519,7 @@ def read_bill(
         # PySpark 4.0 sets a pandas option pandas 3 deprecates, and py4j leaves sockets to GC.
         warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
         warnings.filterwarnings("ignore", category=ResourceWarning)
-        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by)
+        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by, progress)
 
 
 def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:
@@ -538,6 +541,7 @@ def _run(
     kind: str | None,
     tag_key: str | None,
     by: str | None,
+    progress: bool = False,
 ) -> BillSummary:
     """Open the engine, run the queries, reduce the groups; ``fmt`` is None for table engines."""
     eng = open_engine(engine)
@@ -545,7 +549,7 @@ def _run(
         if fmt is None:
             fmt = detect(eng.table_files(names))
         if eng.name == "duckdb":
-            results = _run_duckdb(eng, fmt, kind, tag_key)
+            results = _run_duckdb(eng, fmt, kind, tag_key, progress)
         else:
             results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
     finally:
@@ -556,13 +560,13 @@ def _run(
 
 
 def _run_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     """Register the files, get the SQL (cached per schema, else compiled by Ibis), run it."""
     import duckdb
 
     try:
-        return _query_duckdb(eng, fmt, kind, tag_key)
+        return _query_duckdb(eng, fmt, kind, tag_key, progress)
     except duckdb.Error as exc:
         # Unreadable files, malformed CSV, a non-finite or out-of-range double: a message
         # naming the files, never a traceback.
@@ -591,7 +595,7 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
 
 
 def _query_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     from trainbill.bills import cur, focus
     from trainbill.bills._sqlcache import cached_sql
@@ -618,7 +622,66 @@ def _query_duckdb(
 
     results: dict[str, list[dict[str, Any]]] = {}
     for name, sql in cached_sql(key, compile_sql).items():
-        cursor = eng.con.execute(sql)
-        columns = [d[0] for d in cursor.description]
-        results[name] = _rows(columns, cursor.fetchall())
+        if progress:
+            label = f"reading {len(fmt.files)} file(s)" + (
+                " (breakdown)" if name != "summary" else ""
+            )
+            columns, records = _with_progress(eng.con, sql, label)
+        else:
+            cursor = eng.con.execute(sql)
+            columns, records = [d[0] for d in cursor.description], cursor.fetchall()
+        results[name] = _rows(columns, records)
     return results
+
+
+#: Seconds between polls of DuckDB's progress; a bill under this is done before any bar shows.
+_PROGRESS_POLL_S = 0.2
+
+
+def _with_progress(con: Any, sql: str, label: str) -> tuple[list[str], list[Any]]:
+    """Run ``sql`` on ``con`` while a thread polls ``query_progress`` into a Rich bar on stderr.
+
+    The bar is transient (gone when the read ends) and drawn only on a terminal, so piped
+    output and logs stay clean. DuckDB reports progress per pipeline; the percentage is of the
+    scan, which is nearly all of a large bill's time.
+    """
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    # DuckDB tracks progress only with its bar on; it must never print the bar itself.
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    done = threading.Event()
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(label, total=100)
+
+    def poll() -> None:
+        shown = False
+        while not done.wait(_PROGRESS_POLL_S):
+            pct = con.query_progress()
+            if pct is None or pct < 0:
+                continue
+            if not shown:
+                bar.start()
+                shown = True
+            bar.update(task, completed=min(float(pct), 100.0))
+        if shown:
+            bar.stop()
+
+    thread = threading.Thread(target=poll, name="trainbill-progress", daemon=True)
+    thread.start()
+    try:
+        cursor = con.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    finally:
+        done.set()
+        thread.join()

@@ -126,11 +126,15 @@ def summary_cmd(
     ] = None,
     engine: _Engine = "duckdb",
     as_json: _Json = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar on stderr during long reads.")
+    ] = False,
 ) -> None:
     """Classify every bill row into the ledger's categories and show the hidden multiplier."""
     from trainbill.bills.summary import read_bill
 
-    s = read_bill(files, engine=engine, by=by)
+    # Progress goes to stderr, on a terminal only; JSON output is for scripts, so never.
+    s = read_bill(files, engine=engine, by=by, progress=not (quiet or as_json))
     if as_json:
         print_json(s.as_dict())
     else:
