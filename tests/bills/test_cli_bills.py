@@ -26,8 +26,17 @@ def test_summary_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "bill", "summary", str(CUR_MONTH), "--json")
     assert code == 0
     data = json.loads(out)
-    for key in ("format", "rows", "currency", "billed_cost", "effective_cost", "list_cost",
-                "by_category", "uncategorized", "hidden_multiplier"):
+    for key in (
+        "format",
+        "rows",
+        "currency",
+        "billed_cost",
+        "effective_cost",
+        "list_cost",
+        "by_category",
+        "uncategorized",
+        "hidden_multiplier",
+    ):
         assert key in data
     assert data["format"] == "cur-2.0"
     assert sum(data["by_category"].values()) == pytest.approx(14197.04, abs=1e-9)
@@ -88,3 +97,87 @@ def test_import_trainbill_bills_is_light() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
+
+
+def _data_exports_folder(root: Path, *, manifests: bool) -> Path:
+    """A tiny CUR 2.0 Data Exports folder: March and April 2026, each the 24-row CUR month
+    (March's billing period relabelled) split into two Parquet parts under
+    ``data/BILLING_PERIOD=YYYY-MM/<execution>/``, with or without ``metadata/`` manifests."""
+    import duckdb
+
+    export = root / "gpu-export"
+    for period, start, end in (
+        ("2026-03", "2026-03-01", "2026-04-01"),
+        ("2026-04", "2026-04-01", "2026-05-01"),
+    ):
+        folder = export / "data" / f"BILLING_PERIOD={period}" / f"2026{period[5:]}02T000000Z-ab12"
+        folder.mkdir(parents=True)
+        keys = []
+        with duckdb.connect() as con:
+            for i in range(2):
+                part = folder / f"gpu-export-0000{i + 1}.snappy.parquet"
+                con.execute(
+                    f"COPY (SELECT * REPLACE ('{start}T00:00:00.000Z' AS bill_billing_period_start_date, "
+                    f"'{end}T00:00:00.000Z' AS bill_billing_period_end_date) "
+                    f"FROM read_csv('{CUR_MONTH}', all_varchar = true) LIMIT 12 OFFSET {12 * i}) "
+                    f"TO '{part}' (FORMAT parquet)"
+                )
+                keys.append(f"s3://bucket/exports/{part.relative_to(root).as_posix()}")
+        if manifests:
+            meta = export / "metadata" / f"BILLING_PERIOD={period}"
+            meta.mkdir(parents=True)
+            (meta / "gpu-export-Manifest.json").write_text(json.dumps({"dataFiles": keys}))
+    return export
+
+
+@pytest.mark.parametrize("manifests", [True, False], ids=["with-manifests", "data-only"])
+def test_summary_of_a_data_exports_folder_sums_every_period(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, manifests: bool
+) -> None:
+    """``bill summary DIR/`` over two BILLING_PERIOD= parts of two files each reads all four:
+    48 rows, 2 × 14,197.04 = 28,394.08, period 2026-03-01 → 2026-05-01."""
+    export = _data_exports_folder(tmp_path, manifests=manifests)
+    code, out, _ = _run(capsys, "bill", "summary", f"{export}/", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["files"]) == 4
+    assert data["rows"] == 48
+    assert data["billed_cost"] == pytest.approx(28394.08, abs=1e-9)
+    assert (data["period_start"], data["period_end"]) == ("2026-03-01", "2026-05-01")
+
+
+def test_two_versions_of_one_period_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without manifests, a period holding two export versions would be counted twice: refused."""
+    export = _data_exports_folder(tmp_path, manifests=False)
+    march = export / "data" / "BILLING_PERIOD=2026-03"
+    (march / "20260305T000000Z-cd34").mkdir()
+    for part in (march / "20260302T000000Z-ab12").iterdir():
+        (march / "20260305T000000Z-cd34" / part.name).write_bytes(part.read_bytes())
+    code, _, err = _run(capsys, "bill", "summary", str(export), "--json")
+    assert code == 1
+    assert "BILLING_PERIOD=2026-03 holds 2 export versions" in err
+
+
+def test_progress_is_off_in_json_and_quiet_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--json`` and ``--quiet`` write nothing to stderr; the table run with progress on gives
+    the same 14,197.04 total."""
+    for args in (("--json",), ("--quiet", "--json"), ("--quiet",)):
+        code, _, err = _run(capsys, "bill", "summary", str(CUR_MONTH), *args)
+        assert (code, err) == (0, "")
+    from trainbill.bills import read_bill
+
+    assert read_bill(CUR_MONTH, progress=True).billed_cost == pytest.approx(14197.04, abs=1e-9)
+
+
+def test_progress_bar_polls_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The poller reads DuckDB's progress while the query runs and returns its rows."""
+    import duckdb
+
+    from trainbill.bills import summary
+
+    monkeypatch.setattr(summary, "_PROGRESS_POLL_S", 0.001)
+    with duckdb.connect() as con:
+        columns, rows = summary._with_progress(con, "SELECT count(*) AS n FROM range(3000000)", "x")
+    assert (columns, rows) == (["n"], [(3000000,)])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.bills.conftest import CUR_EXPORT, FOCUS_SAMPLE
+from tests.bills.conftest import CUR_EXPORT, CUR_MONTH, FOCUS_SAMPLE
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
@@ -26,3 +26,39 @@ def test_duckdb_and_spark_agree_exactly(path, by) -> None:  # type: ignore[no-un
     spark = read_bill(path, engine="spark", by=by).as_dict()
     assert (duck.pop("engine"), spark.pop("engine")) == ("duckdb", "spark")
     assert spark == duck
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("spark_available")
+@pytest.mark.parametrize("money_type", ["DECIMAL(38, 12)", "DECIMAL(18, 6)"])
+def test_duckdb_and_spark_agree_on_typed_money(money_type: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The FOCUS sample (costs with up to 11 decimals) and the CUR month, money stored as
+    DECIMAL Parquet: identical summaries on both engines, to the last digit; the
+    CUR month keeps its hand-computed 14,197.04 (``test_cur``)."""
+    import duckdb
+
+    focus_money = ("BilledCost", "EffectiveCost", "ListCost")
+    cur_money = (
+        "line_item_unblended_cost",
+        "savings_plan_savings_plan_effective_cost",
+        "savings_plan_total_commitment_to_date",
+        "savings_plan_used_commitment",
+        "pricing_public_on_demand_cost",
+    )
+    for source, columns, name in (
+        (FOCUS_SAMPLE, focus_money, "focus"),
+        (CUR_MONTH, cur_money, "cur"),
+    ):
+        casts = ", ".join(f"TRY_CAST({c} AS {money_type}) AS {c}" for c in columns)
+        out = tmp_path / f"{name}.parquet"
+        with duckdb.connect() as con:
+            con.execute(
+                f"COPY (SELECT * REPLACE ({casts}) FROM read_csv('{source}', all_varchar = true)) "
+                f"TO '{out}' (FORMAT parquet)"
+            )
+        duck = read_bill(out, engine="duckdb", by="service").as_dict()
+        spark = read_bill(out, engine="spark", by="service").as_dict()
+        duck.pop("engine"), spark.pop("engine")
+        assert spark == duck
+        if name == "cur":
+            assert duck["billed_cost"] == pytest.approx(14197.04, abs=1e-9)

@@ -42,7 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trainbill.bills._expr import null_str
+from trainbill.bills._expr import money_sum, null_str
 from trainbill.bills._files import BillFile, BillFormat, duckdb_database, find_ragged_row
 from trainbill.errors import BillError
 
@@ -61,7 +61,9 @@ class Engine:
     Ibis. ``backend`` is the Ibis backend of Spark, Trino and Athena.
     """
 
-    def __init__(self, name: str, backend: Any = None, session: Any = None, con: Any = None) -> None:
+    def __init__(
+        self, name: str, backend: Any = None, session: Any = None, con: Any = None
+    ) -> None:
         self.name = name
         self._backend = backend
         self.session = session
@@ -108,7 +110,9 @@ class Engine:
             except BillError:
                 raise
             except Exception as exc:  # noqa: BLE001 - driver errors vary by engine and version
-                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                detail = (
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                )
                 raise BillError(f"{name}: {self.name} cannot read the table: {detail}") from None
             # ``path`` holds the table name (``catalog.schema.table``): only ever displayed.
             out.append(BillFile(path=Path(name), kind="table", columns=columns))
@@ -134,7 +138,9 @@ class Engine:
                 )
             view = f"trainbill_{kind}"
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {source}")
-            schema = [(str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()]
+            schema = [
+                (str(r[0]), str(r[1])) for r in self.con.execute(f"DESCRIBE {view}").fetchall()
+            ]
             if kind == "csv":
                 _check_sniffed([f for f in fmt.files if f.kind == kind], [c for c, _ in schema])
             out.append((view, schema))
@@ -144,9 +150,12 @@ class Engine:
                 if self.constants:
                     types = dict(schema)
                     cols = ", ".join(
-                        f"CAST({_sql_str(v)} AS {types[c]}) AS {_sql_ident(c)}" for c, v in self.constants.items()
+                        f"CAST({_sql_str(v)} AS {types[c]}) AS {_sql_ident(c)}"
+                        for c, v in self.constants.items()
                     )
-                    self.con.execute(f"CREATE OR REPLACE TEMP VIEW {_CONSTANTS_VIEW} AS SELECT {cols}")
+                    self.con.execute(
+                        f"CREATE OR REPLACE TEMP VIEW {_CONSTANTS_VIEW} AS SELECT {cols}"
+                    )
         return out
 
     def folded(self, fmt: BillFormat, dimensions: tuple[str, ...]) -> list[str]:
@@ -185,7 +194,9 @@ class Engine:
                 import ibis
                 from ibis.backends.sql.datatypes import DuckDBType
             except ImportError:
-                raise BillError("reading bills needs Ibis: pip install 'trainbill[bills]'") from None
+                raise BillError(
+                    "reading bills needs Ibis: pip install 'trainbill[bills]'"
+                ) from None
 
             view = f"trainbill_{kind}"
             schema = {c: DuckDBType.from_string(t) for c, t in self._views[view]}
@@ -211,10 +222,9 @@ class Engine:
         df.createOrReplaceTempView(name)
         return self.backend.table(name)
 
-    def _money_sum(self, nano: Any) -> Any:
-        """Sum int64 nano-units without overflow: DuckDB widens to 128 bits by itself; Spark,
-        Trino and Athena sum ``bigint`` into ``bigint``, so they sum ``decimal(38, 0)`` (exact)."""
-        return nano.sum() if self.name == "duckdb" else nano.cast("decimal(38, 0)").sum()
+    def _money_sum(self, value: Any) -> Any:
+        """A group's money sum in nano-units (``_expr.money_sum``; DuckDB sums int64 into 128 bits)."""
+        return money_sum(value, wide_int_sum=self.name == "duckdb")
 
     def normalized(
         self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
@@ -241,7 +251,9 @@ class Engine:
             t = self._load_group(group)
             per_row = t.mutate(**mapping.row_values(t, sub, key=key, tag_key=tag_key))
             folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
-            dims = [sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded]
+            dims = [
+                sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded
+            ]
             sums = {
                 "rows": per_row.count(),
                 "billed": self._money_sum(per_row.billed),
@@ -265,7 +277,9 @@ class Engine:
                 from ibis.backends.sql.datatypes import DuckDBType
 
                 types = dict(self._views["trainbill_parquet"])
-                consts = ibis.table({c: DuckDBType.from_string(types[c]) for c in folded}, name=_CONSTANTS_VIEW)
+                consts = ibis.table(
+                    {c: DuckDBType.from_string(types[c]) for c in folded}, name=_CONSTANTS_VIEW
+                )
                 g = g.cross_join(consts)
             tables.append(mapping.normalize(g, sub))
         if len(tables) == 1:
@@ -433,7 +447,9 @@ def open_engine(name: str) -> Engine:
         try:
             con = duckdb_database().cursor()
         except ImportError:
-            raise BillError("engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'") from None
+            raise BillError(
+                "engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'"
+            ) from None
         con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
         return Engine(name, con=con)
     try:

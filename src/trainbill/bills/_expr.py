@@ -3,21 +3,26 @@
 Every value is cleaned the same way on every engine: strings are trimmed and the placeholders
 real exports use for "no value" (``NULL``, empty string; FOCUS sample README) become real nulls.
 
-Money is carried as whole **nano-units** (10^-9 of the currency) in ``int64``, rounded once per
-row: integer sums are exact and independent of summation order, so DuckDB and Spark agree to the
-last digit, and they are 2-3x cheaper than summing ``decimal(38, 12)`` (128-bit) values, which
-dominated the scan of a 5-million-row bill. Why nano and not micro: AWS bills price single rows
-below a micro-dollar (S3 requests at $4e-7), which micro-units would round to zero; at nano
-scale the rounding error is at most $5e-10 a row, so a bill needs 10 million rows before the
-worst case could reach a cent (and rounding errors cancel in practice). The largest row
-representable is about 9.2 billion; larger values are flagged as bad, never wrapped.
+Money leaves each pre-aggregation group as whole **nano-units** (10^-9 of the currency), an
+exact integer: integer sums are exact and independent of summation order, so DuckDB and Spark
+agree to the last digit. Why nano and not micro: AWS bills price single rows below a
+micro-dollar (S3 requests at $4e-7), which micro-units would round to zero. How a row gets
+there depends on the column's physical type (``money``):
 
-Rounding is ``floor(x * 10^9 + 0.5)`` (ties towards +infinity), identical on both engines bit
-for bit: text is parsed as an exact decimal first (so ``0.1`` is exactly 100000000 nano-units)
-and the arithmetic stays decimal; a double is multiplied and shifted in IEEE arithmetic (the same
-on every engine) and ``floor`` is exact. ``ROUND`` would be the obvious spelling, but engines
-round doubles differently (DuckDB the binary value, Spark its shortest decimal form) and DuckDB's
-``ROUND`` is twice as slow as ``FLOOR`` on the 5-million-row benchmark.
+* DOUBLE and text are rounded per row to ``int64`` nano-units, ``floor(x * 10^9 + 0.5)`` (ties
+  towards +infinity), identical on both engines bit for bit: text is parsed as an exact decimal
+  first (so ``0.1`` is exactly 100000000 nano-units) and the arithmetic stays decimal; a double
+  is multiplied and shifted in IEEE arithmetic (the same on every engine) and ``floor`` is
+  exact. The error is at most $5e-10 a row, so a bill needs 10 million rows before the worst
+  case could reach a cent (and rounding errors cancel in practice). ``ROUND`` would be the
+  obvious spelling, but engines round doubles differently (DuckDB the binary value, Spark its
+  shortest decimal form) and DuckDB's ``ROUND`` is twice as slow as ``FLOOR``.
+* DECIMAL is summed exactly in its own type and rounded to nano-units once per group, half away
+  from zero (``money_sum``): exact for up to 9 decimal places, within $5e-10 a group beyond.
+  The same values as text can therefore differ in the last nano-unit of a total when they
+  carry more than 9 decimals (per-row vs per-group rounding); both are exact to the nano-unit.
+
+The largest row accepted is ±9 billion; larger values are flagged as bad, never wrapped.
 
 A cost that is neither null nor a number sets a ``bad_*`` flag instead of silently becoming
 null, so the reader can refuse the file and name the row.
@@ -32,7 +37,20 @@ from typing import Any
 
 from trainbill.bills._files import MAX_AMOUNT, BillFormat
 
-__all__ = ["MONEY", "NANO", "day", "lower", "money", "null_str", "quantity", "text"]
+__all__ = [
+    "MONEY",
+    "NANO",
+    "NANO_SUM",
+    "as_nano",
+    "day",
+    "lower",
+    "money",
+    "money_sum",
+    "null_str",
+    "quantity",
+    "same_kind",
+    "text",
+]
 
 #: Exact type text is parsed into; 12 decimal places covers the 11 used by real FOCUS exports.
 MONEY = "decimal(38, 12)"
@@ -74,11 +92,25 @@ def lower(t: Any, fmt: BillFormat, column: str) -> Any:
 
 
 def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
-    """(value in int64 nano-units, 0/1 flag "present but not a number") for a money column.
+    """(per-row value, 0/1 flag "present but not a number") for a money column.
 
-    Strings are tried as a decimal first, then as a double, so ``1.5E-7`` (CUR CSVs use
-    scientific notation) is accepted on both engines. A value beyond ±9 billion is flagged too:
-    it cannot be held exactly, and no bill row is that large.
+    The per-row conversion is chosen by the column's physical type, and each value is
+    converted once (the flag tests the raw value, not a second copy of the conversion):
+
+    * ``DECIMAL(p, s)`` (the FOCUS type; what DuckDB and Spark write for decimal arithmetic):
+      the value itself, untouched. It is already exact, so it is summed exactly in its own
+      type and turned into nano-units once per group (``money_sum``). Converting every row
+      instead (``decimal(38, 12)``, times 10^9, ``FLOOR``, cast) is 128-bit arithmetic that
+      made a 5-million-row bill ~30x a bare scan; summing the decimal is about as cheap as
+      summing a double. Only a type that can hold ±9e9 (``p - s >= 10``) is range-checked.
+    * ``DOUBLE``: rounded to int64 nano-units per row (a double's binary value is not a
+      decimal, so it is rounded where it is read, identically on every engine).
+    * text (CSV, or a string-typed Parquet column): parsed as an exact decimal, else as a
+      double, so ``1.5E-7`` (CUR CSVs use scientific notation) is accepted on both engines,
+      and rounded to int64 nano-units per row.
+
+    A value beyond ±9 billion is flagged too: no bill row is that large, and int64
+    nano-units cannot hold it exactly.
     """
     import ibis
 
@@ -86,28 +118,95 @@ def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
     if not fmt.has(column):
         return ibis.null("int64"), zero
     col = t[fmt.col(column)]
-    if col.type().is_numeric():
-        value = col if col.type().is_floating() else col.cast(MONEY)
-        present = col.notnull()
-    else:
-        s = _clean(col.cast("string") if not col.type().is_string() else col)
-        # A double beyond the limit (``1e400`` is inf, ``NaN``) is refused *before* the cast to
-        # decimal, which would otherwise abort the whole query with no row to name.
-        f = s.try_cast("float64")
-        as_float = ibis.cases((f.abs() < _MAX_AMOUNT, f.cast(MONEY)), else_=ibis.null(MONEY))
-        # DuckDB reads ``1_000`` as 1000 (digit separators) where Spark and the error path do
-        # not: a separator is refused on every engine, like ``1,000``.
-        value = ibis.cases(
-            (s.contains("_"), ibis.null(MONEY)),
-            else_=ibis.coalesce(s.try_cast(MONEY), as_float),
-        )
-        present = s.notnull()
-    nano = ibis.cases(
+    dtype = col.type()
+    if dtype.is_decimal():
+        precision = dtype.precision if dtype.precision is not None else 38
+        scale = dtype.scale if dtype.scale is not None else 0
+        if precision - scale <= 9:  # |value| < 10^9 by type: nothing to check
+            return col, zero
+        # The value itself is summed even when flagged (a 38-digit sum cannot overflow on
+        # any bill): the flag makes the reader refuse the file anyway.
+        return col, ibis.cases((col.abs() >= _MAX_AMOUNT, 1), else_=0).cast("int64")
+    if dtype.is_numeric():
+        # Integers and floats; ``abs < limit`` is false for NaN and ±inf on every engine.
+        nano = _nano(col)
+        bad = ibis.cases((col.notnull() & ~(col.abs() < _MAX_AMOUNT), 1), else_=0).cast("int64")
+        return nano, bad
+    s = _clean(col.cast("string") if not dtype.is_string() else col)
+    # A double beyond the limit (``1e400`` is inf, ``NaN``) is refused *before* the cast to
+    # decimal, which would otherwise abort the whole query with no row to name.
+    f = s.try_cast("float64")
+    as_float = ibis.cases((f.abs() < _MAX_AMOUNT, f.cast(MONEY)), else_=ibis.null(MONEY))
+    # DuckDB reads ``1_000`` as 1000 (digit separators) where Spark and the error path do
+    # not: a separator is refused on every engine, like ``1,000``.
+    value = ibis.cases(
+        (s.contains("_"), ibis.null(MONEY)),
+        else_=ibis.coalesce(s.try_cast(MONEY), as_float),
+    )
+    nano = _nano(value)
+    bad = ibis.cases((s.notnull() & nano.isnull(), 1), else_=0).cast("int64")
+    return nano, bad
+
+
+def _nano(value: Any) -> Any:
+    """Per-row int64 nano-units ``floor(x * 10^9 + 0.5)`` of a double or a ``MONEY`` decimal,
+    null beyond ±9e9 (see the module docstring)."""
+    import ibis
+
+    return ibis.cases(
         (value.abs() < _MAX_AMOUNT, (value * NANO + 0.5).floor().cast("int64")),
         else_=ibis.null("int64"),
     )
-    bad = ibis.cases((present & nano.isnull(), 1), else_=0).cast("int64")
-    return nano, bad
+
+
+def as_nano(value: Any) -> Any:
+    """A ``money`` value as per-row int64 nano-units, whatever its kind.
+
+    Needed only where one row's cost is computed from several columns of different physical
+    types (CUR's effective cost from a DECIMAL and a DOUBLE column): nano-units and currency
+    decimals must not be mixed in one expression. Slow (128-bit arithmetic per row), and rare:
+    an export writes all its money columns with one type.
+    """
+    if not value.type().is_decimal():
+        return value
+    return _nano(value.cast(MONEY))
+
+
+def same_kind(values: list[Any]) -> list[Any]:
+    """``values`` unchanged when all are decimals or all nano-units, else all as nano-units."""
+    import ibis.expr.operations as ops
+
+    def absent(v: Any) -> bool:  # a column the files lack (a typed null): of either kind
+        op = v.op()
+        return isinstance(op, ops.Literal) and op.value is None
+
+    present = [v for v in values if not absent(v)]
+    if len({v.type().is_decimal() for v in present}) > 1:
+        return [as_nano(v) for v in values]
+    if present and present[0].type().is_decimal():
+        return [v.cast(present[0].type()) if absent(v) else v for v in values]
+    return values
+
+
+#: Exact type a group's money sum leaves the engine in: whole nano-units.
+NANO_SUM = "decimal(38, 0)"
+
+
+def money_sum(value: Any, *, wide_int_sum: bool) -> Any:
+    """A group's sum of a ``money`` value, in whole nano-units typed ``NANO_SUM``.
+
+    Decimals are summed exactly in their own type (a 128-bit accumulator) and rounded to
+    nano-units once per group, half away from zero (a cast to ``decimal(38, 9)``, which DuckDB,
+    Spark and Trino round alike): exact for up to 9 decimal places, and within $5e-10 a group
+    beyond. Int64 nano-units are summed as they are where the engine widens the sum to 128
+    bits (``wide_int_sum``: DuckDB) and cast per row elsewhere: Spark, Trino and Athena sum
+    ``bigint`` into ``bigint``, which could overflow.
+    """
+    if value.type().is_decimal():
+        return (value.sum().cast("decimal(38, 9)") * NANO).cast(NANO_SUM)
+    if wide_int_sum:
+        return value.sum().cast(NANO_SUM)
+    return value.cast(NANO_SUM).sum()
 
 
 def quantity(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:

@@ -17,6 +17,7 @@ import io
 import json
 import math
 import re
+from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,7 +227,7 @@ def _header(path: Path, kind: str) -> tuple[str, ...]:
             columns = tuple(c.strip() for c in row)
     except UnicodeDecodeError as exc:
         raise BillError(
-            f"{path}: the header is not UTF-8 text (byte {exc.object[exc.start:exc.end]!r} at "
+            f"{path}: the header is not UTF-8 text (byte {exc.object[exc.start : exc.end]!r} at "
             f"offset {exc.start}); export the bill as UTF-8"
         ) from None
     except (OSError, EOFError, ValueError, csv.Error) as exc:
@@ -298,6 +299,32 @@ def _manifest_files(manifest: Path) -> list[Path]:
     return found
 
 
+def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
+    """Refuse a Data Exports folder, read without its manifests, holding one billing period in
+    several versions.
+
+    An export set to "create new data export version" writes each refresh of a month to its own
+    ``BILLING_PERIOD=YYYY-MM/<execution>/`` folder; without the ``metadata/`` manifests (which
+    name the current version) every version would be summed: the month counted twice or more.
+    """
+    versions: dict[str, set[Path]] = defaultdict(set)
+    for f in files:
+        for i, part in enumerate(f.parts):
+            if part.upper().startswith("BILLING_PERIOD="):
+                # The period's own folder (files directly in it) or its execution subfolder.
+                versions[part].add(Path(*f.parts[: i + 2]) if i + 2 < len(f.parts) else f.parent)
+                break
+    for period, dirs in sorted(versions.items()):
+        subfolders = sorted(dirs)
+        if len(subfolders) > 1:
+            names = ", ".join(d.name for d in subfolders)
+            raise BillError(
+                f"{folder}: {period} holds {len(subfolders)} export versions ({names}); summing "
+                "them would count the month more than once: include the export's metadata/ "
+                "folder (its *-Manifest.json names the current version) or keep only one version"
+            )
+
+
 def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     """Expand files and folders into data files with their headers.
 
@@ -322,6 +349,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
             files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
             if not files:
                 raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
+            _refuse_export_versions(path, files)
             out.extend(files)
         elif path.is_file() and path.name.endswith("-Manifest.json"):
             out.extend(_manifest_files(path))

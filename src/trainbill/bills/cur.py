@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainbill.bills._expr import day, lower, money, null_str, quantity, text
+from trainbill.bills._expr import day, lower, money, null_str, quantity, same_kind, text
 from trainbill.bills._files import BillFormat
 from trainbill.bills.focus import INSTANCE_RE, tag_from_json
 
@@ -42,6 +42,7 @@ COMMITTED_TYPES = ("savingsplancoveredusage", "savingsplannegation", "discounted
 #: Raw columns the rows are grouped by before classification.
 DIMENSIONS: tuple[str, ...] = (
     "line_item_currency_code",
+    "bill_payer_account_id",
     "line_item_line_item_type",
     "line_item_product_code",
     "line_item_usage_type",
@@ -68,8 +69,27 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     sp_total, _ = money(t, fmt, "savings_plan_total_commitment_to_date")
     sp_used, _ = money(t, fmt, "savings_plan_used_commitment")
     ri_eff, bad_ri = money(t, fmt, "reservation_effective_cost")
-    ri_unused_upfront, _ = money(t, fmt, "reservation_unused_amortized_upfront_fee_for_billing_period")
+    ri_unused_upfront, _ = money(
+        t, fmt, "reservation_unused_amortized_upfront_fee_for_billing_period"
+    )
     ri_unused_recurring, _ = money(t, fmt, "reservation_unused_recurring_fee")
+    public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
+    # One row's effective and list cost combine several columns: they must be of one kind
+    # (all exact decimals, or all per-row nano-units; see ``_expr.money``).
+    billed, sp_eff, sp_total, sp_used, ri_eff, ri_unused_upfront, ri_unused_recurring, public = (
+        same_kind(
+            [
+                billed,
+                sp_eff,
+                sp_total,
+                sp_used,
+                ri_eff,
+                ri_unused_upfront,
+                ri_unused_recurring,
+                public,
+            ]
+        )
+    )
     zero = ibis.literal(0).cast(billed.type())
     effective = ibis.cases(
         (lit == "savingsplancoveredusage", ibis.coalesce(sp_eff, billed)),
@@ -91,7 +111,6 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         ((lit == "fee") & ri_arn.notnull(), zero),
         else_=billed,
     )
-    public, bad_list = money(t, fmt, "pricing_public_on_demand_cost")
     usage, bad_usage = quantity(t, fmt, "line_item_usage_amount")
     if key != "tag" or tag_key is None:
         tag = null_str()
@@ -154,6 +173,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     )
     return g.select(
         currency=text(g, fmt, "line_item_currency_code"),
+        payer=text(g, fmt, "bill_payer_account_id"),
         charge=charge,
         lit=lit,
         service=text(g, fmt, "line_item_product_code"),

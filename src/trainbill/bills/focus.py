@@ -19,7 +19,9 @@ from trainbill.bills._files import BillFormat
 __all__ = ["DIMENSIONS", "normalize", "row_values"]
 
 #: Instance types in descriptions/usage types: ``g5.4xlarge``, ``p5.48xlarge``, ``ml.p4d.24xlarge``.
-INSTANCE_RE = r"((?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:xlarge|large|medium|small|micro|nano|metal)[a-z0-9-]*)"
+INSTANCE_RE = (
+    r"((?:ml\.)?[a-z][a-z0-9-]*\.[0-9]*(?:xlarge|large|medium|small|micro|nano|metal)[a-z0-9-]*)"
+)
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
 #: SageMaker instance types (``ml.p5.48xlarge``) in usage types and descriptions.
 _ML_INSTANCE_RE = r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)"
@@ -38,6 +40,7 @@ def tag_from_json(tags: Any, key: str) -> Any:
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
 DIMENSIONS: tuple[str, ...] = (
     "BillingCurrency",
+    "BillingAccountId",
     "ChargeCategory",
     "ServiceName",
     "ServiceCategory",
@@ -112,6 +115,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     unit = ibis.coalesce(lower(g, fmt, "ConsumedUnit"), lower(g, fmt, "PricingUnit"))
     return g.select(
         currency=text(g, fmt, "BillingCurrency"),
+        payer=text(g, fmt, "BillingAccountId"),
         charge=lower(g, fmt, "ChargeCategory"),
         lit=null_str(),
         service=text(g, fmt, "ServiceName"),

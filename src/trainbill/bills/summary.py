@@ -105,6 +105,10 @@ class BillSummary:
     top_lines: tuple[BillLine, ...] = ()
     breakdown_by: str | None = None
     breakdown: tuple[BreakdownRow, ...] = field(default_factory=tuple)
+    #: BilledCost per payer (CUR ``bill_payer_account_id``; FOCUS ``BillingAccountId``): a
+    #: folder holding two payers' exports, or a multi-cloud FOCUS file, is summed and each
+    #: payer's part shown, never silently merged. Empty when the files lack the column.
+    by_payer: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def hidden_multiplier(self) -> float | None:
@@ -139,6 +143,7 @@ class BillSummary:
             "gpu_instance_hours": self.gpu_instance_hours,
             "uncategorized": {"rows": self.uncategorized_rows, "cost": self.uncategorized_cost},
             "hidden_multiplier": self.hidden_multiplier,
+            "by_payer": dict(self.by_payer),
             "top_lines": [
                 {
                     "category": x.category,
@@ -209,6 +214,30 @@ _BAD_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
 _CURRENCY_COLUMN = {"focus": "BillingCurrency", "cur": "line_item_currency_code"}
 
 
+def _refuse_two(
+    field: str,
+    column: str,
+    what: str,
+    groups: Sequence[Mapping[str, Any]],
+    fmt: BillFormat,
+    fix: str,
+) -> dict[str, int]:
+    """Rows per value of ``field``; refuses a bill with two values (amounts in two currencies
+    cannot be summed into one total), naming the first row that differs from the majority."""
+    per_value: dict[str, int] = defaultdict(int)
+    for g in groups:
+        if g.get(field) is not None:
+            per_value[g[field]] += int(g["rows"])
+    if len(per_value) > 1:
+        main = max(per_value, key=lambda c: (per_value[c], c))
+        spelled = fmt.col(column)
+        hit = find_other_value(fmt.files, spelled, main)
+        where = f"{hit[0]}: row {hit[1]}: " if hit else ""
+        found = ", ".join(f"{c} ({n} rows)" for c, n in sorted(per_value.items()))
+        raise BillError(f"{where}column {spelled}: mixed {what} in one bill ({found}); {fix}")
+    return per_value
+
+
 def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
     """Refuse non-numeric costs and mixed currencies, naming file, row and column."""
     for flag, columns in _BAD_COLUMNS[fmt.family].items():
@@ -235,23 +264,11 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
                     f"({count} such row(s) in the bill); {rule}"
                 )
         files = ", ".join(str(f.path) for f in fmt.files)
-        raise BillError(
-            f"{files}: {count} row(s) have an invalid {' or '.join(columns)}; {rule}"
-        )
-    per_currency: dict[str, int] = defaultdict(int)
-    for g in groups:
-        if g["currency"] is not None:
-            per_currency[g["currency"]] += int(g["rows"])
-    if len(per_currency) > 1:
-        main = max(per_currency, key=lambda c: (per_currency[c], c))
-        column = fmt.col(_CURRENCY_COLUMN[fmt.family])
-        hit = find_other_value(fmt.files, column, main)
-        where = f"{hit[0]}: row {hit[1]}: " if hit else ""
-        found = ", ".join(f"{c} ({n} rows)" for c, n in sorted(per_currency.items()))
-        raise BillError(
-            f"{where}column {column}: mixed currencies in one bill ({found}); "
-            "split the bill by currency and read each part separately"
-        )
+        raise BillError(f"{files}: {count} row(s) have an invalid {' or '.join(columns)}; {rule}")
+    per_currency = _refuse_two(
+        "currency", _CURRENCY_COLUMN[fmt.family], "currencies", groups, fmt,
+        "split the bill by currency and read each part separately",
+    )  # fmt: skip
     return next(iter(per_currency), "")
 
 
@@ -270,6 +287,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     gpu_committed_list: dict[Any, Decimal] = defaultdict(Decimal)
     gpu_hours = Decimal(0)
     uncat_rows, uncat_cost = 0, Decimal(0)
+    payers: dict[str, Decimal] = defaultdict(Decimal)
     starts: list[str] = []
     ends: list[str] = []
     for g in groups:
@@ -290,6 +308,8 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         if g["gpu"]:
             gpu_usage = _CTX.add(gpu_usage, billed)
             gpu_hours = _CTX.add(gpu_hours, _d(g["gpu_hours"]))
+        if g.get("payer") is not None:
+            payers[g["payer"]] = _CTX.add(payers[g["payer"]], billed)
         if g["uncat"]:
             uncat_rows += int(g["rows"])
             uncat_cost = _CTX.add(uncat_cost, billed)
@@ -342,6 +362,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "gpu_instance_hours": round(float(gpu_hours), 6),
         "uncategorized_rows": uncat_rows,
         "uncategorized_cost": float(uncat_cost),
+        "by_payer": MappingProxyType({k: float(payers[k]) for k in sorted(payers)}),
         "period_start": min(starts) if starts else None,
         "period_end": max(ends) if ends else None,
         "top_lines": tuple(top),
@@ -362,9 +383,7 @@ def _gpu_fee_share(
     by the pooled list cost of all committed usage.
     """
     all_list = _sum(committed_list.values())
-    pooled = (
-        _CTX.divide(_sum(gpu_committed_list.values()), all_list) if all_list else Decimal(0)
-    )
+    pooled = _CTX.divide(_sum(gpu_committed_list.values()), all_list) if all_list else Decimal(0)
     total = Decimal(0)
     for cid, fee in fees.items():
         covered = committed_list.get(cid, Decimal(0)) if cid is not None else Decimal(0)
@@ -401,7 +420,16 @@ def _summary_expr(c: Any) -> Any:
 
     label = ibis.coalesce(c.usage_type, c.desc, c.service)
     keys = [
-        "currency", "category", "option", "gpu", "fee", "negation", "uncat", "service", "commit_id"
+        "currency",
+        "payer",
+        "category",
+        "option",
+        "gpu",
+        "fee",
+        "negation",
+        "uncat",
+        "service",
+        "commit_id",
     ]
     m = c.mutate(label=label)
     return m.group_by([*keys, "label"]).aggregate(
@@ -455,6 +483,7 @@ def read_bill(
     *,
     engine: str = "duckdb",
     by: str | None = None,
+    progress: bool = False,
 ) -> BillSummary:
     """Read FOCUS 1.0-1.2 or AWS CUR 2.0 files (CSV, CSV.gz, Parquet) into a ``BillSummary``.
 
@@ -464,6 +493,8 @@ def read_bill(
         engine: ``"duckdb"`` (embedded, default), ``"spark"`` (PySpark), ``"trino"`` or
             ``"athena"`` (the same queries; see ``trainbill.bills._engine``).
         by: optional breakdown: ``"tag:KEY"``, ``"resource"``, ``"service"`` or ``"day"``.
+        progress: show a Rich progress bar on stderr while DuckDB reads (the CLI's default
+            for tables; off with ``--quiet`` and with ``--json``).
 
     Raises:
         UnsupportedBillError: unknown format (the message lists the expected columns) or
@@ -488,7 +519,7 @@ def read_bill(
         # PySpark 4.0 sets a pandas option pandas 3 deprecates, and py4j leaves sockets to GC.
         warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
         warnings.filterwarnings("ignore", category=ResourceWarning)
-        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by)
+        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by, progress)
 
 
 def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:
@@ -510,6 +541,7 @@ def _run(
     kind: str | None,
     tag_key: str | None,
     by: str | None,
+    progress: bool = False,
 ) -> BillSummary:
     """Open the engine, run the queries, reduce the groups; ``fmt`` is None for table engines."""
     eng = open_engine(engine)
@@ -517,7 +549,7 @@ def _run(
         if fmt is None:
             fmt = detect(eng.table_files(names))
         if eng.name == "duckdb":
-            results = _run_duckdb(eng, fmt, kind, tag_key)
+            results = _run_duckdb(eng, fmt, kind, tag_key, progress)
         else:
             results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
     finally:
@@ -528,13 +560,13 @@ def _run(
 
 
 def _run_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     """Register the files, get the SQL (cached per schema, else compiled by Ibis), run it."""
     import duckdb
 
     try:
-        return _query_duckdb(eng, fmt, kind, tag_key)
+        return _query_duckdb(eng, fmt, kind, tag_key, progress)
     except duckdb.Error as exc:
         # Unreadable files, malformed CSV, a non-finite or out-of-range double: a message
         # naming the files, never a traceback.
@@ -563,7 +595,7 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
 
 
 def _query_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     from trainbill.bills import cur, focus
     from trainbill.bills._sqlcache import cached_sql
@@ -590,7 +622,66 @@ def _query_duckdb(
 
     results: dict[str, list[dict[str, Any]]] = {}
     for name, sql in cached_sql(key, compile_sql).items():
-        cursor = eng.con.execute(sql)
-        columns = [d[0] for d in cursor.description]
-        results[name] = _rows(columns, cursor.fetchall())
+        if progress:
+            label = f"reading {len(fmt.files)} file(s)" + (
+                " (breakdown)" if name != "summary" else ""
+            )
+            columns, records = _with_progress(eng.con, sql, label)
+        else:
+            cursor = eng.con.execute(sql)
+            columns, records = [d[0] for d in cursor.description], cursor.fetchall()
+        results[name] = _rows(columns, records)
     return results
+
+
+#: Seconds between polls of DuckDB's progress; a bill under this is done before any bar shows.
+_PROGRESS_POLL_S = 0.2
+
+
+def _with_progress(con: Any, sql: str, label: str) -> tuple[list[str], list[Any]]:
+    """Run ``sql`` on ``con`` while a thread polls ``query_progress`` into a Rich bar on stderr.
+
+    The bar is transient (gone when the read ends) and drawn only on a terminal, so piped
+    output and logs stay clean. DuckDB reports progress per pipeline; the percentage is of the
+    scan, which is nearly all of a large bill's time.
+    """
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    # DuckDB tracks progress only with its bar on; it must never print the bar itself.
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    done = threading.Event()
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(label, total=100)
+
+    def poll() -> None:
+        shown = False
+        while not done.wait(_PROGRESS_POLL_S):
+            pct = con.query_progress()
+            if pct is None or pct < 0:
+                continue
+            if not shown:
+                bar.start()
+                shown = True
+            bar.update(task, completed=min(float(pct), 100.0))
+        if shown:
+            bar.stop()
+
+    thread = threading.Thread(target=poll, name="trainbill-progress", daemon=True)
+    thread.start()
+    try:
+        cursor = con.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+    finally:
+        done.set()
+        thread.join()

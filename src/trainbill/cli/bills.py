@@ -92,6 +92,10 @@ def _render_summary(s: BillSummary) -> None:
         "hidden multiplier (total / GPU compute): "
         + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
     )
+    if len(s.by_payer) > 1:
+        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
+        for payer, cost in s.by_payer.items():
+            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
     if s.uncategorized_rows:
         _common.console.print(
             f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
@@ -122,11 +126,15 @@ def summary_cmd(
     ] = None,
     engine: _Engine = "duckdb",
     as_json: _Json = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar on stderr during long reads.")
+    ] = False,
 ) -> None:
     """Classify every bill row into the ledger's categories and show the hidden multiplier."""
     from trainbill.bills.summary import read_bill
 
-    s = read_bill(files, engine=engine, by=by)
+    # Progress goes to stderr, on a terminal only; JSON output is for scripts, so never.
+    s = read_bill(files, engine=engine, by=by, progress=not (quiet or as_json))
     if as_json:
         print_json(s.as_dict())
     else:
