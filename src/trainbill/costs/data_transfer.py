@@ -35,6 +35,15 @@ CATEGORY = "data_transfer"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     """Transfer charges by where the data lives, and object-storage GET requests."""
+    if (
+        usage.data_source == "fsx"
+        and usage.data_location == "cross_az"
+        and usage.checkpoint_target == "fsx"
+        and usage.checkpoint_write_gb > 0
+    ):
+        writes = f"{usage.checkpoint_count:,.1f} checkpoints × {usage.checkpoint_size_gb:,.0f} GB"
+        what = f"checkpoints written to fsx {_zones(usage)}"
+        yield from _inter_az(usage, catalog, usage.checkpoint_write_gb, what, writes)
     read_gb = usage.dataset_read_gb
     if read_gb <= 0:
         return
@@ -47,20 +56,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.data_location == "cross_region":
         yield _inter_region(usage, catalog, read_gb, reads)
     elif usage.data_location == "cross_az" and usage.data_source in ("fsx", "ebs"):
-        where = _zones(usage)
-        yield from _inter_az(
-            usage, catalog, read_gb, f"training data read from {usage.data_source} {where}", reads
-        )
-        if (
-            usage.data_source == "fsx"
-            and usage.checkpoint_target == "fsx"
-            and usage.checkpoint_write_gb > 0
-        ):
-            writes = (
-                f"{usage.checkpoint_count:,.1f} checkpoints × {usage.checkpoint_size_gb:,.0f} GB"
-            )
-            what = f"checkpoints written to fsx {where}"
-            yield from _inter_az(usage, catalog, usage.checkpoint_write_gb, what, writes)
+        what = f"training data read from {usage.data_source} {_zones(usage)}"
+        yield from _inter_az(usage, catalog, read_gb, what, reads)
     if usage.data_source == "s3":
         gets = service_rate(catalog, usage, "s3.requests.tier2")
         requests = read_gb * 1000.0 / usage.object_mb
