@@ -167,13 +167,17 @@ def test_egress_tiers_are_monthly(catalog: Catalog) -> None:
     assert sum(ln.cost_usd for ln in lines) == pytest.approx(2 * (921.60 + 829.60))
 
 
-def test_data_in_azure_without_an_azure_price_says_stand_in(catalog: Catalog) -> None:
-    """No Azure egress price in the catalog: AWS's stands in, and the source says so."""
+def test_data_in_azure_without_an_azure_price_is_not_priced(catalog: Catalog) -> None:
+    """No Azure egress price in the catalog: one NOT PRICED $0 line and a warning, never AWS's rate."""
     plan = _plan({"source": "other_cloud", "provider": "azure"})
     plan["prices"] = {"as_of": "2026-12-01"}
-    lines = _transfer(_fc(plan, catalog))
-    assert lines
-    assert all("stand-in" in ln.source for ln in lines)
+    fc = _fc(plan, catalog)
+    (line,) = _transfer(fc)
+    assert line.quantity == pytest.approx(2000.0)  # 1,000 GB × 2 epochs, all in the first tier
+    assert line.cost_usd == 0.0
+    assert line.source.startswith("NOT PRICED")
+    assert "azure" in line.source
+    assert any("NOT PRICED" in w for w in fc.warnings)
 
 
 def test_on_premises_data_has_no_cloud_charge(catalog: Catalog) -> None:
