@@ -76,22 +76,37 @@ def test_gcp_lines_hand_computed(catalog: Catalog) -> None:
 
 
 def test_gcp_inter_zone_billed_once_and_azure_inter_zone_free(catalog: Catalog) -> None:
-    """GCP bills inter-zone transfer once (egress) and holds no price: NOT PRICED; Azure charges $0."""
+    """Disk data in another zone: GCP bills it once at its own price; Azure shows one $0 line."""
     plan = zero_hidden_plan(provider="azure", instance="Standard_ND96isr_H100_v5", region="eastus")
-    plan["data"] = {"dataset_gb": 100, "location": "cross_az", "epochs": 2}
+    plan["data"] = {"dataset_gb": 100, "location": "cross_az", "epochs": 2, "source": "ebs"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
-    line = _line(fc, "data_transfer", "inter-availability-zone transfer of training data")
+    (line,) = fc.ledger.in_category("data_transfer")
+    assert line.item.startswith("inter-availability-zone transfer out: ")
     assert (line.quantity, line.cost_usd) == (
         pytest.approx(200.0),
         0.0,
     )  # 100 GB × 2 epochs, once, at $0
     plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
-    plan["data"] = {"dataset_gb": 100, "location": "cross_az", "epochs": 2}
+    plan["data"] = {"dataset_gb": 100, "location": "cross_az", "epochs": 2, "source": "ebs"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
-    line = _line(fc, "data_transfer", "inter-zone transfer of training data")
-    assert line.quantity == pytest.approx(200.0)
+    (line,) = fc.ledger.in_category("data_transfer")  # once: no "in" line
+    assert line.item.startswith("inter-zone transfer out: ")
+    # $0.01 per GiB (Google Cloud VPC network pricing, read 2026-09-20) = 0.01 / 1.073741824 per GB,
+    # × 200 GB = $1.8626; GCP's earliest price point, dated after the plan's 2025-05-01.
+    assert line.cost_usd == pytest.approx(200 * 0.01 / 1.073741824, rel=1e-5)
+    assert "AFTER the plan's price date" in line.source
+
+
+def test_gcp_role_without_a_price_is_not_priced_and_warned(catalog: Catalog) -> None:
+    """GCP has no inter-region price in the catalog: a NOT PRICED $0 line and a warning, no AWS rate."""
+    plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
+    plan["data"] = {"dataset_gb": 100, "location": "cross_region", "epochs": 2, "source": "ebs"}
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    (line,) = fc.ledger.in_category("data_transfer")
+    assert line.item.startswith("inter-region transfer of training data")
+    assert (line.quantity, line.cost_usd) == (pytest.approx(200.0), 0.0)  # 100 GB × 2 epochs
     assert line.source.startswith("NOT PRICED")
-    assert any("NOT PRICED" in w and "inter-zone transfer" in w for w in fc.warnings)
+    assert any("NOT PRICED" in w and "inter-region transfer" in w for w in fc.warnings)
 
 
 def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:

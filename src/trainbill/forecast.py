@@ -236,8 +236,9 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
     unpriced = [line.item for line in ledger.lines if line.source.startswith(UNPRICED)]
     if unpriced:
         out.append(
-            f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no {usage.provider} price for "
-            f"{', '.join(unpriced)}; add your rates with --catalog DIR"
+            f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no price of the charging "
+            f"provider for {', '.join(unpriced)} (each line's source names it); add your rates "
+            "with --catalog DIR"
         )
     if any("price used: no" in line.source for line in ledger.lines):
         out.append(f"some prices come from the provider's reference region, not {usage.region}")

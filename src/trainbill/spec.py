@@ -92,6 +92,11 @@ SavingsPlanKind = Literal["compute", "ec2-instance", "sagemaker"]
 #: whole term, the unused part as its own line).
 Commitment = Literal["existing", "buy"]
 DataLocation = Literal["same_az", "cross_az", "cross_region"]
+#: Where the training data lives. ``s3``/``fsx``/``ebs`` name the AWS services and, on GCP and
+#: Azure, that cloud's counterpart (Cloud Storage / Blob; managed Lustre or Filestore; persistent
+#: or managed disks), as ``checkpoint.target`` does. ``other_cloud``: object storage in another
+#: provider (``data.provider``), read over the internet; ``on_premises``: your own data centre.
+DataSource = Literal["s3", "fsx", "ebs", "other_cloud", "on_premises"]
 CheckpointTarget = Literal["s3", "fsx", "ebs"]
 FsxTier = Literal[
     "scratch_2", "persistent_125", "persistent_250", "persistent_500", "persistent_1000"
@@ -193,6 +198,10 @@ class ClusterSection(_Section):
     gpu: str | None = None
     gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
     orchestrator: Orchestrator = Field(default=None, validate_default=True)
+    #: Availability zone: an AWS AZ ID (``use1-az4``, the same place in every account) or AZ name
+    #: (``us-east-1a``), a GCP zone (``us-central1-a``) or an Azure zone number (``"1"``). Checked
+    #: against the region's zones in the catalog when usage is worked out.
+    zone: str | None = Field(default=None, min_length=1, max_length=64)
     extra_groups: tuple[ExtraGroup, ...] = ()
 
     @field_validator("orchestrator", mode="before")
@@ -245,12 +254,46 @@ class StorageSection(_Section):
 
 
 class DataSection(_Section):
-    """The training data: size, where it lives relative to the cluster, how often it is read."""
+    """The training data: size, where it lives, how often it is read.
+
+    ``source`` says which service holds it; for data in the cluster's own cloud, ``location``
+    (or the explicit ``zone``/``region`` of the file system or bucket) says where it sits
+    relative to the cluster; ``other_cloud`` data names its ``provider`` (and ``region``).
+    """
 
     dataset_gb: float | None = Field(default=None, ge=0)
+    source: DataSource | None = None
     location: DataLocation | None = None
+    zone: str | None = Field(default=None, min_length=1, max_length=64)
+    region: str | None = Field(default=None, min_length=1, max_length=64)
+    provider: Provider | None = None
     epochs: float | None = Field(default=None, gt=0)
     object_mb: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _fields_fit_source(self) -> DataSection:
+        """Each placement field means something for some sources only: refuse the others
+        rather than ignore them (a zone for S3, which is regional, is a misunderstanding)."""
+        src = self.source
+        if self.provider is not None and src != "other_cloud":
+            msg = 'provider names the cloud holding the data; it needs source = "other_cloud"'
+            raise ValueError(msg)
+        if src == "other_cloud" and self.provider is None:
+            msg = 'source = "other_cloud" needs provider = "aws", "gcp" or "azure" (the cloud holding the data)'
+            raise ValueError(msg)
+        if src in ("other_cloud", "on_premises") and (self.location is not None or self.zone is not None):
+            msg = f"location and zone place data inside the cluster's cloud; not used with source = {src!r}"
+            raise ValueError(msg)
+        if src == "on_premises" and self.region is not None:
+            msg = 'region is not used with source = "on_premises"'
+            raise ValueError(msg)
+        if self.zone is not None and src not in ("fsx", "ebs"):
+            msg = (
+                f"zone applies to fsx or ebs data (a file system or volume lives in one zone); "
+                f"object storage (source = {src or 's3'!r}) is regional"
+            )
+            raise ValueError(msg)
+        return self
 
 
 class CheckpointSection(_Section):

@@ -15,7 +15,7 @@ from datetime import date
 from typing import Any
 
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
-from trainbill.errors import PriceNotFoundError, SpecError
+from trainbill.errors import PriceNotFoundError, SpecError, suggest
 from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time
 
@@ -25,6 +25,7 @@ __all__ = [
     "failures_per_hour",
     "instance_family",
     "resolve_cluster",
+    "resolve_zone",
     "software_age_years",
     "usage_for",
     "young_daly_interval_hours",
@@ -61,6 +62,10 @@ class Usage:
     accelerator: Accelerator
     nodes: int
     orchestrator: str
+    #: The cluster's zone as the plan gave it (None: not given), and its account-independent ID
+    #: where one is known (an AWS AZ name such as us-east-1a maps to an ID per account: None).
+    zone: str | None
+    zone_id: str | None
     precision: str
     as_of: date
     #: The run's software date (``run.date``, else ``as_of``): the time model's maturity input.
@@ -114,7 +119,15 @@ class Usage:
     asynchronous_checkpoint: bool
     # Data.
     dataset_gb: float
+    #: Where the data lives (``spec.DataSource``) and, for s3/fsx/ebs, where relative to the
+    #: cluster (``same_az``/``cross_az``/``cross_region``); ``data_provider``/``data_region``: the
+    #: cloud and region holding it (the cluster's own for s3/fsx/ebs in its region; empty for
+    #: on-premises data); ``data_zone``: the zone of fsx/ebs data when the plan names it.
+    data_source: str
     data_location: str
+    data_provider: str
+    data_region: str
+    data_zone: str | None
     epochs: float
     object_mb: float
     # Network and monitoring.
@@ -132,6 +145,16 @@ class Usage:
     hours_per_month: float = 730.0
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
+
+    @property
+    def dataset_read_gb(self) -> float:
+        """GB the data loaders read over the run: the dataset once per epoch."""
+        return self.dataset_gb * self.epochs
+
+    @property
+    def checkpoint_write_gb(self) -> float:
+        """GB of checkpoints written over the run."""
+        return self.checkpoint_count * self.checkpoint_size_gb
 
     @property
     def gpus(self) -> int:
@@ -327,7 +350,7 @@ def _hyperpod_warnings(
     return tuple(out)
 
 
-def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
+def _check_region_cloud(catalog: Catalog, provider: str, region: str, *, field: str = "cluster.region") -> None:
     """A region the catalog knows only for another cloud (``us-central1`` on AWS) is a mistake,
     not a region without local prices: refuse it rather than price the reference region.
 
@@ -339,7 +362,7 @@ def _check_region_cloud(catalog: Catalog, provider: str, region: str) -> None:
     if others and region not in own:
         known = ", ".join(sorted(own)) or "none"
         msg = f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the catalog: {known}"
-        raise SpecError(msg, field="cluster.region")
+        raise SpecError(msg, field=field)
 
 
 def _orchestrator_on(plan: Plan, provider: str) -> str:
@@ -356,6 +379,98 @@ def _orchestrator_on(plan: Plan, provider: str) -> str:
                f"allowed values for {provider}: {', '.join(offered)}")  # fmt: skip
         raise SpecError(msg, field="cluster.orchestrator")
     return orchestrator
+
+
+def _zone_letters(count: int) -> tuple[str, ...]:
+    """AWS AZ name suffixes: a region with N zones names them a, b, ... (AWS 'AWS Availability
+    Zones': the code of a zone is its region code followed by a letter)."""
+    return tuple(chr(ord("a") + i) for i in range(count))
+
+
+def resolve_zone(catalog: Catalog, provider: str, region: str, zone: str, field: str) -> tuple[str | None, str]:
+    """Check ``zone`` against the region's zones; return its zone ID (None where only an
+    account-specific AWS AZ name was given) and a note for the reader ("" when none).
+
+    Raises:
+        SpecError: the zone is not one of the region's (the message lists them).
+    """
+    known = catalog.zones(provider, region)
+    if known is None:
+        listed = sorted({k.split(".")[2] for k in catalog.assumptions if k.startswith(f"zones.{provider}.")})
+        note = (f"{field} = {zone!r} not checked: the catalog lists no zones for {provider} {region} "
+                f"(zones are listed for {', '.join(listed) or 'no region'})")  # fmt: skip
+        return None, note
+    if zone in known:
+        return zone, ""
+    names = tuple(f"{region}{c}" for c in _zone_letters(len(known))) if provider == "aws" else ()
+    if zone in names:
+        note = (f"{field} = {zone!r} is an AZ name, which AWS maps to a physical zone per account: zone-level "
+                f"prices need its AZ ID ({', '.join(known)}; see 'aws ec2 describe-availability-zones')")  # fmt: skip
+        return None, note
+    where = catalog.zone_region(provider, zone)
+    hint = f" ({zone!r} is in {where})" if where is not None else suggest(zone, (*known, *names))
+    allowed = ", ".join((*known, *names))
+    msg = f"{zone!r} is not a zone of {provider} {region}.{hint} Allowed: {allowed}"
+    raise SpecError(msg, field=field)
+
+
+def _data_placement(
+    plan: Plan, catalog: Catalog, d: _Defaults, provider: str, region: str, zone: str | None
+) -> tuple[str, str, str, str, str | None, tuple[str, ...]]:
+    """Source, location, provider, region and zone of the training data, and notes.
+
+    ``location`` is derived from the data's own ``region``/``zone`` when the plan gives them
+    (a region other than the cluster's is ``cross_region``; a zone other than the cluster's is
+    ``cross_az``), else taken from ``data.location``. A stated location that contradicts them
+    is an error: which one was meant?
+    """
+    data = plan.data
+    source = str(d.get(data.source, "defaults.data.source"))
+    notes: list[str] = []
+    if source == "on_premises":
+        notes.append("data.source = on_premises: data comes in over your own network; the cloud charges nothing "
+                     "for data in, and your side's egress or Direct Connect/VPN fees are not cloud list prices, "
+                     "so they are not in this forecast")  # fmt: skip
+        return source, "external", "", "", None, tuple(notes)
+    if source == "other_cloud":
+        other = str(data.provider)
+        if other == provider:
+            msg = (f"provider {other!r} is the cluster's own cloud; for data there use source = \"s3\", \"fsx\" "
+                   f"or \"ebs\" with region (and zone) instead")  # fmt: skip
+            raise SpecError(msg, field="data.provider")
+        if data.region is not None:
+            _check_region_cloud(catalog, other, data.region, field="data.region")
+        other_region = data.region or str(d.get(None, f"defaults.cluster.region_{other}"))
+        return source, "external", other, other_region, None, ()
+    data_region = data.region or region
+    if data.region is not None:
+        _check_region_cloud(catalog, provider, data.region, field="data.region")
+    derived: str | None = None
+    data_zone = data.zone
+    if data_region != region:
+        derived = "cross_region"
+        if data_zone is not None:
+            resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
+    elif data_zone is not None:
+        data_id, _ = resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
+        if zone is None:
+            msg = "data.zone needs cluster.zone too: the transfer depends on whether the two zones differ"
+            raise SpecError(msg, field="data.zone")
+        cluster_id, _ = resolve_zone(catalog, provider, region, zone, "cluster.zone")
+        if catalog.zones(provider, region) is not None and (data_id is None) != (cluster_id is None):
+            msg = (f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an account-specific "
+                   f"AZ name, which cannot be compared; give both as AZ IDs")  # fmt: skip
+            raise SpecError(msg, field="data.zone")
+        derived = "same_az" if data_zone == zone else "cross_az"
+    if derived is not None and data.location is not None and data.location != derived:
+        msg = (f"location = {data.location!r}, but data.region/zone put the data {derived.replace('_', ' ')} "
+               f"of the cluster; give one or make them agree")  # fmt: skip
+        raise SpecError(msg, field="data.location")
+    location = derived or str(d.get(data.location, "defaults.data.location"))
+    if source == "s3" and location == "cross_az":
+        notes.append("data.location = cross_az has no cost for data in s3: object storage is regional, and reads "
+                     "from any zone of its region carry no transfer charge (AWS S3 pricing, Data Transfer)")  # fmt: skip
+    return source, location, provider, data_region, data_zone, tuple(notes)
 
 
 def software_age_years(accel: Accelerator, on: date) -> float | None:
@@ -439,6 +554,13 @@ def usage_for(
     orchestrator = _orchestrator_on(plan, provider)
     region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
     _check_region_cloud(catalog, provider, str(region))
+    zone_notes: list[str] = []
+    zone_id: str | None = None
+    if plan.cluster.zone is not None:
+        zone_id, note = resolve_zone(catalog, provider, str(region), plan.cluster.zone, "cluster.zone")
+        zone_notes += [note] if note else []
+    placement = _data_placement(plan, catalog, d, provider, str(region), plan.cluster.zone)
+    data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
     day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     as_of = plan.prices.as_of or day
     run_date = plan.run.date or as_of
@@ -563,10 +685,14 @@ def usage_for(
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
+        zone=plan.cluster.zone,
+        zone_id=zone_id,
         warnings=(
             *_cluster_warnings(plan, inst, nodes),
             *_hyperpod_warnings(catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of),
             *date_warnings,
+            *zone_notes,
+            *data_notes,
             *getattr(plan, "whatif_notes", ()),
         ),
         precision=m.precision,
@@ -613,7 +739,11 @@ def usage_for(
         retention_days=float(d.get(ck.retention_days, "defaults.checkpoint.retention_days")),
         asynchronous_checkpoint=asynchronous,
         dataset_gb=dataset_gb,
-        data_location=str(d.get(data.location, "defaults.data.location")),
+        data_source=data_source,
+        data_location=data_location,
+        data_provider=data_provider,
+        data_region=data_region,
+        data_zone=data_zone,
         epochs=float(d.get(data.epochs, "defaults.data.epochs")),
         object_mb=float(d.get(data.object_mb, "defaults.data.object_mb")),
         nat_gateways=int(d.get(net.nat_gateways, "defaults.network.nat_gateways")),

@@ -230,7 +230,10 @@ class Catalog:
         object.__setattr__(self, "_price_index", MappingProxyType(frozen))
         regions: dict[str, set[str]] = {}
         for provider, region, _, _ in frozen:
-            regions.setdefault(provider, set()).add(region)
+            if (
+                self.zone_region(provider, region) is None
+            ):  # zone-level price points are not regions
+                regions.setdefault(provider, set()).add(region)
         object.__setattr__(
             self, "_regions", MappingProxyType({k: frozenset(v) for k, v in regions.items()})
         )
@@ -289,6 +292,33 @@ class Catalog:
     def regions(self, provider: str) -> frozenset[str]:
         """Regions that have at least one price point for ``provider``."""
         return self._regions.get(provider, frozenset())
+
+    # --- zones ----------------------------------------------------------------------------
+    def zones(self, provider: str, region: str) -> tuple[str, ...] | None:
+        """The zones of a region (AWS: AZ IDs such as ``use1-az1``), or None when the catalog
+        has no zone list for it (``zones.<provider>.<region>`` in assumptions.toml)."""
+        a = self.assumptions.get(f"zones.{provider}.{region}")
+        return None if a is None else tuple(str(z) for z in a.value)
+
+    def zone_region(self, provider: str, zone: str) -> str | None:
+        """The region a zone ID belongs to, or None when ``zone`` is no zone the catalog lists."""
+        prefix = f"zones.{provider}."
+        for key, a in self.assumptions.items():
+            if key.startswith(prefix) and zone in a.value:
+                return key.removeprefix(prefix)
+        return None
+
+    def zone_price(
+        self, item: str, option: str, *, provider: str, zone: str, as_of: date
+    ) -> PricePoint | None:
+        """The price point of one zone in force on ``as_of`` (prices.csv rows whose ``region`` is a
+        zone ID), or None: never another zone's or the region's price (callers fall back and say so)."""
+        valid = [
+            p
+            for p in self._price_index.get((provider, zone, item, option), ())
+            if p.effective_from <= as_of
+        ]
+        return valid[-1] if valid else None
 
     def history(
         self, item: str, option: str, *, provider: str, region: str

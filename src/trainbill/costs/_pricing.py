@@ -6,6 +6,7 @@ citation), and so a driver never hard-codes a price.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -19,6 +20,7 @@ __all__ = [
     "UNPRICED",
     "Rate",
     "ServiceRate",
+    "Tier",
     "cluster_rate",
     "commitment_name",
     "commitment_rate",
@@ -27,7 +29,10 @@ __all__ = [
     "instance_rate",
     "sagemaker_rate",
     "service",
+    "service_item",
     "service_rate",
+    "service_rate_at",
+    "volume_tiers",
 ]
 
 
@@ -64,6 +69,10 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     any region's price list) is priced at its Capacity Block rate for the non-spot share, and
     only in a region where the catalog has that rate: Capacity Blocks are sold per region, and
     another region's rate would price capacity that cannot be bought there.
+
+    Spot prices differ by zone (p5.48xlarge: $20.99-$30.33 across us-east-1's AZs in one
+    snapshot), so a plan naming its zone by AZ ID gets that zone's spot price where the catalog
+    has one at least as recent as the region's; otherwise the region's, and the source says why.
     """
     item = usage.instance.instance
     if option == "on_demand" and _capacity_block_only(catalog, usage):
@@ -80,7 +89,34 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
                   f"Block rate (reserved ahead and paid upfront in whole days: not modelled)")  # fmt: skip
         return Rate(usd=p.usd, source=source, option="capacity_block")
     p = _point(catalog, usage, item, option)
-    return Rate(usd=p.usd, source=p.cite(usage.as_of), option=option)
+    if option != "spot" or usage.zone_id is None:
+        return Rate(usd=p.usd, source=p.cite(usage.as_of), option=option)
+    z = catalog.zone_price(
+        usage.instance.instance,
+        option,
+        provider=usage.provider,
+        zone=usage.zone_id,
+        as_of=usage.as_of,
+    )
+    if z is None:
+        return Rate(
+            usd=p.usd,
+            source=(
+                f"{p.cite(usage.as_of)} [no {usage.zone_id} spot price in catalog: "
+                "region's price used]"
+            ),
+            option=option,
+        )
+    if z.effective_from < p.effective_from:
+        return Rate(
+            usd=p.usd,
+            source=(
+                f"{p.cite(usage.as_of)} [the {usage.zone_id} spot price is older "
+                f"({z.effective_from}): region's newer used]"
+            ),
+            option=option,
+        )
+    return Rate(usd=z.usd, source=f"{usage.zone_id} zone spot price: {z.cite(usage.as_of)}", option=option)
 
 
 def _capacity_block_only(catalog: Catalog, usage: Usage) -> bool:
@@ -195,64 +231,101 @@ def _role(catalog: Catalog, provider: str, role: str) -> Mapping[str, Any] | Non
     return value
 
 
-def _service_point(catalog: Catalog, usage: Usage, item: str) -> PricePoint | None:
-    """The point in force on the plan's date, else the provider's earliest (dated later).
+def _service_point(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
+) -> PricePoint | None:
+    """The point in force on ``as_of``, else the provider's earliest (dated later).
 
     Service prices of GCP and Azure were first read after some plans' ``as_of``; the earliest
-    point of the plan's own provider is a better answer than another provider's price, and its
+    point of the priced provider is a better answer than another provider's price, and its
     citation says it is dated after the plan's price date.
     """
-    p = catalog.find_price(
-        item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of
-    )
+    p = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
     if p is not None:
         return p
     later = [
         q
         for q in catalog.prices
-        if q.provider == usage.provider and q.item == item and q.option == "on_demand"
+        if q.provider == provider and q.item == item and q.option == "on_demand"
     ]
     if not later:
         return None
     return catalog.find_price(
         item,
         "on_demand",
-        provider=usage.provider,
-        region=usage.region,
+        provider=provider,
+        region=region,
         as_of=min(q.effective_from for q in later),
     )
 
 
-def service(catalog: Catalog, usage: Usage, role: str, tier: str = "") -> ServiceRate | None:
+def _priced(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date, product: str
+) -> ServiceRate:
+    """``item``'s price for ``provider``, or a NOT PRICED $0 rate: never another provider's.
+
+    AWS is the catalog's fully priced provider, so an AWS item without a price is a catalog
+    error and raises PriceNotFoundError with the details.
+    """
+    p = _service_point(catalog, item, provider=provider, region=region, as_of=as_of)
+    if p is None:
+        if provider == "aws":
+            catalog.price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+        return ServiceRate(
+            usd=0.0,
+            source=(
+                f"{UNPRICED}: the catalog has no {provider} price point for {product} ({item!r}); "
+                "this line is $0 until you add one (--catalog DIR with a prices.csv row)"
+            ),
+            product=product,
+            priced=False,
+        )
+    return ServiceRate(usd=p.usd, source=p.cite(as_of), product=product)
+
+
+def service(
+    catalog: Catalog, usage: Usage, role: str, tier: str = "", *, region: str | None = None
+) -> ServiceRate | None:
     """The plan's provider's price for a service role (``block_storage``, ``nat_hours`` …).
 
     ``None`` when the provider has no product in that role (Persistent Disk has no separately
     billed IOPS). Which product fills a role, and its ledger name, come from the catalog's
     ``services.<provider>.<role>`` entries; ``tier`` is appended to the item (a file system's
-    throughput tier).
+    throughput tier, ``.in`` for the inbound direction of inter-AZ transfer). ``region`` prices
+    the role where it is charged when that is not the cluster's region (data read out of
+    another region pays that region's rate).
     """
     spec = _role(catalog, usage.provider, role)
     if spec is None:
         return None
-    item = f"{spec['item']}{tier}"
-    product = str(spec["product"])
+    rate = _priced(
+        catalog,
+        f"{spec['item']}{tier}",
+        provider=usage.provider,
+        region=usage.region if region is None else region,
+        as_of=usage.as_of,
+        product=str(spec["product"]),
+    )
     directions = int(spec.get("billed_directions", 1))
-    p = _service_point(catalog, usage, item)
-    if p is None:
-        if usage.provider == "aws":
-            _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
-        return ServiceRate(
-            usd=0.0,
-            source=(
-                f"{UNPRICED}: the catalog has no {usage.provider} price point for {product} ({item!r}); "
-                "this line is $0 until you add one (--catalog DIR with a prices.csv row)"
-            ),
-            product=product,
-            priced=False,
-            billed_directions=directions,
-        )
-    usd, source = p.usd, p.cite(usage.as_of)
-    return ServiceRate(usd=usd, source=source, product=product, billed_directions=directions)
+    return ServiceRate(
+        usd=rate.usd,
+        source=rate.source,
+        product=rate.product,
+        priced=rate.priced,
+        billed_directions=directions,
+    )
+
+
+def service_item(catalog: Catalog, provider: str, role: str) -> tuple[str, str]:
+    """The catalog item and product name that fill ``role`` for ``provider``.
+
+    For drivers that price a role's item elsewhere than the plan's provider and region (another
+    cloud's internet egress) or derive a related item from it (an inter-region pair rate).
+    A role the catalog lacks is a CatalogSchemaError naming the missing entry.
+    """
+    spec = catalog.value(f"services.{provider}.{role}")
+    assert isinstance(spec, Mapping)
+    return str(spec["item"]), str(spec["product"])
 
 
 def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
@@ -261,7 +334,70 @@ def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
     Kept for callers that name an item directly; drivers use ``service`` by role so each
     provider's own product is priced.
     """
-    p = _service_point(catalog, usage, item)
+    p = _service_point(
+        catalog, item, provider=usage.provider, region=usage.region, as_of=usage.as_of
+    )
     if p is None:
         p = _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
     return Rate(usd=p.usd, source=p.cite(usage.as_of))
+
+
+def service_rate_at(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
+) -> Rate:
+    """A service price where it is charged, which for data is not always the cluster's cloud or
+    region (a dataset in another cloud pays that cloud's egress; another region's, its rate).
+
+    Only ``provider``'s own prices: its point in force on ``as_of``, else its earliest one dated
+    later (the citation says so), else a NOT PRICED $0 rate that the forecast warns about.
+    """
+    r = _priced(catalog, item, provider=provider, region=region, as_of=as_of, product=item)
+    return Rate(usd=r.usd, source=r.source)
+
+
+#: Tier items are ``<item>.above_<N>gb``: the price per GB of monthly volume above N GB.
+_TIER = re.compile(r"\.above_(\d+)gb")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tier:
+    """One volume tier: GB per month from ``from_gb`` up to ``to_gb`` (None: no upper bound)."""
+
+    from_gb: float
+    to_gb: float | None
+    rate: Rate
+
+
+def volume_tiers(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
+) -> tuple[Tier, ...]:
+    """The monthly volume tiers of a tiered price (internet egress), lowest first.
+
+    The first tier is ``item`` itself (from 0 GB); each further tier is a price point named
+    ``<item>.above_<N>gb``. Tiers the catalog lacks are not invented: the last known tier's rate
+    applies to all volume above it, which overstates the bill for very large volumes. Only
+    ``provider``'s own tiers count: where its first price is dated after ``as_of``, the tiers
+    of that date are used (each source says so); a provider without the item is one NOT PRICED
+    tier, never another provider's tiers.
+    """
+    first = _service_point(catalog, item, provider=provider, region=region, as_of=as_of)
+    on = as_of if first is None else max(as_of, first.effective_from)
+    bounds = sorted(
+        {
+            int(m.group(1))
+            for p in catalog.prices
+            if p.provider == provider
+            and p.effective_from <= on
+            and p.item.startswith(item)
+            and (m := _TIER.fullmatch(p.item.removeprefix(item))) is not None
+        }
+    )
+    names = [(0.0, item), *((float(b), f"{item}.above_{b}gb") for b in bounds)]
+    rates = [
+        (lo, service_rate_at(catalog, name, provider=provider, region=region, as_of=as_of))
+        for lo, name in names
+    ]
+    return tuple(
+        Tier(from_gb=lo, to_gb=rates[i + 1][0] if i + 1 < len(rates) else None, rate=r)
+        for i, (lo, r) in enumerate(rates)
+    )

@@ -1,9 +1,17 @@
 """Networking: NAT gateway hours and data processed, and public IPv4 addresses.
 
-Pricing rule: NAT = gateways × wall hours × $/hour + GB processed × $/GB, where GB processed
-= nodes × wall hours × GB per node-hour (images, packages, logs) plus, when S3 is reached
-through NAT instead of a gateway endpoint, every dataset read and checkpoint write. Public
-IPv4 = (addresses per node × nodes + one Elastic IP per NAT gateway) × wall hours × $/hour.
+Pricing rule: NAT = gateways × wall hours × $/hour + GB processed × $/GB. A NAT gateway
+processes only traffic between the private subnets and the internet (AWS VPC NAT gateway
+pricing: per GB processed, either direction), so GB processed is:
+
+- nodes × wall hours × GB per node-hour (images, packages, logs), always;
+- the dataset reads, when the data is in object storage reached without a gateway endpoint
+  (``s3_via_nat``) or in another region (a gateway endpoint serves only its own region's
+  buckets), or comes from another cloud or on-premises over the internet;
+- the checkpoint writes, only when checkpoints go to object storage through NAT.
+
+Checkpoints and data on FSx or EBS stay inside the VPC and never cross NAT.
+Public IPv4 = (addresses per node × nodes + one Elastic IP per NAT gateway) × wall hours × $/hour.
 Prices and product names come from the plan's provider (``services.<provider>.nat_*``,
 ``public_ipv4`` in the catalog).
 """
@@ -42,12 +50,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         assert data is not None
         gb = usage.nodes * wall * usage.nat_gb_per_node_hour
         basis = f"{usage.nodes} nodes × {wall:,.1f} h × {usage.nat_gb_per_node_hour:g} GB/node-hour"
-        if usage.s3_via_nat:
-            s3_gb = (
-                usage.dataset_gb * usage.epochs + usage.checkpoint_count * usage.checkpoint_size_gb
-            )
-            gb += s3_gb
-            basis += f" + {s3_gb:,.0f} GB of S3 traffic routed through NAT (no gateway endpoint)"
+        for extra, why in _through_nat(usage):
+            gb += extra
+            basis += f" + {extra:,.0f} GB {why}"
         yield LineItem(
             category=CATEGORY,
             item=f"{data.product} data processed",
@@ -76,4 +81,26 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
             source=ip.source,
             driver=__name__,
             service_category="Networking",
+        )
+
+
+def _through_nat(usage: Usage) -> Iterable[tuple[float, str]]:
+    """The run's data and checkpoint bytes that cross the NAT gateway, with the reason."""
+    reads = usage.dataset_read_gb
+    if reads > 0:
+        if usage.data_source == "s3" and usage.data_location == "cross_region":
+            why = "of dataset reads from another region's object storage (no endpoint reaches it)"
+            yield reads, why
+        elif usage.data_source == "s3" and usage.s3_via_nat:
+            yield (
+                reads,
+                "of dataset reads from object storage routed through NAT (no gateway endpoint)",
+            )
+        elif usage.data_source in ("other_cloud", "on_premises"):
+            where = usage.data_source.replace("_", " ")
+            yield reads, f"of dataset reads from {where} over the internet"
+    if usage.checkpoint_target == "s3" and usage.s3_via_nat and usage.checkpoint_write_gb > 0:
+        yield (
+            usage.checkpoint_write_gb,
+            "of checkpoint writes to object storage routed through NAT (no gateway endpoint)",
         )

@@ -46,6 +46,7 @@ TRACKED_FIELDS: tuple[str, ...] = (
     "cluster.gpu",
     "cluster.gpus",
     "cluster.orchestrator",
+    "cluster.zone",
     "cluster.extra_groups",
     "purchase.spot_fraction",
     "storage.ebs_gb_per_node",
@@ -60,6 +61,7 @@ TRACKED_FIELDS: tuple[str, ...] = (
     "model.tokens",
     "model.seq_len",
     "data.dataset_gb",
+    "data.source",
     "data.location",
     "checkpoint.target",
 )

@@ -217,6 +217,8 @@ def price_table(
             (p.provider, p.region, p.item)
             for p in catalog.prices
             if p.unit in INSTANCE_UNITS and p.effective_from <= as_of
+            # A zone's own spot price (region column = AZ ID) is not another region to list.
+            and catalog.zone_region(p.provider, p.region) is None
         }
     )
     out: list[InstanceQuote] = []
