@@ -53,5 +53,6 @@ def test_p5e_savings_plan_is_refused(catalog: Catalog) -> None:
     """No On-Demand price to discount: a Savings Plan on p5e is an error, not a derived rate."""
     data = zero_hidden_plan(instance="p5e.48xlarge", region="us-east-2")
     data["purchase"] = {"savings_plan": "1yr"}
-    with pytest.raises(PriceNotFoundError, match=r"no 1yr Savings Plan rate for p5e\.48xlarge"):
+    # The Savings Plans merge made every commitment rate a published one: p5e has none.
+    with pytest.raises(PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5e\.48xlarge"):
         forecast(plan_from_dict(data), catalog, today=TODAY)

@@ -43,8 +43,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     """Commitment-rate line for the covered hours, plus the unused term of a commitment bought."""
     if usage.savings_plan == "none" or usage.savings_plan_coverage <= 0 or usage.spot_fraction >= 1:
         return
-    od = covered_on_demand_rate(catalog, usage)
+    # The commitment rate first: without a published rate (p5e has no On-Demand SKU either) the
+    # error to show is "no published … Savings Plan rate", which says how to add one.
     sp = commitment_rate(catalog, usage)
+    od = covered_on_demand_rate(catalog, usage)
     name = commitment_name(usage)
     item = covered_item(usage)
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
