@@ -170,8 +170,9 @@ def test_gcp_and_azure_instances_are_priced_and_spotless_ones_point_at_spot(calc
     calc.page.goto(calc.url)
     calc.ready()
     calc.page.select_option("#instance", "a3-highgpu-8g")
-    # 32 × a3-highgpu-8g $87.83247/h (us-east4, 2025-01-01) × 72 h = 202,366.01
-    calc.expect(calc.page.locator("#quote")).to_have_text("$202,366", timeout=T)
+    # 32 × a3-highgpu-8g $88.48999990/h (us-central1, Billing Catalog snapshot of 2025-05-01, in force
+    # on 2025-05-01 after the GCP price refresh) × 72 h = 203,880.96
+    calc.expect(calc.page.locator("#quote")).to_have_text("$203,881", timeout=T)
     calc.expect(calc.page.locator("#error")).to_have_text("")
     calc.page.select_option("#instance", "trn2.48xlarge")  # AWS again, on-demand only
     calc.expect(calc.page.locator("#spot-error")).to_contain_text("no spot price", timeout=T)
