@@ -368,3 +368,29 @@ def test_progress_reports_every_chunk(catalog: Catalog) -> None:
         progress=lambda d, t: seen.append((d, t)),
     )
     assert seen == [(4096, 8292), (8192, 8292), (8292, 8292)]
+
+
+def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) -> None:
+    """A plan whose hours the model predicts: each trial's hours × a lognormal whose P10/P90 are
+    time.error_band's; with every other source of noise off, wall-clock quantiles are the band's."""
+    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 2e11}, "cluster": {"gpu": "h100", "gpus": 64},
+                           "prices": {"as_of": "2025-05-01"}})  # fmt: skip
+    usage = usage_for(plan, catalog, today=TODAY)
+    lo = float(catalog.value("time.error_band.whole_run_p10"))
+    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    p = SimulationParams.from_usage(usage, catalog)
+    # median = sqrt(lo · hi); sigma = ln(hi / lo) / (2 · 1.2815515655) (normal 90th percentile)
+    assert p.time_error_median == pytest.approx(math.sqrt(lo * hi))
+    assert p.time_error_sigma == pytest.approx(math.log(hi / lo) / (2 * 1.2815515655446004))
+    noisy_time_only = replace(p.quiet(), time_error_median=p.time_error_median, time_error_sigma=p.time_error_sigma)
+    sim = simulate(usage, catalog, trials=200_000, rng=3, params=noisy_time_only)
+    # No failures, reclaims, throttling or spread: wall = k × the forecast's wall-clock.
+    assert sim.wall_hours.p10 == pytest.approx(lo * usage.wall_hours, rel=0.01)
+    assert sim.wall_hours.p90 == pytest.approx(hi * usage.wall_hours, rel=0.01)
+
+
+def test_stated_hours_carry_no_time_model_error(catalog: Catalog) -> None:
+    """The seed example states its 72 h: no time-model spread is sampled."""
+    usage = usage_for(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    p = SimulationParams.from_usage(usage, catalog)
+    assert (p.time_error_median, p.time_error_sigma) == (1.0, 0.0)

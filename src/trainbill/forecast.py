@@ -163,7 +163,7 @@ def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) 
     """
     u = fc.usage
     gpu_hours = u.wall_hours * u.gpus
-    if plan.run.hours is not None or u.flops is None:
+    if u.time.hours_given:
         return ErrorBand(gpu_hours_p10=gpu_hours, gpu_hours_p90=gpu_hours, total_usd_p10=fc.total_usd,
                          total_usd_p90=fc.total_usd,
                          basis="training hours stated in the plan (run.hours): no time-model error band")  # fmt: skip

@@ -92,9 +92,13 @@ PERTURBED = (
     "failure_lost_hours",
     "reclaim_events",
     "reclaim_lost_hours",
+    "compute_hours",
+    "eval_hours",
 )
 _QUANTILES = (10, 50, 90, 99)
-_STREAMS = 10  # independent random components per block (see _sample_block)
+_STREAMS = 11  # independent random components per block (see _sample_block)
+#: Standard normal 90th percentile: a lognormal's P10/P90 are median × exp(∓ this × sigma).
+_Z90 = 1.2815515655446004
 _LINEARITY_RTOL = 1e-9
 
 
@@ -120,6 +124,12 @@ class SimulationParams:
     throttle_hours_mean: float
     throttle_hours_cv: float
     throttle_slowdown: float
+    #: The time model's error: each trial's training and evaluation hours are the forecast's ×
+    #: a lognormal multiplier with this median and log-sd, fitted to the P10/P90 of actual /
+    #: forecast GPU-hours of published runs predicted leave-one-source-out
+    #: (``time.error_band``). 1 and 0 when the plan states its hours (they are the user's).
+    time_error_median: float = 1.0
+    time_error_sigma: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -138,6 +148,9 @@ class SimulationParams:
             raise SimulationError(msg)
         if self.throttle_slowdown > 1:
             msg = f"simulation parameter throttle_slowdown: a fraction must be <= 1 (got {self.throttle_slowdown!r})"
+            raise SimulationError(msg)
+        if not self.time_error_median > 0:
+            msg = f"simulation parameter time_error_median: a multiplier must be > 0 (got {self.time_error_median!r})"
             raise SimulationError(msg)
         if self.spot_price_low > self.spot_price_high:
             msg = (
@@ -168,6 +181,7 @@ class SimulationParams:
             "throttle_hours_mean": float(catalog.value("simulation.throttle_hours_mean")),
             "throttle_hours_cv": float(catalog.value("simulation.throttle_hours_cv")),
             "throttle_slowdown": float(catalog.value("simulation.throttle_slowdown")),
+            **_time_error(usage, catalog),
         }
         values.update({k: float(v) for k, v in overrides.items()})
         return cls(**values)
@@ -183,11 +197,25 @@ class SimulationParams:
             spot_price_low=1.0,
             spot_price_high=1.0,
             throttle_rate_per_gpu_hour=0.0,
+            time_error_median=1.0,
+            time_error_sigma=0.0,
         )
 
     def as_dict(self) -> dict[str, float]:
         """JSON-ready mapping."""
         return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+def _time_error(usage: Usage, catalog: Catalog) -> dict[str, float]:
+    """Lognormal median and log-sd that reproduce ``time.error_band``'s P10 and P90 exactly."""
+    if usage.time.hours_given:
+        return {"time_error_median": 1.0, "time_error_sigma": 0.0}
+    lo = float(catalog.value("time.error_band.whole_run_p10"))
+    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    return {
+        "time_error_median": math.sqrt(lo * hi),
+        "time_error_sigma": (math.log(hi) - math.log(lo)) / (2.0 * _Z90),
+    }
 
 
 # --- the linear cost model -----------------------------------------------------------------
@@ -345,17 +373,25 @@ def _sample_block(
     """Sampled (spot multiplier (n,), PERTURBED quantities (n, K)) for one block of trials."""
     g = [np.random.Generator(np.random.PCG64(s)) for s in ss.spawn(_STREAMS)]
     spot = g[0].uniform(p.spot_price_low, p.spot_price_high, n)
+    # The time model's error: the whole run's training (and with it evaluation, the modelled
+    # sync and the number of checkpoints) takes k × the forecast's hours.
+    if p.time_error_sigma > 0 or p.time_error_median != 1.0:
+        k = p.time_error_median * np.exp(p.time_error_sigma * g[10].standard_normal(n))
+    else:
+        k = np.ones(n)
+    compute = usage.compute_hours * k
+    evaluation = usage.eval_hours * k
     # Stragglers: throttling episodes anywhere in the cluster slow every synchronous step.
-    episodes = g[1].poisson(p.throttle_rate_per_gpu_hour * usage.gpus * usage.compute_hours, n)
+    episodes = g[1].poisson(p.throttle_rate_per_gpu_hour * usage.gpus * compute)
     throttled = _gamma_sum(g[2], episodes, p.throttle_hours_mean, p.throttle_hours_cv)
-    sync = usage.sync_stall_hours + p.throttle_slowdown * throttled
+    sync = usage.sync_stall_hours * k + p.throttle_slowdown * throttled
     ck = _gamma_sum(
         g[3],
-        np.full(n, usage.checkpoint_count),
+        usage.checkpoint_count * k,
         usage.checkpoint_stall_hours_each,
         p.checkpoint_stall_cv,
     )
-    exposed = usage.steady_hours + sync + ck
+    exposed = compute + evaluation + sync + ck
     interval = usage.checkpoint_interval_hours
     fails = g[4].poisson(p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0)
     fail_lost = interval * _uniform_sums(g[5], fails) + _gamma_sum(
@@ -367,7 +403,7 @@ def _sample_block(
         g[9], reclaims, p.restart_hours, p.restart_cv
     )
     q = np.column_stack(
-        (sync, ck, fails.astype(np.float64), fail_lost, reclaims.astype(np.float64), reclaim_lost)
+        (sync, ck, fails.astype(np.float64), fail_lost, reclaims.astype(np.float64), reclaim_lost, compute, evaluation)
     )
     return spot, q
 
@@ -482,20 +518,24 @@ def expected_usage(usage: Usage, p: SimulationParams) -> Usage:
     E[hours lost per event] = interval / 2 + mean restart. Priced with ``forecast_usage`` at the
     mean spot price this gives the expected bill the simulation's mean must converge to.
     """
+    ek = p.time_error_median * math.exp(p.time_error_sigma**2 / 2.0)  # E[k] of the lognormal
+    compute, evaluation = usage.compute_hours * ek, usage.eval_hours * ek
     sync = (
-        usage.sync_stall_hours
+        usage.sync_stall_hours * ek
         + p.throttle_slowdown
         * p.throttle_rate_per_gpu_hour
         * usage.gpus
-        * (usage.compute_hours * p.throttle_hours_mean)
+        * (compute * p.throttle_hours_mean)
     )
-    ck = usage.checkpoint_count * usage.checkpoint_stall_hours_each
-    exposed = usage.steady_hours + sync + ck
+    ck = usage.checkpoint_count * ek * usage.checkpoint_stall_hours_each
+    exposed = compute + evaluation + sync + ck
     each = usage.checkpoint_interval_hours / 2.0 + p.restart_hours
     fails = p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0
     reclaims = p.spot_reclaim_rate_per_node_hour * usage.nodes * usage.spot_fraction * exposed
     return replace(
         usage,
+        compute_hours=compute,
+        eval_hours=evaluation,
         sync_stall_hours=sync,
         checkpoint_stall_hours=ck,
         failure_events=fails,
@@ -607,7 +647,7 @@ def simulate(
         hi = lo + spot.size
         delta = q - model.x0
         cost[lo:hi] = model.total(delta, spot)
-        wall[lo:hi] = usage.steady_hours + q[:, 0] + q[:, 1] + q[:, 3] + q[:, 5]
+        wall[lo:hi] = q[:, 6] + q[:, 7] + q[:, 0] + q[:, 1] + q[:, 3] + q[:, 5]
         ds = spot - 1.0
         sum_delta += delta.sum(axis=0)
         sum_sdelta += ds @ delta

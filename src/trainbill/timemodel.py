@@ -226,6 +226,9 @@ class TimeEstimate:
     factors: tuple[tuple[str, str], ...]
     layout: Layout | None = None
     warnings: tuple[str, ...] = ()
+    #: The plan stated its training hours (``run.hours``): they are the user's figure, not the
+    #: model's, so no time-model error band applies to them (``forecast``, ``simulate``).
+    hours_given: bool = False
 
     @property
     def sync_stall_fraction(self) -> float:
@@ -416,7 +419,7 @@ def estimate_time(
                     ("communication", "model size unknown: gradient sync not modelled"), straggler_factor]  # fmt: skip
         return TimeEstimate(
             compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
-            peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors),
+            peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors), hours_given=True,
         )  # fmt: skip
 
     # Shape and FLOPs.
@@ -662,4 +665,5 @@ def estimate_time(
         factors=tuple(factors),
         layout=lay,
         warnings=tuple(warnings),
+        hours_given=hours is not None,
     )

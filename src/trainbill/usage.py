@@ -782,7 +782,7 @@ def _given_hours_with_step_model(
     factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
     at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
     factors.insert(at, ("hours", note))
-    return replace(step, compute_hours=hours, flops=None, base_mfu=None, factors=tuple(factors))
+    return replace(step, compute_hours=hours, flops=None, base_mfu=None, factors=tuple(factors), hours_given=True)
 def _write_rate(d: _Defaults, given: float | None, nodes: int, target: str, fsx_gb: float, fsx_tier: str) -> float:
     """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by the FSx
     tier's throughput when writing to FSx."""
