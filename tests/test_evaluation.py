@@ -20,10 +20,10 @@ def _eval_lines(fc: Any) -> list[Any]:
 
 
 def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
-    """72 h × (100 eval steps / 1,000 steps) × (compute / 3) / (compute + host) ≈ 2.377 cluster-hours.
+    """72 h × (100 eval steps / 1,000 steps) × (compute / 3) / (compute + host) ≈ 2.342 cluster-hours.
 
     The plan gives hours and a model size (70e9) but no tokens: the time model models one
-    step (``seed_step_seconds``: ≈ 10.93 s compute + 0.10 s host), and an eval step is a
+    step (``seed_step_seconds``: ≈ 12.14 s compute + 0.30 s host), and an eval step is a
     third of its kernel time with no host overhead. (It was a plain third, 2.4 h, while the
     step was not modelled for plans without tokens.) Rate: 32 nodes × (½ × $98.32 on-demand +
     ½ × $25.66 spot) = $1,983.68 per cluster-hour.

@@ -14,9 +14,10 @@ from trainbill.catalog import Catalog
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
 
-#: A10G (g5) launched 2020-05-14 (catalog); to 2025-05-01: 5 years of 365/366 days
-#: (2020-05-14 → 2025-05-14 = 1826 days, leap day 2024-02-29) minus 13 days = 1813 days.
-_G5_AGE_YEARS = 1813 / 365.25
+#: L4 (g6) launched 2022-10-01 (catalog); to 2025-05-01: 2022-10-01 → 2024-10-01 = 731 days
+#: (leap day 2024-02-29), then Oct 31 + Nov 30 + Dec 31 + Jan 31 + Feb 28 + Mar 31 + Apr 30
+#: = 212: 943 days.
+_L4_AGE_YEARS = 943 / 365.25
 
 
 def _fit(catalog: Catalog, key: str) -> float:
@@ -42,69 +43,96 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     assert "not modelled" not in factors["communication"]
     lay = fc.usage.time.layout
     assert lay is not None
-    assert (lay.tp, lay.pp, lay.cp, lay.dp) == (8, 1, 1, 32.0)  # the layout the time model chose
     # Shape: d = (70e9 × 128 / 12)^(1/3) = 9072.4 → 9072; L = round(9072.4 / 128) = 71.
+    # Default batch: 2,048 tokens per GPU × 256 GPUs = 524,288, held at the 4e6 floor.
+    # Why TP 2: activations 71 layers × 34 × 4096 × 9072 / tp bytes = 89.7 GB at tp 1 exceed the
+    # 80 × 0.9 = 72 GB usable (a pipeline does not cut them: 1F1B's first stage holds ~L layers),
+    # so TP 1 (any PP) pays full recompute, +1/3 of 12.14 s = 4.05 s a step; at tp 2 they are
+    # 44.85 GB + state 16 × 70e9 / 256 = 4.4 GB + buffer 4 × 70e9 / (2 × 71) = 2.0 GB = 51.2 GB,
+    # which fits with no recompute, for 0.26 s of all-reduce (below). No sync is exposed either way.
+    assert (lay.tp, lay.pp, lay.cp, lay.dp) == (2, 1, 1, 128.0)  # the layout the time model chose
+    assert lay.recompute_factor == 1.0
     layers, d = 71, 9072
-    # TP bytes per token: 16 · L · d · (tp − 1)/tp; tokens per GPU = 4e6 / dp 32 = 125,000;
+    # TP bytes per token: 16 · L · d · (tp − 1)/tp; tokens per GPU = 4e6 / dp 128 = 31,250;
     # NVLink 900 GB/s × network efficiency 0.70 = 630e9 B/s.
-    tp_s = 16 * layers * d * 7 / 8 * 125_000 / (900e9 * 0.70)  # = 1.7892 s
-    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 10.93 s + 0.10 s, by hand (conftest)
+    tp_s = 16 * layers * d * 1 / 2 * 31_250 / (900e9 * 0.70)  # = 0.2556 s
+    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 12.14 s + 0.30 s, by hand (conftest)
     busy_s = compute_s + host_s
     lines = _lines(fc)
     assert lines["tensor-parallel activation all-reduce"] == pytest.approx(
         72 * tp_s / busy_s, rel=1e-9
-    )  # ≈ 11.68 h
+    )  # ≈ 1.479 h
     assert lines["stragglers (slowest GPU sets the step)"] == pytest.approx(
         72 * 0.012 * math.sqrt(2 * math.log(256))
     )
-    # DP sync: weights + grads unsharded fit (v = 2): 2 · 2 B · 70e9 / 8 · 31/32 over the group's
-    # NIC share 3200 Gbps / 8 bits × 0.70 × (8 / tp 8) / 8 GPUs = 35e9 B/s = 0.969 s, below the
-    # overlap 0.4719 × 10.93 s = 5.2 s of compute that hides it: no exposed data-parallel line.
-    dp_sync_s = 2 * 2 * 70e9 / 8 * 31 / 32 / (3200e9 / 8 * 0.70 / 8)
+    # DP sync: unsharded bf16 weights + grads 4 B × 70e9 / tp 2 = 140 GB exceed 72 GB, so ZeRO-3
+    # (v = 3): 3 · 2 B · 70e9 / 2 · 127/128 over the group's NIC share 3200 Gbps / 8 bits × 0.70
+    # × (8 / tp 2) / 8 GPUs = 140e9 B/s = 1.488 s, below the overlap 0.7262 × 12.14 s = 8.8 s of
+    # compute that hides it: no exposed data-parallel line.
+    dp_sync_s = 3 * 2 * 70e9 / 2 * 127 / 128 / (3200e9 / 8 * 0.70 * 4 / 8)
     assert lay.dp_sync_s == pytest.approx(dp_sync_s, rel=1e-9)
     assert dp_sync_s < _fit(catalog, "time.fit.overlap") * compute_s
     assert "data-parallel gradient sync not hidden by compute" not in lines
+    assert "pipeline bubble" not in lines  # pp = 1
     # Hours, not tokens, stay the run's length; FLOPs/MFU stay unknown rather than invented.
     assert fc.usage.compute_hours == 72
     assert fc.usage.flops is None
 
 
 def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
-    """8 × g5.48xlarge (100 Gbps), 7e9 params (32 × 4096), 262,144-token batch, 10 h: exposed
-    data-parallel sync and a pipeline bubble each get a labelled line, computed by hand."""
+    """4 × g6.48xlarge (8 L4, 100 Gbps), 7e9 params (32 × 4096), 32 sequences of 1,024, 10 h:
+    exposed data-parallel sync, the TP all-reduce, the pipeline bubble and stragglers each get
+    a labelled line, computed by hand."""
     plan = plan_from_dict({
         "run": {"hours": 10},
-        "cluster": {"instance": "g5.48xlarge", "nodes": 8},
-        "model": {"params": 7e9, "layers": 32, "d_model": 4096, "global_batch_tokens": 262_144},
+        "cluster": {"instance": "g6.48xlarge", "nodes": 4},
+        "model": {"params": 7e9, "layers": 32, "d_model": 4096, "seq_len": 1024,
+                  "global_batch_tokens": 32_768},
         "prices": {"as_of": date(2025, 5, 1)},
     })  # fmt: skip
     fc = forecast(plan, catalog, today=TODAY)
     lay = fc.usage.time.layout
     assert lay is not None
-    assert (lay.tp, lay.pp, lay.cp, lay.dp) == (1, 2, 1, 32.0)  # the layout the time model chose
-    # Compute per step: (6 · 7e9 + 12 · 32 · 4096 · 4096) × 262,144 / 64 GPUs at A10G 70 TFLOP/s,
-    # m = k_mem · (70 / 0.6) / 4096; no recompute.
-    m = _fit(catalog, "time.fit.k_mem") * (70 / 0.6) / 4096
+    # Compute per step: (6 · 7e9 + 12 · 32 · 4096 · 1024) × 32,768 / 32 GPUs at L4 121 TFLOP/s,
+    # m = k_mem · (121 / 0.3) / 4096; no recompute (at tp 2: state 16 × 7e9 / 32 = 3.5 GB +
+    # buffer 4 × 7e9 / (2 × 32) = 0.44 GB + activations 32 × 34 × 1024 × 4096 / 2 = 2.28 GB
+    # = 6.2 GB of 24 × 0.9 = 21.6 GB usable).
+    overlap = _fit(catalog, "time.fit.overlap")
+    m = _fit(catalog, "time.fit.k_mem") * (121 / 0.3) / 4096
     sec_per_flop = (1 + m) / (
-        70e12 * _fit(catalog, "time.fit.e_max") * _maturity(catalog, _G5_AGE_YEARS)
+        121e12 * _fit(catalog, "time.fit.e_max") * _maturity(catalog, _L4_AGE_YEARS)
     )
-    compute_s = (6 * 7e9 + 12 * 32 * 4096 * 4096) * 262_144 / 64 * sec_per_flop  # ≈ 4.09 s
+    compute_s = (6 * 7e9 + 12 * 32 * 4096 * 1024) * 32_768 / 32 * sec_per_flop  # ≈ 0.736 s
     busy_s = compute_s + _fit(catalog, "time.fit.step_overhead_s")
-    # DP: ZeRO-3 volume (v = 3: 14 GB of unsharded bf16 weights + activations exceed 21.6 GB usable)
-    # 3 · 2 B · 7e9 / pp 2 · 31/32 over 100 Gbps / 8 × 0.70 = 8.75e9 B/s (tp 1: the whole node's NICs).
-    sync_s = 3 * 2 * 7e9 / 2 * 31 / 32 / (100e9 / 8 * 0.70)  # = 2.325 s
-    exposed_s = sync_s - _fit(catalog, "time.fit.overlap") * compute_s  # ≈ 0.40 s
-    # Bubble: (pp − 1) / (micro-batches 262,144 / 4096 / 32 = 2 × virtual stages 32 / (2 · 2) = 8).
-    bubble_s = 1 / (2 * 8) * compute_s
+    # TP 2 inside the node over PCIe 32 GB/s × 0.70 = 22.4e9 B/s: 16 · (32 / pp 4) layers · 4096
+    # · 1/2 bytes per token × 32,768 / dp 4 = 8,192 tokens per GPU.
+    tp_s = 16 * (32 / 4) * 4096 * 1 / 2 * 8192 / (32e9 * 0.70)  # = 0.0959 s
+    # DP: unsharded bf16 weights + grads 4 B × 7e9 / (2 · 4) = 3.5 GB + sharded state 3.5 GB +
+    # activations 2.28 GB fit in 21.6 GB, so v = 2: 2 · 2 B · 7e9 / (tp 2 · pp 4) · 3/4 over the
+    # group's NIC share 100 Gbps / 8 × 0.70 × (8 / tp 2) / 8 GPUs = 4.375e9 B/s.
+    sync_s = 2 * 2 * 7e9 / 8 * 3 / 4 / (100e9 / 8 * 0.70 * 4 / 8)  # = 0.6 s
+    exposed_s = sync_s - overlap * compute_s  # ≈ 0.066 s
+    # Bubble: (pp − 1) / (micro-batches 32 / dp 4 = 8 × virtual stages 32 / (4 · 2) = 4) = 3/32.
+    bubble_s = 3 / 32 * compute_s  # ≈ 0.069 s
+    # Why this layout: TP 2 × PP 4 stalls 0.096 + 0.066 + 0.069 = 0.23 s a step. TP 1 × PP 4 × DP 8
+    # has half the micro-batches (bubble 3/(4 · 4) × 0.736 = 0.138 s) and syncs over the whole
+    # node's NICs, 2 · 2 · 7e9 / 4 · 7/8 / 8.75e9 = 0.7 s, 0.166 s exposed: 0.30 s. Fewer stages
+    # expose more sync (TP 2 × PP 2: 1.4 s, 0.87 s exposed); more grow the bubble (TP 2 × PP 8:
+    # 7/(16 · 2) × 0.736 = 0.16 s); TP 4 costs 16 · 32 · 4096 · 3/4 · 4096 / 22.4e9 = 0.29 s alone.
+    assert (lay.tp, lay.pp, lay.cp, lay.dp) == (2, 4, 1, 4.0)  # the layout the time model chose
+    assert lay.dp_sync_s == pytest.approx(sync_s, rel=1e-9)
     lines = _lines(fc)
     assert lines["data-parallel gradient sync not hidden by compute"] == pytest.approx(
         10 * exposed_s / busy_s, rel=1e-9
-    )
-    assert lines["pipeline bubble"] == pytest.approx(10 * bubble_s / busy_s, rel=1e-9)
+    )  # ≈ 0.63 h
+    assert lines["tensor-parallel activation all-reduce"] == pytest.approx(
+        10 * tp_s / busy_s, rel=1e-9
+    )  # ≈ 0.92 h
+    assert lines["pipeline bubble"] == pytest.approx(10 * bubble_s / busy_s, rel=1e-9)  # ≈ 0.66 h
     assert lines["stragglers (slowest GPU sets the step)"] == pytest.approx(
-        10 * 0.012 * math.sqrt(2 * math.log(64))
+        10 * 0.012 * math.sqrt(2 * math.log(32))
     )
-    assert "tensor-parallel activation all-reduce" not in lines  # tp = 1
+    assert "MoE all-to-all token exchange" not in lines  # a dense model
     assert sum(lines.values()) == pytest.approx(fc.usage.sync_stall_hours, rel=1e-12)
 
 
