@@ -271,18 +271,34 @@ def forecast_cmd(
 
 @app.command("check")
 def check_cmd(
-    cost: Annotated[str, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")],
-    params: Annotated[str, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")],
-    tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4e12.")],
-    gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100.")],
-    gpus: Annotated[int, typer.Option(help="Accelerator count.")],
+    cost: Annotated[str | None, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")] = None,
+    params: Annotated[str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")] = None,
+    tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100.")] = None,
+    gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
+    claims: Annotated[Path | None, typer.Option("--claims", help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).")] = None,
     precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
     usd_per_gpu_hour: Annotated[float | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog).")] = None,
     instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Audit a quote: implied MFU and whether it is physically possible."""
+    """Audit a quote (implied MFU: is it physically possible?) or, with --claims, a claimed bill."""
+    if claims is not None:
+        given = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is not None]
+        if given:
+            msg = f"--claims audits a claimed bill on its own plan; drop {', '.join(given)}"
+            raise SpecError(msg, source="command line", field="--claims")
+        from trainbill.cli.claims import check_claims
+
+        check_claims(claims, as_json=as_json)
+        return
+    missing = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is None]
+    if missing:
+        msg = f"give {', '.join(missing)} (a quote to audit) or --claims FILE (a claimed bill)"
+        raise SpecError(msg, source="command line")
+    assert gpu is not None
+    assert gpus is not None
     values = {f: _parse_number(v, f"--{f}") for f, v in (("cost", cost), ("params", params), ("tokens", tokens))}
     for f, v in values.items():
         if v is None or v <= 0:
