@@ -55,10 +55,14 @@ def _cell_width(cell: str) -> int:
     return max((len(part) for part in Text.from_markup(cell).plain.split("\n")), default=0)
 
 
-def _needed(cols: Sequence[Col], widths: Sequence[int]) -> int:
+def _longest_word(cell: str) -> int:
+    return max((len(w) for w in Text.from_markup(cell).plain.split()), default=0)
+
+
+def _needed(cols: Sequence[Col], widths: Sequence[int], floors: Sequence[int]) -> int:
     total = 1
-    for c, w in zip(cols, widths, strict=True):
-        total += _PER_COLUMN + (w if c.kind == "keep" else min(w, _MIN_TEXT))
+    for c, w, f in zip(cols, widths, floors, strict=True):
+        total += _PER_COLUMN + (w if c.kind == "keep" else min(w, max(f, _MIN_TEXT)))
     return total
 
 
@@ -76,12 +80,18 @@ def print_table(
     ``wide`` prints every column at full width on a console as wide as the table needs.
     """
     widths = [max([len(c.name), *(_cell_width(r[i]) for r in rows)]) for i, c in enumerate(cols)]
+    # A wrapping column is never narrower than its longest word: "p5.48xlarge" wraps whole.
+    floors = [max([len(c.name), *(_longest_word(r[i]) for r in rows)]) for i, c in enumerate(cols)]
     keep = list(range(len(cols)))
     dropped: list[str] = []
     if not wide:
         by_rank = sorted((i for i, c in enumerate(cols) if c.drop > 0), key=lambda i: -cols[i].drop)
         while (
-            _needed([cols[i] for i in keep], [widths[i] for i in keep]) > console.width and by_rank
+            by_rank
+            and _needed(
+                [cols[i] for i in keep], [widths[i] for i in keep], [floors[i] for i in keep]
+            )
+            > console.width
         ):
             gone = by_rank.pop(0)
             keep.remove(gone)

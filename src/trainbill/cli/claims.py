@@ -12,7 +12,8 @@ from typing import Any
 
 import typer
 
-from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.cli import _common
+from trainbill.cli._common import catalog_from_options, print_json
 from trainbill.errors import SpecError
 
 __all__ = ["EXIT_IMPOSSIBLE", "check_claims"]
@@ -74,6 +75,7 @@ def check_claims(path: Path, *, as_json: bool) -> None:
 
 
 def _render(audit: Any, *, wide: bool = False) -> None:
+    console = _common.console  # looked up per call: COLUMNS may change between runs (tests)
     from trainbill.claims import quantity_words
     from trainbill.cli._tables import Col, money, print_table
 
