@@ -50,7 +50,7 @@ def _plan(doc: dict[str, Any], path: Path) -> Any:
     raise SpecError(msg, source=str(path), field="plan")
 
 
-def check_claims(path: Path, *, as_json: bool) -> None:
+def check_claims(path: Path, *, as_json: bool, wide: bool = False) -> None:
     """Audit ``path``; print a table (or JSON) and exit ``EXIT_IMPOSSIBLE`` on an impossible line."""
     from trainbill.claims import audit_claims, claims_from_dict
     from trainbill.forecast import forecast
@@ -69,7 +69,7 @@ def check_claims(path: Path, *, as_json: bool) -> None:
     if as_json:
         print_json(audit.as_dict())
     else:
-        _render(audit)
+        _render(audit, wide=wide)
     if audit.impossible:
         raise typer.Exit(EXIT_IMPOSSIBLE)
 
