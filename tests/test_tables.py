@@ -65,3 +65,23 @@ def test_wide_keeps_every_column() -> None:
         )
         == []
     )
+
+
+def test_shell_completion_completes_commands_and_options() -> None:
+    """Typer's completion is on: the bash script names trainbill, and completing "pri" offers
+    "prices" and "prices list --s" offers "--sort"."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    script = subprocess.run([sys.executable, "-m", "trainbill", "--show-completion", "bash"], env=env,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert "complete -o default -F _trainbill_completion trainbill" in script.stdout
+    for words, cword, want in (
+        ("trainbill pri", "1", "prices"),
+        ("trainbill prices list --s", "3", "--sort"),
+    ):
+        done = subprocess.run([sys.executable, "-m", "trainbill"], capture_output=True, text=True, check=False,
+                              env={**env, "COMP_WORDS": words, "COMP_CWORD": cword, "_TRAINBILL_COMPLETE": "complete_bash"})  # fmt: skip
+        assert want in done.stdout.split()
