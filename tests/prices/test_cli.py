@@ -101,11 +101,17 @@ def test_list_region_filter(cache: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The table marks derived commitment rates with * and explains it."""
-    code, out, _ = run(capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01")
+    """The per-GPU table shows published commitments only and points to `prices show` for the
+    derived estimates (issue 24: derived rates rest on discount claims); JSON keeps them."""
+    code, out, _ = run(capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--wide")
     assert code == 0
-    assert "$31.9232*" in out  # p5 1-yr derived: 55.04 x 0.58
-    assert "derived from on-demand" in out
+    assert "$31.9232" not in out  # p5 1-yr derived: 55.04 x 0.58
+    assert "$3.9904" not in out  # the same per GPU (÷ 8)
+    assert "$2.975 3yr" in out  # p5en 3-yr All Upfront $23.80 published (REFERENCE §4.1) ÷ 8 GPUs
+    assert "derived estimates: 'trainbill prices show INSTANCE'" in " ".join(out.split())
+    code, out, _ = run(capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--json")
+    p5 = next(r for r in json.loads(out) if r["instance"] == "p5.48xlarge")
+    assert p5["sp_1yr_usd_per_hour"] == pytest.approx(31.9232)  # the JSON key is unchanged
 
 
 def test_bad_cloud_and_date(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,8 @@ app = typer.Typer(
     name="trainbill",
     help="The real bill of training a model on a cloud GPU cluster, before the invoice lands.",
     no_args_is_help=True,
-    add_completion=False,
+    # Typer's --install-completion / --show-completion (bash, zsh, fish, PowerShell): README "Shell completion".
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from trainbill.cli import (
     bills,  # noqa: F401
+    diff,  # noqa: F401
     forecast,  # noqa: F401
     optimize,  # noqa: F401
     prices,  # noqa: F401

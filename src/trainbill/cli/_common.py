@@ -38,8 +38,9 @@ def __getattr__(name: str) -> Any:
     from rich.console import Console
 
     made = Console(highlight=False)
-    if not made.is_terminal:
-        # Piped or captured output: wide enough that ledger rows do not wrap into towers.
+    if not made.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        # Piped or captured output: wide enough that ledger rows do not wrap into towers;
+        # COLUMNS, when set, is the width asked for (Rich reads it).
         made = Console(highlight=False, width=160)
     globals()["console"] = made
     return made

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from trainbill.check import QuoteAudit, audit_quote
 from trainbill.cli import app
@@ -87,19 +86,26 @@ def _money(x: float) -> str:
     return f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}"
 
 
-def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
-    """Rich table grouped by category with % of total, then quote, bill and multiplier."""
+def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) -> None:
+    """Rich table grouped by category with % of total, then quote, bill and multiplier.
+
+    Instance names and amounts are never cut: at narrow widths low-value columns are left
+    out and named (``trainbill.cli._tables``); ``wide`` shows them all.
+    """
+    from trainbill.cli import _common
+    from trainbill.cli._tables import Col, print_table
+
+    console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
     title = (
         f"{u.name}: {u.nodes} × {u.instance.instance} ({u.gpus} {u.accelerator.id}), "
         f"{u.provider} {u.region}, {u.orchestrator}, prices as of {u.as_of}"
     )
-    table = Table(title=title, show_lines=False, expand=False)
-    for col, just in (
-        ("category", "left"), ("item", "left"), ("quantity", "right"), ("unit", "left"),
-        ("unit price", "right"), ("cost", "right"), ("%", "right"),
-    ):  # fmt: skip
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    cols = [
+        Col("category", drop=3), Col("item", kind="text"), Col("quantity", "right", drop=4), Col("unit", drop=5),
+        Col("unit price", "right", drop=6), Col("cost", "right"), Col("%", "right", drop=2),
+    ]  # fmt: skip
+    rows: list[list[str]] = []
     by_cat = fc.ledger.by_category()
     pct = fc.percentages()
     for cat in CATEGORIES:
@@ -107,17 +113,12 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
         if not lines:
             continue
         for i, line in enumerate(lines):
-            table.add_row(
-                cat if i == 0 else "",
-                line.item,
-                f"{line.quantity:,.2f}",
-                line.unit,
-                f"${line.unit_price_usd:,.4g}",
-                _money(line.cost_usd),
-                "",
-            )
-        table.add_row("", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{_money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%")
-    console.print(table)
+            rows.append([
+                cat if i == 0 else "", line.item, f"{line.quantity:,.2f}", line.unit,
+                f"${line.unit_price_usd:,.4g}", _money(line.cost_usd), "",
+            ])  # fmt: skip
+        rows.append(["", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{_money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%"])
+    print_table(console, title, cols, rows, wide=wide)
     console.print(f"Quote (instances × list price × planned hours): [bold]{_money(fc.quote_usd)}[/bold]  ({fc.quote_basis})")
     console.print(f"Real bill: [bold]{_money(fc.total_usd)}[/bold]   multiplier: [bold]{fc.multiplier:.2f}×[/bold]")
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
@@ -188,6 +189,7 @@ def forecast_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
 ) -> None:
     """Itemized real bill of a training plan next to the naive quote."""
     if as_json and as_csv:
@@ -266,23 +268,40 @@ def forecast_cmd(
             from trainbill.cli.whatif import render_import
 
             render_import(imported[0], imported[1])
-        render_forecast(fc, explain=explain)
+        render_forecast(fc, explain=explain, wide=wide)
 
 
 @app.command("check")
 def check_cmd(
-    cost: Annotated[str, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")],
-    params: Annotated[str, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")],
-    tokens: Annotated[str, typer.Option(help="Training tokens, e.g. 1.4e12.")],
-    gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100.")],
-    gpus: Annotated[int, typer.Option(help="Accelerator count.")],
+    cost: Annotated[str | None, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")] = None,
+    params: Annotated[str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")] = None,
+    tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
+    gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100.")] = None,
+    gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
+    claims: Annotated[Path | None, typer.Option("--claims", help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).")] = None,
     precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
     usd_per_gpu_hour: Annotated[float | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog).")] = None,
     instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="--claims: show every column, whatever the terminal width.")] = False,
 ) -> None:
-    """Audit a quote: implied MFU and whether it is physically possible."""
+    """Audit a quote (implied MFU: is it physically possible?) or, with --claims, a claimed bill."""
+    if claims is not None:
+        given = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is not None]
+        if given:
+            msg = f"--claims audits a claimed bill on its own plan; drop {', '.join(given)}"
+            raise SpecError(msg, source="command line", field="--claims")
+        from trainbill.cli.claims import check_claims
+
+        check_claims(claims, as_json=as_json, wide=wide)
+        return
+    missing = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is None]
+    if missing:
+        msg = f"give {', '.join(missing)} (a quote to audit) or --claims FILE (a claimed bill)"
+        raise SpecError(msg, source="command line")
+    assert gpu is not None
+    assert gpus is not None
     values = {f: _parse_number(v, f"--{f}") for f, v in (("cost", cost), ("params", params), ("tokens", tokens))}
     for f, v in values.items():
         if v is None or v <= 0:

@@ -102,17 +102,20 @@ def _row(c: Candidate) -> list[str]:
     ]
 
 
-def _candidates_table(title: str, rows: list[Candidate]) -> Table:
-    t = Table(title=title)
-    left = {"cloud:instance", "orch.", "savings plan", "caveats"}
-    for col in ("cloud:instance", "nodes", "orch.", "spot", "savings plan", "ckpt", "wall h", "expected", "P90", "caveats"):
-        t.add_column(col, justify="left" if col in left else "right")
-    for c in rows:
-        t.add_row(*_row(c))
-    return t
+def _candidates_table(title: str, rows: list[Candidate], *, wide: bool = False) -> None:
+    """Print candidates without cutting instance names or dollars (``trainbill.cli._tables``)."""
+    from trainbill.cli import _common
+    from trainbill.cli._tables import Col, print_table
+
+    cols = [
+        Col("cloud:instance"), Col("nodes", "right"), Col("orch.", drop=4), Col("spot", "right", drop=5),
+        Col("savings plan", drop=6), Col("ckpt", "right", drop=7), Col("wall h", "right"), Col("expected", "right"),
+        Col("P90", "right", drop=3), Col("caveats", kind="text", drop=8),
+    ]  # fmt: skip
+    print_table(_common.console, title, cols, [_row(c) for c in rows], wide=wide)
 
 
-def _render(result: OptimizationResult) -> None:
+def _render(result: OptimizationResult, *, wide: bool = False) -> None:
     label = "P90 cost" if result.objective == "p90" else "expected cost"
     limits = []
     if result.deadline_hours is not None:
@@ -125,11 +128,9 @@ def _render(result: OptimizationResult) -> None:
     )
     user = result.user
     if user is None:
-        console.print(
-            _candidates_table("Best plan (yours does not fit in memory; see below)", [result.best])
-        )
+        _candidates_table("Best plan (yours does not fit in memory; see below)", [result.best], wide=wide)
     else:
-        console.print(_candidates_table("Best plan vs yours", [result.best, user]))
+        _candidates_table("Best plan vs yours", [result.best, user], wide=wide)
     for caveat in result.best.caveats:
         console.print(f"caveat ({caveat.kind.replace('_', ' ')}): {escape(caveat.text)}")
     if user is not None and result.deadline_hours is None and result.best.wall_hours > user.wall_hours:
@@ -142,9 +143,7 @@ def _render(result: OptimizationResult) -> None:
     if len(front) > 15:
         step = (len(front) - 1) / 14
         front = [front[round(i * step)] for i in range(15)]
-    console.print(
-        _candidates_table(f"Pareto front: cost vs time ({len(result.pareto)} points)", front)
-    )
+    _candidates_table(f"Pareto front: cost vs time ({len(result.pareto)} points)", front, wide=wide)
     t = Table(title=f"Right-sizing {result.best.instance} (best purchase mix)")
     for col in (
         "nodes",
@@ -204,6 +203,7 @@ def optimize_command(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
     ] = None,
@@ -277,7 +277,7 @@ def optimize_command(
     if as_json:
         print_json(result.as_dict())
         return
-    _render(result)
+    _render(result, wide=wide)
     if output is not None:
         console.print(f"best plan written to {output}")
     if export_file is not None:

@@ -22,7 +22,7 @@ from trainbill.catalog import Catalog, load_catalog
 from trainbill.cli import app
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.prices import (
-    InstanceQuote,
+    STALE_AFTER_DAYS,
     PriceUpdateError,
     cache_dir,
     instance_quote,
@@ -52,7 +52,9 @@ _AsOfOpt = Annotated[
 
 def _console() -> Console:
     con = Console(highlight=False)
-    return con if con.is_terminal else Console(highlight=False, width=160)
+    if con.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+        return con  # COLUMNS, when set, is the width asked for (Rich reads it)
+    return Console(highlight=False, width=160)
 
 
 def _catalog(dirs: list[Path] | None) -> Catalog:
@@ -92,46 +94,69 @@ def list_prices(
     gpu: Annotated[str | None, typer.Option("--gpu", help="Accelerator id or family (h100, a100).")] = None,
     cloud: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
     region: Annotated[str | None, typer.Option("--region", help="Only this region.")] = None,
+    sort: Annotated[str, typer.Option("--sort", help="gpu, on-demand, spot, commitment, pflop, hbm or age.")] = "gpu",
     as_of: _AsOfOpt = None,
     catalog_dir: _CatalogOpt = None,
     as_json: _JsonOpt = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
 ) -> None:
-    """Instance prices per purchase option in force on a date (default today)."""
+    """Compare accelerators: $/GPU-hour on-demand, spot and commitment by cloud and region, HBM,
+    dense BF16/FP8 TFLOP/s and $ per PFLOP-hour at peak, with each price's date and age."""
+    from trainbill.prices.compare import gpu_price_rows, sort_rows
+
     day = _as_of(as_of)
     catalog = _catalog(catalog_dir)
     provider = _cloud(cloud)
     quotes = price_table(catalog, as_of=day, gpu=gpu, provider=provider, region=region)
     if not quotes:
         raise TrainbillError(_why_no_prices(catalog, day=day, provider=provider, region=region))
+    rows = sort_rows(gpu_price_rows(catalog, quotes, as_of=day), sort)
     if as_json:
-        _dump([q.to_json() | {"history": None} for q in quotes])
+        # The instance-level keys stay as they were; ``per_gpu`` adds the comparison.
+        per = {(r.cloud, r.region, r.instance): r.as_dict() for r in rows}
+        _dump([q.to_json() | {"history": None, "per_gpu": per.get((q.provider, q.region, q.instance))} for q in quotes])
         return
-    table = Table(title=f"Prices in force on {day.isoformat()} (USD per instance-hour; TPU per chip-hour)")
-    for col in ("cloud", "region", "instance", "gpu", "on-demand", "spot", "1-yr", "3-yr", "as of"):
-        table.add_column(col, justify="right" if col in {"on-demand", "spot", "1-yr", "3-yr"} else "left")
-    for q in quotes:
+    from trainbill.cli._tables import Col, print_table
 
-        def cell(option: str, quote: InstanceQuote = q) -> str:
-            o = quote.options.get(option)
-            if o is None:
-                return "-"
-            return _money(o.usd_per_hour) + ("*" if o.basis == "derived" else "")
+    def usd(x: float | None) -> str:
+        """Up to 4 decimals, never fewer than 2: $2.00, $6.88, $11.0612."""
+        if x is None:
+            return "-"
+        text = f"${x:,.4f}".rstrip("0")
+        return text + "0" * max(0, 2 - len(text.rsplit(".", 1)[1]))
 
-        od = q.options.get("on_demand")
-        gpu_text = f"{q.accelerator_count}x {q.accelerator}" if q.accelerator else "?"
-        od_point = q.point("on_demand")
-        stale = od_point is not None and stale_warning(od_point, day) is not None
-        as_of_text = (od.effective_from.isoformat() + (" (old)" if stale else "")) if od else "-"
-        table.add_row(
-            q.provider, q.region, q.instance, gpu_text, cell("on_demand"), cell("spot"),
-            cell("sp_1yr"), cell("sp_3yr"), as_of_text,
-        )  # fmt: skip
+    def spot(r: Any) -> str:
+        if r.spot_low is None:
+            return "-"
+        return usd(r.spot_low) if r.spot_low == r.spot_high else f"{usd(r.spot_low)}-{usd(r.spot_high)}"
+
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:,.0f}"
+
+    cols = [
+        Col("gpu"), Col("cloud", drop=4), Col("region"), Col("instance"), Col("on-demand", "right"),
+        Col("spot", "right", drop=5), Col("commitment", "right", drop=6), Col("HBM GB", "right", drop=8),
+        Col("BF16 TF/s", "right", drop=10), Col("FP8 TF/s", "right", drop=11), Col("$/PFLOP-h", "right", drop=3),
+        Col("price date", drop=9), Col("age", "right", drop=7),
+    ]  # fmt: skip
+    table_rows = [
+        [r.accelerator, r.cloud, r.region, r.instance, usd(r.on_demand), spot(r),
+         f"{usd(r.commitment)} {r.commitment_option}" if r.commitment is not None else "-",
+         num(r.hbm_gb), num(r.bf16_tflops), num(r.fp8_tflops), usd(r.usd_per_pflop_hour),
+         r.price_date.isoformat() if r.price_date else "-",
+         "-" if r.age_days is None else f"{r.age_days:,} d" + (" (old)" if r.age_days > STALE_AFTER_DAYS else "")]
+        for r in rows
+    ]  # fmt: skip
     con = _console()
-    con.print(table)
-    con.print(
-        "* derived from on-demand and the catalog's commitment discount assumption, not a quoted rate."
-        " (old) = on-demand price point over 90 days old: run 'trainbill prices update <cloud>'."
-    )
+    footer = [
+        (
+            "USD per accelerator-hour (instance rate ÷ accelerators per instance; TPUs per chip-hour). spot: lowest-highest "
+        "across the region and its zones. commitment: published rates only (derived estimates: 'trainbill prices show "
+        "INSTANCE'). $/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU applied). "
+        f"price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} days: run 'trainbill prices update <cloud>'."
+        ),
+    ]
+    print_table(con, f"Accelerator prices in force on {day.isoformat()}", cols, table_rows, wide=wide, footer=footer)
 
 
 @prices_app.command("show")

@@ -28,7 +28,12 @@ def _m(x: float) -> str:
 
 
 @app.command("compare-orchestrators")
-def compare_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+def compare_cmd(
+    plan_file: PlanArg,
+    catalog_dir: CatalogOpt = None,
+    as_json: JsonOpt = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
+) -> None:
     """The same job on raw EC2, SageMaker HyperPod and EKS + Karpenter (the article's table, computed)."""
     catalog = catalog_from_options(catalog_dir)
     rows = compare_orchestrators(load_plan(plan_file), catalog)
@@ -44,15 +49,21 @@ def compare_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: Jso
             for r in rows
         ])  # fmt: skip
         return
-    t = Table(title="Same job, three orchestrators")
-    for col in ("approach", "real bill", "orchestration", "restart h", "failures+reclaims", "wall h", "set-up time", "risk (article)", "article, 100 h"):
-        t.add_column(col)
-    for r in rows:
-        t.add_row(
-            r.label, _m(r.total_usd), _m(r.orchestration_usd), f"{r.restart_hours:g}", _m(r.disruption_usd),
-            f"{r.forecast.usage.wall_hours:,.1f}", r.setup_time, r.failure_risk, _m(r.article_cost_100h_usd),
-        )  # fmt: skip
-    console.print(t)
+    from trainbill.cli import _common
+    from trainbill.cli._tables import Col, print_table
+
+    cols = [
+        Col("approach", kind="text"), Col("real bill", "right"), Col("orchestration", "right", drop=3),
+        Col("restart h", "right", drop=5), Col("failures+reclaims", "right", drop=4), Col("wall h", "right", drop=2),
+        Col("set-up time", kind="text", drop=6), Col("risk (article)", kind="text", drop=7),
+        Col("article, 100 h", "right", drop=8),
+    ]  # fmt: skip
+    table_rows = [
+        [r.label, _m(r.total_usd), _m(r.orchestration_usd), f"{r.restart_hours:g}", _m(r.disruption_usd),
+         f"{r.forecast.usage.wall_hours:,.1f}", r.setup_time, r.failure_risk, _m(r.article_cost_100h_usd)]
+        for r in rows
+    ]  # fmt: skip
+    print_table(_common.console, "Same job, three orchestrators", cols, table_rows, wide=wide)
     cheapest = min(rows, key=lambda r: r.total_usd)
     console.print(f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the article's, not computed.")
 
