@@ -44,6 +44,7 @@ from trainbill import __version__
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, load_catalog
 from trainbill.errors import InfeasibleError, SpecError, TrainbillError
 from trainbill.forecast import forecast
+from trainbill.headline import advise
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.report import pareto_front, right_sizing
@@ -320,8 +321,10 @@ def create_app(
     def post_forecast(body: PlanBody) -> JSONResponse:
         """Itemized real bill and quote: the JSON of ``trainbill forecast --json``."""
         plan = _plan(body, limits=limits)
-        out = forecast(plan, cat, today=today).as_dict()
-        _check_forecast(plan, out, limits=limits, prefix="")
+        fc = forecast(plan, cat, today=today)
+        _check_forecast(plan, fc.as_dict(), limits=limits, prefix="")
+        # The budget and the ranked actions, as ``trainbill forecast --json`` prints them.
+        out = advise(plan, fc, cat, today=today).as_dict()
         return JSONResponse(_clean(out))
 
     def _checked_plan(body: dict[str, Any], *, prefix: str = "", planner: bool = False) -> Plan:
