@@ -408,9 +408,7 @@ def _savings_plan_action(
             alt = price(_variant(plan, {"purchase": {"savings_plan": term, "savings_plan_coverage": 1.0,
                                                      "commitment": "buy"}}))  # fmt: skip
         except TrainbillError as exc:
-            notes.append(
-                f"{term} Savings Plan: not considered ({str(exc).split(': the catalog', 1)[0]})"
-            )
+            notes.append(f"{term} Savings Plan: {str(exc).split(': the catalog', 1)[0]}")
             continue
         if best is None or alt.total_usd < best[1].total_usd:
             best = (term, alt)

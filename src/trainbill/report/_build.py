@@ -13,6 +13,7 @@ import numpy as np
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
+from trainbill.headline import advise
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.spec import Plan
 
@@ -290,7 +291,8 @@ def build_report(
 
     ``search=False`` skips the planner (about a second) and uses the node-count sweep.
     """
-    fc = forecast(plan, catalog, today=today)
+    # The headline's budget and actions are the CLI's own (same trials and seed as ``forecast --json``).
+    fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
     if search:
