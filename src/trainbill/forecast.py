@@ -16,6 +16,7 @@ module, so they are worked out in ``trainbill.headline`` and attached as ``outlo
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -33,10 +34,62 @@ from trainbill.usage import Usage, usage_for
 if TYPE_CHECKING:
     from trainbill.headline import Outlook
 
-__all__ = ["STALE_PRICE_DAYS", "ErrorBand", "Forecast", "forecast", "forecast_usage"]
+__all__ = [
+    "HIDDEN_LABELS",
+    "STALE_PRICE_DAYS",
+    "ErrorBand",
+    "Forecast",
+    "Step",
+    "forecast",
+    "forecast_usage",
+]
 
 #: Prices older than this are flagged in the output (issue #7: warn after 90 days).
 STALE_PRICE_DAYS = 90
+
+
+#: Hidden costs in words a budget approver reads (keys: ``ledger.CATEGORIES``). The compute
+#: and discount entries are what remains of those categories once the planned part is taken out.
+HIDDEN_LABELS: Mapping[str, str] = {
+    "compute": "extra instance groups (head and login nodes)",
+    "sync_stall": "GPUs waiting on gradient sync and slow GPUs",
+    "evaluation": "evaluation passes",
+    "checkpoint": "training paused to write checkpoints",
+    "storage": "storage (disks, file systems, buckets)",
+    "data_transfer": "data transfer",
+    "networking": "networking (NAT gateways, public IPs)",
+    "monitoring": "monitoring and logs",
+    "spot_reclaim": "work redone after spot reclaims",
+    "failures": "work redone after hardware failures",
+    "orchestration": "orchestrator fees",
+    "discount": "commitment outside the training hours (overhead hours covered, unused term)",
+}
+assert set(HIDDEN_LABELS) == set(CATEGORIES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One bar of the quote-to-budget waterfall: a total (from zero) or a change (``start``→``end``)."""
+
+    label: str
+    start: float
+    end: float
+    total: bool = False
+
+    @property
+    def delta(self) -> float:
+        """Signed change this bar contributes."""
+        return self.end - self.start
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "label": self.label,
+            "start": self.start,
+            "end": self.end,
+            "total": self.total,
+            "delta": self.delta,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +186,32 @@ class Forecast:
         out["discount"] -= saving
         return out
 
+    def waterfall(self) -> tuple[Step, ...]:
+        """Quote → purchase-mix savings → planned → each hidden cost (largest first) → real bill →
+        P90 margin → budget (the last two only when the forecast has an outlook).
+
+        Each total bar equals the sum of the bars before it, so the chart and the text add up.
+        """
+        steps = [Step(label="quote (on-demand list)", start=0.0, end=self.quote_usd, total=True)]
+        level = self.quote_usd
+        mix = self.planned_usd - self.quote_usd
+        if mix != 0:
+            steps.append(Step(label="spot and commitment savings", start=level, end=level + mix))
+            level += mix
+        steps.append(
+            Step(label="planned (at the plan's purchase mix)", start=0.0, end=level, total=True)
+        )
+        hidden = self.hidden_by_category()
+        for cat in sorted((c for c in CATEGORIES if hidden[c] != 0), key=lambda c: -abs(hidden[c])):
+            steps.append(Step(label=HIDDEN_LABELS[cat], start=level, end=level + hidden[cat]))
+            level += hidden[cat]
+        steps.append(Step(label="real bill (expected)", start=0.0, end=level, total=True))
+        if self.outlook is not None and self.outlook.budget is not None:
+            b = self.outlook.budget.usd
+            steps.append(Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b))
+            steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
+        return tuple(steps)
+
     def percentages(self) -> dict[str, float]:
         """Share of the total per category (sums to 100 when the total is non-zero)."""
         total = self.total_usd
@@ -157,6 +236,7 @@ class Forecast:
             "hidden_usd": self.hidden_usd,
             "hidden_multiplier": self.hidden_multiplier,
             "hidden_by_category": self.hidden_by_category(),
+            "waterfall": [s.as_dict() for s in self.waterfall()],
             **(self.outlook.as_dict() if self.outlook is not None else {"budget_usd": None, "budget": None, "actions": None, "action_notes": None}),
             "time": {
                 "wall_hours": u.wall_hours,

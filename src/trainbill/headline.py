@@ -37,8 +37,7 @@ from typing import Any, Literal
 
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast, forecast_usage
-from trainbill.ledger import CATEGORIES
+from trainbill.forecast import HIDDEN_LABELS, Forecast, Step, forecast_usage
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
 from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
@@ -68,50 +67,7 @@ BUDGET_SEED = 0
 #: Savings below one dollar are rounding, not an action.
 MIN_SAVING_USD = 1.0
 
-#: Hidden costs in words a budget approver reads (keys: ``ledger.CATEGORIES``). The compute
-#: and discount entries are what remains of those categories once the planned part is taken out.
-HIDDEN_LABELS: Mapping[str, str] = {
-    "compute": "extra instance groups (head and login nodes)",
-    "sync_stall": "GPUs waiting on gradient sync and slow GPUs",
-    "evaluation": "evaluation passes",
-    "checkpoint": "training paused to write checkpoints",
-    "storage": "storage (disks, file systems, buckets)",
-    "data_transfer": "data transfer",
-    "networking": "networking (NAT gateways, public IPs)",
-    "monitoring": "monitoring and logs",
-    "spot_reclaim": "work redone after spot reclaims",
-    "failures": "work redone after hardware failures",
-    "orchestration": "orchestrator fees",
-    "discount": "commitment outside the training hours (overhead hours covered, unused term)",
-}
-assert set(HIDDEN_LABELS) == set(CATEGORIES)
-
 ActionKind = Literal["checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Step:
-    """One bar of the quote-to-budget waterfall: a total (from zero) or a change (``start``→``end``)."""
-
-    label: str
-    start: float
-    end: float
-    total: bool = False
-
-    @property
-    def delta(self) -> float:
-        """Signed change this bar contributes."""
-        return self.end - self.start
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready fields."""
-        return {
-            "label": self.label,
-            "start": self.start,
-            "end": self.end,
-            "total": self.total,
-            "delta": self.delta,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,30 +140,8 @@ class Outlook:
 
 
 def waterfall(fc: Forecast) -> tuple[Step, ...]:
-    """Quote → purchase-mix savings → planned → each hidden cost (largest first) → real bill →
-    P90 margin → budget (the last two only when the forecast has an outlook).
-
-    Each total bar equals the sum of the bars before it, so the chart and the text add up.
-    """
-    steps = [Step(label="quote (on-demand list)", start=0.0, end=fc.quote_usd, total=True)]
-    level = fc.quote_usd
-    mix = fc.planned_usd - fc.quote_usd
-    if mix != 0:
-        steps.append(Step(label="spot and commitment savings", start=level, end=level + mix))
-        level += mix
-    steps.append(
-        Step(label="planned (at the plan's purchase mix)", start=0.0, end=level, total=True)
-    )
-    hidden = fc.hidden_by_category()
-    for cat in sorted((c for c in CATEGORIES if hidden[c] != 0), key=lambda c: -abs(hidden[c])):
-        steps.append(Step(label=HIDDEN_LABELS[cat], start=level, end=level + hidden[cat]))
-        level += hidden[cat]
-    steps.append(Step(label="real bill (expected)", start=0.0, end=level, total=True))
-    if fc.outlook is not None and fc.outlook.budget is not None:
-        b = fc.outlook.budget.usd
-        steps.append(Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b))
-        steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
-    return tuple(steps)
+    """The forecast's quote-to-budget steps (``Forecast.waterfall``)."""
+    return fc.waterfall()
 
 
 # --- budget ----------------------------------------------------------------------------------
