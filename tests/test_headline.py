@@ -10,12 +10,13 @@ ILLUSTRATIVE ones of ``conftest`` (Compute SP 1yr $60, 3yr $45).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, PROFILE_TOML, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import Forecast, forecast
 from trainbill.headline import HIDDEN_LABELS, advise, waterfall
@@ -274,3 +275,32 @@ def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) 
     assert "-$83,704" in out
     assert "$0.30" in out  # CloudWatch metric-month, not "$0.3"
     assert "caveat:" in out
+
+
+def test_savings_plan_action_tries_the_published_kind(catalog: Catalog) -> None:
+    """p5en has only a published 3yr EC2 Instance SP ($23.80, AWS SP price file 20261003071546, in the
+    packaged catalog): over its 26,280 h term 4 nodes save 4 × 26,280 × ($63.296 − $23.80) = $4,151,819.52."""
+    raw = zero_hidden_plan(instance="p5en.48xlarge")
+    raw["run"] = {"name": "three-years", "hours": 26_280}
+    raw["prices"] = {"as_of": "2026-12-01"}
+    fc = _advised(plan_from_dict(raw), catalog)
+    assert fc.outlook is not None
+    sp = next(a for a in fc.outlook.actions if a.kind == "savings_plan")
+    assert sp.saving_usd == pytest.approx(4 * 26_280 * (63.296 - 23.80))
+    assert sp.change["purchase.savings_plan_kind"] == "ec2-instance"
+    assert "EC2 Instance Savings Plan" in sp.title
+
+
+def test_calibrated_forecast_gets_the_budget_but_no_actions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --calibration the plan's variants would drop the measured MFU: budget yes, actions none, and why."""
+    cal = tmp_path / "profile.toml"
+    cal.write_text(PROFILE_TOML, encoding="utf-8")
+    code, out, err = run_cli(capsys, "forecast", "--params", "7e9", "--tokens", "1e11", "--instance", "p5.48xlarge",
+                             "--nodes", "8", "--as-of", "2025-05-01", "--calibration", str(cal), "--json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["budget_usd"] >= d["total_usd"]
+    assert d["actions"] == []
+    assert any("calibrated" in n for n in d["action_notes"])

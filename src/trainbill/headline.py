@@ -332,23 +332,43 @@ def _right_size_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer
 def _savings_plan_action(
     plan: Plan, fc: Forecast, price: Pricer, notes: list[str]
 ) -> Action | None:
-    """A commitment bought for this run, its whole term charged; only at a published rate."""
+    """A commitment bought for this run, its whole term charged; only at a published rate.
+
+    On AWS both the kind the plan would get by default (Compute, or SageMaker under HyperPod)
+    and, off HyperPod, an EC2 Instance Savings Plan for the instance's family are tried: the
+    catalog may publish a rate for one and not the other (p5en: EC2 Instance 3yr only).
+    """
     u = fc.usage
     if u.spot_fraction >= 1 or u.savings_plan != "none":
         return None
-    best: tuple[str, Forecast] | None = None
+    kinds: tuple[str | None, ...] = (None,)
+    if u.provider == "aws" and u.orchestrator != "hyperpod":
+        kinds = (None, "ec2-instance")
+    best: tuple[dict[str, Any], Forecast] | None = None
     for term in ("1yr", "3yr"):
-        try:
-            alt = price(_variant(plan, {"purchase": {"savings_plan": term, "savings_plan_coverage": 1.0,
-                                                     "commitment": "buy"}}))  # fmt: skip
-        except TrainbillError as exc:
-            notes.append(f"{term} Savings Plan: {str(exc).split(': the catalog', 1)[0]}")
-            continue
-        if best is None or alt.total_usd < best[1].total_usd:
-            best = (term, alt)
+        for kind in kinds:
+            purchase: dict[str, Any] = {
+                "savings_plan": term,
+                "savings_plan_coverage": 1.0,
+                "commitment": "buy",
+            }
+            if kind is not None:
+                purchase["savings_plan_kind"] = kind
+            try:
+                alt = price(_variant(plan, {"purchase": purchase}))
+            except TrainbillError as exc:
+                notes.append(f"{term} Savings Plan: {str(exc).split(': the catalog', 1)[0]}")
+                continue
+            if best is None or alt.total_usd < best[1].total_usd:
+                best = (purchase, alt)
     if best is None:
         return None
-    term, alt = best
+    purchase, alt = best
+    term = str(purchase["savings_plan"])
+    name = next(
+        (ln.item.split(" on ", 1)[0] for ln in alt.ledger.lines if ln.category == "discount"),
+        f"{term} Savings Plan",
+    )
     hourly = next(
         (
             ln.unit_price_usd
@@ -359,12 +379,8 @@ def _savings_plan_action(
     )
     caveat = (f"commits ${hourly:,.2f}/h for the whole {term} term, billed whether used or not (the unused term is "
               "priced); it pays only while the run, or other work on these instances, fills the term")  # fmt: skip
-    title = f"Buy a {term} Savings Plan covering the on-demand nodes"
-    change = {
-        "purchase.savings_plan": term,
-        "purchase.savings_plan_coverage": 1.0,
-        "purchase.commitment": "buy",
-    }
+    title = f"Buy a {name} covering the on-demand nodes"
+    change = {f"purchase.{k}": v for k, v in purchase.items()}
     return _action("savings_plan", fc, alt, title, caveat, change)
 
 
