@@ -151,9 +151,9 @@ class Forecast:
             nodes = ln.quantity / u.wall_hours  # the line's quantity is covered nodes × wall hours
             saving = ln.unit_price_usd * nodes * u.compute_hours
             parts.append(f"{nodes:,.4g} covered nodes × {u.compute_hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})")
-        planned = sum(ln.cost_usd for ln in compute) + saving
-        basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned:,.2f}"
-        return planned - saving, saving, basis
+        planned_compute = float(sum(ln.cost_usd for ln in compute))
+        basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned_compute + saving:,.2f}"
+        return planned_compute, saving, basis
 
     @property
     def planned_usd(self) -> float:
