@@ -121,7 +121,8 @@ def test_existing_commitment_is_planned(commitment_catalog: Catalog) -> None:
     fc = forecast(plan_from_dict(raw), commitment_catalog, today=TODAY)
     assert fc.planned_usd == pytest.approx(2400.0)
     assert fc.hidden_usd == pytest.approx(0.0, abs=1e-6)
-    assert fc.hidden_by_category()["compute"] == 0.0  # no "+<$1" row of float residue in the waterfall
+    # No "+<$1" row of float residue in the waterfall:
+    assert fc.hidden_by_category()["compute"] == 0.0
     assert fc.planned_usd - fc.quote_usd == pytest.approx(2400.0 - 4 * 10 * 98.32)
 
 
