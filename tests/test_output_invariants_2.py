@@ -22,9 +22,9 @@ from cli_runner import run_cli
 from conftest import TODAY
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import instance_rate
-from trainbill.forecast import forecast
+from trainbill.forecast import HIDDEN_LABELS, forecast
 from trainbill.report import build_report, render_html
-from trainbill.report.format import hours, money
+from trainbill.report.format import hours, money, money_change
 from trainbill.spec import plan_from_dict
 from trainbill.whatif import (
     apply_attention_sparsity,
@@ -166,14 +166,14 @@ def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) ->
     u = fc.usage
     for h in (u.compute_hours, u.sync_stall_hours, u.eval_hours, u.checkpoint_stall_hours, u.wall_hours):
         assert hours(h) in page
-    bars = dict(re.findall(r'<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>', page))
-    by_cat = fc.ledger.by_category()
-    assert bars["quote"] == money(fc.quote_usd)
-    assert bars["real bill"] == money(fc.total_usd)
-    assert bars["compute vs quote"] == money(by_cat["compute"] - fc.quote_usd)
-    for cat, amount in by_cat.items():
-        if cat != "compute" and amount != 0:
-            assert bars[cat] == money(amount)
+    # The report's waterfall is the headline's (issue #20): quote → planned → hidden costs → real bill.
+    bars = {html.unescape(k): html.unescape(v) for k, v in re.findall(r'<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>', page)}
+    assert bars["quote (on-demand list)"] == money(fc.quote_usd)
+    assert bars["planned (at the plan's purchase mix)"] == money(fc.planned_usd)
+    assert bars["real bill (expected)"] == money(fc.total_usd)
+    for cat, amount in fc.hidden_by_category().items():
+        if amount != 0:
+            assert bars[HIDDEN_LABELS[cat]] == money_change(amount)
 
 
 @pytest.mark.parametrize("name", sorted(VARIED))

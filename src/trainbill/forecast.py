@@ -3,16 +3,27 @@
 The quote is what a planning meeting multiplies: instances × on-demand list price × planned
 hours. The real bill is every driver's lines. Their ratio is the multiplier the seed article
 is about; ``Forecast.as_dict`` is the JSON contract of ``trainbill forecast --json``.
+
+Three numbers are kept apart, because a plan that runs half on spot can have a real bill below
+its on-demand quote and still hide tens of thousands of dollars: the **quote** (on-demand list),
+the **planned** bill (the quote's node-hours at the plan's own purchase mix: spot share at the
+spot rate, Savings Plan coverage at its rate) and the **real** bill. ``planned − quote`` is what
+the purchase mix saves; ``real − planned`` is what the quote hides (``hidden_by_category``).
+The P90 budget and the ranked actions need the simulation and the planner, which import this
+module, so they are worked out in ``trainbill.headline`` and attached as ``outlook``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainbill.catalog import Catalog
+from trainbill.costs import compute as compute_driver
+from trainbill.costs import discount as discount_driver
 from trainbill.costs import estimate
 from trainbill.costs._pricing import UNPRICED, instance_rate
 from trainbill.errors import SpecError
@@ -20,10 +31,65 @@ from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
 from trainbill.usage import Usage, usage_for
 
-__all__ = ["STALE_PRICE_DAYS", "ErrorBand", "Forecast", "forecast", "forecast_usage"]
+if TYPE_CHECKING:
+    from trainbill.headline import Outlook
+
+__all__ = [
+    "HIDDEN_LABELS",
+    "STALE_PRICE_DAYS",
+    "ErrorBand",
+    "Forecast",
+    "Step",
+    "forecast",
+    "forecast_usage",
+]
 
 #: Prices older than this are flagged in the output (issue #7: warn after 90 days).
 STALE_PRICE_DAYS = 90
+
+
+#: Hidden costs in words a budget approver reads (keys: ``ledger.CATEGORIES``). The compute
+#: and discount entries are what remains of those categories once the planned part is taken out.
+HIDDEN_LABELS: Mapping[str, str] = {
+    "compute": "extra instance groups (head and login nodes)",
+    "sync_stall": "GPUs waiting on gradient sync and slow GPUs",
+    "evaluation": "evaluation passes",
+    "checkpoint": "training paused to write checkpoints",
+    "storage": "storage (disks, file systems, buckets)",
+    "data_transfer": "data transfer",
+    "networking": "networking (NAT gateways, public IPs)",
+    "monitoring": "monitoring and logs",
+    "spot_reclaim": "work redone after spot reclaims",
+    "failures": "work redone after hardware failures",
+    "orchestration": "orchestrator fees",
+    "discount": "commitment outside the training hours (overhead hours covered, unused term)",
+}
+assert set(HIDDEN_LABELS) == set(CATEGORIES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One bar of the quote-to-budget waterfall: a total (from zero) or a change (``start``→``end``)."""
+
+    label: str
+    start: float
+    end: float
+    total: bool = False
+
+    @property
+    def delta(self) -> float:
+        """Signed change this bar contributes."""
+        return self.end - self.start
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "label": self.label,
+            "start": self.start,
+            "end": self.end,
+            "total": self.total,
+            "delta": self.delta,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +117,9 @@ class Forecast:
     warnings: tuple[str, ...]
     #: None when priced from an already worked-out usage (simulate, optimize); ``forecast`` sets it.
     band: ErrorBand | None = None
+    #: The P90 budget and the ranked actions (``trainbill.headline.advise``); None until asked
+    #: for, since they price the plan many times over.
+    outlook: Outlook | None = None
 
     @property
     def total_usd(self) -> float:
@@ -61,6 +130,87 @@ class Forecast:
     def multiplier(self) -> float:
         """Real bill / quote."""
         return self.total_usd / self.quote_usd if self.quote_usd else float("nan")
+
+    def _planned_lines(self) -> tuple[float, float, str]:
+        """(planned compute, planned commitment saving, basis) read off the ledger's own lines.
+
+        Planned compute is the compute driver's lines: the quote's node-hours (nodes × pure
+        training hours) split by the plan's spot share, each at its rate. A Savings Plan's
+        discount line covers the whole wall-clock; the planned part is the same line over the
+        pure training hours only (covered nodes × training hours × its per-hour saving). Extra
+        instance groups, the rest of the discount line and the unused term of a commitment
+        bought for the run are not in the quote's node-hours, so they are hidden costs.
+        """
+        u = self.usage
+        compute = [ln for ln in self.ledger.lines if ln.driver == compute_driver.__name__]
+        parts = [f"{ln.quantity:,.2f} {ln.unit}s × ${ln.unit_price_usd:,.2f} ({ln.item})" for ln in compute]
+        saving = 0.0
+        covered = [ln for ln in self.ledger.lines if ln.driver == discount_driver.__name__ and ln.unit == compute[0].unit] if compute else []
+        if covered and u.wall_hours > 0:
+            ln = covered[0]
+            nodes = ln.quantity / u.wall_hours  # the line's quantity is covered nodes × wall hours
+            saving = ln.unit_price_usd * nodes * u.compute_hours
+            parts.append(f"{nodes:,.4g} covered nodes × {u.compute_hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})")
+        planned_compute = float(sum(ln.cost_usd for ln in compute))
+        basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned_compute + saving:,.2f}"
+        return planned_compute, saving, basis
+
+    @property
+    def planned_usd(self) -> float:
+        """The quote's node-hours at the plan's own purchase mix (spot share, commitment)."""
+        compute, saving, _ = self._planned_lines()
+        return compute + saving
+
+    @property
+    def planned_basis(self) -> str:
+        """The planned bill's arithmetic, line by line."""
+        return self._planned_lines()[2]
+
+    @property
+    def hidden_usd(self) -> float:
+        """What the quote hides: real bill − planned bill."""
+        return self.total_usd - self.planned_usd
+
+    @property
+    def hidden_multiplier(self) -> float:
+        """Real bill / planned bill: the multiplier with spot and commitment savings taken out."""
+        planned = self.planned_usd
+        return self.total_usd / planned if planned else float("nan")
+
+    def hidden_by_category(self) -> dict[str, float]:
+        """Each category's share of ``hidden_usd`` (sums to it): every category's total, less
+        the planned part of compute (the main cluster's training hours) and of discount."""
+        compute, saving, _ = self._planned_lines()
+        out = dict(self.ledger.by_category())
+        out["compute"] -= compute
+        out["discount"] -= saving
+        return out
+
+    def waterfall(self) -> tuple[Step, ...]:
+        """Quote → purchase-mix savings → planned → each hidden cost (largest first) → real bill →
+        P90 margin → budget (the last two only when the forecast has an outlook).
+
+        Each total bar equals the sum of the bars before it, so the chart and the text add up.
+        """
+        steps = [Step(label="quote (on-demand list)", start=0.0, end=self.quote_usd, total=True)]
+        level = self.quote_usd
+        mix = self.planned_usd - self.quote_usd
+        if mix != 0:
+            steps.append(Step(label="spot and commitment savings", start=level, end=level + mix))
+            level += mix
+        steps.append(
+            Step(label="planned (at the plan's purchase mix)", start=0.0, end=level, total=True)
+        )
+        hidden = self.hidden_by_category()
+        for cat in sorted((c for c in CATEGORIES if hidden[c] != 0), key=lambda c: -abs(hidden[c])):
+            steps.append(Step(label=HIDDEN_LABELS[cat], start=level, end=level + hidden[cat]))
+            level += hidden[cat]
+        steps.append(Step(label="real bill (expected)", start=0.0, end=level, total=True))
+        if self.outlook is not None and self.outlook.budget is not None:
+            b = self.outlook.budget.usd
+            steps.append(Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b))
+            steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
+        return tuple(steps)
 
     def percentages(self) -> dict[str, float]:
         """Share of the total per category (sums to 100 when the total is non-zero)."""
@@ -80,6 +230,14 @@ class Forecast:
             "total_usd_p10": self.band.total_usd_p10 if self.band else None,
             "total_usd_p90": self.band.total_usd_p90 if self.band else None,
             "multiplier": self.multiplier,
+            "planned_usd": self.planned_usd,
+            "planned_basis": self.planned_basis,
+            "purchase_mix_usd": self.planned_usd - self.quote_usd,
+            "hidden_usd": self.hidden_usd,
+            "hidden_multiplier": self.hidden_multiplier,
+            "hidden_by_category": self.hidden_by_category(),
+            "waterfall": [s.as_dict() for s in self.waterfall()],
+            **(self.outlook.as_dict() if self.outlook is not None else {"budget_usd": None, "budget": None, "actions": None, "action_notes": None}),
             "time": {
                 "wall_hours": u.wall_hours,
                 "gpu_hours": u.wall_hours * u.gpus,

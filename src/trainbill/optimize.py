@@ -76,6 +76,7 @@ __all__ = [
     "SearchSpace",
     "candidate_plan",
     "optimize",
+    "own_mix_space",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -253,6 +254,23 @@ class OptimizationResult:
             "budget_usd": self.budget_usd,
             "skipped": list(self.skipped),
         }
+
+
+def own_mix_space(usage: Usage, nodes: tuple[int, ...] | None = None) -> SearchSpace:
+    """The grid that varies only the node count: the plan's instance, spot share, commitment,
+    orchestrator and checkpoint interval held fixed (right-sizing, the report and the headline)."""
+    defaults = SearchSpace()
+    return SearchSpace(
+        instances=(usage.instance.instance,),
+        nodes=nodes,
+        spot_fractions=(usage.spot_fraction,),
+        savings_plans=(usage.savings_plan,),
+        coverages=(usage.savings_plan_coverage,) if usage.savings_plan != "none" else defaults.coverages,
+        orchestrators=(usage.orchestrator,),
+        checkpoint_intervals_hours=(usage.checkpoint_interval_hours,)
+        if usage.checkpoint_interval_hours > 0
+        else defaults.checkpoint_intervals_hours,
+    )
 
 
 # --- candidate plans -------------------------------------------------------------------------

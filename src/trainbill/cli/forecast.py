@@ -7,16 +7,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from trainbill.check import QuoteAudit, audit_quote
-from trainbill.cli import app
-from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.cli import _common, app
+from trainbill.cli._common import catalog_from_options, print_json
 from trainbill.errors import SpecError
 from trainbill.forecast import Forecast, forecast
+from trainbill.headline import advise, waterfall
 from trainbill.ledger import CATEGORIES
+from trainbill.report.format import money, money_change, money_precise
 from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
 
-__all__ = ["build_plan", "render_forecast"]
+__all__ = ["build_plan", "render_forecast", "render_headline"]
 
 
 def _parse_number(text: str | None, flag: str) -> float | None:
@@ -82,8 +85,48 @@ def build_plan(
     return plan_from_dict(merge_plan_dicts(base_dict, overrides), source=f"{plan_file} + flags")
 
 
-def _money(x: float) -> str:
-    return f"-${-x:,.0f}" if x < 0 else f"${x:,.0f}"
+#: Actions the table view lists (the JSON carries them all).
+TOP_ACTIONS = 3
+
+
+def render_headline(fc: Forecast) -> None:
+    """Quote → purchase-mix savings → hidden costs → real bill → P90 budget, then what to do.
+
+    Every figure and label is the library's (``trainbill.headline.waterfall``, ``Forecast.outlook``);
+    this only lays them out as lines a budget approver reads top to bottom.
+    """
+    console = _common.console  # per call: COLUMNS is read when the console is made
+    steps = waterfall(fc)
+    width = max(len(s.label) for s in steps) + 4
+    console.print("\n[bold]From the quote to the budget[/bold]")
+    for s in steps:
+        label = escape(s.label[0].upper() + s.label[1:])
+        if s.total:
+            console.print(f"  [bold]= {label:<{width}}{money(s.end):>12}[/bold]")
+        else:
+            console.print(f"    {label:<{width}}{money_change(s.delta):>12}")
+    console.print(
+        f"  Real bill / planned: [bold]{fc.hidden_multiplier:.2f}×[/bold] ({money_change(fc.hidden_usd)} the quote does not show); "
+        f"real bill / quote (multiplier): {fc.multiplier:.2f}×"
+    )
+    out = fc.outlook
+    if out is None:
+        return
+    b = out.budget
+    if b is None:
+        console.print("  Budget: not worked out (see the notes under --json 'action_notes')")
+    else:
+        console.print(f"  Budget: {escape(b.basis)}")
+        if b.deadline_miss_probability is not None and b.deadline_hours is not None:
+            console.print(f"  Chance of missing the {b.deadline_hours:g} h deadline: {b.deadline_miss_probability:.0%}")
+    console.print("\n[bold]What to do[/bold] (expected saving of each change against the plan as written; they do not add up)")
+    if not out.actions:
+        console.print("  nothing that can be bought saves money on this plan")
+    for i, a in enumerate(out.actions[:TOP_ACTIONS], start=1):
+        console.print(f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill {money(a.total_usd)})")
+        console.print(f"     caveat: {escape(a.caveat)}")
+    if len(out.actions) > TOP_ACTIONS:
+        console.print(f"  ({len(out.actions) - TOP_ACTIONS} more in --json under 'actions')")
 
 
 def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) -> None:
@@ -115,12 +158,12 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         for i, line in enumerate(lines):
             rows.append([
                 cat if i == 0 else "", line.item, f"{line.quantity:,.2f}", line.unit,
-                f"${line.unit_price_usd:,.4g}", _money(line.cost_usd), "",
+                money_precise(line.unit_price_usd), money(line.cost_usd), "",
             ])  # fmt: skip
-        rows.append(["", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{_money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%"])
+        rows.append(["", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%"])
     print_table(console, title, cols, rows, wide=wide)
-    console.print(f"Quote (instances × list price × planned hours): [bold]{_money(fc.quote_usd)}[/bold]  ({fc.quote_basis})")
-    console.print(f"Real bill: [bold]{_money(fc.total_usd)}[/bold]   multiplier: [bold]{fc.multiplier:.2f}×[/bold]")
+    console.print(f"Quote (instances × on-demand list price × planned hours): {escape(fc.quote_basis)}")
+    console.print(f"Planned (the same hours at the plan's purchase mix): {escape(fc.planned_basis)}")
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
     console.print(
         f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
@@ -131,10 +174,11 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         console.print(
             f"How wrong the time model may be (P10-P90, from published runs it was not fitted to): "
             f"{b.gpu_hours_p10:,.0f}-{b.gpu_hours_p90:,.0f} GPU-hours, "
-            f"bill {_money(b.total_usd_p10)}-{_money(b.total_usd_p90)}"
+            f"bill {money(b.total_usd_p10)}-{money(b.total_usd_p90)}"
         )
     for w in fc.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    render_headline(fc)
     if explain:
         if b is not None:
             console.print(f"\n[bold]Error band[/bold]\n  {b.basis}")
@@ -258,6 +302,10 @@ def forecast_cmd(
         # the reader also needs to know which file (or the flags) holds it.
         bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
         raise SpecError(bare, source=str(plan_file) if plan_file else "command line", field=exc.field) from None
+    if not as_csv:
+        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
+        # variants would be priced without its calibration.
+        fc = advise(plan, fc, catalog, actions=not cals)
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})
@@ -330,8 +378,8 @@ def check_cmd(
         print_json(audit.as_dict())
         return
     color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
-    console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
-    console.print(f"price: {audit.price_source}")
+    _common.console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
+    _common.console.print(f"price: {audit.price_source}")
 
 
 def _audit(values: dict[str, float | None], gpu: str, gpus: int, precision: str, usd_per_gpu_hour: float | None,

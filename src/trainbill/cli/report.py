@@ -10,6 +10,7 @@ import typer
 from trainbill.cli import app
 from trainbill.cli._common import catalog_from_options, check_output_path, console, write_output
 from trainbill.errors import SpecError, TrainbillError
+from trainbill.report.format import money
 from trainbill.spec import load_plan
 
 __all__: list[str] = []
@@ -50,8 +51,10 @@ def report_cmd(
     )
     write_output(output, render_html(data), flag="--output", force=force)
     fc = data.forecast
+    b = fc.outlook.budget if fc.outlook is not None else None
     console.print(
-        f"wrote {output}: quote ${fc.quote_usd:,.0f}, real bill ${fc.total_usd:,.0f} ({fc.multiplier:.2f}×)"
+        f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real bill "
+        f"{money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90) {money(b.usd) if b else 'n/a'}"
     )
     if data.simulation is None:
         console.print(f"note: {data.simulation_note}")

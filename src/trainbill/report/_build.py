@@ -13,7 +13,8 @@ import numpy as np
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
-from trainbill.optimize import Candidate, RightSizeRow, SearchSpace, optimize
+from trainbill.headline import advise
+from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.spec import Plan
 
 __all__ = [
@@ -177,18 +178,7 @@ def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date
     open_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": None})})
     u = base.usage
     counts = sorted({max(1, round(u.nodes * f)) for f in SIZING_FACTORS})
-    defaults = SearchSpace()
-    own = SearchSpace(
-        instances=(u.instance.instance,),
-        nodes=tuple(counts),
-        spot_fractions=(u.spot_fraction,),
-        savings_plans=(u.savings_plan,),
-        coverages=(u.savings_plan_coverage,) if u.savings_plan != "none" else defaults.coverages,
-        orchestrators=(u.orchestrator,),
-        checkpoint_intervals_hours=(u.checkpoint_interval_hours,)
-        if u.checkpoint_interval_hours > 0
-        else defaults.checkpoint_intervals_hours,
-    )
+    own = own_mix_space(u, tuple(counts))
     sized = optimize(open_plan, catalog, space=own, clouds=(u.provider,), today=today)
     wide = optimize(open_plan, catalog, today=today)
     if wide.user is None:
@@ -301,7 +291,8 @@ def build_report(
 
     ``search=False`` skips the planner (about a second) and uses the node-count sweep.
     """
-    fc = forecast(plan, catalog, today=today)
+    # The headline's budget and actions are the CLI's own (same trials and seed as ``forecast --json``).
+    fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
     if search:

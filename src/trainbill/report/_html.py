@@ -7,18 +7,20 @@ from importlib import resources
 from string import Template
 
 from trainbill import __version__
+from trainbill.headline import waterfall
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import Candidate
 from trainbill.report._build import PlannerSummary, ReportData, SimulationSummary, SizingPoint
 from trainbill.report.charts import (
     Marker,
     Series,
+    headline_waterfall_svg,
     histogram_svg,
     waterfall_steps,
     waterfall_svg,
     xy_svg,
 )
-from trainbill.report.format import hours, money, money_precise, number, percent
+from trainbill.report.format import hours, money, money_change, money_precise, number, percent
 
 __all__ = ["ledger_table", "render_html", "waterfall_chart"]
 
@@ -38,6 +40,49 @@ def _card(label: str, value: str, note: str = "") -> str:
 def waterfall_chart(quote_usd: float, by_category: dict[str, float], *, standalone: bool = False) -> str:
     """The quote-to-bill waterfall SVG (shared by the report and the web API)."""
     return waterfall_svg(waterfall_steps(quote_usd, by_category), standalone=standalone)
+
+
+def headline_section(data: ReportData) -> str:
+    """Page 1: quote, planned, real bill and budget; the waterfall between them; what to do.
+
+    Every figure is the library's (``Forecast``, ``trainbill.headline``): this only lays them out.
+    """
+    fc = data.forecast
+    u = fc.usage
+    out = fc.outlook
+    b = out.budget if out is not None else None
+    parts = [
+        '<section class="headline"><div class="cards">',
+        _card("Quote", money(fc.quote_usd), "on-demand list price × instances × planned hours"),
+        _card("Planned", money(fc.planned_usd), f"at the plan's purchase mix: {money_change(fc.planned_usd - fc.quote_usd)}"),
+        _card("Real bill (expected)", money(fc.total_usd), f"{money_change(fc.hidden_usd)} the quote does not show"),
+        _card("Budget (P90)", money(b.usd) if b is not None else "n/a",
+              "9 simulated runs in 10 cost less" if b is not None else "the plan could not be simulated"),
+        "</div>",
+        (f"<p>The real bill is <strong>{fc.hidden_multiplier:.2f}×</strong> the planned bill (hidden costs "
+         f"{money(fc.hidden_usd)}) and {fc.multiplier:.2f}× the quote; wall-clock {escape(hours(u.wall_hours))}, "
+         f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"),
+        f'<div class="headline-body"><div><figure>{headline_waterfall_svg(waterfall(fc))}</figure>',
+        (f'<p class="note">Quote: {escape(fc.quote_basis)}. Planned: {escape(fc.planned_basis)}. '
+         f"Budget: {escape(b.basis) if b is not None else 'not worked out.'}</p></div>"),
+        "<div><h2>What to do</h2>",
+    ]  # fmt: skip
+    actions = out.actions if out is not None else ()
+    if actions:
+        items = "".join(
+            f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
+            f"(real bill {money(a.total_usd)}).<br><span class=\"note\">Caveat: {escape(a.caveat)}</span></li>"
+            for a in actions
+        )
+        parts.append(f'<ol class="actions">{items}</ol>')
+        parts.append('<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>')
+    else:
+        parts.append("<p>Nothing that can be bought saves money on this plan.</p>")
+    notes = out.notes if out is not None else ()
+    if notes:
+        parts.append(f'<p class="note">Not considered: {escape("; ".join(notes))}.</p>')
+    parts.append("</div></div></section>")
+    return "".join(parts)
 
 
 def ledger_table(data: ReportData) -> str:
@@ -293,8 +338,6 @@ def render_html(data: ReportData) -> str:
     title = f"{u.name}: training bill forecast"
     warnings = "".join(f'<li class="warning">{escape(w)}</li>' for w in fc.warnings)
     assumed = "".join(f"<li>{escape(a)}</li>" for a in u.assumed) or "<li>none: the plan states every value</li>"
-    by_cat = dict(fc.ledger.by_category())
-    delta = fc.total_usd - fc.quote_usd
     body = "".join(
         [
             f"<header><h1>{escape(title)}</h1>",
@@ -302,20 +345,8 @@ def render_html(data: ReportData) -> str:
             f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
             f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
             f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"),
-            '<section><div class="cards">',
-            _card("Quote", money(fc.quote_usd), "instances × on-demand list price × planned hours"),
-            _card("Real bill (forecast)", money(fc.total_usd), f"{'+' if delta >= 0 else ''}{money(delta)} vs the quote"),
-            _card("Multiplier", f"{fc.multiplier:.2f}×", "real bill / quote"),
-            _card("Wall-clock", hours(u.wall_hours), f"{u.wall_hours * u.gpus:,.0f} GPU-hours"),
-            "</div>",
-            f'<p class="note">Quote arithmetic: {escape(fc.quote_basis)}</p>',
-            f"<ul>{warnings}</ul>" if warnings else "",
-            "</section>",
-            "<section><h2>From the quote to the real bill</h2>",
-            (f"<figure>{waterfall_chart(fc.quote_usd, by_cat)}<figcaption class=\"caption\">Start at the quote; "
-            "compute moves by the difference between the real compute cost and the quote (spot and Savings Plan "
-            "discounts pull it down), every other category adds its amount; the last bar is the real bill."
-            "</figcaption></figure></section>"),
+            headline_section(data),
+            f'<section class="warnings"><ul>{warnings}</ul></section>' if warnings else "",
             "<section class=\"ledger\"><h2>Ledger</h2>",
             ('<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was derived; '
             "<em>source</em> names the price point and its date.</p>"),

@@ -17,12 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from trainbill.report.format import money
+from trainbill.headline import Step
+from trainbill.report.format import money, money_change
 
 __all__ = [
     "Marker",
     "Series",
     "WaterfallStep",
+    "headline_waterfall_svg",
     "histogram_svg",
     "nice_ticks",
     "waterfall_steps",
@@ -260,6 +262,41 @@ def waterfall_svg(
         )
     base = f.y(0.0)
     f.parts.append(f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" stroke="{_INK}"/>')
+    return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
+
+
+def headline_waterfall_svg(steps: Sequence[Step], *, title: str = "From the quote to the budget",
+                           standalone: bool = False) -> str:  # fmt: skip
+    """The headline waterfall lying down: one row per step, its label on the left in full.
+
+    The labels are sentences a budget approver reads ("work redone after hardware failures"),
+    too long to stand rotated under vertical bars; rows keep them legible on paper and phones.
+    Totals are blue bars from zero; changes float from the level before them (red up, green down).
+    """
+    row, left, right, top = 22, 300, 86, 8
+    width = 760
+    height = top + row * len(steps) + 26
+    values = [0.0] + [v for st in steps for v in (st.start, st.end)]
+    ticks = nice_ticks(min(values), max(values), count=4)
+    f = _Frame(width=width, height=height, left=left, right=right, top=top, bottom=26,
+               x0=ticks[0], x1=ticks[-1], y0=0, y1=1)  # fmt: skip
+    for t in ticks:
+        xx = f.x(t)
+        f.parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{top}" y2="{height - 22}" stroke="{_GRID}"/>')
+        f.parts.append(_text(xx, height - 8, _short_money(t), size=10))
+    for i, st in enumerate(steps):
+        y = top + i * row
+        lo, hi = sorted((st.start, st.end))
+        color = _TOTAL if st.total else (_UP if st.delta > 0 else _DOWN)
+        x0, x1 = f.x(lo), f.x(hi)
+        amount = money(st.end) if st.total else money_change(st.delta)
+        weight = ' font-weight="600"' if st.total else ""
+        f.parts.append(_text(left - 8, y + 15, st.label, anchor="end", size=11, extra=weight))
+        f.parts.append(
+            f'<rect x="{x0:.1f}" y="{y + 4:.1f}" width="{max(x1 - x0, 1.0):.1f}" height="{row - 8}" fill="{color}">'
+            f"<title>{escape(st.label)}: {escape(amount)}</title></rect>"
+        )
+        f.parts.append(_text(width - 4, y + 15, amount, anchor="end", size=11, extra=weight))
     return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
 
 

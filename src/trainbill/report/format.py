@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["hours", "money", "money_precise", "number", "percent"]
+__all__ = ["hours", "money", "money_change", "money_precise", "number", "percent"]
 
 
 def money(usd: float) -> str:
@@ -21,15 +21,29 @@ def money(usd: float) -> str:
     return f"${whole:,}"
 
 
+def money_change(usd: float) -> str:
+    """A signed change in whole dollars (``+$8,642``, ``-$83,704``); a change under half a dollar
+    that is not zero reads ``+<$1``, never ``+$0`` next to a cost that exists."""
+    if not math.isfinite(usd):
+        return "n/a"
+    sign = "-" if usd < 0 else "+"
+    if usd != 0 and round(abs(usd)) == 0:
+        return f"{sign}<$1"
+    return f"{sign}${round(abs(usd)):,}"
+
+
 def money_precise(usd: float) -> str:
-    """Unit prices keep their cents (and sub-cent precision for per-GB prices)."""
+    """Unit prices keep their cents (``$0.30``, not ``$0.3``) and, below a dollar, four
+    significant digits for per-GB and per-request prices (``$0.0125``, ``$0.0004``)."""
     if not math.isfinite(usd):
         return "n/a"
     sign = "-" if usd < 0 else ""
     a = abs(usd)
     if a >= 1 or a == 0:
         return f"{sign}${a:,.2f}"
-    return f"{sign}${a:.4g}"
+    text = f"{a:.{max(2, 3 - math.floor(math.log10(a)))}f}".rstrip("0")
+    decimals = len(text.split(".")[1])
+    return f"{sign}${text}{'0' * (2 - decimals) if decimals < 2 else ''}"
 
 
 def number(x: float, digits: int = 2) -> str:

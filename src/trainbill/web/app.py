@@ -43,12 +43,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from trainbill import __version__
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, load_catalog
 from trainbill.errors import InfeasibleError, SpecError, TrainbillError
-from trainbill.forecast import forecast
+from trainbill.forecast import Step, forecast
+from trainbill.headline import advise
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.report import pareto_front, right_sizing
 from trainbill.report._build import run_simulation
-from trainbill.report.charts import waterfall_steps, waterfall_svg
+from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
 from trainbill.spec import Plan, plan_from_dict
 from trainbill.web._guard import LOCAL_HOSTS, Guard, GuardConfig
 
@@ -166,11 +167,24 @@ class OptimizeRequest(_Request):
     allow_stand_ins: bool = False
 
 
-class WaterfallRequest(_Request):
-    """The two numbers a waterfall needs (from a forecast response)."""
+class WaterfallStepBody(_Request):
+    """One step of a forecast response's ``waterfall`` (``Forecast.waterfall``)."""
 
-    quote_usd: _Float = Field(ge=0)
-    by_category: dict[str, _Float]
+    label: str = Field(min_length=1, max_length=200)
+    start: _Float
+    end: _Float
+    total: bool = False
+    delta: _Float | None = None
+
+
+class WaterfallRequest(_Request):
+    """What a waterfall needs, from a forecast response: its ``waterfall`` steps (the headline:
+    quote → planned → hidden costs → real bill → budget), or the quote and ``by_category``
+    (the ledger's categories against the quote)."""
+
+    quote_usd: _Float | None = Field(default=None, ge=0)
+    by_category: dict[str, _Float] | None = None
+    steps: list[WaterfallStepBody] | None = Field(default=None, min_length=1, max_length=64)
 
 
 def _clean(x: Any) -> Any:
@@ -320,8 +334,10 @@ def create_app(
     def post_forecast(body: PlanBody) -> JSONResponse:
         """Itemized real bill and quote: the JSON of ``trainbill forecast --json``."""
         plan = _plan(body, limits=limits)
-        out = forecast(plan, cat, today=today).as_dict()
-        _check_forecast(plan, out, limits=limits, prefix="")
+        fc = forecast(plan, cat, today=today)
+        _check_forecast(plan, fc.as_dict(), limits=limits, prefix="")
+        # The budget and the ranked actions, as ``trainbill forecast --json`` prints them.
+        out = advise(plan, fc, cat, today=today).as_dict()
         return JSONResponse(_clean(out))
 
     def _checked_plan(body: dict[str, Any], *, prefix: str = "", planner: bool = False) -> Plan:
@@ -342,7 +358,14 @@ def create_app(
 
     @app.post("/v1/charts/waterfall", tags=["charts"], response_class=Response)
     def post_waterfall(req: WaterfallRequest) -> Response:
-        """The quote-to-bill waterfall as SVG (the report's chart), from a forecast's numbers."""
+        """The quote-to-budget waterfall as SVG (the report's chart), from a forecast's numbers."""
+        if req.steps is not None:
+            # The forecast's own steps, drawn as they are; labels are escaped by the chart.
+            rows = tuple(Step(label=st.label, start=st.start, end=st.end, total=st.total) for st in req.steps)
+            return Response(headline_waterfall_svg(rows, standalone=True), media_type="image/svg+xml")
+        if req.quote_usd is None or req.by_category is None:
+            msg = "give steps (a forecast's waterfall) or quote_usd and by_category"
+            raise SpecError(msg, source="request body", field="steps")
         unknown = sorted(set(req.by_category) - set(CATEGORIES))
         if unknown:
             msg = f"unknown categories {', '.join(unknown)}; allowed: {', '.join(CATEGORIES)}"

@@ -1,0 +1,520 @@
+"""The first screen: quote, planned bill, real bill and P90 budget kept apart, and what to do.
+
+A finance approver reads four numbers: the **quote** (on-demand list × planned node-hours), the
+**planned** bill (those node-hours at the plan's own purchase mix), the **real** bill (every
+ledger line) and the **budget** (the P90 of simulated runs). Mixing spot savings and hidden
+costs into one multiplier hid the costs: the seed plan runs half on spot, so its real bill sits
+below its quote although the quote leaves out a sixth of it. ``Forecast`` keeps quote, planned
+and real apart; this module adds what needs the simulation and the planner (which import
+``trainbill.forecast``, hence a module of its own): the budget and the ranked actions.
+
+Budget. ``simulate`` samples failures, spot reclaims and restarts, checkpoint stall spread,
+GPU throttling (stragglers) and the spot price within its observed range, ``BUDGET_TRIALS``
+runs from seed ``BUDGET_SEED`` (about 0.05 s; the same plan always gives the same budget). The
+budget is that P90, never below the expected bill: where an event is rare (0.05 failures
+expected) nine runs in ten have none and the P90 run costs less than the expected bill, and a
+budget below the forecast would be a trap. Where the time model predicts the hours, the
+simulation also samples the model's own error (``simulate.SimulationParams.time_error_*``,
+the lognormal behind ``Forecast.band``), independently of the run-to-run chance: the issue's
+budget is "what to approve", and an approver must cover "the model may be off" too. Hours a
+plan states carry no model error.
+
+Actions. Each is a change the user can buy or set, priced by the same forecast as the plan
+(``usage_for`` and the cost drivers) against the plan as written: the checkpoint interval's
+Young/Daly optimum (``usage``), spot or not (deadline odds from ``simulate``), the node count
+(``optimize`` over node counts with the plan's mix held fixed), a Savings Plan bought for the
+run (only where the catalog has a published rate, its unused term charged), and the cheapest
+region or zone for the same instance in the catalog. Savings are against the plan, one change
+at a time: they do not add up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any, Literal
+
+from trainbill.catalog import Catalog
+from trainbill.errors import TrainbillError
+from trainbill.forecast import HIDDEN_LABELS, Forecast, Step, forecast_usage
+from trainbill.optimize import optimize, own_mix_space
+from trainbill.simulate import Simulation, simulate
+from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
+from trainbill.usage import usage_for
+
+__all__ = [
+    "BUDGET_SEED",
+    "BUDGET_TRIALS",
+    "HIDDEN_LABELS",
+    "MIN_SAVING_USD",
+    "Action",
+    "ActionKind",
+    "Budget",
+    "Outlook",
+    "Step",
+    "advise",
+    "budget",
+    "rank_actions",
+    "waterfall",
+]
+
+#: Simulated runs behind the budget: the P90's standard error is then about 1 % of the spread
+#: between P10 and P90, far below what the inputs are known to.
+BUDGET_TRIALS = 2000
+#: Fixed seed: the same plan gives the same budget on every machine and every run.
+BUDGET_SEED = 0
+#: Savings below one dollar are rounding, not an action.
+MIN_SAVING_USD = 1.0
+
+ActionKind = Literal["checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Budget:
+    """What to budget: the simulated P90, and the run it describes."""
+
+    usd: float
+    p50_usd: float
+    p90_usd: float
+    trials: int
+    seed: int
+    deadline_hours: float | None
+    deadline_miss_probability: float | None
+    basis: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "usd": self.usd, "p50_usd": self.p50_usd, "p90_usd": self.p90_usd, "trials": self.trials,
+            "seed": self.seed, "deadline_hours": self.deadline_hours,
+            "deadline_miss_probability": self.deadline_miss_probability, "basis": self.basis,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action:
+    """A change the user can make, its expected saving against the plan, and what it risks.
+
+    ``change`` names the plan fields to set (``section.key``: value), so the action can be
+    applied to the plan file as it stands.
+    """
+
+    kind: ActionKind
+    title: str
+    saving_usd: float
+    total_usd: float
+    caveat: str
+    change: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "kind": self.kind, "title": self.title, "saving_usd": self.saving_usd, "total_usd": self.total_usd,
+            "caveat": self.caveat, "change": dict(self.change),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outlook:
+    """The budget and the ranked actions of a forecast (``Forecast.outlook``)."""
+
+    #: None when the plan cannot be simulated (``notes`` says why).
+    budget: Budget | None
+    #: Best saving first; empty when nothing that can be bought saves money.
+    actions: tuple[Action, ...]
+    #: Why an action was not considered (no published Savings Plan rate, no other region …).
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The forecast JSON's budget and action keys."""
+        return {
+            "budget_usd": self.budget.usd if self.budget is not None else None,
+            "budget": self.budget.as_dict() if self.budget is not None else None,
+            "actions": [a.as_dict() for a in self.actions],
+            "action_notes": list(self.notes),
+        }
+
+
+# --- waterfall -------------------------------------------------------------------------------
+
+
+def waterfall(fc: Forecast) -> tuple[Step, ...]:
+    """The forecast's quote-to-budget steps (``Forecast.waterfall``)."""
+    return fc.waterfall()
+
+
+# --- budget ----------------------------------------------------------------------------------
+
+
+def budget(fc: Forecast, catalog: Catalog, *, deadline_hours: float | None = None,
+           trials: int = BUDGET_TRIALS, seed: int = BUDGET_SEED) -> tuple[Budget, Simulation]:  # fmt: skip
+    """The P90 of ``trials`` simulated runs of the forecast's usage, and the simulation.
+
+    The simulation prices its trials with the cost drivers; where the forecast's lines differ
+    from theirs (a bill calibration replaced some), the simulated spread is laid on top of the
+    forecast's own bill: budget = real + (P90 − the drivers' bill of the same usage).
+    """
+    sim = simulate(fc.usage, catalog, trials=trials, rng=seed, deadline_hours=deadline_hours)
+    shift = fc.total_usd - sim.deterministic_total_usd
+    p90 = sim.cost_usd.p90 + shift
+    usd = max(p90, fc.total_usd)
+    floor = "" if p90 >= fc.total_usd else (
+        f"; the P90 run (${p90:,.0f}) costs less than the expected bill because the rare events priced at "
+        "their expected count do not happen in 9 runs of 10, so the budget is the expected bill"
+    )  # fmt: skip
+    band = fc.band
+    band_words = ""
+    if band is not None and band.total_usd_p90 > band.total_usd_p10:
+        band_words = (" Included: the time model's own error, sampled independently (its P10-P90 alone moves "
+                      f"the bill ${band.total_usd_p10:,.0f}-${band.total_usd_p90:,.0f}, from published runs it was "
+                      "not fitted to).")  # fmt: skip
+    basis = (
+        f"P90 of {trials:,} simulated runs (seed {seed}): hardware failures and spot reclaims (Poisson), the "
+        "work lost and restart after each, checkpoint stall spread, GPU throttling episodes (stragglers) and "
+        f"the spot price within its observed range; 9 runs in 10 cost less{floor}.{band_words}"
+    )
+    return (
+        Budget(
+            usd=usd, p50_usd=sim.cost_usd.p50 + shift, p90_usd=p90, trials=trials, seed=seed,
+            deadline_hours=sim.deadline_hours, deadline_miss_probability=sim.deadline_miss_probability, basis=basis,
+        ),
+        sim,
+    )  # fmt: skip
+
+
+# --- actions ---------------------------------------------------------------------------------
+
+Pricer = Callable[[Plan], Forecast]
+
+
+def _variant(
+    plan: Plan,
+    changes: Mapping[str, Mapping[str, Any]],
+    drop: Mapping[str, tuple[str, ...]] | None = None,
+) -> Plan:
+    """The plan with some fields set (and some removed), validated like any plan."""
+    data = plan.model_dump(mode="json", exclude_none=True)
+    for section, keys in (drop or {}).items():
+        for key in keys:
+            data.get(section, {}).pop(key, None)
+    # A plan subclass (the sparse-attention what-if) keeps its own fields on the variant.
+    extra = {k: data.pop(k) for k in list(data) if k not in Plan.model_fields}
+    variant = plan_from_dict(merge_plan_dicts(data, changes), source="what-to-do variant")
+    if not extra:
+        return variant
+    return type(plan).model_validate(
+        {**variant.model_dump(mode="json", exclude_none=True), **extra}
+    )
+
+
+def _action(kind: ActionKind, fc: Forecast, alt: Forecast, title: str, caveat: str,
+            change: Mapping[str, Any]) -> Action:  # fmt: skip
+    return Action(kind=kind, title=title, saving_usd=fc.total_usd - alt.total_usd, total_usd=alt.total_usd,
+                  caveat=caveat, change=change)  # fmt: skip
+
+
+def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
+    """The Young/Daly interval ``usage`` works out, where the plan states another one."""
+    u = fc.usage
+    opt, given = u.checkpoint_interval_optimum_hours, plan.checkpoint.interval_hours
+    if opt is None or given is None:
+        return None
+    target = round(opt, 2)
+    if target <= 0 or target == given:
+        return None
+    alt = price(_variant(plan, {"checkpoint": {"interval_hours": target}}))
+    if target > given:
+        caveat = (f"each failure or reclaim then loses {target / 2:.2g} h of work on average instead of "
+                  f"{given / 2:.2g} h, and checkpoints also serve rollbacks after a loss spike: a rollback goes "
+                  f"back up to {target:g} h")  # fmt: skip
+    else:
+        caveat = (f"{alt.usage.checkpoint_count - u.checkpoint_count:,.0f} more checkpoint writes, each pausing "
+                  f"training {_duration(u.checkpoint_stall_hours_each)} (priced)")  # fmt: skip
+    title = f"Checkpoint every {target:g} h instead of {given:g} h (Young/Daly optimum for this cluster)"
+    return _action(
+        "checkpoint_interval", fc, alt, title, caveat, {"checkpoint.interval_hours": target}
+    )
+
+
+def _duration(h: float) -> str:
+    """A short pause in the unit a person reads it in (``14 s``, ``3.0 min``, ``1.2 h``)."""
+    if h * 60 < 1:
+        return f"{h * 3600:.0f} s"
+    return f"{h * 60:.1f} min" if h < 1 else f"{h:.2g} h"
+
+
+def _miss(sim: Simulation) -> float | None:
+    return sim.deadline_miss_probability
+
+
+def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base_sim: Simulation | None,
+                 notes: list[str]) -> Action | None:  # fmt: skip
+    """All nodes on spot (when some are not) or all on demand (when some are on spot)."""
+    u = fc.usage
+    best: tuple[float, Forecast] | None = None
+    for target in ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else []):
+        try:
+            alt = price(_variant(plan, {"purchase": {"spot_fraction": target}}))
+        except TrainbillError as exc:
+            notes.append(f"spot share {target:.0%}: not priced ({exc})")
+            continue
+        if best is None or alt.total_usd < best[1].total_usd:
+            best = (target, alt)
+    if best is None:
+        return None
+    target, alt = best
+    deadline = plan.run.deadline_hours
+    risk = ""
+    if deadline is not None and base_sim is not None:
+        sim = simulate(
+            alt.usage, catalog, trials=base_sim.trials, rng=base_sim.seed, deadline_hours=deadline
+        )
+        before, after = _miss(base_sim) or 0.0, _miss(sim) or 0.0
+        risk = f"chance of missing the {deadline:g} h deadline {before:.0%} → {after:.0%}"
+    inst, nodes = u.instance.instance, u.nodes
+    if target > 0:
+        spot_nodes = nodes * target
+        row = catalog.spot_row(inst, provider=u.provider, region=u.region, as_of=u.as_of)
+        seen = (f"Spot Advisor: {row.interruption_bucket} interrupted per month in {u.region}" if row is not None
+                else f"no spot interruption data for {inst} in {u.region}")  # fmt: skip
+        caveat = "; ".join(x for x in (
+            risk or f"no deadline in the plan (run.deadline_hours) to check against: {alt.usage.reclaim_events:.2g} expected "
+                    f"reclaims make the run {alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
+            f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
+        ) if x)  # fmt: skip
+        title = f"Run all {nodes} nodes on spot (the plan: {u.spot_fraction * nodes:g})"
+    else:
+        caveat = "; ".join(
+            x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
+        )
+        title = f"Run all {nodes} nodes on demand (the plan: {u.spot_fraction * nodes:g} on spot)"
+    return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
+
+
+def _right_size_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, today: date | None,
+                       notes: list[str]) -> Action | None:  # fmt: skip
+    """The planner's cheapest node count for the plan's instance and mix, within the plan's
+    deadline or, without one, its own wall-clock: a smaller cluster that takes three times as
+    long is a different plan, not a saving an approver asked for."""
+    u = fc.usage
+    limit = plan.run.deadline_hours if plan.run.deadline_hours is not None else u.wall_hours
+    try:
+        res = optimize(
+            plan,
+            catalog,
+            space=own_mix_space(u),
+            clouds=(u.provider,),
+            today=today,
+            deadline_hours=limit,
+        )
+    except TrainbillError as exc:
+        notes.append(f"right size: the planner could not search node counts ({exc})")
+        return None
+    best = res.best
+    if best.is_user_plan or best.nodes == u.nodes:
+        return None
+    alt = price(res.best_plan)
+    parts = [
+        f"{best.nodes} nodes take {alt.usage.wall_hours:,.1f} h of wall-clock instead of {u.wall_hours:,.1f} h"
+    ]
+    if plan.run.hours is not None:
+        parts.append("the plan gives run.hours, not the model size, so the hours are scaled by GPU count (perfect "
+                     "scaling assumed; give model.params and model.tokens for the time model's own scaling)")  # fmt: skip
+    parts.extend(c.text for c in best.caveats)
+    title = f"Use {best.nodes:,} nodes ({best.gpus:,} GPUs) instead of {u.nodes:,}"
+    change: dict[str, Any] = {"cluster.nodes": best.nodes}
+    if plan.run.hours is not None and res.best_plan.run.hours is not None:
+        change["run.hours"] = res.best_plan.run.hours
+    return _action("right_size", fc, alt, title, "; ".join(parts), change)
+
+
+def _savings_plan_action(
+    plan: Plan, fc: Forecast, price: Pricer, notes: list[str]
+) -> Action | None:
+    """A commitment bought for this run, its whole term charged; only at a published rate.
+
+    On AWS both the kind the plan would get by default (Compute, or SageMaker under HyperPod)
+    and, off HyperPod, an EC2 Instance Savings Plan for the instance's family are tried: the
+    catalog may publish a rate for one and not the other (p5en: EC2 Instance 3yr only).
+    """
+    u = fc.usage
+    if u.spot_fraction >= 1 or u.savings_plan != "none":
+        return None
+    kinds: tuple[str | None, ...] = (None,)
+    if u.provider == "aws" and u.orchestrator != "hyperpod":
+        kinds = (None, "ec2-instance")
+    best: tuple[dict[str, Any], Forecast] | None = None
+    for term in ("1yr", "3yr"):
+        for kind in kinds:
+            purchase: dict[str, Any] = {
+                "savings_plan": term,
+                "savings_plan_coverage": 1.0,
+                "commitment": "buy",
+            }
+            if kind is not None:
+                purchase["savings_plan_kind"] = kind
+            try:
+                alt = price(_variant(plan, {"purchase": purchase}))
+            except TrainbillError as exc:
+                notes.append(f"{term} Savings Plan: {str(exc).split(': the catalog', 1)[0]}")
+                continue
+            if best is None or alt.total_usd < best[1].total_usd:
+                best = (purchase, alt)
+    if best is None:
+        return None
+    purchase, alt = best
+    term = str(purchase["savings_plan"])
+    name = next(
+        (ln.item.split(" on ", 1)[0] for ln in alt.ledger.lines if ln.category == "discount"),
+        f"{term} Savings Plan",
+    )
+    hourly = next(
+        (
+            ln.unit_price_usd
+            for ln in alt.ledger.lines
+            if ln.category == "discount" and ln.unit == "hour"
+        ),
+        0.0,
+    )
+    caveat = (f"commits ${hourly:,.2f}/h for the whole {term} term, billed whether used or not (the unused term is "
+              "priced); it pays only while the run, or other work on these instances, fills the term")  # fmt: skip
+    title = f"Buy a {name} covering the on-demand nodes"
+    change = {f"purchase.{k}": v for k, v in purchase.items()}
+    return _action("savings_plan", fc, alt, title, caveat, change)
+
+
+def _region_action(
+    plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, notes: list[str]
+) -> Action | None:
+    """The cheapest other region of the same cloud with its own price for the instance."""
+    u = fc.usage
+    inst = u.instance.instance
+    options = ["on_demand"] + (["spot"] if u.spot_fraction > 0 else [])
+    best: tuple[str, Forecast] | None = None
+    for r in sorted(catalog.regions(u.provider) - {u.region}):
+        if not all(any(p.effective_from <= u.as_of for p in catalog.history(inst, o, provider=u.provider, region=r))
+                   for o in options):  # fmt: skip
+            continue
+        try:
+            alt = price(_variant(plan, {"cluster": {"region": r}}, drop={"cluster": ("zone",)}))
+        except TrainbillError as exc:
+            notes.append(f"region {r}: not priced ({exc})")
+            continue
+        if best is None or alt.total_usd < best[1].total_usd:
+            best = (r, alt)
+    if best is None:
+        notes.append(
+            f"region: the catalog prices {inst} in no other {u.provider} region on {u.as_of}"
+        )
+        return None
+    r, alt = best
+    moved = (
+        f"moves the run to {r}: the dataset and checkpoints must be there (copying them is not priced), "
+        f"and quota and capacity for {u.nodes} × {inst} there"
+    )
+    parts = [moved]
+    parts.extend(w for w in alt.warnings if "reference region" in w)
+    return _action(
+        "region",
+        fc,
+        alt,
+        f"Run in {r} instead of {u.region}",
+        "; ".join(parts),
+        {"cluster.region": r},
+    )
+
+
+def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> Action | None:
+    """The zone of the plan's region with the cheapest spot price (on-demand is the same in every zone)."""
+    u = fc.usage
+    zones = catalog.zones(u.provider, u.region)
+    if u.spot_fraction <= 0 or not zones:
+        return None
+    inst = u.instance.instance
+    best: tuple[str, Forecast, float] | None = None
+    for z in zones:
+        point = catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of)
+        if point is None or z == u.zone_id:
+            continue
+        try:
+            alt = price(_variant(plan, {"cluster": {"zone": z}}))
+        except TrainbillError:
+            continue
+        if best is None or alt.total_usd < best[1].total_usd:
+            best = (z, alt, point.usd)
+    if best is None:
+        return None
+    z, alt, usd = best
+    point = catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of)
+    dated = f" of {point.effective_from}" if point is not None else ""
+    caveat = (f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot node must "
+              f"launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free")  # fmt: skip
+    return _action(
+        "zone", fc, alt, f"Run in zone {z} (spot ${usd:,.2f}/h)", caveat, {"cluster.zone": z}
+    )
+
+
+def rank_actions(actions: list[Action | None]) -> tuple[Action, ...]:
+    """The actions that save at least ``MIN_SAVING_USD``, largest saving first."""
+    kept = [
+        a
+        for a in actions
+        if a is not None and a.saving_usd >= MIN_SAVING_USD and math.isfinite(a.saving_usd)
+    ]
+    return tuple(sorted(kept, key=lambda a: (-a.saving_usd, a.kind)))
+
+
+def advise(
+    plan: Plan,
+    fc: Forecast,
+    catalog: Catalog,
+    *,
+    today: date | None = None,
+    actions: bool = True,
+    trials: int = BUDGET_TRIALS,
+    seed: int = BUDGET_SEED,
+) -> Forecast:
+    """The forecast with its ``outlook``: the P90 budget and, unless ``actions`` is False (a
+    calibrated forecast, which the plan's variants cannot reproduce), the ranked actions.
+
+    A plan the forecast can price but a variant or the simulation cannot (a run at the
+    wall-clock cap, which any extra hour pushes over) loses only that part, and the notes say
+    why: the forecast itself is never refused for its advice.
+    """
+    notes: list[str] = []
+    b: Budget | None = None
+    sim: Simulation | None = None
+    try:
+        b, sim = budget(
+            fc, catalog, deadline_hours=plan.run.deadline_hours, trials=trials, seed=seed
+        )
+    except TrainbillError as exc:
+        notes.append(f"budget: the plan cannot be simulated ({exc})")
+    ranked: tuple[Action, ...] = ()
+    if actions:
+
+        def price(variant: Plan) -> Forecast:
+            return forecast_usage(usage_for(variant, catalog, today=today), catalog, today=today)
+
+        steps: tuple[tuple[str, Callable[[], Action | None]], ...] = (
+            ("checkpoint interval", lambda: _checkpoint_action(plan, fc, price)),
+            ("spot", lambda: _spot_action(plan, fc, catalog, price, sim, notes)),
+            ("right size", lambda: _right_size_action(plan, fc, catalog, price, today, notes)),
+            ("Savings Plan", lambda: _savings_plan_action(plan, fc, price, notes)),
+            ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
+            ("zone", lambda: _zone_action(plan, fc, catalog, price)),
+        )
+        found: list[Action | None] = []
+        for name, step in steps:
+            try:
+                found.append(step())
+            except TrainbillError as exc:
+                notes.append(f"{name}: not priced ({exc})")
+        ranked = rank_actions(found)
+    else:
+        notes.append(
+            "actions are not worked out for a calibrated forecast: the plan's variants would drop the calibration"
+        )
+    return replace(fc, outlook=Outlook(budget=b, actions=ranked, notes=tuple(notes)))
