@@ -15,11 +15,12 @@ from typing import Any
 from trainbill.catalog import Catalog
 from trainbill.errors import suggest
 from trainbill.importers import ClusterImportError
+from trainbill.spec import MAX_NODES
 
 __all__ = ["MAX_COUNT", "Group", "assemble", "known_instance", "number"]
 
 #: The plan's sanity cap on nodes (``cluster.nodes``); a group count above it is a typo.
-MAX_COUNT = 100_000
+MAX_COUNT = MAX_NODES
 
 
 def number(value: Any, *, source: str, element: str, minimum: float = 0.0, allow_str: bool = True) -> float:
