@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from trainbill.errors import SpecError, suggest, too_deep_message
+from trainbill.errors import SpecError, suggest, too_deep_message, unreadable_value_message
 
 __all__ = [
     "MAX_COST_USD",
@@ -601,11 +601,16 @@ def load_plan(path: Path | str) -> Plan:
         raise SpecError(msg, source=str(p)) from None
     try:
         data = tomllib.loads(text)
-        return plan_from_dict(data, source=str(p))
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
         raise SpecError(msg, source=str(p)) from None
-    except RecursionError:  # tomllib and pydantic recurse per nesting level
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=str(p)) from None
+    except RecursionError:  # tomllib recurses per nesting level
+        raise SpecError(too_deep_message(), source=str(p)) from None
+    try:
+        return plan_from_dict(data, source=str(p))
+    except RecursionError:  # pydantic recurses per nesting level
         raise SpecError(too_deep_message(), source=str(p)) from None
 
 
