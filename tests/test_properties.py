@@ -27,9 +27,11 @@ from hypothesis import strategies as st
 
 from conftest import TODAY
 from trainbill.catalog import load_catalog
+from trainbill.cli.forecast import render_forecast
+from trainbill.cli.whatif import render_import
 from trainbill.errors import TrainbillError
 from trainbill.forecast import forecast
-from trainbill.importers import import_text
+from trainbill.importers import import_text, provenance
 from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, plan_from_dict
 
 _CATALOG = load_catalog()
@@ -256,7 +258,8 @@ _TYPES = st.sampled_from(
 def _hyperpod(draw: st.DrawFn) -> Any:
     groups = []
     for i in range(draw(st.integers(1, 3))):
-        g: dict[str, Any] = {"InstanceGroupName": f"g{i}", "InstanceType": draw(_or_junk(_TYPES))}
+        name = draw(st.sampled_from([f"g{i}", f"g{i}", "[/x] head", "\ud800", "[bold]"]))
+        g: dict[str, Any] = {"InstanceGroupName": name, "InstanceType": draw(_or_junk(_TYPES))}
         g[
             draw(st.sampled_from(["InstanceCount", "InstanceCount", "TargetCount", "CurrentCount"]))
         ] = draw(_or_junk(_COUNT))
@@ -376,7 +379,7 @@ def _terraform(draw: st.DrawFn) -> Any:
             r: dict[str, Any] = {
                 "type": kind,
                 "name": f"r{i}",
-                "address": f"{kind}.r{i}",
+                "address": f"{kind}.r{i}" + draw(st.sampled_from(["", "", "[/bold]", "\udc00"])),
                 "values": draw(_tf_values(kind)),
             }
             if draw(st.integers(0, 5)) == 0:
@@ -442,8 +445,11 @@ def test_random_cluster_files_import_or_raise_a_trainbill_error(
         report = import_text(kind, text, source="cluster", catalog=_CATALOG)
         event(f"{kind}: imported")
         plan = plan_from_dict({**report.plan, "run": {"hours": 10}}, source="cluster")
-        forecast(plan, _CATALOG, today=TODAY)
+        fc = forecast(plan, _CATALOG, today=TODAY)
         event(f"{kind}: forecast")
+        # what `trainbill forecast --from` prints: file text is no Rich markup, and all of it prints
+        render_import(report, provenance(report, {"run": {"hours": 10}}))
+        render_forecast(fc, explain=True)
     except TrainbillError as exc:
         assert "\n" not in str(exc)  # noqa: PT017 - one line, whichever error it is
 
@@ -645,3 +651,69 @@ def test_a_5000_digit_number_in_toml_files_is_one_line(tmp_path: Path) -> None:
     ):
         with pytest.raises(TrainbillError, match=r"a number with more than 4,300 digits"):
             read(path)
+
+
+def test_rich_markup_in_plan_text_prints_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run named "[/x] run" and an extra group "[/bold] head" crashed forecast and simulate
+    with Rich's MarkupError (a traceback); they print as typed."""
+    from cli_runner import run_cli
+
+    plan = tmp_path / "p.toml"
+    plan.write_text(
+        '[run]\nhours = 10\nname = "[/x] run"\n[cluster]\ninstance = "p5.48xlarge"\nnodes = 2\n'
+        '[[cluster.extra_groups]]\nname = "[/bold] head"\ninstance = "m5.xlarge"\n',
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(capsys, "forecast", str(plan), "--explain")
+    assert (code, err) == (0, "")
+    assert "[/x] run: 2 × p5.48xlarge" in out
+    code, out, err = run_cli(capsys, "simulate", str(plan), "--trials", "50")
+    assert (code, err) == (0, "")
+    assert "[/x] run: 50 simulated runs" in out
+
+
+def test_markup_in_a_cluster_file_prints_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Terraform address "aws_instance.[/bold]x" crashed `forecast --from` (MarkupError)."""
+    from cli_runner import run_cli
+
+    doc = {"planned_values": {"root_module": {"resources": [
+        {"address": "aws_instance.[/bold]x", "type": "aws_instance", "name": "x", "values": {"instance_type": "p5.48xlarge"}},
+    ]}}}  # fmt: skip
+    path = tmp_path / "tf.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run_cli(capsys, "forecast", "--from", "terraform", str(path), "--hours", "10")
+    assert (code, err) == (0, "")
+    assert "imported: cluster.instance <- aws_instance.[/bold]x" in out
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("hyperpod", ('[{"InstanceType": "ml.p5.48xlarge", "InstanceCount": 2},'
+                     ' {"InstanceGroupName": "\\udc00", "InstanceType": "ml.m5.xlarge", "InstanceCount": 1}]')),
+        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": [
+            {"address": "aws_instance.\ud800", "type": "aws_instance", "name": "x", "values": {"instance_type": "p5.48xlarge"}},
+        ]}}})),
+    ],
+)  # fmt: skip
+def test_an_unpaired_surrogate_escape_is_one_line(kind: str, text: str) -> None:
+    """JSON's "\\ud800" decodes to half a UTF-16 pair; printing it raised UnicodeEncodeError."""
+    with pytest.raises(
+        TrainbillError, match=r"^cluster: '.*\\u(dc|d8)00' is not valid Unicode text"
+    ):
+        import_text(kind, text, source="cluster", catalog=_CATALOG)
+
+
+def test_an_unpaired_surrogate_in_a_plan_names_the_field() -> None:
+    """A web request body's run.name "\\ud800" is refused on the field, not a 500 on output."""
+    with pytest.raises(TrainbillError, match=r"run\.name: '\\ud800' is not valid Unicode text"):
+        plan_from_dict(
+            {
+                "run": {"hours": 1, "name": "\ud800"},
+                "cluster": {"instance": "p5.48xlarge", "nodes": 1},
+            }
+        )

@@ -62,6 +62,23 @@ def unreadable_value_message(exc: ValueError) -> str:
     return f"a value that cannot be read: {text}"
 
 
+def is_unicode_text(text: str) -> bool:
+    """False for a string holding half a UTF-16 surrogate pair, which JSON and YAML escapes
+    (``"\\ud800"``) can produce: it is no Unicode text and cannot be printed or written as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_unicode_message(text: str) -> str:
+    """One line for a string ``is_unicode_text`` refuses, showing it escaped (and cut short)."""
+    shown = ascii(text)
+    shown = shown if len(shown) <= 40 else shown[:36] + "...'"
+    return f"{shown} is not valid Unicode text (an unpaired surrogate escape such as \\ud800)"
+
+
 class SpecError(TrainbillError, ValueError):
     """A plan (file, flags or JSON body) is invalid."""
 

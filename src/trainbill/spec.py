@@ -30,7 +30,14 @@ from pydantic import (
     model_validator,
 )
 
-from trainbill.errors import SpecError, suggest, too_deep_message, unreadable_value_message
+from trainbill.errors import (
+    SpecError,
+    is_unicode_text,
+    not_unicode_message,
+    suggest,
+    too_deep_message,
+    unreadable_value_message,
+)
 
 __all__ = [
     "MAX_COST_USD",
@@ -206,6 +213,9 @@ class _Section(BaseModel):
             if annotation is not bool and bool not in get_args(annotation):
                 msg = f"expected a number or text, not the boolean {str(value).lower()}"
                 raise ValueError(msg)
+        if isinstance(value, str) and not is_unicode_text(value):
+            # JSON may spell half a UTF-16 pair (``"\\ud800"``); printing it crashed the CLI.
+            raise ValueError(not_unicode_message(value))
         return value
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from trainbill.check import QuoteAudit, audit_quote
@@ -94,7 +95,9 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
         f"{u.name}: {u.nodes} × {u.instance.instance} ({u.gpus} {u.accelerator.id}), "
         f"{u.provider} {u.region}, {u.orchestrator}, prices as of {u.as_of}"
     )
-    table = Table(title=title, show_lines=False, expand=False)
+    # Rich reads "[...]" as markup: the plan's own text (run name, extra-group names inside
+    # ledger items, region names inside warnings) is escaped, or "[/x]" in a name crashed it.
+    table = Table(title=escape(title), show_lines=False, expand=False)
     for col, just in (
         ("category", "left"), ("item", "left"), ("quantity", "right"), ("unit", "left"),
         ("unit price", "right"), ("cost", "right"), ("%", "right"),
@@ -109,17 +112,29 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
         for i, line in enumerate(lines):
             table.add_row(
                 cat if i == 0 else "",
-                line.item,
+                escape(line.item),
                 f"{line.quantity:,.2f}",
                 line.unit,
                 f"${line.unit_price_usd:,.4g}",
                 _money(line.cost_usd),
                 "",
             )
-        table.add_row("", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{_money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%")
+        table.add_row(
+            "",
+            f"[bold]{cat} total[/bold]",
+            "",
+            "",
+            "",
+            f"[bold]{_money(by_cat[cat])}[/bold]",
+            f"{pct[cat]:.1f}%",
+        )
     console.print(table)
-    console.print(f"Quote (instances × list price × planned hours): [bold]{_money(fc.quote_usd)}[/bold]  ({fc.quote_basis})")
-    console.print(f"Real bill: [bold]{_money(fc.total_usd)}[/bold]   multiplier: [bold]{fc.multiplier:.2f}×[/bold]")
+    console.print(
+        f"Quote (instances × list price × planned hours): [bold]{_money(fc.quote_usd)}[/bold]  ({fc.quote_basis})"
+    )
+    console.print(
+        f"Real bill: [bold]{_money(fc.total_usd)}[/bold]   multiplier: [bold]{fc.multiplier:.2f}×[/bold]"
+    )
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
     console.print(
         f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
@@ -133,61 +148,122 @@ def render_forecast(fc: Forecast, *, explain: bool = False) -> None:
             f"bill {_money(b.total_usd_p10)}-{_money(b.total_usd_p90)}"
         )
     for w in fc.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
     if explain:
         if b is not None:
-            console.print(f"\n[bold]Error band[/bold]\n  {b.basis}")
+            console.print(f"\n[bold]Error band[/bold]\n  {escape(b.basis)}")
         console.print("\n[bold]Dates[/bold]")
         console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
         console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
         console.print("\n[bold]Checkpoint interval[/bold]")
-        console.print(f"  {u.checkpoint_interval_basis}")
+        console.print(f"  {escape(u.checkpoint_interval_basis)}")
         console.print("\n[bold]Time model factors[/bold]")
         for k, v in u.time.factors:
-            console.print(f"  {k}: {v}")
+            console.print(escape(f"  {k}: {v}"))
         console.print("\n[bold]Line bases[/bold]")
         for line in fc.ledger.lines:
-            console.print(f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}")
+            console.print(
+                escape(
+                    f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}"
+                )
+            )
         console.print("\n[bold]Assumed (not stated in the plan)[/bold]")
         for a in u.assumed:
-            console.print(f"  {a}")
+            console.print(escape(f"  {a}"))
 
 
 def _csv(fc: Forecast) -> str:
     from trainbill.tabular import to_csv
 
-    fields = ["category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"]
+    fields = [
+        "category",
+        "item",
+        "quantity",
+        "unit",
+        "unit_price_usd",
+        "cost_usd",
+        "basis",
+        "source",
+    ]
     return to_csv((line.as_dict() for line in fc.ledger.lines), fields)
 
 
 @app.command("forecast")
 def forecast_cmd(
-    plan_file: Annotated[Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")] = None,
+    plan_file: Annotated[
+        Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")
+    ] = None,
     params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9.")] = None,
-    active_params: Annotated[str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")] = None,
+    active_params: Annotated[
+        str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")
+    ] = None,
     tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
-    gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")] = None,
+    gpu: Annotated[
+        str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")
+    ] = None,
     gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 or fp8.")] = None,
     instance: Annotated[str | None, typer.Option(help="Instance type, e.g. p5.48xlarge.")] = None,
     nodes: Annotated[int | None, typer.Option(help="Instance count.")] = None,
-    hours: Annotated[float | None, typer.Option(help="Hours of pure training (else derived from the model).")] = None,
+    hours: Annotated[
+        float | None, typer.Option(help="Hours of pure training (else derived from the model).")
+    ] = None,
     provider: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
     region: Annotated[str | None, typer.Option(help="Region, e.g. us-east-1.")] = None,
     orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
-    spot_fraction: Annotated[float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")] = None,
-    savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
-    savings_plan_kind: Annotated[str | None, typer.Option("--savings-plan-kind", help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).")] = None,
-    commitment: Annotated[str | None, typer.Option("--commitment", help="buy (default: charge the whole term) or existing (an existing commitment covers the run).")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
-    run_date: Annotated[str | None, typer.Option("--run-date", help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).")] = None,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
-    from_: Annotated[tuple[str, Path] | None, typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE.")] = None,
-    attention_sparsity: Annotated[float | None, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1).")] = None,
-    calibration: Annotated[list[Path] | None, typer.Option("--calibration", help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).")] = None,
+    spot_fraction: Annotated[
+        float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")
+    ] = None,
+    savings_plan: Annotated[
+        str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")
+    ] = None,
+    savings_plan_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--savings-plan-kind",
+            help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).",
+        ),
+    ] = None,
+    commitment: Annotated[
+        str | None,
+        typer.Option(
+            "--commitment",
+            help="buy (default: charge the whole term) or existing (an existing commitment covers the run).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")
+    ] = None,
+    run_date: Annotated[
+        str | None,
+        typer.Option(
+            "--run-date",
+            help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).",
+        ),
+    ] = None,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+    ] = None,
+    from_: Annotated[
+        tuple[str, Path] | None,
+        typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE."),
+    ] = None,
+    attention_sparsity: Annotated[
+        float | None,
+        typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1)."),
+    ] = None,
+    calibration: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--calibration",
+            help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show every time-model factor and line basis.")
+    ] = False,
 ) -> None:
     """Itemized real bill of a training plan next to the naive quote."""
     if as_json and as_csv:
@@ -241,7 +317,9 @@ def forecast_cmd(
         from trainbill.whatif import apply_attention_sparsity
 
         # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
-        plan, _ = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
+        plan, _ = apply_attention_sparsity(
+            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
+        )
     try:
         if cals:
             from trainbill.calibration import forecast_calibrated
@@ -255,7 +333,9 @@ def forecast_cmd(
         # A rule that needs the catalog (a date before the instance was sold) names the field;
         # the reader also needs to know which file (or the flags) holds it.
         bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-        raise SpecError(bare, source=str(plan_file) if plan_file else "command line", field=exc.field) from None
+        raise SpecError(
+            bare, source=str(plan_file) if plan_file else "command line", field=exc.field
+        ) from None
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})
@@ -277,13 +357,19 @@ def check_cmd(
     gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100.")],
     gpus: Annotated[int, typer.Option(help="Accelerator count.")],
     precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
-    usd_per_gpu_hour: Annotated[float | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog).")] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None,
+        typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog)."),
+    ] = None,
     instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Audit a quote: implied MFU and whether it is physically possible."""
-    values = {f: _parse_number(v, f"--{f}") for f, v in (("cost", cost), ("params", params), ("tokens", tokens))}
+    values = {
+        f: _parse_number(v, f"--{f}")
+        for f, v in (("cost", cost), ("params", params), ("tokens", tokens))
+    }
     for f, v in values.items():
         if v is None or v <= 0:
             msg = f"must be > 0 (got {v})"
@@ -305,7 +391,9 @@ def check_cmd(
         audit = _audit(values, gpu, gpus, precision, usd_per_gpu_hour, instance, day)
     except SpecError as exc:
         # The library names its arguments (cost_usd, usd_per_gpu_hour); the user typed flags.
-        flag = {"cost_usd": "--cost"}.get(exc.field or "", f"--{(exc.field or '').replace('_', '-')}")
+        flag = {"cost_usd": "--cost"}.get(
+            exc.field or "", f"--{(exc.field or '').replace('_', '-')}"
+        )
         raise SpecError(str(exc).split(": ", 1)[-1], source="command line", field=flag) from None
     if as_json:
         print_json(audit.as_dict())
