@@ -203,7 +203,7 @@ def _plans(draw: st.DrawFn) -> dict[str, Any]:
     return plan
 
 
-@_profile(200)
+@_profile(400)
 @given(plan=_plans())
 def test_random_plans_give_a_forecast_or_a_trainbill_error(plan: dict[str, Any]) -> None:
     """plan_from_dict + forecast on any plan dict: a finite bill, or a TrainbillError."""
@@ -432,7 +432,7 @@ def _damaged(kind: str, text: str, damage: str, cut: int) -> str:
     return text
 
 
-@_profile(300)
+@_profile(400)
 @given(document=_DOCUMENTS, damage=_DAMAGE, cut=st.integers(0, 400))
 def test_random_cluster_files_import_or_raise_a_trainbill_error(
     document: tuple[str, str], damage: str, cut: int
@@ -549,7 +549,7 @@ def _exact(x: float) -> Decimal:
     return Decimal(x).quantize(_NANO)
 
 
-@_profile(30)
+@_profile(40)
 @given(bill=_bills())
 def test_random_bills_never_lose_a_row_or_a_nano_unit(
     bill: tuple[list[list[str]], Decimal], tmp_path_factory: pytest.TempPathFactory
