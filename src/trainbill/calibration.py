@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trainbill.catalog import Catalog
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Forecast, forecast_usage
 from trainbill.ledger import Ledger, LineItem
 from trainbill.spec import SELF_MANAGED, Plan
@@ -55,6 +55,8 @@ def read_calibration_file(path: Path | str) -> Any:
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
         raise SpecError(msg, source=str(p)) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=str(p)) from None
     table = doc.get("calibration")
     kind = table.get("kind") if isinstance(table, dict) else None
     if kind == "profile":
@@ -83,7 +85,11 @@ def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
     def replaced(line: LineItem) -> bool:
         if line.category in factors:
             return True
-        return "storage" in factors and line.category == "checkpoint" and line.service_category == "Storage"
+        return (
+            "storage" in factors
+            and line.category == "checkpoint"
+            and line.service_category == "Storage"
+        )
 
     kept = [line for line in fc.ledger.lines if not replaced(line)]
     added = [
@@ -123,7 +129,9 @@ def forecast_calibrated(
     for cal in calibrations:
         if isinstance(cal, Calibration):
             params = int(plan.model.params) if plan.model.params else None
-            mfu = calibrated_efficiency(cal, inst.accelerator, plan.model.precision, model_params=params)
+            mfu = calibrated_efficiency(
+                cal, inst.accelerator, plan.model.precision, model_params=params
+            )
             if mfu is None:
                 notes.append(
                     f"profile calibration ignored: measured on {cal.accelerator or 'an uncatalogued device'}"
@@ -132,11 +140,15 @@ def forecast_calibrated(
                     f"{inst.accelerator}/{plan.model.precision}"
                 )
             elif plan.run.hours is not None:
-                notes.append("profile calibration not used: the plan fixes run.hours, so nothing is derived from MFU")
+                notes.append(
+                    "profile calibration not used: the plan fixes run.hours, so nothing is derived from MFU"
+                )
             else:
                 measured = mfu
                 notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
-    fc = forecast_usage(usage_for(plan, catalog, today=today, measured_mfu=measured), catalog, today=today)
+    fc = forecast_usage(
+        usage_for(plan, catalog, today=today, measured_mfu=measured), catalog, today=today
+    )
     for cal in calibrations:
         if isinstance(cal, BillCalibration):
             fc = apply_bill_calibration(fc, cal)

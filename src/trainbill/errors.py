@@ -48,6 +48,37 @@ def too_deep_message() -> str:
     return f"nested too deeply (over {sys.getrecursionlimit():,} levels); no valid file of this kind nests that deep"
 
 
+def unreadable_value_message(exc: ValueError) -> str:
+    """What to say when a JSON, YAML or TOML parser fails with a bare ``ValueError`` instead of
+    its own decode error: it read the syntax but could not build a value from it (an integer
+    longer than Python converts, a YAML date like 2024-02-30, ``!!int x``). Without this the
+    user got a traceback; the text names the problem without pointing at Python internals."""
+    import sys
+
+    text = str(exc)
+    if "integer string conversion" in text:
+        limit = sys.get_int_max_str_digits()
+        return f"a number with more than {limit:,} digits; no valid file of this kind holds one"
+    return f"a value that cannot be read: {text}"
+
+
+def is_unicode_text(text: str) -> bool:
+    """False for a string holding half a UTF-16 surrogate pair, which JSON and YAML escapes
+    (``"\\ud800"``) can produce: it is no Unicode text and cannot be printed or written as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_unicode_message(text: str) -> str:
+    """One line for a string ``is_unicode_text`` refuses, showing it escaped (and cut short)."""
+    shown = ascii(text)
+    shown = shown if len(shown) <= 40 else shown[:36] + "...'"
+    return f"{shown} is not valid Unicode text (an unpaired surrogate escape such as \\ud800)"
+
+
 class SpecError(TrainbillError, ValueError):
     """A plan (file, flags or JSON body) is invalid."""
 

@@ -257,10 +257,17 @@ class Forecast:
                 "expected_reclaims": u.reclaim_events,
                 "mfu": u.mfu,
                 "layout": (
-                    {"tp": u.time.layout.tp, "pp": u.time.layout.pp, "dp": u.time.layout.dp, "ep": u.time.layout.ep,
-                     "recompute": u.time.layout.memory.recompute, "offload": u.time.layout.memory.offload,
-                     "memory_gb_per_gpu": u.time.layout.memory.total_gb}
-                    if u.time.layout is not None else None
+                    {
+                        "tp": u.time.layout.tp,
+                        "pp": u.time.layout.pp,
+                        "dp": u.time.layout.dp,
+                        "ep": u.time.layout.ep,
+                        "recompute": u.time.layout.memory.recompute,
+                        "offload": u.time.layout.memory.offload,
+                        "memory_gb_per_gpu": u.time.layout.memory.total_gb,
+                    }
+                    if u.time.layout is not None
+                    else None
                 ),
                 "flops": u.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
@@ -334,7 +341,13 @@ def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) 
     (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
     basis = (f"training hours × {float(lo_a.value):.2f} (P10) and × {float(hi_a.value):.2f} (P90): "
              f"{lo_a.source}")  # fmt: skip
-    return ErrorBand(gpu_hours_p10=gh_lo, gpu_hours_p90=gh_hi, total_usd_p10=usd_lo, total_usd_p90=usd_hi, basis=basis)
+    return ErrorBand(
+        gpu_hours_p10=gh_lo,
+        gpu_hours_p90=gh_hi,
+        total_usd_p10=usd_lo,
+        total_usd_p90=usd_hi,
+        basis=basis,
+    )
 
 
 #: Share of the time spent recovering from failures/reclaims past which a warning says the
@@ -347,9 +360,9 @@ MAX_WALL_HOURS = 1e6
 def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     """Refuse a forecast no one could act on rather than print "$inf" or a 300-digit bill.
 
-    The plan schema bounds the main fields (hours, params, tokens, nodes, GPUs); what it cannot
-    bound is a product of several large values (a 1e308 GB volume on every node, a restart of
-    1e300 hours) or overheads that grow a short run past a century.
+    The plan schema caps every numeric field (``spec.PLAN_CAPS``); what it cannot bound is a
+    product of several values each within its cap (year-long restarts after hourly failures),
+    overheads that grow a short run past a century, or a ``Plan`` built in code, unvalidated.
     """
     if not math.isfinite(usage.wall_hours) or usage.wall_hours > MAX_WALL_HOURS:
         parts = {

@@ -14,8 +14,10 @@ from __future__ import annotations
 import datetime as dt
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 from pydantic import (
@@ -28,7 +30,14 @@ from pydantic import (
     model_validator,
 )
 
-from trainbill.errors import SpecError, suggest, too_deep_message
+from trainbill.errors import (
+    SpecError,
+    is_unicode_text,
+    not_unicode_message,
+    suggest,
+    too_deep_message,
+    unreadable_value_message,
+)
 
 __all__ = [
     "MAX_COST_USD",
@@ -40,7 +49,9 @@ __all__ = [
     "MAX_USD_PER_GPU_HOUR",
     "MIN_USD_PER_GPU_HOUR",
     "ORCHESTRATORS",
+    "PLAN_CAPS",
     "SELF_MANAGED",
+    "Cap",
     "CheckpointSection",
     "ClusterSection",
     "DataSection",
@@ -81,6 +92,8 @@ def orchestrator_on(provider: str, name: str) -> str:
     other names are returned as given (whether the provider offers them is the caller's check)."""
     offered = ORCHESTRATORS.get(provider)
     return offered[0] if offered is not None and name in SELF_MANAGED else name
+
+
 Precision = Literal["bf16", "fp8"]
 SavingsPlan = Literal["none", "1yr", "3yr"]
 #: AWS Savings Plan kinds (AWS Savings Plans user guide, "Savings Plans types"): Compute covers
@@ -114,10 +127,75 @@ MAX_GPUS = 1_000_000
 MAX_COST_USD = 1e12  # a trillion dollars: 1,000 x the largest training budgets reported
 MIN_USD_PER_GPU_HOUR = 1e-3  # a tenth of a cent: below any cloud's price by orders of magnitude
 MAX_USD_PER_GPU_HOUR = 1e4  # 100 x the dearest on-demand GPU-hour in the catalog
-_MAX_SEQ_LEN = 100_000_000
-_MAX_LAYERS = 100_000
-_MAX_D_MODEL = 10_000_000
-_SANITY_BOUND = 100_000  # upper bounds from here up are the sanity caps above
+_EXABYTE_GB = 1e9
+_SANITY_BOUND = 100_000  # upper bounds from here up are sanity caps, not rules of the field
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """The largest value a plan field accepts, and why no real run comes near it."""
+
+    high: float
+    why: str
+
+
+#: THE table of upper bounds on every numeric plan field (``section.field``; extra groups as
+#: ``cluster.extra_groups.count``). The schema below takes each ``le=`` from here, so files,
+#: CLI flags and web request bodies (all through ``plan_from_dict``) share one set of caps and
+#: one error text naming the field and its allowed range. Shares (0-1) are bounded by meaning;
+#: the rest sit orders of magnitude above the largest runs reported, so only typos hit them.
+#: The ``why`` is printed with the error. Figures the reasons lean on: Llama 3 405B (Dubey et
+#: al. 2024, "The Llama 3 Herd of Models": 126 layers, model dimension 16,384, 16,384 H100s,
+#: 419 unexpected interruptions in 54 days, i.e. ~5e-4 per GPU-day); Llama 4 Scout's 10M-token
+#: context (Meta, "The Llama 4 herd", 2025-04-05); the largest EBS volume, io2 Block Express,
+#: 64 TiB, 256,000 IOPS, 4,000 MiB/s (Amazon EBS User Guide, "Amazon EBS volume types"); the
+#: largest Azure block blob, ~190.7 TiB (Azure Storage "Scalability and performance targets");
+#: p5.48xlarge's 3,200 Gbps of EFA networking (AWS, "Amazon EC2 P5 Instances").
+PLAN_CAPS: Mapping[str, Cap] = MappingProxyType({
+    "run.hours": Cap(MAX_HOURS, "about 114 years of training"),
+    "run.deadline_hours": Cap(MAX_HOURS, "about 114 years"),
+    "model.params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
+    "model.active_params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
+    "model.tokens": Cap(MAX_TOKENS, "6,400 x Llama 3's 15.6T training tokens"),
+    "model.seq_len": Cap(100_000_000, "10 x the longest context window announced, 10M tokens"),
+    "model.global_batch_tokens": Cap(MAX_TOKENS, "a batch cannot hold more than the largest token budget"),
+    "model.layers": Cap(100_000, "about 800 x Llama 3 405B's 126 layers"),
+    "model.d_model": Cap(10_000_000, "about 600 x Llama 3 405B's 16,384"),
+    "cluster.nodes": Cap(MAX_NODES, "about 50 x Llama 3 405B's 2,048 eight-GPU nodes"),
+    "cluster.gpus": Cap(MAX_GPUS, "about 60 x Llama 3 405B's 16,384 GPUs"),
+    "cluster.extra_groups.count": Cap(MAX_NODES, "the cap on cluster.nodes"),
+    "purchase.spot_fraction": Cap(1.0, "a share of the nodes"),
+    "purchase.savings_plan_coverage": Cap(1.0, "a share of the compute"),
+    "storage.ebs_gb_per_node": Cap(1e6, "a petabyte per node, about 14 x the largest EBS volume (64 TiB)"),
+    "storage.ebs_iops": Cap(1e7, "about 40 x the largest EBS volume's 256,000 IOPS"),
+    "storage.ebs_throughput_mibps": Cap(1e6, "about 1 TiB/s per node, 250 x the fastest EBS volume"),
+    "storage.fsx_capacity_gb": Cap(_EXABYTE_GB, "an exabyte"),
+    "data.dataset_gb": Cap(_EXABYTE_GB, "an exabyte"),
+    "data.epochs": Cap(1e6, "a million passes; LLMs make 1-4, vision models a few hundred"),
+    "data.object_mb": Cap(_EXABYTE_GB, "a petabyte per object, about 5 x the largest blob any of the three clouds stores"),
+    "checkpoint.interval_hours": Cap(MAX_HOURS, "about 114 years"),
+    "checkpoint.bytes_per_param": Cap(1_000, "over 60 x the 16 bytes of mixed-precision Adam state"),
+    "checkpoint.size_gb": Cap(_EXABYTE_GB, "an exabyte"),
+    "checkpoint.keep_last": Cap(1_000_000, "a million checkpoints"),
+    "checkpoint.retention_days": Cap(36_525, "a century"),
+    "checkpoint.write_gbytes_per_s_per_node": Cap(10_000, "25 x a p5 node's whole 3,200 Gbps (400 GB/s) network"),
+    "evaluation.interval_steps": Cap(1e9, "a billion steps, about 32 years at one step a second"),
+    "evaluation.steps": Cap(1e9, "a billion steps, about 32 years at one step a second"),
+    "network.nat_gateways": Cap(MAX_NODES, "one per node of the largest cluster; one gateway serves a whole zone"),
+    "network.nat_gb_per_node_hour": Cap(1e7, "about 7 x a p5 node's whole 3,200 Gbps network for an hour"),
+    "network.public_ips_per_node": Cap(1_000, "far beyond any instance's network-interface limit"),
+    "monitoring.custom_metrics_per_node": Cap(1e7, "ten million metric series from every node"),
+    "monitoring.logs_gb_per_node_hour": Cap(10_000, "2.8 GB/s of logs from every node"),
+    "reliability.gpu_failure_rate_per_gpu_day": Cap(24.0, "every GPU failing every hour; measured rates are near 5e-4"),
+    "reliability.spot_reclaim_rate_per_node_hour": Cap(1.0, "every spot node reclaimed every hour"),
+    "reliability.restart_hours": Cap(8_766, "a year to recover from one failure"),
+    "reliability.straggler_cv": Cap(1.0, "a spread as large as the step time itself"),
+})  # fmt: skip
+
+
+def _cap(path: str) -> float:
+    """The ``le=`` bound of a plan field, from ``PLAN_CAPS`` (a missing entry fails at import)."""
+    return PLAN_CAPS[path].high
 
 
 class _Section(BaseModel):
@@ -135,6 +213,9 @@ class _Section(BaseModel):
             if annotation is not bool and bool not in get_args(annotation):
                 msg = f"expected a number or text, not the boolean {str(value).lower()}"
                 raise ValueError(msg)
+        if isinstance(value, str) and not is_unicode_text(value):
+            # JSON may spell half a UTF-16 pair (``"\\ud800"``); printing it crashed the CLI.
+            raise ValueError(not_unicode_message(value))
         return value
 
 
@@ -149,8 +230,8 @@ class RunSection(_Section):
     """
 
     name: str = "training-run"
-    hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
-    deadline_hours: float | None = Field(default=None, gt=0, le=MAX_HOURS)
+    hours: float | None = Field(default=None, gt=0, le=_cap("run.hours"))
+    deadline_hours: float | None = Field(default=None, gt=0, le=_cap("run.deadline_hours"))
     date: dt.date | None = None
 
 
@@ -158,18 +239,24 @@ class ModelSection(_Section):
     """The network being trained: size, tokens, precision, shape."""
 
     # Counts: at least one parameter and one token (``1e-300`` parameters is a typo).
-    params: float | None = Field(default=None, ge=1, le=MAX_PARAMS)
-    active_params: float | None = Field(default=None, ge=1, le=MAX_PARAMS)
-    tokens: float | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    params: float | None = Field(default=None, ge=1, le=_cap("model.params"))
+    active_params: float | None = Field(default=None, ge=1, le=_cap("model.active_params"))
+    tokens: float | None = Field(default=None, ge=1, le=_cap("model.tokens"))
     precision: Precision = "bf16"
-    seq_len: int | None = Field(default=None, gt=0, le=_MAX_SEQ_LEN)
-    global_batch_tokens: float | None = Field(default=None, ge=1, le=MAX_TOKENS)
-    layers: int | None = Field(default=None, gt=0, le=_MAX_LAYERS)
-    d_model: int | None = Field(default=None, gt=0, le=_MAX_D_MODEL)
+    seq_len: int | None = Field(default=None, gt=0, le=_cap("model.seq_len"))
+    global_batch_tokens: float | None = Field(
+        default=None, ge=1, le=_cap("model.global_batch_tokens")
+    )
+    layers: int | None = Field(default=None, gt=0, le=_cap("model.layers"))
+    d_model: int | None = Field(default=None, gt=0, le=_cap("model.d_model"))
 
     @model_validator(mode="after")
     def _active_le_total(self) -> ModelSection:
-        if self.active_params is not None and self.params is not None and self.active_params > self.params:
+        if (
+            self.active_params is not None
+            and self.params is not None
+            and self.active_params > self.params
+        ):
             msg = f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})"
             raise ValueError(msg)
         return self
@@ -184,7 +271,7 @@ class ExtraGroup(_Section):
 
     name: str = "extra"
     instance: str
-    count: int = Field(default=1, gt=0, le=MAX_NODES)
+    count: int = Field(default=1, gt=0, le=_cap("cluster.extra_groups.count"))
     spot: bool = False
 
 
@@ -194,9 +281,9 @@ class ClusterSection(_Section):
     provider: Provider = "aws"
     region: str | None = None
     instance: str | None = None
-    nodes: int | None = Field(default=None, gt=0, le=MAX_NODES)
+    nodes: int | None = Field(default=None, gt=0, le=_cap("cluster.nodes"))
     gpu: str | None = None
-    gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
+    gpus: int | None = Field(default=None, gt=0, le=_cap("cluster.gpus"))
     orchestrator: Orchestrator = Field(default=None, validate_default=True)
     #: Availability zone: an AWS AZ ID (``use1-az4``, the same place in every account) or AZ name
     #: (``us-east-1a``), a GCP zone (``us-central1-a``) or an Azure zone number (``"1"``). Checked
@@ -226,9 +313,11 @@ class ClusterSection(_Section):
 class PurchaseSection(_Section):
     """How the instance-hours are bought."""
 
-    spot_fraction: float = Field(default=0.0, ge=0, le=1)
+    spot_fraction: float = Field(default=0.0, ge=0, le=_cap("purchase.spot_fraction"))
     savings_plan: SavingsPlan = "none"
-    savings_plan_coverage: float | None = Field(default=None, ge=0, le=1)
+    savings_plan_coverage: float | None = Field(
+        default=None, ge=0, le=_cap("purchase.savings_plan_coverage")
+    )
     #: Default: "sagemaker" under HyperPod, else "compute" (AWS only; see ``trainbill.usage``).
     savings_plan_kind: SavingsPlanKind | None = None
     #: The family an EC2 Instance Savings Plan was bought for (e.g. "p5"); default: the plan's.
@@ -246,10 +335,12 @@ class PricesSection(_Section):
 class StorageSection(_Section):
     """Per-node EBS and an optional shared FSx for Lustre file system."""
 
-    ebs_gb_per_node: float | None = Field(default=None, ge=0)
-    ebs_iops: float | None = Field(default=None, ge=0)
-    ebs_throughput_mibps: float | None = Field(default=None, ge=0)
-    fsx_capacity_gb: float | None = Field(default=None, ge=0)
+    ebs_gb_per_node: float | None = Field(default=None, ge=0, le=_cap("storage.ebs_gb_per_node"))
+    ebs_iops: float | None = Field(default=None, ge=0, le=_cap("storage.ebs_iops"))
+    ebs_throughput_mibps: float | None = Field(
+        default=None, ge=0, le=_cap("storage.ebs_throughput_mibps")
+    )
+    fsx_capacity_gb: float | None = Field(default=None, ge=0, le=_cap("storage.fsx_capacity_gb"))
     fsx_tier: FsxTier | None = None
 
 
@@ -261,14 +352,14 @@ class DataSection(_Section):
     relative to the cluster; ``other_cloud`` data names its ``provider`` (and ``region``).
     """
 
-    dataset_gb: float | None = Field(default=None, ge=0)
+    dataset_gb: float | None = Field(default=None, ge=0, le=_cap("data.dataset_gb"))
     source: DataSource | None = None
     location: DataLocation | None = None
     zone: str | None = Field(default=None, min_length=1, max_length=64)
     region: str | None = Field(default=None, min_length=1, max_length=64)
     provider: Provider | None = None
-    epochs: float | None = Field(default=None, gt=0)
-    object_mb: float | None = Field(default=None, gt=0)
+    epochs: float | None = Field(default=None, gt=0, le=_cap("data.epochs"))
+    object_mb: float | None = Field(default=None, gt=0, le=_cap("data.object_mb"))
 
     @model_validator(mode="after")
     def _fields_fit_source(self) -> DataSection:
@@ -281,7 +372,9 @@ class DataSection(_Section):
         if src == "other_cloud" and self.provider is None:
             msg = 'source = "other_cloud" needs provider = "aws", "gcp" or "azure" (the cloud holding the data)'
             raise ValueError(msg)
-        if src in ("other_cloud", "on_premises") and (self.location is not None or self.zone is not None):
+        if src in ("other_cloud", "on_premises") and (
+            self.location is not None or self.zone is not None
+        ):
             msg = f"location and zone place data inside the cluster's cloud; not used with source = {src!r}"
             raise ValueError(msg)
         if src == "on_premises" and self.region is not None:
@@ -299,13 +392,15 @@ class DataSection(_Section):
 class CheckpointSection(_Section):
     """Checkpoint cadence, size and destination."""
 
-    interval_hours: float | None = Field(default=None, gt=0)
-    bytes_per_param: float | None = Field(default=None, gt=0)
-    size_gb: float | None = Field(default=None, gt=0)
+    interval_hours: float | None = Field(default=None, gt=0, le=_cap("checkpoint.interval_hours"))
+    bytes_per_param: float | None = Field(default=None, gt=0, le=_cap("checkpoint.bytes_per_param"))
+    size_gb: float | None = Field(default=None, gt=0, le=_cap("checkpoint.size_gb"))
     target: CheckpointTarget | None = None
-    keep_last: int | None = Field(default=None, ge=1)
-    retention_days: float | None = Field(default=None, ge=0)
-    write_gbytes_per_s_per_node: float | None = Field(default=None, gt=0)
+    keep_last: int | None = Field(default=None, ge=1, le=_cap("checkpoint.keep_last"))
+    retention_days: float | None = Field(default=None, ge=0, le=_cap("checkpoint.retention_days"))
+    write_gbytes_per_s_per_node: float | None = Field(
+        default=None, gt=0, le=_cap("checkpoint.write_gbytes_per_s_per_node")
+    )
     asynchronous: bool | None = None
 
 
@@ -313,33 +408,45 @@ class EvaluationSection(_Section):
     """Validation passes during training: every ``interval_steps`` steps, ``steps`` forward-only
     steps at the training batch size (``interval_steps = 0``: no evaluation)."""
 
-    interval_steps: int | None = Field(default=None, ge=0)
-    steps: int | None = Field(default=None, ge=1)
+    interval_steps: int | None = Field(default=None, ge=0, le=_cap("evaluation.interval_steps"))
+    steps: int | None = Field(default=None, ge=1, le=_cap("evaluation.steps"))
 
 
 class NetworkSection(_Section):
     """NAT gateways and public IPv4 addresses."""
 
-    nat_gateways: int | None = Field(default=None, ge=0)
-    nat_gb_per_node_hour: float | None = Field(default=None, ge=0)
+    nat_gateways: int | None = Field(default=None, ge=0, le=_cap("network.nat_gateways"))
+    nat_gb_per_node_hour: float | None = Field(
+        default=None, ge=0, le=_cap("network.nat_gb_per_node_hour")
+    )
     s3_via_nat: bool | None = None
-    public_ips_per_node: float | None = Field(default=None, ge=0)
+    public_ips_per_node: float | None = Field(
+        default=None, ge=0, le=_cap("network.public_ips_per_node")
+    )
 
 
 class MonitoringSection(_Section):
     """CloudWatch metrics and logs."""
 
-    custom_metrics_per_node: float | None = Field(default=None, ge=0)
-    logs_gb_per_node_hour: float | None = Field(default=None, ge=0)
+    custom_metrics_per_node: float | None = Field(
+        default=None, ge=0, le=_cap("monitoring.custom_metrics_per_node")
+    )
+    logs_gb_per_node_hour: float | None = Field(
+        default=None, ge=0, le=_cap("monitoring.logs_gb_per_node_hour")
+    )
 
 
 class ReliabilitySection(_Section):
     """Failure and reclaim rates, restart time and straggler spread."""
 
-    gpu_failure_rate_per_gpu_day: float | None = Field(default=None, ge=0)
-    spot_reclaim_rate_per_node_hour: float | None = Field(default=None, ge=0, le=1)
-    restart_hours: float | None = Field(default=None, ge=0)
-    straggler_cv: float | None = Field(default=None, ge=0, le=1)
+    gpu_failure_rate_per_gpu_day: float | None = Field(
+        default=None, ge=0, le=_cap("reliability.gpu_failure_rate_per_gpu_day")
+    )
+    spot_reclaim_rate_per_node_hour: float | None = Field(
+        default=None, ge=0, le=_cap("reliability.spot_reclaim_rate_per_node_hour")
+    )
+    restart_hours: float | None = Field(default=None, ge=0, le=_cap("reliability.restart_hours"))
+    straggler_cv: float | None = Field(default=None, ge=0, le=_cap("reliability.straggler_cv"))
 
 
 class Plan(_Section):
@@ -362,7 +469,7 @@ class Plan(_Section):
     def _enough_to_price(self) -> Plan:
         c = self.cluster
         if c.instance is None and c.gpu is None:
-            msg = "cluster needs an instance (e.g. instance = \"p5.48xlarge\") or a gpu (e.g. gpu = \"h100\")"
+            msg = 'cluster needs an instance (e.g. instance = "p5.48xlarge") or a gpu (e.g. gpu = "h100")'
             raise ValueError(msg)
         if c.nodes is None and c.gpus is None:
             msg = "cluster needs nodes (instance count) or gpus (accelerator count)"
@@ -390,36 +497,90 @@ def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
     return list(section.model_fields) if section else []
 
 
+def _fields() -> dict[str, Any]:
+    """``section.field`` (``cluster.extra_groups.count`` for extra groups) → its pydantic FieldInfo."""
+    out: dict[str, Any] = {}
+    for name, section in _SECTIONS.items():
+        out.update({f"{name}.{f}": info for f, info in section.model_fields.items()})
+    out.update({f"cluster.extra_groups.{f}": info for f, info in ExtraGroup.model_fields.items()})
+    return out
+
+
+_FIELDS = _fields()
+
+
+def _num(x: float) -> str:
+    """1,000,000 or 1e+15 or 0.5, never 1000000000000000."""
+    if float(x).is_integer() and abs(x) < 1e7:
+        return f"{int(x):,}"
+    return f"{x:.3g}"
+
+
+def _allowed_range(path: str) -> str:
+    """``0 to 1e+09 (an exabyte)`` for a bounded field, from its constraints and
+    ``PLAN_CAPS``; empty when the field has no numeric bounds."""
+    info = _FIELDS.get(path)
+    if info is None:
+        return ""
+    bounds: dict[str, float] = {}
+    for meta in info.metadata:
+        for name in ("ge", "gt", "le", "lt"):
+            value = getattr(meta, name, None)
+            if isinstance(value, int | float):
+                bounds[name] = value
+    low = (
+        f"{_num(bounds['ge'])} to "
+        if "ge" in bounds
+        else f"above {_num(bounds['gt'])}, up to "
+        if "gt" in bounds
+        else "up to "
+    )
+    if "le" not in bounds:
+        return ""
+    cap = PLAN_CAPS.get(path)
+    why = f" ({cap.why})" if cap is not None and cap.high >= _SANITY_BOUND else ""
+    return f"{low}{_num(bounds['le'])}{why}"
+
+
+def _shown(value: Any) -> str:
+    """The offending value as typed, cut short: a 400-digit integer must not fill the screen."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-4:]}, {len(text)} characters"
+
+
 def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
     loc = tuple(err.get("loc", ()))
     field = _describe(loc) or "plan"
     kind = err.get("type", "")
-    got = err.get("input")
+    got = _shown(err.get("input"))
     if kind == "extra_forbidden":
-        allowed = _allowed_keys(loc)
+        keys = _allowed_keys(loc)
         last = str(loc[-1]) if loc else ""
-        return field, f"unknown key.{suggest(last, allowed)} Allowed: {', '.join(allowed)}"
+        return field, f"unknown key.{suggest(last, keys)} Allowed: {', '.join(keys)}"
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
-        return field, f"{got!r} is not allowed; allowed values: {expected}"
+        return field, f"{got} is not allowed; allowed values: {expected}"
+    allowed = _allowed_range(".".join(str(p) for p in loc if not isinstance(p, int)))
+    allowed = f"; allowed: {allowed}" if allowed else ""
     if kind in {"less_than_equal", "less_than"}:
         bound = err.get("ctx", {}).get("le", err.get("ctx", {}).get("lt"))
         if isinstance(bound, int | float):
             op = "at most" if kind == "less_than_equal" else "below"
             if abs(bound) < _SANITY_BOUND:
-                return field, f"must be {op} {bound:g} (got {got!r})"
-            # 1,000,000 or 1e+15, never 1000000000000000
-            shown = f"{bound:,.0f}" if abs(bound) < 1e7 and float(bound).is_integer() else f"{bound:.3g}"
-            return field, f"must be {op} {shown}: too large for any real run, a typo? (got {got!r})"
-        return field, f"{err['msg'].lower()} (got {got!r})"
+                return field, f"must be {op} {_num(bound)}{allowed} (got {got})"
+            return (
+                field,
+                f"must be {op} {_num(bound)}: too large for any real run, a typo? (got {got}{allowed})",
+            )
+        return field, f"{err['msg'].lower()}{allowed} (got {got})"
     if kind in {"greater_than", "greater_than_equal"}:
-        return field, f"{err['msg'].lower()} (got {got!r})"
+        return field, f"{err['msg'].lower()}{allowed} (got {got})"
     if kind.endswith(("_parsing", "_type")):
-        return field, f"{err['msg'].lower()} (got {got!r})"
+        return field, f"{err['msg'].lower()}{allowed} (got {got})"
     if kind == "value_error":
         message = str(err["msg"]).removeprefix("Value error, ")
         return field if loc else "plan", message
-    return field, f"{err['msg']} (got {got!r})"
+    return field, f"{err['msg']}{allowed} (got {got})"
 
 
 def plan_from_dict(data: Mapping[str, Any], *, source: str = "plan") -> Plan:
@@ -443,18 +604,23 @@ def load_plan(path: Path | str) -> Plan:
         msg = "file not found"
         raise SpecError(msg, source=str(p)) from None
     except UnicodeDecodeError as exc:
-        msg = f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); save the plan as UTF-8"
+        msg = f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save the plan as UTF-8"
         raise SpecError(msg, source=str(p)) from None
     except (IsADirectoryError, PermissionError) as exc:
         msg = f"cannot read plan file: {exc.strerror or exc.__class__.__name__}"
         raise SpecError(msg, source=str(p)) from None
     try:
         data = tomllib.loads(text)
-        return plan_from_dict(data, source=str(p))
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
         raise SpecError(msg, source=str(p)) from None
-    except RecursionError:  # tomllib and pydantic recurse per nesting level
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=str(p)) from None
+    except RecursionError:  # tomllib recurses per nesting level
+        raise SpecError(too_deep_message(), source=str(p)) from None
+    try:
+        return plan_from_dict(data, source=str(p))
+    except RecursionError:  # pydantic recurses per nesting level
         raise SpecError(too_deep_message(), source=str(p)) from None
 
 

@@ -117,7 +117,8 @@ def test_null_cost_strings_are_nulls_not_errors(tmp_path: Path) -> None:
 
 
 def test_cost_beyond_nine_billion_in_parquet_names_row(tmp_path: Path) -> None:
-    """A Parquet BilledCost of 1e10 (beyond ±9e9, the int64 nano-unit range) is refused at data row 2."""
+    """A Parquet BilledCost of 1e10 (beyond ±9e9, the int64 nano-unit range) is refused at data
+    row 2 as out of range (it used to be called "not a number")."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
@@ -129,9 +130,33 @@ def test_cost_beyond_nine_billion_in_parquet_names_row(tmp_path: Path) -> None:
     pq.write_table(table, path)
     with pytest.raises(
         BillError,
-        match=r"bill\.parquet: row 2: column BilledCost: '10000000000\.0' is not a number",
+        match=r"bill\.parquet: row 2: column BilledCost: '10000000000\.0' is beyond the exact ±9 billion range",
     ):
         read_bill(path)
+
+
+def test_cost_beyond_nine_billion_in_csv_is_out_of_range_not_nan(tmp_path: Path) -> None:
+    """BilledCost 10000000000.5 is a number, only past ±9e9 (int64 nano-units hold ±9.22e18
+    nano-USD = ±9.22e9 USD): the error says so instead of "not a number"; 9e9 - 0.5 still reads."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    col = rows[0].index("BilledCost")
+    rows[3][col] = "10000000000.5"
+    path = tmp_path / "bill.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    with pytest.raises(BillError) as err:
+        read_bill(path)
+    text = str(err.value)
+    assert (
+        "bill.csv: row 3: column BilledCost: '10000000000.5' is beyond the exact ±9 billion range"
+        in text
+    )
+    assert "not a number" not in text
+    rows[3][col] = "8999999999.5"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    assert read_bill(path).rows == len(rows) - 1
 
 
 def test_two_payer_accounts_are_shown_apart(tmp_path: Path) -> None:

@@ -95,22 +95,33 @@ def test_the_hour_cap_is_inclusive() -> None:
 
 def test_absurd_tokens_name_the_tokens() -> None:
     """1e308 tokens derive infinite hours: refused on model.tokens, not a 200 with nulls."""
-    body = {"model": {"params": 7e10, "tokens": 1e308}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
+    body = {
+        "model": {"params": 7e10, "tokens": 1e308},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+    }
     _refused(_call("POST", "/v1/forecast", json=body), "model.tokens")
 
 
 def test_overflowing_hidden_cost_is_refused() -> None:
-    """A 1e308 GB EBS volume made the storage line inf and the bill null with status 200."""
+    """A 1e308 GB EBS volume made the storage line inf and the bill null with status 200; the
+    plan schema's cap (a petabyte per node) now refuses it on the field itself."""
     plan = zero_hidden_plan()
     plan["storage"]["ebs_gb_per_node"] = 1e308
-    out = _refused(_call("POST", "/v1/forecast", json=plan), "plan")
-    assert "storage" in out["detail"]
+    out = _refused(_call("POST", "/v1/forecast", json=plan), "storage.ebs_gb_per_node")
+    assert "at most 1,000,000" in out["detail"]
 
 
 def test_overflowing_model_size_is_not_a_500() -> None:
     """params = 1e308 raised OverflowError in the time model (500)."""
-    body = {"model": {"params": 1e308, "tokens": 1e12}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
-    for url, payload in [("/v1/forecast", body), ("/v1/sizing", body), ("/v1/simulate", {"plan": body, "trials": 10})]:
+    body = {
+        "model": {"params": 1e308, "tokens": 1e12},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+    }
+    for url, payload in [
+        ("/v1/forecast", body),
+        ("/v1/sizing", body),
+        ("/v1/simulate", {"plan": body, "trials": 10}),
+    ]:
         r = _call("POST", url, json=payload)
         assert r.status_code == 422, (url, r.text)
         assert "too large" in r.json()["detail"]
@@ -139,7 +150,10 @@ def test_the_node_cap_is_inclusive() -> None:
     assert r.json()["quote_usd"] == pytest.approx(98_320_000)
 
 
-_OPT_PLAN = {"run": {"hours": 10, "deadline_hours": 100}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
+_OPT_PLAN = {
+    "run": {"hours": 10, "deadline_hours": 100},
+    "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+}
 _SPACE = {"instances": ["p5.48xlarge"], "nodes": [1, 2]}
 
 
@@ -196,7 +210,11 @@ def test_waterfall_refuses_impossible_amounts(body: dict[str, Any], field: str) 
 
 def test_waterfall_still_draws_a_negative_discount() -> None:
     """A Savings Plan discount is negative by nature: $100 quote, -$30 discount draws (real bill $70)."""
-    r = _call("POST", "/v1/charts/waterfall", json={"quote_usd": 100, "by_category": {"compute": 100, "discount": -30}})
+    r = _call(
+        "POST",
+        "/v1/charts/waterfall",
+        json={"quote_usd": 100, "by_category": {"compute": 100, "discount": -30}},
+    )
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("image/svg+xml")
     assert "discount" in r.text
@@ -233,7 +251,12 @@ def test_body_that_is_not_utf8_json_names_the_body() -> None:
 
 def test_non_json_content_type_says_so() -> None:
     """A TOML or text/plain body was told only "Input should be a valid dictionary"."""
-    r = _call("POST", "/v1/forecast", content=b"[run]\nhours = 1\n", headers={"content-type": "application/toml"})
+    r = _call(
+        "POST",
+        "/v1/forecast",
+        content=b"[run]\nhours = 1\n",
+        headers={"content-type": "application/toml"},
+    )
     out = _refused(r, "body")
     assert "application/json" in out["detail"]
     assert "application/toml" in out["detail"]

@@ -497,9 +497,14 @@ _NUMBER_RE = re.compile(
 
 def find_bad_number(
     files: Sequence[BillFile], column: str, *, limit: float | None = MAX_AMOUNT
-) -> tuple[Path, int, str] | None:
-    """First (file, 1-based data row, value) whose ``column`` is not a finite number (below
-    ``limit`` in absolute value, when given), or ``None``."""
+) -> tuple[Path, int, str, str] | None:
+    """First (file, 1-based data row, value, what is wrong) whose ``column`` is not a finite
+    number (below ``limit`` in absolute value, when given), or ``None``.
+
+    What is wrong reads "is not a number" (``abc``, ``NaN``, ``inf``) or, for a number written
+    out past ``limit`` (``10000000000.5``, ``1e400``), "is beyond the exact ±9 billion range":
+    it is a number, only too large to sum exactly. Without a limit, ``1e400`` is not finite.
+    """
     for file in files:
         if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
             continue  # a table in Trino/Athena cannot be walked row by row from here
@@ -508,16 +513,25 @@ def find_bad_number(
                 continue
             if isinstance(value, int | float):
                 number = float(value)
+                literal = math.isfinite(number)
             else:
                 text = str(value).strip()
                 if not _NUMBER_RE.fullmatch(text):
-                    return file.path, i, str(value)
+                    return file.path, i, str(value), "is not a number"
                 try:
                     number = float(text)
                 except (ValueError, OverflowError):  # pragma: no cover - the regex admits floats
-                    return file.path, i, str(value)
-            if not math.isfinite(number) or (limit is not None and not abs(number) < limit):
-                return file.path, i, str(value)
+                    return file.path, i, str(value), "is not a number"
+                literal = text.lstrip("+-")[:1] not in ("n", "N", "i", "I")  # 1e400, not NaN/inf
+            if not math.isfinite(number) and not (literal and limit is not None):
+                return file.path, i, str(value), "is not a number"
+            if limit is not None and not abs(number) < limit:
+                return (
+                    file.path,
+                    i,
+                    str(value),
+                    f"is beyond the exact ±{limit / 1e9:g} billion range",
+                )
     return None
 
 

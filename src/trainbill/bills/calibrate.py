@@ -49,7 +49,7 @@ from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
 from trainbill.bills.summary import BillSummary
-from trainbill.errors import BillError
+from trainbill.errors import BillError, unreadable_value_message
 
 __all__ = [
     "CALIBRATED_CATEGORIES",
@@ -273,6 +273,8 @@ def read_calibration(path: Path) -> BillCalibration:
         raise BillError(f"{source}: not UTF-8 text; a calibration file is TOML") from None
     except tomllib.TOMLDecodeError as exc:
         raise BillError(f"{source}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        raise BillError(f"{source}: not valid TOML: {unreadable_value_message(exc)}") from None
     cal = data.get("calibration")
     if not isinstance(cal, dict) or cal.get("kind") != "bills":
         raise BillError(f'{source}: calibration.kind: expected "bills" in a [calibration] table')

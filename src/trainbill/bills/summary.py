@@ -247,7 +247,7 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
         is_money = flag != "bad_quantity"
         rule = (
             "costs must be plain decimal numbers (like 1234.56 or 1.5E-7: no currency sign, "
-            "thousands separator or underscore), finite and within ±9e9"
+            "thousands separator or underscore), finite and within ±9e9 (summed exactly, in nano-units)"
             if is_money
             else "quantities must be plain decimal numbers (like 720 or 1.5E-7), finite"
         )
@@ -258,9 +258,9 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
                 fmt.files, fmt.col(column), limit=MAX_AMOUNT if is_money else None
             )
             if hit is not None:
-                path, row, value = hit
+                path, row, value, wrong = hit
                 raise BillError(
-                    f"{path}: row {row}: column {fmt.col(column)}: {value!r} is not a number "
+                    f"{path}: row {row}: column {fmt.col(column)}: {value!r} {wrong} "
                     f"({count} such row(s) in the bill); {rule}"
                 )
         files = ", ".join(str(f.path) for f in fmt.files)

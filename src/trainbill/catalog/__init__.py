@@ -26,7 +26,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
+from trainbill.errors import (
+    CatalogSchemaError,
+    PriceNotFoundError,
+    suggest,
+    unreadable_value_message,
+)
 
 __all__ = [
     "OPTIONS",
@@ -632,7 +637,9 @@ def _instances(path: Path, today: date | None = None) -> list[Instance]:
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
                 launched=(
-                    _parse_date(r["launched"], f"{w}, launched", latest=today) if r["launched"].strip() else None
+                    _parse_date(r["launched"], f"{w}, launched", latest=today)
+                    if r["launched"].strip()
+                    else None
                 ),
             )
         )
@@ -764,6 +771,9 @@ def _assumptions(path: Path, only: str | None = None) -> dict[str, Assumption]:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         msg = f"{path}: invalid TOML: {exc}"
+        raise CatalogSchemaError(msg) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        msg = f"{path}: invalid TOML: {unreadable_value_message(exc)}"
         raise CatalogSchemaError(msg) from None
     out: dict[str, Assumption] = {}
 

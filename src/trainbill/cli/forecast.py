@@ -157,11 +157,13 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
             continue
         for i, line in enumerate(lines):
             rows.append([
-                cat if i == 0 else "", line.item, f"{line.quantity:,.2f}", line.unit,
+                cat if i == 0 else "", escape(line.item), f"{line.quantity:,.2f}", line.unit,
                 money_precise(line.unit_price_usd), money(line.cost_usd), "",
             ])  # fmt: skip
         rows.append(["", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%"])
-    print_table(console, title, cols, rows, wide=wide)
+    # Rich reads "[...]" as markup: the plan's own text (run name, extra-group names inside
+    # ledger items) is escaped, or "[/x]" in a name crashed it.
+    print_table(console, escape(title), cols, rows, wide=wide)
     console.print(f"Quote (instances × on-demand list price × planned hours): {escape(fc.quote_basis)}")
     console.print(f"Planned (the same hours at the plan's purchase mix): {escape(fc.planned_basis)}")
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
@@ -181,55 +183,114 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
     render_headline(fc)
     if explain:
         if b is not None:
-            console.print(f"\n[bold]Error band[/bold]\n  {b.basis}")
+            console.print(f"\n[bold]Error band[/bold]\n  {escape(b.basis)}")
         console.print("\n[bold]Dates[/bold]")
         console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
         console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
         console.print("\n[bold]Checkpoint interval[/bold]")
-        console.print(f"  {u.checkpoint_interval_basis}")
+        console.print(f"  {escape(u.checkpoint_interval_basis)}")
         console.print("\n[bold]Time model factors[/bold]")
         for k, v in u.time.factors:
-            console.print(f"  {k}: {v}")
+            console.print(escape(f"  {k}: {v}"))
         console.print("\n[bold]Line bases[/bold]")
         for line in fc.ledger.lines:
-            console.print(f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}")
+            console.print(
+                escape(
+                    f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}"
+                )
+            )
         console.print("\n[bold]Assumed (not stated in the plan)[/bold]")
         for a in u.assumed:
-            console.print(f"  {a}")
+            console.print(escape(f"  {a}"))
 
 
 def _csv(fc: Forecast) -> str:
     from trainbill.tabular import to_csv
 
-    fields = ["category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"]
+    fields = [
+        "category",
+        "item",
+        "quantity",
+        "unit",
+        "unit_price_usd",
+        "cost_usd",
+        "basis",
+        "source",
+    ]
     return to_csv((line.as_dict() for line in fc.ledger.lines), fields)
 
 
 @app.command("forecast")
 def forecast_cmd(
-    plan_file: Annotated[Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")] = None,
+    plan_file: Annotated[
+        Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")
+    ] = None,
     params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9.")] = None,
-    active_params: Annotated[str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")] = None,
+    active_params: Annotated[
+        str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")
+    ] = None,
     tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
-    gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")] = None,
+    gpu: Annotated[
+        str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")
+    ] = None,
     gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
     precision: Annotated[str | None, typer.Option(help="bf16 or fp8.")] = None,
     instance: Annotated[str | None, typer.Option(help="Instance type, e.g. p5.48xlarge.")] = None,
     nodes: Annotated[int | None, typer.Option(help="Instance count.")] = None,
-    hours: Annotated[float | None, typer.Option(help="Hours of pure training (else derived from the model).")] = None,
+    hours: Annotated[
+        float | None, typer.Option(help="Hours of pure training (else derived from the model).")
+    ] = None,
     provider: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
     region: Annotated[str | None, typer.Option(help="Region, e.g. us-east-1.")] = None,
     orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
-    spot_fraction: Annotated[float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")] = None,
-    savings_plan: Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")] = None,
-    savings_plan_kind: Annotated[str | None, typer.Option("--savings-plan-kind", help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).")] = None,
-    commitment: Annotated[str | None, typer.Option("--commitment", help="buy (default: charge the whole term) or existing (an existing commitment covers the run).")] = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")] = None,
-    run_date: Annotated[str | None, typer.Option("--run-date", help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).")] = None,
-    catalog_dir: Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")] = None,
-    from_: Annotated[tuple[str, Path] | None, typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE.")] = None,
-    attention_sparsity: Annotated[float | None, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1).")] = None,
-    calibration: Annotated[list[Path] | None, typer.Option("--calibration", help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).")] = None,
+    spot_fraction: Annotated[
+        float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")
+    ] = None,
+    savings_plan: Annotated[
+        str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")
+    ] = None,
+    savings_plan_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--savings-plan-kind",
+            help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).",
+        ),
+    ] = None,
+    commitment: Annotated[
+        str | None,
+        typer.Option(
+            "--commitment",
+            help="buy (default: charge the whole term) or existing (an existing commitment covers the run).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")
+    ] = None,
+    run_date: Annotated[
+        str | None,
+        typer.Option(
+            "--run-date",
+            help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).",
+        ),
+    ] = None,
+    catalog_dir: Annotated[
+        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+    ] = None,
+    from_: Annotated[
+        tuple[str, Path] | None,
+        typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE."),
+    ] = None,
+    attention_sparsity: Annotated[
+        float | None,
+        typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1)."),
+    ] = None,
+    calibration: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--calibration",
+            help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
@@ -287,7 +348,9 @@ def forecast_cmd(
         from trainbill.whatif import apply_attention_sparsity
 
         # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
-        plan, _ = apply_attention_sparsity(plan, catalog, attention_sparsity, source=str(plan_file or "plan"))
+        plan, _ = apply_attention_sparsity(
+            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
+        )
     try:
         if cals:
             from trainbill.calibration import forecast_calibrated
@@ -328,7 +391,10 @@ def check_cmd(
     gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
     claims: Annotated[Path | None, typer.Option("--claims", help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).")] = None,
     precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
-    usd_per_gpu_hour: Annotated[float | None, typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog).")] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None,
+        typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog)."),
+    ] = None,
     instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
@@ -372,7 +438,9 @@ def check_cmd(
         audit = _audit(values, gpu, gpus, precision, usd_per_gpu_hour, instance, day)
     except SpecError as exc:
         # The library names its arguments (cost_usd, usd_per_gpu_hour); the user typed flags.
-        flag = {"cost_usd": "--cost"}.get(exc.field or "", f"--{(exc.field or '').replace('_', '-')}")
+        flag = {"cost_usd": "--cost"}.get(
+            exc.field or "", f"--{(exc.field or '').replace('_', '-')}"
+        )
         raise SpecError(str(exc).split(": ", 1)[-1], source="command line", field=flag) from None
     if as_json:
         print_json(audit.as_dict())

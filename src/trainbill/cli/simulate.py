@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -87,7 +88,9 @@ def render_simulation(
 ) -> None:
     """Percentile table, category means, histogram sparklines, checkpoint and spot verdicts."""
     table = Table(
-        title=f"{sim.name}: {sim.trials:,} simulated runs (seed {sim.seed}, {sim.elapsed_s:.2f} s)"
+        title=escape(
+            f"{sim.name}: {sim.trials:,} simulated runs (seed {sim.seed}, {sim.elapsed_s:.2f} s)"
+        )
     )
     for col in ("", "mean", "P10", "P50", "P90", "P99"):
         table.add_column(col, justify="left" if not col else "right")
@@ -135,7 +138,11 @@ def render_simulation(
             else "n/a (no failures)"
         )
         mode = "async snapshot" if study.asynchronous else "synchronous write"
-        mtbf = f"{study.mtbf_hours:,.1f} h" if study.mtbf_hours is not None else "n/a: no failures or reclaims"
+        mtbf = (
+            f"{study.mtbf_hours:,.1f} h"
+            if study.mtbf_hours is not None
+            else "n/a: no failures or reclaims"
+        )
         console.print(
             f"\n[bold]Checkpoint interval[/bold] ({study.checkpoint_stall_hours_each * 60:.1f} min {mode}, "
             f"job MTBF {mtbf}): Young/Daly {yd}, simulated optimum "
@@ -150,7 +157,7 @@ def render_simulation(
             f"expected {spot.expected_savings:.1%}, at P90 {spot.p90_savings:.1%}"
         )
     for warning in sim.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
 
 @app.command("simulate")
@@ -184,7 +191,9 @@ def simulate_cmd(
     if study_trials < 0 or study_trials > MAX_TRIALS:
         msg = f"--study-trials must be between 0 and {MAX_TRIALS:,} (got {study_trials})"
         raise SimulationError(msg)
-    spot_range = _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
+    spot_range = (
+        _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
+    )
     plan = load_plan(plan_file)
     catalog = catalog_from_options(catalog_dir)
     usage = usage_for(plan, catalog)

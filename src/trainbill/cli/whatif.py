@@ -19,7 +19,9 @@ from trainbill.whatif import compare_orchestrators, rule_of_thumb, sparse_attent
 __all__ = ["imported_plan", "render_import"]
 
 PlanArg = Annotated[Path, typer.Argument(help="Plan TOML file.")]
-CatalogOpt = Annotated[list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")]
+CatalogOpt = Annotated[
+    list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -65,11 +67,15 @@ def compare_cmd(
     ]  # fmt: skip
     print_table(_common.console, "Same job, three orchestrators", cols, table_rows, wide=wide)
     cheapest = min(rows, key=lambda r: r.total_usd)
-    console.print(f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the article's, not computed.")
+    console.print(
+        f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the article's, not computed."
+    )
 
 
 @app.command("storage-check")
-def storage_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+def storage_cmd(
+    plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False
+) -> None:
     """Can gp3 feed the data loader and absorb checkpoints? If not, size and price FSx for Lustre."""
     rep = storage_check(load_plan(plan_file), catalog_from_options(catalog_dir))
     if as_json:
@@ -80,7 +86,9 @@ def storage_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: Jso
     console.print(f"Data loader: {rep.tokens_per_s:,.0f} tokens/s → {rep.read_mibps_per_node:,.1f} MiB/s and "
                   f"{rep.read_iops_per_node:,.0f} IOPS per node ({rep.io_kib:g} KiB reads)")  # fmt: skip
     if rep.checkpoint_gb_per_node:
-        console.print(f"Checkpoints to EBS: {rep.checkpoint_gb_per_node:,.1f} GB per node at {rep.checkpoint_write_mibps_per_node:,.0f} MiB/s")
+        console.print(
+            f"Checkpoints to EBS: {rep.checkpoint_gb_per_node:,.1f} GB per node at {rep.checkpoint_write_mibps_per_node:,.0f} MiB/s"
+        )
     console.print(f"gp3 per-volume limits: {rep.gp3_max_iops:,.0f} IOPS, {rep.gp3_max_mibps:,.0f} MiB/s; "
                   f"plan provisions {rep.provisioned_iops:,.0f} IOPS, {rep.provisioned_mibps:,.0f} MiB/s")  # fmt: skip
     console.print(f"FSx for Lustre that would carry {rep.fsx_needed_mbps:,.0f} MB/s: {rep.fsx_tier}, "
@@ -93,15 +101,29 @@ def storage_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: Jso
 @app.command("sparse-attention")
 def sparse_cmd(
     plan_file: PlanArg,
-    sparsity: Annotated[float, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed, 0-1.")] = 0.5,
+    sparsity: Annotated[
+        float, typer.Option("--attention-sparsity", help="Share of attention FLOPs removed, 0-1.")
+    ] = 0.5,
     catalog_dir: CatalogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """What skipping a share of attention saves, by sequence length; can the article's 38% hold?"""
-    rep = sparse_attention(load_plan(plan_file), catalog_from_options(catalog_dir), sparsity=sparsity, source=str(plan_file))
+    rep = sparse_attention(
+        load_plan(plan_file),
+        catalog_from_options(catalog_dir),
+        sparsity=sparsity,
+        source=str(plan_file),
+    )
     if as_json:
         d = {k: getattr(rep, k) for k in rep.__dataclass_fields__ if k != "rows"}
-        d["rows"] = [{"seq_len": r.seq_len, "attention_share": r.attention_share, "flops_saving": r.flops_saving} for r in rep.rows]
+        d["rows"] = [
+            {
+                "seq_len": r.seq_len,
+                "attention_share": r.attention_share,
+                "flops_saving": r.flops_saving,
+            }
+            for r in rep.rows
+        ]
         print_json(d)
         return
     t = Table(title=f"Sparse attention at {sparsity:.0%} sparsity")
@@ -111,7 +133,9 @@ def sparse_cmd(
         mark = " (plan)" if r.seq_len == rep.plan_seq_len else ""
         t.add_row(f"{r.seq_len:,}{mark}", f"{r.attention_share:.1%}", f"{r.flops_saving:.1%}")
     console.print(t)
-    console.print(f"Plan: {rep.hours_before:,.1f} h → {rep.hours_after:,.1f} h, bill {_m(rep.usd_before)} → {_m(rep.usd_after)}")
+    console.print(
+        f"Plan: {rep.hours_before:,.1f} h → {rep.hours_after:,.1f} h, bill {_m(rep.usd_before)} → {_m(rep.usd_after)}"
+    )
     if rep.min_seq_len_for_claim is None:
         console.print(f"The article's {rep.claimed_saving:.0%} saving is impossible at {sparsity:.0%} sparsity "
                       f"(it needs sparsity above {rep.claimed_saving:.0%})")  # fmt: skip
@@ -154,7 +178,11 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
 
 
 def imported_plan(
-    kind: str, cluster_file: Path, plan_file: Path | None, flags: dict[str, dict[str, Any]], catalog: Catalog
+    kind: str,
+    cluster_file: Path,
+    plan_file: Path | None,
+    flags: dict[str, dict[str, Any]],
+    catalog: Catalog,
 ) -> tuple[Plan, ImportReport, dict[str, list[str]]]:
     """Plan file < imported cluster < flags; with the import report and field provenance.
 
@@ -177,19 +205,25 @@ def imported_plan(
         base_cluster.pop("nodes", None)
     given = merge_plan_dicts(base, overrides)
     merged = merge_plan_dicts(merge_plan_dicts(base, report.plan), overrides)
-    source = f"{cluster_file}" + (f" + {plan_file}" if plan_file else "") + (" + flags" if overrides else "")
+    source = (
+        f"{cluster_file}"
+        + (f" + {plan_file}" if plan_file else "")
+        + (" + flags" if overrides else "")
+    )
     plan = plan_from_dict(merged, source=source)
     return plan, report, provenance(report, given)
 
 
 def render_import(report: ImportReport, prov: dict[str, list[str]]) -> None:
     """What came from the cluster file, what the plan gave, what was defaulted, what is not priced."""
-    console.print(f"[bold]Imported from {report.kind} file {report.source}[/bold]")
+    console.print(f"[bold]Imported from {report.kind} file {escape(report.source)}[/bold]")
     for line in prov["imported"]:
-        console.print(f"  imported: {line}")
+        console.print(f"  imported: {escape(line)}")
     if prov["given"]:
-        console.print(f"  from plan file/flags: {', '.join(prov['given'])}")
-    console.print(f"  defaulted (catalog assumptions, see --explain): {', '.join(prov['defaulted']) or 'none'}")
+        console.print(f"  from plan file/flags: {escape(', '.join(prov['given']))}")
+    console.print(
+        f"  defaulted (catalog assumptions, see --explain): {', '.join(prov['defaulted']) or 'none'}"
+    )
     for u in report.unsupported:
         console.print(f"  [yellow]not priced:[/yellow] {escape(u)}")
     for n in report.notes:

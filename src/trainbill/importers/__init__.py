@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainbill.catalog import Catalog
-from trainbill.errors import SpecError, too_deep_message
+from trainbill.errors import SpecError, is_unicode_text, not_unicode_message, too_deep_message
 
 __all__ = [
     "FORMATS",
@@ -120,7 +120,23 @@ def import_text(kind: str, text: str, *, source: str, catalog: Catalog) -> Impor
         report: ImportReport = parser.parse(text, source=source, catalog=catalog)
     except RecursionError:  # the JSON/YAML parsers and the walkers recurse per level
         raise ClusterImportError(too_deep_message(), source=source) from None
+    bad = _not_unicode(report.as_dict())
+    if bad is not None:  # every string of the report is printed: refuse what cannot be
+        raise ClusterImportError(not_unicode_message(bad), source=source)
     return report
+
+
+def _not_unicode(x: Any) -> str | None:
+    """The first string in a JSON-ready value that is not Unicode text, else None."""
+    if isinstance(x, str):
+        return None if is_unicode_text(x) else x
+    items = x.items() if isinstance(x, Mapping) else enumerate(x) if isinstance(x, list) else ()
+    for key, value in items:
+        found = _not_unicode(key) if isinstance(key, str) else None
+        found = found if found is not None else _not_unicode(value)
+        if found is not None:
+            return found
+    return None
 
 
 def read_cluster_file(path: Path) -> str:

@@ -15,14 +15,17 @@ from typing import Any
 from trainbill.catalog import Catalog
 from trainbill.errors import suggest
 from trainbill.importers import ClusterImportError
+from trainbill.spec import MAX_NODES
 
 __all__ = ["MAX_COUNT", "Group", "assemble", "known_instance", "number"]
 
 #: The plan's sanity cap on nodes (``cluster.nodes``); a group count above it is a typo.
-MAX_COUNT = 100_000
+MAX_COUNT = MAX_NODES
 
 
-def number(value: Any, *, source: str, element: str, minimum: float = 0.0, allow_str: bool = True) -> float:
+def number(
+    value: Any, *, source: str, element: str, minimum: float = 0.0, allow_str: bool = True
+) -> float:
     """A finite number >= ``minimum`` from a cluster file, else an error naming the element."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         try:
@@ -51,7 +54,9 @@ class Group:
     spot: bool = False
 
 
-def known_instance(catalog: Catalog, name: str, provider: str, *, source: str, element: str) -> bool:
+def known_instance(
+    catalog: Catalog, name: str, provider: str, *, source: str, element: str
+) -> bool:
     """True for a GPU instance, False for a priced CPU instance; unknown names are an error."""
     if name in catalog.instances:
         return True
@@ -62,7 +67,9 @@ def known_instance(catalog: Catalog, name: str, provider: str, *, source: str, e
     }
     if name in priced:
         return False
-    known = sorted({i.instance for i in catalog.instances.values() if i.provider == provider} | priced)
+    known = sorted(
+        {i.instance for i in catalog.instances.values() if i.provider == provider} | priced
+    )
     msg = (
         f"unknown instance type {name!r}.{suggest(name, known)} Known instance types: {', '.join(known)} "
         f"(add a price point with --catalog for others)"
@@ -80,14 +87,23 @@ def assemble(
         if g.count > MAX_COUNT:
             msg = f"{g.count} instances is more than the plan's limit of {MAX_COUNT:,} nodes"
             raise ClusterImportError(msg, source=source, field=g.element)
-        (gpu if known_instance(catalog, g.instance, provider, source=source, element=g.element) else cpu).append(g)
+        (
+            gpu
+            if known_instance(catalog, g.instance, provider, source=source, element=g.element)
+            else cpu
+        ).append(g)
     if not gpu:
-        found = ", ".join(f"{g.count} × {g.instance} ({g.element})" for g in groups) or "no instance groups"
+        found = (
+            ", ".join(f"{g.count} × {g.instance} ({g.element})" for g in groups)
+            or "no instance groups"
+        )
         msg = f"no GPU instances found (found: {found}); trainbill forecasts GPU training clusters"
         raise ClusterImportError(msg, source=source)
     by_type: dict[str, int] = {}
     for g in gpu:
-        by_type[g.instance] = by_type.get(g.instance, 0) + g.count * catalog.instance(g.instance).accelerator_count
+        by_type[g.instance] = (
+            by_type.get(g.instance, 0) + g.count * catalog.instance(g.instance).accelerator_count
+        )
     main_type = max(by_type, key=lambda t: (by_type[t], t))
     workers = [g for g in gpu if g.instance == main_type]
     others = [g for g in gpu if g.instance != main_type] + cpu
@@ -95,10 +111,16 @@ def assemble(
     spot_nodes = sum(g.count for g in workers if g.spot)
     elements = ", ".join(g.element for g in workers)
     cluster: dict[str, Any] = {"provider": provider, "instance": main_type, "nodes": nodes}
-    imported = [("cluster.provider", f"{source} (format)"), ("cluster.instance", elements), ("cluster.nodes", elements)]
+    imported = [
+        ("cluster.provider", f"{source} (format)"),
+        ("cluster.instance", elements),
+        ("cluster.nodes", elements),
+    ]
     notes: list[str] = []
     if len(workers) > 1:
-        notes.append(f"{len(workers)} groups of {main_type} merged into {nodes} worker nodes ({elements})")
+        notes.append(
+            f"{len(workers)} groups of {main_type} merged into {nodes} worker nodes ({elements})"
+        )
     sections: dict[str, Any] = {"cluster": cluster}
     if spot_nodes:
         sections["purchase"] = {"spot_fraction": spot_nodes / nodes}

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainbill.catalog import Catalog
+from trainbill.errors import unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
 from trainbill.importers._groups import Group, assemble, number
 
@@ -38,6 +39,10 @@ def _load(text: str, source: str) -> Any:
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         raise ClusterImportError(msg, source=source) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit number)
+        raise ClusterImportError(
+            f"invalid JSON: {unreadable_value_message(exc)}", source=source
+        ) from None
 
 
 def _count(group: Mapping[str, Any], element: str, source: str) -> tuple[int, str]:
@@ -80,12 +85,14 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             raise ClusterImportError(msg, source=source, field=element)
         itype = g.get("InstanceType")
         if not isinstance(itype, str) or not itype:
-            msg = "missing InstanceType (e.g. \"ml.p5.48xlarge\")"
+            msg = 'missing InstanceType (e.g. "ml.p5.48xlarge")'
             raise ClusterImportError(msg, source=source, field=element)
         instance = itype.removeprefix("ml.")
         count, _count_el = _count(g, element, source)
         name = str(g.get("InstanceGroupName") or f"group{i}")
-        groups.append(Group(element=f"{element}.InstanceType", name=name, instance=instance, count=count))
+        groups.append(
+            Group(element=f"{element}.InstanceType", name=name, instance=instance, count=count)
+        )
         configs = g.get("InstanceStorageConfigs") or []
         if not isinstance(configs, list):
             msg = f"must be a list of storage configs (got {type(configs).__name__})"
@@ -94,7 +101,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
             if isinstance(vol, Mapping) and "VolumeSizeInGB" in vol:
                 vol_el = f"{element}.InstanceStorageConfigs[{j}].EbsVolumeConfig.VolumeSizeInGB"
-                size = number(vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False)
+                size = number(
+                    vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False
+                )
                 ebs[instance] = (size, vol_el)
         for key in g:
             if key not in _NO_COST_GROUP_KEYS and key not in _COUNT_KEYS and key not in {
@@ -107,7 +116,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     cluster["orchestrator"] = "hyperpod"
     imported.append(("cluster.orchestrator", f"{source} (HyperPod cluster)"))
     if any(str(g.get("InstanceType", "")).startswith("ml.") for g in raw_groups):
-        notes.append("ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added on top")
+        notes.append(
+            "ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added on top"
+        )
     if cluster["instance"] in ebs:
         gb, el = ebs[cluster["instance"]]
         sections["storage"] = {"ebs_gb_per_node": gb}
@@ -123,7 +134,11 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             "not included by orchestrator=hyperpod"
         )
     for key in top:
-        if key not in _NO_COST_TOP_KEYS and key not in {"InstanceGroups", "ClusterArn", "Orchestrator"}:
+        if key not in _NO_COST_TOP_KEYS and key not in {
+            "InstanceGroups",
+            "ClusterArn",
+            "Orchestrator",
+        }:
             unsupported.append(f"{key}: not recognised, not priced")
     return ImportReport(
         kind="hyperpod",

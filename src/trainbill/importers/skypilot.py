@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from trainbill.catalog import Catalog
-from trainbill.errors import PriceNotFoundError
+from trainbill.errors import PriceNotFoundError, unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
 from trainbill.importers._groups import Group, assemble, number
 
@@ -32,13 +32,27 @@ SKYPILOT_ACCELERATOR_NAMES: Mapping[str, str] = {
     "Trainium2": "trainium2",
 }
 _CLOUDS = ("aws", "gcp", "azure")
-_PRICED = frozenset({"cloud", "infra", "region", "accelerators", "instance_type", "use_spot", "disk_size", "any_of", "ordered"})
+_PRICED = frozenset(
+    {
+        "cloud",
+        "infra",
+        "region",
+        "accelerators",
+        "instance_type",
+        "use_spot",
+        "disk_size",
+        "any_of",
+        "ordered",
+    }
+)
 _NO_COST = frozenset({"name", "run", "setup", "envs", "workdir", "secrets", "config"})
 
 
 def accelerator_id(name: str) -> str:
     """Catalog accelerator id of a SkyPilot accelerator name (``A100-80GB`` → ``a100-80gb``)."""
-    return SKYPILOT_ACCELERATOR_NAMES.get(name, SKYPILOT_ACCELERATOR_NAMES.get(name.upper(), name.lower()))
+    return SKYPILOT_ACCELERATOR_NAMES.get(
+        name, SKYPILOT_ACCELERATOR_NAMES.get(name.upper(), name.lower())
+    )
 
 
 def _load(text: str, source: str) -> Any:
@@ -50,6 +64,10 @@ def _load(text: str, source: str) -> Any:
         problem = getattr(exc, "problem", None) or exc.__class__.__name__
         msg = f"invalid YAML: {problem}{where}"
         raise ClusterImportError(msg, source=source) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (2024-02-30, !!int x)
+        raise ClusterImportError(
+            f"invalid YAML: {unreadable_value_message(exc)}", source=source
+        ) from None
 
 
 def _accelerators(value: Any, source: str, notes: list[str]) -> tuple[str, int]:
@@ -62,6 +80,11 @@ def _accelerators(value: Any, source: str, notes: list[str]) -> tuple[str, int]:
             notes.append(f"{field} lists alternatives; priced on the first ({next(iter(value))})")
         value = next(iter(value))
     if isinstance(value, Mapping):
+        if (
+            not value
+        ):  # ``{}`` (or ``[{}]``) ended in a StopIteration traceback (property tests, #23)
+            msg = "empty mapping of accelerators (expected NAME: COUNT such as H100: 8)"
+            raise ClusterImportError(msg, source=source, field=field)
         if len(value) != 1:
             notes.append(f"{field} lists alternatives; priced on the first ({next(iter(value))})")
         name, count = next(iter(value.items()))
@@ -136,7 +159,15 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         if not isinstance(itype, str):
             msg = f"must be an instance type name (got {itype!r})"
             raise ClusterImportError(msg, source=source, field="resources.instance_type")
-        groups = [Group(element="resources.instance_type", name="workers", instance=itype, count=nodes, spot=spot)]
+        groups = [
+            Group(
+                element="resources.instance_type",
+                name="workers",
+                instance=itype,
+                count=nodes,
+                spot=spot,
+            )
+        ]
         sections, imp, more = assemble(groups, catalog, provider=provider, source=source)
         imported += imp
         notes += more
@@ -145,7 +176,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             try:
                 want = catalog.accelerator(accelerator_id(accel[0])).id
             except PriceNotFoundError as exc:
-                raise ClusterImportError(str(exc), source=source, field="resources.accelerators") from None
+                raise ClusterImportError(
+                    str(exc), source=source, field="resources.accelerators"
+                ) from None
             if want != inst.accelerator or accel[1] != inst.accelerator_count:
                 msg = (
                     f"{accel[0]}:{accel[1]} does not match instance_type {itype} "
@@ -156,10 +189,22 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         try:
             acc = catalog.accelerator(accelerator_id(accel[0]))
         except PriceNotFoundError as exc:
-            raise ClusterImportError(str(exc), source=source, field="resources.accelerators") from None
-        options = [i for i in catalog.instances_with(acc.id, provider) if i.accelerator_count == accel[1]]
+            raise ClusterImportError(
+                str(exc), source=source, field="resources.accelerators"
+            ) from None
+        options = [
+            i for i in catalog.instances_with(acc.id, provider) if i.accelerator_count == accel[1]
+        ]
         if options:
-            groups = [Group(element="resources.accelerators", name="workers", instance=options[0].instance, count=nodes, spot=spot)]
+            groups = [
+                Group(
+                    element="resources.accelerators",
+                    name="workers",
+                    instance=options[0].instance,
+                    count=nodes,
+                    spot=spot,
+                )
+            ]
             sections, imp, more = assemble(groups, catalog, provider=provider, source=source)
             imported += imp
             notes += more
@@ -189,9 +234,13 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     cluster = sections["cluster"]
     if region is not None:
         cluster["region"] = str(region)
-        imported.append(("cluster.region", "resources.region" if res.get("region") else "resources.infra"))
+        imported.append(
+            ("cluster.region", "resources.region" if res.get("region") else "resources.infra")
+        )
     if "use_spot" in res:
-        imported = [(f, "resources.use_spot" if f == "purchase.spot_fraction" else e) for f, e in imported]
+        imported = [
+            (f, "resources.use_spot" if f == "purchase.spot_fraction" else e) for f, e in imported
+        ]
     else:
         imported = [(f, e) for f, e in imported if f != "purchase.spot_fraction"]
         sections.pop("purchase", None)
@@ -206,7 +255,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             unsupported.append(f"resources.{key}: not priced")
     for key in data:
         if key in {"file_mounts", "storage_mounts", "volumes"}:
-            unsupported.append(f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in the plan")
+            unsupported.append(
+                f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in the plan"
+            )
         elif key not in _NO_COST and key not in {"resources", "num_nodes"}:
             unsupported.append(f"{key}: not recognised, not priced")
     return ImportReport(

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainbill.catalog import Catalog
+from trainbill.errors import unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
 from trainbill.importers._groups import Group, assemble, number
 
@@ -42,6 +43,10 @@ def _load(text: str, source: str) -> Any:
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         raise ClusterImportError(msg, source=source) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit number)
+        raise ClusterImportError(
+            f"invalid JSON: {unreadable_value_message(exc)}", source=source
+        ) from None
 
 
 def _list(module: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -52,7 +57,9 @@ def _list(module: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
-def _resources(module: Mapping[str, Any], where: str = "planned_values.root_module") -> Iterator[Mapping[str, Any]]:
+def _resources(
+    module: Mapping[str, Any], where: str = "planned_values.root_module"
+) -> Iterator[Mapping[str, Any]]:
     for r in _list(module, "resources", where):
         if isinstance(r, Mapping) and r.get("mode", "managed") == "managed":
             yield r
@@ -156,10 +163,20 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         if rtype == "aws_instance":
             itype = v.get("instance_type") or from_template(_block(v, "launch_template"), address)
             market = _block(v, "instance_market_options").get("market_type")
-            groups.append(Group(element=address, name="instances", instance=str(itype), count=1, spot=market == "spot"))
+            groups.append(
+                Group(
+                    element=address,
+                    name="instances",
+                    instance=str(itype),
+                    count=1,
+                    spot=market == "spot",
+                )
+            )
             root_gb = _block(v, "root_block_device").get("volume_size")
             if root_gb is not None:
-                ebs_gib += number(root_gb, source=source, element=f"{address}.root_block_device.volume_size")
+                ebs_gib += number(
+                    root_gb, source=source, element=f"{address}.root_block_device.volume_size"
+                )
                 ebs_elements.append(f"{address}.root_block_device")
         elif rtype == "aws_eks_node_group":
             eks = True
@@ -168,28 +185,55 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
                 msg = f"must be a list of instance type names (got {types!r})"
                 raise ClusterImportError(msg, source=source, field=f"{address}.instance_types")
             if len(types) > 1:
-                notes.append(f"{address} lists {len(types)} instance types; priced on the first ({types[0]})")
+                notes.append(
+                    f"{address} lists {len(types)} instance types; priced on the first ({types[0]})"
+                )
             itype = types[0] if types else from_template(_block(v, "launch_template"), address)
-            size = _count(_block(v, "scaling_config").get("desired_size"), address, "scaling_config.desired_size", source)
+            size = _count(
+                _block(v, "scaling_config").get("desired_size"),
+                address,
+                "scaling_config.desired_size",
+                source,
+            )
             if size:
                 spot = str(v.get("capacity_type") or "ON_DEMAND").upper() == "SPOT"
-                groups.append(Group(element=address, name=str(v.get("node_group_name") or r.get("name")), instance=str(itype), count=size, spot=spot))
+                groups.append(
+                    Group(
+                        element=address,
+                        name=str(v.get("node_group_name") or r.get("name")),
+                        instance=str(itype),
+                        count=size,
+                        spot=spot,
+                    )
+                )
         elif rtype == "aws_autoscaling_group":
-            size = _count(v.get("desired_capacity", v.get("min_size")), address, "desired_capacity", source)
+            size = _count(
+                v.get("desired_capacity", v.get("min_size")), address, "desired_capacity", source
+            )
             mip = _block(v, "mixed_instances_policy")
             on_demand_pct = 100.0
             if mip:
                 spec = _block(_block(mip, "launch_template"), "launch_template_specification")
                 overrides = _block(mip, "launch_template").get("override") or []
-                if not isinstance(overrides, list) or not all(isinstance(o, Mapping) for o in overrides):
+                if not isinstance(overrides, list) or not all(
+                    isinstance(o, Mapping) for o in overrides
+                ):
                     msg = f"must be a list of override blocks (got {overrides!r})"
                     raise ClusterImportError(
-                        msg, source=source, field=f"{address}.mixed_instances_policy.launch_template.override"
+                        msg,
+                        source=source,
+                        field=f"{address}.mixed_instances_policy.launch_template.override",
                     )
-                itype = (overrides[0].get("instance_type") if overrides else None) or from_template(spec, address)
+                itype = (overrides[0].get("instance_type") if overrides else None) or from_template(
+                    spec, address
+                )
                 dist = _block(mip, "instances_distribution")
                 pct_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity"
-                on_demand_pct = number(dist.get("on_demand_percentage_above_base_capacity", 100), source=source, element=pct_el)
+                on_demand_pct = number(
+                    dist.get("on_demand_percentage_above_base_capacity", 100),
+                    source=source,
+                    element=pct_el,
+                )
                 if on_demand_pct > 100:
                     msg = f"must be a percentage between 0 and 100 (got {on_demand_pct:g})"
                     raise ClusterImportError(msg, source=source, field=pct_el)
@@ -198,14 +242,27 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             spot_count = round(size * (100.0 - on_demand_pct) / 100.0)
             name = str(r.get("name"))
             if size - spot_count:
-                groups.append(Group(element=address, name=name, instance=str(itype), count=size - spot_count))
+                groups.append(
+                    Group(element=address, name=name, instance=str(itype), count=size - spot_count)
+                )
             if spot_count:
-                groups.append(Group(element=address, name=name, instance=str(itype), count=spot_count, spot=True))
-                notes.append(f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)")
+                groups.append(
+                    Group(
+                        element=address, name=name, instance=str(itype), count=spot_count, spot=True
+                    )
+                )
+                notes.append(
+                    f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)"
+                )
         elif rtype == "aws_ebs_volume":
             ebs_gib += number(v.get("size") or 0, source=source, element=f"{address}.size")
-            ebs_iops = max(ebs_iops, number(v.get("iops") or 0, source=source, element=f"{address}.iops"))
-            ebs_tput = max(ebs_tput, number(v.get("throughput") or 0, source=source, element=f"{address}.throughput"))
+            ebs_iops = max(
+                ebs_iops, number(v.get("iops") or 0, source=source, element=f"{address}.iops")
+            )
+            ebs_tput = max(
+                ebs_tput,
+                number(v.get("throughput") or 0, source=source, element=f"{address}.throughput"),
+            )
             ebs_elements.append(address)
             if v.get("type") not in (None, "gp3"):
                 notes.append(f"{address}: volume type {v.get('type')} priced as gp3")
@@ -214,7 +271,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             if fsx_tier is not None and tier != fsx_tier:
                 notes.append(f"{address}: FSx tier {tier} priced as {fsx_tier} (one tier per plan)")
             fsx_tier = fsx_tier or tier
-            fsx_gib += number(v.get("storage_capacity") or 0, source=source, element=f"{address}.storage_capacity")
+            fsx_gib += number(
+                v.get("storage_capacity") or 0, source=source, element=f"{address}.storage_capacity"
+            )
             fsx_elements.append(address)
         elif rtype == "aws_nat_gateway":
             nat += 1
@@ -225,9 +284,11 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             eks = True
         elif rtype != "aws_launch_template":
             unsupported.append(f"{address} ({rtype}): resource type not supported, not priced")
-    for (_itype, address) in templates.values():
+    for _itype, address in templates.values():
         if address not in used_templates and not any(g.element == address for g in groups):
-            unsupported.append(f"{address} (aws_launch_template): not used by an instance or group here, not priced")
+            unsupported.append(
+                f"{address} (aws_launch_template): not used by an instance or group here, not priced"
+            )
     unsupported = list(dict.fromkeys(unsupported))
     if not groups:
         msg = "no GPU instances found: no aws_instance, aws_eks_node_group or aws_autoscaling_group with instances"
@@ -255,7 +316,9 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     if ebs_elements:
         storage["ebs_gb_per_node"] = ebs_gib * _GB_PER_GIB / nodes
         imported_extra.append(("storage.ebs_gb_per_node", ", ".join(ebs_elements)))
-        notes.append(f"EBS: {ebs_gib:,.0f} GiB in {len(ebs_elements)} volume(s) spread over {nodes} GPU nodes")
+        notes.append(
+            f"EBS: {ebs_gib:,.0f} GiB in {len(ebs_elements)} volume(s) spread over {nodes} GPU nodes"
+        )
         if ebs_iops:
             storage["ebs_iops"] = ebs_iops
             imported_extra.append(("storage.ebs_iops", "aws_ebs_volume.iops"))
@@ -265,15 +328,22 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     if fsx_elements:
         storage["fsx_capacity_gb"] = fsx_gib * _GB_PER_GIB
         storage["fsx_tier"] = fsx_tier
-        imported_extra += [("storage.fsx_capacity_gb", ", ".join(fsx_elements)), ("storage.fsx_tier", fsx_elements[0])]
+        imported_extra += [
+            ("storage.fsx_capacity_gb", ", ".join(fsx_elements)),
+            ("storage.fsx_tier", fsx_elements[0]),
+        ]
     if storage:
         sections["storage"] = storage
     network: dict[str, Any] = {"nat_gateways": nat}
-    imported_extra.append(("network.nat_gateways", ", ".join(nat_elements) or "no aws_nat_gateway in plan"))
+    imported_extra.append(
+        ("network.nat_gateways", ", ".join(nat_elements) or "no aws_nat_gateway in plan")
+    )
     if eips:
         network["public_ips_per_node"] = max(0, eips - nat) / nodes
         imported_extra.append(("network.public_ips_per_node", f"{eips} aws_eip"))
-        notes.append(f"{eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest spread over {nodes} nodes")
+        notes.append(
+            f"{eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest spread over {nodes} nodes"
+        )
     sections["network"] = network
     return ImportReport(
         kind="terraform",

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
-from trainbill.errors import suggest
+from trainbill.errors import suggest, unreadable_value_message
 from trainbill.profile._errors import CalibrationError
 from trainbill.profile.step import PRECISIONS, StepProfile
 
@@ -265,6 +265,10 @@ def read_calibration(path: Path) -> Calibration:
         raise CalibrationError(f"cannot read: {exc}", source=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"not valid TOML: {exc}", source=source) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        raise CalibrationError(
+            f"not valid TOML: {unreadable_value_message(exc)}", source=source
+        ) from None
     return _check(_parse_document(data, source=source), source=source)
 
 

@@ -1,0 +1,192 @@
+"""Sanity caps on every numeric plan field: one table (``spec.PLAN_CAPS``) used by plan files,
+CLI flags and the web API, so ``data.dataset_gb = 1e300`` is a one-line error naming the field
+and its allowed range instead of a $2e302 bill (issue #23)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_runner import run_cli
+from trainbill.errors import SpecError
+from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, plan_from_dict
+
+_BASE: dict[str, Any] = {"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
+
+
+def _with(path: str, value: Any) -> dict[str, Any]:
+    """The base plan with one field (``section.field`` or ``cluster.extra_groups.count``) set."""
+    plan = copy.deepcopy(_BASE)
+    if path == "cluster.extra_groups.count":
+        plan["cluster"]["extra_groups"] = [{"instance": "m5.xlarge", "count": value}]
+        return plan
+    section, key = path.split(".")
+    plan.setdefault(section, {})[key] = value
+    if path == "cluster.gpus":  # gpus and nodes together are a separate error
+        plan["cluster"] = {"gpu": "h100", "gpus": value}
+    return plan
+
+
+def _numeric_fields() -> set[str]:
+    out: set[str] = set()
+    for name, field in Plan.model_fields.items():
+        section = field.annotation
+        assert isinstance(section, type)
+        for key, info in section.model_fields.items():
+            if info.annotation in (int, float, int | None, float | None):
+                out.add(f"{name}.{key}")
+    out |= {
+        f"cluster.extra_groups.{k}"
+        for k, i in ExtraGroup.model_fields.items()
+        if i.annotation is int
+    }
+    return out
+
+
+def test_every_numeric_field_has_a_cap_from_the_table() -> None:
+    """Each int/float field of every section has an ``le`` bound equal to its PLAN_CAPS entry,
+    and the table names no field that does not exist (a renamed field would lose its cap)."""
+    fields = _numeric_fields()
+    assert fields == set(PLAN_CAPS)
+    for path in fields:
+        *sections, key = path.split(".")
+        model: Any = (
+            ExtraGroup
+            if sections == ["cluster", "extra_groups"]
+            else Plan.model_fields[sections[0]].annotation
+        )
+        bounds = [getattr(m, "le", None) for m in model.model_fields[key].metadata]
+        assert PLAN_CAPS[path].high in bounds, path
+        assert PLAN_CAPS[path].why, path
+
+
+@pytest.mark.parametrize("path", sorted(PLAN_CAPS))
+def test_1e300_is_refused_naming_the_field_and_range(path: str) -> None:
+    """1e300 in any numeric field: a SpecError naming the field, its cap and 'allowed:'."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict(_with(path, 1e300))
+    text = str(err.value)
+    shown_path = path.replace("extra_groups.", "extra_groups.0.")
+    assert f"{shown_path}: " in text
+    assert "allowed: " in text
+    assert "\n" not in text
+
+
+@pytest.mark.parametrize("path", sorted(PLAN_CAPS))
+def test_the_cap_itself_is_accepted(path: str) -> None:
+    """Caps are inclusive: the bound itself passes the schema (no off-by-one refusal)."""
+    cap = PLAN_CAPS[path].high
+    value = int(cap) if float(cap).is_integer() and cap < 1e15 else cap
+    plan = plan_from_dict(_with(path, value))
+    assert plan is not None
+
+
+def test_dataset_message_reads_as_typed() -> None:
+    """The issue's example: dataset_gb = 1e300 names the field, the range 0 to 1e9 GB and why."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict(_with("data.dataset_gb", 1e300), source="plan.toml")
+    assert str(err.value) == (
+        "plan.toml: data.dataset_gb: must be at most 1e+09: too large for any real run, a typo? "
+        "(got 1e+300; allowed: 0 to 1e+09 (an exabyte))"
+    )
+
+
+def test_share_fields_state_their_range() -> None:
+    """A share above 1 names the range 0 to 1 (no 'typo' wording: it is the field's meaning)."""
+    with pytest.raises(
+        SpecError, match=r"purchase\.spot_fraction: must be at most 1; allowed: 0 to 1 \(got 1\.5\)"
+    ):
+        plan_from_dict(_with("purchase.spot_fraction", 1.5))
+
+
+def test_huge_integer_is_shown_short() -> None:
+    """A 301-digit count is echoed cut short with its length, not as 301 digits."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict(_with("cluster.nodes", 10**300))
+    # the first 12 characters ("1" and eleven zeros), "...", the last 4, the length
+    assert "(got 100000000000...0000, 301 characters;" in str(err.value)
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PLAN_CAPS if p != "cluster.extra_groups.count"))
+def test_plan_file_with_1e300_is_one_line_error(
+    path: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`trainbill forecast plan.toml` with the field at 1e300: exit 1, one stderr line naming it."""
+    plan = _with(path, 1e300)
+    lines = []
+    for section, values in plan.items():
+        lines.append(f"[{section}]")
+        lines += [
+            f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in values.items()
+        ]
+    f = tmp_path / "plan.toml"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "forecast", str(f))
+    assert code == 1
+    assert out == ""
+    assert err.count("\n") == 1
+    assert f"{f}: {path}: " in err
+    assert "allowed: " in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "field"),
+    [
+        ("--hours", "1e300", "run.hours"),
+        ("--params", "1e300", "model.params"),
+        ("--tokens", "1e300", "model.tokens"),
+        ("--nodes", str(10**30), "cluster.nodes"),
+        ("--spot-fraction", "1e300", "purchase.spot_fraction"),
+    ],
+)
+def test_forecast_flag_at_1e300_is_one_line_error(
+    flag: str, value: str, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flag past its cap goes through the same table: exit 1, one line naming the field."""
+    args = [
+        "forecast",
+        "--instance",
+        "p5.48xlarge",
+        "--nodes",
+        "4",
+        "--hours",
+        "10",
+        "--params",
+        "7e9",
+        "--tokens",
+        "1e11",
+    ]
+    i = args.index(flag) if flag in args else -1
+    if i >= 0:
+        args[i + 1] = value
+    else:
+        args += [flag, value]
+    code, _out, err = run_cli(capsys, *args)
+    assert code == 1
+    assert err.count("\n") == 1
+    assert f"command line: {field}: " in err
+    assert "allowed: " in err
+
+
+def test_web_api_refuses_with_422_naming_the_field() -> None:
+    """POST /v1/forecast with data.dataset_gb = 1e300: 422, field data.dataset_gb, the range."""
+    pytest.importorskip("fastapi")
+    httpx = pytest.importorskip("httpx")
+    from trainbill.web import create_app
+
+    app = create_app()
+
+    async def go() -> Any:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            return await client.post("/v1/forecast", json=_with("data.dataset_gb", 1e300))
+
+    r = asyncio.run(go())
+    assert r.status_code == 422
+    body = r.json()
+    assert body["field"] == "data.dataset_gb"
+    assert "allowed: 0 to 1e+09" in body["detail"]
