@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -60,6 +61,10 @@ def report_cmd(
         console.print(f"note: {data.simulation_note}")
 
 
+#: GIL switch interval for the server process (CPython's default is 0.005 s).
+SERVER_SWITCH_INTERVAL_S = 0.001
+
+
 @app.command("serve")
 def serve_cmd(
     host: Annotated[
@@ -96,6 +101,11 @@ def serve_cmd(
     application = create_app(catalog=catalog_from_options(catalog_dir), allowed_hosts=hosts)
     _check_bindable(host, port)
     console.print(f"trainbill: serving on http://{host}:{port}/ (API docs at /docs); Ctrl-C stops")
+    # The event loop (liveness, admission, body reads) shares the GIL with the worker threads
+    # running heavy requests; at CPython's default 5 ms switch interval each of the loop's many
+    # short GIL acquisitions can wait a full slice behind a NumPy-heavy planner thread. 1 ms
+    # keeps /healthz well under a second with the heavy slots full (benchmarks/web_load.py).
+    sys.setswitchinterval(SERVER_SWITCH_INTERVAL_S)
     uvicorn.run(application, host=host, port=port, log_level="warning")
 
 
