@@ -41,19 +41,8 @@ _FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\
 _SVG_NS = "http://www.w3.org/2000/svg"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WaterfallStep:
-    """One bar: a total (drawn from zero) or a delta (floating from ``start`` to ``end``)."""
-
-    label: str
-    start: float
-    end: float
-    total: bool = False
-
-    @property
-    def delta(self) -> float:
-        """Signed change this bar contributes."""
-        return self.end - self.start
+#: One bar of a waterfall: the library's own step (``trainbill.forecast.Step``), drawn as is.
+WaterfallStep = Step
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
