@@ -522,16 +522,50 @@ def read_bill(
         return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by, progress)
 
 
-def _queries(eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None) -> dict[str, Any]:
-    """The Ibis expressions of one read: the summary and, with ``--by``, the breakdown."""
+def _queries(
+    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, *, staged: bool = False
+) -> dict[str, Any]:
+    """The Ibis expressions of one read: the summary and, with ``--by``, the breakdown.
+
+    ``staged`` (DuckDB): the read is cut into steps that each store their result in a temp
+    table, read by the next step through an unbound table of that name; such entries are
+    named ``scan:NAME`` (the grouped rows, ``Engine.groups``: the scan of the files, placed
+    first) and ``table:NAME`` (the normalised groups). Why: a first run can start the scan,
+    compiled from a small expression, while Ibis compiles the rest (``_query_duckdb``); and
+    DuckDB plans the classification of a few thousand groups in ~10 ms instead of ~90 ms
+    when it does not inline the normalising expressions into the classifying ones.
+    """
+    import ibis
+
     from trainbill.bills import cur, focus
 
     mapping = focus if fmt.family == "focus" else cur
-    out = {"summary": _summary_expr(classify(eng.normalized(fmt, mapping, key=None, tag_key=None)))}
+    out: dict[str, Any] = {}
+
+    def stage(prefix: str) -> Any:
+        def store(table: Any) -> Any:
+            name = f"trainbill_step_{len(out)}"
+            out[prefix + name] = table
+            return ibis.table(table.schema(), name=name)
+
+        return store
+
+    def classified(key: str | None, tag: str | None) -> Any:
+        if not staged:
+            return classify(eng.normalized(fmt, mapping, key=key, tag_key=tag))
+        n = eng.normalized(fmt, mapping, key=key, tag_key=tag, stage=stage(_SCAN))
+        return classify(stage(_TABLE)(n))
+
+    out["summary"] = _summary_expr(classified(None, None))
     if kind is not None:
-        keyed = classify(eng.normalized(fmt, mapping, key=kind, tag_key=tag_key))
-        out["breakdown"] = _breakdown_expr(keyed)
+        out["breakdown"] = _breakdown_expr(classified(kind, tag_key))
     return out
+
+
+#: Prefixes of ``_queries`` entries whose result is stored as a temp table, not returned: the
+#: scan of the files, and a later step.
+_SCAN = "scan:"
+_TABLE = "table:"
 
 
 def _run(
@@ -597,8 +631,14 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
 def _query_duckdb(
     eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
+    """Run the read's SQL: cached for this schema (``_sqlcache``), else compiled by Ibis.
+
+    On a first run the scan (the ``table:`` statements, compiled first from a small
+    expression) runs in a thread while Ibis compiles the classification: DuckDB releases
+    the GIL while it reads, and compiling is most of a first run's extra second.
+    """
     from trainbill.bills import cur, focus
-    from trainbill.bills._sqlcache import cached_sql
+    from trainbill.bills._sqlcache import load_sql, store_sql
 
     views = eng.register(fmt)
     mapping = focus if fmt.family == "focus" else cur
@@ -611,27 +651,74 @@ def _query_duckdb(
         "by": kind,
         "tag": tag_key,
     }
+    label = f"reading {len(fmt.files)} file(s)"
 
-    def compile_sql() -> dict[str, str]:
-        import ibis
+    def create(name: str, sql: str) -> str:
+        return f"CREATE OR REPLACE TEMP TABLE {name.split(':', 1)[1]} AS {sql}"
 
-        return {
-            name: str(ibis.to_sql(q, dialect="duckdb"))
-            for name, q in _queries(eng, fmt, kind, tag_key).items()
-        }
+    def scan(statements: dict[str, str]) -> None:
+        for name, sql in statements.items():
+            if progress:
+                _with_progress(eng.con, create(name, sql), label)
+            else:
+                eng.con.execute(create(name, sql))
 
+    sqls = load_sql(key)
+    if sqls is None:
+        from ibis.backends.sql.compilers.duckdb import compiler
+
+        def to_sql(expr: Any) -> str:
+            # ``ibis.to_sql`` would also unbind the tables (already unbound) and pretty-print.
+            return str(compiler.to_sqlglot(expr).sql(dialect=compiler.dialect))
+
+        queries = _queries(eng, fmt, kind, tag_key, staged=True)
+        sqls = {n: to_sql(q) for n, q in queries.items() if n.startswith(_SCAN)}
+        background = _Background(scan, dict(sqls))
+        try:
+            sqls.update({n: to_sql(q) for n, q in queries.items() if n not in sqls})
+        except BaseException:
+            background.cancel(eng.con)
+            raise
+        background.join()
+        store_sql(key, sqls)
+    else:
+        scan({n: s for n, s in sqls.items() if n.startswith(_SCAN)})
     results: dict[str, list[dict[str, Any]]] = {}
-    for name, sql in cached_sql(key, compile_sql).items():
-        if progress:
-            label = f"reading {len(fmt.files)} file(s)" + (
-                " (breakdown)" if name != "summary" else ""
-            )
-            columns, records = _with_progress(eng.con, sql, label)
-        else:
+    for name, sql in sqls.items():
+        if name.startswith(_TABLE):
+            eng.con.execute(create(name, sql))
+        elif not name.startswith(_SCAN):
             cursor = eng.con.execute(sql)
-            columns, records = [d[0] for d in cursor.description], cursor.fetchall()
-        results[name] = _rows(columns, records)
+            results[name] = _rows([d[0] for d in cursor.description], cursor.fetchall())
     return results
+
+
+class _Background:
+    """``fn(arg)`` in a thread; ``join`` re-raises its exception in the caller."""
+
+    def __init__(self, fn: Any, arg: Any) -> None:
+        import threading
+
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                fn(arg)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by join()
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="trainbill-scan")
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self, con: Any) -> None:
+        """Interrupt the query (the caller is failing) and wait for the thread."""
+        con.interrupt()
+        self._thread.join()
 
 
 #: Seconds between polls of DuckDB's progress; a bill under this is done before any bar shows.
