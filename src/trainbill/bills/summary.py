@@ -13,7 +13,7 @@ from __future__ import annotations
 import decimal
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -523,7 +523,13 @@ def read_bill(
 
 
 def _queries(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, *, staged: bool = False
+    eng: Any,
+    fmt: BillFormat,
+    kind: str | None,
+    tag_key: str | None,
+    *,
+    staged: bool = False,
+    on_scan: Callable[[str, Any], None] | None = None,
 ) -> dict[str, Any]:
     """The Ibis expressions of one read: the summary and, with ``--by``, the breakdown.
 
@@ -534,6 +540,7 @@ def _queries(
     compiled from a small expression, while Ibis compiles the rest (``_query_duckdb``); and
     DuckDB plans the classification of a few thousand groups in ~10 ms instead of ~90 ms
     when it does not inline the normalising expressions into the classifying ones.
+    ``on_scan(name, expr)`` is called with each scan as soon as it is built, before the rest.
     """
     import ibis
 
@@ -546,6 +553,8 @@ def _queries(
         def store(table: Any) -> Any:
             name = f"trainbill_step_{len(out)}"
             out[prefix + name] = table
+            if prefix == _SCAN and on_scan is not None:
+                on_scan(prefix + name, table)
             return ibis.table(table.schema(), name=name)
 
         return store
@@ -656,12 +665,11 @@ def _query_duckdb(
     def create(name: str, sql: str) -> str:
         return f"CREATE OR REPLACE TEMP TABLE {name.split(':', 1)[1]} AS {sql}"
 
-    def scan(statements: dict[str, str]) -> None:
-        for name, sql in statements.items():
-            if progress:
-                _with_progress(eng.con, create(name, sql), label)
-            else:
-                eng.con.execute(create(name, sql))
+    def scan(name: str, sql: str) -> None:
+        if progress:
+            _with_progress(eng.con, create(name, sql), label)
+        else:
+            eng.con.execute(create(name, sql))
 
     sqls = load_sql(key)
     if sqls is None:
@@ -671,18 +679,26 @@ def _query_duckdb(
             # ``ibis.to_sql`` would also unbind the tables (already unbound) and pretty-print.
             return str(compiler.to_sqlglot(expr).sql(dialect=compiler.dialect))
 
-        queries = _queries(eng, fmt, kind, tag_key, staged=True)
-        sqls = {n: to_sql(q) for n, q in queries.items() if n.startswith(_SCAN)}
-        background = _Background(scan, dict(sqls))
+        compiled: dict[str, str] = {}
+        worker = _Worker(scan)
+
+        def start(name: str, expr: Any) -> None:
+            compiled[name] = to_sql(expr)
+            worker.submit(name, compiled[name])
+
         try:
-            sqls.update({n: to_sql(q) for n, q in queries.items() if n not in sqls})
+            queries = _queries(eng, fmt, kind, tag_key, staged=True, on_scan=start)
+            compiled.update({n: to_sql(q) for n, q in queries.items() if n not in compiled})
         except BaseException:
-            background.cancel(eng.con)
+            worker.cancel(eng.con)
             raise
-        background.join()
-        store_sql(key, sqls)
+        worker.join()
+        store_sql(key, compiled)
+        sqls = compiled
     else:
-        scan({n: s for n, s in sqls.items() if n.startswith(_SCAN)})
+        for name, sql in sqls.items():
+            if name.startswith(_SCAN):
+                scan(name, sql)
     results: dict[str, list[dict[str, Any]]] = {}
     for name, sql in sqls.items():
         if name.startswith(_TABLE):
@@ -730,32 +746,49 @@ def _duckdb_compiler() -> Any:
     return compiler
 
 
-class _Background:
-    """``fn(arg)`` in a thread; ``join`` re-raises its exception in the caller."""
+class _Worker:
+    """Runs ``fn(name, sql)`` for each submitted statement, in order, in one thread (started
+    on the first); ``join`` waits for the last and re-raises the first error in the caller."""
 
-    def __init__(self, fn: Any, arg: Any) -> None:
-        import threading
+    def __init__(self, fn: Callable[[str, str], None]) -> None:
+        import queue
 
+        self._fn = fn
+        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        self._thread: Any = None
         self._error: BaseException | None = None
+        self._cancelled = False
 
-        def run() -> None:
-            try:
-                fn(arg)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by join()
-                self._error = exc
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._error is None and not self._cancelled:
+                try:
+                    self._fn(*item)
+                except BaseException as exc:  # noqa: BLE001 - re-raised by join()
+                    self._error = exc
 
-        self._thread = threading.Thread(target=run, name="trainbill-scan")
-        self._thread.start()
+    def submit(self, name: str, sql: str) -> None:
+        if self._thread is None:
+            import threading
+
+            self._thread = threading.Thread(target=self._run, name="trainbill-scan")
+            self._thread.start()
+        self._queue.put((name, sql))
 
     def join(self) -> None:
-        self._thread.join()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
         if self._error is not None:
             raise self._error
 
     def cancel(self, con: Any) -> None:
-        """Interrupt the query (the caller is failing) and wait for the thread."""
-        con.interrupt()
-        self._thread.join()
+        """Interrupt the running statement (the caller is failing) and wait for the thread."""
+        if self._thread is not None:
+            self._cancelled = True  # what is still queued is skipped
+            con.interrupt()
+            self._queue.put(None)
+            self._thread.join()
 
 
 #: Seconds between polls of DuckDB's progress; a bill under this is done before any bar shows.
