@@ -227,7 +227,7 @@ class Engine:
         self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
     ) -> list[tuple[BillFormat, Any]]:
         """Each file kind's rows grouped by the format's raw ``DIMENSIONS`` (plus the money
-        null pattern and the breakdown key), their money summed exactly: a few thousand
+        null flags and the breakdown key), their money summed exactly: a few thousand
         groups, ready for ``mapping.normalize``; with the format of that kind's files.
 
         Cleaning, regexes and classification then run once per distinct combination instead
@@ -248,9 +248,7 @@ class Engine:
             sub = replace(fmt, columns=columns, files=tuple(group))
             t = self._load_group(group)
             row = mapping.row_values(t, sub, key=key, tag_key=tag_key)
-            nulls = row.pop("nulls", None)
-            if nulls is not None:
-                row["nulls"] = nulls
+            nulls = [name for name in row if name.startswith("null_")]  # see ``cur.row_values``
             per_row = t.mutate(**row)
             folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
             dims = [
@@ -271,7 +269,7 @@ class Engine:
             # a constant per row for nothing, so it is attached after grouping instead.
             # With every grouping column folded the files hold one combination (and >= 1 row:
             # ``_constant_columns`` proves nothing about empty files), so one global aggregate.
-            keys = [*dims, *(["nulls"] if nulls is not None else []), *(["key"] if key else [])]
+            keys = [*dims, *nulls, *(["key"] if key else [])]
             g = per_row.group_by(keys).aggregate(**sums) if keys else per_row.aggregate(**sums)
             if key is None:
                 g = g.mutate(key=null_str())

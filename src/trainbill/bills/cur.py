@@ -92,16 +92,18 @@ MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
 
 
 def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
-    """Per-row money columns (``MONEY``), "not a number" flags, the null pattern and the key.
+    """Per-row money columns (``MONEY``), "not a number" flags, null flags and the key.
 
     The effective and list cost of a row combine several money columns, chosen by the line
     item type (see ``normalize``). They are not computed here: every input of that choice
-    (line item type, reservation ARN) is a grouping column, and ``nulls`` (which of the
-    combined columns are null) is one too, so within a group every row takes the same branch
-    of the same ``coalesce``; the combination of the group's sums is the sum of the rows'
-    combinations, exactly. Per row, each column is then converted once and summed once,
-    instead of cleaning the line item type and converting up to five columns per row again for
-    the effective cost (this made a CUR 2.0 export ~5x a bare scan).
+    (line item type, reservation ARN) is a grouping column, and so is each ``null_*`` flag
+    (whether a combined column is null in the row; ``Engine.groups`` groups by every entry
+    named so), so within a group every row takes the same branch of the same ``coalesce``; the
+    combination of the group's sums is the sum of the rows' combinations, exactly. Per row,
+    each column is then converted once and summed once, instead of cleaning the line item type
+    and converting up to five columns per row again for the effective cost (this made a CUR
+    2.0 export ~5x a bare scan). Seven boolean keys cost DuckDB less than one integer
+    packing them (2M rows: 0.43 vs 0.68 billion instructions).
     """
     import ibis
 
@@ -109,11 +111,10 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     # One row's effective and list cost combine several columns: they must be of one kind
     # (all exact decimals, or all per-row nano-units; see ``_expr.money``).
     values = dict(zip(MONEY, same_kind([converted[n][0] for n in MONEY]), strict=True))
-    nulls = None  # the unblended cost is only ever the fallback: its nulls split nothing
-    for bit, name in enumerate(MONEY[1:]):
-        if fmt.has(MONEY_COLUMNS[name]):
-            flag = values[name].isnull().cast("int64") * (1 << bit)
-            nulls = flag if nulls is None else nulls + flag
+    # The unblended cost is only ever the fallback: its nulls split nothing.
+    nulls = {
+        f"null_{name}": values[name].isnull() for name in MONEY[1:] if fmt.has(MONEY_COLUMNS[name])
+    }
     usage, bad_usage = quantity(t, fmt, "line_item_usage_amount")
     if key != "tag" or tag_key is None:
         tag = null_str()
@@ -132,7 +133,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     }
     return {
         **values,
-        "nulls": nulls,
+        **nulls,
         "quantity": usage,
         "bad_billed": converted["unblended"][1],
         "bad_effective": converted["sp_effective"][1] + converted["ri_effective"][1],
