@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from tests.bills.conftest import FOCUS_SAMPLE
 
 from trainbill.cli import main
 
@@ -73,3 +76,31 @@ def test_fast_path_then_other_command_in_one_process(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "forecast" in out
     assert "optimize" in out
+
+
+def test_first_read_compiles_with_the_duckdb_compiler_alone(tmp_path: Path) -> None:
+    """A first read (empty SQL cache) imports Ibis's DuckDB compiler and none of the other
+    dialects' (``summary._duckdb_compiler``); afterwards the compilers package still imports
+    whole: ``ibis.to_sql`` compiles for Trino, and the DuckDB compiler is the package's."""
+    pytest.importorskip("ibis")
+    code = (
+        "import sys, ibis\n"
+        "seen = []\n"
+        "class Log:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        seen.append(name)\n"
+        "sys.meta_path.insert(0, Log())\n"
+        "from trainbill.bills import read_bill\n"
+        f"s = read_bill({str(FOCUS_SAMPLE)!r})\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in seen "
+        "if m.startswith('ibis.backends.sql.compilers.')))\n"
+        "t = ibis.table({'a': 'int64'}, name='t')\n"
+        "print(ibis.to_sql(t.mutate(b=t.a + 1), dialect='trino').count('SELECT'))\n"
+        "import ibis.backends.sql.compilers as c\n"
+        "print(c.duckdb.DuckDBCompiler is c.DuckDBCompiler)\n"
+    )
+    env = {**os.environ, "TRAINBILL_CACHE_DIR": str(tmp_path / "cache")}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert res.stdout.split("\n")[:3] == ["['_compat', 'base', 'duckdb']", "1", "True"]

@@ -158,3 +158,61 @@ def test_cur_month_typed_money_gives_the_hand_totals(tmp_path: Path, types: dict
     assert s.compute_by_option["committed"] == pytest.approx(7200.00, abs=1e-9)
     assert s.effective_by_category["compute"] == pytest.approx(14042.24, abs=1e-9)
     assert s.list_cost == pytest.approx(19557.04, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "money_type",
+    [pa.float64(), pa.decimal128(18, 6), pa.decimal128(10, 0), pa.string()],
+    ids=["double", "decimal-18-6", "decimal-10-0", "string"],
+)
+def test_cur_fallbacks_apply_row_by_row_within_one_line(tmp_path: Path, money_type: Any) -> None:
+    """Rows of one line (same type, usage type, ARN) where some carry the Savings Plan columns
+    and the public price and some do not: each row falls back to its own unblended cost, as
+    the effective and list cost are computed from per-group sums (``cur.normalize``).
+
+    Covered usage, unblended 10 / 20 / 30, SP effective 7 / — / 21, public 12 / — / —:
+    effective 7 + 20 + 21 = 48, list 12 + 20 + 30 = 62. Recurring fee, unblended 100 / 50,
+    commitment 100 / 50, used 80 / —: effective (100 − 80) + 50 = 70, list 100 + 50 = 150.
+    Billed 10 + 20 + 30 + 100 + 50 = 210; effective 48 + 70 = 118; list 62 + 150 = 212.
+    """
+    arn = "arn:aws:savingsplans::111122223333:savingsplan/sp-1"
+    covered = ("SavingsPlanCoveredUsage", "BoxUsage:p5.48xlarge", "Hrs")
+    fee = ("SavingsPlanRecurringFee", "ComputeSP:1yrNoUpfront", "Hrs")
+    rows = [  # line, unblended, SP effective, commitment, used, public
+        (covered, "10", "7", None, None, "12"),
+        (covered, "20", None, None, None, None),
+        (covered, "30", "21", None, None, None),
+        (fee, "100", None, "100", "80", None),
+        (fee, "50", None, "50", None, None),
+    ]
+
+    def money(i: int) -> Any:
+        cells = [r[i] for r in rows]
+        if pa.types.is_decimal(money_type):
+            return pa.array([None if c is None else Decimal(c) for c in cells], money_type)
+        if pa.types.is_floating(money_type):
+            return pa.array([None if c is None else float(c) for c in cells], money_type)
+        return pa.array(cells, money_type)
+
+    n = len(rows)
+    table = pa.table({
+        "bill_billing_period_start_date": ["2026-04-01T00:00:00.000Z"] * n,
+        "bill_billing_period_end_date": ["2026-05-01T00:00:00.000Z"] * n,
+        "line_item_usage_start_date": ["2026-04-02T00:00:00.000Z"] * n,
+        "line_item_currency_code": ["USD"] * n,
+        "line_item_line_item_type": [r[0][0] for r in rows],
+        "line_item_product_code": ["AmazonEC2"] * n,
+        "line_item_usage_type": [r[0][1] for r in rows],
+        "pricing_unit": [r[0][2] for r in rows],
+        "line_item_usage_amount": [1.0] * n,
+        "savings_plan_savings_plan_a_r_n": [arn] * n,
+        "line_item_unblended_cost": money(1),
+        "savings_plan_savings_plan_effective_cost": money(2),
+        "savings_plan_total_commitment_to_date": money(3),
+        "savings_plan_used_commitment": money(4),
+        "pricing_public_on_demand_cost": money(5),
+    })  # fmt: skip
+    path = tmp_path / "cur.parquet"
+    pq.write_table(table, path)
+    s = read_bill(path)
+    assert (s.rows, s.billed_cost, s.effective_cost, s.list_cost) == (5, 210.0, 118.0, 212.0)

@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trainbill.bills._expr import money_sum, null_str
+from trainbill.bills._expr import money_total, null_str
 from trainbill.bills._files import BillFile, BillFormat, duckdb_database, find_ragged_row
 from trainbill.errors import BillError
 
@@ -222,23 +223,20 @@ class Engine:
         df.createOrReplaceTempView(name)
         return self.backend.table(name)
 
-    def _money_sum(self, value: Any) -> Any:
-        """A group's money sum in nano-units (``_expr.money_sum``; DuckDB sums int64 into 128 bits)."""
-        return money_sum(value, wide_int_sum=self.name == "duckdb")
-
-    def normalized(
+    def groups(
         self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
-    ) -> Any:
-        """All files as one normalised table of *groups*, ready to classify.
+    ) -> list[tuple[BillFormat, Any]]:
+        """Each file kind's rows grouped by the format's raw ``DIMENSIONS`` (plus the money
+        null flags and the breakdown key), their money summed exactly: a few thousand
+        groups, ready for ``mapping.normalize``; with the format of that kind's files.
 
-        Rows are first grouped by the format's raw ``DIMENSIONS`` (plus the breakdown key),
-        summing the per-row money; cleaning, regexes and classification then run once per
-        distinct combination (thousands) instead of once per row (millions). CSV and Parquet
-        groups are mapped separately and unioned.
+        Cleaning, regexes and classification then run once per distinct combination instead
+        of once per row (millions). Per row, only the money columns are converted (each once,
+        ``mapping.MONEY``) and the flags computed.
         """
         import ibis
 
-        tables = []
+        out: list[tuple[BillFormat, Any]] = []
         for kind in ("csv", "parquet", "table"):
             group = [f for f in fmt.files if f.kind == kind]
             if not group:
@@ -249,16 +247,18 @@ class Engine:
                     columns.setdefault(c.lower(), c)
             sub = replace(fmt, columns=columns, files=tuple(group))
             t = self._load_group(group)
-            per_row = t.mutate(**mapping.row_values(t, sub, key=key, tag_key=tag_key))
+            row = mapping.row_values(t, sub, key=key, tag_key=tag_key)
+            nulls = [name for name in row if name.startswith("null_")]  # see ``cur.row_values``
+            per_row = t.mutate(**row)
             folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
             dims = [
                 sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded
             ]
+            # DuckDB sums int64 into 128 bits; the others are given exact decimals per row.
+            wide = self.name == "duckdb"
             sums = {
                 "rows": per_row.count(),
-                "billed": self._money_sum(per_row.billed),
-                "effective": self._money_sum(per_row.effective),
-                "list": self._money_sum(per_row.list),
+                **{n: money_total(per_row[n], wide_int_sum=wide) for n in mapping.MONEY},
                 "quantity": per_row.quantity.sum(),
                 "bad_billed": per_row.bad_billed.sum(),
                 "bad_effective": per_row.bad_effective.sum(),
@@ -269,7 +269,7 @@ class Engine:
             # a constant per row for nothing, so it is attached after grouping instead.
             # With every grouping column folded the files hold one combination (and >= 1 row:
             # ``_constant_columns`` proves nothing about empty files), so one global aggregate.
-            keys = [*dims, "key"] if key is not None else dims
+            keys = [*dims, *nulls, *(["key"] if key else [])]
             g = per_row.group_by(keys).aggregate(**sums) if keys else per_row.aggregate(**sums)
             if key is None:
                 g = g.mutate(key=null_str())
@@ -281,7 +281,27 @@ class Engine:
                     {c: DuckDBType.from_string(types[c]) for c in folded}, name=_CONSTANTS_VIEW
                 )
                 g = g.cross_join(consts)
-            tables.append(mapping.normalize(g, sub))
+            out.append((sub, g))
+        return out
+
+    def normalized(
+        self,
+        fmt: BillFormat,
+        mapping: Any,
+        *,
+        key: str | None,
+        tag_key: str | None,
+        stage: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """All files as one normalised table of groups (``groups``), ready to classify; CSV
+        and Parquet groups are mapped separately and unioned. ``stage``, if given, replaces
+        each grouped table before it is mapped (DuckDB: by a table the groups are stored in)."""
+        import ibis
+
+        tables = [
+            mapping.normalize(g if stage is None else stage(g), sub)
+            for sub, g in self.groups(fmt, mapping, key=key, tag_key=tag_key)
+        ]
         if len(tables) == 1:
             return tables[0]
         return ibis.union(*tables, distinct=False)

@@ -18,7 +18,7 @@ there depends on the column's physical type (``money``):
   obvious spelling, but engines round doubles differently (DuckDB the binary value, Spark its
   shortest decimal form) and DuckDB's ``ROUND`` is twice as slow as ``FLOOR``.
 * DECIMAL is summed exactly in its own type and rounded to nano-units once per group, half away
-  from zero (``money_sum``): exact for up to 9 decimal places, within $5e-10 a group beyond.
+  from zero (``money_total``, ``nano_total``): exact for up to 9 decimal places, within $5e-10 a group beyond.
   The same values as text can therefore differ in the last nano-unit of a total when they
   carry more than 9 decimals (per-row vs per-group rounding); both are exact to the nano-unit.
 
@@ -45,7 +45,8 @@ __all__ = [
     "day",
     "lower",
     "money",
-    "money_sum",
+    "money_total",
+    "nano_total",
     "null_str",
     "quantity",
     "same_kind",
@@ -99,7 +100,7 @@ def money(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:
 
     * ``DECIMAL(p, s)`` (the FOCUS type; what DuckDB and Spark write for decimal arithmetic):
       the value itself, untouched. It is already exact, so it is summed exactly in its own
-      type and turned into nano-units once per group (``money_sum``). Converting every row
+      type and turned into nano-units once per group (``nano_total``). Converting every row
       instead (``decimal(38, 12)``, times 10^9, ``FLOOR``, cast) is 128-bit arithmetic that
       made a 5-million-row bill ~30x a bare scan; summing the decimal is about as cheap as
       summing a double. Only a type that can hold ±9e9 (``p - s >= 10``) is range-checked.
@@ -192,21 +193,46 @@ def same_kind(values: list[Any]) -> list[Any]:
 NANO_SUM = "decimal(38, 0)"
 
 
-def money_sum(value: Any, *, wide_int_sum: bool) -> Any:
-    """A group's sum of a ``money`` value, in whole nano-units typed ``NANO_SUM``.
+def money_total(value: Any, *, wide_int_sum: bool) -> Any:
+    """A group's exact sum of a ``money`` value, not yet rounded (``nano_total`` rounds it).
 
-    Decimals are summed exactly in their own type (a 128-bit accumulator) and rounded to
-    nano-units once per group, half away from zero (a cast to ``decimal(38, 9)``, which DuckDB,
-    Spark and Trino round alike): exact for up to 9 decimal places, and within $5e-10 a group
-    beyond. Int64 nano-units are summed as they are where the engine widens the sum to 128
+    Decimals are summed exactly in their own type (a 128-bit accumulator) and kept in currency
+    units as ``decimal(38, s)``, with ``s >= 1`` (a whole-unit ``DECIMAL(p, 0)`` column, JPY say,
+    is summed at scale 1) so that the scale tells the two kinds apart: int64 nano-units sum to
+    scale 0 (``NANO_SUM``). They are summed as they are where the engine widens the sum to 128
     bits (``wide_int_sum``: DuckDB) and cast per row elsewhere: Spark, Trino and Athena sum
     ``bigint`` into ``bigint``, which could overflow.
+
+    Why a separate rounding step: one row's effective cost can combine several columns (CUR's
+    ``coalesce(sp_effective, unblended)``), and the combination is computed on these exact
+    group sums (``cur.normalize``) so that each row's value is converted once, summed once, and
+    the combined total rounded once.
     """
-    if value.type().is_decimal():
-        return (value.sum().cast("decimal(38, 9)") * NANO).cast(NANO_SUM)
+    import ibis
+
+    dtype = value.type()
+    if dtype.is_decimal():
+        scale = max(dtype.scale if dtype.scale is not None else 0, 1)
+        return value.sum().cast(ibis.dtype(f"decimal(38, {scale})"))
     if wide_int_sum:
         return value.sum().cast(NANO_SUM)
-    return value.cast(NANO_SUM).sum()
+    # The outer cast is the engines' type already; Ibis would type the sum decimal(38, 2).
+    return value.cast(NANO_SUM).sum().cast(NANO_SUM)
+
+
+def nano_total(total: Any, like: Any = None) -> Any:
+    """``total`` (a ``money_total`` or a combination of several of one kind) in whole
+    nano-units typed ``NANO_SUM``; ``like`` is a ``money_total`` of the same kind when
+    ``total`` is a combination (its type then need not show the kind).
+
+    Currency decimals are rounded half away from zero by a cast to ``decimal(38, 9)``, which
+    DuckDB, Spark and Trino round alike: exact for up to 9 decimal places, within $5e-10 a
+    group beyond. Nano-unit sums are already whole.
+    """
+    dtype = (total if like is None else like).type()
+    if dtype.is_decimal() and dtype.scale:
+        return (total.cast("decimal(38, 9)") * NANO).cast(NANO_SUM)
+    return total.cast(NANO_SUM)
 
 
 def quantity(t: Any, fmt: BillFormat, column: str) -> tuple[Any, Any]:

@@ -19,15 +19,22 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cache_dir", "cached_sql"]
+__all__ = ["cache_dir", "load_sql", "store_sql"]
 
 #: Modules whose source determines the SQL.
-_SOURCES = ("_classify.py", "_engine.py", "_expr.py", "cur.py", "focus.py", "summary.py", "_sqlcache.py")
+_SOURCES = (
+    "_classify.py",
+    "_engine.py",
+    "_expr.py",
+    "cur.py",
+    "focus.py",
+    "summary.py",
+    "_sqlcache.py",
+)
 
 
 def cache_dir() -> Path:
@@ -58,17 +65,23 @@ def _code_version() -> str:
     return h.hexdigest()
 
 
-def cached_sql(key: Any, compile_sql: Callable[[], dict[str, str]]) -> dict[str, str]:
-    """The SQL statements for ``key`` (JSON-serialisable), compiling and storing them on a miss."""
-    digest = hashlib.sha256(
-        json.dumps([_code_version(), key], sort_keys=True).encode()
-    ).hexdigest()
-    path = cache_dir() / f"{digest}.json"
+def _path(key: Any) -> Path:
+    digest = hashlib.sha256(json.dumps([_code_version(), key], sort_keys=True).encode()).hexdigest()
+    return cache_dir() / f"{digest}.json"
+
+
+def load_sql(key: Any) -> dict[str, str] | None:
+    """The SQL statements stored for ``key`` (JSON-serialisable), or None."""
     with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(_path(key).read_text(encoding="utf-8"))
         if isinstance(doc, dict) and all(isinstance(v, str) for v in doc.values()):
             return doc
-    sql = compile_sql()
+    return None
+
+
+def store_sql(key: Any, sql: dict[str, str]) -> None:
+    """Store ``sql`` for ``key``, atomically; a failure to write is ignored."""
+    path = _path(key)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
@@ -80,4 +93,3 @@ def cached_sql(key: Any, compile_sql: Callable[[], dict[str, str]]) -> dict[str,
             with contextlib.suppress(OSError):
                 Path(tmp).unlink()
             raise
-    return sql

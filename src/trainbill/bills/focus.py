@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainbill.bills._expr import day, lower, money, null_str, quantity, text
+from trainbill.bills._expr import day, lower, money, nano_total, null_str, quantity, text
 from trainbill.bills._files import BillFormat
 
-__all__ = ["DIMENSIONS", "normalize", "row_values"]
+__all__ = ["DIMENSIONS", "MONEY", "MONEY_COLUMNS", "normalize", "row_values"]
 
 #: Instance types in descriptions/usage types: ``g5.4xlarge``, ``p5.48xlarge``, ``ml.p4d.24xlarge``.
 INSTANCE_RE = (
@@ -57,11 +57,21 @@ DIMENSIONS: tuple[str, ...] = (
 )
 
 
+#: ``row_values`` entries that are money, and the column each is read from: each is converted
+#: once per row and summed exactly per group (``_expr.money_total``).
+MONEY_COLUMNS: dict[str, str] = {
+    "billed": "BilledCost",
+    "effective": "EffectiveCost",
+    "list": "ListCost",
+}
+MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
+
+
 def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
-    """Per-row money (int64 nano-units + "not a number" flags) and the optional breakdown key."""
-    billed, bad_billed = money(t, fmt, "BilledCost")
-    effective, bad_effective = money(t, fmt, "EffectiveCost")
-    list_cost, bad_list = money(t, fmt, "ListCost")
+    """Per-row money (``_expr.money`` values + "not a number" flags) and the optional breakdown key."""
+    billed, bad_billed = money(t, fmt, MONEY_COLUMNS["billed"])
+    effective, bad_effective = money(t, fmt, MONEY_COLUMNS["effective"])
+    list_cost, bad_list = money(t, fmt, MONEY_COLUMNS["list"])
     consumed, bad_consumed = quantity(t, fmt, "ConsumedQuantity")
     priced, bad_priced = quantity(t, fmt, "PricingQuantity")
     import ibis
@@ -134,9 +144,9 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         key=g.key,
         rows=g.rows,
         quantity=g.quantity,
-        billed=g.billed,
-        effective=g.effective,
-        list=g.list,
+        billed=nano_total(g.billed),
+        effective=nano_total(g.effective),
+        list=nano_total(g.list),
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
