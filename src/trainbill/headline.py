@@ -30,11 +30,12 @@ at a time: they do not add up.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
@@ -187,6 +188,7 @@ def budget(fc: Forecast, catalog: Catalog, *, deadline_hours: float | None = Non
 # --- actions ---------------------------------------------------------------------------------
 
 Pricer = Callable[[Plan], Forecast]
+K = TypeVar("K")
 
 
 def _variant(
@@ -213,6 +215,39 @@ def _action(kind: ActionKind, fc: Forecast, alt: Forecast, title: str, caveat: s
             change: Mapping[str, Any]) -> Action:  # fmt: skip
     return Action(kind=kind, title=title, saving_usd=fc.total_usd - alt.total_usd, total_usd=alt.total_usd,
                   caveat=caveat, change=change)  # fmt: skip
+
+
+#: One variant an action compares: its key, how to build the plan, and the note to keep when it
+#: cannot be priced (None: skip it silently).
+Try = tuple[K, Callable[[], Plan], Callable[[TrainbillError], str] | None]
+
+
+def _not_priced(what: str, *, first_clause: bool = False) -> Callable[[TrainbillError], str]:
+    """The note for a variant that cannot be priced: "what: not priced (why)", or with
+    ``first_clause`` the error's first clause only (a missing rate's how-to is in the docs)."""
+
+    def say(exc: TrainbillError) -> str:
+        if first_clause:
+            return f"{what}: {str(exc).split(': the catalog', 1)[0]}"
+        return f"{what}: not priced ({exc})"
+
+    return say
+
+
+def _cheapest(price: Pricer, tries: Iterable[Try[K]], notes: list[str]) -> tuple[K, Forecast] | None:
+    """The cheapest variant that can be priced: the one rule every action comparing variants
+    (spot share, commitment, region, zone) uses; a variant that fails leaves its note."""
+    best: tuple[K, Forecast] | None = None
+    for key, make, note in tries:
+        try:
+            alt = price(make())
+        except TrainbillError as exc:
+            if note is not None:
+                notes.append(note(exc))
+            continue
+        if best is None or alt.total_usd < best[1].total_usd:
+            best = (key, alt)
+    return best
 
 
 def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
@@ -253,15 +288,12 @@ def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base
                  notes: list[str]) -> Action | None:  # fmt: skip
     """All nodes on spot (when some are not) or all on demand (when some are on spot)."""
     u = fc.usage
-    best: tuple[float, Forecast] | None = None
-    for target in ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else []):
-        try:
-            alt = price(_variant(plan, {"purchase": {"spot_fraction": target}}))
-        except TrainbillError as exc:
-            notes.append(f"spot share {target:.0%}: not priced ({exc})")
-            continue
-        if best is None or alt.total_usd < best[1].total_usd:
-            best = (target, alt)
+    targets = ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else [])
+    best = _cheapest(price, (
+        (t, functools.partial(_variant, plan, {"purchase": {"spot_fraction": t}}),
+         _not_priced(f"spot share {t:.0%}"))
+        for t in targets
+    ), notes)  # fmt: skip
     if best is None:
         return None
     target, alt = best
@@ -345,23 +377,18 @@ def _savings_plan_action(
     kinds: tuple[str | None, ...] = (None,)
     if u.provider == "aws" and u.orchestrator != "hyperpod":
         kinds = (None, "ec2-instance")
-    best: tuple[dict[str, Any], Forecast] | None = None
+    purchases: list[dict[str, Any]] = []
     for term in ("1yr", "3yr"):
         for kind in kinds:
-            purchase: dict[str, Any] = {
-                "savings_plan": term,
-                "savings_plan_coverage": 1.0,
-                "commitment": "buy",
-            }
+            purchase: dict[str, Any] = {"savings_plan": term, "savings_plan_coverage": 1.0, "commitment": "buy"}
             if kind is not None:
                 purchase["savings_plan_kind"] = kind
-            try:
-                alt = price(_variant(plan, {"purchase": purchase}))
-            except TrainbillError as exc:
-                notes.append(f"{term} Savings Plan: {str(exc).split(': the catalog', 1)[0]}")
-                continue
-            if best is None or alt.total_usd < best[1].total_usd:
-                best = (purchase, alt)
+            purchases.append(purchase)
+    best = _cheapest(price, (
+        (p, functools.partial(_variant, plan, {"purchase": p}),
+         _not_priced(f"{p['savings_plan']} Savings Plan", first_clause=True))
+        for p in purchases
+    ), notes)  # fmt: skip
     if best is None:
         return None
     purchase, alt = best
@@ -392,18 +419,16 @@ def _region_action(
     u = fc.usage
     inst = u.instance.instance
     options = ["on_demand"] + (["spot"] if u.spot_fraction > 0 else [])
-    best: tuple[str, Forecast] | None = None
-    for r in sorted(catalog.regions(u.provider) - {u.region}):
-        if not all(any(p.effective_from <= u.as_of for p in catalog.history(inst, o, provider=u.provider, region=r))
-                   for o in options):  # fmt: skip
-            continue
-        try:
-            alt = price(_variant(plan, {"cluster": {"region": r}}, drop={"cluster": ("zone",)}))
-        except TrainbillError as exc:
-            notes.append(f"region {r}: not priced ({exc})")
-            continue
-        if best is None or alt.total_usd < best[1].total_usd:
-            best = (r, alt)
+    priced = [
+        r for r in sorted(catalog.regions(u.provider) - {u.region})
+        if all(any(p.effective_from <= u.as_of for p in catalog.history(inst, o, provider=u.provider, region=r))
+               for o in options)
+    ]  # fmt: skip
+    best = _cheapest(price, (
+        (r, functools.partial(_variant, plan, {"cluster": {"region": r}}, drop={"cluster": ("zone",)}),
+         _not_priced(f"region {r}"))
+        for r in priced
+    ), notes)  # fmt: skip
     if best is None:
         notes.append(
             f"region: the catalog prices {inst} in no other {u.provider} region on {u.as_of}"
@@ -433,22 +458,20 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     if u.spot_fraction <= 0 or not zones:
         return None
     inst = u.instance.instance
-    best: tuple[str, Forecast, float] | None = None
-    for z in zones:
-        point = catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of)
-        if point is None or z == u.zone_id:
-            continue
-        try:
-            alt = price(_variant(plan, {"cluster": {"zone": z}}))
-        except TrainbillError:
-            continue
-        if best is None or alt.total_usd < best[1].total_usd:
-            best = (z, alt, point.usd)
+    priced = [
+        z for z in zones
+        if z != u.zone_id and catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of) is not None
+    ]  # fmt: skip
+    best = _cheapest(
+        price, ((z, functools.partial(_variant, plan, {"cluster": {"zone": z}}), None) for z in priced), []
+    )
     if best is None:
         return None
-    z, alt, usd = best
+    z, alt = best
     point = catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of)
-    dated = f" of {point.effective_from}" if point is not None else ""
+    assert point is not None  # only zones with a spot price were tried
+    usd = point.usd
+    dated = f" of {point.effective_from}"
     caveat = (f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot node must "
               f"launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free")  # fmt: skip
     return _action(
