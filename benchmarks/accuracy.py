@@ -41,7 +41,11 @@ FIT = ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml"
 
 def _stored(name: str, rows: list, published: dict[str, float]) -> dict[str, float]:  # type: ignore[type-arg]
     report = tomllib.loads(FIT.read_text(encoding="utf-8"))["report"]
-    return {c.id: published[c.id] * (1.0 + float(report[name][c.id])) for c in rows if c.id in report[name]}
+    return {
+        c.id: published[c.id] * (1.0 + float(report[name][c.id]))
+        for c in rows
+        if c.id in report[name]
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,13 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     doc = tomllib.loads(FIT.read_text(encoding="utf-8"))
     if "--recompute" in args:
         fit_date = date.fromisoformat(doc["report"]["fit_date"])
-        loso, typed = fit_time_model.cross_validate(rows, fit_params(catalog), software_date=fit_date)
+        loso, typed = fit_time_model.cross_validate(
+            rows, fit_params(catalog), software_date=fit_date
+        )
         how = "recomputed now"
     else:
         loso = _stored("loso_residuals", rows, published)
         typed = _stored("typed_loso_residuals", rows, published)
         how = f"stored by tools/fit_time_model.py on {doc['report']['fit_date']}"
-    print(f"{'row':34} {'source':30} {'kind':10} {'published':>12} {'LOSO':>7} {'typed':>7} {'naive':>7} {'in-smp':>7} {'run':>7}")
+    print(
+        f"{'row':34} {'source':30} {'kind':10} {'published':>12} {'LOSO':>7} {'typed':>7} {'naive':>7} {'in-smp':>7} {'run':>7}"
+    )
     for c in rows:
 
         def err(p: dict[str, float], cid: str = c.id) -> str:

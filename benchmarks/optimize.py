@@ -48,12 +48,18 @@ HUGE = SearchSpace(
 def main() -> None:
     """Time the planner on three grid sizes (median of repeats) and the naive loop on a sample."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per grid (median reported)")
-    parser.add_argument("--sample", type=int, default=200, help="forecast() calls for the naive loop")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="timed runs per grid (median reported)"
+    )
+    parser.add_argument(
+        "--sample", type=int, default=200, help="forecast() calls for the naive loop"
+    )
     args = parser.parse_args()
     catalog = load_catalog()
     plan = load_plan(PLAN)
-    print(f"cores: {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"cores: {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     optimize(plan, catalog, space=SMALL, clouds=CLOUDS, today=TODAY)  # import and first-call costs
     rows = []
     for name, space in (("small", SMALL), ("large", LARGE), ("huge", HUGE)):
@@ -70,7 +76,9 @@ def main() -> None:
         )
     (_, n1, t1), (name, n2, t2) = rows[1], rows[2]
     if t2 > t1:
-        print(f"marginal large -> huge (evaluation only, same calibration): {(n2 - n1) / (t2 - t1):,.0f} configs/s")
+        print(
+            f"marginal large -> huge (evaluation only, same calibration): {(n2 - n1) / (t2 - t1):,.0f} configs/s"
+        )
     else:
         print("marginal large -> huge: not measurable (huge ran no slower than large; noise)")
 
@@ -80,19 +88,28 @@ def main() -> None:
     t0 = time.perf_counter()
     for _ in range(args.sample):
         p = candidate_plan(
-            plan, catalog, instance=str(rng.choice(insts)), nodes=int(rng.choice([8, 16, 32, 64, 128])),
+            plan,
+            catalog,
+            instance=str(rng.choice(insts)),
+            nodes=int(rng.choice([8, 16, 32, 64, 128])),
             # No Savings Plan: the catalog holds only published commitment rates, which most of
             # these instances lack (a forecast with one is an error, as it should be).
-            orchestrator="ec2", spot_fraction=float(rng.choice(LARGE.spot_fractions)), savings_plan="none",
+            orchestrator="ec2",
+            spot_fraction=float(rng.choice(LARGE.spot_fractions)),
+            savings_plan="none",
             savings_plan_coverage=0.0,
             checkpoint_interval_hours=float(rng.choice(LARGE.checkpoint_intervals_hours)),
         )
         # One priced plan, as the planner prices a grid point (no error band, budget or actions).
         forecast_usage(usage_for(p, catalog, today=TODAY), catalog, today=TODAY)
     per = (time.perf_counter() - t0) / args.sample
-    print(f"naive loop: {1 / per:,.0f} configs/s ({per * 1e3:.2f} ms per forecast, {args.sample} sampled)")
+    print(
+        f"naive loop: {1 / per:,.0f} configs/s ({per * 1e3:.2f} ms per forecast, {args.sample} sampled)"
+    )
     for name, n, dt in rows[1:]:
-        print(f"{name} grid by the loop (extrapolated): {n * per:,.0f} s vs {dt:.2f} s -> {n * per / dt:,.0f}x faster")
+        print(
+            f"{name} grid by the loop (extrapolated): {n * per:,.0f} s vs {dt:.2f} s -> {n * per / dt:,.0f}x faster"
+        )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

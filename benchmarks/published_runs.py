@@ -92,8 +92,12 @@ SHAPES: dict[str, tuple[int, int]] = {
 RUN_DATES: dict[str, date] = {
     "llama2": date(2023, 4, 1),  # Llama 2 model card: "trained between January 2023 and July 2023"
     "llama1": date(2023, 1, 1),  # LLaMA model card: "trained between December 2022 and Feb. 2023"
-    "llama3": date(2024, 4, 1),  # Llama 3 pretraining, early 2024 (paper 2024-07, models 2024-04-18)
-    "deepseek-v2": date(2024, 3, 1),  # DeepSeek-V2 paper 2024-05 (arXiv 2405.04434); month approximate
+    "llama3": date(
+        2024, 4, 1
+    ),  # Llama 3 pretraining, early 2024 (paper 2024-07, models 2024-04-18)
+    "deepseek-v2": date(
+        2024, 3, 1
+    ),  # DeepSeek-V2 paper 2024-05 (arXiv 2405.04434); month approximate
     "deepseek-67b": date(2023, 10, 1),  # DeepSeek LLM 67B released 2023-11-29; month approximate
     "opt": date(2021, 12, 1),  # metaseq OPT chronicles: October 2021 to January 2022
     "falcon-7b": date(2023, 3, 1),  # falcon-7b model card: "early March 2023, about two weeks"
@@ -410,8 +414,13 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
     return est.flops / seconds / gpus / 1e12
 
 
-def _whole_run_with(plan: Any, catalog: Catalog, fit: FitParams | None, recompute: bool | None,
-                    fused_attention: bool = True) -> float:
+def _whole_run_with(
+    plan: Any,
+    catalog: Catalog,
+    fit: FitParams | None,
+    recompute: bool | None,
+    fused_attention: bool = True,
+) -> float:
     """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and what
     the run's paper states about recompute and attention (a plan has no field for either)."""
     import trainbill.usage as usage_mod
@@ -452,13 +461,21 @@ def typed_plan(case: Case, catalog: Catalog, *, software_date: date) -> Any:
     (``--params --active-params --tokens --gpu --gpus --precision``), dated ``software_date``:
     no layers, width, batch or sequence length, the default cloud's instance for the GPU."""
     acc = catalog.instance(case.cluster["instance"]).accelerator
-    model: dict[str, Any] = {"params": case.params, "tokens": case.tokens, "precision": case.precision}
+    model: dict[str, Any] = {
+        "params": case.params,
+        "tokens": case.tokens,
+        "precision": case.precision,
+    }
     if case.active_params:
         model["active_params"] = case.active_params
     return plan_from_dict({"model": model, "cluster": {"gpu": acc, "gpus": case.gpus},
                            "prices": {"as_of": software_date.isoformat()}})  # fmt: skip
 
 
-def predict_typed(case: Case, catalog: Catalog, fit: FitParams | None = None, *, software_date: date) -> float:
+def predict_typed(
+    case: Case, catalog: Catalog, fit: FitParams | None = None, *, software_date: date
+) -> float:
     """Whole-run GPU-hours (``time.gpu_hours`` of ``trainbill forecast``) from the flags alone."""
-    return _whole_run_with(typed_plan(case, catalog, software_date=software_date), catalog, fit, None, True)
+    return _whole_run_with(
+        typed_plan(case, catalog, software_date=software_date), catalog, fit, None, True
+    )

@@ -47,7 +47,9 @@ def _free_port() -> int:
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+    return (
+        ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+    )
 
 
 def _line(name: str, lat: list[float], wall: float, extra: str = "") -> None:
@@ -62,7 +64,9 @@ async def _timed(call: Callable[[], Awaitable[httpx.Response]]) -> tuple[float, 
     return time.perf_counter() - start, r.status_code
 
 
-async def _poll(client: httpx.AsyncClient, path: str, stop: asyncio.Event, out: list[float]) -> None:
+async def _poll(
+    client: httpx.AsyncClient, path: str, stop: asyncio.Event, out: list[float]
+) -> None:
     while not stop.is_set():
         dt, _ = await _timed(lambda: client.get(path))
         out.append(dt)
@@ -130,7 +134,9 @@ async def _phases(base: str, heavy: int) -> None:
                 yield b"{}}"
 
             try:
-                r = await client.post("/v1/forecast", content=body(), headers={"content-type": "application/json"})
+                r = await client.post(
+                    "/v1/forecast", content=body(), headers={"content-type": "application/json"}
+                )
                 return r.status_code
             except httpx.HTTPError:
                 return -1
@@ -141,7 +147,9 @@ async def _phases(base: str, heavy: int) -> None:
                     yield b"x" * 4096
 
             try:
-                r = await client.post("/v1/forecast", content=body(), headers={"content-type": "application/json"})
+                r = await client.post(
+                    "/v1/forecast", content=body(), headers={"content-type": "application/json"}
+                )
             except httpx.HTTPError:
                 return -1  # the server answered 413 and closed while the client was still sending
             return r.status_code
@@ -154,8 +162,10 @@ async def _phases(base: str, heavy: int) -> None:
         wall = time.perf_counter() - start
         stop.set()
         await poller
-        print(f"  stalled bodies answered: {sorted(set(codes[:-1]))} (-1: closed by the server after its 408) in {wall:.1f} s; oversized chunked: "
-              f"{codes[-1] if codes[-1] > 0 else 'closed by the server mid-upload (413 sent)'}")
+        print(
+            f"  stalled bodies answered: {sorted(set(codes[:-1]))} (-1: closed by the server after its 408) in {wall:.1f} s; oversized chunked: "
+            f"{codes[-1] if codes[-1] > 0 else 'closed by the server mid-upload (413 sent)'}"
+        )
         _line("GET /healthz during abuse", health, wall, f"max {max(health) * 1e3:.1f} ms")
 
 

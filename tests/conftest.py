@@ -17,7 +17,9 @@ TODAY = date(2026, 12, 2)
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_user_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No test reads or writes the developer's own trainbill state.
 
     Without this, a price cache left by ``trainbill prices update`` or a ``TRAINBILL_CATALOG``
@@ -103,7 +105,11 @@ def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:
         "data": {"dataset_gb": 0},
         "network": {"nat_gateways": 0, "public_ips_per_node": 0, "nat_gb_per_node_hour": 0},
         "monitoring": {"custom_metrics_per_node": 0, "logs_gb_per_node_hour": 0},
-        "reliability": {"gpu_failure_rate_per_gpu_day": 0, "straggler_cv": 0, "spot_reclaim_rate_per_node_hour": 0},
+        "reliability": {
+            "gpu_failure_rate_per_gpu_day": 0,
+            "straggler_cv": 0,
+            "spot_reclaim_rate_per_node_hour": 0,
+        },
         "evaluation": {"interval_steps": 0},
     }
 

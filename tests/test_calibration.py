@@ -50,7 +50,9 @@ def test_profile_mfu_sets_compute_hours(tmp_path: Path, catalog: Catalog) -> Non
     """Compute hours = (6·7e9·1e11 + 12·32·4096·4096·1e11) / (64 × 989e12 × 0.40) / 3600."""
     cal_file = tmp_path / "p.toml"
     cal_file.write_text(PROFILE_TOML)
-    fc = forecast_calibrated(plan_from_dict(_plan()), catalog, [read_calibration_file(cal_file)], today=TODAY)
+    fc = forecast_calibrated(
+        plan_from_dict(_plan()), catalog, [read_calibration_file(cal_file)], today=TODAY
+    )
     flops = 6 * 7e9 * 1e11 + 12 * 32 * 4096 * 4096 * 1e11  # 4.844e21
     assert fc.usage.compute_hours == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
     assert any("measured MFU 40.0%" in v for _, v in fc.usage.time.factors)
@@ -62,7 +64,9 @@ def test_profile_for_other_gpu_is_ignored(tmp_path: Path, catalog: Catalog) -> N
     cal_file.write_text(PROFILE_TOML)
     plan = _plan()
     plan["cluster"] = {"instance": "p4de.24xlarge", "nodes": 8}
-    fc = forecast_calibrated(plan_from_dict(plan), catalog, [read_calibration_file(cal_file)], today=TODAY)
+    fc = forecast_calibrated(
+        plan_from_dict(plan), catalog, [read_calibration_file(cal_file)], today=TODAY
+    )
     assert any("profile calibration ignored" in w for w in fc.warnings)
 
 
@@ -102,7 +106,15 @@ def test_cli_round_trip_from_bills(tmp_path: Path, capsys: pytest.CaptureFixture
     assert exc.value.code in (0, None)
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(EXAMPLES / "hyperpod-finetune.toml"), "--calibration", str(out), "--json"])
+        main(
+            [
+                "forecast",
+                str(EXAMPLES / "hyperpod-finetune.toml"),
+                "--calibration",
+                str(out),
+                "--json",
+            ]
+        )
     assert exc.value.code in (0, None)
     data = json.loads(capsys.readouterr().out)
     items = {line["item"] for line in data["lines"]}

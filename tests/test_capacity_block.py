@@ -54,5 +54,7 @@ def test_p5e_savings_plan_is_refused(catalog: Catalog) -> None:
     data = zero_hidden_plan(instance="p5e.48xlarge", region="us-east-2")
     data["purchase"] = {"savings_plan": "1yr"}
     # The Savings Plans merge made every commitment rate a published one: p5e has none.
-    with pytest.raises(PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5e\.48xlarge"):
+    with pytest.raises(
+        PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5e\.48xlarge"
+    ):
         forecast(plan_from_dict(data), catalog, today=TODAY)

@@ -31,42 +31,58 @@ def _overlay(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return d
 
 
-def _p5_row(usd: str, *, date: str = "2026-01-01", unit: str = "instance-hour", source: str = "mine") -> str:
+def _p5_row(
+    usd: str, *, date: str = "2026-01-01", unit: str = "instance-hour", source: str = "mine"
+) -> str:
     return f"aws,us-east-1,p5.48xlarge,on_demand,{unit},{usd},{date},{source}\n"
 
 
 @pytest.mark.parametrize("usd", ["inf", "1e400", "nan", "-inf"])
 def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row(usd))
-    with pytest.raises(CatalogSchemaError, match=r"prices\.csv, line 2, usd: .* not a finite number"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"prices\.csv, line 2, usd: .* not a finite number"
+    ):
         load_catalog([d])
 
 
 def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> None:
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40") + _p5_row("70"))
-    with pytest.raises(CatalogSchemaError, match=r"prices\.csv, line 3: duplicate row .*also on line 2"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"prices\.csv, line 3: duplicate row .*also on line 2"
+    ):
         load_catalog([d])
 
 
 def test_duplicate_instance_rows_are_refused(tmp_path: Path) -> None:
     row = "aws,p5.48xlarge,h100,{n},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row.format(n=8) + row.format(n=4))
-    with pytest.raises(CatalogSchemaError, match=r"instances\.csv, line 3: duplicate row for instance p5\.48xlarge"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"instances\.csv, line 3: duplicate row for instance p5\.48xlarge"
+    ):
         load_catalog([d])
 
 
-@pytest.mark.parametrize(("count", "pattern"), [("8.7", "not a whole number"), ("inf", "not a finite number")])
-def test_fractional_or_infinite_gpu_count_is_refused(tmp_path: Path, count: str, pattern: str) -> None:
+@pytest.mark.parametrize(
+    ("count", "pattern"), [("8.7", "not a whole number"), ("inf", "not a finite number")]
+)
+def test_fractional_or_infinite_gpu_count_is_refused(
+    tmp_path: Path, count: str, pattern: str
+) -> None:
     row = f"aws,p5.48xlarge,h100,{count},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row)
-    with pytest.raises(CatalogSchemaError, match=rf"instances\.csv, line 2, accelerator_count: .*{pattern}"):
+    with pytest.raises(
+        CatalogSchemaError, match=rf"instances\.csv, line 2, accelerator_count: .*{pattern}"
+    ):
         load_catalog([d])
 
 
 def test_far_future_price_date_is_refused(tmp_path: Path) -> None:
     # 2206 for 2026: the point would never be "in force" and the overlay would be silently unused.
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", date="2206-01-01"))
-    with pytest.raises(CatalogSchemaError, match=r"line 2, effective_from: 2206-01-01 is in the future"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"line 2, effective_from: 2206-01-01 is in the future"
+    ):
         load_catalog([d])
 
 
@@ -76,7 +92,16 @@ def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> N
     soon = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", date=soon))
     cat = load_catalog([d])
-    assert cat.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date.fromisoformat(soon)).usd == 40.0
+    assert (
+        cat.price(
+            "p5.48xlarge",
+            "on_demand",
+            provider="aws",
+            region="us-east-1",
+            as_of=date.fromisoformat(soon),
+        ).usd
+        == 40.0
+    )
 
 
 @pytest.mark.parametrize("unit", ["EUR-hour", "instance-month", "GB-month"])
@@ -89,12 +114,18 @@ def test_wrong_unit_for_an_instance_is_refused(tmp_path: Path, unit: str) -> Non
 def test_wrong_unit_for_a_service_is_refused(tmp_path: Path) -> None:
     row = "aws,us-east-1,nat.hours,on_demand,GB,0.05,2026-01-01,mine\n"
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + row)
-    with pytest.raises(CatalogSchemaError, match=r"line 2, unit: 'GB' .*service 'nat.hours'; allowed: hour"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"line 2, unit: 'GB' .*service 'nat.hours'; allowed: hour"
+    ):
         load_catalog([d])
 
 
 def test_blank_item_is_refused(tmp_path: Path) -> None:
-    d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + "aws,us-east-1,,on_demand,instance-hour,5,2026-01-01,mine\n")
+    d = _overlay(
+        tmp_path,
+        "prices.csv",
+        PRICES_HEADER + "aws,us-east-1,,on_demand,instance-hour,5,2026-01-01,mine\n",
+    )
     with pytest.raises(CatalogSchemaError, match=r"line 2, item: value is required"):
         load_catalog([d])
 
@@ -104,24 +135,35 @@ def test_utf8_bom_header_is_accepted(tmp_path: Path) -> None:
 
     d = _overlay(tmp_path, "prices.csv", ("\ufeff" + PRICES_HEADER + _p5_row("40")).encode("utf-8"))
     cat = load_catalog([d])
-    assert cat.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 2, 1)).usd == 40.0
+    assert (
+        cat.price(
+            "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 2, 1)
+        ).usd
+        == 40.0
+    )
 
 
 def test_latin1_file_is_a_clear_error(tmp_path: Path) -> None:
-    d = _overlay(tmp_path, "prices.csv", (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1"))
+    d = _overlay(
+        tmp_path, "prices.csv", (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
+    )
     with pytest.raises(CatalogSchemaError, match=r"prices\.csv: not UTF-8 text"):
         load_catalog([d])
 
 
 def test_empty_file_says_so(tmp_path: Path) -> None:
     d = _overlay(tmp_path, "prices.csv", "")
-    with pytest.raises(CatalogSchemaError, match=r"prices\.csv: empty file; expected a header line provider,region"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"prices\.csv: empty file; expected a header line provider,region"
+    ):
         load_catalog([d])
 
 
 def test_missing_column_is_named(tmp_path: Path) -> None:
     header = "provider,region,item,option,usd,effective_from,source\n"
-    d = _overlay(tmp_path, "prices.csv", header + "aws,us-east-1,p5.48xlarge,on_demand,5,2026-01-01,mine\n")
+    d = _overlay(
+        tmp_path, "prices.csv", header + "aws,us-east-1,p5.48xlarge,on_demand,5,2026-01-01,mine\n"
+    )
     with pytest.raises(CatalogSchemaError, match=r"missing column\(s\) unit"):
         load_catalog([d])
 
@@ -140,18 +182,32 @@ def test_assumptions_toml_in_overlay_is_not_silently_ignored(tmp_path: Path) -> 
 
 
 def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
-    d = _overlay(tmp_path, "spot_advisor.csv", SPOT_HEADER + "aws,us-east-1,p5.48xlarge,bogus,70,2026-01-01,mine\n")
-    with pytest.raises(CatalogSchemaError, match=r"line 2, interruption_bucket: 'bogus' not one of .*<5%"):
+    d = _overlay(
+        tmp_path,
+        "spot_advisor.csv",
+        SPOT_HEADER + "aws,us-east-1,p5.48xlarge,bogus,70,2026-01-01,mine\n",
+    )
+    with pytest.raises(
+        CatalogSchemaError, match=r"line 2, interruption_bucket: 'bogus' not one of .*<5%"
+    ):
         load_catalog([d])
 
 
 def test_savings_over_100_percent_is_refused(tmp_path: Path) -> None:
-    d = _overlay(tmp_path, "spot_advisor.csv", SPOT_HEADER + "aws,us-east-1,p5.48xlarge,<5%,170,2026-01-01,mine\n")
-    with pytest.raises(CatalogSchemaError, match=r"savings_pct: 170 is above the allowed maximum 100"):
+    d = _overlay(
+        tmp_path,
+        "spot_advisor.csv",
+        SPOT_HEADER + "aws,us-east-1,p5.48xlarge,<5%,170,2026-01-01,mine\n",
+    )
+    with pytest.raises(
+        CatalogSchemaError, match=r"savings_pct: 170 is above the allowed maximum 100"
+    ):
         load_catalog([d])
 
 
-def test_cli_prints_one_line_error_for_bad_overlay(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_prints_one_line_error_for_bad_overlay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainbill.cli import main
 
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / "cache"))
@@ -167,7 +223,9 @@ def test_cli_prints_one_line_error_for_bad_overlay(tmp_path: Path, capsys: pytes
 
 
 def test_cache_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "prices.csv").write_bytes((PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1"))
+    (tmp_path / "prices.csv").write_bytes(
+        (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
+    )
     with pytest.raises(CatalogSchemaError, match=r"prices\.csv: not UTF-8 text"):
         read_cache(tmp_path)
 
@@ -181,7 +239,11 @@ def _tf(resources: list[object]) -> str:
     return json.dumps({"planned_values": {"root_module": {"resources": resources}}})
 
 
-_P5 = {"type": "aws_instance", "address": "aws_instance.gpu", "values": {"instance_type": "p5.48xlarge"}}
+_P5 = {
+    "type": "aws_instance",
+    "address": "aws_instance.gpu",
+    "values": {"instance_type": "p5.48xlarge"},
+}
 
 
 @pytest.mark.parametrize(

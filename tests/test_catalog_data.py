@@ -30,7 +30,9 @@ def test_spot_at_or_below_on_demand(catalog: Catalog) -> None:
     for p in catalog.prices:
         if p.option != "spot":
             continue
-        od = catalog.price(p.item, "on_demand", provider=p.provider, region=p.region, as_of=p.effective_from)
+        od = catalog.price(
+            p.item, "on_demand", provider=p.provider, region=p.region, as_of=p.effective_from
+        )
         assert p.usd <= od.usd, (p.item, p.usd, od.usd)
 
 
@@ -52,8 +54,12 @@ def test_manifest_hashes_match() -> None:
 
 def test_p5_price_history(catalog: Catalog) -> None:
     """p5.48xlarge: $98.32 before the June-2025 cut, $55.04 after (REFERENCE §4.1)."""
-    before = catalog.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2025, 5, 1))
-    after = catalog.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 12, 2))
+    before = catalog.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2025, 5, 1)
+    )
+    after = catalog.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 12, 2)
+    )
     assert (before.usd, after.usd) == (98.32, 55.04)
 
 
@@ -64,7 +70,13 @@ def test_price_before_first_point_is_an_error(catalog: Catalog) -> None:
     instance this test used, now has prices back to its 2023 launch).
     """
     with pytest.raises(PriceNotFoundError, match="first price point is 2026-07-28"):
-        catalog.price("p6-b200.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2025, 6, 1))
+        catalog.price(
+            "p6-b200.48xlarge",
+            "on_demand",
+            provider="aws",
+            region="us-east-1",
+            as_of=date(2025, 6, 1),
+        )
 
 
 def test_unknown_instance_suggests(catalog: Catalog) -> None:
@@ -75,7 +87,9 @@ def test_unknown_instance_suggests(catalog: Catalog) -> None:
 
 def test_region_fallback_is_cited(catalog: Catalog) -> None:
     """A region without its own price point uses the reference region and says so."""
-    p = catalog.price("p5.48xlarge", "on_demand", provider="aws", region="us-west-2", as_of=date(2026, 1, 1))
+    p = catalog.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-west-2", as_of=date(2026, 1, 1)
+    )
     assert p.usd == 55.04
     assert "us-east-1 price used: no us-west-2 price point" in p.source
 
@@ -87,7 +101,9 @@ def test_overlay_overrides_and_validates(tmp_path: Path) -> None:
         "aws,us-east-1,p5.48xlarge,on_demand,instance-hour,40.00,2026-01-01,EDP contract 2026\n"
     )
     cat = load_catalog([tmp_path])
-    p = cat.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 6, 1))
+    p = cat.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 6, 1)
+    )
     assert (p.usd, p.source) == (40.0, "EDP contract 2026")
     (tmp_path / "prices.csv").write_text(
         "provider,region,item,option,unit,usd,effective_from,source\n"

@@ -14,7 +14,15 @@ from trainbill.errors import SpecError
 
 def test_article_claim_is_impossible(catalog: Catalog) -> None:
     """$1.5M / (512 × $98.32/8) = 238.4 h; 5.88e23 FLOPs / (512 × 238.4 h × 3600) ≈ 1,338 TFLOP/s > 989."""
-    a = audit_quote(catalog=catalog, cost_usd=1.5e6, params=70e9, tokens=1.4e12, gpu="h100", gpus=512, as_of=date(2025, 5, 1))
+    a = audit_quote(
+        catalog=catalog,
+        cost_usd=1.5e6,
+        params=70e9,
+        tokens=1.4e12,
+        gpu="h100",
+        gpus=512,
+        as_of=date(2025, 5, 1),
+    )
     hours = 1.5e6 / (512 * 98.32 / 8)
     implied = 6 * 70e9 * 1.4e12 / (512 * hours * 3600) / 1e12
     assert a.hours == pytest.approx(hours)
@@ -25,7 +33,15 @@ def test_article_claim_is_impossible(catalog: Catalog) -> None:
 
 def test_generous_quote_is_plausible(catalog: Catalog) -> None:
     """At $5M the same run needs 5.88e23 / (512 × (5e6/(512×12.29)) h × 3600) ≈ 401 TFLOP/s: 41% MFU."""
-    a = audit_quote(catalog=catalog, cost_usd=5e6, params=70e9, tokens=1.4e12, gpu="h100", gpus=512, usd_per_gpu_hour=12.29)
+    a = audit_quote(
+        catalog=catalog,
+        cost_usd=5e6,
+        params=70e9,
+        tokens=1.4e12,
+        gpu="h100",
+        gpus=512,
+        usd_per_gpu_hour=12.29,
+    )
     assert a.implied_mfu == pytest.approx(6 * 70e9 * 1.4e12 / (5e6 / 12.29 * 3600) / 989e12)
     assert a.verdict == "plausible"
 
@@ -35,8 +51,16 @@ def test_generous_quote_is_plausible(catalog: Catalog) -> None:
     [
         ({"cost_usd": float("inf")}, "cost_usd", "finite number >= 1"),
         ({"params": float("nan")}, "params", "finite number >= 1"),
-        ({"usd_per_gpu_hour": -1.0}, "usd_per_gpu_hour", "finite number >= 0.001"),  # gave -12% MFU, "plausible"
-        ({"usd_per_gpu_hour": float("inf")}, "usd_per_gpu_hour", "finite number >= 0.001"),  # ZeroDivisionError
+        (
+            {"usd_per_gpu_hour": -1.0},
+            "usd_per_gpu_hour",
+            "finite number >= 0.001",
+        ),  # gave -12% MFU, "plausible"
+        (
+            {"usd_per_gpu_hour": float("inf")},
+            "usd_per_gpu_hour",
+            "finite number >= 0.001",
+        ),  # ZeroDivisionError
         ({"tokens": 0.5}, "tokens", ">= 1"),
         ({"gpus": 10**11}, "gpus", "at most 1e+06"),
         ({"cost_usd": 1e300}, "cost_usd", "at most 1e+12"),  # printed a 300-digit "plausible" audit
@@ -44,7 +68,9 @@ def test_generous_quote_is_plausible(catalog: Catalog) -> None:
         ({"cost_usd": 1e-5}, "cost_usd", ">= 1"),  # "$0 ... = 0.0 h"
     ],
 )
-def test_bad_numbers_are_refused(catalog: Catalog, kwargs: dict[str, float], field: str, needle: str) -> None:
+def test_bad_numbers_are_refused(
+    catalog: Catalog, kwargs: dict[str, float], field: str, needle: str
+) -> None:
     args = {"cost_usd": 1e6, "params": 70e9, "tokens": 1e12, "gpus": 512, **kwargs}
     with pytest.raises(SpecError) as err:
         audit_quote(catalog=catalog, gpu="h100", **args)  # type: ignore[arg-type]
@@ -55,7 +81,15 @@ def test_bad_numbers_are_refused(catalog: Catalog, kwargs: dict[str, float], fie
 def test_default_price_is_the_forecasts_instance(catalog: Catalog) -> None:
     """`forecast --gpu h100` prices p5.48xlarge (AWS, the default provider); so does the audit:
     $55.04 / 8 = $6.88 per GPU-hour after the June 2025 price cut."""
-    a = audit_quote(catalog=catalog, cost_usd=1e6, params=70e9, tokens=1e12, gpu="h100", gpus=512, as_of=date(2026, 1, 1))
+    a = audit_quote(
+        catalog=catalog,
+        cost_usd=1e6,
+        params=70e9,
+        tokens=1e12,
+        gpu="h100",
+        gpus=512,
+        as_of=date(2026, 1, 1),
+    )
     assert a.price_source.startswith("p5.48xlarge $55.04/h ÷ 8 GPUs")
     assert a.usd_per_gpu_hour == pytest.approx(55.04 / 8)
 
@@ -64,13 +98,26 @@ def test_cli_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "check", "--cost", "1e6", "--params", "70e9", "--tokens", "1e12", "--gpu", "h100",
                            "--gpus", "512", "--usd-per-gpu-hour", "inf")  # fmt: skip
     assert code == 1
-    assert err.strip() == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number >= 0.001 (got inf)"
+    assert (
+        err.strip()
+        == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number >= 0.001 (got inf)"
+    )
 
 
 def test_an_instance_with_another_gpu_is_refused(catalog: Catalog) -> None:
     """--gpu h100 priced with p4d.24xlarge (A100s) was judged against the H100 peak: PLAUSIBLE."""
-    with pytest.raises(SpecError, match=r"p4d\.24xlarge carries a100-40gb, not h100; give --gpu a100-40gb") as err:
-        audit_quote(catalog=catalog, cost_usd=1e6, params=7e9, tokens=1e12, gpu="h100", gpus=64, instance="p4d.24xlarge")
+    with pytest.raises(
+        SpecError, match=r"p4d\.24xlarge carries a100-40gb, not h100; give --gpu a100-40gb"
+    ) as err:
+        audit_quote(
+            catalog=catalog,
+            cost_usd=1e6,
+            params=7e9,
+            tokens=1e12,
+            gpu="h100",
+            gpus=64,
+            instance="p4d.24xlarge",
+        )
     assert err.value.field == "instance"
 
 

@@ -27,7 +27,16 @@ def test_forecast_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert round(data["quote_usd"], 2) == 226529.28
     assert data["catalog"]["as_of"] == "2025-05-01"
     line = data["lines"][0]
-    assert set(line) >= {"category", "item", "quantity", "unit", "unit_price_usd", "cost_usd", "basis", "source"}
+    assert set(line) >= {
+        "category",
+        "item",
+        "quantity",
+        "unit",
+        "unit_price_usd",
+        "cost_usd",
+        "basis",
+        "source",
+    }
     assert sum(data["by_category"].values()) == pytest.approx(data["total_usd"])
 
 
@@ -46,7 +55,19 @@ def test_forecast_table_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
 def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None:
     """Flags alone build a plan; --gpu h100 --gpus 512 picks 64 × p5.48xlarge."""
     code, out, _ = run(
-        ["forecast", "--params", "70e9", "--tokens", "1.4e12", "--gpu", "h100", "--gpus", "512", "--json"], capsys
+        [
+            "forecast",
+            "--params",
+            "70e9",
+            "--tokens",
+            "1.4e12",
+            "--gpu",
+            "h100",
+            "--gpus",
+            "512",
+            "--json",
+        ],
+        capsys,
     )
     assert code == 0
     data = json.loads(out)
@@ -56,7 +77,9 @@ def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_flags_override_file(capsys: pytest.CaptureFixture[str]) -> None:
     """--nodes 16 overrides the file's 32 nodes: quote 16 × 98.32 × 72."""
-    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--nodes", "16", "--json"], capsys)
+    code, out, _ = run(
+        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--nodes", "16", "--json"], capsys
+    )
     assert code == 0
     assert json.loads(out)["quote_usd"] == pytest.approx(16 * 98.32 * 72)
 
@@ -64,7 +87,8 @@ def test_flags_override_file(capsys: pytest.CaptureFixture[str]) -> None:
 def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
     """--as-of 2026-12-01 prices p5.48xlarge at $55.04: quote 32 × 55.04 × 72."""
     code, out, _ = run(
-        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--as-of", "2026-12-01", "--json"], capsys
+        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--as-of", "2026-12-01", "--json"],
+        capsys,
     )
     assert code == 0
     assert json.loads(out)["quote_usd"] == pytest.approx(32 * 55.04 * 72)
@@ -74,21 +98,43 @@ def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
     ("content", "expected"),
     [
         ("[run\nhours=1", "invalid TOML"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\nnodez=3\n[run]\nhours=1", "cluster.nodez: unknown key. Did you mean 'nodes'?"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=-2\n[run]\nhours=1", "cluster.nodes: input should be greater than 0"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=0", "run.hours: input should be greater than 0"),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=2\nnodez=3\n[run]\nhours=1",
+            "cluster.nodez: unknown key. Did you mean 'nodes'?",
+        ),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=-2\n[run]\nhours=1",
+            "cluster.nodes: input should be greater than 0",
+        ),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=0",
+            "run.hours: input should be greater than 0",
+        ),
         ("[cluster]\ninstance='p5.48xlarg'\nnodes=2\n[run]\nhours=1", "Did you mean 'p5.48xlarge'"),
         # p5 was first sold on 2023-07-26 (its launch price point): an earlier date names the launch.
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01",
-         "p5.48xlarge was not sold on 2019-01-01: it launched on 2023-07-26"),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01",
+            "p5.48xlarge was not sold on 2019-01-01: it launched on 2023-07-26",
+        ),
         ("[cluster]\ngpu='h1000'\ngpus=8\n[run]\nhours=1", "unknown GPU/accelerator 'h1000'"),
         # TOML booleans are not numbers (pydantic's lax mode alone would read true as 1 node).
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=true\n[run]\nhours=1", "cluster.nodes: expected a number or text, not the boolean true"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\ninterval_steps=false", "evaluation.interval_steps: expected a number"),
-        ("[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1", "allowed values: 'ec2', 'vm', 'hyperpod' or 'eks'"),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=true\n[run]\nhours=1",
+            "cluster.nodes: expected a number or text, not the boolean true",
+        ),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\ninterval_steps=false",
+            "evaluation.interval_steps: expected a number",
+        ),
+        (
+            "[cluster]\ninstance='p5.48xlarge'\nnodes=2\norchestrator='k8s'\n[run]\nhours=1",
+            "allowed values: 'ec2', 'vm', 'hyperpod' or 'eks'",
+        ),
     ],
 )
-def test_bad_plan_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str) -> None:
+def test_bad_plan_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str
+) -> None:
     """Bad input: exit 1, one line on stderr naming the problem, no traceback."""
     plan = tmp_path / "plan.toml"
     plan.write_text(content)
@@ -97,10 +143,18 @@ def test_bad_plan_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert expected in err
     assert "Traceback" not in err
     assert err.count("\n") == 1
-    assert str(plan) in err or "Did you mean" in err or "unknown GPU" in err or "first price point" in err or "was not sold" in err
+    assert (
+        str(plan) in err
+        or "Did you mean" in err
+        or "unknown GPU" in err
+        or "first price point" in err
+        or "was not sold" in err
+    )
 
 
-def test_malformed_toml_names_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_toml_names_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """tomllib's position is passed through: the user sees line and column."""
     plan = tmp_path / "p.toml"
     plan.write_text("[run]\nhours = = 3\n")
@@ -112,7 +166,21 @@ def test_malformed_toml_names_line_and_column(tmp_path: Path, capsys: pytest.Cap
 def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
     """The article's $1.5M quote is reported impossible."""
     code, out, _ = run(
-        ["check", "--cost", "1.5e6", "--params", "70e9", "--tokens", "1.4e12", "--gpu", "h100", "--gpus", "512", "--as-of", "2025-05-01"],
+        [
+            "check",
+            "--cost",
+            "1.5e6",
+            "--params",
+            "70e9",
+            "--tokens",
+            "1.4e12",
+            "--gpu",
+            "h100",
+            "--gpus",
+            "512",
+            "--as-of",
+            "2025-05-01",
+        ],
         capsys,
     )
     assert code == 0
@@ -122,6 +190,8 @@ def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_python_dash_m() -> None:
     """``python -m trainbill --help`` works."""
-    res = subprocess.run([sys.executable, "-m", "trainbill", "--help"], capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "trainbill", "--help"], capture_output=True, text=True, check=False
+    )
     assert res.returncode == 0
     assert "forecast" in res.stdout

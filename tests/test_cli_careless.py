@@ -78,11 +78,15 @@ def test_forecast_gpus_and_nodes_together_is_an_error(capsys: pytest.CaptureFixt
     _refused(["forecast", str(SEED), "--gpus", "64", "--nodes", "2"], capsys, "not both")
 
 
-def test_forecast_instance_flag_replaces_the_files_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forecast_instance_flag_replaces_the_files_gpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A file with gpu = a100-80gb and --instance p5.48xlarge: the flag wins (it used to be an
     error, 'p5.48xlarge holds h100, not a100-80gb'); 16 GPUs / 8 per node = 2 nodes."""
     plan = tmp_path / "gpu.toml"
-    plan.write_text('[run]\nhours = 10\n[model]\nparams = 7e9\n[cluster]\ngpu = "a100-80gb"\ngpus = 16\n')
+    plan.write_text(
+        '[run]\nhours = 10\n[model]\nparams = 7e9\n[cluster]\ngpu = "a100-80gb"\ngpus = 16\n'
+    )
     code, out, err = _run(["forecast", str(plan), "--instance", "p5.48xlarge", "--json"], capsys)
     assert code == 0, err
     cluster = json.loads(out)["cluster"]
@@ -92,7 +96,9 @@ def test_forecast_instance_flag_replaces_the_files_gpu(tmp_path: Path, capsys: p
     assert cluster["gpus"] == 16
 
 
-def test_forecast_sparsity_zero_note_gives_the_real_attention_share(capsys: pytest.CaptureFixture[str]) -> None:
+def test_forecast_sparsity_zero_note_gives_the_real_attention_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """At sparsity 0 the note said 'attention is 0.0% of FLOPs' (saving / sparsity, guarded).
 
     The 13B example: 12·L·d·s = 12 × 40 × 5120 × 4096 = 10,066,329,600 FLOPs per token of
@@ -121,9 +127,13 @@ def test_forecast_sparsity_with_profile_calibration_is_refused(
 # --- simulate ----------------------------------------------------------------------------------
 
 
-def test_simulate_one_trial_prints_no_nan(od_plan: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simulate_one_trial_prints_no_nan(
+    od_plan: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One trial has no standard error: the table said '± nan s.e.'."""
-    code, out, err = _run(["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys)
+    code, out, err = _run(
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys
+    )
     assert code == 0, err
     assert "nan" not in out.lower()
     assert "s.e. n/a with one trial" in out
@@ -138,7 +148,8 @@ def test_simulate_category_means_are_never_rounding_negatives(
     single trial has none, and no category but the discount can be below zero.
     """
     code, out, err = _run(
-        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0", "--json"], capsys
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0", "--json"],
+        capsys,
     )
     assert code == 0, err
     data = json.loads(out)
@@ -146,23 +157,31 @@ def test_simulate_category_means_are_never_rounding_negatives(
     means = data["by_category_mean_usd"]
     assert means["failures"] == 0.0
     assert all(v >= 0 for k, v in means.items() if k != "discount"), means
-    code, out, _ = _run(["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys)
+    code, out, _ = _run(
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys
+    )
     assert code == 0
     assert "-$0" not in out
 
 
-def test_simulate_without_failures_prints_no_inf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simulate_without_failures_prints_no_inf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No GPU failures and no spot: the job MTBF is undefined, not 'inf h'."""
     plan = tmp_path / "nofail.toml"
     plan.write_text(ON_DEMAND_PLAN + "[reliability]\ngpu_failure_rate_per_gpu_day = 0\n")
-    code, out, err = _run(["simulate", str(plan), "--trials", "50", "--seed", "1", "--study-trials", "50"], capsys)
+    code, out, err = _run(
+        ["simulate", str(plan), "--trials", "50", "--seed", "1", "--study-trials", "50"], capsys
+    )
     assert code == 0, err
     assert "Checkpoint interval" in out
     assert "inf h" not in out
     assert "MTBF n/a" in out
 
 
-@pytest.mark.parametrize("text", ["1:2", "0.5:1.5", "1e308:1e308", "nan:0.5", "0.5:inf", "0.9:0.1", "0:0.5", "-1:0.5"])
+@pytest.mark.parametrize(
+    "text", ["1:2", "0.5:1.5", "1e308:1e308", "nan:0.5", "0.5:inf", "0.9:0.1", "0:0.5", "-1:0.5"]
+)
 def test_simulate_spot_range_out_of_bounds(text: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Spot never costs more than on-demand: 0 < LOW <= HIGH <= 1, finite; the error names the flag
     (1:2 used to run, 1e308 became an 'inf' internal parameter)."""
@@ -176,7 +195,9 @@ def test_simulate_spot_range_malformed(text: str, capsys: pytest.CaptureFixture[
              "--spot-price-of-on-demand", "LOW:HIGH")  # fmt: skip
 
 
-def test_simulate_spot_range_on_an_all_on_demand_plan(od_plan: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simulate_spot_range_on_an_all_on_demand_plan(
+    od_plan: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The flag changed nothing on a plan with no spot nodes, and said nothing."""
     _refused(["simulate", str(od_plan), "--trials", "10", "--spot-price-of-on-demand", "0.5:0.6"], capsys,
              "--spot-price-of-on-demand", "spot_fraction = 0")  # fmt: skip
@@ -191,7 +212,9 @@ def test_simulate_spot_range_on_an_all_on_demand_plan(od_plan: Path, capsys: pyt
         (["--chunk-size", "0"], "--chunk-size"),
     ],
 )
-def test_simulate_counts_name_their_flag(argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simulate_counts_name_their_flag(
+    argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Checked before the plan is read and before a progress bar is drawn (10**9 trials used to
     start one on stderr first): the whole of stderr is the one error line."""
     _refused(["simulate", str(SEED), *argv], capsys, flag)
@@ -201,21 +224,35 @@ def test_simulate_counts_name_their_flag(argv: list[str], flag: str, capsys: pyt
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_optimize_non_finite_node_counts(value: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_non_finite_node_counts(
+    value: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--nodes nan / inf was a ValueError / OverflowError traceback."""
     _refused(["optimize", str(plan_copy), "--nodes", value], capsys, "--nodes", "whole numbers")
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--deadline-hours", "inf"), ("--budget-usd", "inf"), ("--budget-usd", "nan")])
-def test_optimize_non_finite_limits(flag: str, value: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--deadline-hours", "inf"), ("--budget-usd", "inf"), ("--budget-usd", "nan")],
+)
+def test_optimize_non_finite_limits(
+    flag: str, value: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--deadline-hours inf ran and printed 'deadline inf h'."""
     _refused(["optimize", str(plan_copy), flag, value], capsys, flag, "finite")
 
 
-def test_optimize_output_is_a_directory(tmp_path: Path, plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_output_is_a_directory(
+    tmp_path: Path, plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """-o DIR said 'file exists; pass --force', and with --force was an IsADirectoryError traceback."""
     for extra in ([], ["--force"]):
-        _refused(["optimize", str(plan_copy), "-o", str(tmp_path), *extra], capsys, "--output", "is a directory")
+        _refused(
+            ["optimize", str(plan_copy), "-o", str(tmp_path), *extra],
+            capsys,
+            "--output",
+            "is a directory",
+        )
         _refused(["optimize", str(plan_copy), "--export", "skypilot", "--export-file", str(tmp_path), *extra],
                  capsys, "--export-file", "is a directory")  # fmt: skip
     assert tmp_path.is_dir()
@@ -227,7 +264,9 @@ def test_optimize_output_below_a_file(plan_copy: Path, capsys: pytest.CaptureFix
              "--output", "is a file, not a folder")  # fmt: skip
 
 
-def test_optimize_export_never_replaces_the_plan(plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_export_never_replaces_the_plan(
+    plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A SkyPilot YAML written over the plan it was made from destroys it, --force or not."""
     before = plan_copy.read_bytes()
     for extra in ([], ["--force"]):
@@ -250,7 +289,9 @@ def test_optimize_written_files_keep_normal_permissions(
         old = tmp_path / "old.toml"
         old.write_text("# mine\n")
         old.chmod(0o640)
-        code, _, err = _run(["optimize", str(plan_copy), "-o", str(old), "--force", *SMALL_SEARCH], capsys)
+        code, _, err = _run(
+            ["optimize", str(plan_copy), "-o", str(old), "--force", *SMALL_SEARCH], capsys
+        )
         assert code == 0, err
         assert stat.S_IMODE(old.stat().st_mode) == 0o640
         assert old.read_text().startswith("# Written by 'trainbill optimize")
@@ -259,7 +300,9 @@ def test_optimize_written_files_keep_normal_permissions(
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a Linux /proc")
-def test_optimize_unwritable_output_is_one_line(plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_unwritable_output_is_one_line(
+    plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An OSError from the write (here: /proc takes no new files) is an error naming the flag."""
     _refused(["optimize", str(plan_copy), "-o", "/proc/trainbill-best.toml", *SMALL_SEARCH], capsys,
              "--output", "cannot write /proc/trainbill-best.toml")  # fmt: skip
@@ -268,7 +311,9 @@ def test_optimize_unwritable_output_is_one_line(plan_copy: Path, capsys: pytest.
 # --- report ------------------------------------------------------------------------------------
 
 
-def test_report_never_replaces_its_plan(plan_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_never_replaces_its_plan(
+    plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """-o PLAN --force wrote HTML over the plan file."""
     before = plan_copy.read_bytes()
     _refused(["report", str(plan_copy), "-o", str(plan_copy), "--force", "--trials", "0"], capsys,
@@ -282,18 +327,28 @@ def test_report_output_below_a_file(plan_copy: Path, capsys: pytest.CaptureFixtu
              "--output", "is a file, not a folder")  # fmt: skip
 
 
-def test_report_negative_seed_names_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_negative_seed_names_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "r.html"
     _refused(["report", str(SEED), "-o", str(out), "--seed", "-1"], capsys, "--seed")
     assert not out.exists()
 
 
-def test_report_existing_file_kept_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_existing_file_kept_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "r.html"
     out.write_text("mine")
-    _refused(["report", str(SEED), "-o", str(out), "--trials", "0"], capsys, "already exists", "--force")
+    _refused(
+        ["report", str(SEED), "-o", str(out), "--trials", "0"], capsys, "already exists", "--force"
+    )
     assert out.read_text() == "mine"
-    _refused(["report", str(SEED), "-o", str(tmp_path), "--force", "--trials", "0"], capsys, "is a directory")
+    _refused(
+        ["report", str(SEED), "-o", str(tmp_path), "--force", "--trials", "0"],
+        capsys,
+        "is a directory",
+    )
 
 
 def test_finite_option_helper() -> None:
@@ -329,7 +384,9 @@ def test_serve_names_an_unresolvable_host(capsys: pytest.CaptureFixture[str]) ->
     assert "--host: cannot resolve 'not a host'" in err
 
 
-def test_optimize_without_deadline_says_why_the_best_is_slow(capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_without_deadline_says_why_the_best_is_slow(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """With no deadline the cheapest plan (8 nodes) runs far longer than the user's 64; say so."""
     plan = str(EXAMPLES / "pretrain-512-h100.toml")
     args = ["--instances", "p5.48xlarge", "--nodes", "8", "--clouds", "aws"]
@@ -341,7 +398,9 @@ def test_optimize_without_deadline_says_why_the_best_is_slow(capsys: pytest.Capt
     assert "no deadline was given" not in out
 
 
-def test_a_plan_nested_past_the_recursion_limit_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plan_nested_past_the_recursion_limit_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A TOML array nested 30,000 deep (RecursionError in tomllib) is a one-line error naming the file."""
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")

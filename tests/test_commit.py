@@ -20,7 +20,9 @@ OD = 55.04 / 8
 
 
 def _usage(*hours: float) -> MonthlyUsage:
-    return MonthlyUsage(months=tuple(f"2026-{i + 1:02d}" for i in range(len(hours))), gpu_hours=hours)
+    return MonthlyUsage(
+        months=tuple(f"2026-{i + 1:02d}" for i in range(len(hours))), gpu_hours=hours
+    )
 
 
 def test_optimum_and_break_even_by_hand(catalog: Catalog) -> None:
@@ -85,7 +87,9 @@ def test_cli_commit_json_on_example(capsys: pytest.CaptureFixture[str]) -> None:
         assert 0 <= t["commit_gpu_hours_per_month"] <= data["peak_gpu_hours"]
 
 
-def test_cli_commit_bad_row_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_commit_bad_row_is_one_line_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """A bad CSV row exits 1 with 'trainbill: error:' naming file, row and column."""
     bad = tmp_path / "u.csv"
     bad.write_text("month,gpu_hours\n2026-01,x\n", encoding="utf-8")
@@ -100,14 +104,22 @@ def test_cli_commit_bad_row_is_one_line_error(capsys: pytest.CaptureFixture[str]
 def test_impossible_month_is_a_typo() -> None:
     """1e6 GPUs × 31 days × 24 h = 7.44e8 GPU-hours is the most one month can hold."""
     assert parse_usage_csv("month,gpu_hours\n2026-01,744000000\n").gpu_hours == (7.44e8,)
-    with pytest.raises(SpecError, match=r"row 2, column gpu_hours: '1e300' GPU-hours in one month is more than"):
+    with pytest.raises(
+        SpecError, match=r"row 2, column gpu_hours: '1e300' GPU-hours in one month is more than"
+    ):
         parse_usage_csv("month,gpu_hours\n2026-01,1e300\n")
 
 
 def test_horizon_is_bounded(catalog: Catalog) -> None:
     usage = parse_usage_csv("month,gpu_hours\n2026-01,1000\n")
     with pytest.raises(SpecError, match=r"horizon must be 1 to 600 months \(got 100000000\)"):
-        advise_commitment(usage, catalog, instance="p5.48xlarge", as_of=date(2026, 6, 1), horizon_months=100_000_000)
+        advise_commitment(
+            usage,
+            catalog,
+            instance="p5.48xlarge",
+            as_of=date(2026, 6, 1),
+            horizon_months=100_000_000,
+        )
 
 
 def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -123,7 +135,9 @@ def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_pat
 @pytest.mark.parametrize("value", ["2.500,5", "2,5", "1,23"])
 def test_a_decimal_comma_is_refused_naming_the_cell(value: str) -> None:
     """'2.500,5' was read as 2.5005 (commas dropped); only thousands separators are allowed."""
-    with pytest.raises(SpecError, match=r"u\.csv: row 2, column gpu_hours: .*not a thousands separator"):
+    with pytest.raises(
+        SpecError, match=r"u\.csv: row 2, column gpu_hours: .*not a thousands separator"
+    ):
         parse_usage_csv(f'month,gpu_hours\n2026-01,"{value}"\n', source="u.csv")
 
 

@@ -84,11 +84,15 @@ def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) ->
     Per step (4M tokens, 350,000 steps): kernel = FLOPs/step × (1 + m) / (512 × 989e12 × e_max),
     host = step_overhead_s; eval/train step time = kernel / 3 / (kernel + host).
     """
-    plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})
+    plan = plan_from_dict(
+        {"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}}
+    )
     fc = forecast(plan, catalog, today=TODAY)
     assert fc.usage.time.layout is not None
     assert not fc.usage.time.layout.memory.recompute
-    flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12  # shape 71 × 9072 (see test_forecast)
+    flops = (
+        6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12
+    )  # shape 71 × 9072 (see test_forecast)
     e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")
     m = k_mem * (989e12 / 3.35e12) / 9072
     kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog))
@@ -114,7 +118,10 @@ def test_recompute_is_not_charged_to_evaluation(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("section", "expected"),
     [
-        ({"interval_steps": -1}, "evaluation.interval_steps: input should be greater than or equal to 0"),
+        (
+            {"interval_steps": -1},
+            "evaluation.interval_steps: input should be greater than or equal to 0",
+        ),
         ({"steps": 0}, "evaluation.steps: input should be greater than or equal to 1"),
         ({"every": 10}, "evaluation.every: unknown key"),
     ],
@@ -126,9 +133,13 @@ def test_bad_evaluation_section(section: dict[str, Any], expected: str) -> None:
         plan_from_dict(d)
 
 
-def test_bad_evaluation_in_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_evaluation_in_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     plan = tmp_path / "plan.toml"
-    plan.write_text("[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\nsteps=0\n")
+    plan.write_text(
+        "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\nsteps=0\n"
+    )
     with pytest.raises(SystemExit) as exc:
         main(["forecast", str(plan)])
     err = capsys.readouterr().err

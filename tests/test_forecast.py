@@ -62,7 +62,16 @@ def test_seed_example_has_every_hidden_category(catalog: Catalog) -> None:
     """The article's run shows stalls, checkpoints, storage, transfer, NAT, reclaims, failures."""
     fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
     by = fc.ledger.by_category()
-    for cat in ("sync_stall", "checkpoint", "storage", "data_transfer", "networking", "monitoring", "spot_reclaim", "failures"):
+    for cat in (
+        "sync_stall",
+        "checkpoint",
+        "storage",
+        "data_transfer",
+        "networking",
+        "monitoring",
+        "spot_reclaim",
+        "failures",
+    ):
         assert by[cat] > 0, cat
 
 
@@ -72,21 +81,32 @@ def test_nat_line_hand_computed(catalog: Catalog) -> None:
     plan["network"] = {"nat_gateways": 2, "nat_gb_per_node_hour": 1.0, "public_ips_per_node": 0}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     assert _line(fc, "networking", "NAT gateway hours").cost_usd == pytest.approx(2 * 10 * 0.045)
-    assert _line(fc, "networking", "NAT gateway data").cost_usd == pytest.approx(4 * 10 * 1.0 * 0.045)
+    assert _line(fc, "networking", "NAT gateway data").cost_usd == pytest.approx(
+        4 * 10 * 1.0 * 0.045
+    )
     # The two NAT Elastic IPs: 2 addresses × 10 h × $0.005.
     assert _line(fc, "networking", "public IPv4").cost_usd == pytest.approx(2 * 10 * 0.005)
 
 
 def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
     """70B on 1.4T tokens on 512 H100 with the fitted kernel efficiency, by hand (no recompute)."""
-    plan = plan_from_dict({"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}})
+    plan = plan_from_dict(
+        {"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}}
+    )
     fc = forecast(plan, catalog, today=TODAY)
     # Shape rule d = (N · 128 / 12)^(1/3) = (7.467e11)^(1/3) = 9071.6 -> 9072; L = 9072/128 = 70.9 -> 71.
     # FLOPs = 6·70e9·1.4e12 + 12·71·9072·4096·1.4e12 (default seq_len 4096) = 5.88e23 + 4.43e22.
     flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12
-    e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")  # fitted catalog data
-    m = k_mem * (989e12 / 3.35e12) / 9072  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s = 295 FLOP/byte, width 9072
-    host = catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4e6  # fixed seconds per step × 350,000 steps of 4M tokens
+    e_max, k_mem = (
+        catalog.value("time.fit.e_max"),
+        catalog.value("time.fit.k_mem"),
+    )  # fitted catalog data
+    m = (
+        k_mem * (989e12 / 3.35e12) / 9072
+    )  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s = 295 FLOP/byte, width 9072
+    host = (
+        catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4e6
+    )  # fixed seconds per step × 350,000 steps of 4M tokens
     # Kernels at e_max × the H100's software maturity on TODAY (conftest.h100_maturity).
     expected = (flops * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog)) + host) / 3600
     assert fc.usage.compute_hours == pytest.approx(expected)
@@ -122,7 +142,11 @@ def test_bill_invariants(catalog: Catalog, hours: float, nodes: int, spot: float
     for line in fc.ledger.lines:
         assert line.cost_usd == pytest.approx(line.quantity * line.unit_price_usd)
     longer = forecast(plan_from_dict({**base, "run": {"hours": hours * 1.5}}), catalog, today=TODAY)
-    bigger = forecast(plan_from_dict({**base, "cluster": {"instance": "p5.48xlarge", "nodes": nodes + 1}}), catalog, today=TODAY)
+    bigger = forecast(
+        plan_from_dict({**base, "cluster": {"instance": "p5.48xlarge", "nodes": nodes + 1}}),
+        catalog,
+        today=TODAY,
+    )
     assert longer.total_usd > fc.total_usd
     assert bigger.total_usd > fc.total_usd
 
@@ -138,7 +162,9 @@ def test_zero_hidden_property(catalog: Catalog, hours: float, nodes: int) -> Non
     assert fc.total_usd == pytest.approx(fc.quote_usd)
 
 
-def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(catalog: Catalog) -> None:
+def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
+    catalog: Catalog,
+) -> None:
     """gpu_hours_p10/p90 are the plan re-run with training hours × time.error_band's P10 and P90."""
     from trainbill.spec import plan_from_dict
     from trainbill.usage import usage_for

@@ -27,7 +27,12 @@ DATA = Path(__file__).parent / "data" / "importers"
 def test_hyperpod_article_instance_groups(catalog: Catalog) -> None:
     """The article's --instance-groups value is 16 × p5.48xlarge on HyperPod, all on-demand."""
     r = import_cluster("hyperpod", DATA / "hyperpod-article.json", catalog=catalog)
-    assert r.plan["cluster"] == {"provider": "aws", "instance": "p5.48xlarge", "nodes": 16, "orchestrator": "hyperpod"}
+    assert r.plan["cluster"] == {
+        "provider": "aws",
+        "instance": "p5.48xlarge",
+        "nodes": 16,
+        "orchestrator": "hyperpod",
+    }
     assert r.plan["purchase"] == {"spot_fraction": 0.0}
     assert ("cluster.nodes", "instance-groups[0].InstanceType") in r.imported
 
@@ -37,7 +42,9 @@ def test_hyperpod_create_cluster_head_node_and_prefix(catalog: Catalog) -> None:
     r = import_cluster("hyperpod", DATA / "hyperpod-create-cluster.json", catalog=catalog)
     c = r.plan["cluster"]
     assert (c["instance"], c["nodes"], c["region"]) == ("p5.48xlarge", 16, "us-west-2")
-    assert c["extra_groups"] == [{"name": "controller", "instance": "m5.xlarge", "count": 1, "spot": False}]
+    assert c["extra_groups"] == [
+        {"name": "controller", "instance": "m5.xlarge", "count": 1, "spot": False}
+    ]
     assert r.plan["storage"] == {"ebs_gb_per_node": 500.0}
     assert any(u.startswith("Orchestrator.Eks") for u in r.unsupported)
 
@@ -45,8 +52,14 @@ def test_hyperpod_create_cluster_head_node_and_prefix(catalog: Catalog) -> None:
 def test_extra_group_priced_as_its_own_line(catalog: Catalog) -> None:
     """A head node adds exactly count × wall hours × $0.192 (EC2 m5.xlarge): no ml.m5.xlarge price is
     published in the catalog, so no HyperPod premium is guessed (it was the article's 20%: $0.2304/h)."""
-    base = {"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 2, "orchestrator": "hyperpod"}}
-    with_head = {**base, "cluster": {**base["cluster"], "extra_groups": [{"name": "head", "instance": "m5.xlarge"}]}}
+    base = {
+        "run": {"hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2, "orchestrator": "hyperpod"},
+    }
+    with_head = {
+        **base,
+        "cluster": {**base["cluster"], "extra_groups": [{"name": "head", "instance": "m5.xlarge"}]},
+    }
     a = forecast(plan_from_dict(base), catalog, today=TODAY)
     b = forecast(plan_from_dict(with_head), catalog, today=TODAY)
     line = next(x for x in b.ledger.lines if "head group" in x.item)
@@ -72,7 +85,9 @@ def test_skypilot_task(catalog: Catalog) -> None:
 def test_skypilot_malformed_yaml_names_file_and_line(catalog: Catalog) -> None:
     """Malformed YAML: the error names the file and the line."""
     path = DATA / "skypilot-malformed.yaml"
-    with pytest.raises(ClusterImportError, match=r"skypilot-malformed\.yaml: invalid YAML: .* line 3"):
+    with pytest.raises(
+        ClusterImportError, match=r"skypilot-malformed\.yaml: invalid YAML: .* line 3"
+    ):
         import_cluster("skypilot", path, catalog=catalog)
 
 
@@ -81,8 +96,14 @@ def test_skypilot_malformed_yaml_names_file_and_line(catalog: Catalog) -> None:
     [
         ("resources:\n  accelerators: X999:8\n", r"resources\.accelerators: unknown GPU"),
         ("resources:\n  instance_type: m5.xlarge\n", r"no GPU instances found"),
-        ("resources:\n  cloud: lambda\n  accelerators: H100:8\n", r"resources\.cloud: 'lambda' is not priced"),
-        ("num_nodes: 0\nresources:\n  accelerators: H100:8\n", r"num_nodes: must be a whole number > 0"),
+        (
+            "resources:\n  cloud: lambda\n  accelerators: H100:8\n",
+            r"resources\.cloud: 'lambda' is not priced",
+        ),
+        (
+            "num_nodes: 0\nresources:\n  accelerators: H100:8\n",
+            r"num_nodes: must be a whole number > 0",
+        ),
         ("resources:\n  cpus: 4\n", r"resources: no GPU"),
     ],
 )
@@ -95,7 +116,10 @@ def test_skypilot_bad_input(catalog: Catalog, text: str, pattern: str) -> None:
 @pytest.mark.parametrize(
     ("text", "pattern"),
     [
-        ('[{"InstanceType": "ml.p9.96xlarge", "InstanceCount": 2}]', r"instance-groups\[0\]\.InstanceType: unknown instance type 'p9\.96xlarge'"),
+        (
+            '[{"InstanceType": "ml.p9.96xlarge", "InstanceCount": 2}]',
+            r"instance-groups\[0\]\.InstanceType: unknown instance type 'p9\.96xlarge'",
+        ),
         ('[{"InstanceType": "ml.m5.xlarge", "InstanceCount": 1}]', r"no GPU instances found"),
         ('[{"InstanceType": "p5.48xlarge", "InstanceCount": 16}', r"invalid JSON: .* line 1"),
         ('[{"InstanceType": "p5.48xlarge"}]', r"instance-groups\[0\]: missing InstanceCount"),
@@ -117,27 +141,41 @@ def test_terraform_plan(catalog: Catalog) -> None:
     """
     r = import_cluster("terraform", DATA / "terraform-plan.json", catalog=catalog)
     c = r.plan["cluster"]
-    assert (c["instance"], c["nodes"], c["orchestrator"], c["region"]) == ("p5.48xlarge", 8, "eks", "us-east-1")
-    assert c["extra_groups"] == [{"name": "instances", "instance": "c5.2xlarge", "count": 1, "spot": False}]
+    assert (c["instance"], c["nodes"], c["orchestrator"], c["region"]) == (
+        "p5.48xlarge",
+        8,
+        "eks",
+        "us-east-1",
+    )
+    assert c["extra_groups"] == [
+        {"name": "instances", "instance": "c5.2xlarge", "count": 1, "spot": False}
+    ]
     assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(2100 * 1.073741824 / 8)
     assert r.plan["storage"]["ebs_iops"] == 10000
     assert r.plan["storage"]["fsx_capacity_gb"] == pytest.approx(12884.901888)
     assert r.plan["storage"]["fsx_tier"] == "persistent_250"
     assert r.plan["network"] == {"nat_gateways": 1, "public_ips_per_node": 0.0}
-    assert r.unsupported == ("aws_s3_bucket.data (aws_s3_bucket): resource type not supported, not priced",)
+    assert r.unsupported == (
+        "aws_s3_bucket.data (aws_s3_bucket): resource type not supported, not priced",
+    )
 
 
 def test_terraform_without_gpus_and_bad_fsx(catalog: Catalog) -> None:
     """A plan with only a CPU instance, or an unpriced FSx tier, is a clear error naming the element."""
     cpu_only = {"planned_values": {"root_module": {"resources": [
         {"address": "aws_instance.a", "type": "aws_instance", "values": {"instance_type": "c5.large"}}]}}}  # fmt: skip
-    with pytest.raises(ClusterImportError, match=r"plan\.json: no GPU instances found .*c5\.large \(aws_instance\.a\)"):
+    with pytest.raises(
+        ClusterImportError,
+        match=r"plan\.json: no GPU instances found .*c5\.large \(aws_instance\.a\)",
+    ):
         import_text("terraform", json.dumps(cpu_only), source="plan.json", catalog=catalog)
     bad_fsx = {"planned_values": {"root_module": {"resources": [
         {"address": "aws_instance.g", "type": "aws_instance", "values": {"instance_type": "p5.48xlarge"}},
         {"address": "aws_fsx_lustre_file_system.f", "type": "aws_fsx_lustre_file_system",
          "values": {"storage_capacity": 1200, "deployment_type": "PERSISTENT_1", "per_unit_storage_throughput": 200}}]}}}  # fmt: skip
-    with pytest.raises(ClusterImportError, match=r"aws_fsx_lustre_file_system\.f: .*not priced; allowed"):
+    with pytest.raises(
+        ClusterImportError, match=r"aws_fsx_lustre_file_system\.f: .*not priced; allowed"
+    ):
         import_text("terraform", json.dumps(bad_fsx), source="plan.json", catalog=catalog)
 
 
@@ -172,7 +210,9 @@ def test_cli_forecast_from_hyperpod(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["cluster"]["nodes"] == 16
     assert out["cluster"]["orchestrator"] == "hyperpod"
-    assert out["quote_usd"] == pytest.approx(16 * 98.32 * 72)  # article's p5 price $98.32/h before June 2025
+    assert out["quote_usd"] == pytest.approx(
+        16 * 98.32 * 72
+    )  # article's p5 price $98.32/h before June 2025
     assert out["import"]["kind"] == "hyperpod"
     assert "model.params" in out["import"]["provenance"]["defaulted"]
 
@@ -185,15 +225,32 @@ def test_cli_forecast_from_bad_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert "trainbill: error: nope.json: file not found" in capsys.readouterr().err
 
 
-def test_cli_forecast_plan_file_under_import(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_forecast_plan_file_under_import(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """The imported cluster overrides the plan file's gpu/gpus; the plan file still supplies the run."""
     plan = tmp_path / "p.toml"
-    plan.write_text('[run]\nhours = 5\n[cluster]\ngpu = "a100-80gb"\ngpus = 64\n[prices]\nas_of = 2025-05-01\n')
+    plan.write_text(
+        '[run]\nhours = 5\n[cluster]\ngpu = "a100-80gb"\ngpus = 64\n[prices]\nas_of = 2025-05-01\n'
+    )
     with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(plan), "--from", "skypilot", str(DATA / "skypilot-task.yaml"), "--json"])
+        main(
+            [
+                "forecast",
+                str(plan),
+                "--from",
+                "skypilot",
+                str(DATA / "skypilot-task.yaml"),
+                "--json",
+            ]
+        )
     assert exc.value.code == 0
     out = json.loads(capsys.readouterr().out)
-    assert (out["cluster"]["instance"], out["cluster"]["nodes"], out["cluster"]["spot_fraction"]) == ("p5.48xlarge", 4, 1.0)
+    assert (
+        out["cluster"]["instance"],
+        out["cluster"]["nodes"],
+        out["cluster"]["spot_fraction"],
+    ) == ("p5.48xlarge", 4, 1.0)
     assert out["time"]["compute_hours"] == pytest.approx(5.0)
     assert date.fromisoformat(out["catalog"]["as_of"]) == date(2025, 5, 1)
 
@@ -206,7 +263,9 @@ def test_cli_forecast_plan_file_under_import(capsys: pytest.CaptureFixture[str],
         ("skypilot", "[" * 30_000 + "]" * 30_000),
     ],
 )
-def test_a_document_nested_past_the_recursion_limit_is_one_error(kind: str, text: str, catalog: Catalog) -> None:
+def test_a_document_nested_past_the_recursion_limit_is_one_error(
+    kind: str, text: str, catalog: Catalog
+) -> None:
     """30,000 levels of nesting (RecursionError in the parser) is a ClusterImportError naming the file."""
     from trainbill.errors import TrainbillError
     from trainbill.importers import import_text

@@ -72,10 +72,15 @@ def test_forecast_date_sets_the_age(catalog: Catalog) -> None:
     the catalog's fitted immaturity a and τ: (1 − a·e^(−3.70/τ)) / (1 − a·e^(−1.95/τ)) > 1."""
     from trainbill.timemodel import fit_params
 
-    plan = {"model": {"params": 7e9, "tokens": 1e11}, "cluster": {"instance": "p5.48xlarge", "nodes": 2}}
+    plan = {
+        "model": {"params": 7e9, "tokens": 1e11},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+    }
     hours = {}
     for day in ("2024-09-01", "2026-06-01"):
-        fc = forecast(plan_from_dict({**plan, "prices": {"as_of": day}}), catalog, today=date(2026, 12, 3))
+        fc = forecast(
+            plan_from_dict({**plan, "prices": {"as_of": day}}), catalog, today=date(2026, 12, 3)
+        )
         hours[day] = fc.usage.compute_hours
     fp = fit_params(catalog)
     young = (date(2024, 9, 1) - date(2022, 9, 20)).days / 365.25
@@ -91,21 +96,25 @@ def test_forecast_date_sets_the_age(catalog: Catalog) -> None:
     assert ratio == pytest.approx(expected, rel=0.01)
 
 
-_LEGACY_HEADER = (
-    "id,name,vendor,peak_bf16_tflops,peak_fp8_tflops,hbm_gb,hbm_tbps,intra_node_gbytes_per_s,tdp_w,source,as_of\n"
-)
+_LEGACY_HEADER = "id,name,vendor,peak_bf16_tflops,peak_fp8_tflops,hbm_gb,hbm_tbps,intra_node_gbytes_per_s,tdp_w,source,as_of\n"
 
 
 def test_overlay_written_before_the_launch_column_still_loads(tmp_path: Path) -> None:
     """An accelerators.csv overlay with the schema-v1 header (no ``launched``) is read; its chips
     have no launch date, so the time model takes their software as mature and says so."""
     (tmp_path / "accelerators.csv").write_text(
-        _LEGACY_HEADER + "h100,NVIDIA H100 (negotiated),nvidia,989,1979,80,3.35,900,700,my datasheet,2024-01-01\n",
+        _LEGACY_HEADER
+        + "h100,NVIDIA H100 (negotiated),nvidia,989,1979,80,3.35,900,700,my datasheet,2024-01-01\n",
         encoding="utf-8",
     )
     cat = load_catalog([tmp_path])
     assert cat.accelerator("h100").launched is None
-    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 1e11}, "cluster": {"instance": "p5.48xlarge", "nodes": 1}})
+    plan = plan_from_dict(
+        {
+            "model": {"params": 7e9, "tokens": 1e11},
+            "cluster": {"instance": "p5.48xlarge", "nodes": 1},
+        }
+    )
     fc = forecast(plan, cat, today=date(2026, 12, 3))
     assert "launch date unknown" in dict(fc.usage.time.factors)["maturity"]
 
@@ -113,8 +122,11 @@ def test_overlay_written_before_the_launch_column_still_loads(tmp_path: Path) ->
 def test_bad_launch_date_names_file_line_and_column(tmp_path: Path) -> None:
     header = _LEGACY_HEADER.replace("tdp_w,", "tdp_w,launched,")
     (tmp_path / "accelerators.csv").write_text(
-        header + "h100,NVIDIA H100,nvidia,989,1979,80,3.35,900,700,Sept 2022,my datasheet,2024-01-01\n",
+        header
+        + "h100,NVIDIA H100,nvidia,989,1979,80,3.35,900,700,Sept 2022,my datasheet,2024-01-01\n",
         encoding="utf-8",
     )
-    with pytest.raises(CatalogSchemaError, match=r"accelerators\.csv, line 2, launched: 'Sept 2022' is not a date"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"accelerators\.csv, line 2, launched: 'Sept 2022' is not a date"
+    ):
         load_catalog([tmp_path])

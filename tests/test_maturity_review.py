@@ -82,7 +82,16 @@ def test_measured_mfu_ignores_maturity_and_says_so(catalog: Catalog) -> None:
 
 @pytest.mark.parametrize(
     ("immaturity", "tau"),
-    [(1.0, 1.5), (1.2, 1.5), (-0.1, 1.5), (math.nan, 1.5), (0.4, 0.0), (0.4, -1.0), (0.4, math.inf), (0.4, math.nan)],
+    [
+        (1.0, 1.5),
+        (1.2, 1.5),
+        (-0.1, 1.5),
+        (math.nan, 1.5),
+        (0.4, 0.0),
+        (0.4, -1.0),
+        (0.4, math.inf),
+        (0.4, math.nan),
+    ],
 )
 def test_fit_params_outside_the_model_are_refused(immaturity: float, tau: float) -> None:
     """immaturity 1 gives maturity 1 − 1 · e^0 = 0 at launch (division by zero), 1.2 gives −0.2
@@ -111,10 +120,15 @@ def test_as_of_changes_kernel_hours_by_the_ratio_of_maturities(catalog: Catalog)
     a = float(catalog.value("time.fit.immaturity"))
     tau = float(catalog.value("time.maturity_tau_years"))
     expected = (1 - a * math.exp(-1350 / 365.25 / tau)) / (1 - a * math.exp(-712 / 365.25 / tau))
-    plan = {"model": {"params": 7e9, "tokens": 1e11}, "cluster": {"instance": "p5.48xlarge", "nodes": 2}}
+    plan = {
+        "model": {"params": 7e9, "tokens": 1e11},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+    }
     kernel, hours = {}, {}
     for day in ("2024-09-01", "2026-06-01"):
-        usage = forecast(plan_from_dict({**plan, "prices": {"as_of": day}}), catalog, today=date(2026, 12, 3)).usage
+        usage = forecast(
+            plan_from_dict({**plan, "prices": {"as_of": day}}), catalog, today=date(2026, 12, 3)
+        ).usage
         lay = usage.time.layout
         assert lay is not None
         kernel[day] = lay.compute_s
@@ -139,7 +153,10 @@ def test_launch_date_years_ahead_is_a_typo(tmp_path: Path) -> None:
     """2099-01-01 for 2019: every run on the chip would silently be brand-new (× 0.63); like a
     price point, a date more than 366 days ahead is refused, naming file, line and column."""
     _overlay(tmp_path, _HEADER, _ROW.format(launched="2099-01-01,"))
-    with pytest.raises(CatalogSchemaError, match=r"accelerators\.csv, line 2, launched: 2099-01-01 is in the future"):
+    with pytest.raises(
+        CatalogSchemaError,
+        match=r"accelerators\.csv, line 2, launched: 2099-01-01 is in the future",
+    ):
         load_catalog([tmp_path])
 
 
@@ -161,5 +178,7 @@ def test_legacy_header_with_a_launch_value_counts_its_own_columns(tmp_path: Path
     """The old 11-column header with a 12-field row was said to expect 12 fields (the new
     header); the file's header has 11, and the fix is to add ``launched`` to it."""
     _overlay(tmp_path, _LEGACY_HEADER, _ROW.format(launched="2022-09-20,"))
-    with pytest.raises(CatalogSchemaError, match=r"line 2: wrong number of fields \(expected 11: .*add the column"):
+    with pytest.raises(
+        CatalogSchemaError, match=r"line 2: wrong number of fields \(expected 11: .*add the column"
+    ):
         load_catalog([tmp_path])

@@ -47,17 +47,25 @@ def test_random_grid_points_match_forecast(catalog: Catalog, instance: str) -> N
     plan = load_plan(SEED)
     space = SearchSpace(savings_plans=("1yr", "3yr"))
     axes = _axes_for(plan, catalog, space, catalog.instance(instance))
-    block, _ = _evaluate_instance(plan, catalog, catalog.instance(instance), axes, TODAY, np.random.default_rng(1))
+    block, _ = _evaluate_instance(
+        plan, catalog, catalog.instance(instance), axes, TODAY, np.random.default_rng(1)
+    )
     rng = np.random.default_rng(7)
     valid = np.flatnonzero(block.fits)
     for flat in rng.choice(valid, size=8, replace=False):
         c = _candidate(block, int(flat))
         fc = forecast(
             candidate_plan(
-                plan, catalog, instance=c.instance, nodes=c.nodes, orchestrator=c.orchestrator,
-                spot_fraction=c.spot_fraction, savings_plan=c.savings_plan,
+                plan,
+                catalog,
+                instance=c.instance,
+                nodes=c.nodes,
+                orchestrator=c.orchestrator,
+                spot_fraction=c.spot_fraction,
+                savings_plan=c.savings_plan,
                 savings_plan_coverage=c.savings_plan_coverage,
-                checkpoint_interval_hours=c.checkpoint_interval_hours, region=c.region,
+                checkpoint_interval_hours=c.checkpoint_interval_hours,
+                region=c.region,
             ),
             catalog,
             today=TODAY,
@@ -79,13 +87,22 @@ def test_user_plan_is_a_candidate(catalog: Catalog) -> None:
     """With the grid reduced to the user's own configuration, the user's plan is the answer."""
     plan = load_plan(SEED)
     space = SearchSpace(
-        instances=("p5.48xlarge",), nodes=(32,), spot_fractions=(0.5,), orchestrators=("ec2",),
+        instances=("p5.48xlarge",),
+        nodes=(32,),
+        spot_fractions=(0.5,),
+        orchestrators=("ec2",),
         checkpoint_intervals_hours=(2.0,),
     )
     result = optimize(plan, catalog, space=space, today=TODAY)
     assert result.user.is_user_plan
-    assert (result.best.instance, result.best.nodes, result.best.spot_fraction) == ("p5.48xlarge", 32, 0.5)
-    assert result.best.total_usd == pytest.approx(forecast(plan, catalog, today=TODAY).total_usd, rel=1e-6)
+    assert (result.best.instance, result.best.nodes, result.best.spot_fraction) == (
+        "p5.48xlarge",
+        32,
+        0.5,
+    )
+    assert result.best.total_usd == pytest.approx(
+        forecast(plan, catalog, today=TODAY).total_usd, rel=1e-6
+    )
 
 
 def test_deadline_picks_the_cluster_that_meets_it(catalog: Catalog) -> None:
@@ -93,7 +110,9 @@ def test_deadline_picks_the_cluster_that_meets_it(catalog: Catalog) -> None:
 
     2 nodes take 20 h, 4 take 10 h, 8 take 5 h; a 12 h deadline leaves 4 and 8 nodes.
     """
-    result = optimize(_zero(), catalog, space=ONLY_P5, deadline_hours=12, clouds=("aws",), today=TODAY)
+    result = optimize(
+        _zero(), catalog, space=ONLY_P5, deadline_hours=12, clouds=("aws",), today=TODAY
+    )
     assert result.best.nodes in {4, 8}
     assert result.best.total_usd == pytest.approx(40 * P5_OLD)
     walls = {r.nodes: r.wall_hours for r in result.rightsizing}
@@ -122,8 +141,15 @@ def test_infeasible_budget_names_shortfall(catalog: Catalog) -> None:
 def test_hours_scale_with_gpu_count_and_peak(catalog: Catalog) -> None:
     """10 h on 4 × 8 H100 (989 TFLOP/s) → 2 × 8 A100-40GB (312): 10 × 32 × 989 / (16 × 312) h."""
     plan = candidate_plan(
-        _zero(), catalog, instance="p4d.24xlarge", nodes=2, orchestrator="ec2", spot_fraction=0.0,
-        savings_plan="none", savings_plan_coverage=0.0, checkpoint_interval_hours=2.0,
+        _zero(),
+        catalog,
+        instance="p4d.24xlarge",
+        nodes=2,
+        orchestrator="ec2",
+        spot_fraction=0.0,
+        savings_plan="none",
+        savings_plan_coverage=0.0,
+        checkpoint_interval_hours=2.0,
     )
     assert plan.run.hours == pytest.approx(10 * 32 * 989 / (16 * 312))
 
@@ -139,7 +165,9 @@ def test_p90_is_not_below_expected_and_pareto_is_monotone(catalog: Catalog) -> N
 
 def test_p90_equals_expected_without_disruptions(catalog: Catalog) -> None:
     """With zero failure and reclaim rates there is no spread: P90 = expected."""
-    result = optimize(_zero(), catalog, space=ONLY_P5, objective="p90", clouds=("aws",), today=TODAY)
+    result = optimize(
+        _zero(), catalog, space=ONLY_P5, objective="p90", clouds=("aws",), today=TODAY
+    )
     assert result.best.p90_usd == pytest.approx(result.best.total_usd)
 
 
@@ -168,11 +196,24 @@ def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str,
     return int(exc.value.code or 0), out, err
 
 
-def test_cli_json_contract_and_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog) -> None:
+def test_cli_json_contract_and_output_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
+) -> None:
     """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the same."""
     out_file = tmp_path / "best.toml"
     code, out, _ = _run(
-        capsys, ["optimize", str(SEED), "--clouds", "aws", "--deadline-hours", "100", "--json", "-o", str(out_file)]
+        capsys,
+        [
+            "optimize",
+            str(SEED),
+            "--clouds",
+            "aws",
+            "--deadline-hours",
+            "100",
+            "--json",
+            "-o",
+            str(out_file),
+        ],
     )
     assert code == 0
     data = json.loads(out)
@@ -183,10 +224,14 @@ def test_cli_json_contract_and_output_file(capsys: pytest.CaptureFixture[str], t
     assert data["elapsed_s"] > 0
     written = load_plan(out_file)
     today = load_plan(SEED).prices.as_of
-    assert forecast(written, catalog, today=today).total_usd == pytest.approx(data["best"]["total_usd"], rel=1e-6)
+    assert forecast(written, catalog, today=today).total_usd == pytest.approx(
+        data["best"]["total_usd"], rel=1e-6
+    )
 
 
-def test_cli_refuses_to_overwrite_without_force(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_refuses_to_overwrite_without_force(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """An existing -o file is left untouched unless --force is given."""
     out_file = tmp_path / "best.toml"
     out_file.write_text("keep me", encoding="utf-8")

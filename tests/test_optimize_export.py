@@ -47,7 +47,16 @@ spot_reclaim_rate_per_node_hour = 0
 
 #: p5.48xlarge at 4 or 8 nodes with a 6 h deadline: 4 nodes take 10 h (too slow); 8 nodes take
 #: 10 × 4/8 = 5 h. So the best plan has 8 nodes of 8 H100 each.
-_SEARCH = ["--clouds", "aws", "--instances", "p5.48xlarge", "--nodes", "4,8", "--deadline-hours", "6"]
+_SEARCH = [
+    "--clouds",
+    "aws",
+    "--instances",
+    "p5.48xlarge",
+    "--nodes",
+    "4,8",
+    "--deadline-hours",
+    "6",
+]
 
 
 def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
@@ -77,7 +86,9 @@ def _check_task(task: dict[str, object]) -> None:
     assert resources["use_spot"] is True
 
 
-def test_export_prints_the_task_instead_of_tables(capsys: pytest.CaptureFixture[str], plan_file: Path) -> None:
+def test_export_prints_the_task_instead_of_tables(
+    capsys: pytest.CaptureFixture[str], plan_file: Path
+) -> None:
     """Without --export-file the YAML alone goes to stdout (pipeable into a file), with its comment header."""
     code, out, err = _run(capsys, ["optimize", str(plan_file), *_SEARCH, "--export", "skypilot"])
     assert code == 0, err
@@ -86,10 +97,21 @@ def test_export_prints_the_task_instead_of_tables(capsys: pytest.CaptureFixture[
     _check_task(yaml.safe_load(out))
 
 
-def test_export_file_is_written_and_never_overwritten(capsys: pytest.CaptureFixture[str], plan_file: Path) -> None:
+def test_export_file_is_written_and_never_overwritten(
+    capsys: pytest.CaptureFixture[str], plan_file: Path
+) -> None:
     """--export-file writes atomically next to --json output; a second run needs --force and keeps the file."""
     task_file = plan_file.parent / "task.yaml"
-    args = ["optimize", str(plan_file), *_SEARCH, "--json", "--export", "skypilot", "--export-file", str(task_file)]
+    args = [
+        "optimize",
+        str(plan_file),
+        *_SEARCH,
+        "--json",
+        "--export",
+        "skypilot",
+        "--export-file",
+        str(task_file),
+    ]
     code, out, err = _run(capsys, args)
     assert code == 0, err
     assert json.loads(out)["best"]["nodes"] == 8
@@ -102,7 +124,10 @@ def test_export_file_is_written_and_never_overwritten(capsys: pytest.CaptureFixt
     code, _, err = _run(capsys, [*args, "--force"])
     assert code == 0, err
     _check_task(yaml.safe_load(task_file.read_text(encoding="utf-8")))
-    assert sorted(p.name for p in plan_file.parent.iterdir()) == ["plan.toml", "task.yaml"]  # no temp file left
+    assert sorted(p.name for p in plan_file.parent.iterdir()) == [
+        "plan.toml",
+        "task.yaml",
+    ]  # no temp file left
 
 
 @pytest.mark.parametrize(
@@ -115,7 +140,11 @@ def test_export_file_is_written_and_never_overwritten(capsys: pytest.CaptureFixt
     ],
 )
 def test_export_flag_errors_are_one_line(
-    capsys: pytest.CaptureFixture[str], plan_file: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], text: str
+    capsys: pytest.CaptureFixture[str],
+    plan_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    flags: list[str],
+    text: str,
 ) -> None:
     """Unknown format, a file without --export, stdout clash with --json, one path twice: exit 1, nothing written."""
     monkeypatch.chdir(plan_file.parent)

@@ -21,11 +21,16 @@ def test_feasible_count_with_deadline_and_budget(catalog: Catalog) -> None:
     meet 12 h and cost 40 × 98.32 = $3,932.80 ≤ $4,000, so 3 are feasible.
     """
     space = SearchSpace(
-        instances=("p5.48xlarge",), nodes=(2, 4, 8), spot_fractions=(0.0,), orchestrators=("ec2",),
+        instances=("p5.48xlarge",),
+        nodes=(2, 4, 8),
+        spot_fractions=(0.0,),
+        orchestrators=("ec2",),
         checkpoint_intervals_hours=(2.0,),
     )
     plan = plan_from_dict(zero_hidden_plan())
-    result = optimize(plan, catalog, space=space, deadline_hours=12, budget_usd=4000, clouds=("aws",), today=TODAY)
+    result = optimize(
+        plan, catalog, space=space, deadline_hours=12, budget_usd=4000, clouds=("aws",), today=TODAY
+    )
     assert (result.evaluated, result.feasible) == (4, 3)
 
 
@@ -42,13 +47,22 @@ def test_chunked_search_matches_enumeration(
     plan = load_plan(SEED)
     inst = catalog.instance("p5.48xlarge")
     space = SearchSpace(
-        instances=("p5.48xlarge",), nodes=(16, 32, 48), savings_plans=("1yr",), coverages=(0.3, 0.6, 0.9), spot_fractions=(0.0, 0.25),
+        instances=("p5.48xlarge",),
+        nodes=(16, 32, 48),
+        savings_plans=("1yr",),
+        coverages=(0.3, 0.6, 0.9),
+        spot_fractions=(0.0, 0.25),
         orchestrators=("ec2", "eks"),
     )
-    block, _ = _evaluate_instance(plan, catalog, inst, _axes_for(plan, catalog, space, inst), TODAY, np.random.default_rng(0))
+    block, _ = _evaluate_instance(
+        plan, catalog, inst, _axes_for(plan, catalog, space, inst), TODAY, np.random.default_rng(0)
+    )
     use_p90 = objective == "p90"
     points = [(_candidate(block, int(f)), int(f)) for f in np.flatnonzero(block.fits)]
-    keys = [((c.p90_usd, c.p90_wall_hours) if use_p90 else (c.total_usd, c.wall_hours), f, c) for c, f in points]
+    keys = [
+        ((c.p90_usd, c.p90_wall_hours) if use_p90 else (c.total_usd, c.wall_hours), f, c)
+        for c, f in points
+    ]
     deadline = float(np.median([k[0][1] for k in keys]))
     budget = float(np.median([k[0][0] for k in keys]))
     ok = [k for k in keys if k[0][1] <= deadline and k[0][0] <= budget]
@@ -56,10 +70,19 @@ def test_chunked_search_matches_enumeration(
     want = min(ok, key=lambda k: (k[0], k[1]))[2]
 
     result = optimize(
-        plan, catalog, space=space, objective=objective,  # type: ignore[arg-type]
-        deadline_hours=deadline, budget_usd=budget, today=TODAY,
+        plan,
+        catalog,
+        space=space,
+        objective=objective,  # type: ignore[arg-type]
+        deadline_hours=deadline,
+        budget_usd=budget,
+        today=TODAY,
     )
-    user_key = (result.user.p90_usd, result.user.p90_wall_hours) if use_p90 else (result.user.total_usd, result.user.wall_hours)
+    user_key = (
+        (result.user.p90_usd, result.user.p90_wall_hours)
+        if use_p90
+        else (result.user.total_usd, result.user.wall_hours)
+    )
     user_ok = user_key[1] <= deadline and user_key[0] <= budget
     assert result.evaluated == block.size + 1
     assert result.feasible == len(ok) + int(user_ok)
@@ -69,7 +92,17 @@ def test_chunked_search_matches_enumeration(
         assert got.is_user_plan
     else:
         assert not got.is_user_plan
-        assert (got.nodes, got.orchestrator, got.spot_fraction, got.savings_plan_coverage, got.checkpoint_interval_hours) == (
-            want.nodes, want.orchestrator, want.spot_fraction, want.savings_plan_coverage, want.checkpoint_interval_hours
+        assert (
+            got.nodes,
+            got.orchestrator,
+            got.spot_fraction,
+            got.savings_plan_coverage,
+            got.checkpoint_interval_hours,
+        ) == (
+            want.nodes,
+            want.orchestrator,
+            want.spot_fraction,
+            want.savings_plan_coverage,
+            want.checkpoint_interval_hours,
         )
         assert got.total_usd == want.total_usd

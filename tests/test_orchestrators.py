@@ -37,7 +37,9 @@ def _plan(provider: str, instance: str, orchestrator: str | None = None) -> dict
         ("azure", "Standard_ND96isr_H100_v5", None, "vm"),
     ],
 )
-def test_self_managed_name_follows_provider(provider: str, instance: str, given: str | None, stored: str) -> None:
+def test_self_managed_name_follows_provider(
+    provider: str, instance: str, given: str | None, stored: str
+) -> None:
     assert plan_from_dict(_plan(provider, instance, given)).cluster.orchestrator == stored
 
 
@@ -61,7 +63,9 @@ def test_gcp_plan_pays_no_managed_service_fee(catalog: Catalog) -> None:
 
 def test_compare_orchestrators_needs_an_aws_plan(catalog: Catalog) -> None:
     with pytest.raises(SpecError, match="compares AWS orchestrators"):
-        compare_orchestrators(plan_from_dict(_plan("azure", "Standard_ND96isr_H100_v5")), catalog, today=TODAY)
+        compare_orchestrators(
+            plan_from_dict(_plan("azure", "Standard_ND96isr_H100_v5")), catalog, today=TODAY
+        )
 
 
 def test_optimizer_labels_other_clouds_vm(catalog: Catalog) -> None:
@@ -89,7 +93,9 @@ def test_cli_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_gpu_only_plan_on_another_cloud_uses_its_vm_name(catalog: Catalog) -> None:
     """``gpu = "tpu-v6e"`` with the default provider (aws) lands on GCP: the usage says "vm"."""
-    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 1e10}, "cluster": {"gpu": "tpu-v6e", "gpus": 64}})
+    plan = plan_from_dict(
+        {"model": {"params": 7e9, "tokens": 1e10}, "cluster": {"gpu": "tpu-v6e", "gpus": 64}}
+    )
     fc = forecast(plan, catalog, today=TODAY)
     assert (fc.usage.provider, fc.usage.orchestrator) == ("gcp", "vm")
     hp = plan_from_dict({"model": {"params": 7e9, "tokens": 1e10},

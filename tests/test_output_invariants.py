@@ -28,16 +28,25 @@ VARIED_PLANS: dict[str, dict[str, Any]] = {
         "cluster": {"instance": "p5.48xlarge", "nodes": 32},
         "purchase": {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
         "prices": {"as_of": date(2025, 5, 1)},
-        "storage": {"ebs_gb_per_node": 2000, "ebs_iops": 10000, "ebs_throughput_mibps": 500,
-                    "fsx_capacity_gb": 24000, "fsx_tier": "persistent_250"},
+        "storage": {
+            "ebs_gb_per_node": 2000,
+            "ebs_iops": 10000,
+            "ebs_throughput_mibps": 500,
+            "fsx_capacity_gb": 24000,
+            "fsx_tier": "persistent_250",
+        },
         "data": {"dataset_gb": 2000, "location": "cross_az", "epochs": 3},
         "checkpoint": {"interval_hours": 2, "target": "fsx"},
         "network": {"nat_gateways": 1, "s3_via_nat": True, "public_ips_per_node": 1},
     },
     "aws-moe-fp8-hyperpod": {
         "model": {"params": 100e9, "active_params": 20e9, "tokens": 1e11, "precision": "fp8"},
-        "cluster": {"instance": "p5.48xlarge", "nodes": 16, "orchestrator": "hyperpod",
-                    "extra_groups": [{"name": "head", "instance": "c5.large", "count": 1}]},
+        "cluster": {
+            "instance": "p5.48xlarge",
+            "nodes": 16,
+            "orchestrator": "hyperpod",
+            "extra_groups": [{"name": "head", "instance": "c5.large", "count": 1}],
+        },
         "purchase": {"spot_fraction": 1.0},
         "prices": {"as_of": date(2025, 7, 1)},
         "checkpoint": {"target": "s3", "asynchronous": True},
@@ -105,14 +114,20 @@ def test_forecast_json_adds_up(name: str, commitment_catalog: Catalog) -> None:
                        region=d["cluster"]["region"], as_of=fc.usage.as_of).usd  # fmt: skip
     assert _close(d["quote_usd"], nodes * od * t["compute_hours"])
     # Every cluster-hour overhead line is billed at one blended cluster rate.
-    rates = {ln["unit_price_usd"] for ln in lines if ln["unit"] == "cluster-hour" and ln["category"] != "orchestration"}
+    rates = {
+        ln["unit_price_usd"]
+        for ln in lines
+        if ln["unit"] == "cluster-hour" and ln["category"] != "orchestration"
+    }
     assert len(rates) <= 1
     # The discount is in the compute lines' unit and covers no more than the on-demand node-hours.
     units = {ln["unit"] for ln in gpu_lines}
     for ln in lines:
         if ln["category"] == "discount" and ln["unit"] != "hour":  # not the unused-commitment line
             assert ln["unit"] in units
-            assert ln["quantity"] <= nodes * (1 - d["cluster"]["spot_fraction"]) * t["wall_hours"] * (1 + 1e-12)
+            assert ln["quantity"] <= nodes * (1 - d["cluster"]["spot_fraction"]) * t[
+                "wall_hours"
+            ] * (1 + 1e-12)
 
 
 def test_tpu_savings_plan_line_is_in_chip_hours(commitment_catalog: Catalog) -> None:
@@ -154,8 +169,12 @@ def test_optimize_skips_node_counts_too_small_for_the_model(catalog: Catalog) ->
     })  # fmt: skip
     own = forecast(plan, catalog, today=TODAY)
     space = SearchSpace(
-        instances=("p5.48xlarge",), nodes=(1, 32), spot_fractions=(0.0,), savings_plans=("none",),
-        orchestrators=("ec2",), checkpoint_intervals_hours=(plan.checkpoint.interval_hours or 2.0,),
+        instances=("p5.48xlarge",),
+        nodes=(1, 32),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("ec2",),
+        checkpoint_intervals_hours=(plan.checkpoint.interval_hours or 2.0,),
     )
     result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
     assert result.best.nodes == 32  # the only node count that holds the model
@@ -175,12 +194,18 @@ def test_optimize_instance_that_never_fits_is_skipped(catalog: Catalog) -> None:
         "prices": {"as_of": date(2026, 1, 1)},
     })  # fmt: skip
     space = SearchSpace(
-        instances=("p4d.24xlarge",), nodes=(2,), spot_fractions=(0.0,), savings_plans=("none",),
-        orchestrators=("ec2",), checkpoint_intervals_hours=(2.0,),
+        instances=("p4d.24xlarge",),
+        nodes=(2,),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("ec2",),
+        checkpoint_intervals_hours=(2.0,),
     )
     result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
     assert result.best.instance == "p5.48xlarge"
-    assert any(s.startswith("p4d.24xlarge: not searched") and "does not fit" in s for s in result.skipped)
+    assert any(
+        s.startswith("p4d.24xlarge: not searched") and "does not fit" in s for s in result.skipped
+    )
 
 
 def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -> None:
@@ -199,7 +224,10 @@ def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -
     assert max(nodes) == 100_000
     assert min(nodes) == 2_500
     space = SearchSpace(
-        instances=("tpu-v6e",), spot_fractions=(0.0,), savings_plans=("none",), orchestrators=("vm",),
+        instances=("tpu-v6e",),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("vm",),
         checkpoint_intervals_hours=(2.0,),
     )
     result = optimize(plan, catalog, space=space, clouds=("gcp",), today=TODAY)
@@ -251,7 +279,9 @@ def test_optimize_finds_a_cluster_when_the_users_own_does_not_fit(catalog: Catal
     assert result.user is None
     assert result.as_dict()["user"] is None
     assert result.best.nodes in (16, 32)
-    assert any(s.startswith("your plan: not a candidate") and "does not fit" in s for s in result.skipped)
+    assert any(
+        s.startswith("your plan: not a candidate") and "does not fit" in s for s in result.skipped
+    )
 
 
 def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
@@ -260,7 +290,12 @@ def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
 
     plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
                            "cluster": {"instance": "p4d.24xlarge", "nodes": 1}})  # fmt: skip
-    space = SearchSpace(instances=("p4d.24xlarge",), nodes=(1,), spot_fractions=(0.0,), checkpoint_intervals_hours=(1.0,))
+    space = SearchSpace(
+        instances=("p4d.24xlarge",),
+        nodes=(1,),
+        spot_fractions=(0.0,),
+        checkpoint_intervals_hours=(1.0,),
+    )
     with pytest.raises(SpecError) as err:
         optimize(plan, catalog, space=space, today=TODAY)
     text = str(err.value)

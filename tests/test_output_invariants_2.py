@@ -37,7 +37,7 @@ from trainbill.whatif import (
 
 #: 13B (Llama-2-13B shape) at 32K tokens: attention is about half the FLOPs.
 LONG_CONTEXT: dict[str, Any] = {
-    "run": {"name": "long <ctx> & \"q\""},
+    "run": {"name": 'long <ctx> & "q"'},
     "model": {"params": 13e9, "tokens": 1e10, "layers": 40, "d_model": 5120, "seq_len": 32768},
     "cluster": {"instance": "p5.48xlarge", "nodes": 16, "orchestrator": "eks"},
     "prices": {"as_of": date(2026, 1, 1)},
@@ -50,15 +50,26 @@ VARIED: dict[str, dict[str, Any]] = {
     "hours-only-hyperpod-spot-sp": {
         "run": {"name": "<script>alert(1)</script>", "hours": 72, "deadline_hours": 80},
         "model": {"params": 70e9},
-        "cluster": {"instance": "p5.48xlarge", "nodes": 32, "orchestrator": "hyperpod",
-                    "extra_groups": [{"name": "head", "instance": "m5.2xlarge", "count": 1}]},
+        "cluster": {
+            "instance": "p5.48xlarge",
+            "nodes": 32,
+            "orchestrator": "hyperpod",
+            "extra_groups": [{"name": "head", "instance": "m5.2xlarge", "count": 1}],
+        },
         "purchase": {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
         "prices": {"as_of": date(2025, 5, 1)},
         "checkpoint": {"target": "s3", "interval_hours": 2},
     },
     "moe-fp8-ec2-ebs": {
-        "model": {"params": 26e9, "active_params": 3.25e9, "tokens": 1e11, "layers": 32, "d_model": 4096,
-                  "seq_len": 8192, "precision": "fp8"},
+        "model": {
+            "params": 26e9,
+            "active_params": 3.25e9,
+            "tokens": 1e11,
+            "layers": 32,
+            "d_model": 4096,
+            "seq_len": 8192,
+            "precision": "fp8",
+        },
         "cluster": {"instance": "p5.48xlarge", "nodes": 4, "orchestrator": "ec2"},
         "purchase": {"spot_fraction": 1.0},
         "prices": {"as_of": date(2025, 7, 1)},
@@ -109,7 +120,9 @@ def test_forecast_json_says_attention_sparsity_was_applied(
         '[run]\nname = "s"\n[model]\nparams = 13e9\ntokens = 1e11\nlayers = 40\nd_model = 5120\nseq_len = 4096\n'
         '[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of = 2026-01-01\n'
     )
-    code, out, _err = run_cli(capsys, "forecast", str(plan), "--attention-sparsity", "0.5", "--json")
+    code, out, _err = run_cli(
+        capsys, "forecast", str(plan), "--attention-sparsity", "0.5", "--json"
+    )
     assert code == 0
     warnings = json.loads(out)["warnings"]
     assert any("attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs" in w and "(−5.7%)" in w
@@ -147,7 +160,9 @@ def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catal
 @pytest.mark.parametrize("name", sorted(VARIED))
 def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) -> None:
     """The report shows the forecast's own numbers: total, quote, categories, lines, hours, waterfall."""
-    catalog = commitment_catalog  # HyperPod SageMaker SP rates and ml.* price: illustrative (conftest)
+    catalog = (
+        commitment_catalog  # HyperPod SageMaker SP rates and ml.* price: illustrative (conftest)
+    )
     plan = plan_from_dict(VARIED[name])
     data = build_report(plan, catalog, today=TODAY, simulate=False, search=False)
     fc = forecast(plan, catalog, today=TODAY)
@@ -164,10 +179,19 @@ def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) ->
         assert html.escape(line.item) in page
         assert money(line.cost_usd) in page
     u = fc.usage
-    for h in (u.compute_hours, u.sync_stall_hours, u.eval_hours, u.checkpoint_stall_hours, u.wall_hours):
+    for h in (
+        u.compute_hours,
+        u.sync_stall_hours,
+        u.eval_hours,
+        u.checkpoint_stall_hours,
+        u.wall_hours,
+    ):
         assert hours(h) in page
     # The report's waterfall is the headline's (issue #20): quote → planned → hidden costs → real bill.
-    bars = {html.unescape(k): html.unescape(v) for k, v in re.findall(r'<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>', page)}
+    bars = {
+        html.unescape(k): html.unescape(v)
+        for k, v in re.findall(r"<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>", page)
+    }
     assert bars["quote (on-demand list)"] == money(fc.quote_usd)
     assert bars["planned (at the plan's purchase mix)"] == money(fc.planned_usd)
     assert bars["real bill (expected)"] == money(fc.total_usd)
@@ -182,7 +206,11 @@ def test_whatifs_add_up(name: str, commitment_catalog: Catalog) -> None:
     catalog = commitment_catalog
     plan = plan_from_dict(VARIED[name])
     fc = forecast(plan, catalog, today=TODAY)
-    restart = {"ec2": 1.0, "hyperpod": 0.25, "eks": 0.5}  # reliability.restart_hours_* in the catalog
+    restart = {
+        "ec2": 1.0,
+        "hyperpod": 0.25,
+        "eks": 0.5,
+    }  # reliability.restart_hours_* in the catalog
     for row in compare_orchestrators(plan, catalog, today=TODAY):
         again = forecast(with_orchestrator(plan, row.orchestrator), catalog, today=TODAY)
         assert _close(row.total_usd, again.total_usd)
@@ -192,7 +220,9 @@ def test_whatifs_add_up(name: str, commitment_catalog: Catalog) -> None:
         if row.orchestrator == "ec2":
             assert row.orchestration_usd == 0
     rule = rule_of_thumb(fc, catalog)
-    base = fc.usage.nodes * instance_rate(catalog, fc.usage, "on_demand").usd * fc.usage.compute_hours
+    base = (
+        fc.usage.nodes * instance_rate(catalog, fc.usage, "on_demand").usd * fc.usage.compute_hours
+    )
     risk = 1.1 if fc.usage.spot_fraction > 0 else 1.0
     assert _close(rule.base_usd, base)
     assert _close(rule.base_usd, fc.quote_usd)

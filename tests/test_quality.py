@@ -11,17 +11,27 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff not installed (install the test extra)")
+@pytest.mark.skipif(
+    shutil.which("ruff") is None, reason="ruff not installed (install the test extra)"
+)
 def test_ruff_clean() -> None:
     """ruff reports nothing on the package, tests, tools and benchmarks."""
-    res = subprocess.run(["ruff", "check", "src", "tests", "tools", "benchmarks"], cwd=REPO, capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        ["ruff", "check", "src", "tests", "tools", "benchmarks"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert res.returncode == 0, res.stdout[-4000:]
 
 
 def test_mypy_strict() -> None:
     """mypy --strict (configured in pyproject) passes on src/trainbill."""
     pytest.importorskip("mypy")
-    res = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert res.returncode == 0, res.stdout[-4000:]
 
 

@@ -382,7 +382,9 @@ def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) ->
     # median = sqrt(lo · hi); sigma = ln(hi / lo) / (2 · 1.2815515655) (normal 90th percentile)
     assert p.time_error_median == pytest.approx(math.sqrt(lo * hi))
     assert p.time_error_sigma == pytest.approx(math.log(hi / lo) / (2 * 1.2815515655446004))
-    noisy_time_only = replace(p.quiet(), time_error_median=p.time_error_median, time_error_sigma=p.time_error_sigma)
+    noisy_time_only = replace(
+        p.quiet(), time_error_median=p.time_error_median, time_error_sigma=p.time_error_sigma
+    )
     sim = simulate(usage, catalog, trials=200_000, rng=3, params=noisy_time_only)
     # No failures, reclaims, throttling or spread: wall = k × the forecast's wall-clock.
     assert sim.wall_hours.p10 == pytest.approx(lo * usage.wall_hours, rel=0.01)

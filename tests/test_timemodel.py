@@ -30,7 +30,14 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
-def _est(catalog: Catalog, *, nodes: int, precision: str = "bf16", params: float = 7e9, gpu: str = "p5.48xlarge"):  # type: ignore[no-untyped-def]
+def _est(
+    catalog: Catalog,
+    *,
+    nodes: int,
+    precision: str = "bf16",
+    params: float = 7e9,
+    gpu: str = "p5.48xlarge",
+):  # type: ignore[no-untyped-def]
     inst = catalog.instance(gpu)
     return estimate_time(
         catalog=catalog, accelerator=catalog.accelerator(inst.accelerator), instance=inst, nodes=nodes,
@@ -43,7 +50,9 @@ def test_training_flops_hand_computed() -> None:
     """7B, 1T tokens, 32 layers × 4096 at seq 4096: 6·7e9·1e12 + 12·32·4096·4096·1e12 = 4.2e22 + 6.44e21."""
     got = training_flops(active_params=7e9, tokens=1e12, layers=32, d_model=4096, seq_len=4096)
     assert got == pytest.approx(4.2e22 + 12 * 32 * 4096 * 4096 * 1e12)
-    assert training_flops(active_params=21e9, tokens=1e12) == pytest.approx(1.26e23)  # MoE: 6·21e9·1e12
+    assert training_flops(active_params=21e9, tokens=1e12) == pytest.approx(
+        1.26e23
+    )  # MoE: 6·21e9·1e12
 
 
 def test_shape_rule() -> None:
@@ -132,7 +141,9 @@ def _fit_tool():  # type: ignore[no-untyped-def]
 
 
 def _shipped() -> tuple[str, dict]:  # type: ignore[type-arg]
-    text = (ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml").read_text(encoding="utf-8")
+    text = (ROOT / "src" / "trainbill" / "catalog" / "data" / "time_model_fit.toml").read_text(
+        encoding="utf-8"
+    )
     return text, tomllib.loads(text)
 
 
@@ -191,7 +202,9 @@ def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
     balance 989e12 / 3.35e12 = 295.22 FLOP/byte, over 6e9 + 12 · 16 · 4096 · 2048 = 7.6106e9
     FLOPs per token: m_attn = 1.627, so the step takes 2.627× the fused one (k_mem 0 isolates it).
     """
-    fit = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=40.0)
+    fit = FitParams(
+        e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=40.0
+    )
     inst = catalog.instance("p5.48xlarge")
     hours = {}
     for fused in (True, False):
@@ -225,7 +238,9 @@ def test_step_overhead_adds_fixed_seconds_per_step(catalog: Catalog) -> None:
     inst = catalog.instance("p5.48xlarge")
     hours = []
     for overhead in (0.0, 1.0):
-        fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead, k_attn=0.0)
+        fit = FitParams(
+            e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead, k_attn=0.0
+        )
         hours.append(estimate_time(
             catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
             hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
@@ -241,7 +256,9 @@ def test_dp_bandwidth_hierarchical() -> None:
     assert _dp_bandwidth(gpus=64, tp=8, **kw) == pytest.approx(50e9)  # type: ignore[arg-type]
     assert _dp_bandwidth(gpus=64, tp=2, **kw) == pytest.approx(200e9)  # type: ignore[arg-type]
     assert _dp_bandwidth(gpus=8, tp=1, **kw) == pytest.approx(900e9)  # type: ignore[arg-type]
-    assert _dp_bandwidth(gpus=64, tp=1, gpn=8, intra_bw=300e9, node_bw=400e9) == pytest.approx(300e9)  # NVLink cap
+    assert _dp_bandwidth(gpus=64, tp=1, gpn=8, intra_bw=300e9, node_bw=400e9) == pytest.approx(
+        300e9
+    )  # NVLink cap
 
 
 # --- issue 18: defaults at the plan's scale, layouts as frameworks pick them, MoE expert parallel ---
@@ -262,11 +279,15 @@ def test_dp_bandwidth_hierarchical() -> None:
         (4096, 600e9, 40e9, 62_914_560),
     ],
 )
-def test_default_batch_grows_with_cluster(catalog: Catalog, gpus: int, params: float, active: float | None, expected: int) -> None:
+def test_default_batch_grows_with_cluster(
+    catalog: Catalog, gpus: int, params: float, active: float | None, expected: int
+) -> None:
     """The default batch is 2,048 tokens per GPU (× total/active for MoE), within 4M and 16M (63M MoE)."""
     from trainbill.timemodel import default_global_batch
 
-    batch, why = default_global_batch(catalog, gpus=gpus, params=params, active_params=active, seq_len=4096)
+    batch, why = default_global_batch(
+        catalog, gpus=gpus, params=params, active_params=active, seq_len=4096
+    )
     assert batch == pytest.approx(expected)
     assert "2,048 tokens per GPU" in why
 
@@ -278,9 +299,13 @@ def _forecast_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
 
 
-def test_default_batch_in_assumed_and_stated_batch_wins(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_default_batch_in_assumed_and_stated_batch_wins(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """16,384 H100 get the 16,777,216-token default (listed in `assumed`); a plan's own batch is used as stated."""
-    out = _forecast_json(["--params", "400e9", "--tokens", "15e12", "--gpu", "h100", "--gpus", "16384"], capsys)
+    out = _forecast_json(
+        ["--params", "400e9", "--tokens", "15e12", "--gpu", "h100", "--gpus", "16384"], capsys
+    )
     assert any("global batch 16,777,216 tokens" in a for a in out["assumed"])
     assert any(f["factor"] == "batch" for f in out["time"]["factors"])
     plan = tmp_path / "plan.toml"
@@ -291,7 +316,9 @@ def test_default_batch_in_assumed_and_stated_batch_wins(capsys: pytest.CaptureFi
     stated = json.loads(capsys.readouterr().out)
     assert not any("global batch" in a for a in stated["assumed"])
     # 1e11 tokens / 2,097,152 per step = 47,684 steps, as the compute factor says.
-    assert any("47,684 steps of 2,097,152 tokens" in f["explanation"] for f in stated["time"]["factors"])
+    assert any(
+        "47,684 steps of 2,097,152 tokens" in f["explanation"] for f in stated["time"]["factors"]
+    )
 
 
 def test_7b_on_64_h100_is_pure_data_parallel(catalog: Catalog) -> None:
@@ -333,7 +360,9 @@ def test_stated_batch_too_small_to_split_names_smallest(catalog: Catalog) -> Non
     from trainbill.errors import SpecError
 
     inst = catalog.instance("p5.48xlarge")
-    with pytest.raises(SpecError, match=r"model.global_batch_tokens.*smallest batch that works is 8,388,608 tokens"):
+    with pytest.raises(
+        SpecError, match=r"model.global_batch_tokens.*smallest batch that works is 8,388,608 tokens"
+    ):
         estimate_time(
             catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=2048, precision="bf16",
             hours=None, params=400e9, active_params=None, tokens=1e12, global_batch_tokens=4_194_304, seq_len=4096,
@@ -363,7 +392,9 @@ def test_moe_takes_expert_parallel_when_experts_do_not_fit(catalog: Catalog) -> 
     lay = est.layout
     assert lay is not None
     assert (lay.tp, lay.pp, lay.ep) == (1, 1, 2)
-    assert lay.memory.state_gb == pytest.approx((16 * 16e9 - 4 * 14e9) / 8 / 1e9 + 4 * 14e9 / 2 / 1e9)
+    assert lay.memory.state_gb == pytest.approx(
+        (16 * 16e9 - 4 * 14e9) / 8 / 1e9 + 4 * 14e9 / 2 / 1e9
+    )
     out = 8 * 2048 * 8 * 16 * (4_194_304 / 8)
     assert lay.a2a_s == pytest.approx(out * 0.5 / (900e9 * 0.7))
     assert lay.a2a_exposed_s == 0.0
@@ -381,11 +412,31 @@ def test_moe_fp8_all_to_all_is_six_bytes(catalog: Catalog) -> None:
 
 def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
     """moe_efficiency 0.5 doubles an MoE model's kernel time (no host overhead, no stall) and leaves dense alone."""
-    base = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0)
-    half = FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0, moe_efficiency=0.5)
-    assert _moe(catalog, fit=half).compute_hours == pytest.approx(2 * _moe(catalog, fit=base).compute_hours)
+    base = FitParams(
+        e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0
+    )
+    half = FitParams(
+        e_max=0.5,
+        k_mem=0.0,
+        eta_fp8=1.0,
+        overlap=1.0,
+        step_overhead_s=0.0,
+        k_attn=0.0,
+        moe_efficiency=0.5,
+    )
+    assert _moe(catalog, fit=half).compute_hours == pytest.approx(
+        2 * _moe(catalog, fit=base).compute_hours
+    )
     with pytest.raises(ValueError, match="moe_efficiency"):
-        FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0, moe_efficiency=0.0)
+        FitParams(
+            e_max=0.5,
+            k_mem=0.0,
+            eta_fp8=1.0,
+            overlap=0.0,
+            step_overhead_s=0.0,
+            k_attn=0.0,
+            moe_efficiency=0.0,
+        )
 
 
 def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
@@ -394,7 +445,12 @@ def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
 
     class Row:
         def __init__(self, i: int) -> None:
-            self.id, self.published, self.source_key, self.kind = f"r{i}", 0.5 + 0.1 * i, f"s{i % 5}", "whole_run"
+            self.id, self.published, self.source_key, self.kind = (
+                f"r{i}",
+                0.5 + 0.1 * i,
+                f"s{i % 5}",
+                "whole_run",
+            )
 
     rows = [Row(i) for i in range(10)]
     pred = {r.id: 1.0 for r in rows}  # published / 1.0 = the ratios above

@@ -25,7 +25,9 @@ from trainbill.whatif import (
 def test_attention_share_by_hand() -> None:
     """Llama-2-13B shape at 4096: 12·40·5120·4096 = 1.00663e10 vs 6·13e9 = 7.8e10 → 11.43%."""
     attn = 12 * 40 * 5120 * 4096
-    assert attention_share(active_params=13e9, layers=40, d_model=5120, seq_len=4096) == pytest.approx(attn / (6 * 13e9 + attn))
+    assert attention_share(
+        active_params=13e9, layers=40, d_model=5120, seq_len=4096
+    ) == pytest.approx(attn / (6 * 13e9 + attn))
     assert attn / (6 * 13e9 + attn) == pytest.approx(0.11430, abs=1e-5)
 
 
@@ -84,8 +86,13 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
     assert rows["ec2"].orchestration_usd == 0.0
     hp = rows["hyperpod"].forecast.usage
     assert rows["hyperpod"].orchestration_usd == 0.0
-    assert any("no published SageMaker ml.p5.48xlarge price" in w for w in rows["hyperpod"].forecast.warnings)
-    assert rows["eks"].orchestration_usd == pytest.approx(0.10 * rows["eks"].forecast.usage.wall_hours)
+    assert any(
+        "no published SageMaker ml.p5.48xlarge price" in w
+        for w in rows["hyperpod"].forecast.warnings
+    )
+    assert rows["eks"].orchestration_usd == pytest.approx(
+        0.10 * rows["eks"].forecast.usage.wall_hours
+    )
     ec2 = rows["ec2"].forecast.usage
     assert ec2.failure_lost_hours / ec2.failure_events == pytest.approx(2.0)
     assert hp.failure_lost_hours / hp.failure_events == pytest.approx(1.25)
@@ -114,7 +121,13 @@ def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
 
     Reads throttle to 16,000 IOPS: the hour stretches by 67,817/16,000 − 1 = 3.2385 h.
     """
-    plan = plan_from_dict({"run": {"hours": 1}, "model": {"tokens": 1e12}, "cluster": {"instance": "p5.48xlarge", "nodes": 1}})
+    plan = plan_from_dict(
+        {
+            "run": {"hours": 1},
+            "model": {"tokens": 1e12},
+            "cluster": {"instance": "p5.48xlarge", "nodes": 1},
+        }
+    )
     rep = storage_check(plan, catalog, today=TODAY)
     mibps = 1e12 / 3600 * 4 / 1_048_576
     assert rep.read_mibps_per_node == pytest.approx(mibps)

@@ -96,10 +96,15 @@ def audit_quote(
             bound = "> 0" if low == 0.0 else f">= {low:g}"
             raise SpecError(f"must be a finite number {bound} (got {value})", field=name)
         if value > high:
-            raise SpecError(f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})", field=name)
+            raise SpecError(
+                f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})",
+                field=name,
+            )
     accel = catalog.accelerator(gpu)
     if usd_per_gpu_hour is None:
-        inst = catalog.instance(instance) if instance else instance_for_gpu(catalog, accel.id, "aws")  # as `forecast --gpu` on the default provider
+        inst = (
+            catalog.instance(instance) if instance else instance_for_gpu(catalog, accel.id, "aws")
+        )  # as `forecast --gpu` on the default provider
         if inst.accelerator != accel.id:
             # Pricing one chip against another's peak would call any quote plausible.
             msg = (f"{inst.instance} carries {inst.accelerator}, not {accel.id}; give --gpu {inst.accelerator} "
@@ -107,7 +112,9 @@ def audit_quote(
             raise SpecError(msg, field="instance")
         day = as_of or date.today()  # noqa: DTZ011 - a calendar date
         region = catalog.reference_region(inst.provider)
-        p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)
+        p = catalog.price(
+            inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day
+        )
         rate = p.usd / inst.accelerator_count
         source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
     else:

@@ -124,7 +124,9 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
         raise SpecError(msg, source=source, field="rows")
     order = sorted(range(len(months)), key=lambda i: months[i])
     return MonthlyUsage(
-        months=tuple(months[i] for i in order), gpu_hours=tuple(hours[i] for i in order), source=source
+        months=tuple(months[i] for i in order),
+        gpu_hours=tuple(hours[i] for i in order),
+        source=source,
     )
 
 
@@ -225,11 +227,15 @@ class CommitAdvice:
         }
 
 
-def _monthly_cost(k: float, usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float) -> float:
+def _monthly_cost(
+    k: float, usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float
+) -> float:
     return k * r_c + float(np.maximum(usage - k, 0.0).mean()) * r_od
 
 
-def _optimum(usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float) -> tuple[float, float]:
+def _optimum(
+    usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float
+) -> tuple[float, float]:
     """Exact minimiser of the piecewise-linear cost: 0 or one of the observed months."""
     best_k, best = 0.0, _monthly_cost(0.0, usage, r_c, r_od)
     for k in np.unique(usage):
@@ -239,15 +245,23 @@ def _optimum(usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: flo
     return best_k, best
 
 
-def _rates(catalog: Catalog, instance: str, region: str, as_of: date, term: str) -> tuple[float, str]:
+def _rates(
+    catalog: Catalog, instance: str, region: str, as_of: date, term: str
+) -> tuple[float, str]:
     inst = catalog.instance(instance)
     try:
-        p = catalog.price(instance, f"sp_{term}", provider=inst.provider, region=region, as_of=as_of)
+        p = catalog.price(
+            instance, f"sp_{term}", provider=inst.provider, region=region, as_of=as_of
+        )
         return p.usd, p.cite()
     except PriceNotFoundError:
-        od = catalog.price(instance, "on_demand", provider=inst.provider, region=region, as_of=as_of)
+        od = catalog.price(
+            instance, "on_demand", provider=inst.provider, region=region, as_of=as_of
+        )
         a = catalog.assumption(f"commitment.{inst.provider}_discount_{term}")
-        return od.usd * (1.0 - float(a.value)), f"derived: on-demand × (1 − {float(a.value):.2f}); {a.cite()}"
+        return od.usd * (
+            1.0 - float(a.value)
+        ), f"derived: on-demand × (1 − {float(a.value):.2f}); {a.cite()}"
 
 
 def advise_commitment(

@@ -143,14 +143,27 @@ class Forecast:
         """
         u = self.usage
         compute = [ln for ln in self.ledger.lines if ln.driver == compute_driver.__name__]
-        parts = [f"{ln.quantity:,.2f} {ln.unit}s × ${ln.unit_price_usd:,.2f} ({ln.item})" for ln in compute]
+        parts = [
+            f"{ln.quantity:,.2f} {ln.unit}s × ${ln.unit_price_usd:,.2f} ({ln.item})"
+            for ln in compute
+        ]
         saving = 0.0
-        covered = [ln for ln in self.ledger.lines if ln.driver == discount_driver.__name__ and ln.unit == compute[0].unit] if compute else []
+        covered = (
+            [
+                ln
+                for ln in self.ledger.lines
+                if ln.driver == discount_driver.__name__ and ln.unit == compute[0].unit
+            ]
+            if compute
+            else []
+        )
         if covered and u.wall_hours > 0:
             ln = covered[0]
             nodes = ln.quantity / u.wall_hours  # the line's quantity is covered nodes × wall hours
             saving = ln.unit_price_usd * nodes * u.compute_hours
-            parts.append(f"{nodes:,.4g} covered nodes × {u.compute_hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})")
+            parts.append(
+                f"{nodes:,.4g} covered nodes × {u.compute_hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})"
+            )
         planned_compute = float(sum(ln.cost_usd for ln in compute))
         basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned_compute + saving:,.2f}"
         return planned_compute, saving, basis
@@ -208,7 +221,9 @@ class Forecast:
         steps.append(Step(label="real bill (expected)", start=0.0, end=level, total=True))
         if self.outlook is not None and self.outlook.budget is not None:
             b = self.outlook.budget.usd
-            steps.append(Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b))
+            steps.append(
+                Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b)
+            )
             steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
         return tuple(steps)
 
@@ -237,7 +252,11 @@ class Forecast:
             "hidden_multiplier": self.hidden_multiplier,
             "hidden_by_category": self.hidden_by_category(),
             "waterfall": [s.as_dict() for s in self.waterfall()],
-            **(self.outlook.as_dict() if self.outlook is not None else {"budget_usd": None, "budget": None, "actions": None, "action_notes": None}),
+            **(
+                self.outlook.as_dict()
+                if self.outlook is not None
+                else {"budget_usd": None, "budget": None, "actions": None, "action_notes": None}
+            ),
             "time": {
                 "wall_hours": u.wall_hours,
                 "gpu_hours": u.wall_hours * u.gpus,

@@ -234,7 +234,9 @@ def _not_priced(what: str, *, first_clause: bool = False) -> Callable[[Trainbill
     return say
 
 
-def _cheapest(price: Pricer, tries: Iterable[Try[K]], notes: list[str]) -> tuple[K, Forecast] | None:
+def _cheapest(
+    price: Pricer, tries: Iterable[Try[K]], notes: list[str]
+) -> tuple[K, Forecast] | None:
     """The cheapest variant that can be priced: the one rule every action comparing variants
     (spot share, commitment, region, zone) uses; a variant that fails leaves its note."""
     best: tuple[K, Forecast] | None = None
@@ -380,7 +382,11 @@ def _savings_plan_action(
     purchases: list[dict[str, Any]] = []
     for term in ("1yr", "3yr"):
         for kind in kinds:
-            purchase: dict[str, Any] = {"savings_plan": term, "savings_plan_coverage": 1.0, "commitment": "buy"}
+            purchase: dict[str, Any] = {
+                "savings_plan": term,
+                "savings_plan_coverage": 1.0,
+                "commitment": "buy",
+            }
             if kind is not None:
                 purchase["savings_plan_kind"] = kind
             purchases.append(purchase)
@@ -463,7 +469,9 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
         if z != u.zone_id and catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of) is not None
     ]  # fmt: skip
     best = _cheapest(
-        price, ((z, functools.partial(_variant, plan, {"cluster": {"zone": z}}), None) for z in priced), []
+        price,
+        ((z, functools.partial(_variant, plan, {"cluster": {"zone": z}}), None) for z in priced),
+        [],
     )
     if best is None:
         return None

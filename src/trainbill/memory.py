@@ -98,7 +98,10 @@ def _estimate(
     buffer = 4.0 * (params - expert_params) / (tp * layers) if dp > 1 else 0.0
     token_layer = seq_len * d_model / tp
     if recompute:
-        act = layers * _CKPT_BYTES_PER_TOKEN_LAYER * token_layer + _ACT_BYTES_PER_TOKEN_LAYER * token_layer
+        act = (
+            layers * _CKPT_BYTES_PER_TOKEN_LAYER * token_layer
+            + _ACT_BYTES_PER_TOKEN_LAYER * token_layer
+        )
     else:
         act = layers * _ACT_BYTES_PER_TOKEN_LAYER * token_layer
     return MemoryEstimate(

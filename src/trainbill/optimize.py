@@ -265,7 +265,9 @@ def own_mix_space(usage: Usage, nodes: tuple[int, ...] | None = None) -> SearchS
         nodes=nodes,
         spot_fractions=(usage.spot_fraction,),
         savings_plans=(usage.savings_plan,),
-        coverages=(usage.savings_plan_coverage,) if usage.savings_plan != "none" else defaults.coverages,
+        coverages=(usage.savings_plan_coverage,)
+        if usage.savings_plan != "none"
+        else defaults.coverages,
         orchestrators=(usage.orchestrator,),
         checkpoint_intervals_hours=(usage.checkpoint_interval_hours,)
         if usage.checkpoint_interval_hours > 0
@@ -280,7 +282,11 @@ def _scaled_hours(plan: Plan, catalog: Catalog, inst: Instance, nodes: int) -> f
         return None
     ref_inst, ref_nodes = resolve_cluster(plan, catalog)
     prec = plan.model.precision
-    ref = ref_nodes * ref_inst.accelerator_count * catalog.accelerator(ref_inst.accelerator).peak_tflops(prec)
+    ref = (
+        ref_nodes
+        * ref_inst.accelerator_count
+        * catalog.accelerator(ref_inst.accelerator).peak_tflops(prec)
+    )
     new = nodes * inst.accelerator_count * catalog.accelerator(inst.accelerator).peak_tflops(prec)
     return plan.run.hours * ref / new
 
@@ -305,9 +311,13 @@ def candidate_plan(
     """
     inst = catalog.instance(instance)
     data = plan.model_dump(mode="json", exclude_none=True)
-    cluster = {k: v for k, v in data.get("cluster", {}).items() if k not in {"gpu", "gpus", "region"}}
+    cluster = {
+        k: v for k, v in data.get("cluster", {}).items() if k not in {"gpu", "gpus", "region"}
+    }
     same_provider = inst.provider == plan.cluster.provider
-    cluster.update(provider=inst.provider, instance=instance, nodes=nodes, orchestrator=orchestrator)
+    cluster.update(
+        provider=inst.provider, instance=instance, nodes=nodes, orchestrator=orchestrator
+    )
     if region is not None:
         cluster["region"] = region
     elif same_provider and plan.cluster.region is not None:
@@ -326,7 +336,9 @@ def candidate_plan(
     return plan_from_dict(data, source="optimizer candidate")
 
 
-def _commitment_kept(plan: Plan, catalog: Catalog, inst: Instance, orchestrator: str) -> dict[str, str]:
+def _commitment_kept(
+    plan: Plan, catalog: Catalog, inst: Instance, orchestrator: str
+) -> dict[str, str]:
     """The plan's commitment settings a candidate keeps: whose commitment always; the kind and
     family only where they still cover the candidate (same cloud, HyperPod or not, same family),
     else the candidate uses the default kind for its orchestrator (``trainbill.usage``)."""
@@ -337,7 +349,9 @@ def _commitment_kept(plan: Plan, catalog: Catalog, inst: Instance, orchestrator:
     if (p.savings_plan_kind == "sagemaker") != (orchestrator == "hyperpod"):
         return out
     if p.savings_plan_kind == "ec2-instance":
-        family = p.savings_plan_family or instance_family(resolve_cluster(plan, catalog)[0].instance)
+        family = p.savings_plan_family or instance_family(
+            resolve_cluster(plan, catalog)[0].instance
+        )
         if family != instance_family(inst.instance):
             return out
     out["savings_plan_kind"] = p.savings_plan_kind
@@ -371,7 +385,9 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
     gpus = ref_nodes * ref_inst.accelerator_count
     targets = [gpus * 2.0 ** (k / 2.0) for k in range(-6, 7)]
     # Capped at the plan schema's node limit: a candidate past it is not a valid plan.
-    return tuple(sorted({min(MAX_NODES, max(1, round(g / inst.accelerator_count))) for g in targets}))
+    return tuple(
+        sorted({min(MAX_NODES, max(1, round(g / inst.accelerator_count))) for g in targets})
+    )
 
 
 def _features(
@@ -380,7 +396,20 @@ def _features(
     """The twelve price features; every driver's total is linear in these."""
     nw = n * w
     one = np.ones_like(w)
-    return [one, w, nw, nw * s, nw * c, nw * c * s, count, kept, kept * w, n * one, n * c * one, n * c * s * one]
+    return [
+        one,
+        w,
+        nw,
+        nw * s,
+        nw * c,
+        nw * c * s,
+        count,
+        kept,
+        kept * w,
+        n * one,
+        n * c * one,
+        n * c * s * one,
+    ]
 
 
 def _kept(count: FloatArray, keep_last: int) -> FloatArray:
@@ -392,7 +421,9 @@ def _usage_total(u: Usage, catalog: Catalog) -> float:
     return estimate(u, catalog).total_usd
 
 
-def _probe_usage(ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, coverage: bool) -> Usage:
+def _probe_usage(
+    ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, coverage: bool
+) -> Usage:
     """A synthetic usage with random quantities, for fitting and checking price coefficients.
 
     Checkpoint counts cycle through values below 1, between 1 and ``keep_last`` and above it,
@@ -400,17 +431,23 @@ def _probe_usage(ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, co
     """
     hc = float(rng.uniform(1.0, 500.0))
     step = (max(ref.keep_last, 1) + 2.0) / 4.0
-    count = 0.25 + (j % 8) * step + float(rng.uniform(0.0, 0.1)) if ref.checkpoint_size_gb > 0 else 0.0
+    count = (
+        0.25 + (j % 8) * step + float(rng.uniform(0.0, 0.1)) if ref.checkpoint_size_gb > 0 else 0.0
+    )
     return replace(
         ref,
         nodes=int(rng.integers(1, 200)),
         spot_fraction=float(rng.uniform(0.0, 1.0)) if spot else 0.0,
         savings_plan_coverage=float(rng.uniform(0.0, 1.0)) if coverage else 0.0,
         compute_hours=hc,
-        sync_stall_hours=hc * float(rng.uniform(0.0, 0.3)) if ref.time.sync_stall_fraction > 0 else 0.0,
+        sync_stall_hours=hc * float(rng.uniform(0.0, 0.3))
+        if ref.time.sync_stall_fraction > 0
+        else 0.0,
         checkpoint_count=count,
         checkpoint_stall_hours=float(rng.uniform(0.0, 20.0)) if count else 0.0,
-        failure_lost_hours=float(rng.uniform(0.0, 30.0)) if ref.failure_rate_per_gpu_day > 0 else 0.0,
+        failure_lost_hours=float(rng.uniform(0.0, 30.0))
+        if ref.failure_rate_per_gpu_day > 0
+        else 0.0,
         reclaim_lost_hours=float(rng.uniform(0.0, 30.0)) if spot else 0.0,
     )
 
@@ -427,10 +464,14 @@ def _probe_features(u: Usage) -> FloatArray:
     return np.array([a[0] for a in arr])
 
 
-def _fit_prices(ref: Usage, catalog: Catalog, *, spot: bool, rng: np.random.Generator) -> FloatArray:
+def _fit_prices(
+    ref: Usage, catalog: Catalog, *, spot: bool, rng: np.random.Generator
+) -> FloatArray:
     """Least-squares price coefficients for one (instance, orchestrator, term), checked."""
     coverage = ref.savings_plan != "none"
-    probes = [_probe_usage(ref, rng, j, spot=spot, coverage=coverage) for j in range(_PROBES + _HOLDOUT)]
+    probes = [
+        _probe_usage(ref, rng, j, spot=spot, coverage=coverage) for j in range(_PROBES + _HOLDOUT)
+    ]
     x = np.array([_probe_features(u) for u in probes])
     y = np.array([_usage_total(u, catalog) for u in probes])
     coef, *_ = np.linalg.lstsq(x[:_PROBES], y[:_PROBES], rcond=None)
@@ -472,7 +513,9 @@ def _time_coefficients(
     today: date | None,
 ) -> _TimeCoef:
     i0, i1 = 1.0, 4.0
-    cols: dict[str, list[float]] = {k: [] for k in ("hc", "hs", "he", "each", "kph", "fr", "rr", "slope", "fits")}
+    cols: dict[str, list[float]] = {
+        k: [] for k in ("hc", "hs", "he", "each", "kph", "fr", "rr", "slope", "fits")
+    }
     fitting: list[int] = []
     too_small: MemoryFitError | None = None
     for n in axes.nodes:
@@ -480,9 +523,16 @@ def _time_coefficients(
             us = [
                 usage_for(
                     candidate_plan(
-                        plan, catalog, instance=inst.instance, nodes=n, orchestrator=axes.orchestrators[0],
-                        spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
-                        checkpoint_interval_hours=iv, region=region,
+                        plan,
+                        catalog,
+                        instance=inst.instance,
+                        nodes=n,
+                        orchestrator=axes.orchestrators[0],
+                        spot_fraction=1.0,
+                        savings_plan="none",
+                        savings_plan_coverage=0.0,
+                        checkpoint_interval_hours=iv,
+                        region=region,
                     ),
                     catalog,
                     today=today,
@@ -508,7 +558,10 @@ def _time_coefficients(
         cols["rr"].append(u.reclaim_events / u.exposed_hours)
         events = [x.failure_events + x.reclaim_events for x in us]
         if events[0] > 0 and events[1] > 0:
-            loss = [(x.failure_lost_hours + x.reclaim_lost_hours) / e for x, e in zip(us, events, strict=True)]
+            loss = [
+                (x.failure_lost_hours + x.reclaim_lost_hours) / e
+                for x, e in zip(us, events, strict=True)
+            ]
             cols["slope"].append((loss[1] - loss[0]) / (i1 - i0))
         cols["fits"].append(1.0 if _fits(u, catalog) else 0.0)
     if not fitting:
@@ -519,9 +572,16 @@ def _time_coefficients(
     for orch in axes.orchestrators:
         u = usage_for(
             candidate_plan(
-                plan, catalog, instance=inst.instance, nodes=ref_nodes, orchestrator=orch,
-                spot_fraction=0.0, savings_plan="none", savings_plan_coverage=0.0,
-                checkpoint_interval_hours=i0, region=region,
+                plan,
+                catalog,
+                instance=inst.instance,
+                nodes=ref_nodes,
+                orchestrator=orch,
+                spot_fraction=0.0,
+                savings_plan="none",
+                savings_plan_coverage=0.0,
+                checkpoint_interval_hours=i0,
+                region=region,
             ),
             catalog,
             today=today,
@@ -568,7 +628,9 @@ def _compose_time(tc: _TimeCoef, axes: _Axes) -> _TimeGrid:
     count = hc * tc.ck_per_hour[:, None, None, None] / iv
     exposed = hc + tc.sync[:, None, None, None] + tc.evaluation[:, None, None, None]
     exposed = exposed + count * tc.ck_each[:, None, None, None]
-    events = exposed * (tc.fail_rate[:, None, None, None] + tc.reclaim_rate[:, None, None, None] * s)
+    events = exposed * (
+        tc.fail_rate[:, None, None, None] + tc.reclaim_rate[:, None, None, None] * s
+    )
     loss = tc.restart[None, :, None, None] + tc.loss_slope * iv
     wall = exposed + events * loss
     shape = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
@@ -599,13 +661,23 @@ def _check_time(
     if rows.size == 0:
         return
     for _ in range(_TIME_CHECKS):
-        idx = (int(rows[int(rng.integers(0, rows.size))]), *(int(rng.integers(0, k)) for k in grid.wall.shape[1:]))
+        idx = (
+            int(rows[int(rng.integers(0, rows.size))]),
+            *(int(rng.integers(0, k)) for k in grid.wall.shape[1:]),
+        )
         n, o, i, s = idx
         u = usage_for(
             candidate_plan(
-                plan, catalog, instance=inst.instance, nodes=axes.nodes[n], orchestrator=axes.orchestrators[o],
-                spot_fraction=axes.spots[s], savings_plan="none", savings_plan_coverage=0.0,
-                checkpoint_interval_hours=axes.intervals[i], region=region,
+                plan,
+                catalog,
+                instance=inst.instance,
+                nodes=axes.nodes[n],
+                orchestrator=axes.orchestrators[o],
+                spot_fraction=axes.spots[s],
+                savings_plan="none",
+                savings_plan_coverage=0.0,
+                checkpoint_interval_hours=axes.intervals[i],
+                region=region,
             ),
             catalog,
             today=today,
@@ -720,7 +792,10 @@ def _reduce(block: _Block, use_p90: bool, budget: float | None) -> _Reduced:
 
 
 def _validate(
-    deadline_hours: float | None, budget_usd: float | None, clouds: Sequence[str] | None, space: SearchSpace
+    deadline_hours: float | None,
+    budget_usd: float | None,
+    clouds: Sequence[str] | None,
+    space: SearchSpace,
 ) -> tuple[str, ...] | None:
     if deadline_hours is not None and not deadline_hours > 0:
         msg = f"deadline must be > 0 hours (got {deadline_hours:g})"
@@ -744,7 +819,9 @@ def _validate(
             msg = f"values must lie in [{lo:g}, {hi:g}] (got {list(values)})"
             raise SpecError(msg, field=f"space.{name}")
     if any(v <= 0 for v in space.checkpoint_intervals_hours):
-        msg = f"checkpoint intervals must be > 0 hours (got {list(space.checkpoint_intervals_hours)})"
+        msg = (
+            f"checkpoint intervals must be > 0 hours (got {list(space.checkpoint_intervals_hours)})"
+        )
         raise SpecError(msg, field="space.checkpoint_intervals_hours")
     if space.nodes is not None and any(n < 1 for n in space.nodes):
         msg = f"node counts must be >= 1 (got {list(space.nodes)})"
@@ -769,7 +846,9 @@ def _stand_in_reason(inst: Instance, catalog: Catalog, region: str, as_of: date)
     """
     if inst.stand_in:
         return f"catalog stand-in, not an instance a cloud sells ({inst.source})"
-    point = catalog.find_price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=as_of)
+    point = catalog.find_price(
+        inst.instance, "on_demand", provider=inst.provider, region=region, as_of=as_of
+    )
     if point is not None and point.stand_in:
         return f"its on-demand price is a catalog stand-in, not a published price ({point.source})"
     return None
@@ -816,7 +895,8 @@ def _instances(
         out = [
             i
             for i in catalog.instances.values()
-            if i.provider == user_inst.provider and catalog.accelerator(i.accelerator).vendor == vendor
+            if i.provider == user_inst.provider
+            and catalog.accelerator(i.accelerator).vendor == vendor
         ]
     if not allow_stand_ins:
         kept = []
@@ -825,7 +905,9 @@ def _instances(
             if why is None or inst.instance == user_inst.instance:
                 kept.append(inst)
             else:
-                notes.append(f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)")
+                notes.append(
+                    f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)"
+                )
         out = kept
     if user_inst.instance not in {i.instance for i in out}:
         out.append(user_inst)
@@ -843,7 +925,9 @@ _PORTING = {
 }
 
 
-def _caveats(c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog: Catalog, as_of: date) -> tuple[Caveat, ...]:
+def _caveats(
+    c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog: Catalog, as_of: date
+) -> tuple[Caveat, ...]:
     """What ``c`` changes against the user's plan beyond its price (see ``Caveat``)."""
     inst = catalog.instance(c.instance)
     acc: Accelerator = catalog.accelerator(c.accelerator)
@@ -882,14 +966,20 @@ def _caveats(c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog:
 
 
 def _axes_for(
-    plan: Plan, catalog: Catalog, space: SearchSpace, inst: Instance, chosen_interval: float | None = None
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    inst: Instance,
+    chosen_interval: float | None = None,
 ) -> _Axes:
     """The search grid for one instance; ``chosen_interval`` is the checkpoint interval the user's
     plan is forecast with (stated, or the Young/Daly optimum), so the plan itself is a grid point."""
     user_inst, user_nodes = resolve_cluster(plan, catalog)
     is_user = inst.instance == user_inst.instance
     nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
-    offered = ORCHESTRATORS[inst.provider]  # offered[0]: self-managed VMs ("ec2" on AWS, "vm" elsewhere)
+    offered = ORCHESTRATORS[
+        inst.provider
+    ]  # offered[0]: self-managed VMs ("ec2" on AWS, "vm" elsewhere)
     named = [orchestrator_on(inst.provider, o) for o in space.orchestrators]
     orchs = [o for o in named if o in offered] or [offered[0]]
     if is_user:
@@ -898,11 +988,15 @@ def _axes_for(
         if user_orch not in orchs:
             orchs.append(user_orch)
     user_interval = (
-        plan.checkpoint.interval_hours or chosen_interval or float(catalog.value("defaults.checkpoint.interval_hours"))
+        plan.checkpoint.interval_hours
+        or chosen_interval
+        or float(catalog.value("defaults.checkpoint.interval_hours"))
     )
     intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
     spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])
-    terms = space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
+    terms = (
+        space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
+    )
     sp = [_SpOption(term="none", coverage=0.0)]
     user_cov = plan.purchase.savings_plan_coverage
     for term in dict.fromkeys(terms):
@@ -946,9 +1040,16 @@ def _evaluate_instance(
     for o, orch in enumerate(axes.orchestrators):
         for t, term in enumerate(terms):
             ref_plan = candidate_plan(
-                plan, catalog, instance=inst.instance, nodes=tc.ref_nodes, orchestrator=orch,
-                spot_fraction=0.0, savings_plan=term, savings_plan_coverage=1.0 if term != "none" else 0.0,
-                checkpoint_interval_hours=axes.intervals[0], region=region,
+                plan,
+                catalog,
+                instance=inst.instance,
+                nodes=tc.ref_nodes,
+                orchestrator=orch,
+                spot_fraction=0.0,
+                savings_plan=term,
+                savings_plan_coverage=1.0 if term != "none" else 0.0,
+                checkpoint_interval_hours=axes.intervals[0],
+                region=region,
             )
             ref = usage_for(ref_plan, catalog, today=today)
             keep_last, ref_region = ref.keep_last, ref.region
@@ -971,10 +1072,14 @@ def _evaluate_instance(
     n = np.broadcast_to(np.array(axes.nodes, dtype=np.float64)[:, None, None, None], shp4)
     s = np.broadcast_to(np.array(axes.spots)[None, None, None, :], shp4)
     kept = _kept(tg.count, keep_last)
-    feats = np.stack([np.broadcast_to(f, shp4) for f in _features(n, s, np.ones(1), tg.wall, tg.count, kept)], axis=-1)
+    feats = np.stack(
+        [np.broadcast_to(f, shp4) for f in _features(n, s, np.ones(1), tg.wall, tg.count, kept)],
+        axis=-1,
+    )
     zero, one = np.zeros(shp4), np.ones(shp4)
     grads = np.stack(
-        [zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero, zero, zero], axis=-1
+        [zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero, zero, zero],
+        axis=-1,
     )
     cov_mask = np.zeros(_N_FEATURES, dtype=bool)
     cov_mask[list(_COVERAGE_FEATURES)] = True
@@ -1011,7 +1116,9 @@ def _evaluate_instance(
 
 def _candidate(block: _Block, flat: int) -> Candidate:
     a = block.axes
-    n, o, i, s, k = np.unravel_index(flat, (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp)))
+    n, o, i, s, k = np.unravel_index(
+        flat, (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
+    )
     nodes = a.nodes[int(n)]
     total, wall, p90, p90_wall = block.point(flat)
     return Candidate(
@@ -1118,10 +1225,14 @@ def optimize(
     except MemoryFitError as exc:
         user = None  # the plan as written cannot run; a larger searched cluster may
         skipped.append(f"your plan: not a candidate ({exc})")
-    instances, left_out = _instances(plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today)
+    instances, left_out = _instances(
+        plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today
+    )
     skipped.extend(left_out)
     for inst in instances:
-        axes = _axes_for(plan, catalog, space, inst, user.checkpoint_interval_hours if user is not None else None)
+        axes = _axes_for(
+            plan, catalog, space, inst, user.checkpoint_interval_hours if user is not None else None
+        )
         try:
             block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
         except CatalogError as exc:
@@ -1159,7 +1270,9 @@ def optimize(
         if deadline is not None:
             in_time = ok & (wall <= deadline)
             if in_time.any():
-                worst["min_cost_in_time"] = min(worst["min_cost_in_time"], float(red.best[in_time].min()))
+                worst["min_cost_in_time"] = min(
+                    worst["min_cost_in_time"], float(red.best[in_time].min())
+                )
         if budget_usd is not None:
             assert red.within_budget is not None
             feasible += int(red.within_budget[in_time].sum())
@@ -1197,13 +1310,23 @@ def optimize(
         plan
         if chosen.is_user_plan
         else candidate_plan(
-            plan, catalog, instance=chosen.instance, nodes=chosen.nodes, orchestrator=chosen.orchestrator,
-            spot_fraction=chosen.spot_fraction, savings_plan=chosen.savings_plan,
+            plan,
+            catalog,
+            instance=chosen.instance,
+            nodes=chosen.nodes,
+            orchestrator=chosen.orchestrator,
+            spot_fraction=chosen.spot_fraction,
+            savings_plan=chosen.savings_plan,
             savings_plan_coverage=chosen.savings_plan_coverage,
-            checkpoint_interval_hours=chosen.checkpoint_interval_hours, region=chosen.region,
+            checkpoint_interval_hours=chosen.checkpoint_interval_hours,
+            region=chosen.region,
         )
     )
-    pareto_all = [*front, user] if user is not None and _user_feasible(user, None, budget_usd, use_p90) else front
+    pareto_all = (
+        [*front, user]
+        if user is not None and _user_feasible(user, None, budget_usd, use_p90)
+        else front
+    )
     costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
     walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
     pareto = tuple(pareto_all[int(k)] for k in _pareto_indices(costs, walls))
@@ -1238,7 +1361,9 @@ def _key(c: Candidate, use_p90: bool) -> tuple[float, float]:
     return (c.p90_usd, c.p90_wall_hours) if use_p90 else (c.total_usd, c.wall_hours)
 
 
-def _user_feasible(c: Candidate, deadline: float | None, budget: float | None, use_p90: bool) -> bool:
+def _user_feasible(
+    c: Candidate, deadline: float | None, budget: float | None, use_p90: bool
+) -> bool:
     if c.p90_usd != c.p90_usd:  # NaN marks "does not fit in HBM"
         return False
     cost, wall = _key(c, use_p90)
@@ -1275,7 +1400,9 @@ def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candida
     )
 
 
-def _infeasible(worst: dict[str, float], deadline: float | None, budget: float | None, use_p90: bool) -> InfeasibleError:
+def _infeasible(
+    worst: dict[str, float], deadline: float | None, budget: float | None, use_p90: bool
+) -> InfeasibleError:
     what = "P90 " if use_p90 else ""
     if math.isinf(worst["min_wall"]):
         msg = "no candidate cluster holds the model's training state in GPU memory; add larger node counts"
@@ -1300,7 +1427,9 @@ def _infeasible(worst: dict[str, float], deadline: float | None, budget: float |
     return InfeasibleError(msg, binding="budget", shortfall=over)
 
 
-def _rightsizing(blocks: Sequence[_Block], best: Candidate, use_p90: bool) -> tuple[RightSizeRow, ...]:
+def _rightsizing(
+    blocks: Sequence[_Block], best: Candidate, use_p90: bool
+) -> tuple[RightSizeRow, ...]:
     """The best configuration at every node count searched for its instance."""
     block = next((b for b in blocks if b.inst.instance == best.instance), None)
     if block is None:

@@ -360,7 +360,9 @@ def _uniform_sums(g: np.random.Generator, counts: NDArray[np.int64]) -> NDArray[
     out: NDArray[np.float64] = np.zeros(n)
     if total:
         u = g.random(total)
-        out = np.bincount(np.repeat(np.arange(n), small), weights=u, minlength=n).astype(np.float64, copy=False)
+        out = np.bincount(np.repeat(np.arange(n), small), weights=u, minlength=n).astype(
+            np.float64, copy=False
+        )
     if big.any():
         k = counts[big].astype(np.float64)
         out[big] = np.clip(g.normal(k / 2.0, np.sqrt(k / 12.0)), 0.0, k)
@@ -403,7 +405,16 @@ def _sample_block(
         g[9], reclaims, p.restart_hours, p.restart_cv
     )
     q = np.column_stack(
-        (sync, ck, fails.astype(np.float64), fail_lost, reclaims.astype(np.float64), reclaim_lost, compute, evaluation)
+        (
+            sync,
+            ck,
+            fails.astype(np.float64),
+            fail_lost,
+            reclaims.astype(np.float64),
+            reclaim_lost,
+            compute,
+            evaluation,
+        )
     )
     return spot, q
 

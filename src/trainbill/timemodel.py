@@ -282,7 +282,11 @@ def default_global_batch(
     per_gpu = float(catalog.value("defaults.model.batch_tokens_per_gpu"))
     floor = float(catalog.value("defaults.model.global_batch_tokens"))
     moe = active_params is not None and active_params < params
-    cap_key = "defaults.model.global_batch_tokens_max_moe" if moe else "defaults.model.global_batch_tokens_max"
+    cap_key = (
+        "defaults.model.global_batch_tokens_max_moe"
+        if moe
+        else "defaults.model.global_batch_tokens_max"
+    )
     cap = float(catalog.value(cap_key))
     sparsity = params / active_params if moe and active_params else 1.0
     raw = per_gpu * gpus * sparsity
@@ -325,15 +329,20 @@ def _pow2_upto(limit: int) -> list[int]:
     return out
 
 
-def _maturity_note(accelerator: Accelerator, fp: FitParams, age: float | None, maturity: float) -> str:
+def _maturity_note(
+    accelerator: Accelerator, fp: FitParams, age: float | None, maturity: float
+) -> str:
     """The software-maturity factor in words, for ``--explain``."""
     if age is None:
         return f"{accelerator.id} launch date unknown: software taken as mature (× 1)"
     launched = accelerator.launched.isoformat() if accelerator.launched else "?"
     # Two decimals of age and four digits of immaturity: the printed arithmetic must give the
     # printed factor by hand (one decimal of age was off by up to 0.004 at two years).
-    when = (f"{age:.2f} years before the run" if age >= 0 else
-            f"{-age:.2f} years after the run date (a run before launch counts as age 0, brand-new software)")
+    when = (
+        f"{age:.2f} years before the run"
+        if age >= 0
+        else f"{-age:.2f} years after the run date (a run before launch counts as age 0, brand-new software)"
+    )
     return (f"{accelerator.id} launched {launched}, {when}: kernels at "
             f"1 − {fp.immaturity:.4g} × exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} "
             f"of mature efficiency (fitted shortfall of new software on a new chip)")  # fmt: skip
@@ -399,7 +408,11 @@ def estimate_time(
     fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
     if precision == "fp8" and not fp8:
         factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
-    elif fp8 and accelerator.peak_fp8_tflops is not None and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16:
+    elif (
+        fp8
+        and accelerator.peak_fp8_tflops is not None
+        and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16
+    ):
         # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
         # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
         fp8 = False
@@ -429,14 +442,18 @@ def estimate_time(
         layers, d_model = layers or est_l, d_model or est_d
         factors.append(("shape", (f"layers/d_model not given: estimated {layers} × {d_model} from "
                         f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})")))  # fmt: skip
-    flops = training_flops(active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len)
+    flops = training_flops(
+        active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
+    )
     attn = 12.0 * layers * d_model * seq_len * tokens
     factors.append(("flops", (f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
                     f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
                     f"({attn / flops:.1%} attention)")))  # fmt: skip
 
     # Kernel efficiency.
-    flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)  # machine balance, FLOP per HBM byte
+    flop_per_byte = (
+        bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
+    )  # machine balance, FLOP per HBM byte
     m = fp.k_mem * flop_per_byte / d_model
     if not fused_attention:
         heads = d_model / _HEAD_DIM
@@ -485,7 +502,9 @@ def estimate_time(
     seqs = batch / seq_len  # sequences per step: one per micro-batch
     step_flops_total = flops / tokens * batch
     intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
-    node_bw = instance.network_gbps / 8.0 * 1e9 * net_eff  # all NICs of one node (one chip for TPUs)
+    node_bw = (
+        instance.network_gbps / 8.0 * 1e9 * net_eff
+    )  # all NICs of one node (one chip for TPUs)
     nic_bw = node_bw / gpn  # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
     vstage = float(catalog.value("time.layers_per_virtual_stage"))
     host_s = 0.0 if measured_mfu is not None else fp.step_overhead_s
@@ -519,26 +538,47 @@ def estimate_time(
                 if seqs < need - 1e-9:
                     too_small.append((tp, pp, cp, dp))
                     continue
-                chunks = max(1.0, layers / (pp * vstage))  # interleaved 1F1B: virtual stages per GPU
+                chunks = max(
+                    1.0, layers / (pp * vstage)
+                )  # interleaved 1F1B: virtual stages per GPU
                 bubble_share = (pp - 1) / (seqs / dp * chunks)  # of compute
                 tok_per_gpu = batch / dp / cp
-                tp_s = 16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw if tp > 1 else 0.0
-                shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
+                tp_s = (
+                    16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw
+                    if tp > 1
+                    else 0.0
+                )
+                shards = (
+                    dp * cp
+                )  # context-parallel ranks hold the same weights: they sync gradients too
                 dp_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp, intra_bw=intra_bw, node_bw=node_bw)
-                dense_sync = _BYTES_PER_BF16 * dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
+                dense_sync = (
+                    _BYTES_PER_BF16 * dense_params * _ring(shards) / (tp * pp) / dp_bw
+                )  # × volume
                 for ep in _pow2_upto(min(max_ep, int(dp))):
                     expert_sync = 0.0
                     if expert_params:
                         # The ep GPUs of an expert group hold different experts: a node can pre-reduce
                         # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
-                        ep_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp * ep, intra_bw=intra_bw, node_bw=node_bw)
-                        expert_sync = _BYTES_PER_BF16 * expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
+                        ep_bw = _dp_bandwidth(
+                            gpus=gpus, gpn=gpn, tp=tp * ep, intra_bw=intra_bw, node_bw=node_bw
+                        )
+                        expert_sync = (
+                            _BYTES_PER_BF16
+                            * expert_params
+                            / ep
+                            * _ring(shards / ep)
+                            / (tp * pp)
+                            / ep_bw
+                        )
                     a2a = 0.0
                     if ep > 1:
                         # Routed copies of each token that leave the GPU, per MoE layer on this stage;
                         # tensor-parallel ranks each dispatch their sequence-parallel share.
                         out_bytes = a2a_bytes * d_model * top_k * (layers / pp) * tok_per_gpu / tp
-                        per_node = max(1, gpn // tp) if gpus > gpn else ep  # EP ranks one node holds
+                        per_node = (
+                            max(1, gpn // tp) if gpus > gpn else ep
+                        )  # EP ranks one node holds
                         local = (min(ep, per_node) - 1) / ep
                         remote = max(0, ep - per_node) / ep
                         a2a = max(out_bytes * local / intra_bw, out_bytes * remote / nic_bw)
@@ -563,7 +603,9 @@ def estimate_time(
             continue
         recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
         compute = compute0 * recompute_cost
-        unsharded = 4.0 * (dense_params + expert_params / ep) / (tp * pp) + state_bytes * params / (tp * pp * dp)
+        unsharded = 4.0 * (dense_params + expert_params / ep) / (tp * pp) + state_bytes * params / (
+            tp * pp * dp
+        )
         vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
         sync = vol * sync1
         exposed = max(0.0, sync - fp.overlap * compute)
@@ -571,7 +613,12 @@ def estimate_time(
         bubble = bubble_share * compute
         step = compute + host_s + bubble + tp_s + exposed + a2a_exposed
         tie = abs(step - best_step) <= best_step * 1e-9 and key < best_key
-        if best is None or (best.memory.offload and not mem.offload) or step < best_step * (1.0 - 1e-9) or tie:
+        if (
+            best is None
+            or (best.memory.offload and not mem.offload)
+            or step < best_step * (1.0 - 1e-9)
+            or tie
+        ):
             best_step, best_key = step, key
             best = Layout(
                 tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute,
@@ -598,7 +645,11 @@ def estimate_time(
             params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
             usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=max(tps),
         )  # fmt: skip
-        hint = f"at least {fewest} {accelerator.id} GPUs" if fewest else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
+        hint = (
+            f"at least {fewest} {accelerator.id} GPUs"
+            if fewest
+            else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
+        )
         msg = (
             f"a {params:.3g}-parameter model at seq_len {seq_len} does not fit on {gpus} × {accelerator.id} "
             f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
@@ -607,9 +658,13 @@ def estimate_time(
         raise MemoryFitError(msg)
     lay = best
     if lay.memory.offload:
-        warnings.append(f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)")
+        warnings.append(
+            f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)"
+        )
     elif lay.memory.recompute and recompute is None:
-        warnings.append(f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)")
+        warnings.append(
+            f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)"
+        )
     factors.append(("memory", lay.memory.describe()))
     if batch_note:
         factors.append(("batch", batch_note))
@@ -634,7 +689,12 @@ def estimate_time(
                     f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
                     f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step")))  # fmt: skip
     if lay.tp > 1:
-        factors.append(("tensor_parallel", f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute"))
+        factors.append(
+            (
+                "tensor_parallel",
+                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
+            )
+        )
     if lay.pp > 1:
         chunks = max(1.0, layers / (lay.pp * vstage))
         factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
@@ -651,7 +711,12 @@ def estimate_time(
         factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {how}"))
     factors.append(straggler_factor)
     if hours is not None:
-        factors.append(("hours", f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)"))
+        factors.append(
+            (
+                "hours",
+                f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)",
+            )
+        )
         compute_hours = hours
     comm_fraction = lay.stall_s / c
     base_mfu = flops / (gpus * peak * 1e12 * compute_hours * _SECONDS_PER_HOUR)

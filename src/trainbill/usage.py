@@ -288,7 +288,9 @@ def instance_family(instance: str) -> str:
     return instance.split(".", 1)[0]
 
 
-def _savings_plan_kind(plan: Plan, inst: Instance, provider: str, orchestrator: str, region: str) -> str:
+def _savings_plan_kind(
+    plan: Plan, inst: Instance, provider: str, orchestrator: str, region: str
+) -> str:
     """Which AWS Savings Plan kind prices the commitment, checked against what it covers.
 
     Default: "sagemaker" under HyperPod (its nodes are SageMaker ``ml.*`` usage) and "compute"
@@ -299,7 +301,11 @@ def _savings_plan_kind(plan: Plan, inst: Instance, provider: str, orchestrator: 
     p = plan.purchase
     if provider != "aws":
         if p.savings_plan_kind is not None or p.savings_plan_family is not None:
-            field = "purchase.savings_plan_kind" if p.savings_plan_kind is not None else "purchase.savings_plan_family"
+            field = (
+                "purchase.savings_plan_kind"
+                if p.savings_plan_kind is not None
+                else "purchase.savings_plan_family"
+            )
             msg = (f"AWS Savings Plan settings do not apply on {provider}: its commitment is priced from the "
                    f"catalog's sp_1yr/sp_3yr rate (committed-use discount or reservation); remove {field}")  # fmt: skip
             raise SpecError(msg, field=field)
@@ -316,7 +322,9 @@ def _savings_plan_kind(plan: Plan, inst: Instance, provider: str, orchestrator: 
         raise SpecError(msg, field="purchase.savings_plan_kind")
     family = p.savings_plan_family
     if family is not None and kind != "ec2-instance":
-        msg = f'savings_plan_family applies only to savings_plan_kind = "ec2-instance" (got {kind!r})'
+        msg = (
+            f'savings_plan_family applies only to savings_plan_kind = "ec2-instance" (got {kind!r})'
+        )
         raise SpecError(msg, field="purchase.savings_plan_family")
     own = instance_family(inst.instance)
     if family is not None and family != own and p.savings_plan != "none":
@@ -328,7 +336,13 @@ def _savings_plan_kind(plan: Plan, inst: Instance, provider: str, orchestrator: 
 
 
 def _hyperpod_warnings(
-    catalog: Catalog, inst: Instance, orchestrator: str, spot: float, provider: str, region: str, as_of: date
+    catalog: Catalog,
+    inst: Instance,
+    orchestrator: str,
+    spot: float,
+    provider: str,
+    region: str,
+    as_of: date,
 ) -> tuple[str, ...]:
     """What HyperPod's bill cannot price from published figures, said rather than guessed."""
     if orchestrator != "hyperpod":
@@ -350,7 +364,9 @@ def _hyperpod_warnings(
     return tuple(out)
 
 
-def _check_region_cloud(catalog: Catalog, provider: str, region: str, *, field: str = "cluster.region") -> None:
+def _check_region_cloud(
+    catalog: Catalog, provider: str, region: str, *, field: str = "cluster.region"
+) -> None:
     """A region the catalog knows only for another cloud (``us-central1`` on AWS) is a mistake,
     not a region without local prices: refuse it rather than price the reference region.
 
@@ -387,7 +403,9 @@ def _zone_letters(count: int) -> tuple[str, ...]:
     return tuple(chr(ord("a") + i) for i in range(count))
 
 
-def resolve_zone(catalog: Catalog, provider: str, region: str, zone: str, field: str) -> tuple[str | None, str]:
+def resolve_zone(
+    catalog: Catalog, provider: str, region: str, zone: str, field: str
+) -> tuple[str | None, str]:
     """Check ``zone`` against the region's zones; return its zone ID (None where only an
     account-specific AWS AZ name was given) and a note for the reader ("" when none).
 
@@ -396,7 +414,9 @@ def resolve_zone(catalog: Catalog, provider: str, region: str, zone: str, field:
     """
     known = catalog.zones(provider, region)
     if known is None:
-        listed = sorted({k.split(".")[2] for k in catalog.assumptions if k.startswith(f"zones.{provider}.")})
+        listed = sorted(
+            {k.split(".")[2] for k in catalog.assumptions if k.startswith(f"zones.{provider}.")}
+        )
         note = (f"{field} = {zone!r} not checked: the catalog lists no zones for {provider} {region} "
                 f"(zones are listed for {', '.join(listed) or 'no region'})")  # fmt: skip
         return None, note
@@ -457,7 +477,9 @@ def _data_placement(
             msg = "data.zone needs cluster.zone too: the transfer depends on whether the two zones differ"
             raise SpecError(msg, field="data.zone")
         cluster_id, _ = resolve_zone(catalog, provider, region, zone, "cluster.zone")
-        if catalog.zones(provider, region) is not None and (data_id is None) != (cluster_id is None):
+        if catalog.zones(provider, region) is not None and (data_id is None) != (
+            cluster_id is None
+        ):
             msg = (f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an account-specific "
                    f"AZ name, which cannot be compared; give both as AZ IDs")  # fmt: skip
             raise SpecError(msg, field="data.zone")
@@ -557,7 +579,9 @@ def usage_for(
     zone_notes: list[str] = []
     zone_id: str | None = None
     if plan.cluster.zone is not None:
-        zone_id, note = resolve_zone(catalog, provider, str(region), plan.cluster.zone, "cluster.zone")
+        zone_id, note = resolve_zone(
+            catalog, provider, str(region), plan.cluster.zone, "cluster.zone"
+        )
         zone_notes += [note] if note else []
     placement = _data_placement(plan, catalog, d, provider, str(region), plan.cluster.zone)
     data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
@@ -614,7 +638,9 @@ def usage_for(
     if ck.size_gb is not None:
         size_gb = ck.size_gb
     elif m.params is not None:
-        size_gb = m.params * float(d.get(ck.bytes_per_param, "defaults.checkpoint.bytes_per_param")) / 1e9
+        size_gb = (
+            m.params * float(d.get(ck.bytes_per_param, "defaults.checkpoint.bytes_per_param")) / 1e9
+        )
     else:
         size_gb = 0.0
     st = plan.storage
@@ -633,7 +659,9 @@ def usage_for(
     # work on average (failures are uniform within an interval) plus the restart.
     rel = plan.reliability
     restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{orchestrator}"))
-    fail_rate = float(d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day"))
+    fail_rate = float(
+        d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day")
+    )
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
     fail_per_hour = failures_per_hour(fail_rate, gpus)
@@ -643,8 +671,17 @@ def usage_for(
     # interruption lose work back to the last checkpoint), no shorter than a step or than
     # persisting an asynchronous snapshot, no longer than the catalog's longest default.
     floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
-    if asynchronous and size_gb > 0 and ck.interval_hours is None and fail_per_hour + reclaim_per_hour > 0:
-        persist = size_gb / _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier) / 3600.0
+    if (
+        asynchronous
+        and size_gb > 0
+        and ck.interval_hours is None
+        and fail_per_hour + reclaim_per_hour > 0
+    ):
+        persist = (
+            size_gb
+            / _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier)
+            / 3600.0
+        )
         floor = max(floor, persist)
     interval, optimum, interval_basis = _checkpoint_interval(
         d, ck.interval_hours, stall_each, fail_per_hour + reclaim_per_hour, floor
@@ -655,7 +692,9 @@ def usage_for(
     eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
     eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
     eval_fraction = _eval_step_fraction(est)
-    eval_hours = compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
+    eval_hours = (
+        compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
+    )
 
     exposed = compute_hours + sync_hours + eval_hours + ck_stall
     lost_each = interval / 2.0 + restart
@@ -689,7 +728,9 @@ def usage_for(
         zone_id=zone_id,
         warnings=(
             *_cluster_warnings(plan, inst, nodes),
-            *_hyperpod_warnings(catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of),
+            *_hyperpod_warnings(
+                catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of
+            ),
             *date_warnings,
             *zone_notes,
             *data_notes,
@@ -708,7 +749,9 @@ def usage_for(
         tokens=m.tokens,
         # A sparse-attention what-if (``trainbill.whatif.SparseAttentionPlan``) cut the hours by the
         # FLOPs it skips: MFU is on the FLOPs actually performed, not the dense model's.
-        flops=None if est.flops is None else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
+        flops=None
+        if est.flops is None
+        else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
         compute_hours=compute_hours,
         sync_stall_hours=sync_hours,
         checkpoint_count=count,
@@ -731,7 +774,9 @@ def usage_for(
         spot_reclaim_rate_per_node_hour=hazard,
         ebs_gb_per_node=float(d.get(st.ebs_gb_per_node, "defaults.storage.ebs_gb_per_node")),
         ebs_iops=float(d.get(st.ebs_iops, "defaults.storage.ebs_iops")),
-        ebs_throughput_mibps=float(d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps")),
+        ebs_throughput_mibps=float(
+            d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps")
+        ),
         fsx_capacity_gb=fsx_gb,
         fsx_tier=fsx_tier,
         checkpoint_target=target,
@@ -747,13 +792,23 @@ def usage_for(
         epochs=float(d.get(data.epochs, "defaults.data.epochs")),
         object_mb=float(d.get(data.object_mb, "defaults.data.object_mb")),
         nat_gateways=int(d.get(net.nat_gateways, "defaults.network.nat_gateways")),
-        nat_gb_per_node_hour=float(d.get(net.nat_gb_per_node_hour, "defaults.network.nat_gb_per_node_hour")),
+        nat_gb_per_node_hour=float(
+            d.get(net.nat_gb_per_node_hour, "defaults.network.nat_gb_per_node_hour")
+        ),
         s3_via_nat=bool(d.get(net.s3_via_nat, "defaults.network.s3_via_nat")),
-        public_ips_per_node=float(d.get(net.public_ips_per_node, "defaults.network.public_ips_per_node")),
-        custom_metrics_per_node=float(d.get(mon.custom_metrics_per_node, "defaults.monitoring.custom_metrics_per_node")),
-        logs_gb_per_node_hour=float(d.get(mon.logs_gb_per_node_hour, "defaults.monitoring.logs_gb_per_node_hour")),
+        public_ips_per_node=float(
+            d.get(net.public_ips_per_node, "defaults.network.public_ips_per_node")
+        ),
+        custom_metrics_per_node=float(
+            d.get(mon.custom_metrics_per_node, "defaults.monitoring.custom_metrics_per_node")
+        ),
+        logs_gb_per_node_hour=float(
+            d.get(mon.logs_gb_per_node_hour, "defaults.monitoring.logs_gb_per_node_hour")
+        ),
         time=est,
-        extra_groups=tuple((g.name, g.instance, g.count, g.spot) for g in plan.cluster.extra_groups),
+        extra_groups=tuple(
+            (g.name, g.instance, g.count, g.spot) for g in plan.cluster.extra_groups
+        ),
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )
@@ -782,8 +837,19 @@ def _given_hours_with_step_model(
     factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
     at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
     factors.insert(at, ("hours", note))
-    return replace(step, compute_hours=hours, flops=None, base_mfu=None, factors=tuple(factors), hours_given=True)
-def _write_rate(d: _Defaults, given: float | None, nodes: int, target: str, fsx_gb: float, fsx_tier: str) -> float:
+    return replace(
+        step,
+        compute_hours=hours,
+        flops=None,
+        base_mfu=None,
+        factors=tuple(factors),
+        hours_given=True,
+    )
+
+
+def _write_rate(
+    d: _Defaults, given: float | None, nodes: int, target: str, fsx_gb: float, fsx_tier: str
+) -> float:
     """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by the FSx
     tier's throughput when writing to FSx."""
     rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
@@ -815,15 +881,23 @@ def _checkpoint_interval(
             f"{young:.3g} h"
         )
         if young < floor_hours:
-            words += f", raised to {floor_hours:.3g} h (one step, or persisting the previous snapshot)"
+            words += (
+                f", raised to {floor_hours:.3g} h (one step, or persisting the previous snapshot)"
+            )
         elif young > float(cap.value):
             words += f", capped at {cap.key} = {cap.value} h"
     if given is not None:
-        basis = f"{given:g} h stated in the plan" + (f"; {words} → {optimum:.3g} h" if optimum is not None else "")
+        basis = f"{given:g} h stated in the plan" + (
+            f"; {words} → {optimum:.3g} h" if optimum is not None else ""
+        )
         return given, optimum, basis
     if optimum is None:
         interval = float(d.get(None, cap.key))
-        return interval, None, f"{interval:g} h ({cap.key}: no checkpoint writes or no interruptions to balance)"
+        return (
+            interval,
+            None,
+            f"{interval:g} h ({cap.key}: no checkpoint writes or no interruptions to balance)",
+        )
     d.used.append(
         f"checkpoint.interval_hours = {optimum:.3g} h: {words} (Young, CACM 17(9) 1974; Daly, FGCS 22(3) 2006; "
         "MTBF from reliability.gpu_failure_rate_per_gpu_day and spot reclaims, write stall from the checkpoint rule)"

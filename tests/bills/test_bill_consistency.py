@@ -34,7 +34,9 @@ _CUR_COLS = [
 ]  # fmt: skip
 
 
-def _write(path: Path, columns: list[str], base: dict[str, str], rows: list[dict[str, str]]) -> Path:
+def _write(
+    path: Path, columns: list[str], base: dict[str, str], rows: list[dict[str, str]]
+) -> Path:
     """A bill CSV: each row is ``base`` overridden by the row's own values."""
     with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=columns, restval="")
@@ -51,7 +53,12 @@ def _focus(path: Path, rows: list[dict[str, str]]) -> Path:
         "BillingPeriodStart": "2026-04-01T00:00:00Z", "BillingPeriodEnd": "2026-05-01T00:00:00Z",
         "PricingCategory": "Standard",
     }  # fmt: skip
-    return _write(path, _FOCUS_COLS, base, [{"EffectiveCost": r["BilledCost"], "ListCost": r["BilledCost"], **r} for r in rows])
+    return _write(
+        path,
+        _FOCUS_COLS,
+        base,
+        [{"EffectiveCost": r["BilledCost"], "ListCost": r["BilledCost"], **r} for r in rows],
+    )
 
 
 def _cur(path: Path, rows: list[dict[str, str]]) -> Path:

@@ -264,7 +264,9 @@ def test_mixed_currencies_named_across_csv_and_parquet_spellings(tmp_path: Path)
     text = FOCUS_SAMPLE.read_text(encoding="utf-8")
     header, _, body = text.partition("\n")
     csv_path = tmp_path / "usd.csv"
-    csv_path.write_text(header.replace("BillingCurrency", "billingcurrency") + "\n" + body, encoding="utf-8")
+    csv_path.write_text(
+        header.replace("BillingCurrency", "billingcurrency") + "\n" + body, encoding="utf-8"
+    )
     pq_path = tmp_path / "eur.parquet"
     _sample_as_parquet(pq_path, currency_of_second_half="EUR")
     with pytest.raises(BillError, match="mixed currencies"):

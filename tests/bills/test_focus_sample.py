@@ -65,7 +65,11 @@ def test_gpu_compute_is_the_g5_and_g3_instance_hours(summary) -> None:  # type: 
     g3.4xlarge: 1.92280038 (the two rows' BilledCost, summed below with the csv module).
     """
     g3 = sum(
-        (Decimal(r["BilledCost"]) for r in _rows() if "g3.4xlarge Instance Hour" in r["ChargeDescription"]),
+        (
+            Decimal(r["BilledCost"])
+            for r in _rows()
+            if "g3.4xlarge Instance Hour" in r["ChargeDescription"]
+        ),
         Decimal(0),
     )
     assert g3 == Decimal("1.92280038000")
@@ -105,7 +109,9 @@ def test_data_transfer_matches_descriptions(summary) -> None:  # type: ignore[no
     named = re.compile(r"datatransfer-|-(out|in)-bytes\b|interzone-(in|out)\b")
     usage = [r for r in _rows() if r["ChargeCategory"] == "Usage"]
     by_words = [r for r in usage if any(w in r["ChargeDescription"].lower() for w in words)]
-    by_name = [r for r in usage if r not in by_words and named.search(r["ChargeDescription"].lower())]
+    by_name = [
+        r for r in usage if r not in by_words and named.search(r["ChargeDescription"].lower())
+    ]
     assert (len(by_words), len(by_name)) == (547, 8)
     assert summary.rows_by_category["data_transfer"] == len(by_words) + len(by_name)
 

@@ -74,7 +74,9 @@ def test_calibration_factors_and_file(month, tmp_path: Path) -> None:  # type: i
     assert raw["kind"] == "bills"
     assert (raw["period_start"], raw["period_end"]) == (date(2026, 4, 1), date(2026, 5, 1))
     back = read_calibration(path)
-    assert dict(back.factors_usd_per_node_hour) == pytest.approx(dict(cal.factors_usd_per_node_hour))
+    assert dict(back.factors_usd_per_node_hour) == pytest.approx(
+        dict(cal.factors_usd_per_node_hour)
+    )
     assert back.gpu_node_hours == 350.0
     with pytest.raises(BillError, match="already exists"):
         write_calibration(cal, path)

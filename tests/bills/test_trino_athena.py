@@ -108,7 +108,9 @@ def test_trino_sql_gives_the_duckdb_summary(
     if typed:
         parquet = tmp_path / f"{table}.parquet"
         with duckdb.connect() as con:
-            con.execute(f"COPY (SELECT * FROM {_source(path, typed)}) TO '{parquet}' (FORMAT parquet)")
+            con.execute(
+                f"COPY (SELECT * FROM {_source(path, typed)}) TO '{parquet}' (FORMAT parquet)"
+            )
         want = read_bill(parquet, engine="duckdb").as_dict()
     else:
         want = read_bill(path, engine="duckdb").as_dict()

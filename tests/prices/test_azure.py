@@ -74,7 +74,10 @@ def test_throttled_page_is_retried(rec: Any) -> None:
 
 def test_malformed_page(rec: Any) -> None:
     """A page whose Items is not a list is an error naming the page and field."""
-    rec.add(azure.RETAIL_PRICES_URL, lambda r: httpx.Response(200, json={"Items": {"oops": 1}, "NextPageLink": None}))
+    rec.add(
+        azure.RETAIL_PRICES_URL,
+        lambda r: httpx.Response(200, json={"Items": {"oops": 1}, "NextPageLink": None}),
+    )
     with pytest.raises(PriceUpdateError, match="page 1: Items: expected list, got dict"):
         azure.fetch(rec.http(), region="eastus", skus=[], today=TODAY)
 
@@ -91,7 +94,10 @@ def test_page_cut_mid_json(rec: Any) -> None:
 def test_paging_loop_is_detected(rec: Any) -> None:
     """A NextPageLink pointing back at an already-read page stops with an error, not a hang."""
     loop = f"{azure.RETAIL_PRICES_URL}?page=1"
-    rec.add(azure.RETAIL_PRICES_URL, lambda r: httpx.Response(200, json={"Items": [], "NextPageLink": loop}))
+    rec.add(
+        azure.RETAIL_PRICES_URL,
+        lambda r: httpx.Response(200, json={"Items": [], "NextPageLink": loop}),
+    )
     with pytest.raises(PriceUpdateError, match="paging did not end"):
         azure.fetch(rec.http(), region="eastus", skus=[], today=TODAY)
 
@@ -102,17 +108,24 @@ def test_update_writes_cache(rec: Any, cache: Path) -> None:
     report = run_update("azure", rec.http(), load_catalog(), cache, today=TODAY)
     assert len(report.write.added) == 5
     cat = load_catalog([cache])
-    p = cat.price("Standard_ND96isr_H100_v5", "on_demand", provider="azure", region="eastus", as_of=TODAY)
+    p = cat.price(
+        "Standard_ND96isr_H100_v5", "on_demand", provider="azure", region="eastus", as_of=TODAY
+    )
     assert p.effective_from == TODAY
     assert "Azure Retail Prices API" in p.source
     # The default SKU list is the catalog's Azure instances.
     flt = rec.requests[0].url.params["$filter"]
-    assert all(f"armSkuName eq '{i}'" in flt for i in ("Standard_ND96asr_v4", "Standard_ND96isr_H200_v5"))
+    assert all(
+        f"armSkuName eq '{i}'" in flt for i in ("Standard_ND96asr_v4", "Standard_ND96isr_H200_v5")
+    )
 
 
 def test_empty_result_does_not_touch_cache(rec: Any, cache: Path) -> None:
     """No matching rows: an error saying the cache was not changed, and no cache is created."""
-    rec.add(azure.RETAIL_PRICES_URL, lambda r: httpx.Response(200, content=json.dumps({"Items": [], "NextPageLink": None})))
+    rec.add(
+        azure.RETAIL_PRICES_URL,
+        lambda r: httpx.Response(200, content=json.dumps({"Items": [], "NextPageLink": None})),
+    )
     with pytest.raises(PriceUpdateError, match="cache was not changed"):
         run_update("azure", rec.http(), load_catalog(), cache, today=TODAY)
     assert not cache.exists()

@@ -25,9 +25,13 @@ def test_written_cache_is_a_valid_overlay(tmp_path: Path) -> None:
     write_price_points(tmp_path, [_p(50.0, date(2026, 12, 1))])
     assert (tmp_path / "SCHEMA_VERSION").read_text().strip() == "1"
     cat = load_catalog([tmp_path])
-    now = cat.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 12, 2))
+    now = cat.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 12, 2)
+    )
     assert now.usd == 50.0
-    before = cat.price("p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 11, 30))
+    before = cat.price(
+        "p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=date(2026, 11, 30)
+    )
     assert before.usd == 55.04  # packaged June-2025 point (REFERENCE §4.1)
 
 
@@ -43,7 +47,9 @@ def test_unchanged_price_keeps_its_date(tmp_path: Path) -> None:
 def test_changed_price_adds_a_point(tmp_path: Path) -> None:
     """A new price on a later day is a second dated point; both stay in the history."""
     write_price_points(tmp_path, [_p(50.0, date(2026, 12, 1))])
-    w = write_price_points(tmp_path, [_p(45.0, date(2026, 12, 5)), _p(20.0, date(2026, 12, 5), option="spot")])
+    w = write_price_points(
+        tmp_path, [_p(45.0, date(2026, 12, 5)), _p(20.0, date(2026, 12, 5), option="spot")]
+    )
     assert len(w.added) == 2
     assert w.total == 3
     assert sorted((p.option, p.usd) for p in read_cache(tmp_path)) == [
@@ -82,7 +88,9 @@ def test_corrupt_cache_is_reported_not_overwritten(tmp_path: Path) -> None:
     assert (tmp_path / "prices.csv").read_text() == "provider,usd\naws,1\n"
 
 
-def test_atomic_write_temp_names_do_not_look_like_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_atomic_write_temp_names_do_not_look_like_csv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Temporary files end in .tmp, so a crash leftover never trips the loader's *.csv check."""
     seen: list[str] = []
     real = Path.replace

@@ -73,7 +73,9 @@ def test_show_unknown_instance(cache: Path, capsys: pytest.CaptureFixture[str]) 
     """A typo gets a one-line error with a suggestion and exit 1."""
     code, _, err = run(capsys, "prices", "show", "p5.48xlarg")
     assert code == 1
-    assert err.startswith("trainbill: error: unknown instance type 'p5.48xlarg'. Did you mean 'p5.48xlarge'")
+    assert err.startswith(
+        "trainbill: error: unknown instance type 'p5.48xlarg'. Did you mean 'p5.48xlarge'"
+    )
 
 
 def test_list_filters(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,34 +84,57 @@ def test_list_filters(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert sorted((r["instance"], r["region"]) for r in json.loads(out)) == [
         ("Standard_ND96isr_H100_v5", "eastus"),
-        ("a3-highgpu-8g", "us-central1"),  # Cloud Billing Catalog snapshots 2025-05-01 and 2026-07-30
+        (
+            "a3-highgpu-8g",
+            "us-central1",
+        ),  # Cloud Billing Catalog snapshots 2025-05-01 and 2026-07-30
         ("a3-highgpu-8g", "us-east4"),
         ("p5.48xlarge", "us-east-1"),
     ]
-    code, out, _ = run(capsys, "prices", "list", "--gpu", "a100", "--cloud", "azure", "--json", "--as-of", "2026-12-01")
-    assert sorted(r["instance"] for r in json.loads(out)) == ["Standard_ND96amsr_A100_v4", "Standard_ND96asr_v4"]
+    code, out, _ = run(
+        capsys,
+        "prices",
+        "list",
+        "--gpu",
+        "a100",
+        "--cloud",
+        "azure",
+        "--json",
+        "--as-of",
+        "2026-12-01",
+    )
+    assert sorted(r["instance"] for r in json.loads(out)) == [
+        "Standard_ND96amsr_A100_v4",
+        "Standard_ND96asr_v4",
+    ]
 
 
 def test_list_region_filter(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--region eastus2 shows only the ND H200 v5 (its only price is the 3-yr reservation)."""
-    code, out, _ = run(capsys, "prices", "list", "--region", "eastus2", "--json", "--as-of", "2026-12-01")
+    code, out, _ = run(
+        capsys, "prices", "list", "--region", "eastus2", "--json", "--as-of", "2026-12-01"
+    )
     assert code == 0
     rows = json.loads(out)
-    assert [(r["instance"], r["on_demand_usd_per_hour"], r["sp_3yr_usd_per_hour"]) for r in rows] == [
-        ("Standard_ND96isr_H200_v5", None, 42.22)
-    ]
+    assert [
+        (r["instance"], r["on_demand_usd_per_hour"], r["sp_3yr_usd_per_hour"]) for r in rows
+    ] == [("Standard_ND96isr_H200_v5", None, 42.22)]
 
 
 def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The per-GPU table shows published commitments only and points to `prices show` for the
     derived estimates (issue 24: derived rates rest on discount claims); JSON keeps them."""
-    code, out, _ = run(capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--wide")
+    code, out, _ = run(
+        capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--wide"
+    )
     assert code == 0
     assert "$31.9232" not in out  # p5 1-yr derived: 55.04 x 0.58
     assert "$3.9904" not in out  # the same per GPU (÷ 8)
     assert "$2.975 3yr" in out  # p5en 3-yr All Upfront $23.80 published (REFERENCE §4.1) ÷ 8 GPUs
     assert "derived estimates: 'trainbill prices show INSTANCE'" in " ".join(out.split())
-    code, out, _ = run(capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--json")
+    code, out, _ = run(
+        capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--json"
+    )
     p5 = next(r for r in json.loads(out) if r["instance"] == "p5.48xlarge")
     assert p5["sp_1yr_usd_per_hour"] == pytest.approx(31.9232)  # the JSON key is unchanged
 
@@ -117,9 +142,15 @@ def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_cloud_and_date(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Invalid --cloud and --as-of values are one-line errors naming the flag and allowed values."""
     code, _, err = run(capsys, "prices", "list", "--cloud", "oracle")
-    assert (code, err.strip()) == (1, "trainbill: error: --cloud: 'oracle' is not one of aws, gcp, azure")
+    assert (code, err.strip()) == (
+        1,
+        "trainbill: error: --cloud: 'oracle' is not one of aws, gcp, azure",
+    )
     code, _, err = run(capsys, "prices", "show", "p5.48xlarge", "--as-of", "yesterday")
-    assert (code, err.strip()) == (1, "trainbill: error: --as-of: 'yesterday' is not a date (expected YYYY-MM-DD)")
+    assert (code, err.strip()) == (
+        1,
+        "trainbill: error: --as-of: 'yesterday' is not a date (expected YYYY-MM-DD)",
+    )
 
 
 def test_own_rates_overlay(cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,14 +161,26 @@ def test_own_rates_overlay(cache: Path, tmp_path: Path, capsys: pytest.CaptureFi
         "provider,region,item,option,unit,usd,effective_from,source\n"
         "aws,us-east-1,p5.48xlarge,on_demand,instance-hour,40.00,2026-11-01,EDP contract 2026\n"
     )
-    code, out, _ = run(capsys, "prices", "show", "p5.48xlarge", "--as-of", "2026-12-01", "--json", "--catalog", str(own))
+    code, out, _ = run(
+        capsys,
+        "prices",
+        "show",
+        "p5.48xlarge",
+        "--as-of",
+        "2026-12-01",
+        "--json",
+        "--catalog",
+        str(own),
+    )
     assert code == 0
     doc = json.loads(out)
     assert doc["on_demand_usd_per_hour"] == 40.00
     assert doc["source"].startswith("EDP contract 2026")
 
 
-def test_own_rates_env(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_own_rates_env(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """TRAINBILL_CATALOG works like --catalog."""
     own = tmp_path / "own"
     own.mkdir()
@@ -151,7 +194,9 @@ def test_own_rates_env(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert json.loads(out)["spot_usd_per_hour"] == 20.00
 
 
-def test_invalid_overlay_is_rejected(cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_overlay_is_rejected(
+    cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An overlay row with an unknown option fails like packaged data: file, line, field, allowed values."""
     own = tmp_path / "own"
     own.mkdir()
@@ -175,10 +220,15 @@ def test_update_gcp_without_key(cache: Path, capsys: pytest.CaptureFixture[str])
 def test_update_unknown_cloud(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unknown cloud is refused before any network client is built."""
     code, _, err = run(capsys, "prices", "update", "oracle")
-    assert (code, err.strip()) == (1, "trainbill: error: CLOUD: 'oracle' is not one of aws, azure, gcp")
+    assert (code, err.strip()) == (
+        1,
+        "trainbill: error: CLOUD: 'oracle' is not one of aws, azure, gcp",
+    )
 
 
-def test_update_azure_then_show(rec: Any, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_update_azure_then_show(
+    rec: Any, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """update azure (recorded pages) writes the cache; show then reports the fetched price dated today."""
     data = Path(__file__).resolve().parents[1] / "data" / "prices" / "azure"
     from trainbill.prices import azure
@@ -186,25 +236,33 @@ def test_update_azure_then_show(rec: Any, cache: Path, monkeypatch: pytest.Monke
     rec.file(azure.RETAIL_PRICES_URL, "azure/page1.json")
     body = (data / "page2.json").read_bytes()
     rec.add(azure.RETAIL_PRICES_URL, lambda r: httpx.Response(200, content=body))
-    monkeypatch.setattr(cli_prices, "_http_client", lambda: httpx.Client(transport=httpx.MockTransport(rec.handle)))
+    monkeypatch.setattr(
+        cli_prices, "_http_client", lambda: httpx.Client(transport=httpx.MockTransport(rec.handle))
+    )
     monkeypatch.setattr(cli_prices, "_today", lambda: date(2026, 12, 2))
     code, out, err = run(capsys, "prices", "update", "azure")
     assert code == 0, err
     assert "5 price points fetched, 5 new" in out
     assert (cache / "SCHEMA_VERSION").read_text().strip() == "1"
-    code, out, _ = run(capsys, "prices", "show", "Standard_ND96isr_H200_v5", "--region", "eastus", "--json")
+    code, out, _ = run(
+        capsys, "prices", "show", "Standard_ND96isr_H200_v5", "--region", "eastus", "--json"
+    )
     doc = json.loads(out)
     assert doc["sp_3yr_usd_per_hour"] == pytest.approx(42.22, abs=0.005)
     assert doc["prices"]["sp_3yr"]["effective_from"] == "2026-12-02"
     assert doc["stale_warning"] is None
 
 
-def test_an_unknown_region_is_an_error_not_an_empty_table(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_region_is_an_error_not_an_empty_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """`prices list --region xx-nowhere-1` printed an empty table with exit 0."""
     code, out, err = run(capsys, "prices", "list", "--region", "xx-nowhere-1")
     assert code == 1
     assert out == ""
-    assert err.startswith("trainbill: error: --region: 'xx-nowhere-1' has no prices; known regions: ")
+    assert err.startswith(
+        "trainbill: error: --region: 'xx-nowhere-1' has no prices; known regions: "
+    )
     assert "us-east-1" in err
 
 
@@ -212,4 +270,7 @@ def test_a_date_before_any_price_says_when_prices_start(capsys: pytest.CaptureFi
     """`prices show --as-of 1999-01-01` printed an empty rates table with exit 0."""
     code, _, err = run(capsys, "prices", "show", "p5.48xlarge", "--as-of", "1999-01-01")
     assert code == 1
-    assert "p5.48xlarge has no price in force on 1999-01-01: its first price point in us-east-1 is" in err
+    assert (
+        "p5.48xlarge has no price in force on 1999-01-01: its first price point in us-east-1 is"
+        in err
+    )

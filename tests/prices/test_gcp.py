@@ -21,7 +21,13 @@ TPU = gcp.SKUS_URL.format(service=gcp.TPU_SERVICE)
 
 def _route(rec: Any) -> None:
     rec.file(COMPUTE, "gcp/compute_page1.json")
-    rec.add(COMPUTE, lambda r: httpx.Response(200, content=(Path(__file__).parents[1] / "data/prices/gcp/compute_page2.json").read_bytes()))
+    rec.add(
+        COMPUTE,
+        lambda r: httpx.Response(
+            200,
+            content=(Path(__file__).parents[1] / "data/prices/gcp/compute_page2.json").read_bytes(),
+        ),
+    )
     rec.file(TPU, "gcp/tpu.json")
 
 
@@ -40,7 +46,13 @@ def test_vm_price_is_cpu_plus_ram_plus_gpu(rec: Any) -> None:
     """
     _route(rec)
     cat = load_catalog()
-    got = gcp.fetch(rec.http(), region="us-central1", instances=[cat.instance("a2-highgpu-8g")], api_key="K", today=TODAY)
+    got = gcp.fetch(
+        rec.http(),
+        region="us-central1",
+        instances=[cat.instance("a2-highgpu-8g")],
+        api_key="K",
+        today=TODAY,
+    )
     od = [p for p in got.points if p.option == "on_demand"]
     assert len(od) == 1
     assert od[0].usd == pytest.approx(29.38708, abs=1e-9)
@@ -57,7 +69,13 @@ def test_region_must_match(rec: Any) -> None:
     """In europe-west4 only the GPU SKU exists (no A2 core/RAM there): no price, a note instead."""
     _route(rec)
     cat = load_catalog()
-    got = gcp.fetch(rec.http(), region="europe-west4", instances=[cat.instance("a2-highgpu-8g")], api_key="K", today=TODAY)
+    got = gcp.fetch(
+        rec.http(),
+        region="europe-west4",
+        instances=[cat.instance("a2-highgpu-8g")],
+        api_key="K",
+        today=TODAY,
+    )
     assert got.points == ()
     assert any("no vCPU/RAM SKU found" in n for n in got.notes)
 
@@ -66,8 +84,17 @@ def test_tpu_per_chip_hour(rec: Any) -> None:
     """TPU v5p in us-central1: units 4 + nanos 200000000 / 1e9 = $4.20 per chip-hour; spot 1 + 0.68 = $1.68."""
     _route(rec)
     cat = load_catalog()
-    got = gcp.fetch(rec.http(), region="us-central1", instances=[cat.instance("tpu-v5p")], api_key="K", today=TODAY)
-    assert {p.option: p.usd for p in got.points} == {"on_demand": pytest.approx(4.20), "spot": pytest.approx(1.68)}
+    got = gcp.fetch(
+        rec.http(),
+        region="us-central1",
+        instances=[cat.instance("tpu-v5p")],
+        api_key="K",
+        today=TODAY,
+    )
+    assert {p.option: p.usd for p in got.points} == {
+        "on_demand": pytest.approx(4.20),
+        "spot": pytest.approx(1.68),
+    }
     assert all(p.unit == "chip-hour" for p in got.points)
     assert [str(r.url.copy_with(query=None)) for r in rec.requests] == [TPU]
 
@@ -88,7 +115,20 @@ def test_units_plus_nanos() -> None:
 
 def test_malformed_sku(rec: Any) -> None:
     """A SKU whose pricingInfo is not a list is an error naming the page and index."""
-    rec.add(COMPUTE, lambda r: httpx.Response(200, json={"skus": [{"category": {"resourceFamily": "Compute", "usageType": "OnDemand"}, "pricingInfo": "x"}]}))
+    rec.add(
+        COMPUTE,
+        lambda r: httpx.Response(
+            200,
+            json={
+                "skus": [
+                    {
+                        "category": {"resourceFamily": "Compute", "usageType": "OnDemand"},
+                        "pricingInfo": "x",
+                    }
+                ]
+            },
+        ),
+    )
     with pytest.raises(PriceUpdateError, match=r"page 1: skus\[0\]: pricingInfo: expected list"):
         gcp.fetch_skus(rec.http(), service=gcp.COMPUTE_SERVICE, api_key="K")
 

@@ -16,14 +16,23 @@ URL = "https://example.test/prices.json"
 
 def test_retries_429_with_exponential_backoff(rec: Any) -> None:
     """Two 429s then 200: waits 1 s then 2 s (backoff 1 s, doubling) and returns the body."""
-    rec.add(URL, lambda r: httpx.Response(429), lambda r: httpx.Response(429), lambda r: httpx.Response(200, json={"ok": 1}))
+    rec.add(
+        URL,
+        lambda r: httpx.Response(429),
+        lambda r: httpx.Response(429),
+        lambda r: httpx.Response(200, json={"ok": 1}),
+    )
     assert rec.http().get_json(URL) == {"ok": 1}
     assert rec.sleeps == [1.0, 2.0]
 
 
 def test_retry_after_header_is_honoured(rec: Any) -> None:
     """A numeric Retry-After (7 s) replaces the computed backoff."""
-    rec.add(URL, lambda r: httpx.Response(429, headers={"Retry-After": "7"}), lambda r: httpx.Response(200, json=[]))
+    rec.add(
+        URL,
+        lambda r: httpx.Response(429, headers={"Retry-After": "7"}),
+        lambda r: httpx.Response(200, json=[]),
+    )
     assert rec.http().get_json(URL) == []
     assert rec.sleeps == [7.0]
 
@@ -31,7 +40,9 @@ def test_retry_after_header_is_honoured(rec: Any) -> None:
 def test_gives_up_after_bounded_attempts(rec: Any) -> None:
     """Persistent 503: 3 attempts, 2 waits (1 s, 2 s), then a clear error naming the URL."""
     rec.add(URL, lambda r: httpx.Response(503))
-    with pytest.raises(PriceUpdateError, match=r"example\.test/prices\.json failed after 3 attempt\(s\): HTTP 503"):
+    with pytest.raises(
+        PriceUpdateError, match=r"example\.test/prices\.json failed after 3 attempt\(s\): HTTP 503"
+    ):
         rec.http(attempts=3).get_json(URL)
     assert rec.sleeps == [1.0, 2.0]
     assert len(rec.requests) == 3
@@ -80,7 +91,9 @@ class _CutStream(httpx.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         yield b"a,b\n1,2\n"
-        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        raise httpx.RemoteProtocolError(
+            "peer closed connection without sending complete message body"
+        )
 
 
 def test_stream_cut_off_mid_download(rec: Any) -> None:

@@ -61,7 +61,9 @@ def test_overlays_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     cache = tmp_path / "cache"
     cache.mkdir()
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(cache))
-    monkeypatch.setenv("TRAINBILL_CATALOG", os.pathsep.join([str(tmp_path / "a"), "", str(tmp_path / "b")]))
+    monkeypatch.setenv(
+        "TRAINBILL_CATALOG", os.pathsep.join([str(tmp_path / "a"), "", str(tmp_path / "b")])
+    )
     assert overlays_from_env() == [cache, tmp_path / "a", tmp_path / "b"]
 
 

@@ -44,7 +44,10 @@ def test_large_offer_file_streams_in_bounded_memory() -> None:
     tracemalloc.start()
     t0 = time.perf_counter()
     got = aws.parse_ec2_offer_csv(
-        Http(client).stream_lines("https://x.test/index.csv"), region="us-east-1", today=date(2026, 12, 2), url="x"
+        Http(client).stream_lines("https://x.test/index.csv"),
+        region="us-east-1",
+        today=date(2026, 12, 2),
+        url="x",
     )
     elapsed = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
@@ -52,4 +55,6 @@ def test_large_offer_file_streams_in_bounded_memory() -> None:
     assert size > 60e6
     assert {p.item for p in got.points} == {"p5.48xlarge", "p4d.24xlarge", "trn1.32xlarge"}
     assert peak < 16e6, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB file ({elapsed:.1f} s)"
-    print(f"streamed {size / 1e6:.0f} MB in {elapsed:.1f} s, peak traced memory {peak / 1e6:.2f} MB")
+    print(
+        f"streamed {size / 1e6:.0f} MB in {elapsed:.1f} s, peak traced memory {peak / 1e6:.2f} MB"
+    )

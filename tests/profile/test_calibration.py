@@ -123,7 +123,9 @@ def test_unwritable_destination_is_a_clear_error(tmp_path: Path) -> None:
     """A destination under a plain file (not a folder) is reported with the path, not a traceback."""
     (tmp_path / "missing").write_text("a file, not a folder")
     path = tmp_path / "missing" / "cal.toml"
-    with pytest.raises(CalibrationError, match=r"missing/cal\.toml: .*missing is a file, not a folder"):
+    with pytest.raises(
+        CalibrationError, match=r"missing/cal\.toml: .*missing is a file, not a folder"
+    ):
         write_calibration(_calibration(), path)
 
 

@@ -111,7 +111,10 @@ def test_table_output_mentions_the_headline_numbers(capsys: pytest.CaptureFixtur
         (["--script", "does-not-exist.py"], "does-not-exist.py: step script not found"),
         (["--builtin", "tiny-transformer", "--steps", "0"], "steps: must be >= 1, got 0"),
         (["--builtin", "tiny-transformer", "--warmup", "-1"], "warmup: must be >= 0, got -1"),
-        (["--builtin", "tiny-transformer", "--steps", "1000000000"], "steps: must be <= 10,000"),  # ran until killed
+        (
+            ["--builtin", "tiny-transformer", "--steps", "1000000000"],
+            "steps: must be <= 10,000",
+        ),  # ran until killed
         (["--builtin", "tiny-transformer", "--warmup", "10001"], "warmup: must be <= 10,000"),
         (["--builtin", "huge"], "builtin: unknown model 'huge'; choose one of tiny-transformer"),
         ([], "give exactly one of --script FILE.py or --builtin NAME"),

@@ -37,7 +37,9 @@ _EXTERNAL = re.compile(
 
 
 def _sizing(nodes: int, hours: float, usd: float) -> SizingPoint:
-    return SizingPoint(nodes=nodes, gpus=8 * nodes, wall_hours=hours, total_usd=usd, quote_usd=usd, current=False)
+    return SizingPoint(
+        nodes=nodes, gpus=8 * nodes, wall_hours=hours, total_usd=usd, quote_usd=usd, current=False
+    )
 
 
 def test_money_formats_for_people() -> None:
@@ -51,9 +53,23 @@ def test_money_formats_for_people() -> None:
 
 def test_waterfall_steps_land_on_the_total() -> None:
     """quote 100; compute 80 (−20 vs quote); storage +30; discount −5 → 100−20+30−5 = 105."""
-    steps = waterfall_steps(100.0, {"compute": 80.0, "sync_stall": 0.0, "storage": 30.0, "discount": -5.0})
-    assert [s.label for s in steps] == ["quote", "compute vs quote", "storage", "discount", "real bill"]
-    assert [(s.start, s.end) for s in steps] == [(0, 100), (100, 80), (80, 110), (110, 105), (0, 105)]
+    steps = waterfall_steps(
+        100.0, {"compute": 80.0, "sync_stall": 0.0, "storage": 30.0, "discount": -5.0}
+    )
+    assert [s.label for s in steps] == [
+        "quote",
+        "compute vs quote",
+        "storage",
+        "discount",
+        "real bill",
+    ]
+    assert [(s.start, s.end) for s in steps] == [
+        (0, 100),
+        (100, 80),
+        (80, 110),
+        (110, 105),
+        (0, 105),
+    ]
     assert steps[1].delta == -20
 
 
@@ -77,7 +93,9 @@ def test_pareto_front_drops_dominated_points() -> None:
 
 def test_simulation_summary_percentiles() -> None:
     """Bills 1..10: P50 = 5.5, P90 = 1 + 0.9 × 9 = 9.1 (linear interpolation); 2 of 10 runs > 8 h."""
-    s = simulation_summary(range(1, 11), [float(h) for h in range(1, 11)], deadline_hours=8.0, bins=5)
+    s = simulation_summary(
+        range(1, 11), [float(h) for h in range(1, 11)], deadline_hours=8.0, bins=5
+    )
     assert s.p50_usd == pytest.approx(5.5)
     assert s.p90_usd == pytest.approx(9.1)
     assert s.p_miss_deadline == pytest.approx(0.2)
@@ -130,7 +148,9 @@ def test_report_includes_the_simulation(catalog: Catalog) -> None:
     assert _EXTERNAL.search(html) is None
 
 
-def test_report_command_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_command_refuses_to_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """First write succeeds; a second without --force exits 1 and leaves the file; --force replaces it."""
     out = tmp_path / "report.html"
     with pytest.raises(SystemExit) as exc:

@@ -14,7 +14,10 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
+    None,
+)
 ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run",
@@ -31,7 +34,9 @@ def server_url() -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -50,7 +55,9 @@ def browser() -> Iterator[tuple[Any, Any]]:
     """(browser, expect): one headless Chromium for the whole module."""
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed"
+    )
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:

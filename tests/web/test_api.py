@@ -87,14 +87,20 @@ def test_invalid_plan_is_422_with_field(body: dict[str, Any], field: str) -> Non
 
 def test_unknown_instance_is_422() -> None:
     """A catalog miss (TrainbillError) is the client's problem: 422 with a message, not a 500."""
-    r = _call("POST", "/v1/forecast", json={"cluster": {"instance": "p9.huge", "nodes": 1}, "run": {"hours": 1}})
+    r = _call(
+        "POST",
+        "/v1/forecast",
+        json={"cluster": {"instance": "p9.huge", "nodes": 1}, "run": {"hours": 1}},
+    )
     assert r.status_code == 422
     assert "p9.huge" in r.json()["detail"]
 
 
 def test_malformed_json_and_wrong_type_are_422() -> None:
     """Broken JSON and a non-object body are 422 naming the body."""
-    r = _call("POST", "/v1/forecast", content=b"{oops", headers={"content-type": "application/json"})
+    r = _call(
+        "POST", "/v1/forecast", content=b"{oops", headers={"content-type": "application/json"}
+    )
     assert (r.status_code, r.json()["field"]) == (422, "body")
     r = _call("POST", "/v1/forecast", json=[1, 2])
     assert (r.status_code, r.json()["field"]) == (422, "body")
@@ -105,7 +111,12 @@ def test_body_size_limit_is_413() -> None:
     app = create_app(today=TODAY, limits=Limits(max_body_bytes=200))
     r = _call("POST", "/v1/forecast", app=app, json={"run": {"name": "x" * 300}})
     assert r.status_code == 413
-    r = _call("POST", "/v1/forecast", content=b"x" * (64 * 1024 + 1), headers={"content-type": "application/json"})
+    r = _call(
+        "POST",
+        "/v1/forecast",
+        content=b"x" * (64 * 1024 + 1),
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 413
 
 
@@ -170,12 +181,20 @@ def test_optimize_picks_the_cheapest_plan_in_time() -> None:
 
     Both sizes cost the same $3,932.80, but only 8 nodes meet a 6 h deadline.
     """
-    plan = {**zero_hidden_plan(), "checkpoint": {"interval_hours": 1.0}}  # the one interval searched
+    plan = {
+        **zero_hidden_plan(),
+        "checkpoint": {"interval_hours": 1.0},
+    }  # the one interval searched
     body = {"plan": plan, "deadline_hours": 6, "clouds": ["aws"], "space": _SMALL_SPACE}
     r = _call("POST", "/v1/optimize", json=body)
     assert r.status_code == 200, r.text
     best = r.json()["best"]
-    assert (best["instance"], best["nodes"], best["spot_fraction"], best["savings_plan"]) == ("p5.48xlarge", 8, 0.0, "none")
+    assert (best["instance"], best["nodes"], best["spot_fraction"], best["savings_plan"]) == (
+        "p5.48xlarge",
+        8,
+        0.0,
+        "none",
+    )
     assert best["wall_hours"] == pytest.approx(5.0)
     assert best["total_usd"] == pytest.approx(8 * 98.32 * 5)
     # 2 node counts × 1 orchestrator × 1 interval × 1 spot share × 1 SP option, plus the user's plan
@@ -184,7 +203,12 @@ def test_optimize_picks_the_cheapest_plan_in_time() -> None:
 
 def test_optimize_infeasible_names_the_binding_constraint() -> None:
     """A 1 h deadline when the fastest plan (8 nodes) takes 5 h: 422, binding deadline, 5 − 1 = 4 h short."""
-    body = {"plan": zero_hidden_plan(), "deadline_hours": 1, "clouds": ["aws"], "space": _SMALL_SPACE}
+    body = {
+        "plan": zero_hidden_plan(),
+        "deadline_hours": 1,
+        "clouds": ["aws"],
+        "space": _SMALL_SPACE,
+    }
     r = _call("POST", "/v1/optimize", json=body)
     assert r.status_code == 422
     out = r.json()
@@ -238,18 +262,28 @@ def test_optimize_search_size_is_capped() -> None:
     r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": space})
     assert (r.status_code, r.json()["field"]) == (422, "space")
     assert "30" in r.json()["detail"]
-    r = _call("POST", "/v1/optimize", json={"plan": zero_hidden_plan(), "space": {"nodes": list(range(1, 66))}})
+    r = _call(
+        "POST",
+        "/v1/optimize",
+        json={"plan": zero_hidden_plan(), "space": {"nodes": list(range(1, 66))}},
+    )
     assert (r.status_code, r.json()["field"]) == (422, "space.nodes")
 
 
 def test_prices_filter_and_cap(catalog: Catalog) -> None:
     """Filtering by item returns only that item's points; limit over 1,000 and a bad provider are 422."""
-    r = _call("GET", "/v1/prices", params={"item": "p5.48xlarge", "option": "on_demand", "region": "us-east-1"})
+    r = _call(
+        "GET",
+        "/v1/prices",
+        params={"item": "p5.48xlarge", "option": "on_demand", "region": "us-east-1"},
+    )
     assert r.status_code == 200
     rows = r.json()["prices"]
     assert rows
     assert {(p["item"], p["option"]) for p in rows} == {("p5.48xlarge", "on_demand")}
-    assert 98.32 in {p["usd"] for p in rows}  # the pre-June-2025 list price (examples/seed-70b-finetune.toml)
+    assert 98.32 in {
+        p["usd"] for p in rows
+    }  # the pre-June-2025 list price (examples/seed-70b-finetune.toml)
     assert _call("GET", "/v1/prices", params={"limit": 1001}).status_code == 422
     r = _call("GET", "/v1/prices", params={"provider": "oracle"})
     assert (r.status_code, r.json()["field"]) == (422, "provider")
@@ -257,7 +291,11 @@ def test_prices_filter_and_cap(catalog: Catalog) -> None:
 
 def test_waterfall_chart_is_svg() -> None:
     """The page's chart endpoint returns the report's SVG; unknown categories are 422."""
-    r = _call("POST", "/v1/charts/waterfall", json={"quote_usd": 100, "by_category": {"compute": 80, "storage": 30}})
+    r = _call(
+        "POST",
+        "/v1/charts/waterfall",
+        json={"quote_usd": 100, "by_category": {"compute": 80, "storage": 30}},
+    )
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("image/svg+xml")
     assert r.text.startswith("<svg")

@@ -10,6 +10,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
+
 @pytest.fixture
 def calculator(browser: tuple[Any, Any], server_url: str) -> Iterator[tuple[Any, Any]]:
     """(page, expect): a fresh page on the calculator, closed afterwards."""
@@ -26,11 +27,15 @@ def test_changing_nodes_changes_the_total(calculator: tuple[Any, Any]) -> None:
     """32 → 64 nodes at fixed hours: the quote doubles, $226,529 → $453,059 (64 × $98.32 × 72 h)."""
     page, expect = calculator
     # The page's defaults are the seed article's run: 32 × p5.48xlarge, 72 h, prices of 2025-05-01.
-    expect(page.locator("#quote")).to_have_text("$226,529", timeout=15_000)  # 32 × 98.32 × 72 = 226,529.28
+    expect(page.locator("#quote")).to_have_text(
+        "$226,529", timeout=15_000
+    )  # 32 × 98.32 × 72 = 226,529.28
     expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
     before = page.text_content("#total") or ""
     page.fill("#nodes", "64")
-    expect(page.locator("#quote")).to_have_text("$453,059", timeout=15_000)  # 64 × 98.32 × 72 = 453,058.56
+    expect(page.locator("#quote")).to_have_text(
+        "$453,059", timeout=15_000
+    )  # 64 × 98.32 × 72 = 453,058.56
     expect(page.locator("#total")).not_to_have_text(before)
     expect(page.locator("#total")).to_have_text(re.compile(r"^\$[\d,]+$"))
     expect(page.locator("#chart svg")).to_have_count(1)

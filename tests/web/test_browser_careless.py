@@ -160,7 +160,9 @@ def test_server_refusal_is_shown_at_the_field_without_stale_numbers(calc: Page) 
     calc.results_cleared()
     calc.no_leaks()
     calc.type_into("hours", "36")
-    calc.expect(calc.page.locator("#quote")).to_have_text("$113,265", timeout=T)  # 32 × 98.32 × 36 = 113,264.64
+    calc.expect(calc.page.locator("#quote")).to_have_text(
+        "$113,265", timeout=T
+    )  # 32 × 98.32 × 36 = 113,264.64
     calc.expect(calc.page.locator("#hours-error")).to_have_text("")
 
 
@@ -184,7 +186,9 @@ def test_gcp_and_azure_instances_are_priced_and_spotless_ones_point_at_spot(calc
     calc.expect(calc.page.locator("#spot-error")).to_have_text("")
     calc.page.fill("#asof", "1990-01-01")
     # trn2.48xlarge's first on-demand price point in prices.csv is dated 2024-12-03
-    calc.expect(calc.page.locator("#asof-error")).to_contain_text("on or after 2024-12-03", timeout=T)
+    calc.expect(calc.page.locator("#asof-error")).to_contain_text(
+        "on or after 2024-12-03", timeout=T
+    )
     calc.results_cleared()
     calc.no_leaks()
 
@@ -212,7 +216,9 @@ def test_a_hung_request_times_out_and_a_late_answer_is_ignored(calc: Page) -> No
     calc.results_cleared()
     calc.page.unroute("**/v1/forecast")
     calc.page.fill("#nodes", "16")
-    calc.expect(calc.page.locator("#quote")).to_have_text("$113,265", timeout=T)  # 16 × 98.32 × 72 = 113,264.64
+    calc.expect(calc.page.locator("#quote")).to_have_text(
+        "$113,265", timeout=T
+    )  # 16 × 98.32 × 72 = 113,264.64
     calc.expect(calc.page.locator("#error")).to_have_text("")
     # The 64-node answer arrives late (the page aborted its request): it must not replace 16 nodes.
     with contextlib.suppress(Exception):

@@ -22,7 +22,9 @@ _SMALL_FORECAST = {
 }
 
 
-async def _request(app: Any, method: str, url: str, *, host: str = "localhost", **kw: Any) -> httpx.Response:
+async def _request(
+    app: Any, method: str, url: str, *, host: str = "localhost", **kw: Any
+) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=f"http://{host}") as client:
         return await client.request(method, url, **kw)
@@ -56,7 +58,9 @@ def test_an_oversized_chunked_body_is_413() -> None:
         for _ in range(5):
             yield b"x" * 40  # 200 bytes in all > 100
 
-    r = _call(app, "POST", "/v1/forecast", content=chunks(), headers={"content-type": "application/json"})
+    r = _call(
+        app, "POST", "/v1/forecast", content=chunks(), headers={"content-type": "application/json"}
+    )
     assert r.status_code == 413
     assert "exceeds 100 bytes" in r.json()["detail"]
 
@@ -72,7 +76,13 @@ def test_a_stalled_body_is_408() -> None:
 
     async def go() -> httpx.Response:
         return await asyncio.wait_for(
-            _request(app, "POST", "/v1/forecast", content=stall(), headers={"content-type": "application/json"}),
+            _request(
+                app,
+                "POST",
+                "/v1/forecast",
+                content=stall(),
+                headers={"content-type": "application/json"},
+            ),
             timeout=3,
         )
 
@@ -84,7 +94,9 @@ def test_utf16_json_is_refused() -> None:
     """json.loads accepts UTF-16; the API promises UTF-8 only."""
     app = create_app(today=TODAY)
     body = json.dumps(_SMALL_FORECAST).encode("utf-16")
-    r = _call(app, "POST", "/v1/forecast", content=body, headers={"content-type": "application/json"})
+    r = _call(
+        app, "POST", "/v1/forecast", content=body, headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400
     assert "not UTF-8" in r.json()["detail"]
 
@@ -97,7 +109,9 @@ def test_a_full_heavy_queue_answers_503_with_retry_after() -> None:
     async def go() -> list[httpx.Response]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return list(await asyncio.gather(*(client.post("/v1/simulate", json=body) for _ in range(3))))
+            return list(
+                await asyncio.gather(*(client.post("/v1/simulate", json=body) for _ in range(3)))
+            )
 
     answers = asyncio.run(go())
     codes = sorted(r.status_code for r in answers)

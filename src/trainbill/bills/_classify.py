@@ -185,10 +185,7 @@ def classify(n: Any) -> Any:
     hour_unit = _m(c.unit, r"^(hrs|hours?)$|^hour|instance-hours?")
     gpu_hours = ibis.cases(
         (
-            gpu
-            & hour_unit
-            & ~c._lit.isin([*_FEE_TYPES, _NEGATION])
-            & c.quantity.notnull(),
+            gpu & hour_unit & ~c._lit.isin([*_FEE_TYPES, _NEGATION]) & c.quantity.notnull(),
             c.quantity,
         ),
         else_=ibis.literal(0).cast(c.quantity.type()),

@@ -108,7 +108,12 @@ class Reconciliation:
                 "variance_usd": r.variance_usd,
                 "variance_pct": r.variance_pct,
                 "lines": [
-                    {"service": x.service, "item": x.item, "rows": x.rows, "cost": x.cost(self.basis)}
+                    {
+                        "service": x.service,
+                        "item": x.item,
+                        "rows": x.rows,
+                        "cost": x.cost(self.basis),
+                    }
                     for x in r.lines
                 ],
             }

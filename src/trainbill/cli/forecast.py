@@ -118,12 +118,18 @@ def render_headline(fc: Forecast) -> None:
     else:
         console.print(f"  Budget: {escape(b.basis)}")
         if b.deadline_miss_probability is not None and b.deadline_hours is not None:
-            console.print(f"  Chance of missing the {b.deadline_hours:g} h deadline: {b.deadline_miss_probability:.0%}")
-    console.print("\n[bold]What to do[/bold] (expected saving of each change against the plan as written; they do not add up)")
+            console.print(
+                f"  Chance of missing the {b.deadline_hours:g} h deadline: {b.deadline_miss_probability:.0%}"
+            )
+    console.print(
+        "\n[bold]What to do[/bold] (expected saving of each change against the plan as written; they do not add up)"
+    )
     if not out.actions:
         console.print("  nothing that can be bought saves money on this plan")
     for i, a in enumerate(out.actions[:TOP_ACTIONS], start=1):
-        console.print(f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill {money(a.total_usd)})")
+        console.print(
+            f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill {money(a.total_usd)})"
+        )
         console.print(f"     caveat: {escape(a.caveat)}")
     if len(out.actions) > TOP_ACTIONS:
         console.print(f"  ({len(out.actions) - TOP_ACTIONS} more in --json under 'actions')")
@@ -160,12 +166,26 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
                 cat if i == 0 else "", escape(line.item), f"{line.quantity:,.2f}", line.unit,
                 money_precise(line.unit_price_usd), money(line.cost_usd), "",
             ])  # fmt: skip
-        rows.append(["", f"[bold]{cat} total[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]", f"{pct[cat]:.1f}%"])
+        rows.append(
+            [
+                "",
+                f"[bold]{cat} total[/bold]",
+                "",
+                "",
+                "",
+                f"[bold]{money(by_cat[cat])}[/bold]",
+                f"{pct[cat]:.1f}%",
+            ]
+        )
     # Rich reads "[...]" as markup: the plan's own text (run name, extra-group names inside
     # ledger items) is escaped, or "[/x]" in a name crashed it.
     print_table(console, escape(title), cols, rows, wide=wide)
-    console.print(f"Quote (instances × on-demand list price × planned hours): {escape(fc.quote_basis)}")
-    console.print(f"Planned (the same hours at the plan's purchase mix): {escape(fc.planned_basis)}")
+    console.print(
+        f"Quote (instances × on-demand list price × planned hours): {escape(fc.quote_basis)}"
+    )
+    console.print(
+        f"Planned (the same hours at the plan's purchase mix): {escape(fc.planned_basis)}"
+    )
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
     console.print(
         f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
@@ -293,8 +313,12 @@ def forecast_cmd(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show every time-model factor and line basis.")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show every time-model factor and line basis.")
+    ] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+    ] = False,
 ) -> None:
     """Itemized real bill of a training plan next to the naive quote."""
     if as_json and as_csv:
@@ -364,7 +388,9 @@ def forecast_cmd(
         # A rule that needs the catalog (a date before the instance was sold) names the field;
         # the reader also needs to know which file (or the flags) holds it.
         bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-        raise SpecError(bare, source=str(plan_file) if plan_file else "command line", field=exc.field) from None
+        raise SpecError(
+            bare, source=str(plan_file) if plan_file else "command line", field=exc.field
+        ) from None
     if not as_csv:
         # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
         # variants would be priced without its calibration.
@@ -385,11 +411,19 @@ def forecast_cmd(
 @app.command("check")
 def check_cmd(
     cost: Annotated[str | None, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")] = None,
-    params: Annotated[str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")] = None,
+    params: Annotated[
+        str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")
+    ] = None,
     tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
     gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100.")] = None,
     gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
-    claims: Annotated[Path | None, typer.Option("--claims", help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).")] = None,
+    claims: Annotated[
+        Path | None,
+        typer.Option(
+            "--claims",
+            help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).",
+        ),
+    ] = None,
     precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
     usd_per_gpu_hour: Annotated[
         float | None,
@@ -398,11 +432,24 @@ def check_cmd(
     instance: Annotated[str | None, typer.Option(help="Instance whose price to use.")] = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="--claims: show every column, whatever the terminal width.")] = False,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="--claims: show every column, whatever the terminal width."),
+    ] = False,
 ) -> None:
     """Audit a quote (implied MFU: is it physically possible?) or, with --claims, a claimed bill."""
     if claims is not None:
-        given = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is not None]
+        given = [
+            f"--{n}"
+            for n, v in (
+                ("cost", cost),
+                ("params", params),
+                ("tokens", tokens),
+                ("gpu", gpu),
+                ("gpus", gpus),
+            )
+            if v is not None
+        ]
         if given:
             msg = f"--claims audits a claimed bill on its own plan; drop {', '.join(given)}"
             raise SpecError(msg, source="command line", field="--claims")
@@ -410,13 +457,26 @@ def check_cmd(
 
         check_claims(claims, as_json=as_json, wide=wide)
         return
-    missing = [f"--{n}" for n, v in (("cost", cost), ("params", params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus)) if v is None]
+    missing = [
+        f"--{n}"
+        for n, v in (
+            ("cost", cost),
+            ("params", params),
+            ("tokens", tokens),
+            ("gpu", gpu),
+            ("gpus", gpus),
+        )
+        if v is None
+    ]
     if missing:
         msg = f"give {', '.join(missing)} (a quote to audit) or --claims FILE (a claimed bill)"
         raise SpecError(msg, source="command line")
     assert gpu is not None
     assert gpus is not None
-    values = {f: _parse_number(v, f"--{f}") for f, v in (("cost", cost), ("params", params), ("tokens", tokens))}
+    values = {
+        f: _parse_number(v, f"--{f}")
+        for f, v in (("cost", cost), ("params", params), ("tokens", tokens))
+    }
     for f, v in values.items():
         if v is None or v <= 0:
             msg = f"must be > 0 (got {v})"
@@ -446,7 +506,9 @@ def check_cmd(
         print_json(audit.as_dict())
         return
     color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
-    _common.console.print(f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}")
+    _common.console.print(
+        f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}"
+    )
     _common.console.print(f"price: {audit.price_source}")
 
 

@@ -128,12 +128,18 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
     )
     user = result.user
     if user is None:
-        _candidates_table("Best plan (yours does not fit in memory; see below)", [result.best], wide=wide)
+        _candidates_table(
+            "Best plan (yours does not fit in memory; see below)", [result.best], wide=wide
+        )
     else:
         _candidates_table("Best plan vs yours", [result.best, user], wide=wide)
     for caveat in result.best.caveats:
         console.print(f"caveat ({caveat.kind.replace('_', ' ')}): {escape(caveat.text)}")
-    if user is not None and result.deadline_hours is None and result.best.wall_hours > user.wall_hours:
+    if (
+        user is not None
+        and result.deadline_hours is None
+        and result.best.wall_hours > user.wall_hours
+    ):
         console.print(
             f"no deadline was given, so the cheapest plan may run longest ({result.best.wall_hours:,.0f} h vs "
             f"your {user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
@@ -180,7 +186,9 @@ def optimize_command(
         float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
     ] = None,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")] = None,
-    p90: Annotated[bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")] = False,
+    p90: Annotated[
+        bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")
+    ] = False,
     clouds: Annotated[
         str | None,
         typer.Option(
@@ -189,7 +197,9 @@ def optimize_command(
             "(default: the plan's own cloud and accelerator vendor).",
         ),
     ] = None,
-    instances: Annotated[str | None, typer.Option("--instances", help="Comma list of instance types.")] = None,
+    instances: Annotated[
+        str | None, typer.Option("--instances", help="Comma list of instance types.")
+    ] = None,
     nodes: Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")] = None,
     savings_plans: Annotated[
         str | None,
@@ -203,7 +213,9 @@ def optimize_command(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+    ] = False,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
     ] = None,

@@ -91,14 +91,20 @@ def _dump(data: Any) -> None:
 
 @prices_app.command("list")
 def list_prices(
-    gpu: Annotated[str | None, typer.Option("--gpu", help="Accelerator id or family (h100, a100).")] = None,
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", help="Accelerator id or family (h100, a100).")
+    ] = None,
     cloud: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
     region: Annotated[str | None, typer.Option("--region", help="Only this region.")] = None,
-    sort: Annotated[str, typer.Option("--sort", help="gpu, on-demand, spot, commitment, pflop, hbm or age.")] = "gpu",
+    sort: Annotated[
+        str, typer.Option("--sort", help="gpu, on-demand, spot, commitment, pflop, hbm or age.")
+    ] = "gpu",
     as_of: _AsOfOpt = None,
     catalog_dir: _CatalogOpt = None,
     as_json: _JsonOpt = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+    ] = False,
 ) -> None:
     """Compare accelerators: $/GPU-hour on-demand, spot and commitment by cloud and region, HBM,
     dense BF16/FP8 TFLOP/s and $ per PFLOP-hour at peak, with each price's date and age."""
@@ -114,7 +120,13 @@ def list_prices(
     if as_json:
         # The instance-level keys stay as they were; ``per_gpu`` adds the comparison.
         per = {(r.cloud, r.region, r.instance): r.as_dict() for r in rows}
-        _dump([q.to_json() | {"history": None, "per_gpu": per.get((q.provider, q.region, q.instance))} for q in quotes])
+        _dump(
+            [
+                q.to_json()
+                | {"history": None, "per_gpu": per.get((q.provider, q.region, q.instance))}
+                for q in quotes
+            ]
+        )
         return
     from trainbill.cli._tables import Col, print_table
 
@@ -128,7 +140,11 @@ def list_prices(
     def spot(r: Any) -> str:
         if r.spot_low is None:
             return "-"
-        return usd(r.spot_low) if r.spot_low == r.spot_high else f"{usd(r.spot_low)}-{usd(r.spot_high)}"
+        return (
+            usd(r.spot_low)
+            if r.spot_low == r.spot_high
+            else f"{usd(r.spot_low)}-{usd(r.spot_high)}"
+        )
 
     def num(x: float | None) -> str:
         return "-" if x is None else f"{x:,.0f}"
@@ -151,19 +167,28 @@ def list_prices(
     footer = [
         (
             "USD per accelerator-hour (instance rate ÷ accelerators per instance; TPUs per chip-hour). spot: lowest-highest "
-        "across the region and its zones. commitment: published rates only (derived estimates: 'trainbill prices show "
-        "INSTANCE'). $/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU applied). "
-        f"price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} days: run 'trainbill prices update <cloud>'."
+            "across the region and its zones. commitment: published rates only (derived estimates: 'trainbill prices show "
+            "INSTANCE'). $/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU applied). "
+            f"price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} days: run 'trainbill prices update <cloud>'."
         ),
     ]
-    print_table(con, f"Accelerator prices in force on {day.isoformat()}", cols, table_rows, wide=wide, footer=footer)
+    print_table(
+        con,
+        f"Accelerator prices in force on {day.isoformat()}",
+        cols,
+        table_rows,
+        wide=wide,
+        footer=footer,
+    )
 
 
 @prices_app.command("show")
 def show_price(
     instance: Annotated[str, typer.Argument(help="Instance type, e.g. p5.48xlarge.")],
     as_of: _AsOfOpt = None,
-    region: Annotated[str | None, typer.Option("--region", help="Region (default: the cloud's reference region).")] = None,
+    region: Annotated[
+        str | None, typer.Option("--region", help="Region (default: the cloud's reference region).")
+    ] = None,
     catalog_dir: _CatalogOpt = None,
     as_json: _JsonOpt = False,
 ) -> None:
@@ -171,8 +196,14 @@ def show_price(
     day = _as_of(as_of)
     quote = instance_quote(_catalog(catalog_dir), instance, as_of=day, region=region)
     if not quote.options:
-        first = min((p.effective_from for p in quote.history if p.region == quote.region), default=None)
-        since = f"its first price point in {quote.region} is {first.isoformat()}" if first else f"it has no price in {quote.region}"
+        first = min(
+            (p.effective_from for p in quote.history if p.region == quote.region), default=None
+        )
+        since = (
+            f"its first price point in {quote.region} is {first.isoformat()}"
+            if first
+            else f"it has no price in {quote.region}"
+        )
         msg = f"--as-of: {instance} has no price in force on {day.isoformat()}: {since}"
         raise TrainbillError(msg)
     od_point = quote.point("on_demand")
@@ -181,8 +212,14 @@ def show_price(
         _dump(quote.to_json() | {"stale_warning": warning})
         return
     con = _console()
-    gpu_text = f"{quote.accelerator_count}x {quote.accelerator}" if quote.accelerator else "unknown accelerator"
-    con.print(f"{quote.instance} ({quote.provider} {quote.region}, {gpu_text}) as of {day.isoformat()}")
+    gpu_text = (
+        f"{quote.accelerator_count}x {quote.accelerator}"
+        if quote.accelerator
+        else "unknown accelerator"
+    )
+    con.print(
+        f"{quote.instance} ({quote.provider} {quote.region}, {gpu_text}) as of {day.isoformat()}"
+    )
     table = Table(title=f"USD per {quote.unit}")
     for col in ("option", "rate", "basis", "effective", "source"):
         table.add_column(col, overflow="fold")
@@ -231,17 +268,29 @@ def _aws_api(region: str) -> tuple[Any, Any] | None:
 @prices_app.command("update")
 def update_prices(
     cloud: Annotated[str, typer.Argument(help="aws, azure or gcp.")],
-    region: Annotated[str | None, typer.Option("--region", help="Region (default: the cloud's reference region).")] = None,
+    region: Annotated[
+        str | None, typer.Option("--region", help="Region (default: the cloud's reference region).")
+    ] = None,
     api_key: Annotated[
-        str | None, typer.Option("--api-key", help="GCP Cloud Billing API key (or TRAINBILL_GCP_API_KEY).")
+        str | None,
+        typer.Option("--api-key", help="GCP Cloud Billing API key (or TRAINBILL_GCP_API_KEY)."),
     ] = None,
     sku: Annotated[
-        list[str] | None, typer.Option("--sku", help="Azure/GCP: only these VM sizes (default: the catalog's).")
+        list[str] | None,
+        typer.Option("--sku", help="Azure/GCP: only these VM sizes (default: the catalog's)."),
     ] = None,
-    bulk: Annotated[bool, typer.Option("--bulk", help="AWS: use the bulk price file even with credentials.")] = False,
-    no_aws_api: Annotated[bool, typer.Option("--no-aws-api", help="AWS: never call boto3 APIs.")] = False,
+    bulk: Annotated[
+        bool, typer.Option("--bulk", help="AWS: use the bulk price file even with credentials.")
+    ] = False,
+    no_aws_api: Annotated[
+        bool, typer.Option("--no-aws-api", help="AWS: never call boto3 APIs.")
+    ] = False,
     sp_payment: Annotated[
-        str, typer.Option("--sp-payment", help="AWS Savings Plan payment: 'No Upfront', 'Partial Upfront', 'All Upfront'.")
+        str,
+        typer.Option(
+            "--sp-payment",
+            help="AWS Savings Plan payment: 'No Upfront', 'Partial Upfront', 'All Upfront'.",
+        ),
     ] = "All Upfront",
     catalog_dir: _CatalogOpt = None,
 ) -> None:

@@ -34,7 +34,9 @@ def compare_cmd(
     plan_file: PlanArg,
     catalog_dir: CatalogOpt = None,
     as_json: JsonOpt = False,
-    wide: Annotated[bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+    ] = False,
 ) -> None:
     """The same job on raw EC2, SageMaker HyperPod and EKS + Karpenter (the article's table, computed)."""
     catalog = catalog_from_options(catalog_dir)

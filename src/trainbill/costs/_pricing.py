@@ -53,7 +53,9 @@ class Rate:
     @property
     def words(self) -> str:
         """The option as the ledger says it ("on-demand", "Capacity Block", "spot")."""
-        return {"on_demand": "on-demand", "capacity_block": "Capacity Block"}.get(self.option, self.option)
+        return {"on_demand": "on-demand", "capacity_block": "Capacity Block"}.get(
+            self.option, self.option
+        )
 
 
 def _point(catalog: Catalog, usage: Usage, item: str, option: str) -> PricePoint:
@@ -76,7 +78,9 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     """
     item = usage.instance.instance
     if option == "on_demand" and _capacity_block_only(catalog, usage):
-        history = catalog.history(item, "capacity_block", provider=usage.provider, region=usage.region)
+        history = catalog.history(
+            item, "capacity_block", provider=usage.provider, region=usage.region
+        )
         if not history:
             sold = sorted(r for r in catalog.regions(usage.provider)
                           if catalog.history(item, "capacity_block", provider=usage.provider, region=r))  # fmt: skip
@@ -116,15 +120,25 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
             ),
             option=option,
         )
-    return Rate(usd=z.usd, source=f"{usage.zone_id} zone spot price: {z.cite(usage.as_of)}", option=option)
+    return Rate(
+        usd=z.usd, source=f"{usage.zone_id} zone spot price: {z.cite(usage.as_of)}", option=option
+    )
 
 
 def _capacity_block_only(catalog: Catalog, usage: Usage) -> bool:
     """No on-demand price for the instance in any region or date, but a Capacity Block price."""
     item, provider = usage.instance.instance, usage.provider
-    if catalog.find_price(item, "on_demand", provider=provider, region=usage.region, as_of=date.max) is not None:
+    if (
+        catalog.find_price(
+            item, "on_demand", provider=provider, region=usage.region, as_of=date.max
+        )
+        is not None
+    ):
         return False
-    return any(catalog.history(item, "capacity_block", provider=provider, region=r) for r in catalog.regions(provider))
+    return any(
+        catalog.history(item, "capacity_block", provider=provider, region=r)
+        for r in catalog.regions(provider)
+    )
 
 
 #: Catalog option of each AWS Savings Plan kind (``trainbill.catalog.OPTIONS``).
@@ -157,7 +171,9 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     """
     option = f"{_KIND_OPTION.get(usage.savings_plan_kind, 'sp')}_{usage.savings_plan}"
     item = covered_item(usage)
-    p = catalog.find_price(item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    p = catalog.find_price(
+        item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+    )
     if p is None:
         msg = (
             f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, {usage.region}) on "
@@ -179,7 +195,9 @@ def covered_on_demand_rate(catalog: Catalog, usage: Usage) -> Rate:
 def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None:
     """On-demand price of ``ml.<instance>`` (what HyperPod bills), or None when not published."""
     item = f"ml.{instance}"
-    p = catalog.find_price(item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of)
+    p = catalog.find_price(
+        item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of
+    )
     return None if p is None else Rate(usd=p.usd, source=p.cite())
 
 

@@ -30,7 +30,12 @@ def skypilot_accelerator_name(accel_id: str) -> str:
 
 #: Google Cloud TPU slice names: ``tpu-<generation>-<N>`` where N counts TensorCores on v4/v5p
 #: (two per chip) and chips on v5e/v6e (Google Cloud TPU documentation, "TPU versions").
-_TPU_SLICE = {"tpu-v4": ("tpu-v4", 2), "tpu-v5p": ("tpu-v5p", 2), "tpu-v5e": ("tpu-v5litepod", 1), "tpu-v6e": ("tpu-v6e", 1)}
+_TPU_SLICE = {
+    "tpu-v4": ("tpu-v4", 2),
+    "tpu-v5p": ("tpu-v5p", 2),
+    "tpu-v5e": ("tpu-v5litepod", 1),
+    "tpu-v6e": ("tpu-v6e", 1),
+}
 
 
 def export_skypilot(plan: Plan, catalog: Catalog) -> str:
@@ -52,7 +57,9 @@ def export_skypilot(plan: Plan, catalog: Catalog) -> str:
         nodes = 1
     else:
         resources["instance_type"] = inst.instance
-        resources["accelerators"] = f"{skypilot_accelerator_name(inst.accelerator)}:{inst.accelerator_count}"
+        resources["accelerators"] = (
+            f"{skypilot_accelerator_name(inst.accelerator)}:{inst.accelerator_count}"
+        )
     spot = plan.purchase.spot_fraction
     resources["use_spot"] = spot == 1.0
     if plan.storage.ebs_gb_per_node:
@@ -66,7 +73,9 @@ def export_skypilot(plan: Plan, catalog: Catalog) -> str:
             f"# The plan puts {spot:.0%} of nodes on spot; a SkyPilot task is one uniform pool, so this asks for on-demand."
         )
     if plan.cluster.extra_groups:
-        groups = ", ".join(f"{g.count} × {g.instance} ({g.name})" for g in plan.cluster.extra_groups)
+        groups = ", ".join(
+            f"{g.count} × {g.instance} ({g.name})" for g in plan.cluster.extra_groups
+        )
         comments.append(f"# Not exported (launch separately): {groups}.")
     comments.append("# Add setup/run commands before 'sky launch'.")
     body: str = str(yaml.safe_dump(task, sort_keys=False))

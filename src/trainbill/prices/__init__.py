@@ -75,7 +75,9 @@ def overlays_from_env() -> list[Path]:
     return out
 
 
-def stale_warning(price_point: PricePoint, today: date, *, max_age_days: int = STALE_AFTER_DAYS) -> str | None:
+def stale_warning(
+    price_point: PricePoint, today: date, *, max_age_days: int = STALE_AFTER_DAYS
+) -> str | None:
     """A one-line warning when ``price_point`` is more than ``max_age_days`` old, else None.
 
     Age is counted from ``effective_from`` (the newest evidence we hold for that price); a

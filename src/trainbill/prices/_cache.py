@@ -113,7 +113,9 @@ def _render(points: Iterable[PricePoint]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for p in sorted(points, key=lambda p: (p.provider, p.region, p.item, p.option, p.effective_from)):
+    for p in sorted(
+        points, key=lambda p: (p.provider, p.region, p.item, p.option, p.effective_from)
+    ):
         writer.writerow(
             [p.provider, p.region, p.item, p.option, p.unit, repr(p.usd),
              p.effective_from.isoformat(), p.source]
@@ -146,8 +148,10 @@ def write_price_points(directory: Path, points: Sequence[PricePoint]) -> CacheWr
     for p in points:
         key = (p.provider, p.region, p.item, p.option)
         prev = latest.get(key)
-        if prev is not None and prev.effective_from <= p.effective_from and math.isclose(
-            prev.usd, p.usd, rel_tol=1e-9, abs_tol=1e-12
+        if (
+            prev is not None
+            and prev.effective_from <= p.effective_from
+            and math.isclose(prev.usd, p.usd, rel_tol=1e-9, abs_tol=1e-12)
         ):
             unchanged += 1
             continue

@@ -112,14 +112,18 @@ class InstanceQuote:
         return out
 
 
-def _point(catalog: Catalog, item: str, option: str, provider: str, region: str, as_of: date) -> PricePoint | None:
+def _point(
+    catalog: Catalog, item: str, option: str, provider: str, region: str, as_of: date
+) -> PricePoint | None:
     try:
         return catalog.price(item, option, provider=provider, region=region, as_of=as_of)
     except PriceNotFoundError:
         return None
 
 
-def _derived(catalog: Catalog, on_demand: OptionPrice, option: str, provider: str) -> OptionPrice | None:
+def _derived(
+    catalog: Catalog, on_demand: OptionPrice, option: str, provider: str
+) -> OptionPrice | None:
     key = f"commitment.{provider}_discount_{_TERMS[option]}"
     if key not in catalog.assumptions:
         return None
@@ -139,7 +143,12 @@ def _derived(catalog: Catalog, on_demand: OptionPrice, option: str, provider: st
 
 
 def instance_quote(
-    catalog: Catalog, instance: str, *, as_of: date, region: str | None = None, provider: str | None = None
+    catalog: Catalog,
+    instance: str,
+    *,
+    as_of: date,
+    region: str | None = None,
+    provider: str | None = None,
 ) -> InstanceQuote:
     """Rates for an instance on ``as_of`` (region defaults to the provider's reference region).
 
@@ -150,7 +159,9 @@ def instance_quote(
     if known is not None:
         prov = known.provider
     else:
-        provs = sorted({p.provider for p in catalog.prices if p.item == instance and p.unit in INSTANCE_UNITS})
+        provs = sorted(
+            {p.provider for p in catalog.prices if p.item == instance and p.unit in INSTANCE_UNITS}
+        )
         if provider is not None:
             provs = [p for p in provs if p == provider]
         if not provs:
@@ -178,7 +189,11 @@ def instance_quote(
         )
     )
     units = {p.unit for p in history}
-    unit = units.pop() if len(units) == 1 else ("chip-hour" if known and known.billing == "chip" else "instance-hour")
+    unit = (
+        units.pop()
+        if len(units) == 1
+        else ("chip-hour" if known and known.billing == "chip" else "instance-hour")
+    )
     return InstanceQuote(
         provider=prov,
         instance=instance,
@@ -216,7 +231,8 @@ def price_table(
         {
             (p.provider, p.region, p.item)
             for p in catalog.prices
-            if p.unit in INSTANCE_UNITS and p.effective_from <= as_of
+            if p.unit in INSTANCE_UNITS
+            and p.effective_from <= as_of
             # A zone's own spot price (region column = AZ ID) is not another region to list.
             and catalog.zone_region(p.provider, p.region) is None
         }

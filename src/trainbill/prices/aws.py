@@ -60,7 +60,9 @@ _OD_FILTERS: tuple[tuple[str, str, bool], ...] = (
 _BOX_USAGE = re.compile(r"^(?:[A-Z0-9]+-)?BoxUsage:(?P<instance>.+)$")
 
 
-def _csv_rows(lines: Iterable[str], where: str) -> tuple[dict[str, str], list[str], Iterator[list[str]]]:
+def _csv_rows(
+    lines: Iterable[str], where: str
+) -> tuple[dict[str, str], list[str], Iterator[list[str]]]:
     """Split a Price List CSV into its metadata lines, header and a lazy row iterator.
 
     The files start with a few ``"Key","Value"`` metadata lines (format version, disclaimer,
@@ -75,7 +77,9 @@ def _csv_rows(lines: Iterable[str], where: str) -> tuple[dict[str, str], list[st
             meta[row[0]] = row[1]
         if len(meta) > 50:
             break
-    raise PriceUpdateError(f"{where}: no header line starting with 'SKU' found; is this a Price List CSV?")
+    raise PriceUpdateError(
+        f"{where}: no header line starting with 'SKU' found; is this a Price List CSV?"
+    )
 
 
 def _columns(header: Sequence[str], wanted: Iterable[str], where: str) -> dict[str, int]:
@@ -121,7 +125,9 @@ def parse_ec2_offer_csv(lines: Iterable[str], *, region: str, today: date, url: 
         url,
     )
     cols |= _optional_columns(
-        header, [c for c, _v, req in _OD_FILTERS if not req] + ["GPU", "Currency", "RateCode", "EffectiveDate"]
+        header,
+        [c for c, _v, req in _OD_FILTERS if not req]
+        + ["GPU", "Currency", "RateCode", "EffectiveDate"],
     )
     filters = [(cols[c], v) for c, v, _req in _OD_FILTERS if c in cols]
     version = meta.get("Version", "unknown")
@@ -184,7 +190,9 @@ def parse_savings_plans_csv(
     names = ["DiscountedRate", "DiscountedUsageType", "DiscountedOperation", "PurchaseOption",
              "LeaseContractLength", "Product Family", "Unit"]  # fmt: skip
     cols = _columns(header, names, url)
-    cols |= _optional_columns(header, ["LeaseContractLengthUnit", "Currency", "DiscountedRegionCode", "RateCode"])
+    cols |= _optional_columns(
+        header, ["LeaseContractLengthUnit", "Currency", "DiscountedRegionCode", "RateCode"]
+    )
     version = meta.get("Version", "unknown")
     found: dict[tuple[str, str], PricePoint] = {}
     for line_no, row in enumerate(rows, start=len(meta) + 2):
@@ -195,14 +203,21 @@ def parse_savings_plans_csv(
             )
         if re.sub(r"\s", "", row[cols["Product Family"]]).lower() != "ec2instancesavingsplans":
             continue
-        if row[cols["PurchaseOption"]] != payment or row[cols["DiscountedOperation"]] != "RunInstances":
+        if (
+            row[cols["PurchaseOption"]] != payment
+            or row[cols["DiscountedOperation"]] != "RunInstances"
+        ):
             continue
         if "DiscountedRegionCode" in cols and row[cols["DiscountedRegionCode"]] not in {"", region}:
             continue
         m = _BOX_USAGE.match(row[cols["DiscountedUsageType"]])
         if m is None or not ACCELERATOR_FAMILY.match(m["instance"]) or row[cols["Unit"]] != "Hrs":
             continue
-        unit = row[cols["LeaseContractLengthUnit"]].lower() if "LeaseContractLengthUnit" in cols else "year"
+        unit = (
+            row[cols["LeaseContractLengthUnit"]].lower()
+            if "LeaseContractLengthUnit" in cols
+            else "year"
+        )
         length = row[cols["LeaseContractLength"]].strip().lower().removesuffix("yr").strip()
         if unit not in {"year", "years"} or length not in {"1", "3"}:
             continue
@@ -242,7 +257,11 @@ def bulk_on_demand(http: Http, *, region: str, today: date) -> Fetched:
     offers = expect(index.get("offers"), dict, f"{OFFER_INDEX_URL}: offers")
     ec2 = expect(offers.get("AmazonEC2"), dict, f"{OFFER_INDEX_URL}: offers.AmazonEC2")
     region_index_url = _url(
-        expect(ec2.get("currentRegionIndexUrl"), str, f"{OFFER_INDEX_URL}: AmazonEC2.currentRegionIndexUrl")
+        expect(
+            ec2.get("currentRegionIndexUrl"),
+            str,
+            f"{OFFER_INDEX_URL}: AmazonEC2.currentRegionIndexUrl",
+        )
     )
     rindex = expect(http.get_json(region_index_url), dict, region_index_url)
     regions = expect(rindex.get("regions"), dict, f"{region_index_url}: regions")
@@ -252,11 +271,17 @@ def bulk_on_demand(http: Http, *, region: str, today: date) -> Fetched:
             f"{', '.join(sorted(regions)[:40])}"
         )
     entry = expect(regions[region], dict, f"{region_index_url}: regions.{region}")
-    csv_url = _csv_url(expect(entry.get("currentVersionUrl"), str, f"{region_index_url}: {region}.currentVersionUrl"))
+    csv_url = _csv_url(
+        expect(
+            entry.get("currentVersionUrl"), str, f"{region_index_url}: {region}.currentVersionUrl"
+        )
+    )
     return parse_ec2_offer_csv(http.stream_lines(csv_url), region=region, today=today, url=csv_url)
 
 
-def bulk_savings_plans(http: Http, *, region: str, today: date, payment: str = "All Upfront") -> Fetched:
+def bulk_savings_plans(
+    http: Http, *, region: str, today: date, payment: str = "All Upfront"
+) -> Fetched:
     """Savings Plans region index -> stream the region's Savings Plans CSV."""
     index_url = _url(_SP_REGION_INDEX)
     rindex = expect(http.get_json(index_url), dict, index_url)
@@ -264,7 +289,9 @@ def bulk_savings_plans(http: Http, *, region: str, today: date, payment: str = "
     for raw in regions:
         entry = expect(raw, dict, f"{index_url}: regions[]")
         if entry.get("regionCode") == region:
-            csv_url = _csv_url(expect(entry.get("versionUrl"), str, f"{index_url}: {region}.versionUrl"))
+            csv_url = _csv_url(
+                expect(entry.get("versionUrl"), str, f"{index_url}: {region}.versionUrl")
+            )
             return parse_savings_plans_csv(
                 http.stream_lines(csv_url), region=region, today=today, url=csv_url, payment=payment
             )
@@ -320,11 +347,17 @@ def _api_product(raw: str | dict[str, Any], *, region: str, today: date) -> Pric
     except json.JSONDecodeError as exc:
         raise PriceUpdateError(f"{where}: not valid JSON ({exc})") from None
     doc = expect(doc, dict, where)
-    attrs = expect(expect(doc.get("product"), dict, f"{where}: product").get("attributes"), dict, f"{where}: attributes")
+    attrs = expect(
+        expect(doc.get("product"), dict, f"{where}: product").get("attributes"),
+        dict,
+        f"{where}: attributes",
+    )
     instance = str(attrs.get("instanceType", ""))
     terms = expect(doc.get("terms", {}), dict, f"{where}: terms").get("OnDemand", {})
     for term in expect(terms, dict, f"{where}: terms.OnDemand").values():
-        for dim in expect(expect(term, dict, where).get("priceDimensions", {}), dict, where).values():
+        for dim in expect(
+            expect(term, dict, where).get("priceDimensions", {}), dict, where
+        ).values():
             if dim.get("unit") != "Hrs":
                 continue
             usd = _price(str(dim.get("pricePerUnit", {}).get("USD", "")), f"{where} {instance}")
@@ -347,7 +380,9 @@ def _api_product(raw: str | dict[str, Any], *, region: str, today: date) -> Pric
     return None
 
 
-def api_spot_medians(ec2: Any, instance_types: Sequence[str], *, region: str, now: datetime) -> Fetched:
+def api_spot_medians(
+    ec2: Any, instance_types: Sequence[str], *, region: str, now: datetime
+) -> Fetched:
     """Median Linux spot price per instance over the last 30 days, across availability zones.
 
     The API returns only price *changes* per AZ (plus the price in force at ``StartTime``), so

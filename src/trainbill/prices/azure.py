@@ -23,7 +23,14 @@ from trainbill.prices._errors import PriceUpdateError
 from trainbill.prices._http import Http, expect
 from trainbill.prices._model import Fetched
 
-__all__ = ["API_VERSION", "HOURS_PER_YEAR", "RETAIL_PRICES_URL", "fetch", "parse_items", "retail_filter"]
+__all__ = [
+    "API_VERSION",
+    "HOURS_PER_YEAR",
+    "RETAIL_PRICES_URL",
+    "fetch",
+    "parse_items",
+    "retail_filter",
+]
 
 RETAIL_PRICES_URL = "https://prices.azure.com/api/retail/prices"
 #: The preview version returns savings-plan fields and makes filter values case-sensitive.
@@ -80,11 +87,18 @@ def parse_items(items: Sequence[Any], *, today: date, where: str) -> Fetched:
         product = str(item.get("productName", ""))
         meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
         kind = item["type"]
-        if usd == 0 or "Windows" in product or "Low Priority" in meter or kind == "DevTestConsumption":
+        if (
+            usd == 0
+            or "Windows" in product
+            or "Low Priority" in meter
+            or kind == "DevTestConsumption"
+        ):
             continue
         if kind == "Consumption":
             if item.get("unitOfMeasure") != "1 Hour":
-                notes.append(f"azure {item['armSkuName']}: skipped a row priced per {item.get('unitOfMeasure')!r}")
+                notes.append(
+                    f"azure {item['armSkuName']}: skipped a row priced per {item.get('unitOfMeasure')!r}"
+                )
                 continue
             option = "spot" if "Spot" in meter else "on_demand"
             point = _point(item, option, usd, today, "")
@@ -116,7 +130,10 @@ def parse_items(items: Sequence[Any], *, today: date, where: str) -> Fetched:
 def fetch(http: Http, *, region: str, skus: Sequence[str], today: date) -> Fetched:
     """Query the Retail Prices API for ``skus`` in ``region``, following every page."""
     url: str | None = RETAIL_PRICES_URL
-    params: dict[str, str] | None = {"api-version": API_VERSION, "$filter": retail_filter(region, skus)}
+    params: dict[str, str] | None = {
+        "api-version": API_VERSION,
+        "$filter": retail_filter(region, skus),
+    }
     result = Fetched(points=())
     items: list[Any] = []
     seen: set[str] = set()
@@ -135,6 +152,9 @@ def fetch(http: Http, *, region: str, skus: Sequence[str], today: date) -> Fetch
     if not result.points:
         return Fetched(
             points=(),
-            notes=(*result.notes, f"azure {region}: no Linux VM prices for {', '.join(skus) or 'any size'}"),
+            notes=(
+                *result.notes,
+                f"azure {region}: no Linux VM prices for {', '.join(skus) or 'any size'}",
+            ),
         )
     return result

@@ -38,7 +38,12 @@ API_KEY_ENV = "TRAINBILL_GCP_API_KEY"
 SKUS_URL = "https://cloudbilling.googleapis.com/v1/services/{service}/skus"
 COMPUTE_SERVICE = "6F81-5844-456A"
 TPU_SERVICE = "E000-3F24-B8AA"
-_USAGE = {"OnDemand": "on_demand", "Preemptible": "spot", "Commit1Yr": "sp_1yr", "Commit3Yr": "sp_3yr"}
+_USAGE = {
+    "OnDemand": "on_demand",
+    "Preemptible": "spot",
+    "Commit1Yr": "sp_1yr",
+    "Commit3Yr": "sp_3yr",
+}
 #: GPU SKU description patterns per catalog accelerator id.
 _GPU_SKU = {
     "a100-40gb": r"\bA100 GPU\b",
@@ -86,7 +91,9 @@ def parse_sku(raw: Any, where: str) -> Sku | None:
     infos = expect(sku.get("pricingInfo"), list, f"{where}: pricingInfo")
     if not infos:
         return None
-    expr = expect(expect(infos[0], dict, where).get("pricingExpression"), dict, f"{where}: pricingExpression")
+    expr = expect(
+        expect(infos[0], dict, where).get("pricingExpression"), dict, f"{where}: pricingExpression"
+    )
     tiers = expect(expr.get("tieredRates"), list, f"{where}: tieredRates")
     if not tiers:
         return None
@@ -100,7 +107,9 @@ def parse_sku(raw: Any, where: str) -> Sku | None:
         sku_id=str(sku.get("skuId", "?")),
         description=str(sku.get("description", "")),
         option=option,
-        regions=tuple(str(r) for r in expect(sku.get("serviceRegions", []), list, f"{where}: serviceRegions")),
+        regions=tuple(
+            str(r) for r in expect(sku.get("serviceRegions", []), list, f"{where}: serviceRegions")
+        ),
         usage_unit=str(expr.get("usageUnit", "")),
         usd=usd,
     )
@@ -124,16 +133,28 @@ def fetch_skus(http: Http, *, service: str, api_key: str) -> list[Sku]:
     raise PriceUpdateError(f"{url}: paging did not end after {_MAX_PAGES} pages")
 
 
-def _find(skus: Sequence[Sku], pattern: str, option: str, region: str, unit: str, flags: int = 0) -> Sku | None:
+def _find(
+    skus: Sequence[Sku], pattern: str, option: str, region: str, unit: str, flags: int = 0
+) -> Sku | None:
     rx = re.compile(pattern, flags)
     for s in skus:
-        if s.option == option and region in s.regions and s.usage_unit == unit and rx.search(s.description):
+        if (
+            s.option == option
+            and region in s.regions
+            and s.usage_unit == unit
+            and rx.search(s.description)
+        ):
             return s
     return None
 
 
 def assemble(
-    skus: Sequence[Sku], tpu_skus: Sequence[Sku], instances: Sequence[Instance], *, region: str, today: date
+    skus: Sequence[Sku],
+    tpu_skus: Sequence[Sku],
+    instances: Sequence[Instance],
+    *,
+    region: str,
+    today: date,
 ) -> Fetched:
     """Price each instance per option from its component SKUs (see the module docstring)."""
     points: list[PricePoint] = []
@@ -148,8 +169,13 @@ def assemble(
                     continue
                 points.append(
                     PricePoint(
-                        provider="gcp", region=region, item=inst.instance, option=option,
-                        unit="chip-hour", usd=chip.usd, effective_from=today,
+                        provider="gcp",
+                        region=region,
+                        item=inst.instance,
+                        option=option,
+                        unit="chip-hour",
+                        usd=chip.usd,
+                        effective_from=today,
                         source=f"GCP Cloud Billing Catalog API {region}: '{chip.description}' "
                         f"(SKU {chip.sku_id}) per chip-hour; fetched {today}",
                     )
@@ -162,13 +188,22 @@ def assemble(
             gpu = _find(skus, gpu_pattern, option, region, "h") if gpu_pattern else None
             missing = [n for n, s in (("vCPU", cpu), ("RAM", ram), ("GPU", gpu)) if s is None]
             if missing or cpu is None or ram is None or gpu is None:
-                notes.append(f"gcp {region} {inst.instance} {usage}: no {'/'.join(missing)} SKU found")
+                notes.append(
+                    f"gcp {region} {inst.instance} {usage}: no {'/'.join(missing)} SKU found"
+                )
                 continue
-            usd = inst.vcpus * cpu.usd + inst.memory_gib * ram.usd + inst.accelerator_count * gpu.usd
+            usd = (
+                inst.vcpus * cpu.usd + inst.memory_gib * ram.usd + inst.accelerator_count * gpu.usd
+            )
             points.append(
                 PricePoint(
-                    provider="gcp", region=region, item=inst.instance, option=option,
-                    unit="instance-hour", usd=usd, effective_from=today,
+                    provider="gcp",
+                    region=region,
+                    item=inst.instance,
+                    option=option,
+                    unit="instance-hour",
+                    usd=usd,
+                    effective_from=today,
                     source=(
                         f"GCP Cloud Billing Catalog API {region}: {inst.vcpus} x '{cpu.description}' "
                         f"${cpu.usd:g}/h + {inst.memory_gib:g} GiB x '{ram.description}' "
@@ -180,7 +215,9 @@ def assemble(
     return Fetched(points=tuple(points), notes=tuple(notes))
 
 
-def fetch(http: Http, *, region: str, instances: Sequence[Instance], api_key: str | None, today: date) -> Fetched:
+def fetch(
+    http: Http, *, region: str, instances: Sequence[Instance], api_key: str | None, today: date
+) -> Fetched:
     """Fetch Compute Engine (and, for TPU instances, Cloud TPU) SKUs and assemble prices."""
     key = require_api_key(api_key)
     vms = [i for i in instances if i.billing != "chip"]

@@ -83,7 +83,9 @@ def _user_error(path: Path, what: str, exc: BaseException) -> str:
     script (trainbill's own frames are noise to them), never a trainbill traceback."""
     mine = str(path.resolve())
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == mine]
-    where = "".join(f"\n  {path}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-5:])
+    where = "".join(
+        f"\n  {path}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-5:]
+    )
     return f"{path}: {what} {type(exc).__name__}: {exc}{where}"
 
 

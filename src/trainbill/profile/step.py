@@ -386,7 +386,9 @@ def check_counts(*, warmup: int, steps: int, tokens_per_step: int = 1) -> None:
     if steps < 1:
         raise ProfileError(f"steps: must be >= 1, got {steps}")
     if steps > MAX_STEPS:
-        raise ProfileError(f"steps: must be <= {MAX_STEPS:,} (a median settles within tens of steps), got {steps:,}")
+        raise ProfileError(
+            f"steps: must be <= {MAX_STEPS:,} (a median settles within tens of steps), got {steps:,}"
+        )
     if warmup < 0:
         raise ProfileError(f"warmup: must be >= 0, got {warmup}")
     if warmup > MAX_STEPS:

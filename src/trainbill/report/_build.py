@@ -158,14 +158,20 @@ def right_sizing(
 
 
 def _mix_words(c: Candidate) -> str:
-    sp = "no Savings Plan" if c.savings_plan == "none" else f"{c.savings_plan} Savings Plan at {c.savings_plan_coverage:.0%}"
+    sp = (
+        "no Savings Plan"
+        if c.savings_plan == "none"
+        else f"{c.savings_plan} Savings Plan at {c.savings_plan_coverage:.0%}"
+    )
     return (
         f"{c.instance} ({c.provider} {c.region}), {c.orchestrator}, {c.spot_fraction:.0%} spot, {sp}, "
         f"checkpoint every {c.checkpoint_interval_hours:g} h"
     )
 
 
-def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date | None = None) -> PlannerSummary:
+def planner_summary(
+    plan: Plan, catalog: Catalog, *, base: Forecast, today: date | None = None
+) -> PlannerSummary:
     """Run the planner twice: the plan's own mix at other node counts, and the open search.
 
     The plan's deadline is lifted for both searches so a plan that misses it still gets its
@@ -175,7 +181,9 @@ def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date
     Raises:
         TrainbillError: the planner cannot price the plan (e.g. no node count holds the model).
     """
-    open_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": None})})
+    open_plan = plan.model_copy(
+        update={"run": plan.run.model_copy(update={"deadline_hours": None})}
+    )
     u = base.usage
     counts = sorted({max(1, round(u.nodes * f)) for f in SIZING_FACTORS})
     own = own_mix_space(u, tuple(counts))
@@ -192,7 +200,9 @@ def planner_summary(plan: Plan, catalog: Catalog, *, base: Forecast, today: date
         rightsizing_mix=_mix_words(sized.best),
         pareto=wide.pareto,
         user=wide.user,
-        best_in_deadline=min(in_time, key=lambda c: (c.total_usd, c.wall_hours)) if in_time else None,
+        best_in_deadline=min(in_time, key=lambda c: (c.total_usd, c.wall_hours))
+        if in_time
+        else None,
         evaluated=sized.evaluated + wide.evaluated,
         elapsed_s=sized.elapsed_s + wide.elapsed_s,
     )
@@ -226,9 +236,15 @@ def simulation_summary(
         msg = "a simulation summary needs at least one trial"
         raise ValueError(msg)
     counts, edges = np.histogram(totals, bins=bins)
-    hours = np.asarray(wall_hours, dtype=float) if wall_hours is not None and len(wall_hours) else None
+    hours = (
+        np.asarray(wall_hours, dtype=float) if wall_hours is not None and len(wall_hours) else None
+    )
     h_counts, h_edges = np.histogram(hours, bins=bins) if hours is not None else ((), ())
-    p_miss = float(np.mean(hours > deadline_hours)) if hours is not None and deadline_hours is not None else None
+    p_miss = (
+        float(np.mean(hours > deadline_hours))
+        if hours is not None and deadline_hours is not None
+        else None
+    )
     return SimulationSummary(
         trials=int(totals.size),
         p50_usd=float(np.percentile(totals, 50)),
@@ -256,7 +272,10 @@ def run_simulation(
     try:
         module = importlib.import_module("trainbill.simulate")
     except ImportError:
-        return None, "Monte Carlo simulation is not available in this build (no trainbill.simulate)."
+        return (
+            None,
+            "Monte Carlo simulation is not available in this build (no trainbill.simulate).",
+        )
     sim: Any = module.simulate(plan, catalog, trials=trials, rng=seed, today=today)
     return (
         SimulationSummary(

@@ -28,7 +28,11 @@ _UNAVAILABLE = '<p class="unavailable">{}</p>'
 
 
 def _template() -> Template:
-    text = resources.files("trainbill.report").joinpath("templates/report.html").read_text(encoding="utf-8")
+    text = (
+        resources.files("trainbill.report")
+        .joinpath("templates/report.html")
+        .read_text(encoding="utf-8")
+    )
     return Template(text)
 
 
@@ -37,7 +41,9 @@ def _card(label: str, value: str, note: str = "") -> str:
     return f'<div class="card"><div class="label">{escape(label)}</div><div class="value">{escape(value)}</div>{n}</div>'
 
 
-def waterfall_chart(quote_usd: float, by_category: dict[str, float], *, standalone: bool = False) -> str:
+def waterfall_chart(
+    quote_usd: float, by_category: dict[str, float], *, standalone: bool = False
+) -> str:
     """The quote-to-bill waterfall SVG (shared by the report and the web API)."""
     return waterfall_svg(waterfall_steps(quote_usd, by_category), standalone=standalone)
 
@@ -71,11 +77,13 @@ def headline_section(data: ReportData) -> str:
     if actions:
         items = "".join(
             f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
-            f"(real bill {money(a.total_usd)}).<br><span class=\"note\">Caveat: {escape(a.caveat)}</span></li>"
+            f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: {escape(a.caveat)}</span></li>'
             for a in actions
         )
         parts.append(f'<ol class="actions">{items}</ol>')
-        parts.append('<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>')
+        parts.append(
+            '<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>'
+        )
     else:
         parts.append("<p>Nothing that can be bought saves money on this plan.</p>")
     notes = out.notes if out is not None else ()
@@ -91,9 +99,11 @@ def ledger_table(data: ReportData) -> str:
     by_cat = fc.ledger.by_category()
     pct = fc.percentages()
     rows = [
-        ("<table class=\"ledger\"><thead><tr><th>Category</th><th>Item</th><th class=\"num\">Quantity</th>"
-        "<th>Unit</th><th class=\"num\">Unit price</th><th class=\"num\">Cost</th><th class=\"num\">Share</th>"
-        "<th>Basis</th><th>Source</th></tr></thead><tbody>")
+        (
+            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th><th class="num">Quantity</th>'
+            '<th>Unit</th><th class="num">Unit price</th><th class="num">Cost</th><th class="num">Share</th>'
+            "<th>Basis</th><th>Source</th></tr></thead><tbody>"
+        )
     ]
     for cat in CATEGORIES:
         lines = fc.ledger.in_category(cat)
@@ -102,19 +112,19 @@ def ledger_table(data: ReportData) -> str:
         for i, line in enumerate(lines):
             rows.append(
                 f"<tr><td>{escape(cat) if i == 0 else ''}</td><td>{escape(line.item)}</td>"
-                f"<td class=\"num\">{number(line.quantity)}</td><td>{escape(line.unit)}</td>"
-                f"<td class=\"num\">{money_precise(line.unit_price_usd)}</td>"
-                f"<td class=\"num\">{money(line.cost_usd)}</td><td></td>"
-                f"<td class=\"basis\">{escape(line.basis)}</td><td class=\"source\">{escape(line.source)}</td></tr>"
+                f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
+                f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
+                f'<td class="num">{money(line.cost_usd)}</td><td></td>'
+                f'<td class="basis">{escape(line.basis)}</td><td class="source">{escape(line.source)}</td></tr>'
             )
         rows.append(
-            f"<tr class=\"subtotal\"><td></td><td>{escape(cat)} total</td><td></td><td></td><td></td>"
-            f"<td class=\"num\">{money(by_cat[cat])}</td><td class=\"num\">{percent(pct[cat])}</td>"
+            f'<tr class="subtotal"><td></td><td>{escape(cat)} total</td><td></td><td></td><td></td>'
+            f'<td class="num">{money(by_cat[cat])}</td><td class="num">{percent(pct[cat])}</td>'
             "<td></td><td></td></tr>"
         )
     rows.append(
-        f"<tr class=\"total\"><td></td><td>Real bill</td><td></td><td></td><td></td>"
-        f"<td class=\"num\">{money(fc.total_usd)}</td><td class=\"num\">100%</td><td></td><td></td></tr>"
+        f'<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td>'
+        f'<td class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td><td></td></tr>'
     )
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -134,7 +144,7 @@ def _time_table(data: ReportData) -> str:
     total_cls = ' class="total"'
     body = "".join(
         f"<tr{total_cls if i == len(rows) - 1 else ''}><td>{escape(k)}</td>"
-        f"<td class=\"num\">{hours(v)}</td></tr>"
+        f'<td class="num">{hours(v)}</td></tr>'
         for i, (k, v) in enumerate(rows)
     )
     return f'<table style="max-width:520px"><thead><tr><th>Time</th><th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
@@ -142,7 +152,9 @@ def _time_table(data: ReportData) -> str:
 
 def _simulation_section(sim: SimulationSummary | None, note: str, deadline: float | None) -> str:
     if sim is None:
-        return _UNAVAILABLE.format(escape(note or "Monte Carlo simulation is not available in this build."))
+        return _UNAVAILABLE.format(
+            escape(note or "Monte Carlo simulation is not available in this build.")
+        )
     markers = [
         Marker(label=f"P50 {money(sim.p50_usd)}", value=sim.p50_usd, color="#2c5d8f"),
         Marker(label=f"P90 {money(sim.p90_usd)}", value=sim.p90_usd, color="#c0392b"),
@@ -153,24 +165,40 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
         _card("P90 bill", money(sim.p90_usd), "9 in 10 runs cost less"),
     ]
     if sim.p50_hours is not None and sim.p90_hours is not None:
-        parts.append(_card("P50 / P90 wall-clock", f"{sim.p50_hours:,.0f} / {sim.p90_hours:,.0f} h"))
+        parts.append(
+            _card("P50 / P90 wall-clock", f"{sim.p50_hours:,.0f} / {sim.p90_hours:,.0f} h")
+        )
     if deadline is not None and sim.p_miss_deadline is not None:
-        parts.append(_card("Chance of missing the deadline", percent(100 * sim.p_miss_deadline), f"deadline {deadline:g} h"))
+        parts.append(
+            _card(
+                "Chance of missing the deadline",
+                percent(100 * sim.p_miss_deadline),
+                f"deadline {deadline:g} h",
+            )
+        )
     parts.append("</div>")
     parts.append(
         f"<figure>{histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers)}"
-        "<figcaption class=\"caption\">Distribution of the simulated bill; dashed lines mark P50 and P90.</figcaption></figure>"
+        '<figcaption class="caption">Distribution of the simulated bill; dashed lines mark P50 and P90.</figcaption></figure>'
     )
     if sim.hours_counts:
         hm = [
-            Marker(label=f"P50 {sim.p50_hours:,.0f} h", value=sim.p50_hours or 0.0, color="#2c5d8f"),
-            Marker(label=f"P90 {sim.p90_hours:,.0f} h", value=sim.p90_hours or 0.0, color="#c0392b"),
+            Marker(
+                label=f"P50 {sim.p50_hours:,.0f} h", value=sim.p50_hours or 0.0, color="#2c5d8f"
+            ),
+            Marker(
+                label=f"P90 {sim.p90_hours:,.0f} h", value=sim.p90_hours or 0.0, color="#c0392b"
+            ),
         ]
         if deadline is not None:
-            hm.append(Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False))
+            hm.append(
+                Marker(
+                    label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False
+                )
+            )
         parts.append(
             f"<figure>{histogram_svg(sim.hours_edges, sim.hours_counts, title='Simulated wall-clock hours', x_label='wall-clock hours', markers=hm, x_fmt=lambda v: f'{v:,.0f} h')}"
-            "<figcaption class=\"caption\">Distribution of the wall-clock time, with the deadline.</figcaption></figure>"
+            '<figcaption class="caption">Distribution of the wall-clock time, with the deadline.</figcaption></figure>'
         )
     if sim.source:
         parts.append(f'<p class="note">Source: {escape(sim.source)}.</p>')
@@ -211,45 +239,61 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
     ]
     if len(rows) >= 2:
         cost = Series(name="real bill", points=tuple((float(r.nodes), r.total_usd) for r in rows))
-        marks = [Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")]
+        marks = [
+            Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")
+        ]
         curve = xy_svg([cost], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
                        x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
         parts.append(
-            f"<figure>{curve}<figcaption class=\"caption\">Real bill of {escape(pl.rightsizing_mix)} at each "
+            f'<figure>{curve}<figcaption class="caption">Real bill of {escape(pl.rightsizing_mix)} at each '
             "node count.</figcaption></figure>"
         )
         body = "".join(
-            f"<tr{_HL if r.nodes == user.nodes else ''}><td class=\"num\">{r.nodes:,}</td>"
-            f"<td class=\"num\">{r.gpus:,}</td><td class=\"num\">{hours(r.wall_hours)}</td>"
-            f"<td class=\"num\">{percent(100 * r.efficiency, 0)}</td><td class=\"num\">{money(r.total_usd)}</td>"
-            f"<td class=\"num\">{_per_hour(r.usd_per_hour_saved)}</td><td>{'yes' if r.pays else 'no'}</td>"
+            f'<tr{_HL if r.nodes == user.nodes else ""}><td class="num">{r.nodes:,}</td>'
+            f'<td class="num">{r.gpus:,}</td><td class="num">{hours(r.wall_hours)}</td>'
+            f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td class="num">{money(r.total_usd)}</td>'
+            f'<td class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
             f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
             for r in rows
         )
         parts.append(
-            "<table style=\"max-width:860px\"><thead><tr><th class=\"num\">Nodes</th><th class=\"num\">GPUs</th>"
-            "<th class=\"num\">Wall-clock</th><th class=\"num\">Efficiency</th><th class=\"num\">Real bill</th>"
-            "<th class=\"num\">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>"
+            '<table style="max-width:860px"><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
+            '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real bill</th>'
+            '<th class="num">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>'
             f"</thead><tbody>{body}</tbody></table>"
             '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at this size (100% = '
             "the size that wastes the least). More nodes pay while cost × time still falls from the row above.</p>"
         )
     else:
-        parts.append(_UNAVAILABLE.format("Right-sizing needs at least two node counts that hold the model."))
-    front = Series(name="Pareto front", points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto), color="#c0392b")
-    plan_pt = Series(name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False)
-    pm = [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)] if deadline else []
+        parts.append(
+            _UNAVAILABLE.format("Right-sizing needs at least two node counts that hold the model.")
+        )
+    front = Series(
+        name="Pareto front",
+        points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto),
+        color="#c0392b",
+    )
+    plan_pt = Series(
+        name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False
+    )
+    pm = (
+        [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)]
+        if deadline
+        else []
+    )
     chart = xy_svg([front, plan_pt], title="Cost against wall-clock time", x_label="wall-clock hours",
                    y_label="USD", markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
     parts.append(
-        f"<figure>{chart}<figcaption class=\"caption\">The planner's Pareto front over every instance, "
+        f'<figure>{chart}<figcaption class="caption">The planner\'s Pareto front over every instance, '
         "purchase mix, orchestrator and checkpoint interval searched: no other configuration is both cheaper "
         "and faster than a point on the red line.</figcaption></figure>"
     )
     if deadline is not None:
         b = pl.best_in_deadline
         if b is None:
-            parts.append(f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>')
+            parts.append(
+                f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>'
+            )
         else:
             parts.append(
                 f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × {escape(b.instance)}</strong> "
@@ -259,16 +303,20 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
             parts.extend(f'<p class="warning">Caveat: {escape(k.text)}</p>' for k in b.caveats)
     body = "".join(
         f"<tr{_HL if c.is_user_plan else ''}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
-        f"<td class=\"num\">{c.nodes:,}</td><td class=\"num\">{c.gpus:,}</td><td>{escape(_mix(c))}</td>"
-        f"<td class=\"num\">{hours(c.wall_hours)}</td><td class=\"num\">{money(c.total_usd)}</td>"
+        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td>{escape(_mix(c))}</td>'
+        f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
         f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
         f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
         for c in _thin(pl.pareto)
     )
-    shown = "" if len(pl.pareto) <= _FRONT_ROWS else f" ({_FRONT_ROWS} of {len(pl.pareto)} points, evenly spaced)"
+    shown = (
+        ""
+        if len(pl.pareto) <= _FRONT_ROWS
+        else f" ({_FRONT_ROWS} of {len(pl.pareto)} points, evenly spaced)"
+    )
     parts.append(
-        f"<table><caption>Pareto front{shown}</caption><thead><tr><th>Cloud:instance</th><th class=\"num\">Nodes</th>"
-        "<th class=\"num\">GPUs</th><th>Mix</th><th class=\"num\">Wall-clock</th><th class=\"num\">Real bill</th>"
+        f'<table><caption>Pareto front{shown}</caption><thead><tr><th>Cloud:instance</th><th class="num">Nodes</th>'
+        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th class="num">Real bill</th>'
         f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
         '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that can be bought '
         "(no catalog stand-ins). Caveats say what a row changes beyond its price: another accelerator "
@@ -290,27 +338,54 @@ def _sizing_section(data: ReportData) -> str:
     pts = data.sizing
     lead = f'<p class="note">{escape(data.planner_note)}</p>' if data.planner_note else ""
     if len(pts) < 2:
-        return lead + _UNAVAILABLE.format("Right-sizing needs at least two node counts that can be priced.")
+        return lead + _UNAVAILABLE.format(
+            "Right-sizing needs at least two node counts that can be priced."
+        )
     current = [p for p in pts if p.current]
     deadline = data.plan.run.deadline_hours
     cost = Series(name="real bill", points=tuple((float(p.nodes), p.total_usd) for p in pts))
-    quote = Series(name="quote", points=tuple((float(p.nodes), p.quote_usd) for p in pts), color="#9aa5b1")
-    marks = [Marker(label=f"plan: {current[0].nodes} nodes", value=float(current[0].nodes), color="#8a5a00")] if current else []
+    quote = Series(
+        name="quote", points=tuple((float(p.nodes), p.quote_usd) for p in pts), color="#9aa5b1"
+    )
+    marks = (
+        [
+            Marker(
+                label=f"plan: {current[0].nodes} nodes",
+                value=float(current[0].nodes),
+                color="#8a5a00",
+            )
+        ]
+        if current
+        else []
+    )
     curve = xy_svg([cost, quote], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
                    x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
-    all_pts = Series(name="all sizes", points=tuple((p.wall_hours, p.total_usd) for p in pts), color="#9aa5b1", line=False)
-    front = Series(name="Pareto front", points=tuple((p.wall_hours, p.total_usd) for p in data.pareto), color="#c0392b")
-    pm = [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)] if deadline else []
+    all_pts = Series(
+        name="all sizes",
+        points=tuple((p.wall_hours, p.total_usd) for p in pts),
+        color="#9aa5b1",
+        line=False,
+    )
+    front = Series(
+        name="Pareto front",
+        points=tuple((p.wall_hours, p.total_usd) for p in data.pareto),
+        color="#c0392b",
+    )
+    pm = (
+        [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)]
+        if deadline
+        else []
+    )
     pareto = xy_svg([all_pts, front], title="Cost against wall-clock time", x_label="wall-clock hours", y_label="USD",
                     markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
     rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
     return (
-        lead + f"<p class=\"note\">{escape(data.sizing_basis)}.</p>"
-        f"<figure>{curve}<figcaption class=\"caption\">Real bill and quote at each node count.</figcaption></figure>"
-        f"<figure>{pareto}<figcaption class=\"caption\">Each size as (hours, cost); the red line joins the sizes no other "
+        lead + f'<p class="note">{escape(data.sizing_basis)}.</p>'
+        f'<figure>{curve}<figcaption class="caption">Real bill and quote at each node count.</figcaption></figure>'
+        f'<figure>{pareto}<figcaption class="caption">Each size as (hours, cost); the red line joins the sizes no other '
         "size beats on both.</figcaption></figure>"
-        "<table style=\"max-width:760px\"><thead><tr><th class=\"num\">Nodes</th><th class=\"num\">GPUs</th>"
-        "<th class=\"num\">Wall-clock</th><th class=\"num\">Quote</th><th class=\"num\">Real bill</th><th>Note</th></tr>"
+        '<table style="max-width:760px"><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
+        '<th class="num">Wall-clock</th><th class="num">Quote</th><th class="num">Real bill</th><th>Note</th></tr>'
         f"</thead><tbody>{rows}</tbody></table>"
     )
 
@@ -325,9 +400,9 @@ def _sizing_row(p: SizingPoint, on_front: bool, deadline: float | None) -> str:
         notes.append("misses the deadline")
     cls = ' class="subtotal"' if p.current else ""
     return (
-        f"<tr{cls}><td class=\"num\">{p.nodes:,}</td><td class=\"num\">{p.gpus:,}</td>"
-        f"<td class=\"num\">{hours(p.wall_hours)}</td><td class=\"num\">{money(p.quote_usd)}</td>"
-        f"<td class=\"num\">{money(p.total_usd)}</td><td>{escape(', '.join(notes))}</td></tr>"
+        f'<tr{cls}><td class="num">{p.nodes:,}</td><td class="num">{p.gpus:,}</td>'
+        f'<td class="num">{hours(p.wall_hours)}</td><td class="num">{money(p.quote_usd)}</td>'
+        f'<td class="num">{money(p.total_usd)}</td><td>{escape(", ".join(notes))}</td></tr>'
     )
 
 
@@ -337,34 +412,45 @@ def render_html(data: ReportData) -> str:
     u = fc.usage
     title = f"{u.name}: training bill forecast"
     warnings = "".join(f'<li class="warning">{escape(w)}</li>' for w in fc.warnings)
-    assumed = "".join(f"<li>{escape(a)}</li>" for a in u.assumed) or "<li>none: the plan states every value</li>"
+    assumed = (
+        "".join(f"<li>{escape(a)}</li>" for a in u.assumed)
+        or "<li>none: the plan states every value</li>"
+    )
     body = "".join(
         [
             f"<header><h1>{escape(title)}</h1>",
-            (f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
-            f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
-            f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
-            f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"),
+            (
+                f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
+                f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
+                f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
+                f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
+            ),
             headline_section(data),
             f'<section class="warnings"><ul>{warnings}</ul></section>' if warnings else "",
-            "<section class=\"ledger\"><h2>Ledger</h2>",
-            ('<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was derived; '
-            "<em>source</em> names the price point and its date.</p>"),
+            '<section class="ledger"><h2>Ledger</h2>',
+            (
+                '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was derived; '
+                "<em>source</em> names the price point and its date.</p>"
+            ),
             ledger_table(data),
             "</section>",
             "<section><h2>Time</h2>",
             _time_table(data),
             "</section>",
             "<section><h2>Risk: Monte Carlo distribution</h2>",
-            _simulation_section(data.simulation, data.simulation_note, data.plan.run.deadline_hours),
+            _simulation_section(
+                data.simulation, data.simulation_note, data.plan.run.deadline_hours
+            ),
             "</section>",
             "<section><h2>Right-sizing and the cost/time Pareto front</h2>",
             _sizing_section(data),
             "</section>",
             "<section><h2>Assumptions and prices</h2>",
-            (f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
-            f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
-            "not state were taken from the catalog's assumptions:</p>"),
+            (
+                f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
+                f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
+                "not state were taken from the catalog's assumptions:</p>"
+            ),
             f'<ul class="assumed">{assumed}</ul>',
             "</section>",
         ]

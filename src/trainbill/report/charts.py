@@ -88,10 +88,16 @@ class _Frame:
 
     def y(self, v: float) -> float:
         span = (self.y1 - self.y0) or 1.0
-        return self.height - self.bottom - (v - self.y0) / span * (self.height - self.top - self.bottom)
+        return (
+            self.height
+            - self.bottom
+            - (v - self.y0) / span * (self.height - self.top - self.bottom)
+        )
 
 
-def waterfall_steps(quote_usd: float, by_category: Mapping[str, float]) -> tuple[WaterfallStep, ...]:
+def waterfall_steps(
+    quote_usd: float, by_category: Mapping[str, float]
+) -> tuple[WaterfallStep, ...]:
     """From the quote to the real bill, one category at a time.
 
     The quote is on-demand compute only, so the compute bar is the *difference* between the
@@ -151,7 +157,9 @@ def _open(width: int, height: int, title: str, *, standalone: bool) -> str:
     )
 
 
-def _text(x: float, y: float, s: str, *, anchor: str = "middle", size: int = 11, extra: str = "") -> str:
+def _text(
+    x: float, y: float, s: str, *, anchor: str = "middle", size: int = 11, extra: str = ""
+) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{extra}>'
         f"{escape(s)}</text>"
@@ -168,9 +176,7 @@ def _y_axis(f: _Frame, ticks: Sequence[float], fmt: Callable[[float], str], labe
         f.parts.append(_text(f.left - 6, yy + 4, fmt(t), anchor="end", size=10))
     if label:
         cy = (f.top + f.height - f.bottom) / 2
-        f.parts.append(
-            _text(14, cy, label, size=11, extra=f' transform="rotate(-90 14 {cy:.1f})"')
-        )
+        f.parts.append(_text(14, cy, label, size=11, extra=f' transform="rotate(-90 14 {cy:.1f})"'))
 
 
 def _x_axis(f: _Frame, ticks: Sequence[float], fmt: Callable[[float], str], label: str) -> None:
@@ -180,7 +186,9 @@ def _x_axis(f: _Frame, ticks: Sequence[float], fmt: Callable[[float], str], labe
     )
     for t in ticks:
         xx = f.x(t)
-        f.parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{base}" y2="{base + 4}" stroke="{_INK}"/>')
+        f.parts.append(
+            f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{base}" y2="{base + 4}" stroke="{_INK}"/>'
+        )
         f.parts.append(_text(xx, base + 16, fmt(t), size=10))
     if label:
         f.parts.append(_text((f.left + f.width - f.right) / 2, f.height - 6, label, size=11))
@@ -198,8 +206,14 @@ def _markers(f: _Frame, markers: Sequence[Marker]) -> None:
                 f'stroke="{m.color}" stroke-width="1.5"{dash}/>'
             )
             f.parts.append(
-                _text(xx + 4, f.top + 12 + 14 * i, m.label, anchor="start", size=10,
-                      extra=f' fill="{m.color}"')
+                _text(
+                    xx + 4,
+                    f.top + 12 + 14 * i,
+                    m.label,
+                    anchor="start",
+                    size=10,
+                    extra=f' fill="{m.color}"',
+                )
             )
         else:
             yy = f.y(m.value)
@@ -208,8 +222,14 @@ def _markers(f: _Frame, markers: Sequence[Marker]) -> None:
                 f'stroke="{m.color}" stroke-width="1.5"{dash}/>'
             )
             f.parts.append(
-                _text(f.width - f.right - 4, yy - 4, m.label, anchor="end", size=10,
-                      extra=f' fill="{m.color}"')
+                _text(
+                    f.width - f.right - 4,
+                    yy - 4,
+                    m.label,
+                    anchor="end",
+                    size=10,
+                    extra=f' fill="{m.color}"',
+                )
             )
 
 
@@ -247,10 +267,19 @@ def waterfall_svg(
         f.parts.append(_text(x + bar_w / 2, y_top - 5, label, size=10))
         cx, cy = x + bar_w / 2, height - f.bottom + 14
         f.parts.append(
-            _text(cx, cy, s.label, anchor="end", size=10, extra=f' transform="rotate(-35 {cx:.1f} {cy:.1f})"')
+            _text(
+                cx,
+                cy,
+                s.label,
+                anchor="end",
+                size=10,
+                extra=f' transform="rotate(-35 {cx:.1f} {cy:.1f})"',
+            )
         )
     base = f.y(0.0)
-    f.parts.append(f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" stroke="{_INK}"/>')
+    f.parts.append(
+        f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" stroke="{_INK}"/>'
+    )
     return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
 
 
@@ -271,7 +300,9 @@ def headline_waterfall_svg(steps: Sequence[Step], *, title: str = "From the quot
                x0=ticks[0], x1=ticks[-1], y0=0, y1=1)  # fmt: skip
     for t in ticks:
         xx = f.x(t)
-        f.parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{top}" y2="{height - 22}" stroke="{_GRID}"/>')
+        f.parts.append(
+            f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{top}" y2="{height - 22}" stroke="{_GRID}"/>'
+        )
         f.parts.append(_text(xx, height - 8, _short_money(t), size=10))
     for i, st in enumerate(steps):
         y = top + i * row
@@ -302,7 +333,11 @@ def histogram_svg(
     """Histogram from bin edges (n + 1) and counts (n), with reference lines (P50, P90, deadline)."""
     width, height = 760, 300
     if len(edges) != len(counts) + 1 or not counts:
-        return _open(width, height, title, standalone=standalone) + _text(width / 2, height / 2, "no data") + "</svg>"
+        return (
+            _open(width, height, title, standalone=standalone)
+            + _text(width / 2, height / 2, "no data")
+            + "</svg>"
+        )
     xs = [*edges, *(m.value for m in markers if m.axis == "x" and math.isfinite(m.value))]
     xt = nice_ticks(min(xs), max(xs))
     yt = nice_ticks(0, max(*counts, 1))
@@ -341,7 +376,11 @@ def xy_svg(
     xs += [m.value for m in markers if m.axis == "x" and math.isfinite(m.value)]
     ys += [m.value for m in markers if m.axis == "y" and math.isfinite(m.value)]
     if not xs or not ys:
-        return _open(width, height, title, standalone=standalone) + _text(width / 2, height / 2, "no data") + "</svg>"
+        return (
+            _open(width, height, title, standalone=standalone)
+            + _text(width / 2, height / 2, "no data")
+            + "</svg>"
+        )
     xt = nice_ticks(min(xs), max(xs))
     yt = nice_ticks(min(0.0, *ys) if min(ys) < 0 else min(ys) * 0.9, max(ys))
     f = _Frame(width=width, height=height, left=70, right=14, top=30, bottom=44,
@@ -352,7 +391,9 @@ def xy_svg(
         pts = [(f.x(x), f.y(y)) for x, y in s.points if math.isfinite(x) and math.isfinite(y)]
         if s.line and len(pts) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-            f.parts.append(f'<polyline points="{path}" fill="none" stroke="{s.color}" stroke-width="2"/>')
+            f.parts.append(
+                f'<polyline points="{path}" fill="none" stroke="{s.color}" stroke-width="2"/>'
+            )
         for (x, y), (dx, dy) in zip(pts, s.points, strict=False):
             f.parts.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{s.color}">'

@@ -133,7 +133,9 @@ class Guard:
         if not gate.try_enter():
             what = "heavy (simulate/optimize/sizing)" if gate is self.heavy else "API"
             detail = f"server busy: every {what} slot and its queue are taken; retry in {self.config.retry_after_s} s"
-            await _answer(send, _Refused(503, detail, {"retry-after": str(self.config.retry_after_s)}))
+            await _answer(
+                send, _Refused(503, detail, {"retry-after": str(self.config.retry_after_s)})
+            )
             return
         await gate.run(lambda: self.app(scope, replay, send))
 
@@ -165,7 +167,9 @@ class Guard:
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(left, 0.0))
             except TimeoutError:
-                raise _Refused(408, f"request body not received within {self.config.body_timeout_s:g} s") from None
+                raise _Refused(
+                    408, f"request body not received within {self.config.body_timeout_s:g} s"
+                ) from None
             if message["type"] == "http.disconnect":
                 raise _Refused(400, "client disconnected while sending the body")
             part = message.get("body", b"")
@@ -202,7 +206,9 @@ def _replayer(body: bytes, receive: Receive) -> Receive:
 
 
 async def _answer(send: Send, refused: _Refused) -> None:
-    payload = json.dumps({"detail": refused.detail, "field": "body" if refused.status in {400, 408, 413} else None})
+    payload = json.dumps(
+        {"detail": refused.detail, "field": "body" if refused.status in {400, 408, 413} else None}
+    )
     raw = payload.encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode())]
     headers += [(k.encode(), v.encode()) for k, v in refused.headers.items()]

@@ -56,7 +56,6 @@ from trainbill.web._guard import LOCAL_HOSTS, Guard, GuardConfig
 __all__ = ["LIMITS", "Limits", "OptimizeRequest", "OptimizeSpace", "create_app"]
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
     """Caps that keep one request from occupying the server."""
@@ -142,7 +141,9 @@ class OptimizeSpace(_Request):
     """The grid to search (``trainbill.optimize.SearchSpace``); omitted axes are derived from the plan."""
 
     instances: list[str] | None = Field(default=None, max_length=_AXIS)
-    nodes: list[Annotated[_Int, Field(ge=1, le=LIMITS.max_nodes)]] | None = Field(default=None, max_length=_AXIS)
+    nodes: list[Annotated[_Int, Field(ge=1, le=LIMITS.max_nodes)]] | None = Field(
+        default=None, max_length=_AXIS
+    )
     spot_fractions: list[_Float] | None = Field(default=None, max_length=21)
     savings_plans: list[str] | None = Field(default=None, max_length=3)
     coverages: list[_Float] | None = Field(default=None, max_length=21)
@@ -220,7 +221,10 @@ def _check_plan(plan: Plan, *, limits: Limits, prefix: str) -> None:
     non-finite numbers and anything past its sanity caps, and a deployment may want less)."""
     c = plan.cluster
     caps = [("cluster.nodes", c.nodes, limits.max_nodes), ("cluster.gpus", c.gpus, limits.max_gpus)]
-    caps += [(f"cluster.extra_groups.{i}.count", g.count, limits.max_nodes) for i, g in enumerate(c.extra_groups)]
+    caps += [
+        (f"cluster.extra_groups.{i}.count", g.count, limits.max_nodes)
+        for i, g in enumerate(c.extra_groups)
+    ]
     for field, value, cap in caps:
         if value is not None and value > cap:
             msg = f"must be at most {cap:,} (got {value:,})"
@@ -259,7 +263,9 @@ def _check_forecast(plan: Plan, out: dict[str, Any], *, limits: Limits, prefix: 
 
 
 def _page() -> str:
-    return resources.files("trainbill.web").joinpath("static/index.html").read_text(encoding="utf-8")
+    return (
+        resources.files("trainbill.web").joinpath("static/index.html").read_text(encoding="utf-8")
+    )
 
 
 def create_app(
@@ -286,7 +292,9 @@ def create_app(
     async def _http_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, StarletteHTTPException) and exc.status_code == 400:
             # FastAPI's "There was an error parsing the body": bytes that are not UTF-8 JSON.
-            msg = "body: not parseable as JSON (send UTF-8 JSON with Content-Type: application/json)"
+            msg = (
+                "body: not parseable as JSON (send UTF-8 JSON with Content-Type: application/json)"
+            )
             return JSONResponse({"detail": msg, "field": "body"}, status_code=400)
         return await http_exception_handler(request, exc)  # type: ignore[arg-type]
 
@@ -302,7 +310,9 @@ def create_app(
 
     @app.exception_handler(TrainbillError)
     async def _trainbill_error(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc), "field": getattr(exc, "field", None)}, status_code=422)
+        return JSONResponse(
+            {"detail": str(exc), "field": getattr(exc, "field", None)}, status_code=422
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -321,7 +331,9 @@ def create_app(
         return HTMLResponse(_page(), headers={"Content-Security-Policy": _CSP})
 
     @app.get("/healthz", tags=["meta"])
-    async def healthz() -> dict[str, Any]:  # async: answers on the event loop, never queued for a thread
+    async def healthz() -> dict[
+        str, Any
+    ]:  # async: answers on the event loop, never queued for a thread
         """Liveness: the app is up and its catalog loaded."""
         return {"status": "ok", "version": __version__, "catalog": cat.version}
 
@@ -361,8 +373,12 @@ def create_app(
         """The quote-to-budget waterfall as SVG (the report's chart), from a forecast's numbers."""
         if req.steps is not None:
             # The forecast's own steps, drawn as they are; labels are escaped by the chart.
-            rows = tuple(Step(label=st.label, start=st.start, end=st.end, total=st.total) for st in req.steps)
-            return Response(headline_waterfall_svg(rows, standalone=True), media_type="image/svg+xml")
+            rows = tuple(
+                Step(label=st.label, start=st.start, end=st.end, total=st.total) for st in req.steps
+            )
+            return Response(
+                headline_waterfall_svg(rows, standalone=True), media_type="image/svg+xml"
+            )
         if req.quote_usd is None or req.by_category is None:
             msg = "give steps (a forecast's waterfall) or quote_usd and by_category"
             raise SpecError(msg, source="request body", field="steps")
@@ -372,7 +388,11 @@ def create_app(
             raise SpecError(msg, source="request body", field="by_category")
         for cat_name, amount in req.by_category.items():
             if (amount > 0) if cat_name == "discount" else (amount < 0):
-                sign = "at most 0 (a discount lowers the bill)" if cat_name == "discount" else "at least 0"
+                sign = (
+                    "at most 0 (a discount lowers the bill)"
+                    if cat_name == "discount"
+                    else "at least 0"
+                )
                 msg = f"must be {sign} (got {amount:g})"
                 raise SpecError(msg, source="request body", field=f"by_category.{cat_name}")
         ordered = {c: req.by_category.get(c, 0.0) for c in CATEGORIES}
@@ -399,7 +419,11 @@ def create_app(
         })  # fmt: skip
         return out
 
-    @app.post("/v1/simulate", tags=["risk"], responses={501: {"description": "not available in this build"}})
+    @app.post(
+        "/v1/simulate",
+        tags=["risk"],
+        responses={501: {"description": "not available in this build"}},
+    )
     def post_simulate(req: SimulateRequest) -> JSONResponse:
         """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
         plan = _checked_plan(req.plan, prefix="plan")
@@ -420,7 +444,11 @@ def create_app(
     @app.post(
         "/v1/optimize",
         tags=["planner"],
-        responses={422: {"description": "invalid input, search too large, or nothing feasible (`binding` names the constraint)"}},
+        responses={
+            422: {
+                "description": "invalid input, search too large, or nothing feasible (`binding` names the constraint)"
+            }
+        },
     )
     def post_optimize(req: OptimizeRequest) -> JSONResponse:
         """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill optimize --json``."""
@@ -430,14 +458,31 @@ def create_app(
         _check_search_size(cat, space, clouds, limits)
         try:
             result = optimize(
-                plan, cat, space=space, objective=req.objective, deadline_hours=req.deadline_hours,
-                budget_usd=req.budget_usd, clouds=clouds, today=today, allow_stand_ins=req.allow_stand_ins,
+                plan,
+                cat,
+                space=space,
+                objective=req.objective,
+                deadline_hours=req.deadline_hours,
+                budget_usd=req.budget_usd,
+                clouds=clouds,
+                today=today,
+                allow_stand_ins=req.allow_stand_ins,
             )
         except InfeasibleError as exc:
-            field = {"deadline": "deadline_hours", "budget": "budget_usd", "memory": "plan.cluster.nodes"}
+            field = {
+                "deadline": "deadline_hours",
+                "budget": "budget_usd",
+                "memory": "plan.cluster.nodes",
+            }
             return JSONResponse(
-                _clean({"detail": str(exc), "field": field.get(exc.binding or ""), "binding": exc.binding,
-                        "shortfall": exc.shortfall}),
+                _clean(
+                    {
+                        "detail": str(exc),
+                        "field": field.get(exc.binding or ""),
+                        "binding": exc.binding,
+                        "shortfall": exc.shortfall,
+                    }
+                ),
                 status_code=422,
             )
         return JSONResponse(_clean(result.as_dict()))
@@ -487,7 +532,11 @@ def create_app(
             ]
         }  # fmt: skip
 
-    hosts = None if allowed_hosts is None else tuple(h.strip().strip("[]").lower() for h in allowed_hosts)
+    hosts = (
+        None
+        if allowed_hosts is None
+        else tuple(h.strip().strip("[]").lower() for h in allowed_hosts)
+    )
     config = GuardConfig(
         max_body_bytes=limits.max_body_bytes, body_timeout_s=limits.body_timeout_s,
         heavy_workers=limits.heavy_workers, heavy_queue=limits.heavy_queue,
@@ -510,7 +559,11 @@ def _known_query(request: Request) -> None:
     allowed = sorted(p.alias for p in route.dependant.query_params)
     for key in request.query_params:
         if key not in allowed:
-            took = f"allowed: {', '.join(allowed)}" if allowed else "this endpoint takes no query parameters"
+            took = (
+                f"allowed: {', '.join(allowed)}"
+                if allowed
+                else "this endpoint takes no query parameters"
+            )
             msg = f"unknown query parameter; {took}"
             raise SpecError(msg, source="query", field=key)
         if len(request.query_params.getlist(key)) > 1:
@@ -526,7 +579,9 @@ def _search_space(req: OptimizeSpace | None) -> SearchSpace:
     return replace(SearchSpace(), **given)
 
 
-def _check_search_size(cat: Catalog, space: SearchSpace, clouds: tuple[str, ...] | None, limits: Limits) -> None:
+def _check_search_size(
+    cat: Catalog, space: SearchSpace, clouds: tuple[str, ...] | None, limits: Limits
+) -> None:
     """422 before any work when instance types × node counts exceed the cap.
 
     Counts as the planner does: the named instances (or every catalog instance of the allowed
