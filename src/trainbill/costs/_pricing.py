@@ -261,20 +261,24 @@ def _service_point(
     p = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
     if p is not None:
         return p
-    later = [
-        q
-        for q in catalog.prices
-        if q.provider == provider and q.item == item and q.option == "on_demand"
-    ]
-    if not later:
-        return None
-    return catalog.find_price(
-        item,
-        "on_demand",
-        provider=provider,
-        region=region,
-        as_of=min(q.effective_from for q in later),
+    # The earliest later point *of the region the look-up settles on* (the plan's region, else the
+    # reference region, else any): the earliest date over all regions can predate every point of
+    # the plan's region, which would wrongly find nothing.
+    later = sorted(
+        {
+            q.effective_from
+            for q in catalog.prices
+            if q.provider == provider
+            and q.item == item
+            and q.option == "on_demand"
+            and q.effective_from > as_of
+        }
     )
+    for on in later:
+        p = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=on)
+        if p is not None:
+            return p
+    return None
 
 
 def _priced(
