@@ -32,7 +32,7 @@ def _line(fc: Any, category: str, item: str) -> Any:
     ("cloud", "instance", "region", "purchase"),
     [
         ("gcp", "a3-highgpu-8g", "us-central1", {}),
-        # ND H100 v5 has no spot price in the catalog: the plan runs on-demand.
+        # ND H100 v5 spot is priced only from 2026-09-19, after the seed's price date: on-demand.
         ("azure", "Standard_ND96isr_H100_v5", "eastus", {"spot_fraction": 0.0}),
     ],
 )
