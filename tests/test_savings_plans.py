@@ -168,3 +168,19 @@ def test_compute_plan_covers_trainium(commitment_catalog: Catalog) -> None:
     plan["purchase"] = {"savings_plan": "1yr", "commitment": "existing"}
     fc = forecast(plan_from_dict(plan), commitment_catalog, today=TODAY)
     assert fc.total_usd == pytest.approx(600.0)
+
+
+def test_missing_rate_error_names_the_commitment_rates_that_do_exist(tmp_path: Any) -> None:
+    """Only a later 3-yr EC2 Instance rate exists for p4d (tiny overlay): the 1-yr Compute error says so."""
+    from trainbill.catalog import load_catalog
+
+    (tmp_path / "prices.csv").write_text(
+        "provider,region,item,option,unit,usd,effective_from,source\n"
+        "aws,us-east-1,p4d.24xlarge,sp_3yr,instance-hour,10.0,2026-01-01,test quote\n",
+        encoding="utf-8",
+    )
+    cat = load_catalog([tmp_path])
+    with pytest.raises(
+        PriceNotFoundError, match=r"for p4d\.24xlarge: sp_3yr in us-east-1 from 2026-01-01"
+    ):
+        _forecast(cat, {"savings_plan": "1yr"}, instance="p4d.24xlarge")

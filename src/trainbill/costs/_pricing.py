@@ -177,13 +177,31 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     if p is None:
         msg = (
             f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, {usage.region}) on "
-            f"{usage.as_of}: the catalog holds only providers' published commitment rates. To fix: add a "
+            f"{usage.as_of}: the catalog holds only providers' published commitment rates "
+            f"({_held_commitments(catalog, usage.provider, item)}). To fix: add a "
             f"{option!r} price point with --catalog DIR (e.g. from the provider's Savings Plans / committed-use "
             "price list; 'trainbill prices update aws' fetches EC2 Instance Savings Plan rates), or drop "
             "purchase.savings_plan"
         )
         raise PriceNotFoundError(msg)
     return Rate(usd=p.usd, source=p.cite(usage.as_of))
+
+
+def _held_commitments(catalog: Catalog, provider: str, item: str) -> str:
+    """Which commitment rates the catalog does hold for ``item``, so an error can say that a
+    rate exists only for another kind, term or (later) date instead of leaving the user to guess."""
+    held = sorted(
+        {
+            f"{q.option} in {q.region} from {q.effective_from}"
+            for q in catalog.prices
+            if q.provider == provider and q.item == item and q.option not in _NOT_COMMITMENT
+        }
+    )
+    return f"for {item}: {', '.join(held)}" if held else f"none for {item}"
+
+
+#: Purchase options that are not commitments (``trainbill.catalog.OPTIONS``).
+_NOT_COMMITMENT = frozenset({"on_demand", "spot", "capacity_block"})
 
 
 def covered_on_demand_rate(catalog: Catalog, usage: Usage) -> Rate:
