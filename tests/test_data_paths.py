@@ -167,17 +167,21 @@ def test_egress_tiers_are_monthly(catalog: Catalog) -> None:
     assert sum(ln.cost_usd for ln in lines) == pytest.approx(2 * (921.60 + 829.60))
 
 
-def test_data_in_azure_without_an_azure_price_is_not_priced(catalog: Catalog) -> None:
-    """No Azure egress price in the catalog: one NOT PRICED $0 line and a warning, never AWS's rate."""
-    plan = _plan({"source": "other_cloud", "provider": "azure"})
+def test_data_in_azure_pays_azure_egress_tiers(catalog: Catalog) -> None:
+    """20,000 GB of Blob data read by an AWS cluster in one month: Azure's own tiers, billed by Azure.
+
+    Azure Retail Prices API 'Standard Data Transfer Out' (eastus, Microsoft network routing):
+    $0.087/GB to 10,335 GB, then $0.083/GB: 10,335 × 0.087 + 9,665 × 0.083 = 899.145 + 802.195.
+    """
+    plan = _plan({"source": "other_cloud", "provider": "azure", "dataset_gb": 20000, "epochs": 1})
     plan["prices"] = {"as_of": "2026-12-01"}
     fc = _fc(plan, catalog)
-    (line,) = _transfer(fc)
-    assert line.quantity == pytest.approx(2000.0)  # 1,000 GB × 2 epochs, all in the first tier
-    assert line.cost_usd == 0.0
-    assert line.source.startswith("NOT PRICED")
-    assert "azure" in line.source
-    assert any("NOT PRICED" in w for w in fc.warnings)
+    lines = _transfer(fc)
+    assert [ln.quantity for ln in lines] == pytest.approx([10335.0, 9665.0])
+    assert [ln.unit_price_usd for ln in lines] == pytest.approx([0.087, 0.083])
+    assert sum(ln.cost_usd for ln in lines) == pytest.approx(899.145 + 802.195)
+    assert all("NOT PRICED" not in ln.source for ln in lines)
+    assert "billed by azure" in lines[0].basis
 
 
 def test_on_premises_data_has_no_cloud_charge(catalog: Catalog) -> None:
