@@ -97,16 +97,31 @@ def test_gcp_inter_zone_billed_once_and_azure_inter_zone_free(catalog: Catalog) 
     assert "AFTER the plan's price date" in line.source
 
 
-def test_gcp_role_without_a_price_is_not_priced_and_warned(catalog: Catalog) -> None:
-    """GCP has no inter-region price in the catalog: a NOT PRICED $0 line and a warning, no AWS rate."""
+def test_gcp_inter_region_priced_at_gcps_own_rate(catalog: Catalog) -> None:
+    """Disk data in another GCP region: GCP's inter-region SKU, $0.02/GiB, never an AWS rate."""
     plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
     plan["data"] = {"dataset_gb": 100, "location": "cross_region", "epochs": 2, "source": "ebs"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     (line,) = fc.ledger.in_category("data_transfer")
     assert line.item.startswith("inter-region transfer of training data")
-    assert (line.quantity, line.cost_usd) == (pytest.approx(200.0), 0.0)  # 100 GB × 2 epochs
-    assert line.source.startswith("NOT PRICED")
-    assert any("NOT PRICED" in w and "inter-region transfer" in w for w in fc.warnings)
+    # 100 GB × 2 epochs = 200 GB × $0.02/GiB ÷ 1.073741824 GB/GiB = 200 × $0.0186265 = $3.7253
+    assert line.quantity == pytest.approx(200.0)
+    assert line.cost_usd == pytest.approx(200 * 0.0186265, rel=1e-9)
+    assert "AFTER the plan's price date" in line.source  # priced 2026-06-05, plan 2025-05-01
+    for word in AWS_WORDS:
+        assert word not in line.source
+
+
+def test_role_without_a_price_is_not_priced_and_warned(catalog: Catalog) -> None:
+    """Azure Premium SSD v2 has no dated public price in the catalog: NOT PRICED $0 lines and a
+    warning, never gp3's rate."""
+    plan = zero_hidden_plan(provider="azure", instance="Standard_ND96isr_H100_v5", region="eastus")
+    plan["storage"] = {"ebs_gb_per_node": 1000, "fsx_capacity_gb": 0}
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    disk = _line(fc, "storage", "Premium SSD v2 volumes")
+    assert (disk.quantity > 0, disk.cost_usd) == (True, 0.0)
+    assert disk.source.startswith("NOT PRICED")
+    assert any("NOT PRICED" in w and "Premium SSD v2 volumes" in w for w in fc.warnings)
 
 
 def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:
@@ -116,3 +131,13 @@ def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     logs = _line(fc, "monitoring", "Cloud Logging ingest")
     assert "price dated 2018-07-01, 2496 days old on 2025-05-01" in logs.source
+
+
+def test_gcp_managed_lustre_hand_computed(catalog: Catalog) -> None:
+    """36,000 GB of Managed Lustre 250 MBps/TiB for 10 h: $0.21/GiB-month (us-central1 SKU export)."""
+    plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
+    plan["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 36000, "fsx_tier": "persistent_250"}
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    line = _line(fc, "storage", "Google Cloud Managed Lustre (persistent_250)")
+    # $0.21 / 1.073741824 = $0.1955777 per GB-month; 36,000 GB × 10 h / 730 h × $0.1955777 = $96.45
+    assert line.cost_usd == pytest.approx(36000 * 10 / 730 * 0.1955777, rel=1e-9)
