@@ -110,7 +110,8 @@ def test_list_filters(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_list_region_filter(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--region eastus2 shows only the ND H200 v5 (its only price is the 3-yr reservation)."""
+    """--region eastus2 shows only the ND H200 v5: $84.80 on-demand (Retail Prices API, 2026-09-19)
+    and the $42.22 3-yr reservation ($1,109,592 / 26,280 h)."""
     code, out, _ = run(
         capsys, "prices", "list", "--region", "eastus2", "--json", "--as-of", "2026-12-01"
     )
@@ -118,7 +119,7 @@ def test_list_region_filter(cache: Path, capsys: pytest.CaptureFixture[str]) -> 
     rows = json.loads(out)
     assert [
         (r["instance"], r["on_demand_usd_per_hour"], r["sp_3yr_usd_per_hour"]) for r in rows
-    ] == [("Standard_ND96isr_H200_v5", None, 42.22)]
+    ] == [("Standard_ND96isr_H200_v5", 84.80, 42.22)]
 
 
 def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
