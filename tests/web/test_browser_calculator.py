@@ -63,6 +63,7 @@ def test_seed_file_imported_shows_the_cli_real_bill_to_the_cent(page: tuple[Any,
                          ("data-source", "s3"), ("data-location", "cross_az"), ("ebs-iops", "10000"),
                          ("s3nat", "true"), ("ckpt-target", "fsx"), ("orchestrator", "ec2")]:  # fmt: skip
         expect(p.locator(f"#{field}")).to_have_value(value)
+    expect(p.locator("#extras li")).to_have_count(0)  # every field of the file has an input
     expect(p.locator("#notices li")).to_have_count(0)  # the model size is known: all modelled
     expect(p.locator("#error")).to_have_text("")
 
