@@ -70,6 +70,9 @@ __all__ = [
     "merge_plan_dicts",
     "orchestrator_on",
     "plan_from_dict",
+    "plan_from_toml",
+    "plan_to_toml",
+    "read_plan_toml",
 ]
 
 Provider = Literal["aws", "gcp", "azure"]
@@ -609,19 +612,65 @@ def load_plan(path: Path | str) -> Plan:
     except (IsADirectoryError, PermissionError) as exc:
         msg = f"cannot read plan file: {exc.strerror or exc.__class__.__name__}"
         raise SpecError(msg, source=str(p)) from None
+    return plan_from_toml(text, source=str(p))
+
+
+def read_plan_toml(text: str, *, source: str = "plan") -> dict[str, Any]:
+    """Parse plan TOML text into a mapping (not yet validated); ``SpecError`` names the source
+    and the line and column of malformed TOML. The web calculator's upload reads files here,
+    so a file and an upload get the same messages."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
-        raise SpecError(msg, source=str(p)) from None
+        raise SpecError(msg, source=source) from None
     except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=str(p)) from None
+        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=source) from None
     except RecursionError:  # tomllib recurses per nesting level
-        raise SpecError(too_deep_message(), source=str(p)) from None
+        raise SpecError(too_deep_message(), source=source) from None
+
+
+def plan_from_toml(text: str, *, source: str = "plan") -> Plan:
+    """Parse and validate plan TOML text (a file's contents, an upload)."""
+    data = read_plan_toml(text, source=source)
     try:
-        return plan_from_dict(data, source=str(p))
+        return plan_from_dict(data, source=source)
     except RecursionError:  # pydantic recurses per nesting level
-        raise SpecError(too_deep_message(), source=str(p)) from None
+        raise SpecError(too_deep_message(), source=source) from None
+
+
+def _toml_value(v: Any) -> str:
+    """A TOML literal: every control character escaped, so a name with a newline or a quote
+    cannot break out of its string (the web page writes plans whose names came from a URL)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, date):
+        return v.isoformat()
+    text = str(v).replace("\\", "\\\\").replace('"', '\\"')
+    text = "".join(f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
+    return f'"{text}"'
+
+
+def plan_to_toml(plan: Plan, *, header: str = "") -> str:
+    """Serialise a plan as TOML that ``load_plan`` reads back to an equal plan."""
+    data = plan.model_dump(exclude_none=True)
+    lines = [f"# {h}" if h else "#" for h in header.splitlines()] if header else []
+    for section, values in data.items():
+        scalars = {k: v for k, v in values.items() if not isinstance(v, list | tuple | dict)}
+        groups = {
+            k: v
+            for k, v in values.items()
+            if isinstance(v, list | tuple) and v and isinstance(v[0], dict)
+        }
+        if scalars:
+            lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
+        for key, items in groups.items():
+            for item in items:
+                lines += ["", f"[[{section}.{key}]]"]
+                lines += [f"{k} = {_toml_value(v)}" for k, v in item.items() if v is not None]
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def merge_plan_dicts(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -95,8 +95,10 @@ BAD_NUMBERS = [
     ("nodes", "1" + "0" * 30, "far too large"),
     ("nodes", "abc", "required"),  # a number input drops the letters: nothing is left
     ("hours", "0", "more than 0"),
-    ("ckpt", "", "required"),  # used to be priced silently at the default interval
-    ("evalevery", "abc", "required"),  # likewise: junk priced as "every 1,000 steps"
+    # Blank checkpoint and evaluation fields mean the catalog's default, as in a file that omits
+    # them; junk is never read as blank (these are text inputs, so the letters stay and are named).
+    ("ckpt", "abc", "not a number"),  # used to be priced silently at the default interval
+    ("evalevery", "abc", "not a number"),  # likewise: junk priced as "every 1,000 steps"
     ("evalsteps", "2.5", "whole number"),
 ]
 GOOD = {"nodes": "32", "hours": "72", "ckpt": "2", "evalevery": "1000", "evalsteps": "100"}

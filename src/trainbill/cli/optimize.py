@@ -11,7 +11,7 @@ import math
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -30,7 +30,7 @@ from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, par
 from trainbill.errors import SpecError
 from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
-from trainbill.spec import Plan, load_plan
+from trainbill.spec import load_plan, plan_to_toml
 
 __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
@@ -54,36 +54,6 @@ def _floats(text: str | None, flag: str) -> tuple[float, ...] | None:
     except ValueError:
         msg = f"{text!r} is not a comma-separated list of numbers"
         raise SpecError(msg, source="command line", field=flag) from None
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, date):
-        return v.isoformat()
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def plan_to_toml(plan: Plan, *, header: str = "") -> str:
-    """Serialise a plan as TOML that ``load_plan`` reads back to an equal plan."""
-    data = plan.model_dump(exclude_none=True)
-    lines = [f"# {h}" if h else "#" for h in header.splitlines()] if header else []
-    for section, values in data.items():
-        scalars = {k: v for k, v in values.items() if not isinstance(v, list | tuple | dict)}
-        groups = {
-            k: v
-            for k, v in values.items()
-            if isinstance(v, list | tuple) and v and isinstance(v[0], dict)
-        }
-        if scalars:
-            lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in scalars.items()]
-        for key, items in groups.items():
-            for item in items:
-                lines += ["", f"[[{section}.{key}]]"]
-                lines += [f"{k} = {_toml_value(v)}" for k, v in item.items() if v is not None]
-    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def _row(c: Candidate) -> list[str]:

@@ -41,7 +41,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Paths whose work is CPU-bound for a second or more per request.
-HEAVY_PATHS = frozenset({"/v1/simulate", "/v1/optimize", "/v1/sizing"})
+HEAVY_PATHS = frozenset({"/v1/simulate", "/v1/optimize", "/v1/sizing", "/v1/report"})
 #: Paths that never wait for admission (liveness must answer under load).
 FREE_PATHS = frozenset({"/healthz"})
 #: Names a browser on this machine uses for a server on this machine.
@@ -131,7 +131,7 @@ class Guard:
             return
         gate = self.heavy if path in HEAVY_PATHS else self.light
         if not gate.try_enter():
-            what = "heavy (simulate/optimize/sizing)" if gate is self.heavy else "API"
+            what = "heavy (simulate/optimize/sizing/report)" if gate is self.heavy else "API"
             detail = f"server busy: every {what} slot and its queue are taken; retry in {self.config.retry_after_s} s"
             await _answer(
                 send, _Refused(503, detail, {"retry-after": str(self.config.retry_after_s)})

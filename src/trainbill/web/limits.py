@@ -1,0 +1,42 @@
+"""The server's own caps: what one request may send and occupy (``create_app(limits=...)``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LIMITS", "Limits"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Caps that keep one request from occupying the server."""
+
+    max_body_bytes: int = 64 * 1024
+    max_trials: int = 20_000
+    #: Planner work grows with instance types × node counts (each pair costs a few exact
+    #: ``usage_for`` calls); the rest of the grid is vectorized. The default search (every
+    #: catalog instance, 14 node counts) is 25 × 14 = 350 pairs, about a second.
+    max_search_cells: int = 512
+    max_axis_values: int = 64
+    max_price_rows: int = 1000
+    #: A plan's ``cluster.nodes`` (and each extra group's ``count``), as for ``space.nodes``.
+    max_nodes: int = 100_000
+    max_gpus: int = 1_000_000
+    #: A forecast wall-clock above this (about 114 years) is a typo, not a plan; past it the
+    #: Monte Carlo and the planner's fits stop being computable.
+    max_wall_hours: float = 1e6
+    #: A body not fully received within this many seconds is answered 408 (300 clients that
+    #: opened a body and never finished it were all held open).
+    body_timeout_s: float = 10.0
+    #: Simulate/optimize/sizing/report running at once, and waiting behind them; past both, 503.
+    #: Two running matches the two cores of the reference machine: more only shares them.
+    heavy_workers: int = 2
+    heavy_queue: int = 8
+    #: Every other /v1 request (forecast, charts, prices), on capacity of its own.
+    light_workers: int = 8
+    light_queue: int = 64
+    #: What a 503 tells the client to wait, in seconds (about one heavy request's time).
+    retry_after_s: int = 2
+
+
+LIMITS = Limits()
