@@ -173,6 +173,9 @@ def tick_labels(ticks: Sequence[float], *, money: bool = True, suffix: str = "")
     out = []
     for t in ticks:
         v = round(t / scale, places) + 0.0
+        if v == 0:  # "$0", not "$0.0k"
+            out.append(f"$0{suffix}" if money else f"0{suffix}")
+            continue
         body = f"{abs(v):,.{places}f}"
         sign = "-" if v < 0 else ""
         out.append(f"{sign}${body}{unit}{suffix}" if money else f"{sign}{body}{unit}{suffix}")
