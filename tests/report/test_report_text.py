@@ -121,3 +121,35 @@ def test_the_report_offers_both_ledger_downloads(seed_html: str) -> None:
     assert 'download="seed-70b-finetune-ledger.csv"' in seed_html
     assert 'download="seed-70b-finetune-ledger.xlsx"' in seed_html
     assert 'href="data:text/csv;base64,' in seed_html
+
+
+def test_a_long_tail_of_days_is_summed_in_one_row() -> None:
+    """48 h at $10/h from 2025-01-01, then a commitment's 720 unused hours at $1/h (30 days of $24):
+    32 days; 14 listed, the other 18 (Jan 15 to Feb 1) in one row of 18 × $24 = $432."""
+    from datetime import date
+
+    from trainbill.ledger import Ledger, LineItem
+    from trainbill.report._html import _spend_section
+    from trainbill.spend import spend_over_time
+
+    def line(cat: str, qty: float, unit: str, price: float) -> LineItem:
+        return LineItem(
+            category=cat,
+            item=cat,
+            quantity=qty,
+            unit=unit,
+            unit_price_usd=price,
+            basis="b",
+            source="s",
+        )
+
+    ledger = Ledger.of(
+        [line("compute", 48, "cluster-hour", 10.0), line("discount", 720, "hour", 1.0)]
+    )
+    html = _spend_section(spend_over_time(ledger, start=date(2025, 1, 1), wall_hours=48))
+    assert "<td>2025-01-14</td>" in html
+    assert "<td>2025-01-15</td>" not in html
+    assert (
+        '18 more days to 2025-02-01 (XLSX export)</td><td class="num">-</td><td class="num">$432</td>'
+        in html
+    )

@@ -124,6 +124,8 @@ def headline_section(data: ReportData) -> str:
 PRINT_LEDGER_LINES = 8
 #: Days listed in the by-day table (a long run's days are all in the XLSX export).
 DAY_ROWS = 14
+#: Months listed (a commitment's whole term is in the XLSX export).
+MONTH_ROWS = 12
 
 
 def _line_row(line: LineItem, first_of_category: bool) -> str:
@@ -258,31 +260,34 @@ def _ledger_section(data: ReportData) -> str:
     )
 
 
-def _period_rows(periods: Sequence[Period], limit: int | None = None) -> str:
-    shown = periods if limit is None else periods[:limit]
-    return "".join(
+def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
+    """The first ``limit`` periods, then one row for the rest (a bought commitment can bill for
+    three years after a three-day run); every period is in the XLSX export."""
+    rows = "".join(
         f'<tr><td>{escape(p.label)}</td><td class="num">{hours(p.run_hours) if p.run_hours else "-"}</td>'
         f'<td class="num">{money(p.usd)}</td></tr>'
-        for p in shown
+        for p in periods[:limit]
     )
+    rest = periods[limit:]
+    if rest:
+        rows += (
+            f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX export)</td>'
+            f'<td class="num">{hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"}</td>'
+            f'<td class="num">{money(sum(p.usd for p in rest))}</td></tr>'
+        )
+    return rows
 
 
 def _spend_section(spend: SpendOverTime) -> str:
     """Spend by calendar month and day, as ``trainbill.spend`` lays the ledger on the calendar."""
     head = '<thead><tr><th>{}</th><th class="num">Run hours</th><th class="num">Spend</th></tr></thead>'
-    extra = len(spend.days) - DAY_ROWS
-    more = (
-        f'<p class="note">{extra} more days in the XLSX export (By day sheet).</p>'
-        if extra > 0
-        else ""
-    )
-    months = f"<table>{head.format('Month')}<tbody>{_period_rows(spend.months)}</tbody></table>"
-    days = f"<table>{head.format('Day')}<tbody>{_period_rows(spend.days, DAY_ROWS)}</tbody></table>"
+    months = f"<table>{head.format('Month')}<tbody>{_period_rows(spend.months, MONTH_ROWS, 'months')}</tbody></table>"
+    days = f"<table>{head.format('Day')}<tbody>{_period_rows(spend.days, DAY_ROWS, 'days')}</tbody></table>"
     return (
         '<section class="spend"><div class="head"><h2>Cost over time</h2>'
         f'<p class="note">By calendar month and day (UTC): {escape(spend.basis)}.</p></div>'
         '<div class="side-by-side">'
-        f"<div>{_scroll(months)}</div><div>{_scroll(days)}{more}</div>"
+        f"<div>{_scroll(months)}</div><div>{_scroll(days)}</div>"
         "</div></section>"
     )
 
