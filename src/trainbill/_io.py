@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DestinationError", "atomic_write_text", "destination_problem"]
+__all__ = ["DestinationError", "atomic_write_bytes", "atomic_write_text", "destination_problem"]
 
 
 class DestinationError(OSError):
@@ -133,11 +133,16 @@ def _commit_new(tmp: Path, path: Path) -> None:
 
 
 def atomic_write_text(path: Path | str, text: str, *, replace: bool = False) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically, creating missing parent folders.
+    """Write ``text`` (UTF-8, newlines as given) to ``path``: ``atomic_write_bytes``'s rules."""
+    atomic_write_bytes(path, text.encode("utf-8"), replace=replace)
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, *, replace: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically, creating missing parent folders.
 
     Args:
         path: destination.
-        text: the whole content.
+        data: the whole content.
         replace: allow replacing an existing regular file (``--force``); never anything else.
 
     Raises:
@@ -151,8 +156,8 @@ def atomic_write_text(path: Path | str, text: str, *, replace: bool = False) -> 
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         tmp.chmod(mode)  # before the commit, so the new file never exists with 0600

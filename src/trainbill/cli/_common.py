@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainbill._io import DestinationError, atomic_write_text, destination_problem
+from trainbill._io import (
+    DestinationError,
+    atomic_write_bytes,
+    atomic_write_text,
+    destination_problem,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -123,13 +128,16 @@ def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Pa
         raise SpecError(problem, source="command line", field=flag)
 
 
-def write_output(path: Path, text: str, *, flag: str, force: bool) -> None:
-    """Write ``text`` atomically; without ``force`` a file that appeared meanwhile is kept and
+def write_output(path: Path, text: str | bytes, *, flag: str, force: bool) -> None:
+    """Write ``text`` (or bytes) atomically; without ``force`` a file that appeared meanwhile is kept and
     the command fails. An ``OSError`` becomes a one-line ``TrainbillError`` naming the file."""
     from trainbill.errors import SpecError, TrainbillError
 
     try:
-        atomic_write_text(path, text, replace=force)
+        if isinstance(text, bytes):
+            atomic_write_bytes(path, text, replace=force)
+        else:
+            atomic_write_text(path, text, replace=force)
     except DestinationError as exc:
         raise SpecError(str(exc), source="command line", field=flag) from None
     except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -34,9 +35,18 @@ def report_cmd(
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
     ] = None,
+    ledger_csv: Annotated[
+        Path | None, typer.Option("--ledger-csv", help="Also write every ledger line as CSV.")
+    ] = None,
+    ledger_xlsx: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger-xlsx", help="Also write the ledger workbook (XLSX: ledger, by month, by day)."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report for finance: waterfall, ledger, risk, right-sizing."""
-    from trainbill.report import build_report, render_html
+    from trainbill.report import build_report, exports, render_html
 
     if not 0 <= trials <= MAX_REPORT_TRIALS:
         msg = f"must be between 0 and {MAX_REPORT_TRIALS:,} (got {trials})"
@@ -44,21 +54,48 @@ def report_cmd(
     if seed < 0:
         msg = f"must be a non-negative integer (got {seed})"
         raise SpecError(msg, source="command line", field="--seed")
-    # The plan file itself is never a report's destination, --force or not.
-    check_output_path(output, flag="--output", force=force, inputs=(plan_file,))
+    outputs = _outputs(
+        plan_file, force=force, output=output, ledger_csv=ledger_csv, ledger_xlsx=ledger_xlsx
+    )
     plan = load_plan(plan_file)
     data = build_report(
         plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0
     )
-    write_output(output, render_html(data), flag="--output", force=force)
+    # Every file's content first (a missing XlsxWriter fails here), then the writes.
+    writers: dict[str, Callable[[], str | bytes]] = {
+        "--output": lambda: render_html(data),
+        "--ledger-csv": lambda: exports.ledger_csv(data.forecast),
+        "--ledger-xlsx": lambda: exports.ledger_xlsx(data.forecast),
+    }
+    contents = {flag: writers[flag]() for flag in outputs}
+    for flag, path in outputs.items():
+        write_output(path, contents[flag], flag=flag, force=force)
     fc = data.forecast
     b = fc.outlook.budget if fc.outlook is not None else None
     console.print(
         f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real bill "
         f"{money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90) {money(b.usd) if b else 'n/a'}"
     )
+    for flag in ("--ledger-csv", "--ledger-xlsx"):
+        if flag in outputs:
+            console.print(f"wrote {outputs[flag]}: the ledger's {len(fc.ledger.lines)} lines")
     if data.simulation is None:
         console.print(f"note: {data.simulation_note}")
+
+
+def _outputs(plan_file: Path, *, force: bool, **paths: Path | None) -> dict[str, Path]:
+    """The files to write by flag, each checked before any work: never the plan file itself,
+    never one path for two files (the second would silently replace the first under --force)."""
+    chosen = {f"--{name.replace('_', '-')}": p for name, p in paths.items() if p is not None}
+    seen: dict[Path, str] = {}
+    for flag, path in chosen.items():
+        check_output_path(path, flag=flag, force=force, inputs=(plan_file,))
+        key = path.resolve()
+        if key in seen:
+            msg = f"{path} is also the {seen[key]} file; give each output its own path"
+            raise SpecError(msg, source="command line", field=flag)
+        seen[key] = flag
+    return chosen
 
 
 #: GIL switch interval for the server process (CPython's default is 0.005 s).

@@ -16,6 +16,7 @@ from trainbill.forecast import Forecast, forecast
 from trainbill.headline import advise
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.spec import Plan
+from trainbill.spend import SpendOverTime, spend_of
 
 __all__ = [
     "SIZING_FACTORS",
@@ -110,6 +111,8 @@ class ReportData:
     simulation_note: str
     planner: PlannerSummary | None = None
     planner_note: str = ""
+    #: The ledger by calendar day and month (``trainbill.spend``); None: worked out when drawn.
+    spend: SpendOverTime | None = None
 
 
 def right_sizing(
@@ -338,4 +341,5 @@ def build_report(
         simulation_note=note,
         planner=planner,
         planner_note="" if planner is not None else planner_note,
+        spend=spend_of(fc),
     )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import re
+from collections.abc import Sequence
 from html import escape
 from importlib import resources
 from string import Template
 
 from trainbill import __version__
+from trainbill.errors import TrainbillError
+from trainbill.forecast import Forecast
 from trainbill.headline import waterfall
-from trainbill.ledger import CATEGORIES
+from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.optimize import Candidate
 from trainbill.report._build import PlannerSummary, ReportData, SimulationSummary, SizingPoint
 from trainbill.report.charts import (
@@ -20,7 +25,18 @@ from trainbill.report.charts import (
     waterfall_svg,
     xy_svg,
 )
-from trainbill.report.format import hours, money, money_change, money_precise, number, percent
+from trainbill.report.exports import ledger_csv, ledger_xlsx
+from trainbill.report.format import (
+    category_name,
+    hours,
+    money,
+    money_change,
+    money_precise,
+    number,
+    percent,
+    plain_text,
+)
+from trainbill.spend import Period, SpendOverTime, spend_of
 
 __all__ = ["ledger_table", "render_html", "waterfall_chart"]
 
@@ -48,15 +64,38 @@ def waterfall_chart(
     return waterfall_svg(waterfall_steps(quote_usd, by_category), standalone=standalone)
 
 
+def _scroll(table: str) -> str:
+    """A table in its own horizontal scroll box, so a wide table never widens the page."""
+    return f'<div class="scroll">{table}</div>'
+
+
+def _actions(fc: Forecast) -> str:
+    out = fc.outlook
+    actions = out.actions if out is not None else ()
+    if not actions:
+        return "<p>Nothing that can be bought saves money on this plan.</p>"
+    items = "".join(
+        f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
+        f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: {escape(plain_text(a.caveat))}</span></li>'
+        for a in actions
+    )
+    return (
+        f'<ol class="actions">{items}</ol>'
+        '<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>'
+    )
+
+
 def headline_section(data: ReportData) -> str:
     """Page 1: quote, planned, real bill and budget; the waterfall between them; what to do.
 
     Every figure is the library's (``Forecast``, ``trainbill.headline``): this only lays them out.
+    The waterfall is drawn twice, wide and narrow; the style sheet shows the one that fits.
     """
     fc = data.forecast
     u = fc.usage
     out = fc.outlook
     b = out.budget if out is not None else None
+    steps = waterfall(fc)
     parts = [
         '<section class="headline"><div class="cards">',
         _card("Quote", money(fc.quote_usd), "on-demand list price × instances × planned hours"),
@@ -65,32 +104,39 @@ def headline_section(data: ReportData) -> str:
         _card("Budget (P90)", money(b.usd) if b is not None else "n/a",
               "9 simulated runs in 10 cost less" if b is not None else "the plan could not be simulated"),
         "</div>",
-        (f"<p>The real bill is <strong>{fc.hidden_multiplier:.2f}×</strong> the planned bill (hidden costs "
+        (f'<p class="lead">The real bill is <strong>{fc.hidden_multiplier:.2f}×</strong> the planned bill (hidden costs '
          f"{money(fc.hidden_usd)}) and {fc.multiplier:.2f}× the quote; wall-clock {escape(hours(u.wall_hours))}, "
          f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"),
-        f'<div class="headline-body"><div><figure>{headline_waterfall_svg(waterfall(fc))}</figure>',
-        (f'<p class="note">Quote: {escape(fc.quote_basis)}. Planned: {escape(fc.planned_basis)}. '
-         f"Budget: {escape(b.basis) if b is not None else 'not worked out.'}</p></div>"),
-        "<div><h2>What to do</h2>",
+        (f'<figure class="waterfall"><div class="wide">{headline_waterfall_svg(steps)}</div>'
+        f'<div class="narrow">{headline_waterfall_svg(steps, narrow=True)}</div></figure>'),
+        f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
+        (f'<p class="note">Quote: {escape(plain_text(fc.quote_basis))}. Planned: {escape(plain_text(fc.planned_basis))}. '
+         f"Budget: {escape(plain_text(b.basis)) if b is not None else 'not worked out.'}</p>"),
     ]  # fmt: skip
-    actions = out.actions if out is not None else ()
-    if actions:
-        items = "".join(
-            f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
-            f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: {escape(a.caveat)}</span></li>'
-            for a in actions
-        )
-        parts.append(f'<ol class="actions">{items}</ol>')
-        parts.append(
-            '<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>'
-        )
-    else:
-        parts.append("<p>Nothing that can be bought saves money on this plan.</p>")
     notes = out.notes if out is not None else ()
     if notes:
-        parts.append(f'<p class="note">Not considered: {escape("; ".join(notes))}.</p>')
-    parts.append("</div></div></section>")
+        parts.append(f'<p class="note">Not considered: {escape(plain_text("; ".join(notes)))}.</p>')
+    parts.append("</section>")
     return "".join(parts)
+
+
+#: Lines in the printed "largest lines" table; the rest are in the CSV/XLSX export.
+PRINT_LEDGER_LINES = 8
+#: Days listed in the by-day table (a long run's days are all in the XLSX export).
+DAY_ROWS = 14
+#: Months listed (a commitment's whole term is in the XLSX export).
+MONTH_ROWS = 12
+
+
+def _line_row(line: LineItem, first_of_category: bool) -> str:
+    cat = escape(category_name(line.category)) if first_of_category else ""
+    return (
+        f"<tr><td>{cat}</td><td>{escape(line.item)}</td>"
+        f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
+        f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
+        f'<td class="num">{money(line.cost_usd)}</td><td></td>'
+        f'<td class="basis">{escape(line.basis)}</td><td class="source">{escape(plain_text(line.source))}</td></tr>'
+    )
 
 
 def ledger_table(data: ReportData) -> str:
@@ -109,16 +155,9 @@ def ledger_table(data: ReportData) -> str:
         lines = fc.ledger.in_category(cat)
         if not lines:
             continue
-        for i, line in enumerate(lines):
-            rows.append(
-                f"<tr><td>{escape(cat) if i == 0 else ''}</td><td>{escape(line.item)}</td>"
-                f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
-                f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
-                f'<td class="num">{money(line.cost_usd)}</td><td></td>'
-                f'<td class="basis">{escape(line.basis)}</td><td class="source">{escape(line.source)}</td></tr>'
-            )
+        rows.extend(_line_row(line, i == 0) for i, line in enumerate(lines))
         rows.append(
-            f'<tr class="subtotal"><td></td><td>{escape(cat)} total</td><td></td><td></td><td></td>'
+            f'<tr class="subtotal"><td></td><td>{escape(category_name(cat))}: total</td><td></td><td></td><td></td>'
             f'<td class="num">{money(by_cat[cat])}</td><td class="num">{percent(pct[cat])}</td>'
             "<td></td><td></td></tr>"
         )
@@ -128,6 +167,129 @@ def ledger_table(data: ReportData) -> str:
     )
     rows.append("</tbody></table>")
     return "".join(rows)
+
+
+def _category_table(fc: Forecast) -> str:
+    by_cat = fc.ledger.by_category()
+    pct = fc.percentages()
+    body = "".join(
+        f'<tr><td>{escape(category_name(c))}</td><td class="num">{money(by_cat[c])}</td>'
+        f'<td class="num">{percent(pct[c])}</td></tr>'
+        for c in CATEGORIES
+        if fc.ledger.in_category(c)
+    )
+    return _scroll(
+        '<table class="narrow-table"><thead><tr><th>Category</th><th class="num">Cost</th><th class="num">Share</th></tr></thead>'
+        f'<tbody>{body}<tr class="total"><td>Real bill</td><td class="num">{money(fc.total_usd)}</td>'
+        '<td class="num">100%</td></tr></tbody></table>'
+    )
+
+
+def _largest_lines(fc: Forecast) -> str:
+    """The few lines that make most of the bill, with their arithmetic: what paper has room for."""
+    lines = sorted(fc.ledger.lines, key=lambda ln: -abs(ln.cost_usd))
+    shown = lines[:PRINT_LEDGER_LINES]
+    body = "".join(
+        f'<tr><td>{escape(ln.item)}<br><span class="note">{escape(category_name(ln.category))}</span></td>'
+        f'<td class="num">{money(ln.cost_usd)}</td><td class="basis">{escape(ln.basis)}</td></tr>'
+        for ln in shown
+    )
+    rest = len(lines) - len(shown)
+    more = (
+        f'<p class="note">{rest} smaller lines ({money(sum(ln.cost_usd for ln in lines[len(shown) :]))} together) and every '
+        "line's source are in the full ledger: the CSV/XLSX export.</p>"
+        if rest > 0
+        else '<p class="note">Every line\'s source is in the CSV/XLSX export.</p>'
+    )
+    return (
+        f'<div class="print-only"><h3>The {len(shown)} largest lines</h3>'
+        '<table class="largest"><thead><tr><th>Item</th><th class="num">Cost</th><th>Basis</th></tr></thead>'
+        f"<tbody>{body}</tbody></table>{more}</div>"
+    )
+
+
+def _file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "plan"
+
+
+def _downloads(fc: Forecast) -> str:
+    """Links that carry the CSV and XLSX themselves (data: URIs), so the file stays one file."""
+    stem = _file_stem(fc.usage.name)
+    links = [_data_link(ledger_csv(fc), "text/csv", f"{stem}-ledger.csv", "CSV")]
+    try:
+        xlsx = ledger_xlsx(fc)
+    except TrainbillError:
+        note = " (XLSX needs the 'report' extra: pip install 'trainbill[report]')"
+    else:
+        note = ""
+        links.append(
+            _data_link(
+                xlsx,
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                f"{stem}-ledger.xlsx",
+                "XLSX (ledger, by month, by day)",
+            )
+        )
+    return (
+        f'<p class="downloads no-print">Download the full ledger: {" · ".join(links)}{escape(note)}. '
+        "From the command line: <code>trainbill report PLAN -o report.html --ledger-csv ledger.csv "
+        "--ledger-xlsx ledger.xlsx</code>.</p>"
+    )
+
+
+def _data_link(data: bytes, mime: str, filename: str, text: str) -> str:
+    uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return f'<a href="{uri}" download="{escape(filename)}">{escape(text)}</a>'
+
+
+def _ledger_section(data: ReportData) -> str:
+    fc = data.forecast
+    return "".join(
+        [
+            '<section class="ledger"><div class="head"><h2>Ledger</h2>',
+            (
+                '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was '
+                "derived; <em>source</em> names the price point and its date.</p></div>"
+            ),
+            _category_table(fc),
+            _downloads(fc),
+            _largest_lines(fc),
+            f'<div class="screen-only">{_scroll(ledger_table(data))}</div>',
+            "</section>",
+        ]
+    )
+
+
+def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
+    """The first ``limit`` periods, then one row for the rest (a bought commitment can bill for
+    three years after a three-day run); every period is in the XLSX export."""
+    rows = "".join(
+        f'<tr><td>{escape(p.label)}</td><td class="num">{hours(p.run_hours) if p.run_hours else "-"}</td>'
+        f'<td class="num">{money(p.usd)}</td></tr>'
+        for p in periods[:limit]
+    )
+    rest = periods[limit:]
+    if rest:
+        rows += (
+            f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX export)</td>'
+            f'<td class="num">{hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"}</td>'
+            f'<td class="num">{money(sum(p.usd for p in rest))}</td></tr>'
+        )
+    return rows
+
+
+def _spend_section(spend: SpendOverTime) -> str:
+    """Spend by calendar month and day, as ``trainbill.spend`` lays the ledger on the calendar."""
+    head = '<thead><tr><th>{}</th><th class="num">Run hours</th><th class="num">Spend</th></tr></thead>'
+    months = f"<table>{head.format('Month')}<tbody>{_period_rows(spend.months, MONTH_ROWS, 'months')}</tbody></table>"
+    days = f"<table>{head.format('Day')}<tbody>{_period_rows(spend.days, DAY_ROWS, 'days')}</tbody></table>"
+    return (
+        '<section class="spend"><div class="head"><h2>Cost over time</h2>'
+        f'<p class="note">By calendar month and day (UTC): {escape(spend.basis)}.</p></div>'
+        '<div class="side-by-side">'
+        f"<div>{_scroll(months)}</div><div>{_scroll(days)}</div>"
+        "</div></section>"
+    )
 
 
 def _time_table(data: ReportData) -> str:
@@ -147,7 +309,9 @@ def _time_table(data: ReportData) -> str:
         f'<td class="num">{hours(v)}</td></tr>'
         for i, (k, v) in enumerate(rows)
     )
-    return f'<table style="max-width:520px"><thead><tr><th>Time</th><th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
+    return _scroll(
+        f'<table class="narrow-table"><thead><tr><th>Time</th><th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
+    )
 
 
 def _simulation_section(sim: SimulationSummary | None, note: str, deadline: float | None) -> str:
@@ -178,7 +342,7 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
         )
     parts.append("</div>")
     parts.append(
-        f"<figure>{histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers)}"
+        f"<figure>{_chart(histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers))}"
         '<figcaption class="caption">Distribution of the simulated bill; dashed lines mark P50 and P90.</figcaption></figure>'
     )
     if sim.hours_counts:
@@ -196,13 +360,25 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
                     label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False
                 )
             )
+        chart = histogram_svg(sim.hours_edges, sim.hours_counts, title="Simulated wall-clock hours",
+                              x_label="wall-clock hours", markers=hm, x_unit=" h")  # fmt: skip
+        caption = "Distribution of the wall-clock time"
+        caption += (
+            f"; the solid line is the {deadline:g} h deadline."
+            if deadline is not None
+            else "; dashed lines mark P50 and P90."
+        )
         parts.append(
-            f"<figure>{histogram_svg(sim.hours_edges, sim.hours_counts, title='Simulated wall-clock hours', x_label='wall-clock hours', markers=hm, x_fmt=lambda v: f'{v:,.0f} h')}"
-            '<figcaption class="caption">Distribution of the wall-clock time, with the deadline.</figcaption></figure>'
+            f'<figure>{_chart(chart)}<figcaption class="caption">{escape(caption)}</figcaption></figure>'
         )
     if sim.source:
         parts.append(f'<p class="note">Source: {escape(sim.source)}.</p>')
     return "".join(parts)
+
+
+def _chart(svg: str) -> str:
+    """A chart in a box that scrolls sideways on a phone rather than shrinking it unreadably."""
+    return f'<div class="chart-box">{svg}</div>'
 
 
 #: Highlights the plan's own row in a table.
@@ -211,11 +387,12 @@ _HL = ' class="subtotal"'
 _FRONT_ROWS = 15
 
 
-def _thin(front: tuple[Candidate, ...]) -> list[Candidate]:
-    if len(front) <= _FRONT_ROWS:
+def _thin(front: tuple[Candidate, ...], rows: int) -> list[Candidate]:
+    """At most ``rows`` points, evenly spaced from the fastest to the cheapest."""
+    if len(front) <= rows:
         return list(front)
-    step = (len(front) - 1) / (_FRONT_ROWS - 1)
-    return [front[round(i * step)] for i in range(_FRONT_ROWS)]
+    step = (len(front) - 1) / (rows - 1)
+    return [front[round(i * step)] for i in range(rows)]
 
 
 def _per_hour(v: float | None) -> str:
@@ -227,52 +404,105 @@ def _mix(c: Candidate) -> str:
     return f"{c.orchestrator}, {c.spot_fraction:.0%} spot, SP {sp}, ckpt {c.checkpoint_interval_hours:g} h"
 
 
-def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
-    """Right-sizing table and Pareto front from ``trainbill.optimize``."""
+#: Pareto rows printed (evenly spaced among those shown on screen).
+_PRINT_FRONT_ROWS = 5
+
+
+def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
     rows = pl.rightsizing
     user = pl.user
-    parts = [
-        (
-            f'<p class="note">From the planner (<code>trainbill optimize</code>): {pl.evaluated:,} configurations '
-            f"priced in {pl.elapsed_s:.1f} s. The plan's deadline is lifted for the search and drawn on the chart.</p>"
+    if len(rows) < 2:
+        return _UNAVAILABLE.format(
+            "Right-sizing needs at least two node counts that hold the model."
         )
-    ]
-    if len(rows) >= 2:
-        cost = Series(name="real bill", points=tuple((float(r.nodes), r.total_usd) for r in rows))
-        marks = [
-            Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")
-        ]
-        curve = xy_svg([cost], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
-                       x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
-        parts.append(
-            f'<figure>{curve}<figcaption class="caption">Real bill of {escape(pl.rightsizing_mix)} at each '
-            "node count.</figcaption></figure>"
-        )
-        body = "".join(
-            f'<tr{_HL if r.nodes == user.nodes else ""}><td class="num">{r.nodes:,}</td>'
-            f'<td class="num">{r.gpus:,}</td><td class="num">{hours(r.wall_hours)}</td>'
-            f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td class="num">{money(r.total_usd)}</td>'
-            f'<td class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
-            f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
-            for r in rows
-        )
-        parts.append(
-            '<table style="max-width:860px"><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
+    cost = Series(name="real bill", points=tuple((float(r.nodes), r.total_usd) for r in rows))
+    marks = [Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")]
+    curve = xy_svg([cost], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
+                   x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
+    body = "".join(
+        f'<tr{_HL if r.nodes == user.nodes else ""}><td class="num">{r.nodes:,}</td>'
+        f'<td class="num">{r.gpus:,}</td><td class="num">{hours(r.wall_hours)}</td>'
+        f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td class="num">{money(r.total_usd)}</td>'
+        f'<td class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
+        f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
+        for r in rows
+    )
+    # On paper the table alone: it holds the curve's numbers, and the page is needed elsewhere.
+    return (
+        f'<figure class="print-hide">{_chart(curve)}<figcaption class="caption">Real bill of {escape(pl.rightsizing_mix)} at each '
+        "node count; the axis starts at $0.</figcaption></figure>"
+        + _scroll(
+            '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
             '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real bill</th>'
             '<th class="num">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>'
             f"</thead><tbody>{body}</tbody></table>"
-            '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at this size (100% = '
-            "the size that wastes the least). More nodes pay while cost × time still falls from the row above.</p>"
         )
-    else:
-        parts.append(
-            _UNAVAILABLE.format("Right-sizing needs at least two node counts that hold the model.")
-        )
-    front = Series(
-        name="Pareto front",
-        points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto),
-        color="#c0392b",
+        + '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at this size (100% = '
+        "the size that wastes the least). More nodes pay while cost × time still falls from the row above.</p>"
     )
+
+
+def _best_in_deadline(pl: PlannerSummary, deadline: float | None) -> str:
+    if deadline is None:
+        return ""
+    b = pl.best_in_deadline
+    if b is None:
+        return f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>'
+    user = pl.user
+    return (
+        f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × {escape(b.instance)}</strong> "
+        f"({escape(b.provider)} {escape(b.region)}, {escape(_mix(b))}): {money(b.total_usd)} in "
+        f"{hours(b.wall_hours)}, against the plan's {money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
+    ) + "".join(f'<p class="warning">Caveat: {escape(k.text)}</p>' for k in b.caveats)
+
+
+def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
+    rows = _thin(pl.pareto, _FRONT_ROWS)
+    printed = {id(c) for c in _thin(tuple(rows), _PRINT_FRONT_ROWS)} | {
+        id(c) for c in rows if c.is_user_plan
+    }
+    body = "".join(
+        f"<tr{_row_class(c.is_user_plan, id(c) in printed)}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
+        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td class="mix">{escape(_mix(c))}</td>'
+        f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
+        f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
+        f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
+        for c in rows
+    )
+    n_print = sum(1 for c in rows if id(c) in printed)
+    screen = (
+        ""
+        if len(pl.pareto) <= len(rows)
+        else f" ({len(rows)} of {len(pl.pareto)} points, evenly spaced)"
+    )
+    paper = f" ({n_print} of {len(pl.pareto)} points, evenly spaced; all of them: <code>trainbill optimize PLAN</code>)"
+    return _scroll(
+        f'<h3>Pareto front<span class="screen-only">{screen}</span><span class="print-only">{paper}</span></h3>'
+        '<table class="front"><thead><tr><th>Cloud:instance</th><th class="num">Nodes</th>'
+        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th class="num">Real bill</th>'
+        f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
+    ) + (
+        '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that can be bought '
+        "(no catalog stand-ins). Caveats say what a row changes beyond its price: another accelerator "
+        "vendor (porting), cloud, older or smaller-memory GPU, or more nodes on spot than the plan.</p>"
+    )
+
+
+def _row_class(is_plan: bool, printed: bool) -> str:
+    classes = (["subtotal"] if is_plan else []) + ([] if printed else ["print-hide"])
+    return f' class="{" ".join(classes)}"' if classes else ""
+
+
+def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
+    """Right-sizing table and Pareto front from ``trainbill.optimize``."""
+    user = pl.user
+    lifted = (
+        f" The plan's {deadline:g} h deadline is lifted for the search and drawn on the chart."
+        if deadline is not None
+        else ""
+    )
+    front = Series(name="Pareto front", points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto),
+                   color="#c0392b")  # fmt: skip
     plan_pt = Series(
         name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False
     )
@@ -282,47 +512,24 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
         else []
     )
     chart = xy_svg([front, plan_pt], title="Cost against wall-clock time", x_label="wall-clock hours",
-                   y_label="USD", markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
-    parts.append(
-        f'<figure>{chart}<figcaption class="caption">The planner\'s Pareto front over every instance, '
-        "purchase mix, orchestrator and checkpoint interval searched: no other configuration is both cheaper "
-        "and faster than a point on the red line.</figcaption></figure>"
+                   y_label="USD", markers=pm, x_unit=" h", x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+    caption = (
+        "The planner's Pareto front over every instance, purchase mix, orchestrator and checkpoint interval "
+        "searched: no other configuration is both cheaper and faster than a point on the red line"
+        + (f"; the solid line is the {deadline:g} h deadline." if deadline is not None else ".")
     )
-    if deadline is not None:
-        b = pl.best_in_deadline
-        if b is None:
-            parts.append(
-                f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>'
-            )
-        else:
-            parts.append(
-                f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × {escape(b.instance)}</strong> "
-                f"({escape(b.provider)} {escape(b.region)}, {escape(_mix(b))}): {money(b.total_usd)} in "
-                f"{hours(b.wall_hours)}, against the plan's {money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
-            )
-            parts.extend(f'<p class="warning">Caveat: {escape(k.text)}</p>' for k in b.caveats)
-    body = "".join(
-        f"<tr{_HL if c.is_user_plan else ''}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
-        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td>{escape(_mix(c))}</td>'
-        f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
-        f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
-        f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
-        for c in _thin(pl.pareto)
+    return "".join(
+        [
+            (
+                f'<p class="note">From the planner (<code>trainbill optimize</code>): {pl.evaluated:,} configurations '
+                f"priced in {pl.elapsed_s:.1f} s.{escape(lifted)}</p>"
+            ),
+            _rightsizing(pl, deadline),
+            f'<figure>{_chart(chart)}<figcaption class="caption">{escape(caption)}</figcaption></figure>',
+            _best_in_deadline(pl, deadline),
+            _front_table(pl, deadline),
+        ]
     )
-    shown = (
-        ""
-        if len(pl.pareto) <= _FRONT_ROWS
-        else f" ({_FRONT_ROWS} of {len(pl.pareto)} points, evenly spaced)"
-    )
-    parts.append(
-        f'<table><caption>Pareto front{shown}</caption><thead><tr><th>Cloud:instance</th><th class="num">Nodes</th>'
-        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th class="num">Real bill</th>'
-        f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
-        '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that can be bought '
-        "(no catalog stand-ins). Caveats say what a row changes beyond its price: another accelerator "
-        "vendor (porting), cloud, older or smaller-memory GPU, or more nodes on spot than the plan.</p>"
-    )
-    return "".join(parts)
 
 
 def _row_notes(is_plan: bool, wall_hours: float, deadline: float | None) -> list[str]:
@@ -377,16 +584,20 @@ def _sizing_section(data: ReportData) -> str:
         else []
     )
     pareto = xy_svg([all_pts, front], title="Cost against wall-clock time", x_label="wall-clock hours", y_label="USD",
-                    markers=pm, x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+                    markers=pm, x_unit=" h", x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
     rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
+    deadline_words = f"; the solid line is the {deadline:g} h deadline" if deadline else ""
     return (
         lead + f'<p class="note">{escape(data.sizing_basis)}.</p>'
-        f'<figure>{curve}<figcaption class="caption">Real bill and quote at each node count.</figcaption></figure>'
-        f'<figure>{pareto}<figcaption class="caption">Each size as (hours, cost); the red line joins the sizes no other '
-        "size beats on both.</figcaption></figure>"
-        '<table style="max-width:760px"><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
-        '<th class="num">Wall-clock</th><th class="num">Quote</th><th class="num">Real bill</th><th>Note</th></tr>'
-        f"</thead><tbody>{rows}</tbody></table>"
+        f'<figure>{_chart(curve)}<figcaption class="caption">Real bill and quote at each node count; the axis starts '
+        "at $0.</figcaption></figure>"
+        f'<figure>{_chart(pareto)}<figcaption class="caption">Each size as (hours, cost); the red line joins the sizes '
+        f"no other size beats on both{escape(deadline_words)}.</figcaption></figure>"
+        + _scroll(
+            '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
+            '<th class="num">Wall-clock</th><th class="num">Quote</th><th class="num">Real bill</th><th>Note</th></tr>'
+            f"</thead><tbody>{rows}</tbody></table>"
+        )
     )
 
 
@@ -406,55 +617,70 @@ def _sizing_row(p: SizingPoint, on_front: bool, deadline: float | None) -> str:
     )
 
 
-def render_html(data: ReportData) -> str:
-    """The whole report as one HTML string: no scripts, no external resources."""
-    fc = data.forecast
-    u = fc.usage
-    title = f"{u.name}: training bill forecast"
-    warnings = "".join(f'<li class="warning">{escape(w)}</li>' for w in fc.warnings)
-    assumed = (
-        "".join(f"<li>{escape(a)}</li>" for a in u.assumed)
-        or "<li>none: the plan states every value</li>"
+def _header(data: ReportData, title: str) -> str:
+    u = data.forecast.usage
+    return (
+        f"<header><h1>{escape(title)}</h1>"
+        f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
+        f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
+        f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
+        f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
     )
+
+
+def _section(title: str, body: str, cls: str = "") -> str:
+    """A section whose heading is kept on the page of what follows it when printed."""
+    attr = f' class="{cls}"' if cls else ""
+    return f'<section{attr}><h2 class="keep-next">{escape(title)}</h2>{body}</section>'
+
+
+def _assumed_item(text: str) -> str:
+    """The value, then its grounds; paper keeps the value only (the grounds are on screen)."""
+    text = plain_text(text)
+    cut = text.find(" (")
+    if cut < 0:
+        return f"<li>{escape(text)}</li>"
+    return f'<li>{escape(text[:cut])}<span class="why">{escape(text[cut:])}</span></li>'
+
+
+def _assumptions(fc: Forecast) -> str:
+    u = fc.usage
+    assumed = (
+        "".join(_assumed_item(a) for a in u.assumed) or "<li>none: the plan states every value</li>"
+    )
+    return (
+        f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
+        f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
+        "not state were taken from the catalog's assumptions"
+        '<span class="print-only"> (their sources are in the HTML report and the forecast\'s --explain)</span>:</p>'
+        f'<ul class="assumed">{assumed}</ul>'
+    )
+
+
+def render_html(data: ReportData) -> str:
+    """The whole report as one HTML string: no scripts, no external resources.
+
+    Page 1 on paper is the headline; the ledger, cost over time, time and risk follow; the
+    planner's search and the assumptions close as an appendix.
+    """
+    fc = data.forecast
+    title = f"{fc.usage.name}: training bill forecast"
+    warnings = "".join(f'<li class="warning">{escape(plain_text(w))}</li>' for w in fc.warnings)
+    deadline = data.plan.run.deadline_hours
     body = "".join(
         [
-            f"<header><h1>{escape(title)}</h1>",
-            (
-                f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
-                f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
-                f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
-                f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
-            ),
+            _header(data, title),
             headline_section(data),
             f'<section class="warnings"><ul>{warnings}</ul></section>' if warnings else "",
-            '<section class="ledger"><h2>Ledger</h2>',
-            (
-                '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was derived; '
-                "<em>source</em> names the price point and its date.</p>"
-            ),
-            ledger_table(data),
-            "</section>",
-            "<section><h2>Time</h2>",
-            _time_table(data),
-            "</section>",
-            "<section><h2>Risk: Monte Carlo distribution</h2>",
-            _simulation_section(
-                data.simulation, data.simulation_note, data.plan.run.deadline_hours
-            ),
-            "</section>",
-            "<section><h2>Right-sizing and the cost/time Pareto front</h2>",
-            _sizing_section(data),
-            "</section>",
-            "<section><h2>Assumptions and prices</h2>",
-            (
-                f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
-                f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
-                "not state were taken from the catalog's assumptions:</p>"
-            ),
-            f'<ul class="assumed">{assumed}</ul>',
-            "</section>",
+            _ledger_section(data),
+            _spend_section(data.spend if data.spend is not None else spend_of(fc)),
+            _section("Time", _time_table(data)),
+            _section("Risk: Monte Carlo distribution",
+                     _simulation_section(data.simulation, data.simulation_note, deadline)),
+            _section("Appendix: right-sizing and the cost/time Pareto front", _sizing_section(data), "appendix"),
+            _section("Appendix: assumptions and prices", _assumptions(fc), "assumptions"),
         ]
-    )
+    )  # fmt: skip
     return _template().substitute(
         title=escape(title),
         body=body,

@@ -7,8 +7,67 @@ here, at the last step before a human reads them.
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["hours", "money", "money_change", "money_precise", "number", "percent"]
+from trainbill.forecast import HIDDEN_LABELS
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "category_name",
+    "hours",
+    "money",
+    "money_change",
+    "money_precise",
+    "number",
+    "percent",
+    "plain_text",
+]
+
+#: Ledger categories in the words of the waterfall (``HIDDEN_LABELS``), except the two whose
+#: hidden-cost label names only a part of the category: compute and discount lines hold the
+#: planned compute and commitment savings too.
+CATEGORY_NAMES: dict[str, str] = {
+    **HIDDEN_LABELS,
+    "compute": "GPU instances (and head or login nodes)",
+    "discount": "commitments (Savings Plans, reservations)",
+}
+
+
+def category_name(category: str) -> str:
+    """A ledger category for people (``sync_stall`` → "GPUs waiting on gradient sync …")."""
+    name = CATEGORY_NAMES.get(category, category.replace("_", " "))
+    return name[:1].upper() + name[1:]
+
+
+# Catalog sources cite the project's own research notes ("REFERENCE §4.1 [SKY-AWS-a]",
+# "../shared/data/..."), which a reader of the report does not have: the named public source
+# next to them is what the reader can check, so only the internal label goes.
+_REF = (
+    r"REFERENCE-[\w.-]+\.md(?:\s*§[\d.]+)?|REFERENCE §[\d.]+(?:,\s*§[\d.]+)*(?:\s*\[[^\]]*\](?:,\s*\[[^\]]*\])*)?"
+    r"(?:\s*'[^']*')?(?:\s+modell?ing note)?"
+)
+_PATH = r"(?:also\s+)?\.\./shared/[\w./-]*[\w/](?:\s*§[\d.]+)?"
+_TOKEN = f"(?:{_REF}|{_PATH})"
+_STRIP: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"\s*\(\s*{_TOKEN}\s*\)"), ""),  # a whole parenthetical
+    (re.compile(rf"\(\s*{_TOKEN}\s*[;,]\s*"), "("),  # first inside parentheses
+    (re.compile(rf"\s*[;,]\s*{_TOKEN}(?=\s*[);,]|\s*$)"), ""),  # a list item
+    (re.compile(rf"{_TOKEN}\s*[;,]\s*"), ""),  # first of a list
+)
+_LEFT_PATH = re.compile(r"(?:\.\./)+shared/(?:[\w.-]+/)*([\w.-]+)")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without the project's internal reference labels and ``../shared`` paths.
+
+    A path left inside a sentence ("Highest MFU in ../shared/…/published_runs.csv: …") keeps
+    its file name so the sentence still reads.
+    """
+    for pattern, repl in _STRIP:
+        text = pattern.sub(repl, text)
+    text = re.sub(_REF, "", text)
+    text = _LEFT_PATH.sub(r"\1", text)
+    return re.sub(r"\s{2,}", " ", text).replace("()", "").strip()
 
 
 def money(usd: float) -> str:
