@@ -140,3 +140,34 @@ def test_simulate_is_the_library_simulation_with_deadline_odds(catalog: Catalog)
     assert got["deadline_hours"] == 80
     assert got["p_miss_deadline"] == sim.deadline_miss_probability
     assert 0 <= got["p_miss_deadline"] <= 1
+
+
+def test_ledger_downloads_as_csv_whose_lines_sum_to_the_forecast(catalog: Catalog) -> None:
+    """The page's CSV is the report's export: one row per ledger line, the cost column summing
+    to the library's total to the cent, served as a .csv attachment."""
+    import csv
+    import io
+
+    res = _call("POST", "/v1/ledger.csv", json=_seed_json())
+    assert res.status_code == 200, res.text
+    assert res.headers["content-disposition"].endswith('.csv"')
+    rows = list(csv.DictReader(io.StringIO(res.content.decode("utf-8-sig"))))
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
+    assert len(rows) == len(fc.ledger.lines)
+    # Each row's cost is rounded to the cent, so the sum may differ from the total by at most
+    # half a cent per row.
+    total = sum(float(r["cost_usd"]) for r in rows)
+    assert abs(total - fc.total_usd) <= 0.005 * len(rows)
+
+
+def test_ledger_downloads_as_an_xlsx_workbook() -> None:
+    """The XLSX download is a real Office Open XML workbook (a zip holding xl/workbook.xml)."""
+    import io
+    import zipfile
+
+    pytest.importorskip("xlsxwriter")
+    res = _call("POST", "/v1/ledger.xlsx", json=_seed_json())
+    assert res.status_code == 200, res.text
+    assert res.headers["content-disposition"].endswith('.xlsx"')
+    with zipfile.ZipFile(io.BytesIO(res.content)) as z:
+        assert "xl/workbook.xml" in z.namelist()

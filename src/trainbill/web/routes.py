@@ -26,6 +26,7 @@ from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.report import build_report, pareto_front, render_html, right_sizing
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
+from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_to_toml, read_plan_toml
 from trainbill.web.limits import Limits
@@ -315,6 +316,7 @@ def catalog_routes(p: Pricing) -> APIRouter:
 # --- plan files: TOML in and out, the report ---------------------------------------------------
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
 def _attachment(name: str, ext: str) -> dict[str, str]:
@@ -354,6 +356,22 @@ def file_routes(p: Pricing) -> APIRouter:
         html = render_html(build_report(plan, p.catalog, today=p.today))
         headers = {**_attachment(plan.run.name, "html"), "Content-Security-Policy": _REPORT_CSP}
         return HTMLResponse(html, headers=headers)
+
+    @r.post("/v1/ledger.csv", response_class=Response)
+    def post_ledger_csv(body: PlanBody) -> Response:
+        """The forecast's ledger as the CSV that ``trainbill report --ledger-csv`` writes."""
+        plan = p.plan(body)
+        data = ledger_csv(forecast(plan, p.catalog, today=p.today))
+        return Response(
+            data, media_type="text/csv; charset=utf-8", headers=_attachment(plan.run.name, "csv")
+        )
+
+    @r.post("/v1/ledger.xlsx", response_class=Response)
+    def post_ledger_xlsx(body: PlanBody) -> Response:
+        """The same ledger as an XLSX workbook (numbers as numbers, the total a formula)."""
+        plan = p.plan(body)
+        data = ledger_xlsx(forecast(plan, p.catalog, today=p.today))
+        return Response(data, media_type=_XLSX, headers=_attachment(plan.run.name, "xlsx"))
 
     return r
 
