@@ -48,3 +48,36 @@ def test_row_without_source_key_is_refused(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(published_runs, "CSV", bad)
     with pytest.raises(ValueError, match=r"published_runs\.csv: row 'llama2-7b' has no source_key"):
         list(published_runs.cases())
+
+
+def test_whole_run_without_hours_cover_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole run whose gpu_hours_cover is not a known value fails naming file, row, field and values."""
+    lines = published_runs.CSV.read_text(encoding="utf-8").splitlines()
+    header, first = lines[0], lines[1]
+    assert header.endswith(",gpu_hours_cover,source_key")
+    assert first.endswith(",training_run,meta-llama2-card")
+    bad = tmp_path / "published_runs.csv"
+    bad.write_text(
+        header + "\n" + first.replace(",training_run,", ",pretraining,") + "\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(published_runs, "CSV", bad)
+    with pytest.raises(
+        ValueError,
+        match=r"published_runs\.csv: row 'llama2-7b' gpu_hours_cover is 'pretraining'; a whole run needs one of training_run, model_total, with_distillation, planned",
+    ):
+        list(published_runs.cases())
+
+
+def test_distilled_and_planned_hours_are_scored_but_not_fitted() -> None:
+    """Llama 3.2 1B/3B (card: hours include pruning and logit distillation) and TinyLlama (a 90-day
+    plan) stay cases but are left out of what the fit learns from; Llama 3.1 (model total) stays in."""
+    cases = list(published_runs.cases())
+    by_id = {c.id: c for c in cases}
+    assert by_id["llama32-1b"].hours_cover == "with_distillation"
+    assert by_id["tinyllama-1.1b"].hours_cover == "planned"
+    kept = {c.id for c in published_runs.fitted(cases)}
+    assert {"llama32-1b", "llama32-3b", "tinyllama-1.1b"}.isdisjoint(kept)
+    assert {"llama31-8b", "bloom-176b"} <= kept
+    assert len(kept) == len(cases) - 3
