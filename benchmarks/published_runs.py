@@ -28,7 +28,7 @@ Model shapes (layers, d_model) are the published architectures, cited per case.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -266,10 +266,8 @@ class Case:
 #: may include stages it does not split out (long context, annealing, post-training: Meta's Llama 3
 #: and 3.1 cards, the Phi cards); ``with_distillation`` also pruning from a larger model and
 #: training on its logits (Llama 3.2 1B/3B); ``planned`` a schedule stated before the run (TinyLlama).
+#: ``benchmarks/accuracy.py`` reports the ``training_run`` rows apart from the rest.
 HOURS_COVERS = ("training_run", "model_total", "with_distillation", "planned")
-#: Covers a fit may learn from: the hours are (or may be) a training run's. Distillation and
-#: plans are scored (accuracy reports them) but never fitted: their hours are not a run's length.
-FITTED_COVERS = frozenset({"training_run", "model_total"})
 
 
 def _notes(row: dict[str, str]) -> dict[str, str]:
@@ -305,11 +303,6 @@ def cases() -> Iterator[Case]:
                    f"{', '.join(HOURS_COVERS)}")  # fmt: skip
             raise ValueError(msg)
         yield replace(c, source_key=rows[c.id]["source_key"], hours_cover=cover)
-
-
-def fitted(rows: Iterable[Case]) -> list[Case]:
-    """The rows a fit may learn from: throughput rows, and whole runs whose hours are a run's."""
-    return [c for c in rows if c.kind != "whole_run" or c.hours_cover in FITTED_COVERS]
 
 
 def _whole_run(rid: str, r: dict[str, str], w: WholeRun) -> Case:

@@ -70,14 +70,12 @@ def test_whole_run_without_hours_cover_is_refused(
         list(published_runs.cases())
 
 
-def test_distilled_and_planned_hours_are_scored_but_not_fitted() -> None:
-    """Llama 3.2 1B/3B (card: hours include pruning and logit distillation) and TinyLlama (a 90-day
-    plan) stay cases but are left out of what the fit learns from; Llama 3.1 (model total) stays in."""
-    cases = list(published_runs.cases())
-    by_id = {c.id: c for c in cases}
+def test_hours_cover_marks_what_the_sources_say() -> None:
+    """Llama 3.2 1B/3B (card: total GPU time incl. pruning and logit distillation), TinyLlama (a 90-day
+    plan), Llama 3.1 8B (card: total GPU time per model) and BLOOM (final training run only)."""
+    by_id = {c.id: c for c in published_runs.cases()}
     assert by_id["llama32-1b"].hours_cover == "with_distillation"
     assert by_id["tinyllama-1.1b"].hours_cover == "planned"
-    kept = {c.id for c in published_runs.fitted(cases)}
-    assert {"llama32-1b", "llama32-3b", "tinyllama-1.1b"}.isdisjoint(kept)
-    assert {"llama31-8b", "bloom-176b"} <= kept
-    assert len(kept) == len(cases) - 3
+    assert by_id["llama31-8b"].hours_cover == "model_total"
+    assert by_id["bloom-176b"].hours_cover == "training_run"
+    assert {c.hours_cover for c in by_id.values() if c.kind == "throughput"} == {""}
