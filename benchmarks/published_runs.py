@@ -255,7 +255,19 @@ class Case:
     fused_attention: bool = True
     note: str = ""
     source_key: str = ""  # one per independent document, for leave-one-source-out validation
+    #: What a whole run's published GPU-hours cover (``HOURS_COVERS``); "" for throughput rows.
+    hours_cover: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+#: What a whole run's published GPU-hours cover (the CSV's ``gpu_hours_cover``), from its source:
+#: ``training_run`` one pre-training run with its own restarts, stalls and evaluations (what
+#: trainbill forecasts); ``model_total`` the source's total GPU time for the released model, which
+#: may include stages it does not split out (long context, annealing, post-training: Meta's Llama 3
+#: and 3.1 cards, the Phi cards); ``with_distillation`` also pruning from a larger model and
+#: training on its logits (Llama 3.2 1B/3B); ``planned`` a schedule stated before the run (TinyLlama).
+#: ``benchmarks/accuracy.py`` reports the ``training_run`` rows apart from the rest.
+HOURS_COVERS = ("training_run", "model_total", "with_distillation", "planned")
 
 
 def _notes(row: dict[str, str]) -> dict[str, str]:
@@ -285,7 +297,12 @@ def cases() -> Iterator[Case]:
     """Every row the benchmark can use, with the reason for each conversion in ``note``."""
     rows = _rows()
     for c in _cases(rows):
-        yield replace(c, source_key=rows[c.id]["source_key"])
+        cover = (rows[c.id].get("gpu_hours_cover") or "").strip()
+        if c.kind == "whole_run" and cover not in HOURS_COVERS:
+            msg = (f"{CSV.name}: row {c.id!r} gpu_hours_cover is {cover!r}; a whole run needs one of "
+                   f"{', '.join(HOURS_COVERS)}")  # fmt: skip
+            raise ValueError(msg)
+        yield replace(c, source_key=rows[c.id]["source_key"], hours_cover=cover)
 
 
 def _whole_run(rid: str, r: dict[str, str], w: WholeRun) -> Case:

@@ -48,3 +48,34 @@ def test_row_without_source_key_is_refused(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(published_runs, "CSV", bad)
     with pytest.raises(ValueError, match=r"published_runs\.csv: row 'llama2-7b' has no source_key"):
         list(published_runs.cases())
+
+
+def test_whole_run_without_hours_cover_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole run whose gpu_hours_cover is not a known value fails naming file, row, field and values."""
+    lines = published_runs.CSV.read_text(encoding="utf-8").splitlines()
+    header, first = lines[0], lines[1]
+    assert header.endswith(",gpu_hours_cover,source_key")
+    assert first.endswith(",training_run,meta-llama2-card")
+    bad = tmp_path / "published_runs.csv"
+    bad.write_text(
+        header + "\n" + first.replace(",training_run,", ",pretraining,") + "\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(published_runs, "CSV", bad)
+    with pytest.raises(
+        ValueError,
+        match=r"published_runs\.csv: row 'llama2-7b' gpu_hours_cover is 'pretraining'; a whole run needs one of training_run, model_total, with_distillation, planned",
+    ):
+        list(published_runs.cases())
+
+
+def test_hours_cover_marks_what_the_sources_say() -> None:
+    """Llama 3.2 1B/3B (card: total GPU time incl. pruning and logit distillation), TinyLlama (a 90-day
+    plan), Llama 3.1 8B (card: total GPU time per model) and BLOOM (final training run only)."""
+    by_id = {c.id: c for c in published_runs.cases()}
+    assert by_id["llama32-1b"].hours_cover == "with_distillation"
+    assert by_id["tinyllama-1.1b"].hours_cover == "planned"
+    assert by_id["llama31-8b"].hours_cover == "model_total"
+    assert by_id["bloom-176b"].hours_cover == "training_run"
+    assert {c.hours_cover for c in by_id.values() if c.kind == "throughput"} == {""}

@@ -348,6 +348,537 @@ def _maturity_note(
             f"of mature efficiency (fitted shortfall of new software on a new chip)")  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Kernel:
+    """Seconds per model FLOP and what made them: the kernel-efficiency step's result."""
+
+    sec_per_flop: float
+    kernel_mfu: float
+    fp8: bool
+    g: float
+    m: float
+    maturity: float
+    moe_eff: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Space:
+    """Everything the layout search holds fixed: the cluster, the model and the step's work."""
+
+    gpus: int
+    gpn: int
+    params: float
+    layers: int
+    d_model: int
+    seq_len: int
+    batch: float
+    seqs: float
+    hbm_gb: float
+    usable: float
+    state_bytes: float
+    recompute: bool | None
+    measured: bool
+    fp8: bool
+    intra_bw: float
+    node_bw: float
+    nic_bw: float
+    vstage: float
+    host_s: float
+    moe: bool
+    expert_params: float
+    dense_params: float
+    top_k: float
+    a2a_bytes: float
+    a2a_overlap: float
+    max_ep: int
+    tps: list[int]
+    overlap: float
+    compute0: float
+
+    @property
+    def most(self) -> float:
+        """The largest compute a step can have (with recompute): what could hide the most traffic."""
+        return self.compute0 * _RECOMPUTE_FACTOR
+
+    def memory(self, *, tp: int, pp: int, cp: int, dp: float, ep: int) -> MemoryEstimate:
+        """Per-GPU memory of one layout (``trainbill.memory``)."""
+        return memory_per_gpu(
+            params=self.params, layers=self.layers, d_model=self.d_model, seq_len=self.seq_len // cp,
+            hbm_gb=self.hbm_gb, usable_fraction=self.usable, state_bytes_per_param=self.state_bytes,
+            tp=tp, pp=pp, dp=max(1, round(dp)), recompute=self.recompute, expert_params=self.expert_params, ep=ep,
+        )  # fmt: skip
+
+
+#: One candidate layout before its memory check: (lower bound on the step, (tp, pp, cp, ep),
+#: dp, bubble share of compute, TP seconds, one model-volume of DP sync seconds, all-to-all seconds).
+_Cand = tuple[float, tuple[int, int, int, int], float, float, float, float, float]
+
+
+def _precision_speed(
+    accelerator: Accelerator, precision: str, fp: FitParams, factors: list[tuple[str, str]]
+) -> bool:
+    """Whether the matmuls run at FP8 speed (appending the reason when they do not)."""
+    bf16 = accelerator.peak_bf16_tflops
+    fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
+    if precision == "fp8" and not fp8:
+        factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
+    elif (
+        fp8
+        and accelerator.peak_fp8_tflops is not None
+        and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16
+    ):
+        # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
+        # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
+        fp8 = False
+        factors.append(("precision", (f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak {accelerator.peak_fp8_tflops:g} "
+                        f"× η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak {bf16:g} TFLOP/s): BF16 speed used")))  # fmt: skip
+    return fp8
+
+
+def _shape_and_flops(
+    catalog: Catalog,
+    *,
+    n_active: float,
+    tokens: float,
+    layers: int | None,
+    d_model: int | None,
+    seq_len: int,
+    factors: list[tuple[str, str]],
+) -> tuple[int, int, float]:
+    """(layers, d_model, model FLOPs): the shape estimated from the size when not given."""
+    aspect = float(catalog.value("time.aspect_ratio"))
+    if layers is None or d_model is None:
+        est_l, est_d = estimate_shape(n_active, aspect)
+        layers, d_model = layers or est_l, d_model or est_d
+        factors.append(("shape", (f"layers/d_model not given: estimated {layers} × {d_model} from "
+                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})")))  # fmt: skip
+    flops = training_flops(
+        active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
+    )
+    attn = 12.0 * layers * d_model * seq_len * tokens
+    factors.append(("flops", (f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
+                    f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
+                    f"({attn / flops:.1%} attention)")))  # fmt: skip
+    return layers, d_model, flops
+
+
+def _kernel(
+    accelerator: Accelerator,
+    fp: FitParams,
+    *,
+    fp8: bool,
+    peak: float,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    flops_per_token: float,
+    sparse: bool,
+    fused_attention: bool,
+    software_age_years: float | None,
+    factors: list[tuple[str, str]],
+) -> _Kernel:
+    """The modelled kernel efficiency: matmul share g, memory-bound share m, maturity, MoE."""
+    bf16 = accelerator.peak_bf16_tflops
+    flop_per_byte = (
+        bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
+    )  # machine balance, FLOP per HBM byte
+    m = fp.k_mem * flop_per_byte / d_model
+    if not fused_attention:
+        heads = d_model / _HEAD_DIM
+        m_attn = fp.k_attn * layers * heads * seq_len * flop_per_byte / flops_per_token
+        factors.append(("attention", (f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
+                        f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of matmul time")))  # fmt: skip
+        m += m_attn
+    g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
+    maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
+    moe_eff = fp.moe_efficiency if sparse else 1.0
+    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity * moe_eff)
+    kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
+    return _Kernel(sec_per_flop=sec_per_flop, kernel_mfu=kernel_mfu, fp8=fp8, g=g, m=m,
+                   maturity=maturity, moe_eff=moe_eff)  # fmt: skip
+
+
+def _kernel_factors(
+    catalog: Catalog,
+    accelerator: Accelerator,
+    fp: FitParams,
+    k: _Kernel,
+    *,
+    precision: str,
+    d_model: int,
+    sparse: bool,
+    software_age_years: float | None,
+    factors: list[tuple[str, str]],
+    warnings: list[str],
+) -> None:
+    """The modelled kernel efficiency in words (maturity, ceiling, memory-bound share, MoE)."""
+    bf16 = accelerator.peak_bf16_tflops
+    factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, k.maturity)))
+    if software_age_years is not None and software_age_years < 0:
+        warnings.append(f"run.date (default prices.as_of) is {-software_age_years:.2f} years before {accelerator.id} launched "
+                        f"({accelerator.launched}, catalog accelerators.csv launched): its software is taken as brand-new (maturity {k.maturity:.3f})")  # fmt: skip
+    flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
+    moe_txt = (f", × MoE kernel efficiency {k.moe_eff:.3f} (fitted: grouped expert GEMMs, token permutation, "
+               f"routing and load imbalance)") if sparse else ""  # fmt: skip
+    factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + memory-bound {k.m:.3f}) on BF16 "
+                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
+                    f"= {flop_per_byte:.0f} FLOP/byte) "
+                    f"÷ d_model {d_model}{moe_txt} → {k.kernel_mfu:.1%} of {precision} peak before recompute "
+                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
+
+
+def _fp8_factor(
+    k: _Kernel, fp: FitParams, *, peak: float, bf16: float, factors: list[tuple[str, str]]
+) -> None:
+    """What FP8 buys: only the matmuls speed up, the memory-bound work does not."""
+    if k.fp8:
+        speedup = (1.0 + k.m) / (k.g + k.m)
+        factors.append(("precision", (f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
+                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed")))  # fmt: skip
+
+
+def _measured_kernel(
+    k: _Kernel, measured_mfu: float, *, precision: str, peak: float, factors: list[tuple[str, str]]
+) -> _Kernel:
+    """A measured MFU (``trainbill profile``) in place of the modelled kernel efficiency."""
+    factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
+                    f"modelled kernel efficiency {k.kernel_mfu:.1%}")))  # fmt: skip
+    # The measured step ran on the user's own software: no modelled ceiling, memory-bound
+    # share or software-maturity factor applies (the calibration line names what it replaced).
+    factors.append(("kernel", (f"measured {measured_mfu:.1%} of {precision} peak (trainbill profile) before "
+                    f"communication; the software-maturity factor is not applied to a measurement")))  # fmt: skip
+    return _Kernel(sec_per_flop=1.0 / (measured_mfu * peak * 1e12), kernel_mfu=measured_mfu, fp8=k.fp8,
+                   g=k.g, m=k.m, maturity=k.maturity, moe_eff=k.moe_eff)  # fmt: skip
+
+
+def _search_space(
+    catalog: Catalog,
+    accelerator: Accelerator,
+    instance: Instance,
+    fp: FitParams,
+    *,
+    gpus: int,
+    params: float,
+    n_active: float,
+    active_params: float | None,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    global_batch_tokens: float,
+    flops_per_token: float,
+    sec_per_flop: float,
+    fp8: bool,
+    recompute: bool | None,
+    measured: bool,
+) -> _Space:
+    """The layout search's fixed inputs, read from the catalog and the plan once."""
+    gpn = instance.accelerator_count
+    net_eff = float(catalog.value("time.network_efficiency"))
+    batch = max(global_batch_tokens, float(seq_len))
+    node_bw = (
+        instance.network_gbps / 8.0 * 1e9 * net_eff
+    )  # all NICs of one node (one chip for TPUs)
+    moe = active_params is not None and active_params < params and gpus > 1
+    # The parameters a token does not use are all expert weights; the routed experts it does use
+    # are counted with the replicated part (an overestimate of it by at most the active experts).
+    expert_params = params - n_active if moe else 0.0
+    a2a_key = "time.moe_all_to_all_bytes_fp8" if fp8 else "time.moe_all_to_all_bytes_bf16"
+    # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
+    # share one ICI mesh, so there TP spans chips.
+    tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
+    return _Space(
+        gpus=gpus, gpn=gpn, params=params, layers=layers, d_model=d_model, seq_len=seq_len, batch=batch,
+        seqs=batch / seq_len, hbm_gb=accelerator.hbm_gb, usable=float(catalog.value("time.hbm_usable_fraction")),
+        state_bytes=float(catalog.value("time.model_state_bytes_per_param")), recompute=recompute,
+        measured=measured, fp8=fp8, intra_bw=accelerator.intra_node_gbytes_per_s * 1e9 * net_eff, node_bw=node_bw,
+        # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
+        nic_bw=node_bw / gpn, vstage=float(catalog.value("time.layers_per_virtual_stage")),
+        host_s=0.0 if measured else fp.step_overhead_s, moe=moe, expert_params=expert_params,
+        dense_params=params - expert_params, top_k=float(catalog.value("time.moe_top_k")),
+        a2a_bytes=float(catalog.value(a2a_key)), a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
+        max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1, tps=tps, overlap=fp.overlap,
+        # before any recompute
+        compute0=flops_per_token * batch / gpus * sec_per_flop,
+    )  # fmt: skip
+
+
+def _moe_costs(
+    s: _Space, *, tp: int, pp: int, ep: int, shards: float, tok_per_gpu: float
+) -> tuple[float, float]:
+    """(expert-gradient sync seconds for one model-volume, all-to-all seconds) of one EP degree."""
+    expert_sync = 0.0
+    if s.expert_params:
+        # The ep GPUs of an expert group hold different experts: a node can pre-reduce
+        # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
+        ep_bw = _dp_bandwidth(
+            gpus=s.gpus, gpn=s.gpn, tp=tp * ep, intra_bw=s.intra_bw, node_bw=s.node_bw
+        )
+        expert_sync = (
+            _BYTES_PER_BF16 * s.expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
+        )
+    a2a = 0.0
+    if ep > 1:
+        # Routed copies of each token that leave the GPU, per MoE layer on this stage;
+        # tensor-parallel ranks each dispatch their sequence-parallel share.
+        out_bytes = s.a2a_bytes * s.d_model * s.top_k * (s.layers / pp) * tok_per_gpu / tp
+        per_node = max(1, s.gpn // tp) if s.gpus > s.gpn else ep  # EP ranks one node holds
+        local = (min(ep, per_node) - 1) / ep
+        remote = max(0, ep - per_node) / ep
+        a2a = max(out_bytes * local / s.intra_bw, out_bytes * remote / s.nic_bw)
+    return expert_sync, a2a
+
+
+def _candidates_at(s: _Space, tp: int, pp: int, cp: int) -> list[_Cand]:
+    """Every expert-parallel degree of one (tp, pp, cp), each with its step's lower bound."""
+    dp = s.gpus / (tp * pp * cp)
+    chunks = max(1.0, s.layers / (pp * s.vstage))  # interleaved 1F1B: virtual stages per GPU
+    bubble_share = (pp - 1) / (s.seqs / dp * chunks)  # of compute
+    tok_per_gpu = s.batch / dp / cp
+    tp_s = (
+        16.0 * (s.layers / pp) * s.d_model * (tp - 1) / tp * tok_per_gpu / s.intra_bw
+        if tp > 1
+        else 0.0
+    )
+    shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
+    dp_bw = _dp_bandwidth(gpus=s.gpus, gpn=s.gpn, tp=tp, intra_bw=s.intra_bw, node_bw=s.node_bw)
+    dense_sync = _BYTES_PER_BF16 * s.dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
+    out: list[_Cand] = []
+    for ep in _pow2_upto(min(s.max_ep, int(dp))):
+        expert_sync, a2a = _moe_costs(
+            s, tp=tp, pp=pp, ep=ep, shards=shards, tok_per_gpu=tok_per_gpu
+        )
+        sync1 = dense_sync + expert_sync
+        bound = (s.compute0 * (1.0 + bubble_share) + s.host_s + tp_s
+                 + max(0.0, 2.0 * sync1 - s.overlap * s.most) + max(0.0, a2a - s.a2a_overlap * s.most))  # fmt: skip
+        out.append((bound, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a))
+    return out
+
+
+def _candidates(s: _Space) -> tuple[list[_Cand], list[tuple[int, int, int, float]]]:
+    """Layouts that split the batch (sorted by lower bound), and those valid but for the batch.
+
+    Every candidate's step time is known up to the memory check, which decides recompute
+    (× 4/3) and the sync volume (2 or 3 model-bytes). Its lower bound (no recompute in the step,
+    the most compute could hide, volume 2) orders the memory checks best-first: once the next
+    bound exceeds the best exact step nothing after it can win, so the choice is the exhaustive
+    search's (ties to the smaller tp, pp, cp, ep) at a fraction of the memory checks.
+    """
+    too_small: list[tuple[int, int, int, float]] = []
+    cands: list[_Cand] = []
+    for tp in s.tps:
+        for pp in _pow2_upto(min(s.layers, s.gpus // tp)):
+            for cp in _pow2_upto(max(1, min(s.seq_len // _CP_MIN_SEQ, s.gpus // (tp * pp)))):
+                dp = s.gpus / (tp * pp * cp)
+                if (
+                    s.seqs < dp * pp - 1e-9
+                ):  # one sequence per data-parallel rank, and pp per pipeline
+                    too_small.append((tp, pp, cp, dp))
+                    continue
+                cands += _candidates_at(s, tp, pp, cp)
+    cands.sort(key=lambda c: (c[0], c[1]))
+    return cands, too_small
+
+
+def _exact_layout(s: _Space, cand: _Cand, mem: MemoryEstimate) -> Layout:
+    """One candidate's exact step, now that its memory (recompute, sync volume) is known."""
+    _, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a = cand
+    recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and not s.measured else 1.0
+    compute = s.compute0 * recompute_cost
+    unsharded = 4.0 * (s.dense_params + s.expert_params / ep) / (
+        tp * pp
+    ) + s.state_bytes * s.params / (tp * pp * dp)
+    vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
+    sync = vol * sync1
+    return Layout(
+        tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, recompute_factor=recompute_cost,
+        host_s=s.host_s, bubble_s=bubble_share * compute, tp_s=tp_s, dp_sync_s=sync,
+        dp_exposed_s=max(0.0, sync - s.overlap * compute), a2a_exposed_s=max(0.0, a2a - s.a2a_overlap * compute),
+        ep=ep, a2a_s=a2a,
+    )  # fmt: skip
+
+
+def _pick_layout(s: _Space, cands: list[_Cand]) -> Layout | None:
+    """The shortest exact step among candidates that fit in memory (no offload if avoidable).
+
+    Ties go to the smaller (tp, pp, cp, ep); the scan stops once a lower bound exceeds the best.
+    """
+    best: Layout | None = None
+    best_step, best_key = math.inf, (0, 0, 0, 0)
+    for cand in cands:
+        settled = best is not None and not best.memory.offload
+        if settled and cand[0] > best_step * (1.0 + 1e-9):
+            break
+        tp, pp, cp, ep = key = cand[1]
+        mem = s.memory(tp=tp, pp=pp, cp=cp, dp=cand[2], ep=ep)
+        if not mem.fits or (mem.offload and settled):
+            continue
+        lay = _exact_layout(s, cand, mem)
+        step = (
+            lay.compute_s
+            + lay.host_s
+            + lay.bubble_s
+            + lay.tp_s
+            + lay.dp_exposed_s
+            + lay.a2a_exposed_s
+        )
+        tie = abs(step - best_step) <= best_step * 1e-9 and key < best_key
+        unload = best is not None and best.memory.offload and not mem.offload
+        if best is None or unload or step < best_step * (1.0 - 1e-9) or tie:
+            best, best_step, best_key = lay, step, key
+    return best
+
+
+def _no_layout_error(
+    s: _Space, too_small: list[tuple[int, int, int, float]], accelerator: Accelerator
+) -> Exception:
+    """Why no layout works: the batch is too small to split (and the smallest that works), or
+    the model does not fit (and how many GPUs would hold it)."""
+    fitting = [
+        dp * pp * s.seq_len
+        for tp, pp, cp, dp in too_small
+        if s.memory(
+            tp=tp, pp=pp, cp=cp, dp=dp, ep=_pow2_upto(min(s.max_ep, max(1, int(dp))))[-1]
+        ).fits
+    ]
+    if fitting:
+        smallest = math.ceil(min(fitting))
+        msg = (f"a global batch of {s.batch:,.0f} tokens is {s.seqs:,.4g} sequences of {s.seq_len}: too few to split over "
+               f"{s.gpus} GPUs (every data-parallel rank needs a sequence and a pipeline of pp stages pp "
+               f"micro-batches); the smallest batch that works is {smallest:,} tokens")  # fmt: skip
+        return SpecError(msg, field="model.global_batch_tokens")
+    fewest = min_gpus_to_fit(
+        params=s.params, layers=s.layers, d_model=s.d_model, seq_len=s.seq_len, hbm_gb=s.hbm_gb,
+        usable_fraction=s.usable, state_bytes_per_param=s.state_bytes, gpus_per_node=max(s.tps),
+    )  # fmt: skip
+    hint = (
+        f"at least {fewest} {accelerator.id} GPUs"
+        if fewest
+        else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
+    )
+    msg = (
+        f"a {s.params:.3g}-parameter model at seq_len {s.seq_len} does not fit on {s.gpus} × {accelerator.id} "
+        f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
+        f"use {hint}"
+    )
+    return MemoryFitError(msg)
+
+
+def _layout_warnings(
+    lay: Layout, *, gpus: int, accelerator: Accelerator, recompute: bool | None
+) -> list[str]:
+    """What the chosen layout costs that a user should hear about (offload, forced recompute)."""
+    if lay.memory.offload:
+        return [
+            f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)"
+        ]
+    if lay.memory.recompute and recompute is None:
+        return [
+            f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)"
+        ]
+    return []
+
+
+def _step_factors(
+    s: _Space,
+    lay: Layout,
+    accelerator: Accelerator,
+    instance: Instance,
+    *,
+    net_eff: float,
+    factors: list[tuple[str, str]],
+) -> None:
+    """The step's communication, tensor-parallel, pipeline and MoE shares in words."""
+    c = lay.busy_s
+    if s.gpus <= s.gpn:
+        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
+    else:
+        share = max(1, s.gpn // lay.tp)
+        where = (f"{instance.network_gbps:g} Gbps per node × {share}/{s.gpn} GPUs of the group per node "
+                 f"(hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} GB/s intra-node")  # fmt: skip
+    factors.append(("communication", (f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
+                    f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {s.overlap:.0%}): exposed "
+                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step")))  # fmt: skip
+    if lay.tp > 1:
+        factors.append(
+            (
+                "tensor_parallel",
+                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
+            )
+        )
+    if lay.pp > 1:
+        chunks = max(1.0, s.layers / (lay.pp * s.vstage))
+        factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
+                        f"{s.vstage:g} layers) = {lay.pp - 1}/({s.seqs / lay.dp:,.4g} × {chunks:.3g}) = "
+                        f"{lay.bubble_s / c:.1%} of the step")))  # fmt: skip
+    if s.moe:
+        factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {_a2a_note(s, lay)}"))
+
+
+def _a2a_note(s: _Space, lay: Layout) -> str:
+    """The MoE all-to-all of the chosen layout in words."""
+    if lay.ep <= 1:
+        return "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no all-to-all)"
+    return (f"{s.a2a_bytes:g} bytes ({'FP8 dispatch' if s.fp8 else 'BF16'}) × d_model × top-{s.top_k:g} per token per layer, "
+            f"{lay.ep - 1}/{lay.ep} of the copies leave the GPU: {lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s "
+            f"compute; hidden up to {s.a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
+            f"{lay.a2a_exposed_s / lay.busy_s:.1%} of the step")  # fmt: skip
+
+
+def _stragglers(straggler_cv: float, gpus: int) -> tuple[float, tuple[str, str]]:
+    """The straggler stall (expected maximum of G Gaussian step times) and its line."""
+    straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
+    return straggler, (
+        "stragglers",
+        f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per step",
+    )
+
+
+def _hours_only(
+    hours: float | None,
+    *,
+    straggler: float,
+    straggler_factor: tuple[str, str],
+    peak: float,
+    factors: list[tuple[str, str]],
+) -> TimeEstimate:
+    """A plan with stated hours and no model size: only the stragglers can be modelled."""
+    if hours is None:  # pragma: no cover - the plan validator requires hours or a model
+        msg = "give either run hours or model params and tokens"
+        raise MemoryFitError(msg)
+    factors += [("hours", f"{hours:g} h of pure training, as given in the plan"),
+                ("communication", "model size unknown: gradient sync not modelled"), straggler_factor]  # fmt: skip
+    return TimeEstimate(
+        compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
+        peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors), hours_given=True,
+    )  # fmt: skip
+
+
+def _layout_and_compute_factors(
+    s: _Space,
+    lay: Layout,
+    *,
+    flops: float,
+    peak: float,
+    kernel_mfu: float,
+    compute_hours: float,
+    steps: float,
+    batch_note: str | None,
+    factors: list[tuple[str, str]],
+) -> None:
+    """Memory, batch, layout and pure-compute lines of the chosen layout."""
+    factors.append(("memory", lay.memory.describe()))
+    if batch_note:
+        factors.append(("batch", batch_note))
+    ep_txt = f" (expert parallel {lay.ep} within it)" if s.moe else ""
+    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel "
+                    f"{lay.dp:g}{ep_txt}, {s.seqs / lay.dp:,.4g} sequences per data-parallel rank per step (of the layouts "
+                    f"that fit in memory and split the batch, the shortest step; tensor parallel within a node)")))  # fmt: skip
+    rc = " × 4/3 recompute" if lay.memory.recompute else ""
+    host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
+    factors.append(("compute", (f"{flops:.3g} FLOPs / ({s.gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} = "
+                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {s.batch:,.0f} tokens)")))  # fmt: skip
+
+
 def estimate_time(
     *,
     catalog: Catalog,
@@ -405,310 +936,44 @@ def estimate_time(
          f"{instance.network_gbps:g} Gbps per node between nodes, {accelerator.intra_node_gbytes_per_s:g} GB/s inside")),
     ]  # fmt: skip
     warnings: list[str] = []
-    fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
-    if precision == "fp8" and not fp8:
-        factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
-    elif (
-        fp8
-        and accelerator.peak_fp8_tflops is not None
-        and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16
-    ):
-        # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
-        # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
-        fp8 = False
-        factors.append(("precision", (f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak {accelerator.peak_fp8_tflops:g} "
-                        f"× η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak {bf16:g} TFLOP/s): BF16 speed used")))  # fmt: skip
-    straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
-    straggler_factor = (
-        "stragglers",
-        f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per step",
-    )
+    fp8 = _precision_speed(accelerator, precision, fp, factors)
+    straggler, straggler_factor = _stragglers(straggler_cv, gpus)
     n_active = active_params if active_params is not None else params
     if params is None or n_active is None or tokens is None:
-        if hours is None:  # pragma: no cover - the plan validator requires hours or a model
-            msg = "give either run hours or model params and tokens"
-            raise MemoryFitError(msg)
-        factors += [("hours", f"{hours:g} h of pure training, as given in the plan"),
-                    ("communication", "model size unknown: gradient sync not modelled"), straggler_factor]  # fmt: skip
-        return TimeEstimate(
-            compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
-            peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors), hours_given=True,
-        )  # fmt: skip
+        return _hours_only(hours, straggler=straggler, straggler_factor=straggler_factor, peak=peak,
+                           factors=factors)  # fmt: skip
 
-    # Shape and FLOPs.
-    aspect = float(catalog.value("time.aspect_ratio"))
-    if layers is None or d_model is None:
-        est_l, est_d = estimate_shape(n_active, aspect)
-        layers, d_model = layers or est_l, d_model or est_d
-        factors.append(("shape", (f"layers/d_model not given: estimated {layers} × {d_model} from "
-                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})")))  # fmt: skip
-    flops = training_flops(
-        active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
-    )
-    attn = 12.0 * layers * d_model * seq_len * tokens
-    factors.append(("flops", (f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
-                    f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
-                    f"({attn / flops:.1%} attention)")))  # fmt: skip
-
-    # Kernel efficiency.
-    flop_per_byte = (
-        bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
-    )  # machine balance, FLOP per HBM byte
-    m = fp.k_mem * flop_per_byte / d_model
-    if not fused_attention:
-        heads = d_model / _HEAD_DIM
-        m_attn = fp.k_attn * layers * heads * seq_len * flop_per_byte / (flops / tokens)
-        factors.append(("attention", (f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
-                        f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of matmul time")))  # fmt: skip
-        m += m_attn
-    g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
-    maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
+    layers, d_model, flops = _shape_and_flops(catalog, n_active=n_active, tokens=tokens, layers=layers,
+                                              d_model=d_model, seq_len=seq_len, factors=factors)  # fmt: skip
     sparse = active_params is not None and active_params < params
-    moe_eff = fp.moe_efficiency if sparse else 1.0
-    sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity * moe_eff)
-    kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
+    k = _kernel(accelerator, fp, fp8=fp8, peak=peak, layers=layers, d_model=d_model, seq_len=seq_len,
+                flops_per_token=flops / tokens, sparse=sparse, fused_attention=fused_attention,
+                software_age_years=software_age_years, factors=factors)  # fmt: skip
     if measured_mfu is not None:
-        factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
-                        f"modelled kernel efficiency {kernel_mfu:.1%}")))  # fmt: skip
-        kernel_mfu = measured_mfu
-        sec_per_flop = 1.0 / (measured_mfu * peak * 1e12)
-    if measured_mfu is None:
-        factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, maturity)))
-        if software_age_years is not None and software_age_years < 0:
-            warnings.append(f"run.date (default prices.as_of) is {-software_age_years:.2f} years before {accelerator.id} launched "
-                            f"({accelerator.launched}, catalog accelerators.csv launched): its software is taken as brand-new (maturity {maturity:.3f})")  # fmt: skip
-        moe_txt = (f", × MoE kernel efficiency {moe_eff:.3f} (fitted: grouped expert GEMMs, token permutation, "
-                   f"routing and load imbalance)") if sparse else ""  # fmt: skip
-        factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {maturity:.3f} / (matmul {g:.3f} + memory-bound {m:.3f}) on BF16 "
-                        f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
-                        f"= {flop_per_byte:.0f} FLOP/byte) "
-                        f"÷ d_model {d_model}{moe_txt} → {kernel_mfu:.1%} of {precision} peak before recompute "
-                        f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
+        k = _measured_kernel(k, measured_mfu, precision=precision, peak=peak, factors=factors)
     else:
-        # The measured step ran on the user's own software: no modelled ceiling, memory-bound
-        # share or software-maturity factor applies (the calibration line names what it replaced).
-        factors.append(("kernel", (f"measured {kernel_mfu:.1%} of {precision} peak (trainbill profile) before "
-                        f"communication; the software-maturity factor is not applied to a measurement")))  # fmt: skip
-    if fp8:
-        speedup = (1.0 + m) / (g + m)
-        factors.append(("precision", (f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
-                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed")))  # fmt: skip
+        _kernel_factors(catalog, accelerator, fp, k, precision=precision, d_model=d_model,
+                        sparse=sparse, software_age_years=software_age_years, factors=factors,
+                        warnings=warnings)  # fmt: skip
+    _fp8_factor(k, fp, peak=peak, bf16=bf16, factors=factors)
 
-    # Layout search.
-    usable = float(catalog.value("time.hbm_usable_fraction"))
-    state_bytes = float(catalog.value("time.model_state_bytes_per_param"))
-    net_eff = float(catalog.value("time.network_efficiency"))
-    batch = max(global_batch_tokens, float(seq_len))
-    seqs = batch / seq_len  # sequences per step: one per micro-batch
-    step_flops_total = flops / tokens * batch
-    intra_bw = accelerator.intra_node_gbytes_per_s * 1e9 * net_eff
-    node_bw = (
-        instance.network_gbps / 8.0 * 1e9 * net_eff
-    )  # all NICs of one node (one chip for TPUs)
-    nic_bw = node_bw / gpn  # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
-    vstage = float(catalog.value("time.layers_per_virtual_stage"))
-    host_s = 0.0 if measured_mfu is not None else fp.step_overhead_s
-    moe = active_params is not None and active_params < params and gpus > 1
-    # The parameters a token does not use are all expert weights; the routed experts it does use
-    # are counted with the replicated part (an overestimate of it by at most the active experts).
-    expert_params = params - n_active if moe else 0.0
-    dense_params = params - expert_params
-    top_k = float(catalog.value("time.moe_top_k"))
-    a2a_key = "time.moe_all_to_all_bytes_fp8" if fp8 else "time.moe_all_to_all_bytes_bf16"
-    a2a_bytes = float(catalog.value(a2a_key))
-    a2a_overlap = float(catalog.value("time.moe_all_to_all_overlap"))
-    max_ep = int(catalog.value("time.moe_max_expert_parallel")) if moe else 1
-    # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
-    # share one ICI mesh, so there TP spans chips.
-    tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
-    # Every candidate's step time is known up to the memory check, which decides recompute
-    # (× 4/3) and the sync volume (2 or 3 model-bytes). Its lower bound (no recompute in the step,
-    # the most compute could hide, volume 2) orders the memory checks best-first: once the next
-    # bound exceeds the best exact step nothing after it can win, so the choice is the exhaustive
-    # search's (ties to the smaller tp, pp, cp, ep) at a fraction of the memory checks.
-    too_small: list[tuple[int, int, int, float]] = []  # valid in every way but the batch split
-    cands: list[tuple[float, tuple[int, int, int, int], float, float, float, float, float]] = []
-    compute0 = step_flops_total / gpus * sec_per_flop  # before any recompute
-    most = compute0 * _RECOMPUTE_FACTOR
-    for tp in tps:
-        for pp in _pow2_upto(min(layers, gpus // tp)):
-            for cp in _pow2_upto(max(1, min(seq_len // _CP_MIN_SEQ, gpus // (tp * pp)))):
-                dp = gpus / (tp * pp * cp)
-                need = dp * pp  # sequences: one per data-parallel rank, and pp per pipeline
-                if seqs < need - 1e-9:
-                    too_small.append((tp, pp, cp, dp))
-                    continue
-                chunks = max(
-                    1.0, layers / (pp * vstage)
-                )  # interleaved 1F1B: virtual stages per GPU
-                bubble_share = (pp - 1) / (seqs / dp * chunks)  # of compute
-                tok_per_gpu = batch / dp / cp
-                tp_s = (
-                    16.0 * (layers / pp) * d_model * (tp - 1) / tp * tok_per_gpu / intra_bw
-                    if tp > 1
-                    else 0.0
-                )
-                shards = (
-                    dp * cp
-                )  # context-parallel ranks hold the same weights: they sync gradients too
-                dp_bw = _dp_bandwidth(gpus=gpus, gpn=gpn, tp=tp, intra_bw=intra_bw, node_bw=node_bw)
-                dense_sync = (
-                    _BYTES_PER_BF16 * dense_params * _ring(shards) / (tp * pp) / dp_bw
-                )  # × volume
-                for ep in _pow2_upto(min(max_ep, int(dp))):
-                    expert_sync = 0.0
-                    if expert_params:
-                        # The ep GPUs of an expert group hold different experts: a node can pre-reduce
-                        # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
-                        ep_bw = _dp_bandwidth(
-                            gpus=gpus, gpn=gpn, tp=tp * ep, intra_bw=intra_bw, node_bw=node_bw
-                        )
-                        expert_sync = (
-                            _BYTES_PER_BF16
-                            * expert_params
-                            / ep
-                            * _ring(shards / ep)
-                            / (tp * pp)
-                            / ep_bw
-                        )
-                    a2a = 0.0
-                    if ep > 1:
-                        # Routed copies of each token that leave the GPU, per MoE layer on this stage;
-                        # tensor-parallel ranks each dispatch their sequence-parallel share.
-                        out_bytes = a2a_bytes * d_model * top_k * (layers / pp) * tok_per_gpu / tp
-                        per_node = (
-                            max(1, gpn // tp) if gpus > gpn else ep
-                        )  # EP ranks one node holds
-                        local = (min(ep, per_node) - 1) / ep
-                        remote = max(0, ep - per_node) / ep
-                        a2a = max(out_bytes * local / intra_bw, out_bytes * remote / nic_bw)
-                    sync1 = dense_sync + expert_sync
-                    bound = (compute0 * (1.0 + bubble_share) + host_s + tp_s
-                             + max(0.0, 2.0 * sync1 - fp.overlap * most) + max(0.0, a2a - a2a_overlap * most))  # fmt: skip
-                    cands.append((bound, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a))
-    cands.sort(key=lambda c: (c[0], c[1]))
-    best: Layout | None = None
-    best_step, best_key = math.inf, (0, 0, 0, 0)
-    for bound, key, dp, bubble_share, tp_s, sync1, a2a in cands:
-        settled = best is not None and not best.memory.offload
-        if settled and bound > best_step * (1.0 + 1e-9):
-            break
-        tp, pp, cp, ep = key
-        mem = memory_per_gpu(
-            params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp,
-            hbm_gb=accelerator.hbm_gb, usable_fraction=usable, state_bytes_per_param=state_bytes,
-            tp=tp, pp=pp, dp=max(1, round(dp)), recompute=recompute, expert_params=expert_params, ep=ep,
-        )  # fmt: skip
-        if not mem.fits or (mem.offload and settled):
-            continue
-        recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and measured_mfu is None else 1.0
-        compute = compute0 * recompute_cost
-        unsharded = 4.0 * (dense_params + expert_params / ep) / (tp * pp) + state_bytes * params / (
-            tp * pp * dp
-        )
-        vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
-        sync = vol * sync1
-        exposed = max(0.0, sync - fp.overlap * compute)
-        a2a_exposed = max(0.0, a2a - a2a_overlap * compute)
-        bubble = bubble_share * compute
-        step = compute + host_s + bubble + tp_s + exposed + a2a_exposed
-        tie = abs(step - best_step) <= best_step * 1e-9 and key < best_key
-        if (
-            best is None
-            or (best.memory.offload and not mem.offload)
-            or step < best_step * (1.0 - 1e-9)
-            or tie
-        ):
-            best_step, best_key = step, key
-            best = Layout(
-                tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute,
-                recompute_factor=recompute_cost, host_s=host_s, bubble_s=bubble, tp_s=tp_s,
-                dp_sync_s=sync, dp_exposed_s=exposed, a2a_exposed_s=a2a_exposed, ep=ep, a2a_s=a2a,
-            )  # fmt: skip
-    if best is None:
-        fitting = [
-            dp * pp * seq_len
-            for tp, pp, cp, dp in too_small
-            if memory_per_gpu(
-                params=params, layers=layers, d_model=d_model, seq_len=seq_len // cp, hbm_gb=accelerator.hbm_gb,
-                usable_fraction=usable, state_bytes_per_param=state_bytes, tp=tp, pp=pp, dp=max(1, round(dp)),
-                recompute=recompute, expert_params=expert_params, ep=_pow2_upto(min(max_ep, max(1, int(dp))))[-1],
-            ).fits
-        ]  # fmt: skip
-        if fitting:
-            smallest = math.ceil(min(fitting))
-            msg = (f"a global batch of {batch:,.0f} tokens is {seqs:,.4g} sequences of {seq_len}: too few to split over "
-                   f"{gpus} GPUs (every data-parallel rank needs a sequence and a pipeline of pp stages pp "
-                   f"micro-batches); the smallest batch that works is {smallest:,} tokens")  # fmt: skip
-            raise SpecError(msg, field="model.global_batch_tokens")
-        fewest = min_gpus_to_fit(
-            params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=accelerator.hbm_gb,
-            usable_fraction=usable, state_bytes_per_param=state_bytes, gpus_per_node=max(tps),
-        )  # fmt: skip
-        hint = (
-            f"at least {fewest} {accelerator.id} GPUs"
-            if fewest
-            else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
-        )
-        msg = (
-            f"a {params:.3g}-parameter model at seq_len {seq_len} does not fit on {gpus} × {accelerator.id} "
-            f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
-            f"use {hint}"
-        )
-        raise MemoryFitError(msg)
-    lay = best
-    if lay.memory.offload:
-        warnings.append(
-            f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)"
-        )
-    elif lay.memory.recompute and recompute is None:
-        warnings.append(
-            f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)"
-        )
-    factors.append(("memory", lay.memory.describe()))
-    if batch_note:
-        factors.append(("batch", batch_note))
-    ep_txt = f" (expert parallel {lay.ep} within it)" if moe else ""
-    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel "
-                    f"{lay.dp:g}{ep_txt}, {seqs / lay.dp:,.4g} sequences per data-parallel rank per step (of the layouts "
-                    f"that fit in memory and split the batch, the shortest step; tensor parallel within a node)")))  # fmt: skip
-    steps = tokens / batch
+    s = _search_space(catalog, accelerator, instance, fp, gpus=gpus, params=params, n_active=n_active,
+                      active_params=active_params, layers=layers, d_model=d_model, seq_len=seq_len,
+                      global_batch_tokens=global_batch_tokens, flops_per_token=flops / tokens,
+                      sec_per_flop=k.sec_per_flop, fp8=k.fp8, recompute=recompute,
+                      measured=measured_mfu is not None)  # fmt: skip
+    cands, too_small = _candidates(s)
+    lay = _pick_layout(s, cands)
+    if lay is None:
+        raise _no_layout_error(s, too_small, accelerator)
+    warnings += _layout_warnings(lay, gpus=gpus, accelerator=accelerator, recompute=recompute)
+    steps = tokens / s.batch
     compute_hours = lay.busy_s * steps / _SECONDS_PER_HOUR
-    rc = " × 4/3 recompute" if lay.memory.recompute else ""
-    host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
-    factors.append(("compute", (f"{flops:.3g} FLOPs / ({gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} = "
-                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {batch:,.0f} tokens)")))  # fmt: skip
-    c = lay.busy_s
-    if gpus <= gpn:
-        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
-    else:
-        share = max(1, gpn // lay.tp)
-        where = (f"{instance.network_gbps:g} Gbps per node × {share}/{gpn} GPUs of the group per node "
-                 f"(hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} GB/s intra-node")  # fmt: skip
-    factors.append(("communication", (f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
-                    f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {fp.overlap:.0%}): exposed "
-                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step")))  # fmt: skip
-    if lay.tp > 1:
-        factors.append(
-            (
-                "tensor_parallel",
-                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
-            )
-        )
-    if lay.pp > 1:
-        chunks = max(1.0, layers / (lay.pp * vstage))
-        factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
-                        f"{vstage:g} layers) = {lay.pp - 1}/({seqs / lay.dp:,.4g} × {chunks:.3g}) = "
-                        f"{lay.bubble_s / c:.1%} of the step")))  # fmt: skip
-    if moe:
-        if lay.ep > 1:
-            how = (f"{a2a_bytes:g} bytes ({'FP8 dispatch' if fp8 else 'BF16'}) × d_model × top-{top_k:g} per token per layer, "
-                   f"{lay.ep - 1}/{lay.ep} of the copies leave the GPU: {lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s "
-                   f"compute; hidden up to {a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
-                   f"{lay.a2a_exposed_s / c:.1%} of the step")  # fmt: skip
-        else:
-            how = "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no all-to-all)"
-        factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {how}"))
+    _layout_and_compute_factors(s, lay, flops=flops, peak=peak, kernel_mfu=k.kernel_mfu,
+                                compute_hours=compute_hours, steps=steps, batch_note=batch_note,
+                                factors=factors)  # fmt: skip
+    net_eff = float(catalog.value("time.network_efficiency"))
+    _step_factors(s, lay, accelerator, instance, net_eff=net_eff, factors=factors)
     factors.append(straggler_factor)
     if hours is not None:
         factors.append(
@@ -718,7 +983,7 @@ def estimate_time(
             )
         )
         compute_hours = hours
-    comm_fraction = lay.stall_s / c
+    comm_fraction = lay.stall_s / lay.busy_s
     base_mfu = flops / (gpus * peak * 1e12 * compute_hours * _SECONDS_PER_HOUR)
     return TimeEstimate(
         compute_hours=compute_hours,
