@@ -145,3 +145,23 @@ def test_report_command_writes_the_ledger_files_and_never_clobbers(
     assert code == 1
     assert "give each output its own path" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["l.csv", "l.xlsx"]  # no temp file left
+
+
+def test_text_that_looks_like_a_formula_is_written_as_text(seed: Forecast) -> None:
+    """A line whose item or source starts with '=' (a catalog overlay's text) must not become a
+    formula: the CSV cell gets the guard quote, the XLSX cell is a string, not an <f> formula."""
+    from dataclasses import replace
+
+    hostile = '=HYPERLINK("http://example.invalid","x")'
+    first = replace(seed.ledger.lines[0], item=hostile, source=hostile)
+    fc = replace(seed, ledger=replace(seed.ledger, lines=(first, *seed.ledger.lines[1:])))
+    row = _csv_rows(fc)[0]
+    assert row["item"] == "'" + hostile
+    assert row["source"] == "'" + hostile
+    assert not row["cost_usd"].startswith("'")  # numbers stay numbers
+    pytest.importorskip("xlsxwriter")
+    with zipfile.ZipFile(io.BytesIO(ledger_xlsx(fc))) as z:
+        sheets = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/")]
+    # The only formula in the workbook is the ledger's own =SUM total.
+    formulas = [f for s in sheets for f in re.findall(r"<f>([^<]*)</f>", s)]
+    assert all(f.startswith("SUM(") for f in formulas), formulas

@@ -23,6 +23,7 @@ from trainbill.forecast import Forecast
 from trainbill.ledger import LineItem
 from trainbill.report.format import category_name, plain_text
 from trainbill.spend import Period, spend_of
+from trainbill.tabular import cell
 
 __all__ = ["COLUMNS", "ledger_csv", "ledger_xlsx"]
 
@@ -66,21 +67,23 @@ def _share(line: LineItem, total: float) -> float:
 
 
 def _rows(fc: Forecast) -> list[tuple[str, ...]]:
+    # Text cells go through the one formula-injection guard (``tabular.cell``); the numbers are
+    # already decimal strings, and a negative amount must stay a number, not become text.
     total = fc.total_usd
     return [
         (
-            ln.category,
-            category_name(ln.category),
-            ln.item,
+            cell(ln.category),
+            cell(category_name(ln.category)),
+            cell(ln.item),
             _decimal(ln.quantity, _FINE),
-            ln.unit,
+            cell(ln.unit),
             _decimal(ln.unit_price_usd, _FINE, keep=_CENTS),
             _decimal(ln.cost_usd, _CENTS, keep=_CENTS),
             _decimal(_share(ln, total), _PCT, keep=_PCT),
-            ln.basis,
-            plain_text(ln.source),
-            ln.service_category,
-            ln.pricing_category,
+            cell(ln.basis),
+            cell(plain_text(ln.source)),
+            cell(ln.service_category),
+            cell(ln.pricing_category),
         )
         for ln in fc.ledger.lines
     ]
