@@ -21,9 +21,11 @@ from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_tim
 
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
+    "Interruptions",
     "Usage",
     "failures_per_hour",
     "instance_family",
+    "reclaims_per_hour",
     "resolve_cluster",
     "resolve_zone",
     "software_age_years",
@@ -143,6 +145,9 @@ class Usage:
     extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
+    #: The instance's spot price as a multiple of the catalog's (``costs._pricing.instance_rate``):
+    #: 1 for a forecast; a simulated trial's sampled spot price (``trainbill.simulate``).
+    spot_price_scale: float = 1.0
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
 
@@ -193,6 +198,54 @@ class Usage:
             return None
         seconds = (self.compute_hours + self.sync_stall_hours) * 3600.0
         return self.flops / (self.gpus * self.time.peak_tflops_per_gpu * 1e12 * seconds)
+
+    def with_schedule(
+        self,
+        *,
+        interval_hours: float | None = None,
+        spot_fraction: float | None = None,
+        failure_rate_per_gpu_day: float | None = None,
+        spot_reclaim_rate_per_node_hour: float | None = None,
+        restart_hours: float | None = None,
+    ) -> Usage:
+        """The same run with another checkpoint interval, spot share or interruption rates:
+        checkpoint count and stall and the expected failures and reclaims re-derived
+        (``Interruptions``, as ``usage_for`` derives them), elementwise for arrays. The spot
+        share changes how many nodes can be reclaimed, not the price of the others (the
+        drivers read it from this usage)."""
+        interval = self.checkpoint_interval_hours if interval_hours is None else interval_hours
+        s = self.spot_fraction if spot_fraction is None else spot_fraction
+        fail_rate = (
+            self.failure_rate_per_gpu_day
+            if failure_rate_per_gpu_day is None
+            else failure_rate_per_gpu_day
+        )
+        hazard = (
+            self.spot_reclaim_rate_per_node_hour
+            if spot_reclaim_rate_per_node_hour is None
+            else spot_reclaim_rate_per_node_hour
+        )
+        restart = self.restart_hours if restart_hours is None else restart_hours
+        events = Interruptions.of(
+            steady_hours=self.steady_hours,
+            compute_hours=self.compute_hours,
+            sync_stall_hours=self.sync_stall_hours,
+            checkpoints=self.checkpoint_size_gb > 0,
+            stall_each_hours=self.checkpoint_stall_hours_each,
+            interval_hours=interval,
+            failures_per_hour=failures_per_hour(fail_rate, self.gpus),
+            reclaims_per_hour=reclaims_per_hour(hazard, self.nodes, s),
+            restart_hours=restart,
+        )
+        return replace(
+            self,
+            checkpoint_interval_hours=interval,
+            spot_fraction=s,
+            failure_rate_per_gpu_day=fail_rate,
+            spot_reclaim_rate_per_node_hour=hazard,
+            restart_hours=restart,
+            **events.fields(),
+        )
 
     def without_disruptions(self) -> Usage:
         """The same run with no failures, reclaims, stalls or stragglers: the quote's world."""
@@ -513,6 +566,73 @@ def failures_per_hour(rate_per_gpu_day: float, gpus: int) -> float:
     return rate_per_gpu_day * gpus / 24.0
 
 
+def reclaims_per_hour(hazard_per_node_hour: float, nodes: int, spot_fraction: float) -> float:
+    """Expected spot reclaims per wall-clock hour: the hazard of each spot node, summed
+    (elementwise where the spot share is an array, as every ``Usage`` quantity may be)."""
+    return hazard_per_node_hour * nodes * spot_fraction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interruptions:
+    """Checkpoints written and the expected failures and reclaims of a run, with the hours lost.
+
+    Typed as floats like every ``Usage`` quantity; NumPy arrays pass through elementwise
+    (``costs.price_arrays``). The one home of this arithmetic (issue #21): ``usage_for`` builds a forecast's usage with
+    it, ``Usage.with_schedule`` re-derives a usage for another checkpoint interval or spot share
+    (the planner's grid, the simulation's interval study and expectations), elementwise when the
+    interval, spot share or hours are arrays. Each failure or reclaim loses half an interval of
+    work on average (interruptions are uniform within an interval) plus the restart.
+    """
+
+    checkpoint_count: float
+    checkpoint_stall_hours: float
+    failure_events: float
+    failure_lost_hours: float
+    reclaim_events: float
+    reclaim_lost_hours: float
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        steady_hours: float,
+        compute_hours: float,
+        sync_stall_hours: float,
+        checkpoints: bool,
+        stall_each_hours: float,
+        interval_hours: float,
+        failures_per_hour: float,
+        reclaims_per_hour: float,
+        restart_hours: float,
+    ) -> Interruptions:
+        """Checkpoints every ``interval_hours`` of training; events over the exposed hours."""
+        count = compute_hours / interval_hours if checkpoints else 0.0 * interval_hours
+        stall = count * stall_each_hours
+        exposed = steady_hours + sync_stall_hours + stall
+        lost_each = interval_hours / 2.0 + restart_hours
+        fails = failures_per_hour * exposed
+        reclaims = reclaims_per_hour * exposed
+        return cls(
+            checkpoint_count=count,
+            checkpoint_stall_hours=stall,
+            failure_events=fails,
+            failure_lost_hours=fails * lost_each,
+            reclaim_events=reclaims,
+            reclaim_lost_hours=reclaims * lost_each,
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """As ``Usage`` field values."""
+        return {
+            "checkpoint_count": self.checkpoint_count,
+            "checkpoint_stall_hours": self.checkpoint_stall_hours,
+            "failure_events": self.failure_events,
+            "failure_lost_hours": self.failure_lost_hours,
+            "reclaim_events": self.reclaim_events,
+            "reclaim_lost_hours": self.reclaim_lost_hours,
+        }
+
+
 def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
     """Checkpoint interval that minimises write stalls plus work lost to interruptions.
 
@@ -665,7 +785,7 @@ def usage_for(
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
     fail_per_hour = failures_per_hour(fail_rate, gpus)
-    reclaim_per_hour = hazard * nodes * spot_fraction
+    reclaim_per_hour = reclaims_per_hour(hazard, nodes, spot_fraction)
 
     # The interval: the plan's, else the Young/Daly optimum for this cluster (both kinds of
     # interruption lose work back to the last checkpoint), no shorter than a step or than
@@ -686,8 +806,6 @@ def usage_for(
     interval, optimum, interval_basis = _checkpoint_interval(
         d, ck.interval_hours, stall_each, fail_per_hour + reclaim_per_hour, floor
     )
-    count = compute_hours / interval if size_gb > 0 else 0.0
-    ck_stall = count * stall_each
     ev = plan.evaluation
     eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
     eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
@@ -696,10 +814,17 @@ def usage_for(
         compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
     )
 
-    exposed = compute_hours + sync_hours + eval_hours + ck_stall
-    lost_each = interval / 2.0 + restart
-    failures = fail_per_hour * exposed
-    reclaims = reclaim_per_hour * exposed
+    events = Interruptions.of(
+        steady_hours=compute_hours + eval_hours,
+        compute_hours=compute_hours,
+        sync_stall_hours=sync_hours,
+        checkpoints=size_gb > 0,
+        stall_each_hours=stall_each,
+        interval_hours=interval,
+        failures_per_hour=fail_per_hour,
+        reclaims_per_hour=reclaim_per_hour,
+        restart_hours=restart,
+    )
 
     data = plan.data
     bytes_per_token = float(catalog.value("defaults.model.bytes_per_token"))
@@ -754,8 +879,6 @@ def usage_for(
         else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
         compute_hours=compute_hours,
         sync_stall_hours=sync_hours,
-        checkpoint_count=count,
-        checkpoint_stall_hours=ck_stall,
         checkpoint_stall_hours_each=stall_each,
         checkpoint_size_gb=size_gb,
         checkpoint_interval_hours=interval,
@@ -765,10 +888,7 @@ def usage_for(
         eval_interval_steps=eval_interval,
         eval_steps=eval_steps,
         eval_step_fraction=eval_fraction,
-        failure_events=failures,
-        failure_lost_hours=failures * lost_each,
-        reclaim_events=reclaims,
-        reclaim_lost_hours=reclaims * lost_each,
+        **events.fields(),
         restart_hours=restart,
         failure_rate_per_gpu_day=fail_rate,
         spot_reclaim_rate_per_node_hour=hazard,
