@@ -10,6 +10,8 @@ say what was assumed and on whose authority.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -727,7 +729,7 @@ def usage_for(
     # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
     # the batch, so one step of the batch is modelled and its stall fractions apply to the hours.
     per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
-    est = estimate_time(
+    est = _estimate_time(
         catalog=catalog,
         accelerator=accel,
         instance=inst,
@@ -932,6 +934,37 @@ def usage_for(
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )
+
+
+#: Recent time-model answers (``_estimate_time``), most recent last.
+_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[Catalog, TimeEstimate]] = OrderedDict()
+_TIME_CACHE_SIZE = 512
+_TIME_LOCK = threading.Lock()
+
+
+def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
+    """``timemodel.estimate_time``, remembering its recent answers.
+
+    The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
+    question for every orchestrator of a cluster (restart time and fees differ, the run's hours
+    do not). The key is every input, the catalog by identity (the entry holds the catalog, so
+    its identity cannot be reused while cached); the answer is an immutable ``TimeEstimate``.
+    """
+    key = (
+        id(catalog),
+        *((k, id(v) if k in ("accelerator", "instance") else v) for k, v in sorted(inputs.items())),
+    )
+    with _TIME_LOCK:  # the web app prices plans on several threads
+        hit = _TIME_CACHE.get(key)
+        if hit is not None and hit[0] is catalog:
+            _TIME_CACHE.move_to_end(key)
+            return hit[1]
+    est = estimate_time(catalog=catalog, **inputs)
+    with _TIME_LOCK:
+        _TIME_CACHE[key] = (catalog, est)
+        if len(_TIME_CACHE) > _TIME_CACHE_SIZE:
+            _TIME_CACHE.popitem(last=False)
+    return est
 
 
 #: Time-model factors that count a whole run's FLOPs or hours: meaningless for a single modelled
