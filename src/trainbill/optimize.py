@@ -397,7 +397,7 @@ def _wall_sd(u: Usage) -> FloatArray:
     """Standard deviation of the hours lost to interruptions (compound Poisson, module doc):
     events × (L² + I²/12), L = interval / 2 + restart the mean loss per event."""
     events = np.asarray(u.failure_events + u.reclaim_events)
-    each = u.checkpoint_interval_hours / 2.0 + u.restart_hours
+    each = u.lost_hours_each
     return np.sqrt(events * (each**2 + u.checkpoint_interval_hours**2 / 12.0))
 
 

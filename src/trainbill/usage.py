@@ -26,6 +26,7 @@ __all__ = [
     "Interruptions",
     "Usage",
     "failures_per_hour",
+    "hours_lost_per_interruption",
     "instance_family",
     "reclaims_per_hour",
     "resolve_cluster",
@@ -182,6 +183,11 @@ class Usage:
     def wall_hours(self) -> float:
         """Whole-run wall-clock: exposed hours plus everything lost to failures and reclaims."""
         return self.exposed_hours + self.failure_lost_hours + self.reclaim_lost_hours
+
+    @property
+    def lost_hours_each(self) -> float:
+        """Hours one failure or reclaim costs on average (``hours_lost_per_interruption``)."""
+        return hours_lost_per_interruption(self.checkpoint_interval_hours, self.restart_hours)
 
     @property
     def node_hours(self) -> float:
@@ -568,6 +574,12 @@ def failures_per_hour(rate_per_gpu_day: float, gpus: int) -> float:
     return rate_per_gpu_day * gpus / 24.0
 
 
+def hours_lost_per_interruption(interval_hours: float, restart_hours: float) -> float:
+    """Hours one failure or reclaim costs on average: the work since the last checkpoint, half an
+    interval (interruptions are uniform within one), plus the restart."""
+    return interval_hours / 2.0 + restart_hours
+
+
 def reclaims_per_hour(hazard_per_node_hour: float, nodes: int, spot_fraction: float) -> float:
     """Expected spot reclaims per wall-clock hour: the hazard of each spot node, summed
     (elementwise where the spot share is an array, as every ``Usage`` quantity may be)."""
@@ -611,7 +623,7 @@ class Interruptions:
         count = compute_hours / interval_hours if checkpoints else 0.0 * interval_hours
         stall = count * stall_each_hours
         exposed = steady_hours + sync_stall_hours + stall
-        lost_each = interval_hours / 2.0 + restart_hours
+        lost_each = hours_lost_per_interruption(interval_hours, restart_hours)
         fails = failures_per_hour * exposed
         reclaims = reclaims_per_hour * exposed
         return cls(
