@@ -24,12 +24,14 @@ from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_tim
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
     "Interruptions",
+    "Job",
     "Usage",
     "failures_per_hour",
     "hours_lost_per_interruption",
     "instance_family",
     "reclaims_per_hour",
     "resolve_cluster",
+    "resolve_job",
     "resolve_zone",
     "software_age_years",
     "usage_for",
@@ -686,6 +688,92 @@ def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    """A plan resolved against the catalog: which cluster, where, when, whose data, which
+    commitment kind, and what the user should be told about how the plan was read.
+
+    ``resolve_job`` makes every look-up, default and validation of this context once;
+    ``usage_for`` works out the quantities from it (time model, checkpoints, interruptions).
+    """
+
+    instance: Instance
+    accelerator: Accelerator
+    nodes: int
+    provider: str
+    orchestrator: str
+    region: str
+    zone_id: str | None
+    as_of: date
+    run_date: date
+    data_source: str
+    data_location: str
+    data_provider: str
+    data_region: str
+    data_zone: str | None
+    savings_plan_kind: str
+    warnings: tuple[str, ...]
+    #: Catalog assumptions used to fill what the plan left out, cited, in order of use.
+    assumed: tuple[str, ...]
+
+    @property
+    def gpus(self) -> int:
+        """Accelerators in the cluster."""
+        return self.nodes * self.instance.accelerator_count
+
+
+def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Job:
+    """Resolve the plan's cluster, region, zone, data placement, dates and commitment kind.
+
+    Raises the plan's context errors (``SpecError``, ``PriceNotFoundError``, ``CatalogError``)
+    with the field named, before any quantity is worked out.
+    """
+    d = _Defaults(catalog)
+    inst, nodes = resolve_cluster(plan, catalog)
+    provider = inst.provider
+    orchestrator = _orchestrator_on(plan, provider)
+    region = str(plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}"))
+    _check_region_cloud(catalog, provider, region)
+    zone_notes: list[str] = []
+    zone_id: str | None = None
+    if plan.cluster.zone is not None:
+        zone_id, note = resolve_zone(catalog, provider, region, plan.cluster.zone, "cluster.zone")
+        zone_notes += [note] if note else []
+    placement = _data_placement(plan, catalog, d, provider, region, plan.cluster.zone)
+    data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
+    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    as_of = plan.prices.as_of or day
+    run_date = plan.run.date or as_of
+    spot = plan.purchase.spot_fraction
+    warnings = (
+        *_cluster_warnings(plan, inst, nodes),
+        *_hyperpod_warnings(catalog, inst, orchestrator, spot, provider, region, as_of),
+        *_date_warnings(catalog, as_of, run_date, day),
+        *zone_notes,
+        *data_notes,
+        *getattr(plan, "whatif_notes", ()),
+    )
+    return Job(
+        instance=inst,
+        accelerator=catalog.accelerator(inst.accelerator),
+        nodes=nodes,
+        provider=provider,
+        orchestrator=orchestrator,
+        region=region,
+        zone_id=zone_id,
+        as_of=as_of,
+        run_date=run_date,
+        data_source=data_source,
+        data_location=data_location,
+        data_provider=data_provider,
+        data_region=data_region,
+        data_zone=data_zone,
+        savings_plan_kind=_savings_plan_kind(plan, inst, provider, orchestrator, region),
+        warnings=warnings,
+        assumed=tuple(d.used),
+    )
+
+
 def usage_for(
     plan: Plan,
     catalog: Catalog,
@@ -703,26 +791,18 @@ def usage_for(
     ``measured_mfu`` (a profile calibration that matches the plan's accelerator and
     precision) replaces the time model's kernel efficiency.
     """
+    job = resolve_job(plan, catalog, today=today)
     d = _Defaults(catalog)
-    inst, nodes = resolve_cluster(plan, catalog)
-    accel = catalog.accelerator(inst.accelerator)
-    provider = inst.provider
-    orchestrator = _orchestrator_on(plan, provider)
-    region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
-    _check_region_cloud(catalog, provider, str(region))
-    zone_notes: list[str] = []
-    zone_id: str | None = None
-    if plan.cluster.zone is not None:
-        zone_id, note = resolve_zone(
-            catalog, provider, str(region), plan.cluster.zone, "cluster.zone"
-        )
-        zone_notes += [note] if note else []
-    placement = _data_placement(plan, catalog, d, provider, str(region), plan.cluster.zone)
-    data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
-    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
-    as_of = plan.prices.as_of or day
-    run_date = plan.run.date or as_of
-    date_warnings = _date_warnings(catalog, as_of, run_date, day)
+    d.used.extend(job.assumed)
+    inst, nodes, accel = job.instance, job.nodes, job.accelerator
+    provider, orchestrator, region = job.provider, job.orchestrator, job.region
+    zone_id, as_of, run_date = job.zone_id, job.as_of, job.run_date
+    data_source, data_location, data_provider = (
+        job.data_source,
+        job.data_location,
+        job.data_provider,
+    )
+    data_region, data_zone = job.data_region, job.data_zone
     gpus = nodes * inst.accelerator_count
     m = plan.model
 
@@ -852,36 +932,26 @@ def usage_for(
     coverage = plan.purchase.savings_plan_coverage
     if coverage is None:
         coverage = 0.0 if plan.purchase.savings_plan == "none" else 1.0
-    sp_kind = _savings_plan_kind(plan, inst, provider, orchestrator, str(region))
     net = plan.network
     mon = plan.monitoring
     return Usage(
         name=plan.run.name,
         provider=provider,
-        region=str(region),
+        region=region,
         instance=inst,
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
         zone=plan.cluster.zone,
         zone_id=zone_id,
-        warnings=(
-            *_cluster_warnings(plan, inst, nodes),
-            *_hyperpod_warnings(
-                catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of
-            ),
-            *date_warnings,
-            *zone_notes,
-            *data_notes,
-            *getattr(plan, "whatif_notes", ()),
-        ),
+        warnings=job.warnings,
         precision=m.precision,
         as_of=as_of,
         run_date=run_date,
         spot_fraction=spot_fraction,
         savings_plan=plan.purchase.savings_plan,
         savings_plan_coverage=coverage,
-        savings_plan_kind=sp_kind,
+        savings_plan_kind=job.savings_plan_kind,
         commitment=plan.purchase.commitment or "buy",
         params=m.params,
         active_params=m.active_params,
