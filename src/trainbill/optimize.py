@@ -442,11 +442,13 @@ class _Pricer:
     dead: set[tuple[str, str]] = field(default_factory=set)  # (orchestrator, term) not priced
     notes: list[str] = field(default_factory=list)
 
-    def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> FloatArray:
-        """Costs (K options, [expected, P90], intervals, spots); +inf where not priced."""
+    def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
+        """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
+        expected run over the grid (its spot shares zero where spot has no price)."""
         spots = sp if self.spot_ok else np.zeros_like(sp)
+        sched = _schedule(base, iv, spots)
         try:
-            out = self._options(base, iv, spots)
+            out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
         except CatalogError as exc:
             if not self.spot_ok or not some(sp > 0):
                 raise
@@ -455,15 +457,13 @@ class _Pricer:
             return self.price(base, iv, sp)
         if not self.spot_ok:
             out[..., sp > 0] = np.inf
-        return out
+        return out, sched
 
-    def _options(self, base: Usage, iv: FloatArray, spots: FloatArray) -> FloatArray:
-        grid = _with_p90(_schedule(base, iv, spots))
-        shape = (2, iv.size, spots.size)
+    def _options(self, orch: str, grid: Usage, shape: tuple[int, ...]) -> FloatArray:
         parts: list[FloatArray] = []
         for term in dict.fromkeys(o.term for o in self.axes.sp):
             covs = np.array([o.coverage for o in self.axes.sp if o.term == term])
-            parts.append(self._term(grid, base.orchestrator, term, covs, shape))
+            parts.append(self._term(grid, orch, term, covs, shape))
         return np.concatenate(parts, axis=0)
 
     def _term(
@@ -535,7 +535,7 @@ class _Block:
     def _costs(self, ni: int, oi: int, ii: int, si: int) -> FloatArray:
         iv = np.array(self.axes.intervals[ii : ii + 1])
         sp = np.array(self.axes.spots[si : si + 1])
-        return self.pricer.price(self.bases[ni, oi], iv, sp)[:, :, 0, 0]
+        return self.pricer.price(self.bases[ni, oi], iv, sp)[0][:, :, 0, 0]
 
     def point(self, flat: int) -> tuple[float, float, float, float]:
         """(total, wall, p90, p90_wall) of one configuration, priced as in the search."""
@@ -884,8 +884,8 @@ def _evaluate_instance(
             if not _fits(base, catalog):
                 break
             bases[ni, oi] = base
-            sched = _schedule(base, iv, sp)
-            rows.add(ni, oi, sched, pricer.price(base, iv, sp))
+            costs, sched = pricer.price(base, iv, sp)
+            rows.add(ni, oi, sched, costs)
     if not bases and too_small is not None:
         raise too_small
     block = _Block(

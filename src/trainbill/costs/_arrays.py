@@ -17,4 +17,6 @@ __all__ = ["some"]
 
 def some(mask: bool | np.bool_ | NDArray[np.bool_]) -> bool:
     """True when the condition holds for one plan, or for at least one element of an array."""
-    return bool(np.any(mask))
+    if isinstance(mask, np.ndarray):
+        return bool(mask.any())
+    return bool(mask)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+import numpy as np
+
 from trainbill.catalog import Catalog, PricePoint
 from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
@@ -69,7 +71,8 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``; the spot price
     times ``usage.spot_price_scale`` (1 for a forecast; a simulated trial's spot price)."""
     rate = _listed_instance_rate(catalog, usage, option)
-    if option != "spot":
+    scale = usage.spot_price_scale
+    if option != "spot" or (np.ndim(scale) == 0 and scale == 1.0):  # a forecast: as listed
         return rate
     return replace(rate, usd=rate.usd * usage.spot_price_scale)
 
