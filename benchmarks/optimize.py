@@ -1,11 +1,10 @@
 """Planner throughput: configurations/s of ``optimize`` vs a loop calling ``forecast`` per plan.
 
 Run: ``python benchmarks/optimize.py [--repeat 5]``. Prints, per grid, the median end-to-end
-time over the repeats (calibration probes included: nothing is cached between calls), the
-marginal rate between the large and the huge grid (same instances, node counts, orchestrators
-and Savings Plan terms, hence the same calibration work: the difference is the NumPy
-evaluation itself) and the naive loop's rate, measured on a random sample of the grid and
-extrapolated. The load average is printed because the machine may be shared.
+time over the repeats (every ``usage_for`` and driver call included), the marginal rate between
+the large and the huge grid (same instances, node counts, orchestrators and Savings Plan terms,
+hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
+naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is printed because the machine may be shared.
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ def main() -> None:
     (_, n1, t1), (name, n2, t2) = rows[1], rows[2]
     if t2 > t1:
         print(
-            f"marginal large -> huge (evaluation only, same calibration): {(n2 - n1) / (t2 - t1):,.0f} configs/s"
+            f"marginal large -> huge (array evaluation only, same usage_for calls): {(n2 - n1) / (t2 - t1):,.0f} configs/s"
         )
     else:
         print("marginal large -> huge: not measurable (huge ran no slower than large; noise)")

@@ -4,8 +4,10 @@ Run from the repository root (not collected by pytest)::
 
     python benchmarks/simulate.py [--trials 1000000] [--chunk-size 65536]
 
-Cases: the seed article's 32-node p5 run (``examples/seed-70b-finetune.toml``) and the same
-plan on 1,024 nodes (8,192 GPUs: ~32x more failure and throttling events per trial). The goal
+Cases: the seed article's 32-node p5 run (``examples/seed-70b-finetune.toml``), the same
+plan on 1,024 nodes (8,192 GPUs: ~32x more failure and throttling events per trial), and a
+pre-training run whose hours come from the time model (``examples/pretrain-512-h100.toml``), so
+every trial also samples the time model's error. The goal
 is >= 20,000 trials/s for the 32-node case on a 2-core machine. Peak memory is the process's
 max RSS growth, to show that chunking bounds everything but the 16 bytes per trial kept for
 exact percentiles.
@@ -43,7 +45,13 @@ def main() -> int:
     catalog = load_catalog()
     plan = load_plan(ROOT / "examples" / "seed-70b-finetune.toml")
     big = plan.model_copy(update={"cluster": plan.cluster.model_copy(update={"nodes": 1024})})
-    for label, p in (("32-node seed example", plan), ("1,024-node run", big)):
+    modelled = load_plan(ROOT / "examples" / "pretrain-512-h100.toml")
+    cases = (
+        ("32-node seed example", plan),
+        ("1,024-node run", big),
+        ("pretrain-512 (time-model error sampled)", modelled),
+    )
+    for label, p in cases:
         usage = usage_for(p, catalog, today=date(2026, 12, 2))
         simulate(usage, catalog, trials=1000, rng=0)  # warm-up (imports, model build)
         before = _rss_mb()

@@ -43,13 +43,11 @@ def _zero() -> Any:
 
 @pytest.mark.parametrize("instance", ["p5.48xlarge", "p4d.24xlarge", "a3-highgpu-8g", "tpu-v6e"])
 def test_random_grid_points_match_forecast(catalog: Catalog, instance: str) -> None:
-    """Random grid points priced in NumPy equal forecast(candidate plan) to 1e-6 relative."""
+    """Random grid points priced by the drivers on arrays equal forecast(candidate plan) to 1e-9."""
     plan = load_plan(SEED)
     space = SearchSpace(savings_plans=("1yr", "3yr"))
     axes = _axes_for(plan, catalog, space, catalog.instance(instance))
-    block, _ = _evaluate_instance(
-        plan, catalog, catalog.instance(instance), axes, TODAY, np.random.default_rng(1)
-    )
+    block, _ = _evaluate_instance(plan, catalog, catalog.instance(instance), axes, TODAY)
     rng = np.random.default_rng(7)
     valid = np.flatnonzero(block.fits)
     for flat in rng.choice(valid, size=8, replace=False):
@@ -70,15 +68,15 @@ def test_random_grid_points_match_forecast(catalog: Catalog, instance: str) -> N
             catalog,
             today=TODAY,
         )
-        assert fc.total_usd == pytest.approx(c.total_usd, rel=1e-6)
-        assert fc.usage.wall_hours == pytest.approx(c.wall_hours, rel=1e-6)
+        assert fc.total_usd == pytest.approx(c.total_usd, rel=1e-9)
+        assert fc.usage.wall_hours == pytest.approx(c.wall_hours, rel=1e-9)
 
 
 def test_best_plan_forecasts_to_its_reported_cost(catalog: Catalog) -> None:
     """The plan written for the winner forecasts to exactly the winner's cost and time."""
     result = optimize(load_plan(SEED), catalog, deadline_hours=100, today=TODAY)
     fc = forecast(result.best_plan, catalog, today=TODAY)
-    assert fc.total_usd == pytest.approx(result.best.total_usd, rel=1e-6)
+    assert fc.total_usd == pytest.approx(result.best.total_usd, rel=1e-9)
     assert result.best.wall_hours <= 100
     assert result.best.total_usd <= result.user.total_usd
 
@@ -101,7 +99,7 @@ def test_user_plan_is_a_candidate(catalog: Catalog) -> None:
         0.5,
     )
     assert result.best.total_usd == pytest.approx(
-        forecast(plan, catalog, today=TODAY).total_usd, rel=1e-6
+        forecast(plan, catalog, today=TODAY).total_usd, rel=1e-9
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import trainbill.optimize as opt
 from conftest import EXAMPLES, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.optimize import SearchSpace, _axes_for, _candidate, _evaluate_instance, optimize
@@ -35,15 +34,13 @@ def test_feasible_count_with_deadline_and_budget(catalog: Catalog) -> None:
 
 
 @pytest.mark.parametrize("objective", ["expected", "p90"])
-def test_chunked_search_matches_enumeration(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, objective: str
-) -> None:
-    """Tiny chunks (7 configurations, partial last chunk) give the enumeration's winner and count.
+def test_chunked_search_matches_enumeration(catalog: Catalog, objective: str) -> None:
+    """The per-row reductions give the enumeration's winner and feasible count.
 
-    The enumeration prices every configuration one by one with ``_candidate`` and applies the
-    deadline and budget (their medians over the grid, so both bind) in plain Python.
+    The enumeration prices every configuration one by one with ``_candidate`` (the drivers on a
+    one-point grid) and applies the deadline and budget (their medians over the grid, so both
+    bind) in plain Python.
     """
-    monkeypatch.setattr(opt, "_CHUNK", 7)
     plan = load_plan(SEED)
     inst = catalog.instance("p5.48xlarge")
     space = SearchSpace(
@@ -54,9 +51,7 @@ def test_chunked_search_matches_enumeration(
         spot_fractions=(0.0, 0.25),
         orchestrators=("ec2", "eks"),
     )
-    block, _ = _evaluate_instance(
-        plan, catalog, inst, _axes_for(plan, catalog, space, inst), TODAY, np.random.default_rng(0)
-    )
+    block, _ = _evaluate_instance(plan, catalog, inst, _axes_for(plan, catalog, space, inst), TODAY)
     use_p90 = objective == "p90"
     points = [(_candidate(block, int(f)), int(f)) for f in np.flatnonzero(block.fits)]
     keys = [

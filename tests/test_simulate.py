@@ -28,7 +28,6 @@ from trainbill.simulate import (
     simulate,
     spot_comparison,
     spot_range_of_on_demand,
-    spot_scaled_catalog,
     young_daly_interval,
 )
 from trainbill.spec import load_plan, plan_from_dict
@@ -67,8 +66,8 @@ def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:
     assert q[:, 4].max() >= 1
     for i in sorted(picks):
         trial = sim.samples.usage(usage, i)
-        cat = spot_scaled_catalog(catalog, usage, float(sim.samples.spot_scale[i]))
-        direct = forecast_usage(trial, cat).total_usd
+        assert trial.spot_price_scale == sim.samples.spot_scale[i]
+        direct = forecast_usage(trial, catalog).total_usd
         assert sim.samples.cost_usd[i] == pytest.approx(direct, rel=1e-9)
         assert sim.samples.wall_hours[i] == pytest.approx(trial.wall_hours, rel=1e-12)
 
@@ -265,22 +264,25 @@ def test_bad_parameters(catalog: Catalog, override: dict[str, float], message: s
         SimulationParams.from_usage(usage, catalog, **override)
 
 
-def test_nonlinear_driver_is_detected(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """If a driver stopped being linear the model refuses to price trials rather than drift."""
-    real = simmod.forecast_usage
-
-    class Squared:
-        def __init__(self, fc: Any) -> None:
-            self.ledger = type("L", (), {})()
-            total = fc.ledger.total_usd + fc.usage.failure_lost_hours**2
-            by_cat = dict(fc.ledger.by_category())
-            by_cat["failures"] += fc.usage.failure_lost_hours**2
-            self.ledger.total_usd = total  # type: ignore[attr-defined]
-            self.ledger.by_category = lambda: by_cat  # type: ignore[attr-defined]
-
-    monkeypatch.setattr(simmod, "forecast_usage", lambda u, c: Squared(real(u, c)))
-    with pytest.raises(SimulationError, match="not linear"):
-        simulate(_usage(catalog), catalog, trials=10, rng=1)
+def test_trials_across_a_kink_are_priced_like_forecast(catalog: Catalog) -> None:
+    """Retained S3 checkpoints = min(keep_last, checkpoints): trials either side of the kink
+    (time-model error moves the count around keep_last) cost what forecast_usage says."""
+    d = zero_hidden_plan()
+    del d["run"]["hours"]
+    d["model"] = {"params": 7e9, "tokens": 2e10}
+    d["checkpoint"] = {"target": "s3", "keep_last": 5, "size_gb": 100.0}
+    probe = usage_for(plan_from_dict(d), catalog, today=TODAY)
+    # An interval giving 5 checkpoints at the forecast's hours: a trial k x longer writes 5k.
+    d["checkpoint"]["interval_hours"] = probe.compute_hours / 5.0
+    usage = usage_for(plan_from_dict(d), catalog, today=TODAY)
+    sim = simulate(usage, catalog, trials=400, rng=4, keep_samples=True)
+    assert sim.samples is not None
+    count = sim.samples.quantities[:, simmod.PERTURBED.index("checkpoint_count")]
+    below, above = int(np.argmin(count)), int(np.argmax(count))
+    assert count[below] < 5 < count[above]
+    for i in (below, above):
+        direct = forecast_usage(sim.samples.usage(usage, i), catalog).total_usd
+        assert sim.samples.cost_usd[i] == pytest.approx(direct, rel=1e-12)
 
 
 def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

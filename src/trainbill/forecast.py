@@ -440,11 +440,11 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
     # expected-value bill understates: say so.
     exposed = usage.exposed_hours
     per_hour = (usage.failure_events + usage.reclaim_events) / exposed if exposed > 0 else 0.0
-    busy = per_hour * (usage.checkpoint_interval_hours / 2.0 + usage.restart_hours)
+    busy = per_hour * usage.lost_hours_each
     if busy >= OVERLOADED_RECOVERY:
         out.append(
             f"failures and spot reclaims arrive every {60.0 / per_hour:,.0f} min and each costs "
-            f"{usage.checkpoint_interval_hours / 2.0 + usage.restart_hours:.2g} h of lost work and restart "
+            f"{usage.lost_hours_each:.2g} h of lost work and restart "
             f"({busy:.0%} of the time): the expected-value estimate understates this run; use fewer "
             "GPUs, faster restarts (reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
         )

@@ -8,12 +8,19 @@ belongs to presentation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["CATEGORIES", "Ledger", "LineItem"]
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["CATEGORIES", "Amount", "Charge", "Ledger", "LineItem"]
+
+#: A quantity or price: one number when one plan is priced, a float64 array when the drivers
+#: price a simulation's trials or a planner's grid in one pass (``trainbill.costs.price_arrays``).
+Amount = float | NDArray[np.float64]
 
 #: The closed set of ledger categories, in presentation order. Bills are classified into the
 #: same names (plus bill-only ones such as ``tax``/``credit``) so forecasts and invoices compare.
@@ -77,6 +84,49 @@ class LineItem:
             "service_category": self.service_category,
             "pricing_category": self.pricing_category,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Charge:
+    """What a cost driver yields: a line whose quantity and unit price may be arrays.
+
+    One code path prices one plan and a whole array of trials or grid points: the driver's
+    arithmetic broadcasts, and its ``basis`` is a function rendered only for a single plan
+    (``line``), never for arrays, where formatting a number has no meaning. Everything else
+    (item, unit, source) is text that does not depend on the quantities that vary.
+    """
+
+    category: str
+    item: str
+    quantity: Amount
+    unit: str
+    unit_price_usd: Amount
+    basis: Callable[[], str]
+    source: str
+    driver: str = ""
+    service_category: str = "Compute"
+    pricing_category: str = "Standard"
+
+    @property
+    def cost_usd(self) -> Amount:
+        """Quantity × unit price, elementwise for arrays."""
+        cost: Amount = self.quantity * self.unit_price_usd
+        return cost
+
+    def line(self) -> LineItem:
+        """The ledger line of a single plan's charge, with its basis rendered now."""
+        return LineItem(
+            category=self.category,
+            item=self.item,
+            quantity=float(self.quantity),
+            unit=self.unit,
+            unit_price_usd=float(self.unit_price_usd),
+            basis=self.basis(),
+            source=self.source,
+            driver=self.driver,
+            service_category=self.service_category,
+            pricing_category=self.pricing_category,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,23 +3,15 @@
 The article's advice (right-size, buy Savings Plans for the baseline, use spot when
 interruptions are tolerable, consider other clouds) as a search instead of opinions.
 
-How the search stays consistent with ``forecast`` while evaluating millions of candidates:
-
-* **Time side.** For every (instance, node count) the real ``usage_for`` is called on two
-  reference plans (two checkpoint intervals, all nodes on spot). From them come the pure
-  compute hours, the synchronization stall, the evaluation hours, the checkpoint write stall, the failure and reclaim
-  rates per exposed hour and the loss per event as an affine function of the interval; one
-  ``usage_for`` per orchestrator gives its restart time. The grid over interval × spot share ×
-  orchestrator is then composed in NumPy. A random sample of grid points is re-derived with
-  ``usage_for`` and compared; a mismatch (e.g. the time model changed shape) raises instead of
-  returning a wrong plan.
-* **Price side.** The cost drivers are linear in the usage quantities. For every (instance,
-  orchestrator, Savings Plan term) the real ``costs.estimate`` prices a dozen synthetic usages
-  (random nodes, spot share, coverage, hours, checkpoint count) and a least-squares fit recovers
-  the coefficients of twelve features (1, W, N·W, N·s·W, N·c·W, N·c·s·W, checkpoints, retained
-  checkpoints, retained·W, N, N·c, N·c·s; W wall hours, N nodes, s spot share, c coverage; the
-  last two carry a Savings Plan bought for the run, billed for its whole term). Held-out probes
-  must match to 1e-9 relative or the planner raises.
+How the search stays consistent with ``forecast``: it *is* the forecast's code. For every
+(instance, node count, orchestrator) the real ``usage_for`` works out the run (time model,
+checkpoint stall, interruption rates); ``Usage.with_schedule`` re-derives it over the
+interval × spot-share grid with NumPy arrays (the rule ``usage_for`` itself uses), and the real
+cost drivers price every Savings Plan option of that grid at once (``costs.price_arrays``: the
+drivers' arithmetic broadcasts, and costs are added in ledger order, so a grid point costs
+exactly what ``forecast`` says for its candidate plan). Nothing is fitted, composed or probed.
+The Savings Plan term and coverage are the plan's own fields, passed through ``usage_for``
+unchanged, so each option replaces them on the usage.
 
 Objective and constraints (minimise over the grid)::
 
@@ -31,8 +23,9 @@ Objective and constraints (minimise over the grid)::
 
 P90: failures and reclaims are Poisson with the expected counts m the forecast uses; each loses
 restart + U(0, interval) hours, so the lost hours have variance m·(L² + I²/12) (compound
-Poisson, L the mean loss per event). P90 = mean + 1.2816·sd, for wall hours and for cost (the
-sd in hours times the marginal cost of a wall hour). The normal approximation is rough when m
+Poisson, L the mean loss per event). P90 wall hours = mean + 1.2816·sd; the P90 cost is the
+drivers' price of the run that loses those 1.2816·sd extra hours (``_with_p90``). The normal
+approximation is rough when m
 is below a few events; it ignores price uncertainty.
 
 Plans that give only ``run.hours`` carry no FLOP count, so hours are scaled to a candidate
@@ -58,7 +51,8 @@ import numpy as np
 import numpy.typing as npt
 
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
-from trainbill.costs import estimate
+from trainbill.costs import price_arrays
+from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, InfeasibleError, SpecError, TrainbillError, suggest
 from trainbill.forecast import forecast
 from trainbill.memory import MemoryFitError
@@ -390,219 +384,6 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
     )
 
 
-def _features(
-    n: FloatArray, s: FloatArray, c: FloatArray, w: FloatArray, count: FloatArray, kept: FloatArray
-) -> list[FloatArray]:
-    """The twelve price features; every driver's total is linear in these."""
-    nw = n * w
-    one = np.ones_like(w)
-    return [
-        one,
-        w,
-        nw,
-        nw * s,
-        nw * c,
-        nw * c * s,
-        count,
-        kept,
-        kept * w,
-        n * one,
-        n * c * one,
-        n * c * s * one,
-    ]
-
-
-def _kept(count: FloatArray, keep_last: int) -> FloatArray:
-    """Checkpoints retained in S3: min(keep_last, max(count, 1)), as the checkpoint driver."""
-    return np.minimum(float(keep_last), np.maximum(count, 1.0))
-
-
-def _usage_total(u: Usage, catalog: Catalog) -> float:
-    return estimate(u, catalog).total_usd
-
-
-def _probe_usage(
-    ref: Usage, rng: np.random.Generator, j: int, *, spot: bool, coverage: bool
-) -> Usage:
-    """A synthetic usage with random quantities, for fitting and checking price coefficients.
-
-    Checkpoint counts cycle through values below 1, between 1 and ``keep_last`` and above it,
-    so the retained-checkpoint feature is never confounded with the constant.
-    """
-    hc = float(rng.uniform(1.0, 500.0))
-    step = (max(ref.keep_last, 1) + 2.0) / 4.0
-    count = (
-        0.25 + (j % 8) * step + float(rng.uniform(0.0, 0.1)) if ref.checkpoint_size_gb > 0 else 0.0
-    )
-    return replace(
-        ref,
-        nodes=int(rng.integers(1, 200)),
-        spot_fraction=float(rng.uniform(0.0, 1.0)) if spot else 0.0,
-        savings_plan_coverage=float(rng.uniform(0.0, 1.0)) if coverage else 0.0,
-        compute_hours=hc,
-        sync_stall_hours=hc * float(rng.uniform(0.0, 0.3))
-        if ref.time.sync_stall_fraction > 0
-        else 0.0,
-        checkpoint_count=count,
-        checkpoint_stall_hours=float(rng.uniform(0.0, 20.0)) if count else 0.0,
-        failure_lost_hours=float(rng.uniform(0.0, 30.0))
-        if ref.failure_rate_per_gpu_day > 0
-        else 0.0,
-        reclaim_lost_hours=float(rng.uniform(0.0, 30.0)) if spot else 0.0,
-    )
-
-
-def _probe_features(u: Usage) -> FloatArray:
-    arr = _features(
-        np.array([float(u.nodes)]),
-        np.array([u.spot_fraction]),
-        np.array([u.savings_plan_coverage]),
-        np.array([u.wall_hours]),
-        np.array([u.checkpoint_count]),
-        _kept(np.array([u.checkpoint_count]), u.keep_last),
-    )
-    return np.array([a[0] for a in arr])
-
-
-def _fit_prices(
-    ref: Usage, catalog: Catalog, *, spot: bool, rng: np.random.Generator
-) -> FloatArray:
-    """Least-squares price coefficients for one (instance, orchestrator, term), checked."""
-    coverage = ref.savings_plan != "none"
-    probes = [
-        _probe_usage(ref, rng, j, spot=spot, coverage=coverage) for j in range(_PROBES + _HOLDOUT)
-    ]
-    x = np.array([_probe_features(u) for u in probes])
-    y = np.array([_usage_total(u, catalog) for u in probes])
-    coef, *_ = np.linalg.lstsq(x[:_PROBES], y[:_PROBES], rcond=None)
-    pred = x[_PROBES:] @ coef
-    err = np.abs(pred - y[_PROBES:]) / np.maximum(np.abs(y[_PROBES:]), 1.0)
-    if float(err.max()) > _REL_TOL:
-        msg = (
-            f"optimizer price model disagrees with the cost drivers for {ref.instance.instance} "
-            f"({ref.orchestrator}, {ref.savings_plan}): relative error {float(err.max()):.2e}. "
-            "A driver is no longer linear in the optimizer's features; update trainbill.optimize._features."
-        )
-        raise RuntimeError(msg)
-    return np.asarray(coef, dtype=np.float64)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _TimeCoef:
-    """Per node count: the quantities the time grid is composed from (see module docstring)."""
-
-    compute: FloatArray  # H_c
-    sync: FloatArray  # H_s
-    evaluation: FloatArray  # H_e: validation passes (independent of interval and spot)
-    ck_each: FloatArray  # write stall per checkpoint
-    ck_per_hour: FloatArray  # checkpoints per compute hour per (1/interval): 1 if size > 0
-    fail_rate: FloatArray  # failures per exposed hour
-    reclaim_rate: FloatArray  # reclaims per exposed hour per unit spot share
-    loss_slope: float  # loss per event = restart(orchestrator) + slope × interval
-    restart: FloatArray  # per orchestrator
-    fits: npt.NDArray[np.bool_]  # model state fits in HBM
-    ref_nodes: int  # the largest node count that fits: reference for restart and price fits
-
-
-def _time_coefficients(
-    plan: Plan,
-    catalog: Catalog,
-    inst: Instance,
-    axes: _Axes,
-    region: str | None,
-    today: date | None,
-) -> _TimeCoef:
-    i0, i1 = 1.0, 4.0
-    cols: dict[str, list[float]] = {
-        k: [] for k in ("hc", "hs", "he", "each", "kph", "fr", "rr", "slope", "fits")
-    }
-    fitting: list[int] = []
-    too_small: MemoryFitError | None = None
-    for n in axes.nodes:
-        try:
-            us = [
-                usage_for(
-                    candidate_plan(
-                        plan,
-                        catalog,
-                        instance=inst.instance,
-                        nodes=n,
-                        orchestrator=axes.orchestrators[0],
-                        spot_fraction=1.0,
-                        savings_plan="none",
-                        savings_plan_coverage=0.0,
-                        checkpoint_interval_hours=iv,
-                        region=region,
-                    ),
-                    catalog,
-                    today=today,
-                )
-                for iv in (i0, i1)
-            ]
-        except MemoryFitError as exc:
-            # Too few accelerators for this model at this count (the time model's memory test):
-            # not a candidate. Placeholder zeros keep the grid's shape; ``fits`` masks the row.
-            too_small = exc
-            for key, values in cols.items():
-                if key != "slope":
-                    values.append(0.0)
-            continue
-        fitting.append(n)
-        u = us[0]
-        cols["hc"].append(u.compute_hours)
-        cols["hs"].append(u.sync_stall_hours)
-        cols["he"].append(u.eval_hours)
-        cols["each"].append(u.checkpoint_stall_hours_each)
-        cols["kph"].append(u.checkpoint_count * i0 / u.compute_hours if u.compute_hours else 0.0)
-        cols["fr"].append(u.failure_events / u.exposed_hours)
-        cols["rr"].append(u.reclaim_events / u.exposed_hours)
-        events = [x.failure_events + x.reclaim_events for x in us]
-        if events[0] > 0 and events[1] > 0:
-            loss = [
-                (x.failure_lost_hours + x.reclaim_lost_hours) / e
-                for x, e in zip(us, events, strict=True)
-            ]
-            cols["slope"].append((loss[1] - loss[0]) / (i1 - i0))
-        cols["fits"].append(1.0 if _fits(u, catalog) else 0.0)
-    if not fitting:
-        assert too_small is not None
-        raise too_small
-    ref_nodes = fitting[-1]
-    restart = []
-    for orch in axes.orchestrators:
-        u = usage_for(
-            candidate_plan(
-                plan,
-                catalog,
-                instance=inst.instance,
-                nodes=ref_nodes,
-                orchestrator=orch,
-                spot_fraction=0.0,
-                savings_plan="none",
-                savings_plan_coverage=0.0,
-                checkpoint_interval_hours=i0,
-                region=region,
-            ),
-            catalog,
-            today=today,
-        )
-        restart.append(u.restart_hours)
-    slope = float(np.median(cols["slope"])) if cols["slope"] else 0.5
-    return _TimeCoef(
-        compute=np.array(cols["hc"]),
-        sync=np.array(cols["hs"]),
-        evaluation=np.array(cols["he"]),
-        ck_each=np.array(cols["each"]),
-        ck_per_hour=np.array(cols["kph"]),
-        fail_rate=np.array(cols["fr"]),
-        reclaim_rate=np.array(cols["rr"]),
-        loss_slope=slope,
-        restart=np.array(restart),
-        fits=np.array(cols["fits"]) > 0.5,
-        ref_nodes=ref_nodes,
-    )
-
-
 def _fits(u: Usage, catalog: Catalog) -> bool:
     """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test)."""
     if u.params is None:
@@ -611,184 +392,162 @@ def _fits(u: Usage, catalog: Catalog) -> bool:
     return need <= u.gpus * u.accelerator.hbm_gb
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _TimeGrid:
-    """Shape (nodes, orchestrators, intervals, spots)."""
-
-    wall: FloatArray
-    count: FloatArray
-    events: FloatArray
-    loss: FloatArray
-
-
-def _compose_time(tc: _TimeCoef, axes: _Axes) -> _TimeGrid:
-    iv = np.array(axes.intervals)[None, None, :, None]
-    s = np.array(axes.spots)[None, None, None, :]
-    hc = tc.compute[:, None, None, None]
-    count = hc * tc.ck_per_hour[:, None, None, None] / iv
-    exposed = hc + tc.sync[:, None, None, None] + tc.evaluation[:, None, None, None]
-    exposed = exposed + count * tc.ck_each[:, None, None, None]
-    events = exposed * (
-        tc.fail_rate[:, None, None, None] + tc.reclaim_rate[:, None, None, None] * s
-    )
-    loss = tc.restart[None, :, None, None] + tc.loss_slope * iv
-    wall = exposed + events * loss
-    shape = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
-    return _TimeGrid(
-        wall=np.broadcast_to(wall, shape),
-        count=np.broadcast_to(count, shape),
-        events=np.broadcast_to(events, shape),
-        loss=np.broadcast_to(loss, shape),
-    )
+# --- pricing a grid with the real drivers ---------------------------------------------------
+def _wall_sd(u: Usage) -> FloatArray:
+    """Standard deviation of the hours lost to interruptions (compound Poisson, module doc):
+    events × (L² + I²/12), L = interval / 2 + restart the mean loss per event."""
+    events = np.asarray(u.failure_events + u.reclaim_events)
+    each = u.lost_hours_each
+    return np.sqrt(events * (each**2 + u.checkpoint_interval_hours**2 / 12.0))
 
 
-def _check_time(
-    plan: Plan,
-    catalog: Catalog,
-    inst: Instance,
-    axes: _Axes,
-    grid: _TimeGrid,
-    region: str | None,
-    today: date | None,
-    rng: np.random.Generator,
-    fits: npt.NDArray[np.bool_],
-) -> None:
-    """Re-derive a few grid points with ``usage_for``; raise if the composition drifted.
+def _schedule(base: Usage, iv: FloatArray, sp: FloatArray) -> Usage:
+    """``base`` over the grid: intervals on axis 0, spot shares on axis 1."""
+    grid: dict[str, Any] = {"interval_hours": iv[:, None], "spot_fraction": sp[None, :]}
+    return base.with_schedule(**grid)
 
-    Only node counts that fit are checked: the others are no candidates (``usage_for`` refuses them).
+
+def _with_p90(u: Usage) -> Usage:
+    """The usage stacked on a new leading axis: [expected run, run at its P90 lost hours].
+
+    The P90 run loses P90_Z × sd more hours to interruptions, shared between failures and
+    reclaims in proportion to their expected counts; the drivers price both runs at once, so
+    its cost is the drivers' (every wall-clock line lengthens too), not a linearisation.
     """
-    rows = np.flatnonzero(fits)
-    if rows.size == 0:
-        return
-    for _ in range(_TIME_CHECKS):
-        idx = (
-            int(rows[int(rng.integers(0, rows.size))]),
-            *(int(rng.integers(0, k)) for k in grid.wall.shape[1:]),
-        )
-        n, o, i, s = idx
-        u = usage_for(
-            candidate_plan(
-                plan,
-                catalog,
-                instance=inst.instance,
-                nodes=axes.nodes[n],
-                orchestrator=axes.orchestrators[o],
-                spot_fraction=axes.spots[s],
-                savings_plan="none",
-                savings_plan_coverage=0.0,
-                checkpoint_interval_hours=axes.intervals[i],
-                region=region,
-            ),
-            catalog,
-            today=today,
-        )
-        got = float(grid.wall[idx])
-        if abs(got - u.wall_hours) > _REL_TOL * max(u.wall_hours, 1.0):
-            msg = (
-                f"optimizer time model disagrees with usage_for for {inst.instance} × {axes.nodes[n]}: "
-                f"{got} vs {u.wall_hours} wall hours; update trainbill.optimize._compose_time."
-            )
-            raise RuntimeError(msg)
+    extra = P90_Z * _wall_sd(u)
+    events = np.asarray(u.failure_events + u.reclaim_events, dtype=np.float64)
+    share = np.divide(u.failure_events, events, out=np.zeros(np.shape(events)), where=events > 0)
+    fail = np.stack(np.broadcast_arrays(u.failure_lost_hours, u.failure_lost_hours + extra * share))
+    reclaim = np.stack(
+        np.broadcast_arrays(u.reclaim_lost_hours, u.reclaim_lost_hours + extra * (1.0 - share))
+    )
+    stacked: dict[str, Any] = {"failure_lost_hours": fail, "reclaim_lost_hours": reclaim}
+    return replace(u, **stacked)
 
 
-# --- the search ------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Pricer:
+    """Prices one instance's grids with ``costs.price_arrays``, remembering what has no price.
+
+    A missing spot price takes spot off the instance's grid; a missing commitment rate takes that
+    (orchestrator, term) off it; each once, with a note. Savings Plan options are priced by
+    replacing the usage's term and coverage (the plan's own fields, passed through by
+    ``usage_for``): coverage is an array on its own axis.
+    """
+
+    catalog: Catalog
+    inst: Instance
+    axes: _Axes
+    spot_ok: bool = True
+    dead: set[tuple[str, str]] = field(default_factory=set)  # (orchestrator, term) not priced
+    notes: list[str] = field(default_factory=list)
+
+    def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
+        """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
+        expected run over the grid (its spot shares zero where spot has no price)."""
+        spots = sp if self.spot_ok else np.zeros_like(sp)
+        sched = _schedule(base, iv, spots)
+        try:
+            out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
+        except CatalogError as exc:
+            if not self.spot_ok or not some(sp > 0):
+                raise
+            self.spot_ok = False
+            self.notes.append(f"{self.inst.instance}: spot not searched ({exc})")
+            return self.price(base, iv, sp)
+        if not self.spot_ok:
+            out[..., sp > 0] = np.inf
+        return out, sched
+
+    def _options(self, orch: str, grid: Usage, shape: tuple[int, ...]) -> FloatArray:
+        parts: list[FloatArray] = []
+        for term in dict.fromkeys(o.term for o in self.axes.sp):
+            covs = np.array([o.coverage for o in self.axes.sp if o.term == term])
+            parts.append(self._term(grid, orch, term, covs, shape))
+        return np.concatenate(parts, axis=0)
+
+    def _term(
+        self, grid: Usage, orch: str, term: str, covs: FloatArray, shape: tuple[int, ...]
+    ) -> FloatArray:
+        out = np.full((covs.size, *shape), np.inf)
+        if (orch, term) in self.dead:
+            return out
+        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
+        try:
+            total, _ = price_arrays(replace(grid, savings_plan=term, **cov), self.catalog)
+        except CatalogError as exc:
+            if term == "none":
+                raise
+            self.dead.add((orch, term))
+            self.notes.append(f"{self.inst.instance}: {term} Savings Plan not searched ({exc})")
+            return out
+        out[...] = total
+        return out
+
+
 @dataclass(slots=True)
 class _Block:
-    """One instance's evaluated grid, kept per row rather than per configuration.
+    """One instance's evaluated grid, reduced per row as it was priced.
 
-    A row is one (nodes, orchestrator, interval, spot share) point; the Savings Plan axis (last
-    in the flat order) only scales the coverage-dependent price features, so every
-    configuration's cost is ``base[row, term] + coverage × slope[row, term]`` (same for P90 with
-    ``base90``/``slope90``). The search computes that for every configuration in cache-sized
-    chunks and keeps only per-row reductions; ``*_at`` recompute any single point the same way.
+    A row is one (nodes, orchestrator, interval, spot share) point; the Savings Plan options
+    (last in the flat order) are reduced to the row's cheapest valid one for the objective
+    (first on ties), with its expected and P90 cost, and how many options are priced and within
+    the budget. ``point`` prices any single configuration again with the same code.
     """
 
     inst: Instance
     region: str
     axes: _Axes
+    pricer: _Pricer
+    bases: dict[tuple[int, int], Usage]
     wall: FloatArray  # (rows,) expected wall hours
     p90_wall: FloatArray  # (rows,)
-    row_ok: npt.NDArray[np.bool_]  # (rows,) fits in HBM and spot priced where s > 0
-    sp_ok: npt.NDArray[np.bool_]  # (SP,) the option's term has prices
-    term_of: npt.NDArray[np.intp]  # (SP,) column of base/slope for the option's term
-    cov: FloatArray  # (SP,) coverage of the option (0 for "none")
-    base: FloatArray  # (rows, terms)
-    slope: FloatArray  # (rows, terms)
-    base90: FloatArray  # (rows, terms)
-    slope90: FloatArray  # (rows, terms)
+    row_ok: npt.NDArray[np.bool_]  # (rows,) fits in HBM and at least one option priced
+    best: FloatArray  # (rows,) the cheapest option's objective (inf if none)
+    arg: npt.NDArray[np.intp]  # (rows,) its option index
+    best_total: FloatArray  # (rows,) its expected cost
+    best_p90: FloatArray  # (rows,) its P90 cost
+    priced: npt.NDArray[np.int64]  # (rows,) options with a price
+    within_budget: npt.NDArray[np.int64]  # (rows,) priced options within the budget
+
+    @property
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """(nodes, orchestrators, intervals, spots, Savings Plan options)."""
+        a = self.axes
+        return (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
 
     @property
     def size(self) -> int:
         """Configurations in the block (rows × Savings Plan options)."""
-        return int(self.wall.size * self.cov.size)
+        return math.prod(self.shape)
 
     @property
     def fits(self) -> npt.NDArray[np.bool_]:
         """Flat validity mask over all configurations (flat order nodes, orch, interval, spot, SP)."""
-        return np.asarray((self.row_ok[:, None] & self.sp_ok[None, :]).reshape(-1))
+        n, o, i, s, _ = self.shape
+        a = self.axes
+        option_ok = np.array(
+            [[(orch, opt.term) not in self.pricer.dead for opt in a.sp] for orch in a.orchestrators]
+        )
+        ok = self.row_ok.reshape(n, o, i, s)[..., None] & option_ok[None, :, None, None, :]
+        return np.asarray(ok.reshape(-1))
+
+    def _costs(self, ni: int, oi: int, ii: int, si: int) -> FloatArray:
+        iv = np.array(self.axes.intervals[ii : ii + 1])
+        sp = np.array(self.axes.spots[si : si + 1])
+        return self.pricer.price(self.bases[ni, oi], iv, sp)[0][:, :, 0, 0]
 
     def point(self, flat: int) -> tuple[float, float, float, float]:
-        """(total, wall, p90, p90_wall) of one configuration, computed as in the search."""
-        row, k = divmod(int(flat), self.cov.size)
-        t = int(self.term_of[k])
-        cov = float(self.cov[k])
-        total = float(self.base[row, t]) + cov * float(self.slope[row, t])
-        p90 = float(self.base90[row, t]) + cov * float(self.slope90[row, t])
-        return total, float(self.wall[row]), p90, float(self.p90_wall[row])
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Reduced:
-    """Per-row reduction of one block for one objective (see ``_reduce``)."""
-
-    best: FloatArray  # (rows,) cheapest valid option's objective (inf if none)
-    arg: npt.NDArray[np.intp]  # (rows,) its SP index (first on ties)
-    within_budget: npt.NDArray[np.int64] | None  # (rows,) valid options with objective <= budget
-
-
-#: Configurations per evaluation chunk: small enough to stay in L2 cache (≈0.5 MB of float64).
-_CHUNK = 1 << 16
-
-
-def _reduce(block: _Block, use_p90: bool, budget: float | None) -> _Reduced:
-    """Evaluate every configuration's objective and reduce along the Savings Plan axis.
-
-    Each chunk of rows is expanded to (rows, SP) objectives in a reused buffer (one multiply
-    and one add per configuration), then reduced to the row minimum, its argmin and, with a
-    budget, the number of options within it. Options whose term has no price are +inf.
-    """
-    base = block.base90 if use_p90 else block.base
-    slope = block.slope90 if use_p90 else block.slope
-    rows, nsp = block.wall.size, block.cov.size
-    best = np.empty(rows)
-    arg = np.empty(rows, dtype=np.intp)
-    within = np.empty(rows, dtype=np.int64) if budget is not None else None
-    # Columns of one term are contiguous (``_axes_for`` builds them term by term).
-    spans: list[tuple[int, int, int]] = []
-    for k in range(nsp):
-        t = int(block.term_of[k])
-        if spans and spans[-1][2] == t and spans[-1][1] == k:
-            spans[-1] = (spans[-1][0], k + 1, t)
-        else:
-            spans.append((k, k + 1, t))
-    step = max(1, _CHUNK // nsp)
-    buf_all = np.empty((min(step, rows), nsp))
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        buf = buf_all[: r1 - r0]
-        for k0, k1, t in spans:
-            view = buf[:, k0:k1]
-            if not block.sp_ok[k0]:
-                view.fill(np.inf)
-                continue
-            np.multiply(slope[r0:r1, t, None], block.cov[None, k0:k1], out=view)
-            view += base[r0:r1, t, None]
-        a = np.argmin(buf, axis=1)
-        arg[r0:r1] = a
-        best[r0:r1] = np.take_along_axis(buf, a[:, None], axis=1)[:, 0]
-        if within is not None and budget is not None:
-            within[r0:r1] = np.count_nonzero(buf <= budget, axis=1)
-    return _Reduced(best=best, arg=arg, within_budget=within)
+        """(total, wall, p90, p90_wall) of one configuration, priced as in the search."""
+        ni, oi, ii, si, k = (int(x) for x in np.unravel_index(int(flat), self.shape))
+        row = int(flat) // self.shape[4]
+        wall, p90_wall = float(self.wall[row]), float(self.p90_wall[row])
+        if k == int(self.arg[row]):
+            return float(self.best_total[row]), wall, float(self.best_p90[row]), p90_wall
+        if (ni, oi) not in self.bases:
+            return math.inf, wall, math.inf, p90_wall
+        costs = self._costs(ni, oi, ii, si)
+        return float(costs[k, 0]), wall, float(costs[k, 1]), p90_wall
 
 
 def _validate(
@@ -1015,103 +774,137 @@ def _axes_for(
     )
 
 
+def _base_usage(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    nodes: int,
+    orchestrator: str,
+    interval: float,
+    region: str | None,
+    today: date | None,
+) -> Usage:
+    """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
+    the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
+    commitment (``_Pricer`` sets each option's)."""
+    cand = candidate_plan(
+        plan,
+        catalog,
+        instance=inst.instance,
+        nodes=nodes,
+        orchestrator=orchestrator,
+        spot_fraction=1.0,
+        savings_plan="none",
+        savings_plan_coverage=0.0,
+        checkpoint_interval_hours=interval,
+        region=region,
+    )
+    return usage_for(cand, catalog, today=today)
+
+
+@dataclass(slots=True)
+class _Rows:
+    """Per-row results of one instance's grid, filled one (nodes, orchestrator) chunk at a time."""
+
+    shape: tuple[int, int, int, int]
+    use_p90: bool
+    budget: float | None
+    wall: FloatArray = field(init=False)
+    p90_wall: FloatArray = field(init=False)
+    best: FloatArray = field(init=False)
+    arg: npt.NDArray[np.intp] = field(init=False)
+    best_total: FloatArray = field(init=False)
+    best_p90: FloatArray = field(init=False)
+    priced: npt.NDArray[np.int64] = field(init=False)
+    within: npt.NDArray[np.int64] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.wall, self.p90_wall = np.full(self.shape, np.inf), np.full(self.shape, np.inf)
+        self.best, self.best_total = np.full(self.shape, np.inf), np.full(self.shape, np.inf)
+        self.best_p90 = np.full(self.shape, np.inf)
+        self.arg = np.zeros(self.shape, dtype=np.intp)
+        self.priced = np.zeros(self.shape, dtype=np.int64)
+        self.within = np.zeros(self.shape, dtype=np.int64)
+
+    def add(self, ni: int, oi: int, sched: Usage, costs: FloatArray) -> None:
+        """Reduce one chunk's costs (K options, [expected, P90], I, S) along the options."""
+        self.wall[ni, oi] = sched.wall_hours
+        self.p90_wall[ni, oi] = sched.wall_hours + P90_Z * _wall_sd(sched)
+        obj = costs[:, 1 if self.use_p90 else 0]
+        a = np.argmin(obj, axis=0)  # first on ties
+
+        def at(x: FloatArray) -> FloatArray:
+            picked: FloatArray = np.take_along_axis(x, a[None], axis=0)[0]
+            return picked
+
+        self.arg[ni, oi] = a
+        self.best[ni, oi] = at(obj)
+        self.best_total[ni, oi] = at(costs[:, 0])
+        self.best_p90[ni, oi] = at(costs[:, 1])
+        self.priced[ni, oi] = np.isfinite(obj).sum(axis=0)
+        if self.budget is not None:
+            self.within[ni, oi] = (obj <= self.budget).sum(axis=0)
+
+
 def _evaluate_instance(
     plan: Plan,
     catalog: Catalog,
     inst: Instance,
     axes: _Axes,
     today: date | None,
-    rng: np.random.Generator,
+    *,
+    use_p90: bool = False,
+    budget: float | None = None,
 ) -> tuple[_Block, list[str]]:
-    """Evaluate one instance's whole grid (nodes × orch × interval × spot × SP) in NumPy."""
-    skipped: list[str] = []
+    """Price one instance's whole grid (nodes × orch × interval × spot × SP) with the drivers.
+
+    Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
+    interruption rates), then the interval × spot grid by ``Usage.with_schedule`` on arrays and
+    every Savings Plan option by ``costs.price_arrays`` in one pass; the chunk is reduced per
+    row at once, so memory is bounded by one chunk. Node counts that cannot hold the model
+    (the time model's memory test, or ``_fits``) are no candidates.
+    """
     region = plan.cluster.region if inst.provider == plan.cluster.provider else None
-    tc = _time_coefficients(plan, catalog, inst, axes, region, today)
-    tg = _compose_time(tc, axes)
-    _check_time(plan, catalog, inst, axes, tg, region, today, rng, tc.fits)
-
-    # Price coefficients per (orchestrator, term); spot only where a spot price exists.
-    terms = tuple(dict.fromkeys(opt.term for opt in axes.sp))
-    spot_ok = True
-    coef = np.zeros((len(axes.orchestrators), len(terms), _N_FEATURES))
-    term_ok = np.ones(len(terms), dtype=bool)
-    keep_last = 0
-    ref_region = ""
-    for o, orch in enumerate(axes.orchestrators):
-        for t, term in enumerate(terms):
-            ref_plan = candidate_plan(
-                plan,
-                catalog,
-                instance=inst.instance,
-                nodes=tc.ref_nodes,
-                orchestrator=orch,
-                spot_fraction=0.0,
-                savings_plan=term,
-                savings_plan_coverage=1.0 if term != "none" else 0.0,
-                checkpoint_interval_hours=axes.intervals[0],
-                region=region,
-            )
-            ref = usage_for(ref_plan, catalog, today=today)
-            keep_last, ref_region = ref.keep_last, ref.region
+    iv, sp = np.array(axes.intervals), np.array(axes.spots)
+    rows = _Rows(
+        shape=(len(axes.nodes), len(axes.orchestrators), iv.size, sp.size),
+        use_p90=use_p90,
+        budget=budget,
+    )
+    pricer = _Pricer(catalog=catalog, inst=inst, axes=axes)
+    bases: dict[tuple[int, int], Usage] = {}
+    too_small: MemoryFitError | None = None
+    for ni, nodes in enumerate(axes.nodes):
+        for oi, orch in enumerate(axes.orchestrators):
             try:
-                coef[o, t] = _fit_prices(ref, catalog, spot=spot_ok, rng=rng)
-            except CatalogError as exc:
-                if spot_ok and term == "none":
-                    spot_ok = False
-                    skipped.append(f"{inst.instance}: spot not searched ({exc})")
-                    coef[o, t] = _fit_prices(ref, catalog, spot=False, rng=rng)
-                else:
-                    term_ok[t] = False
-                    coef[o, t] = 0.0
-                    skipped.append(f"{inst.instance}: {term} Savings Plan not searched ({exc})")
-    term_of = np.array([terms.index(opt.term) for opt in axes.sp], dtype=np.intp)
-
-    # Row features (coverage = 1; it multiplies only the coverage features, so it is applied
-    # per configuration as base + coverage × slope) and their derivative in wall hours.
-    shp4 = (len(axes.nodes), len(axes.orchestrators), len(axes.intervals), len(axes.spots))
-    n = np.broadcast_to(np.array(axes.nodes, dtype=np.float64)[:, None, None, None], shp4)
-    s = np.broadcast_to(np.array(axes.spots)[None, None, None, :], shp4)
-    kept = _kept(tg.count, keep_last)
-    feats = np.stack(
-        [np.broadcast_to(f, shp4) for f in _features(n, s, np.ones(1), tg.wall, tg.count, kept)],
-        axis=-1,
-    )
-    zero, one = np.zeros(shp4), np.ones(shp4)
-    grads = np.stack(
-        [zero, one, n, n * s, n, n * s, zero, zero, np.broadcast_to(kept, shp4), zero, zero, zero],
-        axis=-1,
-    )
-    cov_mask = np.zeros(_N_FEATURES, dtype=bool)
-    cov_mask[list(_COVERAGE_FEATURES)] = True
-    c_base = np.where(cov_mask, 0.0, coef)  # (O, T, F)
-    c_slope = np.where(cov_mask, coef, 0.0)
-    base = np.einsum("noisf,otf->noist", feats, c_base)
-    slope = np.einsum("noisf,otf->noist", feats, c_slope)
-    dbase = np.einsum("noisf,otf->noist", grads, c_base)
-    dslope = np.einsum("noisf,otf->noist", grads, c_slope)
-    iv = np.array(axes.intervals)[None, None, :, None]
-    sd_wall = np.sqrt(tg.events * (tg.loss**2 + iv**2 / 12.0))
-    zsd = (P90_Z * sd_wall)[..., None]
-    row_ok = np.broadcast_to(tc.fits[:, None, None, None], shp4)
-    if not spot_ok:
-        row_ok = row_ok & (s == 0)
-    nt = len(terms)
+                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today)
+            except MemoryFitError as exc:
+                too_small = exc
+                break
+            if not _fits(base, catalog):
+                break
+            bases[ni, oi] = base
+            costs, sched = pricer.price(base, iv, sp)
+            rows.add(ni, oi, sched, costs)
+    if not bases and too_small is not None:
+        raise too_small
     block = _Block(
         inst=inst,
-        region=ref_region,
+        region=next(iter(bases.values())).region if bases else str(region or ""),
         axes=axes,
-        wall=np.ascontiguousarray(tg.wall, dtype=np.float64).reshape(-1),
-        p90_wall=(tg.wall + P90_Z * sd_wall).reshape(-1),
-        row_ok=np.ascontiguousarray(row_ok).reshape(-1),
-        sp_ok=term_ok[term_of],
-        term_of=term_of,
-        cov=np.array([opt.coverage for opt in axes.sp], dtype=np.float64),
-        base=base.reshape(-1, nt),
-        slope=slope.reshape(-1, nt),
-        base90=(base + zsd * dbase).reshape(-1, nt),
-        slope90=(slope + zsd * dslope).reshape(-1, nt),
+        pricer=pricer,
+        bases=bases,
+        wall=rows.wall.reshape(-1),
+        p90_wall=rows.p90_wall.reshape(-1),
+        row_ok=(rows.priced > 0).reshape(-1),
+        best=rows.best.reshape(-1),
+        arg=rows.arg.reshape(-1),
+        best_total=rows.best_total.reshape(-1),
+        best_p90=rows.best_p90.reshape(-1),
+        priced=rows.priced.reshape(-1),
+        within_budget=rows.within.reshape(-1),
     )
-    return block, skipped
+    return block, pricer.notes
 
 
 def _candidate(block: _Block, flat: int) -> Candidate:
@@ -1150,6 +943,145 @@ def _pareto_indices(cost: FloatArray, wall: FloatArray) -> npt.NDArray[np.intp]:
     return np.asarray(order[c < best_before], dtype=np.intp)
 
 
+def _evaluate_all(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    instances: Sequence[Instance],
+    interval: float | None,
+    today: date | None,
+    use_p90: bool,
+    budget: float | None,
+    skipped: list[str],
+) -> list[_Block]:
+    """Every instance's block; an instance with no price or no node count that holds the
+    model is left out with a note in ``skipped``."""
+    blocks: list[_Block] = []
+    for inst in instances:
+        axes = _axes_for(plan, catalog, space, inst, interval)
+        try:
+            block, notes = _evaluate_instance(
+                plan, catalog, inst, axes, today, use_p90=use_p90, budget=budget
+            )
+        except (CatalogError, MemoryFitError) as exc:
+            skipped.append(f"{inst.instance}: not searched ({exc})")
+            continue
+        blocks.append(block)
+        skipped.extend(notes)
+    if not blocks:
+        why = "; ".join(skipped[:3]) if skipped else "no instance of the chosen clouds"
+        msg = f"no instance could be searched ({len(skipped)} skipped: {why})"
+        raise SpecError(msg, field="clouds")
+    return blocks
+
+
+@dataclass(slots=True)
+class _Search:
+    """The winner, the Pareto front, the feasible count and the bounds an infeasible search
+    reports, accumulated block by block.
+
+    Wall hours do not depend on the Savings Plan axis (last), so every question is answered by
+    each row's cheapest valid option (first on ties, as a stable sort would): the minimum
+    objective, the lexicographic (objective, wall, index) winner and the front.
+    """
+
+    deadline: float | None
+    budget: float | None
+    use_p90: bool
+    best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
+    front: list[Candidate] = field(default_factory=list)
+    feasible: int = 0
+    worst: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("min_wall", "min_cost", "min_cost_in_time"), math.inf
+        )
+    )
+
+    def add(self, bi: int, b: _Block) -> None:
+        """Fold one block in."""
+        wall = b.p90_wall if self.use_p90 else b.wall
+        ok = b.row_ok
+        in_time = ok if self.deadline is None else ok & (wall <= self.deadline)
+        self._bounds(b, wall, ok, in_time)
+        if self.budget is not None:
+            self.feasible += int(b.within_budget[in_time].sum())
+            feas_rows = in_time & (b.best <= self.budget)
+        else:
+            self.feasible += int(b.priced[in_time].sum())
+            feas_rows = in_time
+        nsp = len(b.axes.sp)
+        if feas_rows.any():
+            idx = np.flatnonzero(feas_rows)
+            lowest = b.best[idx].min()
+            ties = idx[b.best[idx] == lowest]
+            r = int(ties[np.argmin(wall[ties])])
+            key = (float(lowest), float(wall[r]), bi, r * nsp + int(b.arg[r]))
+            if self.best is None or key[:2] < self.best[:2]:
+                self.best = key
+        on_front = ok & (b.best <= self.budget) if self.budget is not None else ok
+        rows = np.flatnonzero(on_front)
+        self.front.extend(
+            _candidate(b, int(rows[k]) * nsp + int(b.arg[rows[k]]))
+            for k in _pareto_indices(b.best[rows], wall[rows])
+        )
+
+    def _bounds(
+        self,
+        b: _Block,
+        wall: FloatArray,
+        ok: npt.NDArray[np.bool_],
+        in_time: npt.NDArray[np.bool_],
+    ) -> None:
+        w = self.worst
+        if ok.any():
+            w["min_wall"] = min(w["min_wall"], float(wall[ok].min()))
+            w["min_cost"] = min(w["min_cost"], float(b.best[ok].min()))
+        if self.deadline is not None and in_time.any():
+            w["min_cost_in_time"] = min(w["min_cost_in_time"], float(b.best[in_time].min()))
+
+
+def _check_not_empty(space: SearchSpace) -> None:
+    for name in ("spot_fractions", "checkpoint_intervals_hours", "orchestrators"):
+        if not getattr(space, name):
+            msg = "the search space is empty: give at least one value"
+            raise SpecError(msg, field=f"space.{name}")
+    if space.nodes is not None and not space.nodes:
+        msg = "the search space is empty: give at least one node count"
+        raise SpecError(msg, field="space.nodes")
+    if space.instances is not None and not space.instances:
+        msg = "the search space is empty: give at least one instance type"
+        raise SpecError(msg, field="space.instances")
+
+
+def _check_template(plan: Plan, catalog: Catalog, today: date | None) -> None:
+    """The template's own numbers must be computable: a 1e308 GB volume or a 1e300-hour restart
+    would otherwise surface as a NumPy failure deep in the search. A template that is merely
+    infeasible (no fit in memory at its own size, no price) is fine: the search looks further."""
+    try:
+        forecast(plan, catalog, today=today)
+    except SpecError:
+        raise
+    except TrainbillError:
+        pass
+
+
+def _choose(
+    blocks: Sequence[_Block],
+    best: tuple[float, float, int, int] | None,
+    feasible_user: Candidate | None,
+    use_p90: bool,
+) -> Candidate:
+    """The grid's winner, or the user's own plan when it is feasible and no worse (ties: the
+    plan as written)."""
+    if best is None:
+        assert feasible_user is not None  # the caller raised otherwise
+        return feasible_user
+    chosen = _candidate(blocks[best[2]], best[3])
+    if feasible_user is not None and _key(feasible_user, use_p90) <= _key(chosen, use_p90):
+        return feasible_user
+    return chosen
+
+
 def optimize(
     plan: Plan,
     catalog: Catalog,
@@ -1160,7 +1092,6 @@ def optimize(
     budget_usd: float | None = None,
     clouds: Sequence[str] | None = None,
     today: date | None = None,
-    seed: int = 0,
     allow_stand_ins: bool = False,
 ) -> OptimizationResult:
     """Search the grid for the cheapest plan meeting the deadline and budget.
@@ -1175,7 +1106,6 @@ def optimize(
         clouds: providers to search ("aws", "gcp", "azure"), every accelerator on them; None =
             the plan's own cloud and accelerator vendor (what its code already runs on).
         today: the date for price look-ups when the plan has no ``prices.as_of``.
-        seed: seeds the random probes that fit and check the vectorized model.
         allow_stand_ins: also search catalog stand-ins (instances or on-demand prices no
             cloud publishes); by default only what can be bought is recommended.
 
@@ -1195,29 +1125,9 @@ def optimize(
         raise SpecError(msg, field="objective")
     deadline = deadline_hours if deadline_hours is not None else plan.run.deadline_hours
     allowed = _validate(deadline, budget_usd, clouds, space)
-    for name in ("spot_fractions", "checkpoint_intervals_hours", "orchestrators"):
-        if not getattr(space, name):
-            msg = "the search space is empty: give at least one value"
-            raise SpecError(msg, field=f"space.{name}")
-    if space.nodes is not None and not space.nodes:
-        msg = "the search space is empty: give at least one node count"
-        raise SpecError(msg, field="space.nodes")
-    if space.instances is not None and not space.instances:
-        msg = "the search space is empty: give at least one instance type"
-        raise SpecError(msg, field="space.instances")
-
-    # The template's own numbers must be computable: a 1e308 GB volume or a 1e300-hour restart
-    # would otherwise surface as a NumPy failure deep in the search. A template that is merely
-    # infeasible (no fit in memory at its own size, no price) is fine: the search looks further.
-    try:
-        forecast(plan, catalog, today=today)
-    except SpecError:
-        raise
-    except TrainbillError:
-        pass
-
-    rng = np.random.default_rng(seed)
-    blocks: list[_Block] = []
+    _check_not_empty(space)
+    _check_template(plan, catalog, today)
+    use_p90 = objective == "p90"
     skipped: list[str] = []
     user: Candidate | None
     try:
@@ -1229,83 +1139,20 @@ def optimize(
         plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today
     )
     skipped.extend(left_out)
-    for inst in instances:
-        axes = _axes_for(
-            plan, catalog, space, inst, user.checkpoint_interval_hours if user is not None else None
-        )
-        try:
-            block, notes = _evaluate_instance(plan, catalog, inst, axes, today, rng)
-        except CatalogError as exc:
-            skipped.append(f"{inst.instance}: not searched ({exc})")
-            continue
-        except MemoryFitError as exc:
-            # Not one searched node count of this instance holds the model: no candidate here.
-            skipped.append(f"{inst.instance}: not searched ({exc})")
-            continue
-        blocks.append(block)
-        skipped.extend(notes)
-    if not blocks:
-        why = "; ".join(skipped[:3]) if skipped else "no instance of the chosen clouds"
-        msg = f"no instance could be searched ({len(skipped)} skipped: {why})"
-        raise SpecError(msg, field="clouds")
-
-    use_p90 = objective == "p90"
+    interval = user.checkpoint_interval_hours if user is not None else None
+    blocks = _evaluate_all(
+        plan, catalog, space, instances, interval, today, use_p90, budget_usd, skipped
+    )
     evaluated = sum(b.size for b in blocks)
-    feasible = 0
-    best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
-    front: list[Candidate] = []
-    worst = {"min_wall": math.inf, "min_cost": math.inf, "min_cost_in_time": math.inf}
+    search = _Search(deadline=deadline, budget=budget_usd, use_p90=use_p90)
     for bi, b in enumerate(blocks):
-        # Wall hours do not depend on the Savings Plan axis (last), so every question below is
-        # answered by each row's cheapest valid option (first on ties, as a stable sort would):
-        # the minimum objective, the lexicographic (objective, wall, index) winner and the front.
-        red = _reduce(b, use_p90, budget_usd)
-        wall = b.p90_wall if use_p90 else b.wall
-        nsp = b.cov.size
-        ok = b.row_ok & bool(b.sp_ok.any())
-        if ok.any():
-            worst["min_wall"] = min(worst["min_wall"], float(wall[ok].min()))
-            worst["min_cost"] = min(worst["min_cost"], float(red.best[ok].min()))
-        in_time = ok
-        if deadline is not None:
-            in_time = ok & (wall <= deadline)
-            if in_time.any():
-                worst["min_cost_in_time"] = min(
-                    worst["min_cost_in_time"], float(red.best[in_time].min())
-                )
-        if budget_usd is not None:
-            assert red.within_budget is not None
-            feasible += int(red.within_budget[in_time].sum())
-            feas_rows = in_time & (red.best <= budget_usd)
-        else:
-            feasible += int(in_time.sum()) * int(b.sp_ok.sum())
-            feas_rows = in_time
-        if feas_rows.any():
-            idx = np.flatnonzero(feas_rows)
-            lowest = red.best[idx].min()
-            ties = idx[red.best[idx] == lowest]
-            r = int(ties[np.argmin(wall[ties])])
-            key = (float(lowest), float(wall[r]), bi, r * nsp + int(red.arg[r]))
-            if best is None or key[:2] < best[:2]:
-                best = key
-        on_front = ok & (red.best <= budget_usd) if budget_usd is not None else ok
-        cand_rows = np.flatnonzero(on_front)
-        front.extend(
-            _candidate(b, int(cand_rows[k]) * nsp + int(red.arg[cand_rows[k]]))
-            for k in _pareto_indices(red.best[cand_rows], wall[cand_rows])
-        )
+        search.add(bi, b)
+    best, front, feasible, worst = search.best, search.front, search.feasible, search.worst
 
     user_ok = user is not None and _user_feasible(user, deadline, budget_usd, use_p90)
     if best is None and (user is None or not user_ok):
         raise _infeasible(worst, deadline, budget_usd, use_p90)
-    chosen: Candidate
-    if best is None:
-        assert user is not None  # user_ok
-        chosen = user
-    else:
-        chosen = _candidate(blocks[best[2]], best[3])
-        if user is not None and user_ok and _key(user, use_p90) <= _key(chosen, use_p90):
-            chosen = user
+    chosen = _choose(blocks, best, user if user_ok else None, use_p90)
     best_plan = (
         plan
         if chosen.is_user_plan
@@ -1373,12 +1220,9 @@ def _user_feasible(
 def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candidate:
     """The user's plan priced exactly by the drivers, with the same P90 approximation."""
     u = usage_for(plan, catalog, today=today)
-    total = _usage_total(u, catalog)
-    bumped = replace(u, failure_lost_hours=u.failure_lost_hours + 1.0)
-    dcdw = _usage_total(bumped, catalog) - total
-    events = u.failure_events + u.reclaim_events
-    loss = (u.failure_lost_hours + u.reclaim_lost_hours) / events if events > 0 else 0.0
-    sd = math.sqrt(events * (loss**2 + u.checkpoint_interval_hours**2 / 12.0))
+    priced, _ = price_arrays(_with_p90(u), catalog)
+    totals = np.broadcast_to(priced, (2,))  # [expected, P90]; one number with no interruptions
+    sd = float(_wall_sd(u))
     fits = _fits(u, catalog)
     return Candidate(
         provider=u.provider,
@@ -1392,9 +1236,9 @@ def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candida
         savings_plan=u.savings_plan,
         savings_plan_coverage=u.savings_plan_coverage,
         checkpoint_interval_hours=u.checkpoint_interval_hours,
-        total_usd=total,
+        total_usd=float(totals[0]),
         wall_hours=u.wall_hours,
-        p90_usd=total + P90_Z * sd * dcdw if fits else math.nan,
+        p90_usd=float(totals[1]) if fits else math.nan,
         p90_wall_hours=u.wall_hours + P90_Z * sd,
         is_user_plan=True,
     )
@@ -1446,9 +1290,11 @@ def _rightsizing(
     points: list[tuple[int, float, float]] = []  # (nodes, cost, wall) of every count that fits
     for n_idx, nodes in enumerate(a.nodes):
         flat = int(np.ravel_multi_index((n_idx, o, i, s, k), shape))
-        if not (block.row_ok[flat // len(a.sp)] and block.sp_ok[k]):
+        if not block.row_ok[flat // len(a.sp)]:
             continue
         total, exp_wall, p90, p90_wall = block.point(flat)
+        if not math.isfinite(total):
+            continue
         points.append((nodes, p90 if use_p90 else total, p90_wall if use_p90 else exp_wall))
     if not points:
         return ()

@@ -3,17 +3,10 @@
 The deterministic forecast prices *expected* disruptions. Finance asks for the worst case, so
 this module samples the disruptions of many runs and prices every trial with the very same
 cost drivers (``trainbill.costs``) as the forecast: it perturbs the ``Usage``, never the code
-path. Calling every driver for every trial would be far too slow, so we use the fact that the
-drivers are linear in the usage quantities and in the spot price:
-
-    cost(Δ, s) = a + B·Δ + (s − 1)·(d + E·Δ)
-
-where Δ is the trial's deviation of (sync stall, checkpoint stall, failures, failure hours,
-reclaims, reclaim hours) from the expected usage and s the trial's spot-price multiplier. The
-coefficients come from a handful of ``forecast_usage`` evaluations with single fields nudged
-(``dataclasses.replace``) and the spot price scaled, and a further evaluation at a mixed point
-checks that the drivers really are linear (else ``SimulationError``), so a change to a driver
-can never silently make the simulation disagree with the forecast.
+path. The drivers' arithmetic broadcasts, so a chunk of trials is one ``Usage`` whose sampled
+fields (``PERTURBED``) and spot price multiplier (``spot_price_scale``) are arrays, priced in
+one pass by ``costs.price_arrays``: no per-trial Python loop, no fitted or linearised copy of
+the drivers, and a trial's cost is what ``forecast_usage`` says for that trial's usage.
 
 Per trial we sample, all vectorized (no Python loop per trial or per event):
 
@@ -51,18 +44,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trainbill.catalog import Catalog
+from trainbill.costs import price_arrays
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan
-from trainbill.usage import Usage, usage_for
+from trainbill.usage import (
+    Usage,
+    failures_per_hour,
+    reclaims_per_hour,
+    usage_for,
+    young_daly_interval_hours,
+)
 
 __all__ = [
     "BLOCK",
     "MAX_TRIALS",
     "PERTURBED",
     "CheckpointStudy",
-    "CostModel",
     "Histogram",
     "Simulation",
     "SimulationParams",
@@ -75,7 +74,6 @@ __all__ = [
     "simulate",
     "spot_comparison",
     "spot_range_of_on_demand",
-    "spot_scaled_catalog",
     "with_interval",
     "young_daly_interval",
 ]
@@ -84,7 +82,7 @@ __all__ = [
 MAX_TRIALS = 10_000_000
 #: Trials per random-stream block; chunks are whole blocks so chunking cannot change results.
 BLOCK = 4096
-#: Usage fields a trial perturbs (the simulation's linear cost model is in these and the spot price).
+#: Usage fields a trial samples (columns of ``TrialSamples.quantities``, in this order).
 PERTURBED = (
     "sync_stall_hours",
     "checkpoint_stall_hours",
@@ -94,12 +92,12 @@ PERTURBED = (
     "reclaim_lost_hours",
     "compute_hours",
     "eval_hours",
+    "checkpoint_count",
 )
 _QUANTILES = (10, 50, 90, 99)
 _STREAMS = 11  # independent random components per block (see _sample_block)
 #: Standard normal 90th percentile: a lognormal's P10/P90 are median × exp(∓ this × sigma).
 _Z90 = 1.2815515655446004
-_LINEARITY_RTOL = 1e-9
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -218,95 +216,26 @@ def _time_error(usage: Usage, catalog: Catalog) -> dict[str, float]:
     }
 
 
-# --- the linear cost model -----------------------------------------------------------------
+# --- pricing trials ----------------------------------------------------------------------------
 
 
-def spot_scaled_catalog(catalog: Catalog, usage: Usage, scale: float) -> Catalog:
-    """The catalog with the usage's instance spot price points multiplied by ``scale``.
+def _trial_usage(
+    usage: Usage, p: SimulationParams, q: NDArray[np.float64], spot: NDArray[np.float64]
+) -> Usage:
+    """The usage of a block of trials: sampled quantities ``q`` (n, K) and spot multipliers (n,).
 
-    How a trial's spot price reaches the unchanged cost drivers: the price is catalog data.
+    The rates are the simulation's (``p``), so a trial's failures line prices its sampled failures
+    even when ``params`` overrides the plan's rate.
     """
-    prices = tuple(
-        replace(p, usd=p.usd * scale)
-        if p.option == "spot" and p.item == usage.instance.instance and p.provider == usage.provider
-        else p
-        for p in catalog.prices
+    values: dict[str, Any] = {name: q[:, k] for k, name in enumerate(PERTURBED)}
+    values["spot_price_scale"] = spot
+    return replace(
+        usage,
+        failure_rate_per_gpu_day=p.failure_rate_per_gpu_day,
+        spot_reclaim_rate_per_node_hour=p.spot_reclaim_rate_per_node_hour,
+        restart_hours=p.restart_hours,
+        **values,
     )
-    return replace(catalog, prices=prices)
-
-
-def _evaluate(usage: Usage, catalog: Catalog) -> tuple[float, NDArray[np.float64]]:
-    ledger = forecast_usage(usage, catalog).ledger
-    by_cat = ledger.by_category()
-    return ledger.total_usd, np.array([by_cat.get(c, 0.0) for c in CATEGORIES], dtype=np.float64)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CostModel:
-    """Exact affine cost of a usage's perturbations: ``cost = a + B·Δ + (s − 1)(d + E·Δ)``.
-
-    Column 0 of each array is the total; columns 1.. are ``CATEGORIES`` in order.
-    """
-
-    base: NDArray[np.float64]  # a, shape (1 + C,)
-    slope: NDArray[np.float64]  # B, shape (K, 1 + C)
-    spot_base: NDArray[np.float64]  # d
-    spot_slope: NDArray[np.float64]  # E
-    x0: NDArray[np.float64]  # expected values of the perturbed fields, shape (K,)
-
-    @classmethod
-    def build(cls, usage: Usage, catalog: Catalog) -> CostModel:
-        """Evaluate the drivers at the usage and at nudged usages; verify linearity."""
-
-        def ev(u: Usage, cat: Catalog) -> NDArray[np.float64]:
-            total, cats = _evaluate(u, cat)
-            return np.concatenate(([total], cats))
-
-        double = spot_scaled_catalog(catalog, usage, 2.0)
-        x0 = np.array([float(getattr(usage, f)) for f in PERTURBED])
-        steps = np.maximum(1.0, np.abs(x0))
-        f00 = ev(usage, catalog)
-        f01 = ev(usage, double)
-        slope = np.empty((len(PERTURBED), f00.size))
-        spot_slope = np.empty_like(slope)
-        for k, name in enumerate(PERTURBED):
-            one: dict[str, Any] = {name: float(x0[k] + steps[k])}
-            nudged = replace(usage, **one)
-            f10 = ev(nudged, catalog)
-            f11 = ev(nudged, double)
-            slope[k] = (f10 - f00) / steps[k]
-            spot_slope[k] = (f11 - f10 - f01 + f00) / steps[k]
-        model = cls(base=f00, slope=slope, spot_base=f01 - f00, spot_slope=spot_slope, x0=x0)
-        # Linearity check at a mixed point: an unequal nudge of every field and a third spot price.
-        mix = np.linspace(0.3, 0.9, len(PERTURBED)) * steps
-        s = 1.37
-        mixed: dict[str, Any] = {name: float(x0[k] + mix[k]) for k, name in enumerate(PERTURBED)}
-        probe = replace(usage, **mixed)
-        actual = ev(probe, spot_scaled_catalog(catalog, usage, s))
-        predicted = model.predict(mix[None, :], np.array([s]))[0]
-        scale = max(1.0, float(np.max(np.abs(f00))), float(np.max(np.abs(actual))))
-        if np.max(np.abs(actual - predicted)) > _LINEARITY_RTOL * scale:
-            worst = int(np.argmax(np.abs(actual - predicted)))
-            label = "total" if worst == 0 else CATEGORIES[worst - 1]
-            msg = (
-                f"cost drivers are not linear in {', '.join(PERTURBED)} and the spot price "
-                f"({label}: predicted ${predicted[worst]:,.6f}, drivers gave ${actual[worst]:,.6f}); "
-                "the simulation cannot price trials exactly"
-            )
-            raise SimulationError(msg)
-        return model
-
-    def predict(self, delta: NDArray[np.float64], spot: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Cost of trials with deviations ``delta`` (n, K) and spot multipliers ``spot`` (n,): (n, 1 + C)."""
-        ds = (spot - 1.0)[:, None]
-        return self.base + delta @ self.slope + ds * (self.spot_base + delta @ self.spot_slope)
-
-    def total(self, delta: NDArray[np.float64], spot: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Total cost only (the fast path)."""
-        ds = spot - 1.0
-        out: NDArray[np.float64] = self.base[0] + delta @ self.slope[:, 0]
-        out += ds * (self.spot_base[0] + delta @ self.spot_slope[:, 0])
-        return out
 
 
 # --- sampling --------------------------------------------------------------------------------
@@ -316,17 +245,19 @@ class CostModel:
 class TrialSamples:
     """Per-trial sampled usage quantities and their prices (only kept when asked for)."""
 
+    params: SimulationParams
     spot_scale: NDArray[np.float64]
     quantities: NDArray[np.float64]  # (n, K) sampled values of PERTURBED
     cost_usd: NDArray[np.float64]
     wall_hours: NDArray[np.float64]
 
     def usage(self, base: Usage, i: int) -> Usage:
-        """Trial ``i`` as a ``Usage`` (price it with ``forecast_usage`` to check the fast path)."""
-        values: dict[str, Any] = {
-            name: float(self.quantities[i, k]) for k, name in enumerate(PERTURBED)
-        }
-        return replace(base, **values)
+        """Trial ``i`` as a single plan's ``Usage`` (``forecast_usage`` prices it to the cent)."""
+        one = _trial_usage(
+            base, self.params, self.quantities[i : i + 1], self.spot_scale[i : i + 1]
+        )
+        values: dict[str, Any] = {name: float(getattr(one, name)[0]) for name in PERTURBED}
+        return replace(one, spot_price_scale=float(self.spot_scale[i]), **values)
 
 
 #: Above this many events in one trial, ``_uniform_sums`` draws the sum's normal approximation.
@@ -387,20 +318,16 @@ def _sample_block(
     episodes = g[1].poisson(p.throttle_rate_per_gpu_hour * usage.gpus * compute)
     throttled = _gamma_sum(g[2], episodes, p.throttle_hours_mean, p.throttle_hours_cv)
     sync = usage.sync_stall_hours * k + p.throttle_slowdown * throttled
-    ck = _gamma_sum(
-        g[3],
-        usage.checkpoint_count * k,
-        usage.checkpoint_stall_hours_each,
-        p.checkpoint_stall_cv,
-    )
+    count = usage.checkpoint_count * k
+    ck = _gamma_sum(g[3], count, usage.checkpoint_stall_hours_each, p.checkpoint_stall_cv)
     exposed = compute + evaluation + sync + ck
     interval = usage.checkpoint_interval_hours
-    fails = g[4].poisson(p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0)
+    fails = g[4].poisson(failures_per_hour(p.failure_rate_per_gpu_day, usage.gpus) * exposed)
     fail_lost = interval * _uniform_sums(g[5], fails) + _gamma_sum(
         g[6], fails, p.restart_hours, p.restart_cv
     )
-    spot_nodes = usage.nodes * usage.spot_fraction
-    reclaims = g[7].poisson(p.spot_reclaim_rate_per_node_hour * spot_nodes * exposed)
+    hazard = reclaims_per_hour(p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.spot_fraction)
+    reclaims = g[7].poisson(hazard * exposed)
     reclaim_lost = interval * _uniform_sums(g[8], reclaims) + _gamma_sum(
         g[9], reclaims, p.restart_hours, p.restart_cv
     )
@@ -414,6 +341,7 @@ def _sample_block(
             reclaim_lost,
             compute,
             evaluation,
+            count,
         )
     )
     return spot, q
@@ -526,33 +454,23 @@ def expected_usage(usage: Usage, p: SimulationParams) -> Usage:
     """The usage at the analytic expectation of every sampled quantity (Wald's identity).
 
     E[throttled hours] = rate × GPUs × compute hours × mean episode; E[events] = rate × E[exposed];
-    E[hours lost per event] = interval / 2 + mean restart. Priced with ``forecast_usage`` at the
-    mean spot price this gives the expected bill the simulation's mean must converge to.
+    E[hours lost per event] = interval / 2 + mean restart (``Usage.with_schedule``). Priced with
+    ``forecast_usage`` at the mean spot price this gives the expected bill the simulation's mean
+    must converge to.
     """
     ek = p.time_error_median * math.exp(p.time_error_sigma**2 / 2.0)  # E[k] of the lognormal
-    compute, evaluation = usage.compute_hours * ek, usage.eval_hours * ek
-    sync = (
-        usage.sync_stall_hours * ek
-        + p.throttle_slowdown
-        * p.throttle_rate_per_gpu_hour
-        * usage.gpus
-        * (compute * p.throttle_hours_mean)
-    )
-    ck = usage.checkpoint_count * ek * usage.checkpoint_stall_hours_each
-    exposed = compute + evaluation + sync + ck
-    each = usage.checkpoint_interval_hours / 2.0 + p.restart_hours
-    fails = p.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0
-    reclaims = p.spot_reclaim_rate_per_node_hour * usage.nodes * usage.spot_fraction * exposed
-    return replace(
+    compute = usage.compute_hours * ek
+    throttled = p.throttle_rate_per_gpu_hour * usage.gpus * (compute * p.throttle_hours_mean)
+    scaled = replace(
         usage,
         compute_hours=compute,
-        eval_hours=evaluation,
-        sync_stall_hours=sync,
-        checkpoint_stall_hours=ck,
-        failure_events=fails,
-        failure_lost_hours=fails * each,
-        reclaim_events=reclaims,
-        reclaim_lost_hours=reclaims * each,
+        eval_hours=usage.eval_hours * ek,
+        sync_stall_hours=usage.sync_stall_hours * ek + p.throttle_slowdown * throttled,
+    )
+    return scaled.with_schedule(
+        failure_rate_per_gpu_day=p.failure_rate_per_gpu_day,
+        spot_reclaim_rate_per_node_hour=p.spot_reclaim_rate_per_node_hour,
+        restart_hours=p.restart_hours,
     )
 
 
@@ -606,7 +524,6 @@ def simulate(
     today: date | None = None,
     keep_samples: bool = False,
     progress: Callable[[int, int], None] | None = None,
-    _model: CostModel | None = None,
 ) -> Simulation:
     """Sample ``trials`` runs of the plan and price each with the forecast's cost drivers.
 
@@ -623,7 +540,7 @@ def simulate(
         progress: Called with (trials done, trials) after each chunk.
 
     Raises:
-        SimulationError: Bad trial count, chunk size, seed or parameters, or non-linear drivers.
+        SimulationError: Bad trial count, chunk size, seed or parameters.
     """
     started = time.perf_counter()
     _check_trials(trials, chunk_size)
@@ -635,53 +552,41 @@ def simulate(
     p = params if params is not None else SimulationParams.from_usage(usage, catalog)
     ss = _seed_sequence(rng)
     seed = int(ss.entropy) if isinstance(ss.entropy, int) else 0
-    model = _model if _model is not None else CostModel.build(usage, catalog)
-
     n_blocks = -(-trials // BLOCK)
     block_seeds = ss.spawn(n_blocks)
     per_chunk = max(1, -(-chunk_size // BLOCK))
     cost = np.empty(trials)
     wall = np.empty(trials)
-    sum_delta = np.zeros(len(PERTURBED))
-    sum_sdelta = np.zeros(len(PERTURBED))
-    sum_ds = 0.0
+    sum_q = np.zeros(len(PERTURBED))
+    sum_cat = np.zeros(len(CATEGORIES))
     keep_q = np.empty((trials, len(PERTURBED))) if keep_samples else None
     keep_s = np.empty(trials) if keep_samples else None
     for first in range(0, n_blocks, per_chunk):
-        parts = []
-        for b in range(first, min(n_blocks, first + per_chunk)):
-            n = min(BLOCK, trials - b * BLOCK)
-            parts.append(_sample_block(usage, p, block_seeds[b], n))
-        spot = np.concatenate([s for s, _ in parts])
+        parts = [
+            _sample_block(usage, p, block_seeds[b], min(BLOCK, trials - b * BLOCK))
+            for b in range(first, min(n_blocks, first + per_chunk))
+        ]
+        spot = np.concatenate([x for x, _ in parts])
         q = np.concatenate([x for _, x in parts])
-        lo = first * BLOCK
-        hi = lo + spot.size
-        delta = q - model.x0
-        cost[lo:hi] = model.total(delta, spot)
-        wall[lo:hi] = q[:, 6] + q[:, 7] + q[:, 0] + q[:, 1] + q[:, 3] + q[:, 5]
-        ds = spot - 1.0
-        sum_delta += delta.sum(axis=0)
-        sum_sdelta += ds @ delta
-        sum_ds += float(ds.sum())
+        lo, hi = first * BLOCK, first * BLOCK + spot.size
+        trial = _trial_usage(usage, p, q, spot)
+        total, cats = price_arrays(trial, catalog, by_category=True)
+        assert cats is not None
+        cost[lo:hi] = total
+        wall[lo:hi] = trial.wall_hours
+        sum_q += q.sum(axis=0)
+        sum_cat += cats.sum(axis=1)
         if keep_q is not None and keep_s is not None:
             keep_q[lo:hi] = q
             keep_s[lo:hi] = spot
         if progress is not None:
             progress(hi, trials)
 
-    # Category means are linear in the sums, so they are exact without per-trial category costs.
-    mean_cat = (
-        model.base
-        + (sum_delta / trials) @ model.slope
-        + (sum_ds / trials) * model.spot_base
-        + (sum_sdelta / trials) @ model.spot_slope
-    )
+    mean_q = dict(zip(PERTURBED, (sum_q / trials).tolist(), strict=True))
     det = forecast_usage(usage, catalog)
     exp_usage = expected_usage(usage, p)
     mean_s = (p.spot_price_low + p.spot_price_high) / 2.0
-    expected_total = forecast_usage(
-        exp_usage, spot_scaled_catalog(catalog, usage, mean_s)
-    ).total_usd
+    expected_total = forecast_usage(replace(exp_usage, spot_price_scale=mean_s), catalog).total_usd
     warnings: list[str] = []
     if p.throttle_rate_per_gpu_hour > 0 and usage.time.sync_stall_fraction <= 0:
         warnings.append(
@@ -691,7 +596,11 @@ def simulate(
     samples = None
     if keep_q is not None and keep_s is not None:
         samples = TrialSamples(
-            spot_scale=keep_s, quantities=keep_q, cost_usd=cost.copy(), wall_hours=wall.copy()
+            params=p,
+            spot_scale=keep_s,
+            quantities=keep_q,
+            cost_usd=cost.copy(),
+            wall_hours=wall.copy(),
         )
     miss = None if deadline is None else float(np.mean(wall > deadline))
     return Simulation(
@@ -711,15 +620,15 @@ def simulate(
         deadline_miss_probability=miss,
         cost_histogram=Histogram.of(cost),
         wall_histogram=Histogram.of(wall),
-        by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(mean_cat[1:]), strict=True)),
+        by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(sum_cat / trials), strict=True)),
         deterministic_by_category_usd=dict(det.ledger.by_category()),
         mean_events={
-            "failures": float(sum_delta[2] / trials + model.x0[2]),
-            "reclaims": float(sum_delta[4] / trials + model.x0[4]),
-            "failure_lost_hours": float(sum_delta[3] / trials + model.x0[3]),
-            "reclaim_lost_hours": float(sum_delta[5] / trials + model.x0[5]),
-            "sync_stall_hours": float(sum_delta[0] / trials + model.x0[0]),
-            "checkpoint_stall_hours": float(sum_delta[1] / trials + model.x0[1]),
+            "failures": mean_q["failure_events"],
+            "reclaims": mean_q["reclaim_events"],
+            "failure_lost_hours": mean_q["failure_lost_hours"],
+            "reclaim_lost_hours": mean_q["reclaim_lost_hours"],
+            "sync_stall_hours": mean_q["sync_stall_hours"],
+            "checkpoint_stall_hours": mean_q["checkpoint_stall_hours"],
         },
         warnings=tuple(warnings),
         samples=samples,
@@ -730,30 +639,19 @@ def simulate(
 
 
 def with_interval(usage: Usage, interval_hours: float) -> Usage:
-    """The usage with another checkpoint interval: count, stall and expected losses re-derived.
-
-    Mirrors ``usage_for``'s arithmetic (count = compute / interval; each failure or reclaim
-    loses half an interval plus the restart), so interval ``usage.checkpoint_interval_hours``
-    gives back the same usage.
-    """
+    """The usage with another checkpoint interval: count, stall and expected losses re-derived
+    by ``Usage.with_schedule`` (``usage_for``'s own rule), so the plan's interval gives back the
+    same usage."""
     if not interval_hours > 0:
         msg = f"checkpoint interval must be > 0 hours (got {interval_hours!r})"
         raise SimulationError(msg)
-    count = usage.compute_hours / interval_hours if usage.checkpoint_size_gb > 0 else 0.0
-    ck = count * usage.checkpoint_stall_hours_each
-    exposed = usage.steady_hours + usage.sync_stall_hours + ck
-    each = interval_hours / 2.0 + usage.restart_hours
-    fails = usage.failure_rate_per_gpu_day * usage.gpus * exposed / 24.0
-    reclaims = usage.spot_reclaim_rate_per_node_hour * usage.nodes * usage.spot_fraction * exposed
-    return replace(
-        usage,
-        checkpoint_interval_hours=interval_hours,
-        checkpoint_count=count,
-        checkpoint_stall_hours=ck,
-        failure_events=fails,
-        failure_lost_hours=fails * each,
-        reclaim_events=reclaims,
-        reclaim_lost_hours=reclaims * each,
+    return usage.with_schedule(interval_hours=interval_hours)
+
+
+def _interruptions_per_hour(usage: Usage, p: SimulationParams) -> float:
+    """The whole job's failures plus spot reclaims per hour at the simulation's rates."""
+    return failures_per_hour(p.failure_rate_per_gpu_day, usage.gpus) + float(
+        reclaims_per_hour(p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.spot_fraction)
     )
 
 
@@ -763,14 +661,11 @@ def young_daly_interval(usage: Usage, p: SimulationParams) -> float | None:
     Checkpoint cost is one write's stall (the snapshot only, when asynchronous); MTBF is the
     whole job's: 1 / (GPU failures per hour + spot reclaims per hour). None when either is zero.
     """
-    per_hour = (
-        p.failure_rate_per_gpu_day * usage.gpus / 24.0
-        + p.spot_reclaim_rate_per_node_hour * (usage.nodes * usage.spot_fraction)
-    )
+    per_hour = _interruptions_per_hour(usage, p)
     delta = usage.checkpoint_stall_hours_each
     if per_hour <= 0 or delta <= 0:
         return None
-    return math.sqrt(2.0 * delta / per_hour)
+    return young_daly_interval_hours(delta, 1.0 / per_hour)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -846,10 +741,7 @@ def checkpoint_study(
         rows.append((float(interval), sim.cost_usd.mean, sim.cost_usd.p90))
     best = min(rows, key=lambda r: r[1])
     plan_row = next(r for r in rows if r[0] == plan_interval)
-    per_hour = (
-        p.failure_rate_per_gpu_day * usage.gpus / 24.0
-        + p.spot_reclaim_rate_per_node_hour * (usage.nodes * usage.spot_fraction)
-    )
+    per_hour = _interruptions_per_hour(usage, p)
     return CheckpointStudy(
         plan_interval_hours=plan_interval,
         young_daly_hours=yd,
@@ -869,13 +761,7 @@ def checkpoint_study(
 
 def on_demand_usage(usage: Usage) -> Usage:
     """The same run with every node on demand: no spot share, no reclaims."""
-    return replace(
-        usage,
-        spot_fraction=0.0,
-        spot_reclaim_rate_per_node_hour=0.0,
-        reclaim_events=0.0,
-        reclaim_lost_hours=0.0,
-    )
+    return usage.with_schedule(spot_fraction=0.0, spot_reclaim_rate_per_node_hour=0.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -935,8 +821,11 @@ def spot_comparison(
     no_reclaims = replace(usage, reclaim_events=0.0, reclaim_lost_hours=0.0)
     quiet = replace(p.quiet(), spot_price_low=mean_s, spot_price_high=mean_s)
     nominal_spot = forecast_usage(
-        expected_usage(no_reclaims, replace(quiet, failure_rate_per_gpu_day=0.0)),
-        spot_scaled_catalog(catalog, usage, mean_s),
+        replace(
+            expected_usage(no_reclaims, replace(quiet, failure_rate_per_gpu_day=0.0)),
+            spot_price_scale=mean_s,
+        ),
+        catalog,
     ).total_usd
     nominal_od = forecast_usage(
         expected_usage(on_demand_usage(no_reclaims), quiet), catalog

@@ -10,6 +10,8 @@ say what was assumed and on whose authority.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -21,10 +23,15 @@ from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_tim
 
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
+    "Interruptions",
+    "Job",
     "Usage",
     "failures_per_hour",
+    "hours_lost_per_interruption",
     "instance_family",
+    "reclaims_per_hour",
     "resolve_cluster",
+    "resolve_job",
     "resolve_zone",
     "software_age_years",
     "usage_for",
@@ -143,6 +150,9 @@ class Usage:
     extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
+    #: The instance's spot price as a multiple of the catalog's (``costs._pricing.instance_rate``):
+    #: 1 for a forecast; a simulated trial's sampled spot price (``trainbill.simulate``).
+    spot_price_scale: float = 1.0
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
 
@@ -177,6 +187,11 @@ class Usage:
         return self.exposed_hours + self.failure_lost_hours + self.reclaim_lost_hours
 
     @property
+    def lost_hours_each(self) -> float:
+        """Hours one failure or reclaim costs on average (``hours_lost_per_interruption``)."""
+        return hours_lost_per_interruption(self.checkpoint_interval_hours, self.restart_hours)
+
+    @property
     def node_hours(self) -> float:
         """Instance-hours billed for the whole run."""
         return self.nodes * self.wall_hours
@@ -193,6 +208,54 @@ class Usage:
             return None
         seconds = (self.compute_hours + self.sync_stall_hours) * 3600.0
         return self.flops / (self.gpus * self.time.peak_tflops_per_gpu * 1e12 * seconds)
+
+    def with_schedule(
+        self,
+        *,
+        interval_hours: float | None = None,
+        spot_fraction: float | None = None,
+        failure_rate_per_gpu_day: float | None = None,
+        spot_reclaim_rate_per_node_hour: float | None = None,
+        restart_hours: float | None = None,
+    ) -> Usage:
+        """The same run with another checkpoint interval, spot share or interruption rates:
+        checkpoint count and stall and the expected failures and reclaims re-derived
+        (``Interruptions``, as ``usage_for`` derives them), elementwise for arrays. The spot
+        share changes how many nodes can be reclaimed, not the price of the others (the
+        drivers read it from this usage)."""
+        interval = self.checkpoint_interval_hours if interval_hours is None else interval_hours
+        s = self.spot_fraction if spot_fraction is None else spot_fraction
+        fail_rate = (
+            self.failure_rate_per_gpu_day
+            if failure_rate_per_gpu_day is None
+            else failure_rate_per_gpu_day
+        )
+        hazard = (
+            self.spot_reclaim_rate_per_node_hour
+            if spot_reclaim_rate_per_node_hour is None
+            else spot_reclaim_rate_per_node_hour
+        )
+        restart = self.restart_hours if restart_hours is None else restart_hours
+        events = Interruptions.of(
+            steady_hours=self.steady_hours,
+            compute_hours=self.compute_hours,
+            sync_stall_hours=self.sync_stall_hours,
+            checkpoints=self.checkpoint_size_gb > 0,
+            stall_each_hours=self.checkpoint_stall_hours_each,
+            interval_hours=interval,
+            failures_per_hour=failures_per_hour(fail_rate, self.gpus),
+            reclaims_per_hour=reclaims_per_hour(hazard, self.nodes, s),
+            restart_hours=restart,
+        )
+        return replace(
+            self,
+            checkpoint_interval_hours=interval,
+            spot_fraction=s,
+            failure_rate_per_gpu_day=fail_rate,
+            spot_reclaim_rate_per_node_hour=hazard,
+            restart_hours=restart,
+            **events.fields(),
+        )
 
     def without_disruptions(self) -> Usage:
         """The same run with no failures, reclaims, stalls or stragglers: the quote's world."""
@@ -513,6 +576,79 @@ def failures_per_hour(rate_per_gpu_day: float, gpus: int) -> float:
     return rate_per_gpu_day * gpus / 24.0
 
 
+def hours_lost_per_interruption(interval_hours: float, restart_hours: float) -> float:
+    """Hours one failure or reclaim costs on average: the work since the last checkpoint, half an
+    interval (interruptions are uniform within one), plus the restart."""
+    return interval_hours / 2.0 + restart_hours
+
+
+def reclaims_per_hour(hazard_per_node_hour: float, nodes: int, spot_fraction: float) -> float:
+    """Expected spot reclaims per wall-clock hour: the hazard of each spot node, summed
+    (elementwise where the spot share is an array, as every ``Usage`` quantity may be)."""
+    return hazard_per_node_hour * nodes * spot_fraction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interruptions:
+    """Checkpoints written and the expected failures and reclaims of a run, with the hours lost.
+
+    Typed as floats like every ``Usage`` quantity; NumPy arrays pass through elementwise
+    (``costs.price_arrays``). The one home of this arithmetic (issue #21): ``usage_for`` builds a forecast's usage with
+    it, ``Usage.with_schedule`` re-derives a usage for another checkpoint interval or spot share
+    (the planner's grid, the simulation's interval study and expectations), elementwise when the
+    interval, spot share or hours are arrays. Each failure or reclaim loses half an interval of
+    work on average (interruptions are uniform within an interval) plus the restart.
+    """
+
+    checkpoint_count: float
+    checkpoint_stall_hours: float
+    failure_events: float
+    failure_lost_hours: float
+    reclaim_events: float
+    reclaim_lost_hours: float
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        steady_hours: float,
+        compute_hours: float,
+        sync_stall_hours: float,
+        checkpoints: bool,
+        stall_each_hours: float,
+        interval_hours: float,
+        failures_per_hour: float,
+        reclaims_per_hour: float,
+        restart_hours: float,
+    ) -> Interruptions:
+        """Checkpoints every ``interval_hours`` of training; events over the exposed hours."""
+        count = compute_hours / interval_hours if checkpoints else 0.0 * interval_hours
+        stall = count * stall_each_hours
+        exposed = steady_hours + sync_stall_hours + stall
+        lost_each = hours_lost_per_interruption(interval_hours, restart_hours)
+        fails = failures_per_hour * exposed
+        reclaims = reclaims_per_hour * exposed
+        return cls(
+            checkpoint_count=count,
+            checkpoint_stall_hours=stall,
+            failure_events=fails,
+            failure_lost_hours=fails * lost_each,
+            reclaim_events=reclaims,
+            reclaim_lost_hours=reclaims * lost_each,
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """As ``Usage`` field values."""
+        return {
+            "checkpoint_count": self.checkpoint_count,
+            "checkpoint_stall_hours": self.checkpoint_stall_hours,
+            "failure_events": self.failure_events,
+            "failure_lost_hours": self.failure_lost_hours,
+            "reclaim_events": self.reclaim_events,
+            "reclaim_lost_hours": self.reclaim_lost_hours,
+        }
+
+
 def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
     """Checkpoint interval that minimises write stalls plus work lost to interruptions.
 
@@ -552,6 +688,92 @@ def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    """A plan resolved against the catalog: which cluster, where, when, whose data, which
+    commitment kind, and what the user should be told about how the plan was read.
+
+    ``resolve_job`` makes every look-up, default and validation of this context once;
+    ``usage_for`` works out the quantities from it (time model, checkpoints, interruptions).
+    """
+
+    instance: Instance
+    accelerator: Accelerator
+    nodes: int
+    provider: str
+    orchestrator: str
+    region: str
+    zone_id: str | None
+    as_of: date
+    run_date: date
+    data_source: str
+    data_location: str
+    data_provider: str
+    data_region: str
+    data_zone: str | None
+    savings_plan_kind: str
+    warnings: tuple[str, ...]
+    #: Catalog assumptions used to fill what the plan left out, cited, in order of use.
+    assumed: tuple[str, ...]
+
+    @property
+    def gpus(self) -> int:
+        """Accelerators in the cluster."""
+        return self.nodes * self.instance.accelerator_count
+
+
+def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Job:
+    """Resolve the plan's cluster, region, zone, data placement, dates and commitment kind.
+
+    Raises the plan's context errors (``SpecError``, ``PriceNotFoundError``, ``CatalogError``)
+    with the field named, before any quantity is worked out.
+    """
+    d = _Defaults(catalog)
+    inst, nodes = resolve_cluster(plan, catalog)
+    provider = inst.provider
+    orchestrator = _orchestrator_on(plan, provider)
+    region = str(plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}"))
+    _check_region_cloud(catalog, provider, region)
+    zone_notes: list[str] = []
+    zone_id: str | None = None
+    if plan.cluster.zone is not None:
+        zone_id, note = resolve_zone(catalog, provider, region, plan.cluster.zone, "cluster.zone")
+        zone_notes += [note] if note else []
+    placement = _data_placement(plan, catalog, d, provider, region, plan.cluster.zone)
+    data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
+    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    as_of = plan.prices.as_of or day
+    run_date = plan.run.date or as_of
+    spot = plan.purchase.spot_fraction
+    warnings = (
+        *_cluster_warnings(plan, inst, nodes),
+        *_hyperpod_warnings(catalog, inst, orchestrator, spot, provider, region, as_of),
+        *_date_warnings(catalog, as_of, run_date, day),
+        *zone_notes,
+        *data_notes,
+        *getattr(plan, "whatif_notes", ()),
+    )
+    return Job(
+        instance=inst,
+        accelerator=catalog.accelerator(inst.accelerator),
+        nodes=nodes,
+        provider=provider,
+        orchestrator=orchestrator,
+        region=region,
+        zone_id=zone_id,
+        as_of=as_of,
+        run_date=run_date,
+        data_source=data_source,
+        data_location=data_location,
+        data_provider=data_provider,
+        data_region=data_region,
+        data_zone=data_zone,
+        savings_plan_kind=_savings_plan_kind(plan, inst, provider, orchestrator, region),
+        warnings=warnings,
+        assumed=tuple(d.used),
+    )
+
+
 def usage_for(
     plan: Plan,
     catalog: Catalog,
@@ -569,26 +791,18 @@ def usage_for(
     ``measured_mfu`` (a profile calibration that matches the plan's accelerator and
     precision) replaces the time model's kernel efficiency.
     """
+    job = resolve_job(plan, catalog, today=today)
     d = _Defaults(catalog)
-    inst, nodes = resolve_cluster(plan, catalog)
-    accel = catalog.accelerator(inst.accelerator)
-    provider = inst.provider
-    orchestrator = _orchestrator_on(plan, provider)
-    region = plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}")
-    _check_region_cloud(catalog, provider, str(region))
-    zone_notes: list[str] = []
-    zone_id: str | None = None
-    if plan.cluster.zone is not None:
-        zone_id, note = resolve_zone(
-            catalog, provider, str(region), plan.cluster.zone, "cluster.zone"
-        )
-        zone_notes += [note] if note else []
-    placement = _data_placement(plan, catalog, d, provider, str(region), plan.cluster.zone)
-    data_source, data_location, data_provider, data_region, data_zone, data_notes = placement
-    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
-    as_of = plan.prices.as_of or day
-    run_date = plan.run.date or as_of
-    date_warnings = _date_warnings(catalog, as_of, run_date, day)
+    d.used.extend(job.assumed)
+    inst, nodes, accel = job.instance, job.nodes, job.accelerator
+    provider, orchestrator, region = job.provider, job.orchestrator, job.region
+    zone_id, as_of, run_date = job.zone_id, job.as_of, job.run_date
+    data_source, data_location, data_provider = (
+        job.data_source,
+        job.data_location,
+        job.data_provider,
+    )
+    data_region, data_zone = job.data_region, job.data_zone
     gpus = nodes * inst.accelerator_count
     m = plan.model
 
@@ -607,7 +821,7 @@ def usage_for(
     # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
     # the batch, so one step of the batch is modelled and its stall fractions apply to the hours.
     per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
-    est = estimate_time(
+    est = _estimate_time(
         catalog=catalog,
         accelerator=accel,
         instance=inst,
@@ -665,7 +879,7 @@ def usage_for(
     spot_fraction = plan.purchase.spot_fraction
     hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
     fail_per_hour = failures_per_hour(fail_rate, gpus)
-    reclaim_per_hour = hazard * nodes * spot_fraction
+    reclaim_per_hour = reclaims_per_hour(hazard, nodes, spot_fraction)
 
     # The interval: the plan's, else the Young/Daly optimum for this cluster (both kinds of
     # interruption lose work back to the last checkpoint), no shorter than a step or than
@@ -686,8 +900,6 @@ def usage_for(
     interval, optimum, interval_basis = _checkpoint_interval(
         d, ck.interval_hours, stall_each, fail_per_hour + reclaim_per_hour, floor
     )
-    count = compute_hours / interval if size_gb > 0 else 0.0
-    ck_stall = count * stall_each
     ev = plan.evaluation
     eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
     eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
@@ -696,10 +908,17 @@ def usage_for(
         compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
     )
 
-    exposed = compute_hours + sync_hours + eval_hours + ck_stall
-    lost_each = interval / 2.0 + restart
-    failures = fail_per_hour * exposed
-    reclaims = reclaim_per_hour * exposed
+    events = Interruptions.of(
+        steady_hours=compute_hours + eval_hours,
+        compute_hours=compute_hours,
+        sync_stall_hours=sync_hours,
+        checkpoints=size_gb > 0,
+        stall_each_hours=stall_each,
+        interval_hours=interval,
+        failures_per_hour=fail_per_hour,
+        reclaims_per_hour=reclaim_per_hour,
+        restart_hours=restart,
+    )
 
     data = plan.data
     bytes_per_token = float(catalog.value("defaults.model.bytes_per_token"))
@@ -713,36 +932,26 @@ def usage_for(
     coverage = plan.purchase.savings_plan_coverage
     if coverage is None:
         coverage = 0.0 if plan.purchase.savings_plan == "none" else 1.0
-    sp_kind = _savings_plan_kind(plan, inst, provider, orchestrator, str(region))
     net = plan.network
     mon = plan.monitoring
     return Usage(
         name=plan.run.name,
         provider=provider,
-        region=str(region),
+        region=region,
         instance=inst,
         accelerator=accel,
         nodes=nodes,
         orchestrator=orchestrator,
         zone=plan.cluster.zone,
         zone_id=zone_id,
-        warnings=(
-            *_cluster_warnings(plan, inst, nodes),
-            *_hyperpod_warnings(
-                catalog, inst, orchestrator, spot_fraction, provider, str(region), as_of
-            ),
-            *date_warnings,
-            *zone_notes,
-            *data_notes,
-            *getattr(plan, "whatif_notes", ()),
-        ),
+        warnings=job.warnings,
         precision=m.precision,
         as_of=as_of,
         run_date=run_date,
         spot_fraction=spot_fraction,
         savings_plan=plan.purchase.savings_plan,
         savings_plan_coverage=coverage,
-        savings_plan_kind=sp_kind,
+        savings_plan_kind=job.savings_plan_kind,
         commitment=plan.purchase.commitment or "buy",
         params=m.params,
         active_params=m.active_params,
@@ -754,8 +963,6 @@ def usage_for(
         else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
         compute_hours=compute_hours,
         sync_stall_hours=sync_hours,
-        checkpoint_count=count,
-        checkpoint_stall_hours=ck_stall,
         checkpoint_stall_hours_each=stall_each,
         checkpoint_size_gb=size_gb,
         checkpoint_interval_hours=interval,
@@ -765,10 +972,7 @@ def usage_for(
         eval_interval_steps=eval_interval,
         eval_steps=eval_steps,
         eval_step_fraction=eval_fraction,
-        failure_events=failures,
-        failure_lost_hours=failures * lost_each,
-        reclaim_events=reclaims,
-        reclaim_lost_hours=reclaims * lost_each,
+        **events.fields(),
         restart_hours=restart,
         failure_rate_per_gpu_day=fail_rate,
         spot_reclaim_rate_per_node_hour=hazard,
@@ -812,6 +1016,37 @@ def usage_for(
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
     )
+
+
+#: Recent time-model answers (``_estimate_time``), most recent last.
+_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[Catalog, TimeEstimate]] = OrderedDict()
+_TIME_CACHE_SIZE = 512
+_TIME_LOCK = threading.Lock()
+
+
+def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
+    """``timemodel.estimate_time``, remembering its recent answers.
+
+    The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
+    question for every orchestrator of a cluster (restart time and fees differ, the run's hours
+    do not). The key is every input, the catalog by identity (the entry holds the catalog, so
+    its identity cannot be reused while cached); the answer is an immutable ``TimeEstimate``.
+    """
+    key = (
+        id(catalog),
+        *((k, id(v) if k in ("accelerator", "instance") else v) for k, v in sorted(inputs.items())),
+    )
+    with _TIME_LOCK:  # the web app prices plans on several threads
+        hit = _TIME_CACHE.get(key)
+        if hit is not None and hit[0] is catalog:
+            _TIME_CACHE.move_to_end(key)
+            return hit[1]
+    est = estimate_time(catalog=catalog, **inputs)
+    with _TIME_LOCK:
+        _TIME_CACHE[key] = (catalog, est)
+        if len(_TIME_CACHE) > _TIME_CACHE_SIZE:
+            _TIME_CACHE.popitem(last=False)
+    return est
 
 
 #: Time-model factors that count a whole run's FLOPs or hours: meaningless for a single modelled

@@ -7,12 +7,15 @@ citation), and so a driver never hard-codes a price.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
+import numpy as np
+
 from trainbill.catalog import Catalog, PricePoint
+from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
 from trainbill.usage import Usage
 
@@ -65,7 +68,17 @@ def _point(catalog: Catalog, usage: Usage, item: str, option: str) -> PricePoint
 
 
 def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
-    """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``.
+    """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``; the spot price
+    times ``usage.spot_price_scale`` (1 for a forecast; a simulated trial's spot price)."""
+    rate = _listed_instance_rate(catalog, usage, option)
+    scale = usage.spot_price_scale
+    if option != "spot" or (np.ndim(scale) == 0 and scale == 1.0):  # a forecast: as listed
+        return rate
+    return replace(rate, usd=rate.usd * usage.spot_price_scale)
+
+
+def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
+    """The catalog's per node-hour price of the plan's instance for ``on_demand`` or ``spot``.
 
     An instance AWS sells only through EC2 Capacity Blocks (p5e.48xlarge: no On-Demand SKU in
     any region's price list) is priced at its Capacity Block rate for the non-spot share, and
@@ -219,26 +232,35 @@ def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None
     return None if p is None else Rate(usd=p.usd, source=p.cite())
 
 
-def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, str]:
-    """List price of one cluster-hour at the plan's spot mix, with the arithmetic in words.
+def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], str]]:
+    """List price of one cluster-hour at the plan's spot mix, and the arithmetic in words.
 
     Time lost to stalls, failures and reclaims is billed for every node at whatever each node
     costs, so these lines use this blended rate (Savings Plan discounts and the HyperPod ml.*
-    premium are separate lines over the whole wall-clock).
+    premium are separate lines over the whole wall-clock). The words are rendered on demand
+    (a ledger line's basis), from a single plan only: like the usage's fields, the rate is an
+    array when the usage's spot share or spot price is (``costs.price_arrays``).
     """
     od = instance_rate(catalog, usage, "on_demand")
     s = usage.spot_fraction
-    if s > 0:
-        spot = instance_rate(catalog, usage, "spot")
-        per_node = (1.0 - s) * od.usd + s * spot.usd
-        words = (
-            f"{usage.nodes} nodes × [{1 - s:.0%} × ${od.usd:,.4g} {od.words} + {s:.0%} × "
-            f"${spot.usd:,.4g} spot] = ${usage.nodes * per_node:,.2f}/cluster-hour"
+    nodes = usage.nodes
+    if not some(s > 0):
+        return (
+            nodes * od.usd,
+            lambda: (
+                f"{nodes} nodes × ${od.usd:,.4g} {od.words} = ${nodes * od.usd:,.2f}/cluster-hour"
+            ),
         )
-    else:
-        per_node = od.usd
-        words = f"{usage.nodes} nodes × ${od.usd:,.4g} {od.words} = ${usage.nodes * per_node:,.2f}/cluster-hour"
-    return usage.nodes * per_node, words
+    spot = instance_rate(catalog, usage, "spot")
+    per_node = (1.0 - s) * od.usd + s * spot.usd
+
+    def words() -> str:
+        return (
+            f"{nodes} nodes × [{1 - s:.0%} × ${od.usd:,.4g} {od.words} + {s:.0%} × "
+            f"${spot.usd:,.4g} spot] = ${nodes * per_node:,.2f}/cluster-hour"
+        )
+
+    return nodes * per_node, words
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

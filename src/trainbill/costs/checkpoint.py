@@ -14,68 +14,78 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import cluster_rate, instance_rate, service
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "checkpoint"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Write stall, S3 storage of retained checkpoints and PUT requests."""
     if usage.checkpoint_size_gb <= 0:
         return
     rate, words = cluster_rate(catalog, usage)
+    u = usage
     mode = (
         "async snapshot"
         if usage.asynchronous_checkpoint
         else f"synchronous write to {usage.checkpoint_target}"
     )
-    yield LineItem(
+    yield Charge(
         category=CATEGORY,
         item="training stalled while checkpointing",
         quantity=usage.checkpoint_stall_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
-        basis=(
-            f"{usage.checkpoint_count:,.1f} checkpoints (every {usage.checkpoint_interval_hours:g} h) × "
-            f"{usage.checkpoint_stall_hours_each * 60:,.2f} min ({usage.checkpoint_size_gb:,.0f} GB, {mode}); {words}"
+        basis=lambda: (
+            f"{u.checkpoint_count:,.1f} checkpoints (every {u.checkpoint_interval_hours:g} h) × "
+            f"{u.checkpoint_stall_hours_each * 60:,.2f} min ({u.checkpoint_size_gb:,.0f} GB, {mode}); {words()}"
         ),
         source=instance_rate(catalog, usage, "on_demand").source,
         driver=__name__,
     )
     if usage.checkpoint_target != "s3":
         return
-    store = service(catalog, usage, "object_storage")
+    yield from _object_storage(usage, catalog)
+
+
+def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
+    """Retained checkpoints in object storage and the multipart PUTs that wrote them."""
+    store = service(catalog, u, "object_storage")
     assert store is not None
-    retention_months = usage.retention_days * 24.0 / usage.hours_per_month
-    kept = min(float(usage.keep_last), max(usage.checkpoint_count, 1.0))
-    yield LineItem(
+    retention_months = u.retention_days * 24.0 / u.hours_per_month
+    kept = np.minimum(float(u.keep_last), np.maximum(u.checkpoint_count, 1.0))
+    yield Charge(
         category=CATEGORY,
         item=f"checkpoint storage ({store.product})",
-        quantity=kept * usage.checkpoint_size_gb * (usage.months + retention_months),
+        quantity=kept * u.checkpoint_size_gb * (u.months + retention_months),
         unit="GB-month",
         unit_price_usd=store.usd,
-        basis=(
-            f"{kept:g} retained × {usage.checkpoint_size_gb:,.0f} GB × ({usage.wall_hours:,.1f} h run + "
-            f"{usage.retention_days:g} days retention) / {usage.hours_per_month:g} h per month"
+        basis=lambda: (
+            f"{kept:g} retained × {u.checkpoint_size_gb:,.0f} GB × ({u.wall_hours:,.1f} h run + "
+            f"{u.retention_days:g} days retention) / {u.hours_per_month:g} h per month"
         ),
         source=store.source,
         driver=__name__,
         service_category="Storage",
     )
-    puts = service(catalog, usage, "object_writes")
+    puts = service(catalog, u, "object_writes")
     assert puts is not None
-    parts = usage.checkpoint_size_gb * 1000.0 / usage.object_mb
-    yield LineItem(
+    parts = u.checkpoint_size_gb * 1000.0 / u.object_mb
+    yield Charge(
         category=CATEGORY,
         item=f"checkpoint writes: {puts.product} (multipart parts)",
-        quantity=usage.checkpoint_count * parts / 1000.0,
+        quantity=u.checkpoint_count * parts / 1000.0,
         unit="1000 requests",
         unit_price_usd=puts.usd,
-        basis=f"{usage.checkpoint_count:,.1f} checkpoints × {parts:,.0f} parts of {usage.object_mb:g} MB",
+        basis=lambda: (
+            f"{u.checkpoint_count:,.1f} checkpoints × {parts:,.0f} parts of {u.object_mb:g} MB"
+        ),
         source=puts.source,
         driver=__name__,
         service_category="Storage",

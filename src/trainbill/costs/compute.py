@@ -13,41 +13,46 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import instance_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "compute"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """On-demand and spot instance-hours of the pure training time."""
     inst = usage.instance.instance
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    s = usage.spot_fraction
-    if s < 1:
+    s, nodes, hours = usage.spot_fraction, usage.nodes, usage.compute_hours
+    if some(s < 1):
         od = instance_rate(catalog, usage, "on_demand")
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{inst} {od.words}",
-            quantity=usage.nodes * (1 - s) * usage.compute_hours,
+            quantity=nodes * (1 - s) * hours,
             unit=unit,
             unit_price_usd=od.usd,
-            basis=f"{usage.nodes} nodes × {1 - s:.0%} {od.words} × {usage.compute_hours:,.2f} h of pure training",
+            basis=lambda: (
+                f"{nodes} nodes × {1 - s:.0%} {od.words} × {hours:,.2f} h of pure training"
+            ),
             source=od.source,
             driver=__name__,
             pricing_category="Committed" if od.option == "capacity_block" else "Standard",
         )
-    if s > 0:
+    if some(s > 0):
         spot = instance_rate(catalog, usage, "spot")
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{inst} spot",
-            quantity=usage.nodes * s * usage.compute_hours,
+            quantity=nodes * s * hours,
             unit=unit,
             unit_price_usd=spot.usd,
-            basis=f"{usage.nodes} nodes × {s:.0%} spot × {usage.compute_hours:,.2f} h at the typical spot price",
+            basis=lambda: (
+                f"{nodes} nodes × {s:.0%} spot × {hours:,.2f} h at the typical spot price"
+            ),
             source=spot.source,
             driver=__name__,
             pricing_category="Dynamic",

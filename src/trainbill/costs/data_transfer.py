@@ -25,26 +25,34 @@ stand-in. Whether the bytes also cross a NAT gateway is the networking driver's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
+
+import numpy as np
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import service, service_item, volume_tiers
-from trainbill.ledger import LineItem
+from trainbill.ledger import Amount, Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "data_transfer"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Transfer charges by where the data lives, and object-storage GET requests."""
     if (
         usage.data_source == "fsx"
         and usage.data_location == "cross_az"
         and usage.checkpoint_target == "fsx"
-        and usage.checkpoint_write_gb > 0
+        and some(usage.checkpoint_write_gb > 0)
     ):
-        writes = f"{usage.checkpoint_count:,.1f} checkpoints × {usage.checkpoint_size_gb:,.0f} GB"
+        u = usage
+
+        def writes() -> str:
+            return f"{u.checkpoint_count:,.1f} checkpoints × {u.checkpoint_size_gb:,.0f} GB"
+
         what = f"checkpoints written to {_store(usage, catalog)} {_zones(usage)}"
         yield from _inter_az(usage, catalog, usage.checkpoint_write_gb, what, writes)
     read_gb = usage.dataset_read_gb
@@ -60,18 +68,20 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         yield _inter_region(usage, catalog, read_gb, reads)
     elif usage.data_location == "cross_az" and usage.data_source in ("fsx", "ebs"):
         what = f"training data read from {_store(usage, catalog)} {_zones(usage)}"
-        yield from _inter_az(usage, catalog, read_gb, what, reads)
+        yield from _inter_az(usage, catalog, read_gb, what, lambda: reads)
     if usage.data_source == "s3":
         gets = service(catalog, usage, "object_reads")
         assert gets is not None
         requests = read_gb * 1000.0 / usage.object_mb
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{gets.product} for training data",
             quantity=requests / 1000.0,
             unit="1000 requests",
             unit_price_usd=gets.usd,
-            basis=f"{read_gb:,.0f} GB read in {usage.object_mb:g} MB objects = {requests:,.0f} GETs",
+            basis=lambda: (
+                f"{read_gb:,.0f} GB read in {usage.object_mb:g} MB objects = {requests:,.0f} GETs"
+            ),
             source=gets.source,
             driver=__name__,
             service_category="Storage",
@@ -91,7 +101,9 @@ def _zones(usage: Usage) -> str:
     return "in another zone"
 
 
-def _inter_az(usage: Usage, catalog: Catalog, gb: float, what: str, how: str) -> Iterable[LineItem]:
+def _inter_az(
+    usage: Usage, catalog: Catalog, gb: Amount, what: str, how: Callable[[], str]
+) -> Iterable[Charge]:
     """One line per direction the provider bills: out of the sending zone, into the other.
 
     The catalog's ``inter_az`` role says how many directions are billed (AWS 2, GCP and Azure
@@ -110,23 +122,27 @@ def _inter_az(usage: Usage, catalog: Catalog, gb: float, what: str, how: str) ->
         else "once, as the sending zone's egress, where it charges at all"
     )
     for direction, rate in rates:
-        yield LineItem(
+
+        def basis(d: str = direction) -> str:
+            return (
+                f"{how()} = {gb:,.0f} GB {d} of the zone ({usage.provider} bills inter-zone "
+                f"traffic {per}: services.{usage.provider}.inter_az)"
+            )
+
+        yield Charge(
             category=CATEGORY,
             item=f"{rate.product} {direction}: {what}",
             quantity=gb,
             unit="GB",
             unit_price_usd=rate.usd,
-            basis=(
-                f"{how} = {gb:,.0f} GB {direction} of the zone ({usage.provider} bills inter-zone "
-                f"traffic {per}: services.{usage.provider}.inter_az)"
-            ),
+            basis=basis,
             source=rate.source,
             driver=__name__,
             service_category="Networking",
         )
 
 
-def _inter_region(usage: Usage, catalog: Catalog, gb: float, how: str) -> LineItem:
+def _inter_region(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> Charge:
     """Out of the data's region at the pair's own rate where the catalog has one."""
     # ``location = "cross_region"`` without ``data.region``: the source region is unknown, and
     # the general rate of the cluster's region stands for it.
@@ -145,20 +161,20 @@ def _inter_region(usage: Usage, catalog: Catalog, gb: float, how: str) -> LineIt
         catalog, usage, "inter_region", f".{usage.region}" if pair else "", region=usage.data_region
     )
     assert rate is not None
-    return LineItem(
+    return Charge(
         category=CATEGORY,
         item=f"{rate.product} of training data ({origin} → {usage.region})",
         quantity=gb,
         unit="GB",
         unit_price_usd=rate.usd,
-        basis=f"{how} out of {origin} ({usage.data_source}); data in is free",
+        basis=lambda: f"{how} out of {origin} ({usage.data_source}); data in is free",
         source=rate.source,
         driver=__name__,
         service_category="Networking",
     )
 
 
-def _internet_egress(usage: Usage, catalog: Catalog, gb: float, how: str) -> Iterable[LineItem]:
+def _internet_egress(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> Iterable[Charge]:
     """The holding cloud's internet egress, tier by tier of each month's volume.
 
     Tiers apply to a calendar month's egress: the run's volume is spread evenly over its
@@ -166,7 +182,7 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: float, how: str) -> Ite
     (other traffic would move this run into cheaper tiers). Free allowances (100 GB/month on
     AWS and Azure) are account-wide and usually spent, so they are not deducted.
     """
-    months = max(usage.months, 1.0)
+    months = np.maximum(usage.months, 1.0)  # elementwise: the run's length may be an array
     per_month = gb / months
     item, product = service_item(catalog, usage.data_provider, "internet_egress")
     tiers = volume_tiers(
@@ -177,12 +193,12 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: float, how: str) -> Ite
         as_of=usage.as_of,
     )
     for t in tiers:
-        top = per_month if t.to_gb is None else min(per_month, t.to_gb)
-        in_tier = max(0.0, top - t.from_gb)
-        if in_tier <= 0:
+        top = per_month if t.to_gb is None else np.minimum(per_month, t.to_gb)
+        in_tier = np.maximum(0.0, top - t.from_gb)
+        if not some(in_tier > 0):
             continue
         band = f"{t.from_gb:,.0f}+ GB" if t.to_gb is None else f"{t.from_gb:,.0f}-{t.to_gb:,.0f} GB"
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=(
                 f"{product} of training data from {usage.data_provider} {usage.data_region} "
@@ -191,12 +207,16 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: float, how: str) -> Ite
             quantity=in_tier * months,
             unit="GB",
             unit_price_usd=t.rate.usd,
-            basis=(
-                f"{how} = {gb:,.0f} GB over {months:,.2f} billing month(s): "
-                f"{in_tier:,.0f} GB/month in this tier; billed by {usage.data_provider} "
-                f"(data gravity), data in to {usage.provider} is free"
-            ),
+            basis=partial(_egress_basis, usage, how, gb, months, in_tier),
             source=t.rate.source,
             driver=__name__,
             service_category="Networking",
         )
+
+
+def _egress_basis(usage: Usage, how: str, gb: Amount, months: Amount, in_tier: Amount) -> str:
+    return (
+        f"{how} = {gb:,.0f} GB over {months:,.2f} billing month(s): "
+        f"{in_tier:,.0f} GB/month in this tier; billed by {usage.data_provider} "
+        f"(data gravity), data in to {usage.provider} is free"
+    )

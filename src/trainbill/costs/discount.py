@@ -21,17 +21,19 @@ A kind that does not cover the plan's usage is refused earlier (``trainbill.usag
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
+import numpy as np
+
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import (
     commitment_name,
     commitment_rate,
     covered_item,
     covered_on_demand_rate,
 )
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
@@ -39,9 +41,10 @@ CATEGORY = "discount"
 _YEARS = {"1yr": 1, "3yr": 3}
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Commitment-rate line for the covered hours, plus the unused term of a commitment bought."""
-    if usage.savings_plan == "none" or usage.savings_plan_coverage <= 0 or usage.spot_fraction >= 1:
+    covers = (usage.savings_plan_coverage > 0) & (usage.spot_fraction < 1)
+    if usage.savings_plan == "none" or not some(covers):
         return
     # The commitment rate first: without a published rate (p5e has no On-Demand SKU either) the
     # error to show is "no published … Savings Plan rate", which says how to add one.
@@ -59,13 +62,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         )
     else:
         whose = "commitment bought for this run: its unused term is the next line"
-    yield LineItem(
+    yield Charge(
         category=CATEGORY,
         item=f"{name} on {item}",
         quantity=covered_nodes * wall,
         unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
-        basis=(
+        basis=lambda: (
             f"{usage.savings_plan_coverage:.0%} coverage × {1 - usage.spot_fraction:.0%} on-demand × {usage.nodes} "
             f"nodes × {wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; {whose}"
         ),
@@ -76,18 +79,18 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.commitment != "buy":
         return
     term_hours = _YEARS[usage.savings_plan] * float(catalog.value("commitment.hours_per_year"))
-    terms = max(1, math.ceil(wall / term_hours))
+    terms = np.maximum(1.0, np.ceil(wall / term_hours))  # elementwise: wall may be an array
     hourly = covered_nodes * sp.usd
     unused = terms * term_hours - wall
-    yield LineItem(
+    yield Charge(
         category=CATEGORY,
         item=f"{name}: unused commitment",
         quantity=unused,
         unit="hour",
         unit_price_usd=hourly,
-        basis=(
+        basis=lambda: (
             f"${hourly:,.2f}/h commitment ({covered_nodes:g} covered nodes × ${sp.usd:,.4g}) bought for this run, "
-            f"billed every hour of {terms} × {term_hours:,.0f} h term: {terms * term_hours:,.0f} h − {wall:,.1f} h "
+            f"billed every hour of {int(terms)} × {term_hours:,.0f} h term: {terms * term_hours:,.0f} h − {wall:,.1f} h "
             f"used = {unused:,.1f} h unused; whole commitment ${hourly * terms * term_hours:,.0f}"
         ),
         source=f"commitment rate: {sp.source}; {catalog.assumption('commitment.hours_per_year').cite()}",

@@ -13,29 +13,31 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import cluster_rate, instance_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "evaluation"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One line: forward-only validation passes, when the plan evaluates at all."""
-    if usage.eval_hours <= 0:
+    if not some(usage.eval_hours > 0):
         return
     rate, words = cluster_rate(catalog, usage)
-    yield LineItem(
+    u = usage
+    yield Charge(
         category=CATEGORY,
         item="validation passes (forward only)",
         quantity=usage.eval_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
-        basis=(
-            f"{usage.compute_hours:,.2f} h × {usage.eval_steps} eval steps every "
-            f"{usage.eval_interval_steps:,} steps × {usage.eval_step_fraction:.3f} (an eval step's time "
-            f"per training step: forward only, no recompute, sync or optimizer); {words}"
+        basis=lambda: (
+            f"{u.compute_hours:,.2f} h × {u.eval_steps} eval steps every "
+            f"{u.eval_interval_steps:,} steps × {u.eval_step_fraction:.3f} (an eval step's time "
+            f"per training step: forward only, no recompute, sync or optimizer); {words()}"
         ),
         source=instance_rate(catalog, usage, "on_demand").source,
         driver=__name__,

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import sagemaker_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "compute"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One compute line per extra instance group, for the whole wall-clock."""
     wall = usage.wall_hours
     for name, instance, count, spot in usage.extra_groups:
@@ -30,16 +30,21 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         )
         unit_price = point.usd
         source = point.cite()
-        basis = f"{count} × {instance} ({name} group, {option.replace('_', '-')}) × {wall:,.2f} h wall-clock"
+        how = f"{count} × {instance} ({name} group, {option.replace('_', '-')})"
+        price_note = ""
         if usage.orchestrator == "hyperpod" and not spot:
             ml = sagemaker_rate(catalog, usage, instance)
             if ml is None:
-                basis += f"; EC2 price: no published ml.{instance} price, the HyperPod ml.* premium is not included"
+                price_note = f"; EC2 price: no published ml.{instance} price, the HyperPod ml.* premium is not included"
             else:
                 unit_price = ml.usd
-                basis += f" at the SageMaker ml.{instance} price (HyperPod)"
+                price_note = f" at the SageMaker ml.{instance} price (HyperPod)"
                 source = ml.source
-        yield LineItem(
+
+        def basis(h: str = how, n: str = price_note) -> str:
+            return f"{h} × {wall:,.2f} h wall-clock{n}"
+
+        yield Charge(
             category=CATEGORY,
             item=f"{instance} {name} group ({option.replace('_', '-')})",
             quantity=count * wall,

@@ -3,7 +3,7 @@
 Pricing rule: expected interruptions = rate per GPU-day × GPUs × exposed hours / 24 (rate
 from the plan, else the Llama 3 405B figure in ``reliability.gpu_failure_rate_per_gpu_day``);
 each loses half a checkpoint interval on average plus the restart time (by orchestrator),
-billed at the blended cluster rate.
+billed at the blended cluster rate. The counting is ``usage.interruptions``'s.
 """
 
 from __future__ import annotations
@@ -12,28 +12,29 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import cluster_rate, instance_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "failures"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Cluster-hours lost to hardware failures."""
     if usage.failure_rate_per_gpu_day <= 0:
         return
     rate, words = cluster_rate(catalog, usage)
-    yield LineItem(
+    u = usage
+    yield Charge(
         category=CATEGORY,
         item="work lost and restarts after hardware failures",
         quantity=usage.failure_lost_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
-        basis=(
-            f"{usage.failure_events:.2f} failures ({usage.failure_rate_per_gpu_day:.2e}/GPU-day × {usage.gpus} GPUs × "
-            f"{usage.exposed_hours:,.1f} h / 24) × ({usage.checkpoint_interval_hours:g} h interval / 2 + "
-            f"{usage.restart_hours:g} h restart on {usage.orchestrator}); {words}"
+        basis=lambda: (
+            f"{u.failure_events:.2f} failures ({u.failure_rate_per_gpu_day:.2e}/GPU-day × {u.gpus} GPUs × "
+            f"{u.exposed_hours:,.1f} h / 24) × ({u.checkpoint_interval_hours:g} h interval / 2 + "
+            f"{u.restart_hours:g} h restart on {u.orchestrator}); {words()}"
         ),
         source=instance_rate(catalog, usage, "on_demand").source,
         driver=__name__,

@@ -13,25 +13,25 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import service
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "monitoring"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Custom metrics and logs ingest."""
     if usage.custom_metrics_per_node > 0:
         metric = service(catalog, usage, "metrics")
         assert metric is not None
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=metric.product,
             quantity=usage.nodes * usage.custom_metrics_per_node * usage.months,
             unit="metric-month",
             unit_price_usd=metric.usd,
-            basis=(
+            basis=lambda: (
                 f"{usage.nodes} nodes × {usage.custom_metrics_per_node:g} metrics × {usage.wall_hours:,.1f} h / "
                 f"{usage.hours_per_month:g} h (prorated hourly)"
             ),
@@ -42,13 +42,15 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.logs_gb_per_node_hour > 0:
         logs = service(catalog, usage, "logs")
         assert logs is not None
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=logs.product,
             quantity=usage.nodes * usage.wall_hours * usage.logs_gb_per_node_hour,
             unit="GB",
             unit_price_usd=logs.usd,
-            basis=f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.logs_gb_per_node_hour:g} GB/node-hour",
+            basis=lambda: (
+                f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.logs_gb_per_node_hour:g} GB/node-hour"
+            ),
             source=logs.source,
             driver=__name__,
             service_category="Management and Governance",

@@ -21,39 +21,44 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import service
-from trainbill.ledger import LineItem
+from trainbill.ledger import Amount, Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "networking"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """NAT gateway hours, NAT data processing and public IPv4 hours."""
     wall = usage.wall_hours
     if usage.nat_gateways > 0:
         hours = service(catalog, usage, "nat_hours")
         assert hours is not None
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{hours.product} hours",
             quantity=usage.nat_gateways * wall,
             unit="hour",
             unit_price_usd=hours.usd,
-            basis=f"{usage.nat_gateways} gateway(s) × {wall:,.1f} h",
+            basis=lambda: f"{usage.nat_gateways} gateway(s) × {wall:,.1f} h",
             source=hours.source,
             driver=__name__,
             service_category="Networking",
         )
         data = service(catalog, usage, "nat_data")
         assert data is not None
-        gb = usage.nodes * wall * usage.nat_gb_per_node_hour
-        basis = f"{usage.nodes} nodes × {wall:,.1f} h × {usage.nat_gb_per_node_hour:g} GB/node-hour"
-        for extra, why in _through_nat(usage):
-            gb += extra
-            basis += f" + {extra:,.0f} GB {why}"
-        yield LineItem(
+        crossing = tuple(_through_nat(usage))
+        gb = usage.nodes * wall * usage.nat_gb_per_node_hour + sum(extra for extra, _ in crossing)
+
+        def basis() -> str:
+            base = (
+                f"{usage.nodes} nodes × {wall:,.1f} h × {usage.nat_gb_per_node_hour:g} GB/node-hour"
+            )
+            return base + "".join(f" + {extra:,.0f} GB {why}" for extra, why in crossing)
+
+        yield Charge(
             category=CATEGORY,
             item=f"{data.product} data processed",
             quantity=gb,
@@ -68,13 +73,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if addresses > 0:
         ip = service(catalog, usage, "public_ipv4")
         assert ip is not None
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=ip.product,
             quantity=addresses * wall,
             unit="address-hour",
             unit_price_usd=ip.usd,
-            basis=(
+            basis=lambda: (
                 f"({usage.public_ips_per_node:g} per node × {usage.nodes} nodes + {usage.nat_gateways} NAT "
                 f"Elastic IP) × {wall:,.1f} h"
             ),
@@ -84,7 +89,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         )
 
 
-def _through_nat(usage: Usage) -> Iterable[tuple[float, str]]:
+def _through_nat(usage: Usage) -> Iterable[tuple[Amount, str]]:
     """The run's data and checkpoint bytes that cross the NAT gateway, with the reason."""
     reads = usage.dataset_read_gb
     if reads > 0:
@@ -99,7 +104,7 @@ def _through_nat(usage: Usage) -> Iterable[tuple[float, str]]:
         elif usage.data_source in ("other_cloud", "on_premises"):
             where = usage.data_source.replace("_", " ")
             yield reads, f"of dataset reads from {where} over the internet"
-    if usage.checkpoint_target == "s3" and usage.s3_via_nat and usage.checkpoint_write_gb > 0:
+    if usage.checkpoint_target == "s3" and usage.s3_via_nat and some(usage.checkpoint_write_gb > 0):
         yield (
             usage.checkpoint_write_gb,
             "of checkpoint writes to object storage routed through NAT (no gateway endpoint)",

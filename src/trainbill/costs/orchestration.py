@@ -16,31 +16,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import instance_rate, sagemaker_rate, service_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "orchestration"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """HyperPod ml.* premium over EC2 or EKS control-plane hours."""
     if usage.orchestrator == "hyperpod":
         inst = usage.instance.instance
         ml = sagemaker_rate(catalog, usage, inst)
-        if ml is None or usage.spot_fraction >= 1:
+        if ml is None or not some(usage.spot_fraction < 1):
             return  # usage.warnings says what is not priced and why
         ec2 = instance_rate(catalog, usage, "on_demand")
         od_nodes = usage.nodes * (1 - usage.spot_fraction)
         unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"SageMaker HyperPod ml.{inst} over EC2",
             quantity=od_nodes * usage.wall_hours,
             unit=unit,
             unit_price_usd=ml.usd - ec2.usd,
-            basis=(
+            basis=lambda: (
                 f"{usage.nodes} nodes × {1 - usage.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
                 f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
             ),
@@ -51,13 +52,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     elif usage.orchestrator == "eks":
         cp = service_rate(catalog, usage, "eks.control_plane")
         clusters = int(catalog.value("orchestration.eks_clusters"))
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item="EKS control plane",
             quantity=clusters * usage.wall_hours,
             unit="cluster-hour",
             unit_price_usd=cp.usd,
-            basis=f"{clusters} EKS cluster × {usage.wall_hours:,.1f} h",
+            basis=lambda: f"{clusters} EKS cluster × {usage.wall_hours:,.1f} h",
             source=cp.source,
             driver=__name__,
             service_category="Compute",

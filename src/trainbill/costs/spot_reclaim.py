@@ -4,7 +4,7 @@ Pricing rule: expected reclaims = hazard × spot nodes × exposed hours (hazard 
 else −ln(1 − p)/730 with p the Spot Advisor bucket's monthly rate); each loses half a
 checkpoint interval of work on average plus the restart time, for every node (a gang-scheduled
 job stops when any node goes). Billed at the blended cluster rate. In a simulation the totals
-are sampled instead of expected.
+are sampled instead of expected. The counting is ``usage.interruptions``'s.
 """
 
 from __future__ import annotations
@@ -12,29 +12,31 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import cluster_rate, instance_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "spot_reclaim"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Cluster-hours lost to spot reclaims."""
-    if usage.spot_fraction <= 0:
+    if not some(usage.spot_fraction > 0):
         return
     rate, words = cluster_rate(catalog, usage)
-    yield LineItem(
+    u = usage
+    yield Charge(
         category=CATEGORY,
         item="work lost and restarts after spot reclaims",
         quantity=usage.reclaim_lost_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
-        basis=(
-            f"{usage.reclaim_events:.2f} reclaims ({usage.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
-            f"{usage.nodes * usage.spot_fraction:g} spot nodes × {usage.exposed_hours:,.1f} h) × "
-            f"({usage.checkpoint_interval_hours:g} h interval / 2 + {usage.restart_hours:g} h restart); {words}"
+        basis=lambda: (
+            f"{u.reclaim_events:.2f} reclaims ({u.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
+            f"{u.nodes * u.spot_fraction:g} spot nodes × {u.exposed_hours:,.1f} h) × "
+            f"({u.checkpoint_interval_hours:g} h interval / 2 + {u.restart_hours:g} h restart); {words()}"
         ),
         source=instance_rate(catalog, usage, "spot").source,
         driver=__name__,

@@ -15,27 +15,31 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import service
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "storage"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Block volume capacity, IOPS and throughput above baseline, file system, dataset."""
     months = usage.months
-    span = f"{usage.wall_hours:,.1f} h / {usage.hours_per_month:g} h per month"
+    u = usage
+
+    def span() -> str:
+        return f"{u.wall_hours:,.1f} h / {u.hours_per_month:g} h per month"
+
     if usage.ebs_gb_per_node > 0:
         gb = service(catalog, usage, "block_storage")
         assert gb is not None  # every provider has a block volume
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{gb.product} volumes",
             quantity=usage.nodes * usage.ebs_gb_per_node * months,
             unit="GB-month",
             unit_price_usd=gb.usd,
-            basis=f"{usage.nodes} nodes × {usage.ebs_gb_per_node:,.0f} GB × {span}",
+            basis=lambda: f"{usage.nodes} nodes × {usage.ebs_gb_per_node:,.0f} GB × {span()}",
             source=gb.source,
             driver=__name__,
             service_category="Storage",
@@ -43,13 +47,15 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         free_iops = float(catalog.value("defaults.storage.ebs_iops"))
         iops = service(catalog, usage, "block_iops")
         if iops is not None and usage.ebs_iops > free_iops:
-            yield LineItem(
+            yield Charge(
                 category=CATEGORY,
                 item=f"{iops.product} provisioned IOPS above baseline",
                 quantity=usage.nodes * (usage.ebs_iops - free_iops) * months,
                 unit="IOPS-month",
                 unit_price_usd=iops.usd,
-                basis=f"{usage.nodes} nodes × ({usage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span}",
+                basis=lambda: (
+                    f"{usage.nodes} nodes × ({usage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
+                ),
                 source=iops.source,
                 driver=__name__,
                 service_category="Storage",
@@ -57,13 +63,15 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
         free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
         tp = service(catalog, usage, "block_throughput")
         if tp is not None and usage.ebs_throughput_mibps > free_tp:
-            yield LineItem(
+            yield Charge(
                 category=CATEGORY,
                 item=f"{tp.product} throughput above baseline",
                 quantity=usage.nodes * (usage.ebs_throughput_mibps - free_tp) * months,
                 unit="MiBps-month",
                 unit_price_usd=tp.usd,
-                basis=f"{usage.nodes} nodes × ({usage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span}",
+                basis=lambda: (
+                    f"{usage.nodes} nodes × ({usage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
+                ),
                 source=tp.source,
                 driver=__name__,
                 service_category="Storage",
@@ -71,13 +79,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.fsx_capacity_gb > 0:
         fsx = service(catalog, usage, "shared_fs", usage.fsx_tier)
         assert fsx is not None  # every provider has a Lustre service
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"{fsx.product} ({usage.fsx_tier})",
             quantity=usage.fsx_capacity_gb * months,
             unit="GB-month",
             unit_price_usd=fsx.usd,
-            basis=f"{usage.fsx_capacity_gb:,.0f} GB × {span}",
+            basis=lambda: f"{usage.fsx_capacity_gb:,.0f} GB × {span()}",
             source=fsx.source,
             driver=__name__,
             service_category="Storage",
@@ -85,13 +93,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
     if usage.dataset_gb > 0:
         s3 = service(catalog, usage, "object_storage")
         assert s3 is not None  # every provider has object storage
-        yield LineItem(
+        yield Charge(
             category=CATEGORY,
             item=f"training dataset in {s3.product}",
             quantity=usage.dataset_gb * months,
             unit="GB-month",
             unit_price_usd=s3.usd,
-            basis=f"{usage.dataset_gb:,.0f} GB dataset × {span}",
+            basis=lambda: f"{usage.dataset_gb:,.0f} GB dataset × {span()}",
             source=s3.source,
             driver=__name__,
             service_category="Storage",

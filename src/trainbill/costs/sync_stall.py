@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
+from trainbill.costs._arrays import some
 from trainbill.costs._pricing import cluster_rate, instance_rate
-from trainbill.ledger import LineItem
+from trainbill.ledger import Charge
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage import Usage
 
@@ -23,38 +24,43 @@ __all__ = ["CATEGORY", "price"]
 CATEGORY = "sync_stall"
 
 
-def price(usage: Usage, catalog: Catalog) -> Iterable[LineItem]:
+def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One line per stall cause: exposed communication and stragglers."""
     rate, words = cluster_rate(catalog, usage)
     source = instance_rate(catalog, usage, "on_demand").source
     t = usage.time
     total = t.sync_stall_fraction
+    stalled = usage.sync_stall_hours
     if total <= 0:
         # No modelled stall, but the usage has some (a simulated trial's throttling episodes):
         # those hours are billed too, or a slower trial would come out cheaper.
-        if usage.sync_stall_hours > 0:
-            yield LineItem(
+        if some(stalled > 0):
+            yield Charge(
                 category=CATEGORY,
                 item="slow steps (throttling, stragglers)",
-                quantity=usage.sync_stall_hours,
+                quantity=stalled,
                 unit="cluster-hour",
                 unit_price_usd=rate,
-                basis=f"{usage.sync_stall_hours:,.2f} h of slowed steps; {words}",
+                basis=lambda: f"{stalled:,.2f} h of slowed steps; {words()}",
                 source=source,
                 driver=__name__,
             )
         return
+    hours = usage.compute_hours
     for label, fraction, why in _causes(t):
         if fraction <= 0:
             continue
-        hours = usage.sync_stall_hours * fraction / total
-        yield LineItem(
+
+        def basis(f: float = fraction, w: str = why) -> str:
+            return f"{hours:,.2f} h × {f:.2%} ({w}); {words()}"
+
+        yield Charge(
             category=CATEGORY,
             item=label,
-            quantity=hours,
+            quantity=stalled * fraction / total,
             unit="cluster-hour",
             unit_price_usd=rate,
-            basis=f"{usage.compute_hours:,.2f} h × {fraction:.2%} ({why}); {words}",
+            basis=basis,
             source=source,
             driver=__name__,
         )
