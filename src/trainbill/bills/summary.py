@@ -24,11 +24,13 @@ from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classif
 from trainbill.bills._engine import ENGINES, TABLE_ENGINES, open_engine
 from trainbill.bills._files import (
     MAX_AMOUNT,
+    BillFile,
     BillFormat,
     detect,
     discover,
     find_bad_number,
     find_other_value,
+    remote_uri,
 )
 from trainbill.errors import BillError
 
@@ -263,7 +265,7 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
                     f"{path}: row {row}: column {fmt.col(column)}: {value!r} {wrong} "
                     f"({count} such row(s) in the bill); {rule}"
                 )
-        files = ", ".join(str(f.path) for f in fmt.files)
+        files = ", ".join(f.location for f in fmt.files)
         raise BillError(f"{files}: {count} row(s) have an invalid {' or '.join(columns)}; {rule}")
     per_currency = _refuse_two(
         "currency", _CURRENCY_COLUMN[fmt.family], "currencies", groups, fmt,
@@ -347,7 +349,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
     return {
         "format": fmt.name,
         "engine": engine,
-        "files": tuple(str(f.path) for f in fmt.files),
+        "files": tuple(f.location for f in fmt.files),
         "rows": sum(rows_cat.values()),
         "currency": currency,
         "billed_cost": float(_sum(by_cat.values())),
@@ -506,12 +508,16 @@ def read_bill(
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if engine not in ENGINES:  # before reading any file: the engine decides what the inputs are
         raise BillError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
-    if engine in TABLE_ENGINES:
-        if not items:
-            raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
-        fmt = None  # Trino/Athena: the inputs are tables, whose schemas decide the format
-    else:
-        fmt = detect(discover(items))
+    remote = [u for i in items if (u := remote_uri(i)) is not None]
+    if remote and engine != "spark":
+        raise BillError(
+            f"{remote[0]}: S3 files are read by --engine spark (as s3a://); DuckDB reads local "
+            "files (copy them down), Trino/Athena the lake table over them"
+        )
+    if engine in TABLE_ENGINES and not items:
+        raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
+    # Trino/Athena tables and S3 files are described by the engine, once it is open (``_run``).
+    fmt = None if engine in TABLE_ENGINES or remote else detect(discover(items))
     # Ibis 12 calls DuckDB 2's deprecated ``fetch_arrow_table``; the warning concerns Ibis's
     # internals, not ours, so it is silenced for the engine calls only.
     with warnings.catch_warnings():
@@ -590,7 +596,7 @@ def _run(
     eng = open_engine(engine)
     try:
         if fmt is None:
-            fmt = detect(eng.table_files(names))
+            fmt = detect(_engine_files(eng, names))
         if eng.name == "duckdb":
             results = _run_duckdb(eng, fmt, kind, tag_key, progress)
         else:
@@ -600,6 +606,16 @@ def _run(
     fields = _summarise(results["summary"], fmt, engine)
     breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
     return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+
+
+def _engine_files(eng: Any, names: list[str]) -> tuple[BillFile, ...]:
+    """The bill's files as the open engine sees them: Trino/Athena tables by name; for Spark,
+    local files (found and read here) and ``s3://``/``s3a://`` ones (described by Spark)."""
+    if eng.name in TABLE_ENGINES:
+        return tuple(eng.table_files(names))
+    local = [n for n in names if remote_uri(n) is None]
+    remote = [u for n in names if (u := remote_uri(n)) is not None]
+    return (*(discover(local) if local else ()), *eng.remote_files(remote))
 
 
 def _run_duckdb(
@@ -623,7 +639,7 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     if not lines or not lines[0]:
         lines = [type(exc).__name__]
     detail = lines[0]
-    names = ", ".join(str(f.path) for f in fmt.files)
+    names = ", ".join(f.location for f in fmt.files)
     for line in lines[1:]:
         stripped = line.strip()
         if stripped.startswith("file = "):
