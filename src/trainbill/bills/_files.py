@@ -361,6 +361,29 @@ def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
             )
 
 
+def _expand(path: Path) -> list[Path]:
+    """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a file."""
+    if path.is_dir():
+        manifests = sorted(path.rglob("*-Manifest.json"))
+        if manifests:
+            return [f for manifest in manifests for f in _manifest_files(manifest)]
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
+        if not files:
+            raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
+        _refuse_export_versions(path, files)
+        return files
+    if path.is_file() and path.name.endswith("-Manifest.json"):
+        return list(_manifest_files(path))
+    if path.is_file():
+        if _kind(path) is None:
+            raise UnsupportedBillError(
+                f"{path}: unknown file type; expected .csv, .csv.gz or .parquet "
+                "(or a Data Exports *-Manifest.json)"
+            )
+        return [path]
+    raise BillError(f"{path}: no such file or folder")
+
+
 def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     """Expand files and folders into data files with their headers.
 
@@ -373,31 +396,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     """
     if not paths:
         raise BillError("no bill files given; pass one or more FOCUS or CUR 2.0 files or folders")
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            manifests = sorted(path.rglob("*-Manifest.json"))
-            if manifests:
-                for manifest in manifests:
-                    out.extend(_manifest_files(manifest))
-                continue
-            files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
-            if not files:
-                raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
-            _refuse_export_versions(path, files)
-            out.extend(files)
-        elif path.is_file() and path.name.endswith("-Manifest.json"):
-            out.extend(_manifest_files(path))
-        elif path.is_file():
-            if _kind(path) is None:
-                raise UnsupportedBillError(
-                    f"{path}: unknown file type; expected .csv, .csv.gz or .parquet "
-                    "(or a Data Exports *-Manifest.json)"
-                )
-            out.append(path)
-        else:
-            raise BillError(f"{path}: no such file or folder")
+    out = [p for raw in paths for p in _expand(Path(raw))]
     seen: set[Path] = set()
     result: list[BillFile] = []
     for p in out:
