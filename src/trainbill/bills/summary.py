@@ -666,6 +666,19 @@ def _run_duckdb(
         raise BillError(_duckdb_message(exc, fmt)) from None
 
 
+def _named_file(lines: Sequence[str], fmt: BillFormat) -> str:
+    """The one bill file a DuckDB error names (a CSV error's ``file = …`` line; an IO error's
+    quoted path, as when a part is cut short or removed mid-read), else all the files."""
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped.startswith("file = "):
+            return stripped.removeprefix("file = ")
+    quoted = [f.location for f in fmt.files if f'"{f.location}"' in lines[0]]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(f.location for f in fmt.files)
+
+
 def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     """One line from a DuckDB error: its first line, the reason a CSV error gives further down
     ("… This file is not utf-8 encoded.") and the one file it names, else all the files."""
@@ -673,12 +686,7 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     if not lines or not lines[0]:
         lines = [type(exc).__name__]
     detail = lines[0]
-    names = ", ".join(f.location for f in fmt.files)
-    for line in lines[1:]:
-        stripped = line.strip()
-        if stripped.startswith("file = "):
-            names = stripped.removeprefix("file = ")
-            break
+    names = _named_file(lines, fmt)
     for line in lines[1:]:
         if not line or line[0].isspace() or line.startswith(("Original Line", "Possible Solution")):
             continue
