@@ -243,3 +243,22 @@ def test_file_vanishing_mid_read_names_it_and_leaves_nothing_behind(
     parts[1].write_bytes(saved)
     s = read_bill(tmp_path / "export")
     assert (s.rows, s.billed_cost) == (24, pytest.approx(14197.04, abs=1e-9))
+
+
+def test_io_error_mid_read_names_only_that_part(tmp_path: Path) -> None:
+    """DuckDB's error for a part cut short during the read (its text as DuckDB 2 words it)
+    quotes that part: the message names it alone, not every file of the export."""
+    import duckdb
+
+    from trainbill.bills._files import detect, discover
+    from trainbill.bills.summary import _duckdb_message
+
+    parts = _two_parquet_parts(tmp_path / "export")
+    fmt = detect(discover([tmp_path / "export"]))
+    exc = duckdb.IOException(
+        f'IO Error: Could not read enough bytes from file "{parts[1]}": attempted to read '
+        "10145153 bytes from location 105806276"
+    )
+    message = _duckdb_message(exc, fmt)
+    assert message.startswith(f"{parts[1]}: DuckDB could not read the bill: IO Error")
+    assert str(parts[0]) not in message

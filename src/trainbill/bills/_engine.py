@@ -119,6 +119,35 @@ class Engine:
             out.append(BillFile(path=Path(name), kind="table", columns=columns))
         return tuple(out)
 
+    def remote_files(self, uris: list[str]) -> tuple[BillFile, ...]:
+        """Spark: each ``s3a://`` file or folder as a ``BillFile`` with the columns Spark reads
+        from it where it is (footers or the CSV header; nothing is copied here).
+
+        Raises:
+            BillError: Spark cannot list or read it (no such key, no credentials, no S3
+                connector on the classpath), naming the URI.
+        """
+        from trainbill.bills._files import remote_kind
+
+        out: list[BillFile] = []
+        for uri in uris:
+            kind = remote_kind(uri)
+            try:
+                reader = self.session.read
+                df = (
+                    reader.option("mergeSchema", "true").parquet(uri)
+                    if kind == "parquet"
+                    else reader.csv(uri, header=True, inferSchema=False)
+                )
+                columns = tuple(str(c) for c in df.columns)
+            except Exception as exc:  # noqa: BLE001 - Spark/Hadoop errors vary by version
+                detail = (
+                    str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                )
+                raise BillError(f"{uri}: Spark cannot read it: {detail}") from None
+            out.append(BillFile(path=Path(uri), kind=kind, columns=columns, uri=uri))
+        return tuple(out)
+
     def register(self, fmt: BillFormat) -> list[tuple[str, list[tuple[str, str]]]]:
         """DuckDB: create one view per file kind; return (view, [(column, type), ...]) for each.
 
@@ -176,7 +205,7 @@ class Engine:
         return [spelled[c.lower()] for c in dimensions if spelled.get(c.lower()) in self.constants]
 
     def _load_group(self, files: list[BillFile]) -> Any:
-        paths = [str(f.path) for f in files]
+        paths = [f.location for f in files]
         kind = files[0].kind
         if kind == "table":
             tables = [self._table(p) for p in paths]

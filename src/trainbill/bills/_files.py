@@ -33,6 +33,8 @@ __all__ = [
     "find_bad_number",
     "find_other_value",
     "find_ragged_row",
+    "remote_kind",
+    "remote_uri",
 ]
 
 #: Columns a FOCUS file must have for us to read it. All are Mandatory in FOCUS 1.0-1.2.
@@ -96,6 +98,19 @@ class BillFile:
     path: Path  # for kind "table" (Trino/Athena), the table name, only ever displayed
     kind: str  # "csv", "parquet" or "table"
     columns: tuple[str, ...]
+    #: A remote file or folder (``s3a://bucket/key``, Spark only), read by the engine where it
+    #: is; ``path`` cannot hold it (``Path`` folds ``//``). ``None`` for local files.
+    uri: str | None = None
+
+    @property
+    def location(self) -> str:
+        """Where the engine reads the file: its URI, else its local path."""
+        return self.uri if self.uri is not None else str(self.path)
+
+    @property
+    def local(self) -> bool:
+        """Whether this process can open the file itself (error-path row searches)."""
+        return self.kind != "table" and self.uri is None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +133,27 @@ class BillFormat:
     def col(self, column: str) -> str:
         """The real spelling of ``column``."""
         return self.columns[column.lower()]
+
+
+#: URI schemes of remote bill files (Spark's S3 connector, ``hadoop-aws``); ``s3://`` is read
+#: as ``s3a://``, the connector's scheme outside EMR.
+REMOTE_SCHEMES: tuple[str, ...] = ("s3a://", "s3://")
+
+
+def remote_uri(raw: str | Path) -> str | None:
+    """``raw`` as the ``s3a://`` URI Spark reads, or ``None`` for a local path."""
+    if not isinstance(raw, str):  # a ``Path`` is local (and has folded ``//`` already)
+        return None
+    scheme, sep, rest = raw.partition("://")
+    if not sep or scheme.lower() + "://" not in REMOTE_SCHEMES:
+        return None
+    return "s3a://" + rest
+
+
+def remote_kind(uri: str) -> str:
+    """A remote file's kind by its name: CSV for ``.csv``/``.csv.gz``, else Parquet (a file or
+    a Data Exports folder of Parquet parts, the format CUR 2.0 and FOCUS exports default to)."""
+    return _kind(Path(uri.rstrip("/"))) or "parquet"
 
 
 def _kind(path: Path) -> str | None:
@@ -325,6 +361,29 @@ def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
             )
 
 
+def _expand(path: Path) -> list[Path]:
+    """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a file."""
+    if path.is_dir():
+        manifests = sorted(path.rglob("*-Manifest.json"))
+        if manifests:
+            return [f for manifest in manifests for f in _manifest_files(manifest)]
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
+        if not files:
+            raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
+        _refuse_export_versions(path, files)
+        return files
+    if path.is_file() and path.name.endswith("-Manifest.json"):
+        return list(_manifest_files(path))
+    if path.is_file():
+        if _kind(path) is None:
+            raise UnsupportedBillError(
+                f"{path}: unknown file type; expected .csv, .csv.gz or .parquet "
+                "(or a Data Exports *-Manifest.json)"
+            )
+        return [path]
+    raise BillError(f"{path}: no such file or folder")
+
+
 def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     """Expand files and folders into data files with their headers.
 
@@ -337,31 +396,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     """
     if not paths:
         raise BillError("no bill files given; pass one or more FOCUS or CUR 2.0 files or folders")
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            manifests = sorted(path.rglob("*-Manifest.json"))
-            if manifests:
-                for manifest in manifests:
-                    out.extend(_manifest_files(manifest))
-                continue
-            files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
-            if not files:
-                raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
-            _refuse_export_versions(path, files)
-            out.extend(files)
-        elif path.is_file() and path.name.endswith("-Manifest.json"):
-            out.extend(_manifest_files(path))
-        elif path.is_file():
-            if _kind(path) is None:
-                raise UnsupportedBillError(
-                    f"{path}: unknown file type; expected .csv, .csv.gz or .parquet "
-                    "(or a Data Exports *-Manifest.json)"
-                )
-            out.append(path)
-        else:
-            raise BillError(f"{path}: no such file or folder")
+    out = [p for raw in paths for p in _expand(Path(raw))]
     seen: set[Path] = set()
     result: list[BillFile] = []
     for p in out:
@@ -506,8 +541,8 @@ def find_bad_number(
     it is a number, only too large to sum exactly. Without a limit, ``1e400`` is not finite.
     """
     for file in files:
-        if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
-            continue  # a table in Trino/Athena cannot be walked row by row from here
+        if not file.local or column.lower() not in {c.lower() for c in file.columns}:
+            continue  # a Trino/Athena table or an S3 file cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue
@@ -540,8 +575,8 @@ def find_other_value(
 ) -> tuple[Path, int, str] | None:
     """First (file, 1-based data row, value) whose ``column`` is set and differs from ``expected``."""
     for file in files:
-        if file.kind == "table" or column.lower() not in {c.lower() for c in file.columns}:
-            continue  # a table in Trino/Athena cannot be walked row by row from here
+        if not file.local or column.lower() not in {c.lower() for c in file.columns}:
+            continue  # a Trino/Athena table or an S3 file cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue

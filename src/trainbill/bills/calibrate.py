@@ -257,16 +257,11 @@ def _period(cal: Mapping[str, Any], key: str, source: str) -> date | None:
     return value
 
 
-def read_calibration(path: Path) -> BillCalibration:
-    """Read and validate a bills calibration file.
-
-    Raises:
-        BillError: missing file, not TOML, wrong ``kind``/``schema_version``, or a bad field;
-            the message names the file and the field.
-    """
+def _load_toml(path: Path) -> dict[str, Any]:
+    """The file parsed as TOML, or a one-line error naming it."""
     source = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise BillError(f"{source}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -275,6 +270,10 @@ def read_calibration(path: Path) -> BillCalibration:
         raise BillError(f"{source}: not valid TOML: {exc}") from None
     except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
         raise BillError(f"{source}: not valid TOML: {unreadable_value_message(exc)}") from None
+
+
+def _calibration_table(data: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The ``[calibration]`` table, checked to be a bills calibration of this schema version."""
     cal = data.get("calibration")
     if not isinstance(cal, dict) or cal.get("kind") != "bills":
         raise BillError(f'{source}: calibration.kind: expected "bills" in a [calibration] table')
@@ -292,6 +291,10 @@ def read_calibration(path: Path) -> BillCalibration:
             f"{source}: calibration.schema_version: expected {SCHEMA_VERSION}, "
             f"got {version!r}{newer}"
         )
+    return cal
+
+
+def _factors(cal: Mapping[str, Any], source: str) -> dict[str, Any]:
     factors = cal.get("factors_usd_per_node_hour")
     if not isinstance(factors, dict):
         raise BillError(f"{source}: calibration.factors_usd_per_node_hour: missing table")
@@ -301,6 +304,19 @@ def read_calibration(path: Path) -> BillCalibration:
             f"{source}: calibration.factors_usd_per_node_hour: unknown {sorted(unknown)}; "
             f"allowed: {', '.join(CALIBRATED_CATEGORIES)}"
         )
+    return factors
+
+
+def read_calibration(path: Path) -> BillCalibration:
+    """Read and validate a bills calibration file.
+
+    Raises:
+        BillError: missing file, not TOML, wrong ``kind``/``schema_version``, or a bad field;
+            the message names the file and the field.
+    """
+    source = str(path)
+    cal = _calibration_table(_load_toml(path), source)
+    factors = _factors(cal, source)
     hours = _num(cal, "gpu_node_hours", source)
     if hours <= 0:
         raise BillError(f"{source}: calibration.gpu_node_hours: must be > 0, got {hours}")

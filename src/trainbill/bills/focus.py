@@ -1,9 +1,12 @@
 """FOCUS 1.0-1.2 column map: FOCUS columns → the reader's normalised columns.
 
 FOCUS already speaks our vocabulary (``ChargeCategory``, ``PricingCategory``,
-``ServiceCategory``), so this module only renames and cleans. What FOCUS lacks is AWS's usage
-type; provider exports add it as ``x_UsageType`` (AWS ``FOCUS_1_0_AWS``), and when it is
-absent the classifier falls back on ``ChargeDescription`` (e.g. "$1.624 per On Demand Linux
+``ServiceCategory``), so this module only renames and cleans. What FOCUS 1.0 lacks is AWS's usage
+type; AWS's FOCUS 1.0 export adds it as ``x_UsageType`` (``FOCUS_1_0_AWS``), and FOCUS 1.1 and
+1.2 carry it in ``SkuMeter`` (AWS's ``FOCUS_1_2_AWS`` dropped ``x_UsageType``: "This is now the
+SkuMeter column", AWS Data Exports user guide, "Migrating from FOCUS 1.0 to FOCUS 1.2"). The
+usage type is ``x_UsageType``, else ``SkuMeter``; with neither the classifier falls back on
+``ChargeDescription`` (e.g. "$1.624 per On Demand Linux
 g5.4xlarge Instance Hour"). Column availability per version is in REFERENCE §1.2; every
 column used beyond the Mandatory ones is optional here.
 """
@@ -46,6 +49,7 @@ DIMENSIONS: tuple[str, ...] = (
     "ServiceCategory",
     "ServiceSubcategory",
     "x_UsageType",
+    "SkuMeter",
     "ChargeDescription",
     "PricingCategory",
     "CommitmentDiscountId",
@@ -97,6 +101,18 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     }
 
 
+def _usage_type(g: Any, fmt: BillFormat) -> Any:
+    """The usage type without its region prefix, lower-cased: ``x_UsageType`` (AWS FOCUS 1.0),
+    else ``SkuMeter`` (FOCUS 1.1+, where AWS's 1.2 export puts it); a null with neither."""
+    import ibis
+
+    present = [text(g, fmt, c) for c in ("x_UsageType", "SkuMeter") if fmt.has(c)]
+    if not present:
+        return null_str()
+    raw = present[0] if len(present) == 1 else ibis.coalesce(*present)
+    return raw.re_replace(_REGION_PREFIX, "").lower()
+
+
 def normalize(g: Any, fmt: BillFormat) -> Any:
     """Map grouped FOCUS dimensions onto the normalised columns the classifier reads.
 
@@ -105,11 +121,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     """
     import ibis
 
-    usage_type = (
-        text(g, fmt, "x_UsageType").re_replace(_REGION_PREFIX, "").lower()
-        if fmt.has("x_UsageType")
-        else null_str()
-    )
+    usage_type = _usage_type(g, fmt)
     desc = lower(g, fmt, "ChargeDescription")
     sku_details = lower(g, fmt, "SkuPriceDetails")
     instance = ibis.coalesce(

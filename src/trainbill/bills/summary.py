@@ -24,11 +24,13 @@ from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classif
 from trainbill.bills._engine import ENGINES, TABLE_ENGINES, open_engine
 from trainbill.bills._files import (
     MAX_AMOUNT,
+    BillFile,
     BillFormat,
     detect,
     discover,
     find_bad_number,
     find_other_value,
+    remote_uri,
 )
 from trainbill.errors import BillError
 
@@ -263,7 +265,7 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
                     f"{path}: row {row}: column {fmt.col(column)}: {value!r} {wrong} "
                     f"({count} such row(s) in the bill); {rule}"
                 )
-        files = ", ".join(str(f.path) for f in fmt.files)
+        files = ", ".join(f.location for f in fmt.files)
         raise BillError(f"{files}: {count} row(s) have an invalid {' or '.join(columns)}; {rule}")
     per_currency = _refuse_two(
         "currency", _CURRENCY_COLUMN[fmt.family], "currencies", groups, fmt,
@@ -272,60 +274,80 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
     return next(iter(per_currency), "")
 
 
-def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str) -> dict[str, Any]:
-    currency = _check(groups, fmt)
-    by_cat: dict[str, Decimal] = dict.fromkeys(BILL_CATEGORIES, Decimal(0))
-    eff_cat: dict[str, Decimal] = dict.fromkeys(BILL_CATEGORIES, Decimal(0))
-    rows_cat: dict[str, int] = dict.fromkeys(BILL_CATEGORIES, 0)
-    option: dict[str, Decimal] = dict.fromkeys(PURCHASE_OPTIONS, Decimal(0))
-    lines: dict[tuple[str, str, str], list[Any]] = defaultdict(lambda: [0, Decimal(0), Decimal(0)])
-    gpu_usage = Decimal(0)
+def _add(totals: dict[Any, Any], key: Any, value: Decimal) -> None:
+    totals[key] = _CTX.add(totals[key], value)
+
+
+@dataclass(slots=True)
+class _Totals:
+    """Exact running totals over the engine's groups, everything ``_summarise`` reports."""
+
+    by_cat: dict[str, Decimal] = field(
+        default_factory=lambda: dict.fromkeys(BILL_CATEGORIES, Decimal(0))
+    )
+    eff_cat: dict[str, Decimal] = field(
+        default_factory=lambda: dict.fromkeys(BILL_CATEGORIES, Decimal(0))
+    )
+    rows_cat: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BILL_CATEGORIES, 0))
+    option: dict[str, Decimal] = field(
+        default_factory=lambda: dict.fromkeys(PURCHASE_OPTIONS, Decimal(0))
+    )
+    lines: dict[tuple[str, str, str], list[Any]] = field(
+        default_factory=lambda: defaultdict(lambda: [0, Decimal(0), Decimal(0)])
+    )
+    gpu_usage: Decimal = Decimal(0)
     # Per commitment (Savings Plan / RI id; None when the row names none): its fees and the list
     # cost of the compute usage it covered, all of it and the GPU part.
-    fees: dict[Any, Decimal] = defaultdict(Decimal)
-    committed_list: dict[Any, Decimal] = defaultdict(Decimal)
-    gpu_committed_list: dict[Any, Decimal] = defaultdict(Decimal)
-    gpu_hours = Decimal(0)
-    uncat_rows, uncat_cost = 0, Decimal(0)
-    payers: dict[str, Decimal] = defaultdict(Decimal)
-    starts: list[str] = []
-    ends: list[str] = []
-    for g in groups:
-        cat = g["category"]
-        billed = _d(g["billed"])
-        by_cat[cat] = _CTX.add(by_cat[cat], billed)
-        eff_cat[cat] = _CTX.add(eff_cat[cat], _d(g["effective"]))
-        rows_cat[cat] += int(g["rows"])
+    fees: dict[Any, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    committed_list: dict[Any, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    gpu_committed_list: dict[Any, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    gpu_hours: Decimal = Decimal(0)
+    uncat_rows: int = 0
+    uncat_cost: Decimal = Decimal(0)
+    payers: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    starts: list[str] = field(default_factory=list)
+    ends: list[str] = field(default_factory=list)
+
+    def add(self, g: Mapping[str, Any]) -> None:
+        """Count one group in every total it belongs to."""
+        cat, billed, effective = g["category"], _d(g["billed"]), _d(g["effective"])
+        _add(self.by_cat, cat, billed)
+        _add(self.eff_cat, cat, effective)
+        self.rows_cat[cat] += int(g["rows"])
         if g["option"] is not None:
-            option[g["option"]] = _CTX.add(option[g["option"]], billed)
-        cid = g.get("commit_id")
-        if g["fee"]:
-            fees[cid] = _CTX.add(fees[cid], billed)
-        elif cat == "compute" and g["option"] == "committed" and not g["negation"]:
-            committed_list[cid] = _CTX.add(committed_list[cid], _d(g["list"]))
-            if g["gpu"]:
-                gpu_committed_list[cid] = _CTX.add(gpu_committed_list[cid], _d(g["list"]))
+            _add(self.option, g["option"], billed)
+        self._commitment(g, cat, billed)
         if g["gpu"]:
-            gpu_usage = _CTX.add(gpu_usage, billed)
-            gpu_hours = _CTX.add(gpu_hours, _d(g["gpu_hours"]))
+            self.gpu_usage = _CTX.add(self.gpu_usage, billed)
+            self.gpu_hours = _CTX.add(self.gpu_hours, _d(g["gpu_hours"]))
         if g.get("payer") is not None:
-            payers[g["payer"]] = _CTX.add(payers[g["payer"]], billed)
+            _add(self.payers, g["payer"], billed)
         if g["uncat"]:
-            uncat_rows += int(g["rows"])
-            uncat_cost = _CTX.add(uncat_cost, billed)
-        if g["pmin"]:
-            starts.append(g["pmin"])
-        if g["pmax"]:
-            ends.append(g["pmax"])
-        line = lines[(cat, g["service"] or _NONE, g["label"] or _NONE)]
+            self.uncat_rows += int(g["rows"])
+            self.uncat_cost = _CTX.add(self.uncat_cost, billed)
+        self.starts.extend([g["pmin"]] if g["pmin"] else [])
+        self.ends.extend([g["pmax"]] if g["pmax"] else [])
+        line = self.lines[(cat, g["service"] or _NONE, g["label"] or _NONE)]
         line[0] += int(g["rows"])
         line[1] = _CTX.add(line[1], billed)
-        line[2] = _CTX.add(line[2], _d(g["effective"]))
-    gpu_compute = _CTX.add(gpu_usage, _gpu_fee_share(fees, committed_list, gpu_committed_list))
+        line[2] = _CTX.add(line[2], effective)
+
+    def _commitment(self, g: Mapping[str, Any], cat: str, billed: Decimal) -> None:
+        cid = g.get("commit_id")
+        if g["fee"]:
+            _add(self.fees, cid, billed)
+        elif cat == "compute" and g["option"] == "committed" and not g["negation"]:
+            _add(self.committed_list, cid, _d(g["list"]))
+            if g["gpu"]:
+                _add(self.gpu_committed_list, cid, _d(g["list"]))
+
+
+def _top_lines(lines: Mapping[tuple[str, str, str], list[Any]]) -> list[BillLine]:
+    """Per category, the largest lines by billed and by effective cost: Savings-Plan-covered
+    usage bills 0 in FOCUS but is the bulk of the amortised (effective) cost a comparison may
+    be on."""
     top: list[BillLine] = []
     for cat in BILL_CATEGORIES:
-        # The largest lines by billed and by effective cost: Savings-Plan-covered usage bills 0
-        # in FOCUS but is the bulk of the amortised (effective) cost a comparison may be on.
         chosen: dict[tuple[str, str, str], list[Any]] = {}
         for col in (1, 2):
             for k, v in sorted(
@@ -344,28 +366,42 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
             )
             for k, v in sorted(chosen.items(), key=lambda kv: (-abs(kv[1][1]), kv[0]))
         )
+    return top
+
+
+def _floats(totals: Mapping[str, Decimal]) -> Mapping[str, float]:
+    return MappingProxyType({k: float(v) for k, v in totals.items()})
+
+
+def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str) -> dict[str, Any]:
+    currency = _check(groups, fmt)
+    t = _Totals()
+    for g in groups:
+        t.add(g)
+    fee_share = _gpu_fee_share(t.fees, t.committed_list, t.gpu_committed_list)
+    gpu_compute = _CTX.add(t.gpu_usage, fee_share)
     return {
         "format": fmt.name,
         "engine": engine,
-        "files": tuple(str(f.path) for f in fmt.files),
-        "rows": sum(rows_cat.values()),
+        "files": tuple(f.location for f in fmt.files),
+        "rows": sum(t.rows_cat.values()),
         "currency": currency,
-        "billed_cost": float(_sum(by_cat.values())),
-        "effective_cost": float(_sum(eff_cat.values())),
+        "billed_cost": float(_sum(t.by_cat.values())),
+        "effective_cost": float(_sum(t.eff_cat.values())),
         "list_cost": float(_sum(g["list"] for g in groups)),
-        "by_category": MappingProxyType({k: float(v) for k, v in by_cat.items()}),
-        "rows_by_category": MappingProxyType(rows_cat),
-        "effective_by_category": MappingProxyType({k: float(v) for k, v in eff_cat.items()}),
-        "compute_by_option": MappingProxyType({k: float(v) for k, v in option.items()}),
+        "by_category": _floats(t.by_cat),
+        "rows_by_category": MappingProxyType(t.rows_cat),
+        "effective_by_category": _floats(t.eff_cat),
+        "compute_by_option": _floats(t.option),
         "gpu_compute_cost": float(gpu_compute),
         # Summed as doubles (engine order differs in the last bits): 6 decimals, micro-hours.
-        "gpu_instance_hours": round(float(gpu_hours), 6),
-        "uncategorized_rows": uncat_rows,
-        "uncategorized_cost": float(uncat_cost),
-        "by_payer": MappingProxyType({k: float(payers[k]) for k in sorted(payers)}),
-        "period_start": min(starts) if starts else None,
-        "period_end": max(ends) if ends else None,
-        "top_lines": tuple(top),
+        "gpu_instance_hours": round(float(t.gpu_hours), 6),
+        "uncategorized_rows": t.uncat_rows,
+        "uncategorized_cost": float(t.uncat_cost),
+        "by_payer": MappingProxyType({k: float(t.payers[k]) for k in sorted(t.payers)}),
+        "period_start": min(t.starts) if t.starts else None,
+        "period_end": max(t.ends) if t.ends else None,
+        "top_lines": tuple(_top_lines(t.lines)),
     }
 
 
@@ -506,12 +542,16 @@ def read_bill(
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     if engine not in ENGINES:  # before reading any file: the engine decides what the inputs are
         raise BillError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
-    if engine in TABLE_ENGINES:
-        if not items:
-            raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
-        fmt = None  # Trino/Athena: the inputs are tables, whose schemas decide the format
-    else:
-        fmt = detect(discover(items))
+    remote = [u for i in items if (u := remote_uri(i)) is not None]
+    if remote and engine != "spark":
+        raise BillError(
+            f"{remote[0]}: S3 files are read by --engine spark (as s3a://); DuckDB reads local "
+            "files (copy them down), Trino/Athena the lake table over them"
+        )
+    if engine in TABLE_ENGINES and not items:
+        raise BillError(f"no tables given; engine {engine!r} reads bill tables by name")
+    # Trino/Athena tables and S3 files are described by the engine, once it is open (``_run``).
+    fmt = None if engine in TABLE_ENGINES or remote else detect(discover(items))
     # Ibis 12 calls DuckDB 2's deprecated ``fetch_arrow_table``; the warning concerns Ibis's
     # internals, not ours, so it is silenced for the engine calls only.
     with warnings.catch_warnings():
@@ -590,7 +630,7 @@ def _run(
     eng = open_engine(engine)
     try:
         if fmt is None:
-            fmt = detect(eng.table_files(names))
+            fmt = detect(_engine_files(eng, names))
         if eng.name == "duckdb":
             results = _run_duckdb(eng, fmt, kind, tag_key, progress)
         else:
@@ -600,6 +640,16 @@ def _run(
     fields = _summarise(results["summary"], fmt, engine)
     breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
     return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+
+
+def _engine_files(eng: Any, names: list[str]) -> tuple[BillFile, ...]:
+    """The bill's files as the open engine sees them: Trino/Athena tables by name; for Spark,
+    local files (found and read here) and ``s3://``/``s3a://`` ones (described by Spark)."""
+    if eng.name in TABLE_ENGINES:
+        return tuple(eng.table_files(names))
+    local = [n for n in names if remote_uri(n) is None]
+    remote = [u for n in names if (u := remote_uri(n)) is not None]
+    return (*(discover(local) if local else ()), *eng.remote_files(remote))
 
 
 def _run_duckdb(
@@ -616,6 +666,19 @@ def _run_duckdb(
         raise BillError(_duckdb_message(exc, fmt)) from None
 
 
+def _named_file(lines: Sequence[str], fmt: BillFormat) -> str:
+    """The one bill file a DuckDB error names (a CSV error's ``file = …`` line; an IO error's
+    quoted path, as when a part is cut short or removed mid-read), else all the files."""
+    for line in lines[1:]:
+        stripped = line.strip()
+        if stripped.startswith("file = "):
+            return stripped.removeprefix("file = ")
+    quoted = [f.location for f in fmt.files if f'"{f.location}"' in lines[0]]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(f.location for f in fmt.files)
+
+
 def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     """One line from a DuckDB error: its first line, the reason a CSV error gives further down
     ("… This file is not utf-8 encoded.") and the one file it names, else all the files."""
@@ -623,12 +686,7 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     if not lines or not lines[0]:
         lines = [type(exc).__name__]
     detail = lines[0]
-    names = ", ".join(str(f.path) for f in fmt.files)
-    for line in lines[1:]:
-        stripped = line.strip()
-        if stripped.startswith("file = "):
-            names = stripped.removeprefix("file = ")
-            break
+    names = _named_file(lines, fmt)
     for line in lines[1:]:
         if not line or line[0].isspace() or line.startswith(("Original Line", "Possible Solution")):
             continue
@@ -673,28 +731,8 @@ def _query_duckdb(
 
     sqls = load_sql(key)
     if sqls is None:
-        compiler = _duckdb_compiler()
-
-        def to_sql(expr: Any) -> str:
-            # ``ibis.to_sql`` would also unbind the tables (already unbound) and pretty-print.
-            return str(compiler.to_sqlglot(expr).sql(dialect=compiler.dialect))
-
-        compiled: dict[str, str] = {}
-        worker = _Worker(scan)
-
-        def start(name: str, expr: Any) -> None:
-            compiled[name] = to_sql(expr)
-            worker.submit(name, compiled[name])
-
-        try:
-            queries = _queries(eng, fmt, kind, tag_key, staged=True, on_scan=start)
-            compiled.update({n: to_sql(q) for n, q in queries.items() if n not in compiled})
-        except BaseException:
-            worker.cancel(eng.con)
-            raise
-        worker.join()
-        store_sql(key, compiled)
-        sqls = compiled
+        sqls = _compile_and_scan(eng, fmt, kind, tag_key, scan)
+        store_sql(key, sqls)
     else:
         for name, sql in sqls.items():
             if name.startswith(_SCAN):
@@ -707,6 +745,38 @@ def _query_duckdb(
             cursor = eng.con.execute(sql)
             results[name] = _rows([d[0] for d in cursor.description], cursor.fetchall())
     return results
+
+
+def _compile_and_scan(
+    eng: Any,
+    fmt: BillFormat,
+    kind: str | None,
+    tag_key: str | None,
+    scan: Callable[[str, str], None],
+) -> dict[str, str]:
+    """Compile the read's SQL with Ibis, running each scan (``scan``) in a thread as soon as
+    it is compiled, while the rest compiles; returns every statement by name."""
+    compiler = _duckdb_compiler()
+
+    def to_sql(expr: Any) -> str:
+        # ``ibis.to_sql`` would also unbind the tables (already unbound) and pretty-print.
+        return str(compiler.to_sqlglot(expr).sql(dialect=compiler.dialect))
+
+    compiled: dict[str, str] = {}
+    worker = _Worker(scan)
+
+    def start(name: str, expr: Any) -> None:
+        compiled[name] = to_sql(expr)
+        worker.submit(name, compiled[name])
+
+    try:
+        queries = _queries(eng, fmt, kind, tag_key, staged=True, on_scan=start)
+        compiled.update({n: to_sql(q) for n, q in queries.items() if n not in compiled})
+    except BaseException:
+        worker.cancel(eng.con)
+        raise
+    worker.join()
+    return compiled
 
 
 _COMPILERS = "ibis.backends.sql.compilers"

@@ -27,12 +27,13 @@ bill_app = typer.Typer(
 )
 app.add_typer(bill_app, name="bill")
 
+# Strings, not ``Path``: ``Path`` folds the ``//`` of an ``s3a://bucket/key`` URI.
 _Files = Annotated[
-    list[Path],
+    list[str],
     typer.Argument(
         help=(
             "FOCUS 1.0-1.2 or CUR 2.0 files (.csv, .csv.gz, .parquet) or export folders "
-            "(table names with --engine trino/athena)."
+            "(s3://, s3a:// with --engine spark; table names with --engine trino/athena)."
         ),
         show_default=False,
     ),
@@ -218,7 +219,8 @@ def calibrate_cmd(
 
     # Before reading the bills, which can take a while; a bill (or a file in a bill folder) is
     # never the destination, --force or not.
-    inputs = [f for p in files for f in ([*p.rglob("*")] if p.is_dir() else [p])]
+    local = [Path(p) for p in files if "://" not in p]  # an s3a:// bill is never the output
+    inputs = [f for p in local for f in ([*p.rglob("*")] if p.is_dir() else [p])]
     check_output(output, overwrite=force, inputs=inputs)
     summaries = [read_bill(files, engine=engine)]
     cal = fit_calibration(summaries)
