@@ -13,6 +13,7 @@ from trainbill.cli._common import catalog_from_options, print_json
 from trainbill.errors import SpecError
 
 if TYPE_CHECKING:
+    from trainbill.catalog import Catalog
     from trainbill.check import QuoteAudit
     from trainbill.forecast import Forecast
     from trainbill.spec import Plan
@@ -365,12 +366,34 @@ def forecast_cmd(
         imported = (report, prov)
     else:
         plan = build_plan(plan_file, flags=flags)
-    cals: list[Any] = []
-    if calibration:
-        from trainbill.calibration import read_calibration_file
+    cals = _calibrations(calibration, plan, attention_sparsity)
+    if attention_sparsity is not None:
+        from trainbill.whatif import apply_attention_sparsity
 
-        cals = [read_calibration_file(p) for p in calibration]
-    if attention_sparsity is not None and plan.run.hours is None and cals:
+        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
+        plan, _ = apply_attention_sparsity(
+            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
+        )
+    fc = _priced(plan, catalog, cals, plan_file)
+    if not as_csv:
+        from trainbill.headline import advise
+
+        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
+        # variants would be priced without its calibration.
+        fc = advise(plan, fc, catalog, actions=not cals)
+    _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
+
+
+def _calibrations(
+    paths: list[Path] | None, plan: Plan, attention_sparsity: float | None
+) -> list[Any]:
+    """The ``--calibration`` files, refused with ``--attention-sparsity`` when one measures MFU."""
+    if not paths:
+        return []
+    from trainbill.calibration import read_calibration_file
+
+    cals = [read_calibration_file(p) for p in paths]
+    if attention_sparsity is not None and plan.run.hours is None:
         from trainbill.profile.calibration import Calibration
 
         if any(isinstance(c, Calibration) for c in cals):
@@ -380,22 +403,19 @@ def forecast_cmd(
                 "sparsity what-if fixes the training hours, so the measured MFU would be ignored; run one at a time"
             )
             raise SpecError(msg, source="command line", field="--attention-sparsity")
-    if attention_sparsity is not None:
-        from trainbill.whatif import apply_attention_sparsity
+    return cals
 
-        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
-        plan, _ = apply_attention_sparsity(
-            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
-        )
+
+def _priced(plan: Plan, catalog: Catalog, cals: list[Any], plan_file: Path | None) -> Forecast:
+    """The forecast (calibrated when calibrations are given); a rule error names the plan's file."""
     try:
         if cals:
             from trainbill.calibration import forecast_calibrated
 
-            fc = forecast_calibrated(plan, catalog, cals)
-        else:
-            from trainbill.forecast import forecast
+            return forecast_calibrated(plan, catalog, cals)
+        from trainbill.forecast import forecast
 
-            fc = forecast(plan, catalog)
+        return forecast(plan, catalog)
     except SpecError as exc:
         if exc.source is not None:
             raise
@@ -405,12 +425,18 @@ def forecast_cmd(
         raise SpecError(
             bare, source=str(plan_file) if plan_file else "command line", field=exc.field
         ) from None
-    if not as_csv:
-        from trainbill.headline import advise
 
-        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
-        # variants would be priced without its calibration.
-        fc = advise(plan, fc, catalog, actions=not cals)
+
+def _show(
+    fc: Forecast,
+    imported: tuple[Any, Any] | None,
+    *,
+    as_json: bool,
+    as_csv: bool,
+    explain: bool,
+    wide: bool,
+) -> None:
+    """Print the forecast as JSON (with the import report), CSV or the tables."""
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})
