@@ -83,9 +83,17 @@ def register_commands(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn ``TrainbillError`` into ``trainbill: error: …`` and exit 1."""
+    from trainbill.__main__ import EXIT_INTERRUPTED
+
     register_commands(list(sys.argv[1:] if argv is None else argv))
     try:
         app(args=argv, prog_name="trainbill", standalone_mode=True)
     except TrainbillError as exc:
         sys.stderr.write(f"trainbill: error: {exc}\n")
         raise SystemExit(1) from None
+    except SystemExit as exc:
+        # Typer turns a Ctrl-C inside a running command into a silent exit 130; say what
+        # happened, as ``trainbill.__main__`` does for one during start-up.
+        if exc.code == EXIT_INTERRUPTED:
+            sys.stderr.write("trainbill: interrupted\n")
+        raise
