@@ -1,8 +1,14 @@
-"""Shared fixtures: the packaged catalog and a plan with every hidden cost switched off."""
+"""Shared test helpers: the packaged catalog, the seed example, a plan with every hidden cost
+switched off, and the one way tests run the CLI in-process (``run_cli`` / the ``cli`` fixture).
+
+Test files import the constants and helpers by name (``from conftest import SEED, run_cli``):
+pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -10,10 +16,62 @@ from typing import Any
 import pytest
 
 from trainbill.catalog import Catalog, load_catalog
+from trainbill.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+#: The seed article's run (Llama-3-70B fine-tune on 32 × p5.48xlarge): the example most tests use.
+SEED = EXAMPLES / "seed-70b-finetune.toml"
 TODAY = date(2026, 12, 2)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``trainbill ARGS`` run in-process; Typer exits via
+    ``SystemExit``, which becomes the code."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_argv(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``run_cli`` with the argument list first, as older tests call it."""
+    return run_cli(capsys, *argv)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``cli("forecast", path, "--json")`` → (exit code, stdout, stderr): ``run_cli`` bound to
+    this test's captured output."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        return run_cli(capsys, *args)
+
+    return run
+
+
+def refused(argv: Sequence[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """Exit 1 with exactly one ``trainbill: error:`` line, no traceback, containing every needle."""
+    code, _, err = run_argv(argv, capsys)
+    assert code == 1, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("trainbill: error:"), err
+    for needle in needles:
+        assert needle in lines[0], (needle, err)
+    return lines[0]
+
+
+@pytest.fixture
+def plan_copy(tmp_path: Path) -> Path:
+    """A private copy of the seed example (tests must never write next to the real one)."""
+    p = tmp_path / "plan.toml"
+    p.write_bytes(SEED.read_bytes())
+    return p
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, PROFILE_TOML, REPO, TODAY
+from conftest import EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY
 from trainbill.calibration import forecast_calibrated, read_calibration_file
 from trainbill.catalog import Catalog
 from trainbill.cli import main
@@ -74,7 +74,7 @@ def test_bill_factors_replace_overheads(tmp_path: Path, catalog: Catalog) -> Non
     """Storage = node-hours × $2.00, networking × $0.50; raw EC2 keeps no orchestration fee."""
     cal_file = tmp_path / "b.toml"
     cal_file.write_text(BILLS_TOML)
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     fc = forecast_calibrated(plan, catalog, [read_calibration_file(cal_file)], today=TODAY)
     node_hours = fc.usage.nodes * fc.usage.wall_hours
     by = fc.ledger.by_category()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, h100_maturity, seed_step_seconds, zero_hidden_plan
+from conftest import SEED, TODAY, h100_maturity, seed_step_seconds, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import SpecError
@@ -28,7 +28,7 @@ def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
     step was not modelled for plans without tokens.) Rate: 32 nodes × (½ × $98.32 on-demand +
     ½ × $25.66 spot) = $1,983.68 per cluster-hour.
     """
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     (line,) = _eval_lines(fc)
     compute_s, host_s = seed_step_seconds(catalog)
     hours = 72 * 100 / 1000 * (compute_s / 3) / (compute_s + host_s)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.forecast import forecast
@@ -192,7 +192,7 @@ def test_provenance_lists_defaulted_fields(catalog: Catalog) -> None:
 
 def test_export_skypilot_round_trip(catalog: Catalog) -> None:
     """Exporting the seed plan and importing the YAML gives back 32 × p5.48xlarge; a 50% spot mix asks for on-demand."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     text = export_skypilot(plan, catalog)
     assert "50% of nodes on spot" in text
     r = import_text("skypilot", text, source="export.yaml", catalog=catalog)

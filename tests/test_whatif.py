@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import EXAMPLES, SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import SpecError
@@ -55,7 +55,7 @@ def test_sparse_attention_cuts_hours(catalog: Catalog) -> None:
 
 def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
     """Without layers and d_model the what-if is a clear error, and sparsity must be within 0–1."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     with pytest.raises(SpecError, match=r"seed\.toml: model: .*model\.layers"):
         sparse_attention(plan, catalog, sparsity=0.5, source="seed.toml")
     with pytest.raises(SpecError, match="between 0 and 1"):
@@ -64,7 +64,7 @@ def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
 
 def test_rule_of_thumb_seed(catalog: Catalog) -> None:
     """Article's run: base 32 × $98.32 × 72 h = $226,529.28; × 1.3 × 1.1 = $323,936.87, × 1.5 × 1.1 = $373,773.31."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     r = rule_of_thumb(fc, catalog)
     assert r.base_usd == pytest.approx(226_529.28)
     assert r.risk == 1.1  # half the nodes on spot
@@ -80,7 +80,7 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 
     Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on HyperPod.
     """
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, catalog, today=TODAY)}
     assert [rows[o].restart_hours for o in ("ec2", "hyperpod", "eks")] == [1.0, 0.25, 0.5]
     assert rows["ec2"].orchestration_usd == 0.0
@@ -102,7 +102,7 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Catalog) -> None:
     """With an ml.p5.48xlarge price (illustrative $120/h, conftest) HyperPod pays the difference
     over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall hours."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, commitment_catalog, today=TODAY)}
     hp = rows["hyperpod"].forecast.usage
     assert rows["hyperpod"].orchestration_usd == pytest.approx(16 * (120.0 - 98.32) * hp.wall_hours)
@@ -110,7 +110,7 @@ def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Cata
 
 def test_storage_fits_for_seed(catalog: Catalog) -> None:
     """Seed run reads 2,000 GB × 3 epochs in 72 h over 32 nodes = 6e12 / 259,200 s / 32 / 2^20 = 0.690 MiB/s per node."""
-    rep = storage_check(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    rep = storage_check(load_plan(SEED), catalog, today=TODAY)
     assert rep.read_mibps_per_node == pytest.approx(6e12 / 259_200 / 32 / 1_048_576)
     assert rep.ebs_fits
     assert rep.stall_hours == 0.0
@@ -143,7 +143,7 @@ def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
 def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Each what-if command prints valid JSON for the seed plan."""
     with pytest.raises(SystemExit) as exc:
-        main([command, str(EXAMPLES / "seed-70b-finetune.toml"), "--json"])
+        main([command, str(SEED), "--json"])
     assert exc.value.code == 0
     assert json.loads(capsys.readouterr().out)
 
