@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SEED, TODAY
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, load_catalog
 from trainbill.cli import main
+from trainbill.errors import TrainbillError
 from trainbill.forecast import forecast
 from trainbill.importers import (
     ClusterImportError,
@@ -18,6 +19,7 @@ from trainbill.importers import (
     import_cluster,
     import_text,
     provenance,
+    read_cluster_file,
 )
 from trainbill.spec import load_plan, plan_from_dict
 
@@ -272,3 +274,79 @@ def test_a_document_nested_past_the_recursion_limit_is_one_error(
 
     with pytest.raises(TrainbillError, match=r"deep\.doc: nested too deeply"):
         import_text(kind, text, source="deep.doc", catalog=catalog)
+
+
+def _imp(kind: str, text: str) -> None:
+    import_text(kind, text, source="cluster.file", catalog=load_catalog())
+
+
+def _tf(resources: list[object]) -> str:
+    return json.dumps({"planned_values": {"root_module": {"resources": resources}}})
+
+
+_P5 = {
+    "type": "aws_instance",
+    "address": "aws_instance.gpu",
+    "values": {"instance_type": "p5.48xlarge"},
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "pattern"),
+    [
+        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,"InstanceStorageConfigs":5}]',
+         r"instance-groups\[0\]\.InstanceStorageConfigs: must be a list"),
+        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":"500"}}]}]'),
+         r"VolumeSizeInGB: must be a number >= 1 \(got '500'\)"),
+        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":NaN}}]}]'),
+         r"VolumeSizeInGB: must be a finite number"),
+        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":1000000000000000000000}]',
+         r"more than the plan's limit of 100,000 nodes"),
+        ("skypilot", 'resources:\n  accelerators: H100:8\n  use_spot: "false"\n',
+         r"resources\.use_spot: must be true or false \(got 'false'\)"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: 256GB\n",
+         r"resources\.disk_size: must be a number >= 1 \(got '256GB'\)"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: -5\n",
+         r"resources\.disk_size: must be a finite number >= 1"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  region: [a, b]\n",
+         r"resources\.region: must be a region name"),
+        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": "abc"}}, _P5]),
+         r"aws_ebs_volume\.d\.size: must be a number"),
+        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": -100}}, _P5]),
+         r"aws_ebs_volume\.d\.size: must be a finite number >= 0"),
+        ("terraform", _tf([{"type": "aws_instance", "address": "aws_instance.x", "values": "oops"}]),
+         r"aws_instance\.x\.values: must be an object"),
+        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": 5}}}),
+         r"planned_values\.root_module\.resources: must be a list"),
+        ("terraform", _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
+            "desired_capacity": 4, "mixed_instances_policy": [{
+                "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
+                "instances_distribution": [{"on_demand_percentage_above_base_capacity": 150}]}]}}]),
+         r"on_demand_percentage_above_base_capacity: must be a percentage between 0 and 100"),
+        ("terraform", _tf([{"type": "aws_eks_node_group", "address": "ng", "values": {
+            "instance_types": "p5.48xlarge", "scaling_config": [{"desired_size": 2}]}}]),
+         r"ng\.instance_types: must be a list of instance type names"),
+    ],
+)  # fmt: skip
+def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern: str) -> None:
+    with pytest.raises(TrainbillError, match=r"^cluster\.file: .*" + pattern):
+        _imp(kind, text)
+
+
+def test_asg_on_demand_percentage_sets_spot_share() -> None:
+    # 4 nodes, 25% on-demand above base: 1 on-demand + 3 spot -> spot_fraction 3/4.
+    text = _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
+        "desired_capacity": 4, "mixed_instances_policy": [{
+            "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
+            "instances_distribution": [{"on_demand_percentage_above_base_capacity": 25}]}]}}])  # fmt: skip
+    report = import_text("terraform", text, source="f", catalog=load_catalog())
+    assert report.plan["purchase"]["spot_fraction"] == 0.75
+
+
+def test_cluster_file_with_bom_is_read(tmp_path: Path) -> None:
+    f = tmp_path / "groups.json"
+    f.write_bytes(b'\xef\xbb\xbf[{"InstanceType":"ml.p5.48xlarge","InstanceCount":3}]')
+    report = import_text("hyperpod", read_cluster_file(f), source=str(f), catalog=load_catalog())
+    assert report.plan["cluster"]["nodes"] == 3
