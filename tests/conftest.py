@@ -153,6 +153,17 @@ def commitment_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     return load_catalog([d])
 
 
+#: 13B (Llama-2-13B shape) at 32K tokens: attention is about half the FLOPs.
+LONG_CONTEXT_PLAN: dict[str, Any] = {
+    "run": {"name": 'long <ctx> & "q"'},
+    "model": {"params": 13e9, "tokens": 1e10, "layers": 40, "d_model": 5120, "seq_len": 32768},
+    "cluster": {"instance": "p5.48xlarge", "nodes": 16, "orchestrator": "eks"},
+    "prices": {"as_of": date(2026, 1, 1)},
+    "storage": {"fsx_capacity_gb": 24000, "fsx_tier": "persistent_125"},
+    "checkpoint": {"target": "fsx", "interval_hours": 0.5},
+}
+
+
 def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:
     """A plan whose every hidden-cost rate is zero: its bill must equal its quote."""
     return {
