@@ -14,7 +14,9 @@ point ``--llm-python`` (or ``LLM_ANALYSIS_PYTHON``) at that environment's interp
     python -m venv /tmp/llmvenv && /tmp/llmvenv/bin/pip install llm-analysis
     python benchmarks/startup.py --llm-python /tmp/llmvenv/bin/python [--runs 9]
 
-Without it, only trainbill's times are printed. ``--importtime`` also prints the ten slowest
+Without it, only trainbill's times are printed. ``--baseline-src DIR`` also times the same
+forecast from another checkout's ``src`` (``--baseline-src /path/to/main/src``: before and after
+a change, interleaved, under the same load). ``--importtime`` also prints the ten slowest
 imports of one trainbill run (``python -X importtime``), the first place to look when the
 ratio regresses.
 """
@@ -90,19 +92,22 @@ def main() -> None:
         default=os.environ.get("LLM_ANALYSIS_PYTHON"),
         help="interpreter of an environment with llm-analysis installed",
     )
+    ap.add_argument("--baseline-src", help="also time trainbill from this src directory")
     ap.add_argument("--importtime", action="store_true", help="also list the slowest imports")
     opts = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("TRAINBILL_CATALOG", None)
-    subjects = {"trainbill": (sys.executable, TRAINBILL)}
+    subjects = {"trainbill": (sys.executable, TRAINBILL, env)}
+    if opts.baseline_src:
+        subjects["baseline"] = (sys.executable, TRAINBILL, {**env, "PYTHONPATH": opts.baseline_src})
     if opts.llm_python:
-        subjects["llm-analysis"] = (opts.llm_python, LLM_ANALYSIS)
-    for python, args in subjects.values():  # warm the bytecode and file caches
-        run_once(python, args, env)
+        subjects["llm-analysis"] = (opts.llm_python, LLM_ANALYSIS, env)
+    for python, args, sub_env in subjects.values():  # warm the bytecode and file caches
+        run_once(python, args, sub_env)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in subjects}
     for _ in range(opts.runs):
-        for name, (python, args) in subjects.items():
-            times[name].append(run_once(python, args, env))
+        for name, (python, args, sub_env) in subjects.items():
+            times[name].append(run_once(python, args, sub_env))
     med: dict[str, tuple[float, float]] = {}
     for name, samples in times.items():
         med[name] = (
@@ -115,6 +120,9 @@ def main() -> None:
     if "llm-analysis" in med:
         (tw, tc), (lw, lc) = med["trainbill"], med["llm-analysis"]
         print(f"trainbill / llm-analysis: wall {tw / lw:.2f}x, CPU {tc / lc:.2f}x (goal <= 0.5x)")
+        if "baseline" in med:
+            (bw, bc) = med["baseline"]
+            print(f" baseline / llm-analysis: wall {bw / lw:.2f}x, CPU {bc / lc:.2f}x")
     else:
         print("llm-analysis: not measured (give --llm-python; see the module docstring)")
     if opts.importtime:
