@@ -331,12 +331,14 @@ _P5 = {
     ],
 )  # fmt: skip
 def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern: str) -> None:
+    """Malformed HyperPod, SkyPilot and Terraform files name the file and the element at fault."""
     with pytest.raises(TrainbillError, match=r"^cluster\.file: .*" + pattern):
         _imp(kind, text)
 
 
 def test_asg_on_demand_percentage_sets_spot_share() -> None:
     # 4 nodes, 25% on-demand above base: 1 on-demand + 3 spot -> spot_fraction 3/4.
+    """An autoscaling group 25% on demand above base runs 3 of its 4 nodes on spot."""
     text = _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
         "desired_capacity": 4, "mixed_instances_policy": [{
             "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
@@ -346,6 +348,7 @@ def test_asg_on_demand_percentage_sets_spot_share() -> None:
 
 
 def test_cluster_file_with_bom_is_read(tmp_path: Path) -> None:
+    """A cluster file saved with a UTF-8 BOM is read like one without."""
     f = tmp_path / "groups.json"
     f.write_bytes(b'\xef\xbb\xbf[{"InstanceType":"ml.p5.48xlarge","InstanceCount":3}]')
     report = import_text("hyperpod", read_cluster_file(f), source=str(f), catalog=load_catalog())

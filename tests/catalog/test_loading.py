@@ -40,6 +40,7 @@ def _p5_row(
 
 @pytest.mark.parametrize("usd", ["inf", "1e400", "nan", "-inf"])
 def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
+    """An inf, 1e400 or NaN price is refused naming the file, line and column."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row(usd))
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv, line 2, usd: .* not a finite number"
@@ -48,6 +49,7 @@ def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
 
 
 def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> None:
+    """Two rows for one price point: which wins would be an accident of order, so both lines are named."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40") + _p5_row("70"))
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv, line 3: duplicate row .*also on line 2"
@@ -56,6 +58,7 @@ def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> N
 
 
 def test_duplicate_instance_rows_are_refused(tmp_path: Path) -> None:
+    """Two rows for one instance type are refused, naming the instance."""
     row = "aws,p5.48xlarge,h100,{n},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row.format(n=8) + row.format(n=4))
     with pytest.raises(
@@ -70,6 +73,7 @@ def test_duplicate_instance_rows_are_refused(tmp_path: Path) -> None:
 def test_fractional_or_infinite_gpu_count_is_refused(
     tmp_path: Path, count: str, pattern: str
 ) -> None:
+    """8.7 or inf GPUs per instance is refused naming accelerator_count."""
     row = f"aws,p5.48xlarge,h100,{count},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row)
     with pytest.raises(
@@ -80,6 +84,7 @@ def test_fractional_or_infinite_gpu_count_is_refused(
 
 def test_far_future_price_date_is_refused(tmp_path: Path) -> None:
     # 2206 for 2026: the point would never be "in force" and the overlay would be silently unused.
+    """A price dated centuries ahead (a typo) is refused: it would never be in force."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", date="2206-01-01"))
     with pytest.raises(
         CatalogSchemaError, match=r"line 2, effective_from: 2206-01-01 is in the future"
@@ -88,6 +93,7 @@ def test_far_future_price_date_is_refused(tmp_path: Path) -> None:
 
 
 def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> None:
+    """A price dated a month ahead (an announced rate) loads and applies from that day."""
     from datetime import UTC, date, datetime, timedelta
 
     soon = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
@@ -107,12 +113,14 @@ def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("unit", ["EUR-hour", "instance-month", "GB-month"])
 def test_wrong_unit_for_an_instance_is_refused(tmp_path: Path, unit: str) -> None:
+    """An instance priced per EUR-hour, month or GB is refused: the drivers multiply instance-hours."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", unit=unit))
     with pytest.raises(CatalogSchemaError, match=r"line 2, unit: .*allowed: instance-hour"):
         load_catalog([d])
 
 
 def test_wrong_unit_for_a_service_is_refused(tmp_path: Path) -> None:
+    """A service priced in another unit than the packaged one (NAT hours per GB) is refused."""
     row = "aws,us-east-1,nat.hours,on_demand,GB,0.05,2026-01-01,mine\n"
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + row)
     with pytest.raises(
@@ -122,6 +130,7 @@ def test_wrong_unit_for_a_service_is_refused(tmp_path: Path) -> None:
 
 
 def test_blank_item_is_refused(tmp_path: Path) -> None:
+    """A price row without an item names the empty column."""
     d = _overlay(
         tmp_path,
         "prices.csv",
@@ -132,6 +141,7 @@ def test_blank_item_is_refused(tmp_path: Path) -> None:
 
 
 def test_utf8_bom_header_is_accepted(tmp_path: Path) -> None:
+    """A spreadsheet's UTF-8 BOM before the header does not hide the first column."""
     from datetime import date
 
     d = _overlay(tmp_path, "prices.csv", ("\ufeff" + PRICES_HEADER + _p5_row("40")).encode("utf-8"))
@@ -145,6 +155,7 @@ def test_utf8_bom_header_is_accepted(tmp_path: Path) -> None:
 
 
 def test_latin1_file_is_a_clear_error(tmp_path: Path) -> None:
+    """A Latin-1 file is one error saying it is not UTF-8, not a decode traceback."""
     d = _overlay(
         tmp_path, "prices.csv", (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
     )
@@ -153,6 +164,7 @@ def test_latin1_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_empty_file_says_so(tmp_path: Path) -> None:
+    """An empty table says so and shows the header it expects."""
     d = _overlay(tmp_path, "prices.csv", "")
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv: empty file; expected a header line provider,region"
@@ -161,6 +173,7 @@ def test_empty_file_says_so(tmp_path: Path) -> None:
 
 
 def test_missing_column_is_named(tmp_path: Path) -> None:
+    """A header without a column names the missing column."""
     header = "provider,region,item,option,usd,effective_from,source\n"
     d = _overlay(
         tmp_path, "prices.csv", header + "aws,us-east-1,p5.48xlarge,on_demand,5,2026-01-01,mine\n"
@@ -170,6 +183,7 @@ def test_missing_column_is_named(tmp_path: Path) -> None:
 
 
 def test_directory_named_like_a_table_is_a_clear_error(tmp_path: Path) -> None:
+    """A directory named prices.csv is one error, not an IsADirectoryError."""
     d = tmp_path / "overlay"
     (d / "prices.csv").mkdir(parents=True)
     with pytest.raises(CatalogSchemaError, match=r"prices\.csv: cannot read catalog file"):
@@ -177,12 +191,14 @@ def test_directory_named_like_a_table_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_assumptions_toml_in_overlay_is_not_silently_ignored(tmp_path: Path) -> None:
+    """assumptions.toml in an overlay is refused (assumptions cannot be overlaid), not ignored."""
     d = _overlay(tmp_path, "assumptions.toml", "[reliability]\nstraggler_cv = 0.5\n")
     with pytest.raises(CatalogSchemaError, match=r"unknown catalog file\(s\) assumptions\.toml"):
         load_catalog([d])
 
 
 def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
+    """An interruption bucket the reliability model has no rate for is refused, listing the known ones."""
     d = _overlay(
         tmp_path,
         "spot_advisor.csv",
@@ -195,6 +211,7 @@ def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
 
 
 def test_savings_over_100_percent_is_refused(tmp_path: Path) -> None:
+    """Spot savings above 100% are refused naming savings_pct."""
     d = _overlay(
         tmp_path,
         "spot_advisor.csv",
@@ -209,6 +226,7 @@ def test_savings_over_100_percent_is_refused(tmp_path: Path) -> None:
 def test_cli_prints_one_line_error_for_bad_overlay(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A bad --catalog overlay reaches the CLI as one 'trainbill: error:' line, exit 1."""
     from trainbill.cli import main
 
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / "cache"))
@@ -224,6 +242,7 @@ def test_cli_prints_one_line_error_for_bad_overlay(
 
 
 def test_cache_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    """The price cache is read by the same rules: a Latin-1 cache file says it is not UTF-8."""
     (tmp_path / "prices.csv").write_bytes(
         (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
     )
@@ -263,6 +282,7 @@ def test_launch_date_years_ahead_is_a_typo(tmp_path: Path) -> None:
 
 
 def test_launch_date_a_month_ahead_is_an_announced_chip(tmp_path: Path) -> None:
+    """A launch date a month ahead (an announced chip) loads as given."""
     soon = datetime.now(UTC).date() + timedelta(days=30)
     _accelerators_overlay(tmp_path, _HEADER, _ROW.format(launched=f"{soon.isoformat()},"))
     assert load_catalog([tmp_path]).accelerator("h100").launched == soon
@@ -307,6 +327,7 @@ def test_overlay_written_before_the_launch_column_still_loads(tmp_path: Path) ->
 
 
 def test_bad_launch_date_names_file_line_and_column(tmp_path: Path) -> None:
+    """'Sept 2022' as a launch date is refused naming file, line and column."""
     header = _LEGACY_HEADER.replace("tdp_w,", "tdp_w,launched,")
     (tmp_path / "accelerators.csv").write_text(
         header

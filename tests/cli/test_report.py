@@ -29,6 +29,7 @@ def test_report_output_below_a_file(plan_copy: Path, capsys: pytest.CaptureFixtu
 def test_report_negative_seed_names_the_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A negative --seed is one error naming the flag, and no report is written."""
     out = tmp_path / "r.html"
     refused(["report", str(SEED), "-o", str(out), "--seed", "-1"], capsys, "--seed")
     assert not out.exists()
@@ -37,6 +38,7 @@ def test_report_negative_seed_names_the_flag(
 def test_report_existing_file_kept_without_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """report -o keeps an existing file without --force, and --force never replaces a directory."""
     out = tmp_path / "r.html"
     out.write_text("mine")
     refused(
@@ -65,6 +67,7 @@ def test_serve_refuses_a_busy_port_before_announcing(capsys: pytest.CaptureFixtu
 
 
 def test_serve_names_an_unresolvable_host(capsys: pytest.CaptureFixture[str]) -> None:
+    """serve --host with a name that does not resolve is one error naming the flag."""
     code, out, err = run_argv(["serve", "--host", "not a host", "--port", "8000"], capsys)
     assert code == 1
     assert "serving on" not in out

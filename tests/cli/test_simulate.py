@@ -94,6 +94,7 @@ def test_simulate_spot_range_out_of_bounds(text: str, capsys: pytest.CaptureFixt
 
 @pytest.mark.parametrize("text", ["a:b", "0.5", "1:2:3", ""])
 def test_simulate_spot_range_malformed(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--spot-price-of-on-demand that is not LOW:HIGH is one error naming the flag."""
     refused(["simulate", str(SEED), "--trials", "10", "--spot-price-of-on-demand", text], capsys,
              "--spot-price-of-on-demand", "LOW:HIGH")  # fmt: skip
 

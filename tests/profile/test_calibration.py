@@ -233,6 +233,7 @@ def test_a_calibration_that_could_not_be_read_back_is_not_written(tmp_path: Path
 
 
 def test_calibration_file_with_bom_reaches_field_validation(tmp_path: Path) -> None:
+    """A calibration file with a BOM is parsed, so the error names the missing field."""
     from trainbill.profile import read_calibration
     from trainbill.profile._errors import CalibrationError
 
