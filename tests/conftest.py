@@ -1,5 +1,5 @@
 """Shared test helpers: the packaged catalog, the seed example, a plan with every hidden cost
-switched off, and the one way tests run the CLI in-process (``run_cli`` / the ``cli`` fixture).
+switched off, and the one way tests run the CLI in-process (``run_cli`` / ``run_argv``).
 
 Test files import the constants and helpers by name (``from conftest import SEED, run_cli``):
 pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject).
@@ -8,7 +8,7 @@ pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -40,17 +40,6 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 def run_argv(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``run_cli`` with the argument list first, as older tests call it."""
     return run_cli(capsys, *argv)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """``cli("forecast", path, "--json")`` → (exit code, stdout, stderr): ``run_cli`` bound to
-    this test's captured output."""
-
-    def run(*args: str) -> tuple[int, str, str]:
-        return run_cli(capsys, *args)
-
-    return run
 
 
 def refused(argv: Sequence[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from conftest import SEED, TODAY, h100_maturity, seed_step_seconds, zero_hidden_plan
+from conftest import SEED, TODAY, h100_maturity, run_argv, seed_step_seconds, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -140,10 +139,8 @@ def test_bad_evaluation_in_a_file_is_one_line(
     plan.write_text(
         "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\nsteps=0\n"
     )
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(plan)])
-    err = capsys.readouterr().err
-    assert exc.value.code == 1
+    code, _out, err = run_argv(["forecast", str(plan)], capsys)
+    assert code == 1
     assert "evaluation.steps" in err
     assert str(plan) in err
     assert "Traceback" not in err

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEED, TODAY
+from conftest import SEED, TODAY, run_argv
 from trainbill.catalog import Catalog, load_catalog
-from trainbill.cli import main
 from trainbill.errors import TrainbillError
 from trainbill.forecast import forecast
 from trainbill.importers import (
@@ -205,26 +204,26 @@ def test_export_skypilot_round_trip(catalog: Catalog) -> None:
 
 def test_cli_forecast_from_hyperpod(capsys: pytest.CaptureFixture[str]) -> None:
     """forecast --from hyperpod: quote is 16 nodes × p5 on-demand × 72 h; the JSON carries the import report."""
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", "--from", "hyperpod", str(DATA / "hyperpod-article.json"), "--hours", "72",
-              "--as-of", "2025-05-01", "--json"])  # fmt: skip
-    assert exc.value.code == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["cluster"]["nodes"] == 16
-    assert out["cluster"]["orchestrator"] == "hyperpod"
-    assert out["quote_usd"] == pytest.approx(
+    code, out, _err = run_argv(["forecast", "--from", "hyperpod", str(DATA / "hyperpod-article.json"),
+                               "--hours", "72", "--as-of", "2025-05-01", "--json"], capsys)  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["cluster"]["nodes"] == 16
+    assert data["cluster"]["orchestrator"] == "hyperpod"
+    assert data["quote_usd"] == pytest.approx(
         16 * 98.32 * 72
     )  # article's p5 price $98.32/h before June 2025
-    assert out["import"]["kind"] == "hyperpod"
-    assert "model.params" in out["import"]["provenance"]["defaulted"]
+    assert data["import"]["kind"] == "hyperpod"
+    assert "model.params" in data["import"]["provenance"]["defaulted"]
 
 
 def test_cli_forecast_from_bad_file(capsys: pytest.CaptureFixture[str]) -> None:
     """A missing cluster file is a one-line error naming it, exit 1."""
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", "--from", "terraform", "nope.json", "--hours", "1"])
-    assert exc.value.code == 1
-    assert "trainbill: error: nope.json: file not found" in capsys.readouterr().err
+    code, _out, err = run_argv(
+        ["forecast", "--from", "terraform", "nope.json", "--hours", "1"], capsys
+    )
+    assert code == 1
+    assert "trainbill: error: nope.json: file not found" in err
 
 
 def test_cli_forecast_plan_file_under_import(
@@ -235,26 +234,26 @@ def test_cli_forecast_plan_file_under_import(
     plan.write_text(
         '[run]\nhours = 5\n[cluster]\ngpu = "a100-80gb"\ngpus = 64\n[prices]\nas_of = 2025-05-01\n'
     )
-    with pytest.raises(SystemExit) as exc:
-        main(
-            [
-                "forecast",
-                str(plan),
-                "--from",
-                "skypilot",
-                str(DATA / "skypilot-task.yaml"),
-                "--json",
-            ]
-        )
-    assert exc.value.code == 0
-    out = json.loads(capsys.readouterr().out)
+    code, out, _err = run_argv(
+        [
+            "forecast",
+            str(plan),
+            "--from",
+            "skypilot",
+            str(DATA / "skypilot-task.yaml"),
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
     assert (
-        out["cluster"]["instance"],
-        out["cluster"]["nodes"],
-        out["cluster"]["spot_fraction"],
+        data["cluster"]["instance"],
+        data["cluster"]["nodes"],
+        data["cluster"]["spot_fraction"],
     ) == ("p5.48xlarge", 4, 1.0)
-    assert out["time"]["compute_hours"] == pytest.approx(5.0)
-    assert date.fromisoformat(out["catalog"]["as_of"]) == date(2025, 5, 1)
+    assert data["time"]["compute_hours"] == pytest.approx(5.0)
+    assert date.fromisoformat(data["catalog"]["as_of"]) == date(2025, 5, 1)
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, LONG_CONTEXT_PLAN, SEED, TODAY, run_cli
+from conftest import EXAMPLES, LONG_CONTEXT_PLAN, SEED, TODAY, run_argv, run_cli
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -145,25 +144,23 @@ def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
 @pytest.mark.parametrize("command", ["compare-orchestrators", "storage-check", "rule-of-thumb"])
 def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Each what-if command prints valid JSON for the seed plan."""
-    with pytest.raises(SystemExit) as exc:
-        main([command, str(SEED), "--json"])
-    assert exc.value.code == 0
-    assert json.loads(capsys.readouterr().out)
+    code, out, _err = run_argv([command, str(SEED), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)
 
 
 def test_cli_sparse_attention_and_forecast_flag(capsys: pytest.CaptureFixture[str]) -> None:
     """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the attention share."""
     plan = str(EXAMPLES / "pretrain-512-h100.toml")
-    with pytest.raises(SystemExit) as exc:
-        main(["sparse-attention", plan, "--attention-sparsity", "1"])
-    assert exc.value.code == 0
-    assert "19,453" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main(["forecast", plan, "--json"])
-    before = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
-    with pytest.raises(SystemExit):
-        main(["forecast", plan, "--attention-sparsity", "1", "--json"])
-    after = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
+    code, out, _err = run_argv(["sparse-attention", plan, "--attention-sparsity", "1"], capsys)
+    assert code == 0
+    assert "19,453" in out
+    code, out, _err = run_argv(["forecast", plan, "--json"], capsys)
+    assert code == 0
+    before = json.loads(out)["time"]["compute_hours"]
+    code, out, _err = run_argv(["forecast", plan, "--attention-sparsity", "1", "--json"], capsys)
+    assert code == 0
+    after = json.loads(out)["time"]["compute_hours"]
     share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
     assert after == pytest.approx(before * (1 - share))
 

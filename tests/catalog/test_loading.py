@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_argv
 from trainbill.catalog import load_catalog
 from trainbill.errors import CatalogSchemaError
 from trainbill.forecast import forecast
@@ -227,15 +228,14 @@ def test_cli_prints_one_line_error_for_bad_overlay(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bad --catalog overlay reaches the CLI as one 'trainbill: error:' line, exit 1."""
-    from trainbill.cli import main
 
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRAINBILL_CATALOG", raising=False)
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("inf"))
-    with pytest.raises(SystemExit) as exc:
-        main(["prices", "show", "p5.48xlarge", "--catalog", str(d), "--json"])
-    assert exc.value.code == 1
-    err = capsys.readouterr().err
+    code, _out, err = run_argv(
+        ["prices", "show", "p5.48xlarge", "--catalog", str(d), "--json"], capsys
+    )
+    assert code == 1
     assert err.startswith("trainbill: error: ")
     assert "prices.csv, line 2, usd" in err
     assert "Traceback" not in err
