@@ -1,8 +1,14 @@
-"""Shared fixtures: the packaged catalog and a plan with every hidden cost switched off."""
+"""Shared test helpers: the packaged catalog, the seed example, a plan with every hidden cost
+switched off, and the one way tests run the CLI in-process (``run_cli`` / ``run_argv``).
+
+Test files import the constants and helpers by name (``from conftest import SEED, run_cli``):
+pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -10,10 +16,51 @@ from typing import Any
 import pytest
 
 from trainbill.catalog import Catalog, load_catalog
+from trainbill.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+#: The seed article's run (Llama-3-70B fine-tune on 32 × p5.48xlarge): the example most tests use.
+SEED = EXAMPLES / "seed-70b-finetune.toml"
 TODAY = date(2026, 12, 2)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``trainbill ARGS`` run in-process; Typer exits via
+    ``SystemExit``, which becomes the code."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_argv(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``run_cli`` with the argument list first, as older tests call it."""
+    return run_cli(capsys, *argv)
+
+
+def refused(argv: Sequence[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """Exit 1 with exactly one ``trainbill: error:`` line, no traceback, containing every needle."""
+    code, _, err = run_argv(argv, capsys)
+    assert code == 1, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("trainbill: error:"), err
+    for needle in needles:
+        assert needle in lines[0], (needle, err)
+    return lines[0]
+
+
+@pytest.fixture
+def plan_copy(tmp_path: Path) -> Path:
+    """A private copy of the seed example (tests must never write next to the real one)."""
+    p = tmp_path / "plan.toml"
+    p.write_bytes(SEED.read_bytes())
+    return p
 
 
 @pytest.fixture(autouse=True)
@@ -93,6 +140,17 @@ def commitment_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     d = tmp_path_factory.mktemp("commitment-rates")
     (d / "prices.csv").write_text(ILLUSTRATIVE_RATES, encoding="utf-8")
     return load_catalog([d])
+
+
+#: 13B (Llama-2-13B shape) at 32K tokens: attention is about half the FLOPs.
+LONG_CONTEXT_PLAN: dict[str, Any] = {
+    "run": {"name": 'long <ctx> & "q"'},
+    "model": {"params": 13e9, "tokens": 1e10, "layers": 40, "d_model": 5120, "seq_len": 32768},
+    "cluster": {"instance": "p5.48xlarge", "nodes": 16, "orchestrator": "eks"},
+    "prices": {"as_of": date(2026, 1, 1)},
+    "storage": {"fsx_capacity_gb": 24000, "fsx_tier": "persistent_125"},
+    "checkpoint": {"target": "fsx", "interval_hours": 0.5},
+}
 
 
 def zero_hidden_plan(**cluster: Any) -> dict[str, Any]:

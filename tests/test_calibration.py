@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, PROFILE_TOML, REPO, TODAY
+from conftest import EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY, run_argv
 from trainbill.calibration import forecast_calibrated, read_calibration_file
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.spec import load_plan, plan_from_dict
 
@@ -74,7 +73,7 @@ def test_bill_factors_replace_overheads(tmp_path: Path, catalog: Catalog) -> Non
     """Storage = node-hours × $2.00, networking × $0.50; raw EC2 keeps no orchestration fee."""
     cal_file = tmp_path / "b.toml"
     cal_file.write_text(BILLS_TOML)
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     fc = forecast_calibrated(plan, catalog, [read_calibration_file(cal_file)], today=TODAY)
     node_hours = fc.usage.nodes * fc.usage.wall_hours
     by = fc.ledger.by_category()
@@ -99,24 +98,22 @@ def test_cli_round_trip_from_bills(tmp_path: Path, capsys: pytest.CaptureFixture
     """`trainbill calibrate` output feeds `trainbill forecast --calibration` (HyperPod keeps orchestration)."""
     pytest.importorskip("duckdb")
     pytest.importorskip("ibis")
-    out = tmp_path / "cal.toml"
+    cal = tmp_path / "cal.toml"
     bill = REPO / "tests" / "data" / "bills" / "cur2_gpu_month.csv"
-    with pytest.raises(SystemExit) as exc:
-        main(["calibrate", str(bill), "-o", str(out)])
-    assert exc.value.code in (0, None)
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exc:
-        main(
-            [
-                "forecast",
-                str(EXAMPLES / "hyperpod-finetune.toml"),
-                "--calibration",
-                str(out),
-                "--json",
-            ]
-        )
-    assert exc.value.code in (0, None)
-    data = json.loads(capsys.readouterr().out)
+    code, _out, _err = run_argv(["calibrate", str(bill), "-o", str(cal)], capsys)
+    assert code == 0
+    code, out, _err = run_argv(
+        [
+            "forecast",
+            str(EXAMPLES / "hyperpod-finetune.toml"),
+            "--calibration",
+            str(cal),
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
     items = {line["item"] for line in data["lines"]}
     assert "orchestration (calibrated from bills)" in items
     assert "storage (calibrated from bills)" in items

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -16,7 +16,7 @@ AWS_WORDS = ("AWS", "EBS", "FSx", "CloudWatch", "S3", "EC2", "CUR 2.0", "FOCUS")
 
 
 def _seed_on(cloud: str, instance: str, region: str, **purchase: Any) -> Any:
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml").model_dump()
+    plan = load_plan(SEED).model_dump()
     plan["cluster"].update(provider=cloud, instance=instance, region=region)
     plan["purchase"].update(purchase)
     return plan_from_dict(plan)

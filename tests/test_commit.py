@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, run_argv
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.commit import MonthlyUsage, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
 
@@ -76,10 +75,11 @@ def test_csv_errors_name_file_row_and_column(text: str, where: str) -> None:
 
 def test_cli_commit_json_on_example(capsys: pytest.CaptureFixture[str]) -> None:
     """The example CSV yields a commitment no larger than the peak month and a best term."""
-    with pytest.raises(SystemExit) as exc:
-        main(["commit", str(EXAMPLES / "usage-monthly.csv"), "--as-of", "2026-12-02", "--json"])
-    assert exc.value.code in (0, None)
-    data = json.loads(capsys.readouterr().out)
+    code, out, _err = run_argv(
+        ["commit", str(EXAMPLES / "usage-monthly.csv"), "--as-of", "2026-12-02", "--json"], capsys
+    )
+    assert code == 0
+    data = json.loads(out)
     assert data["months"] == 12
     assert data["baseline_gpu_hours"] == 148500
     assert data["best_term"] in {"1yr", "3yr"}
@@ -93,10 +93,8 @@ def test_cli_commit_bad_row_is_one_line_error(
     """A bad CSV row exits 1 with 'trainbill: error:' naming file, row and column."""
     bad = tmp_path / "u.csv"
     bad.write_text("month,gpu_hours\n2026-01,x\n", encoding="utf-8")
-    with pytest.raises(SystemExit) as exc:
-        main(["commit", str(bad)])
-    assert exc.value.code == 1
-    err = capsys.readouterr().err
+    code, _out, err = run_argv(["commit", str(bad)], capsys)
+    assert code == 1
     assert err.startswith("trainbill: error:")
     assert "row 2, column gpu_hours" in err
 
@@ -126,10 +124,9 @@ def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_pat
     """Excel's "CSV UTF-8" starts with a byte-order mark; the header read as '\\ufeffmonth' before."""
     f = tmp_path / "usage.csv"
     f.write_bytes(b"\xef\xbb\xbfmonth,gpu_hours\n2026-01,1000\n2026-02,1000\n")
-    with pytest.raises(SystemExit) as exc:
-        main(["commit", str(f), "--json", "--as-of", "2026-06-01"])
-    assert exc.value.code in (0, None)
-    assert json.loads(capsys.readouterr().out)["months"] == 2
+    code, out, _err = run_argv(["commit", str(f), "--json", "--as-of", "2026-06-01"], capsys)
+    assert code == 0
+    assert json.loads(out)["months"] == 2
 
 
 @pytest.mark.parametrize("value", ["2.500,5", "2,5", "1,23"])

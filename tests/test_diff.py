@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES
+from conftest import EXAMPLES, SEED
 from trainbill.catalog import Catalog
 from trainbill.diff import diff_forecasts
 from trainbill.forecast import forecast
@@ -62,7 +62,7 @@ def test_markdown_totals_equal_each_forecast_to_the_cent(
     catalog: Catalog, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The must-show comment: its real-bill row holds both forecasts' totals, rounded to cents."""
-    seed, hyper = EXAMPLES / "seed-70b-finetune.toml", EXAMPLES / "hyperpod-finetune.toml"
+    seed, hyper = SEED, EXAMPLES / "hyperpod-finetune.toml"
     code, out, _ = run_cli(capsys, "diff", str(seed), str(hyper), "--markdown")
     assert code == 0
     t_seed = forecast(load_plan(seed), catalog).total_usd

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, h100_maturity, seed_step_seconds, zero_hidden_plan
+from conftest import SEED, TODAY, h100_maturity, run_argv, seed_step_seconds, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -28,7 +27,7 @@ def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
     step was not modelled for plans without tokens.) Rate: 32 nodes × (½ × $98.32 on-demand +
     ½ × $25.66 spot) = $1,983.68 per cluster-hour.
     """
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     (line,) = _eval_lines(fc)
     compute_s, host_s = seed_step_seconds(catalog)
     hours = 72 * 100 / 1000 * (compute_s / 3) / (compute_s + host_s)
@@ -140,10 +139,8 @@ def test_bad_evaluation_in_a_file_is_one_line(
     plan.write_text(
         "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[evaluation]\nsteps=0\n"
     )
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(plan)])
-    err = capsys.readouterr().err
-    assert exc.value.code == 1
+    code, _out, err = run_argv(["forecast", str(plan)], capsys)
+    assert code == 1
     assert "evaluation.steps" in err
     assert str(plan) in err
     assert "Traceback" not in err

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import TODAY, zero_hidden_plan
+from conftest import TODAY, run_argv, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.simulate import _uniform_sums
@@ -134,12 +133,8 @@ def test_cli_simulate_of_a_huge_cluster_finishes(
         '[run]\nhours = 1000\n[cluster]\ninstance = "p5.48xlarge"\nnodes = 12500\n',
         encoding="utf-8",
     )
-    try:
-        main(["simulate", str(f), "--trials", "500", "--json"])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = json.loads(capsys.readouterr().out)
+    code, stdout, _err = run_argv(["simulate", str(f), "--trials", "500", "--json"], capsys)
+    out = json.loads(stdout)
     assert code == 0
     assert out["trials"] == 500
     # 4.74e-4 × 100,000 GPUs × ≥ 1,000 exposed h / 24 ≥ 1,975 failures per run on average.

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, TODAY, h100_maturity, zero_hidden_plan
+from conftest import SEED, TODAY, h100_maturity, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import forecast
 from trainbill.ledger import CATEGORIES
@@ -24,14 +24,14 @@ def _line(fc: Any, category: str, item_start: str) -> Any:
 
 def test_seed_example_quote_is_the_articles(catalog: Catalog) -> None:
     """Quote = 32 × $98.32 × 72 h = $226,529.28, exactly as the article computes it."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     assert fc.quote_usd == pytest.approx(32 * 98.32 * 72, abs=1e-6)
     assert round(fc.quote_usd, 2) == 226529.28
 
 
 def test_seed_example_compute_lines(catalog: Catalog) -> None:
     """16 on-demand nodes × 72 h × $98.32 = $113,264.64; 16 spot × 72 × $25.66 = $29,560.32."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     od = _line(fc, "compute", "p5.48xlarge on-demand")
     spot = _line(fc, "compute", "p5.48xlarge spot")
     assert od.quantity == pytest.approx(1152.0)
@@ -41,7 +41,7 @@ def test_seed_example_compute_lines(catalog: Catalog) -> None:
 
 def test_seed_example_straggler_line(catalog: Catalog) -> None:
     """Stall = 72 h × 0.012 × sqrt(2 ln 256) at 32 × (½·98.32 + ½·25.66) = $1,983.68/h."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     line = _line(fc, "sync_stall", "stragglers")
     hours = 72 * 0.012 * math.sqrt(2 * math.log(256))  # = 2.8773 h
     assert line.unit_price_usd == pytest.approx(32 * (0.5 * 98.32 + 0.5 * 25.66))
@@ -51,7 +51,7 @@ def test_seed_example_straggler_line(catalog: Catalog) -> None:
 
 def test_seed_example_checkpoint_stall(catalog: Catalog) -> None:
     """980 GB (70e9 × 14 B) to FSx at 24,000 GB / 1,099.5 GB/TiB × 250 MB/s/TiB, 36 times."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     line = _line(fc, "checkpoint", "training stalled")
     fsx_gb_per_s = 24000 / 1099.511627776 * 250 / 1000  # 5.457 GB/s < 32 nodes × 2 GB/s
     expected_hours = 36 * 980 / fsx_gb_per_s / 3600  # 1.796 h
@@ -60,7 +60,7 @@ def test_seed_example_checkpoint_stall(catalog: Catalog) -> None:
 
 def test_seed_example_has_every_hidden_category(catalog: Catalog) -> None:
     """The article's run shows stalls, checkpoints, storage, transfer, NAT, reclaims, failures."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     by = fc.ledger.by_category()
     for cat in (
         "sync_stall",
@@ -189,7 +189,7 @@ def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:
     """A plan that states run.hours: the band is the point itself, and says why."""
     from trainbill.spec import load_plan
 
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     doc = fc.as_dict()
     assert doc["time"]["gpu_hours_p10"] == doc["time"]["gpu_hours"] == doc["time"]["gpu_hours_p90"]
     assert doc["total_usd_p10"] == doc["total_usd"] == doc["total_usd_p90"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES, PROFILE_TOML, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, PROFILE_TOML, SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import Forecast, forecast
 from trainbill.headline import HIDDEN_LABELS, advise, waterfall
@@ -24,7 +24,6 @@ from trainbill.ledger import CATEGORIES
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, load_plan, plan_from_dict
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 #: The seed plan's planned bill: 32 nodes × 72 h × (50% × $98.32 + 50% × $25.66)
 #: = 2,304 node-hours × (49.16 + 12.83) = 2,304 × 61.99 = $142,824.96.
 SEED_PLANNED = 32 * 72 * (0.5 * 98.32 + 0.5 * 25.66)

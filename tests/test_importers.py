@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
-from trainbill.catalog import Catalog
-from trainbill.cli import main
+from conftest import SEED, TODAY, run_argv
+from trainbill.catalog import Catalog, load_catalog
+from trainbill.errors import TrainbillError
 from trainbill.forecast import forecast
 from trainbill.importers import (
     ClusterImportError,
@@ -18,6 +18,7 @@ from trainbill.importers import (
     import_cluster,
     import_text,
     provenance,
+    read_cluster_file,
 )
 from trainbill.spec import load_plan, plan_from_dict
 
@@ -192,7 +193,7 @@ def test_provenance_lists_defaulted_fields(catalog: Catalog) -> None:
 
 def test_export_skypilot_round_trip(catalog: Catalog) -> None:
     """Exporting the seed plan and importing the YAML gives back 32 × p5.48xlarge; a 50% spot mix asks for on-demand."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     text = export_skypilot(plan, catalog)
     assert "50% of nodes on spot" in text
     r = import_text("skypilot", text, source="export.yaml", catalog=catalog)
@@ -203,26 +204,26 @@ def test_export_skypilot_round_trip(catalog: Catalog) -> None:
 
 def test_cli_forecast_from_hyperpod(capsys: pytest.CaptureFixture[str]) -> None:
     """forecast --from hyperpod: quote is 16 nodes × p5 on-demand × 72 h; the JSON carries the import report."""
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", "--from", "hyperpod", str(DATA / "hyperpod-article.json"), "--hours", "72",
-              "--as-of", "2025-05-01", "--json"])  # fmt: skip
-    assert exc.value.code == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["cluster"]["nodes"] == 16
-    assert out["cluster"]["orchestrator"] == "hyperpod"
-    assert out["quote_usd"] == pytest.approx(
+    code, out, _err = run_argv(["forecast", "--from", "hyperpod", str(DATA / "hyperpod-article.json"),
+                               "--hours", "72", "--as-of", "2025-05-01", "--json"], capsys)  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["cluster"]["nodes"] == 16
+    assert data["cluster"]["orchestrator"] == "hyperpod"
+    assert data["quote_usd"] == pytest.approx(
         16 * 98.32 * 72
     )  # article's p5 price $98.32/h before June 2025
-    assert out["import"]["kind"] == "hyperpod"
-    assert "model.params" in out["import"]["provenance"]["defaulted"]
+    assert data["import"]["kind"] == "hyperpod"
+    assert "model.params" in data["import"]["provenance"]["defaulted"]
 
 
 def test_cli_forecast_from_bad_file(capsys: pytest.CaptureFixture[str]) -> None:
     """A missing cluster file is a one-line error naming it, exit 1."""
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", "--from", "terraform", "nope.json", "--hours", "1"])
-    assert exc.value.code == 1
-    assert "trainbill: error: nope.json: file not found" in capsys.readouterr().err
+    code, _out, err = run_argv(
+        ["forecast", "--from", "terraform", "nope.json", "--hours", "1"], capsys
+    )
+    assert code == 1
+    assert "trainbill: error: nope.json: file not found" in err
 
 
 def test_cli_forecast_plan_file_under_import(
@@ -233,26 +234,26 @@ def test_cli_forecast_plan_file_under_import(
     plan.write_text(
         '[run]\nhours = 5\n[cluster]\ngpu = "a100-80gb"\ngpus = 64\n[prices]\nas_of = 2025-05-01\n'
     )
-    with pytest.raises(SystemExit) as exc:
-        main(
-            [
-                "forecast",
-                str(plan),
-                "--from",
-                "skypilot",
-                str(DATA / "skypilot-task.yaml"),
-                "--json",
-            ]
-        )
-    assert exc.value.code == 0
-    out = json.loads(capsys.readouterr().out)
+    code, out, _err = run_argv(
+        [
+            "forecast",
+            str(plan),
+            "--from",
+            "skypilot",
+            str(DATA / "skypilot-task.yaml"),
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
     assert (
-        out["cluster"]["instance"],
-        out["cluster"]["nodes"],
-        out["cluster"]["spot_fraction"],
+        data["cluster"]["instance"],
+        data["cluster"]["nodes"],
+        data["cluster"]["spot_fraction"],
     ) == ("p5.48xlarge", 4, 1.0)
-    assert out["time"]["compute_hours"] == pytest.approx(5.0)
-    assert date.fromisoformat(out["catalog"]["as_of"]) == date(2025, 5, 1)
+    assert data["time"]["compute_hours"] == pytest.approx(5.0)
+    assert date.fromisoformat(data["catalog"]["as_of"]) == date(2025, 5, 1)
 
 
 @pytest.mark.parametrize(
@@ -272,3 +273,82 @@ def test_a_document_nested_past_the_recursion_limit_is_one_error(
 
     with pytest.raises(TrainbillError, match=r"deep\.doc: nested too deeply"):
         import_text(kind, text, source="deep.doc", catalog=catalog)
+
+
+def _imp(kind: str, text: str) -> None:
+    import_text(kind, text, source="cluster.file", catalog=load_catalog())
+
+
+def _tf(resources: list[object]) -> str:
+    return json.dumps({"planned_values": {"root_module": {"resources": resources}}})
+
+
+_P5 = {
+    "type": "aws_instance",
+    "address": "aws_instance.gpu",
+    "values": {"instance_type": "p5.48xlarge"},
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "pattern"),
+    [
+        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,"InstanceStorageConfigs":5}]',
+         r"instance-groups\[0\]\.InstanceStorageConfigs: must be a list"),
+        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":"500"}}]}]'),
+         r"VolumeSizeInGB: must be a number >= 1 \(got '500'\)"),
+        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":NaN}}]}]'),
+         r"VolumeSizeInGB: must be a finite number"),
+        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":1000000000000000000000}]',
+         r"more than the plan's limit of 100,000 nodes"),
+        ("skypilot", 'resources:\n  accelerators: H100:8\n  use_spot: "false"\n',
+         r"resources\.use_spot: must be true or false \(got 'false'\)"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: 256GB\n",
+         r"resources\.disk_size: must be a number >= 1 \(got '256GB'\)"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: -5\n",
+         r"resources\.disk_size: must be a finite number >= 1"),
+        ("skypilot", "resources:\n  accelerators: H100:8\n  region: [a, b]\n",
+         r"resources\.region: must be a region name"),
+        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": "abc"}}, _P5]),
+         r"aws_ebs_volume\.d\.size: must be a number"),
+        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": -100}}, _P5]),
+         r"aws_ebs_volume\.d\.size: must be a finite number >= 0"),
+        ("terraform", _tf([{"type": "aws_instance", "address": "aws_instance.x", "values": "oops"}]),
+         r"aws_instance\.x\.values: must be an object"),
+        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": 5}}}),
+         r"planned_values\.root_module\.resources: must be a list"),
+        ("terraform", _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
+            "desired_capacity": 4, "mixed_instances_policy": [{
+                "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
+                "instances_distribution": [{"on_demand_percentage_above_base_capacity": 150}]}]}}]),
+         r"on_demand_percentage_above_base_capacity: must be a percentage between 0 and 100"),
+        ("terraform", _tf([{"type": "aws_eks_node_group", "address": "ng", "values": {
+            "instance_types": "p5.48xlarge", "scaling_config": [{"desired_size": 2}]}}]),
+         r"ng\.instance_types: must be a list of instance type names"),
+    ],
+)  # fmt: skip
+def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern: str) -> None:
+    """Malformed HyperPod, SkyPilot and Terraform files name the file and the element at fault."""
+    with pytest.raises(TrainbillError, match=r"^cluster\.file: .*" + pattern):
+        _imp(kind, text)
+
+
+def test_asg_on_demand_percentage_sets_spot_share() -> None:
+    # 4 nodes, 25% on-demand above base: 1 on-demand + 3 spot -> spot_fraction 3/4.
+    """An autoscaling group 25% on demand above base runs 3 of its 4 nodes on spot."""
+    text = _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
+        "desired_capacity": 4, "mixed_instances_policy": [{
+            "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
+            "instances_distribution": [{"on_demand_percentage_above_base_capacity": 25}]}]}}])  # fmt: skip
+    report = import_text("terraform", text, source="f", catalog=load_catalog())
+    assert report.plan["purchase"]["spot_fraction"] == 0.75
+
+
+def test_cluster_file_with_bom_is_read(tmp_path: Path) -> None:
+    """A cluster file saved with a UTF-8 BOM is read like one without."""
+    f = tmp_path / "groups.json"
+    f.write_bytes(b'\xef\xbb\xbf[{"InstanceType":"ml.p5.48xlarge","InstanceCount":3}]')
+    report = import_text("hyperpod", read_cluster_file(f), source=str(f), catalog=load_catalog())
+    assert report.plan["cluster"]["nodes"] == 3

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES
+from conftest import SEED
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def _error_line(err: str) -> str:

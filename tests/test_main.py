@@ -10,9 +10,7 @@ import time
 
 import pytest
 
-from conftest import EXAMPLES, REPO
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
+from conftest import REPO, SEED
 
 #: Starts like the ``trainbill`` console script (import the entry module, call ``run``) but
 #: says "ready" just before ``run``, so the SIGINT lands in trainbill's start-up (the CLI's

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import Forecast, forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -46,7 +46,7 @@ def _fc(plan: dict[str, Any], catalog: Catalog) -> Forecast:
 
 def test_seed_example_nat_counts_s3_reads_not_fsx_checkpoints(catalog: Catalog) -> None:
     """Seed: 32 nodes × wall × 0.5 GB + 2,000 GB × 3 epochs of S3 reads; its FSx checkpoints add nothing."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     wall = fc.usage.wall_hours  # 80.34 h from the time model (not under test here)
     expected = 32 * wall * 0.5 + 2000 * 3  # = 1,285.4 + 6,000 = 7,285.4 GB
     assert _nat_gb(fc) == pytest.approx(expected)
@@ -62,7 +62,7 @@ def test_seed_example_nat_data_ignores_fsx_checkpoint_size(catalog: Catalog) -> 
     Only the per-node-hour traffic moves, because the longer checkpoint stalls lengthen the
     wall-clock: ΔNAT GB = 32 nodes × Δwall × 0.5 GB/node-hour, and the S3 part stays 6,000 GB.
     """
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     bigger = plan.model_copy(
         update={"checkpoint": plan.checkpoint.model_copy(update={"size_gb": 1960.0})}
     )

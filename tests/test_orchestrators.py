@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TODAY
+from conftest import TODAY, run_argv
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.optimize import SearchSpace, optimize
@@ -81,10 +80,8 @@ def test_cli_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     f = tmp_path / "plan.toml"
     f.write_text('[model]\nparams = 7e9\ntokens = 1e10\n[cluster]\nprovider = "azure"\n'
                  'instance = "Standard_ND96isr_H100_v5"\nnodes = 2\norchestrator = "eks"\n', encoding="utf-8")  # fmt: skip
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(f)])
-    assert exc.value.code == 1
-    err = capsys.readouterr().err
+    code, _out, err = run_argv(["forecast", str(f)], capsys)
+    assert code == 1
     assert err.count("\n") == 1
     assert "Traceback" not in err
     assert "cluster.orchestrator" in err

@@ -1,25 +1,38 @@
-"""Output consistency: every forecast adds up, and the planner answers for plans the forecast prices.
+"""Output consistency: every output adds up, and outputs that show the same plan agree.
 
-The invariant tests run a handful of deliberately varied plans (providers, TPUs billed per chip,
-MoE, fp8, spot and Savings Plan mixes, S3/FSx/EBS checkpoints, cross-AZ/region data, extra
-groups) and check the arithmetic every output must obey. The regression tests pin defects found
-by an output review: each fails without its fix.
+The invariant tests run deliberately varied plans (providers, TPUs billed per chip, MoE, fp8,
+spot and Savings Plan mixes, S3/FSx/EBS checkpoints, cross-AZ/region data, extra groups, long
+context, hostile run names) through the forecast, the planner, the HTML report and the what-ifs
+(``compare-orchestrators``, ``storage-check``, ``sparse-attention``, ``rule-of-thumb``) and check
+the arithmetic every output must obey. The regression tests pin defects found by output reviews:
+each fails without its fix.
 """
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from datetime import date
 from typing import Any
 
 import pytest
 
-from conftest import TODAY
+from conftest import LONG_CONTEXT_PLAN, TODAY
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.costs._pricing import instance_rate
+from trainbill.forecast import HIDDEN_LABELS, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, _default_nodes, optimize
+from trainbill.report import build_report, render_html
+from trainbill.report.format import hours, money, money_change
 from trainbill.spec import plan_from_dict
+from trainbill.whatif import (
+    compare_orchestrators,
+    rule_of_thumb,
+    sparse_attention,
+    with_orchestrator,
+)
 
 VARIED_PLANS: dict[str, dict[str, Any]] = {
     "aws-seed-like": {
@@ -74,10 +87,6 @@ VARIED_PLANS: dict[str, dict[str, Any]] = {
         "monitoring": {"custom_metrics_per_node": 50, "logs_gb_per_node_hour": 0.1},
     },
 }
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(VARIED_PLANS))
@@ -303,3 +312,129 @@ def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
     assert "p4d.24xlarge: not searched" in text
     assert "does not fit" in text
     assert "price" not in text
+
+
+def _close(a: float, b: float, rel: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+REPORT_AND_WHATIF_PLANS: dict[str, dict[str, Any]] = {
+    "long-context-eks": LONG_CONTEXT_PLAN,
+    "hours-only-hyperpod-spot-sp": {
+        "run": {"name": "<script>alert(1)</script>", "hours": 72, "deadline_hours": 80},
+        "model": {"params": 70e9},
+        "cluster": {
+            "instance": "p5.48xlarge",
+            "nodes": 32,
+            "orchestrator": "hyperpod",
+            "extra_groups": [{"name": "head", "instance": "m5.2xlarge", "count": 1}],
+        },
+        "purchase": {"spot_fraction": 0.5, "savings_plan": "1yr", "savings_plan_coverage": 0.5},
+        "prices": {"as_of": date(2025, 5, 1)},
+        "checkpoint": {"target": "s3", "interval_hours": 2},
+    },
+    "moe-fp8-ec2-ebs": {
+        "model": {
+            "params": 26e9,
+            "active_params": 3.25e9,
+            "tokens": 1e11,
+            "layers": 32,
+            "d_model": 4096,
+            "seq_len": 8192,
+            "precision": "fp8",
+        },
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4, "orchestrator": "ec2"},
+        "purchase": {"spot_fraction": 1.0},
+        "prices": {"as_of": date(2025, 7, 1)},
+        "checkpoint": {"target": "ebs"},
+        "evaluation": {"interval_steps": 0},
+        "data": {"location": "cross_az", "epochs": 3},
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPORT_AND_WHATIF_PLANS))
+def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) -> None:
+    """The report shows the forecast's own numbers: total, quote, categories, lines, hours, waterfall."""
+    catalog = (
+        commitment_catalog  # HyperPod SageMaker SP rates and ml.* price: illustrative (conftest)
+    )
+    plan = plan_from_dict(REPORT_AND_WHATIF_PLANS[name])
+    data = build_report(plan, catalog, today=TODAY, simulate=False, search=False)
+    fc = forecast(plan, catalog, today=TODAY)
+    page = render_html(data)
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert not re.search(r"\b(nan|NaN|inf|None|n/a)\b", text)
+    assert not re.search(r"https?://", page)
+    assert "<script" not in page
+    assert "<ctx>" not in page
+    assert html.escape(fc.usage.name) in page
+    assert money(fc.total_usd) in page
+    assert money(fc.quote_usd) in page
+    for line in fc.ledger.lines:
+        assert html.escape(line.item) in page
+        assert money(line.cost_usd) in page
+    u = fc.usage
+    for h in (
+        u.compute_hours,
+        u.sync_stall_hours,
+        u.eval_hours,
+        u.checkpoint_stall_hours,
+        u.wall_hours,
+    ):
+        assert hours(h) in page
+    # The report's waterfall is the headline's (issue #20): quote → planned → hidden costs → real bill.
+    bars = {
+        html.unescape(k): html.unescape(v)
+        for k, v in re.findall(r"<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>", page)
+    }
+    assert bars["quote (on-demand list)"] == money(fc.quote_usd)
+    assert bars["planned (at the plan's purchase mix)"] == money(fc.planned_usd)
+    assert bars["real bill (expected)"] == money(fc.total_usd)
+    for cat, amount in fc.hidden_by_category().items():
+        if amount != 0:
+            assert bars[HIDDEN_LABELS[cat]] == money_change(amount)
+
+
+@pytest.mark.parametrize("name", sorted(REPORT_AND_WHATIF_PLANS))
+def test_whatifs_add_up(name: str, commitment_catalog: Catalog) -> None:
+    """Orchestrator rows are forecasts; the rule's gap sums; sparse savings are share × sparsity."""
+    catalog = commitment_catalog
+    plan = plan_from_dict(REPORT_AND_WHATIF_PLANS[name])
+    fc = forecast(plan, catalog, today=TODAY)
+    restart = {
+        "ec2": 1.0,
+        "hyperpod": 0.25,
+        "eks": 0.5,
+    }  # reliability.restart_hours_* in the catalog
+    for row in compare_orchestrators(plan, catalog, today=TODAY):
+        again = forecast(with_orchestrator(plan, row.orchestrator), catalog, today=TODAY)
+        assert _close(row.total_usd, again.total_usd)
+        assert row.restart_hours == restart[row.orchestrator]
+        cats = again.ledger.by_category()
+        assert _close(row.disruption_usd, cats["failures"] + cats["spot_reclaim"])
+        if row.orchestrator == "ec2":
+            assert row.orchestration_usd == 0
+    rule = rule_of_thumb(fc, catalog)
+    base = (
+        fc.usage.nodes * instance_rate(catalog, fc.usage, "on_demand").usd * fc.usage.compute_hours
+    )
+    risk = 1.1 if fc.usage.spot_fraction > 0 else 1.0
+    assert _close(rule.base_usd, base)
+    assert _close(rule.base_usd, fc.quote_usd)
+    assert _close(rule.low_usd, base * 1.3 * risk)
+    assert _close(rule.high_usd, base * 1.5 * risk)
+    assert _close(sum(b for _c, _a, b in rule.by_category), fc.total_usd - base)
+    if plan.model.layers is not None:
+        previous = None
+        for sparsity in (0.0, 0.5, 1.0):
+            rep = sparse_attention(plan, catalog, sparsity=sparsity, today=TODAY)
+            shares = [r.attention_share for r in rep.rows]
+            assert shares == sorted(shares)
+            assert all(_close(r.flops_saving, r.attention_share * sparsity) for r in rep.rows)
+            assert _close(rep.hours_after, rep.hours_before * (1 - rep.plan_saving))
+            if sparsity == 0.0:
+                assert _close(rep.usd_after, fc.total_usd)
+            if previous is not None:
+                assert rep.usd_after <= previous
+            previous = rep.usd_after

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, seed_step_seconds
+from conftest import SEED, TODAY, seed_step_seconds
 from trainbill.catalog import Catalog
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -38,7 +38,7 @@ def _lines(fc: Any) -> dict[str, float]:
 def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     """params = 70e9, hours = 72, no tokens: the stall is modelled, not "size unknown"; the
     tensor-parallel line = 72 h × TP seconds / step seconds, both computed by hand."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     factors = dict(fc.usage.time.factors)
     assert "not modelled" not in factors["communication"]
     lay = fc.usage.time.layout

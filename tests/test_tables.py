@@ -7,7 +7,7 @@ from rich.console import Console
 
 import trainbill.cli._common as common
 from cli_runner import run_cli
-from conftest import EXAMPLES
+from conftest import SEED
 from trainbill.cli._tables import Col, print_table
 
 
@@ -30,7 +30,7 @@ def test_forecast_keeps_instance_names_and_amounts(
     """The seed forecast at 80/100/160 columns: 1,152 h × $98.32 = $113,265 and 1,152 h × $25.66 =
     $29,560 printed whole next to "p5.48xlarge", no "…", no line wider than the terminal."""
     columns(width)
-    code, out, _ = run_cli(capsys, "forecast", str(EXAMPLES / "seed-70b-finetune.toml"))
+    code, out, _ = run_cli(capsys, "forecast", str(SEED))
     assert code == 0
     assert "…" not in out
     assert "p5.48xlarge" in out

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES
+from conftest import SEED
 from trainbill.tabular import cell, to_csv
 
 
@@ -46,9 +46,7 @@ def test_forecast_csv_neutralises_an_overlay_source(
         'aws,us-east-1,p5.48xlarge,on_demand,instance-hour,40.00,2024-01-01,"=HYPERLINK(""http://evil"",""x"")"\n',
         encoding="utf-8",
     )
-    code, out, err = run_cli(
-        capsys, "forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--csv", "--catalog", str(own)
-    )
+    code, out, err = run_cli(capsys, "forecast", str(SEED), "--csv", "--catalog", str(own))
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     sources = [r["source"] for r in rows if "HYPERLINK" in r["source"]]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import date
+from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import EXAMPLES, LONG_CONTEXT_PLAN, SEED, TODAY, run_argv, run_cli
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.spec import load_plan, plan_from_dict
@@ -55,7 +57,7 @@ def test_sparse_attention_cuts_hours(catalog: Catalog) -> None:
 
 def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
     """Without layers and d_model the what-if is a clear error, and sparsity must be within 0–1."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     with pytest.raises(SpecError, match=r"seed\.toml: model: .*model\.layers"):
         sparse_attention(plan, catalog, sparsity=0.5, source="seed.toml")
     with pytest.raises(SpecError, match="between 0 and 1"):
@@ -64,7 +66,7 @@ def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
 
 def test_rule_of_thumb_seed(catalog: Catalog) -> None:
     """Article's run: base 32 × $98.32 × 72 h = $226,529.28; × 1.3 × 1.1 = $323,936.87, × 1.5 × 1.1 = $373,773.31."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     r = rule_of_thumb(fc, catalog)
     assert r.base_usd == pytest.approx(226_529.28)
     assert r.risk == 1.1  # half the nodes on spot
@@ -80,7 +82,7 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 
     Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on HyperPod.
     """
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, catalog, today=TODAY)}
     assert [rows[o].restart_hours for o in ("ec2", "hyperpod", "eks")] == [1.0, 0.25, 0.5]
     assert rows["ec2"].orchestration_usd == 0.0
@@ -102,7 +104,7 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Catalog) -> None:
     """With an ml.p5.48xlarge price (illustrative $120/h, conftest) HyperPod pays the difference
     over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall hours."""
-    plan = load_plan(EXAMPLES / "seed-70b-finetune.toml")
+    plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, commitment_catalog, today=TODAY)}
     hp = rows["hyperpod"].forecast.usage
     assert rows["hyperpod"].orchestration_usd == pytest.approx(16 * (120.0 - 98.32) * hp.wall_hours)
@@ -110,7 +112,7 @@ def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Cata
 
 def test_storage_fits_for_seed(catalog: Catalog) -> None:
     """Seed run reads 2,000 GB × 3 epochs in 72 h over 32 nodes = 6e12 / 259,200 s / 32 / 2^20 = 0.690 MiB/s per node."""
-    rep = storage_check(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    rep = storage_check(load_plan(SEED), catalog, today=TODAY)
     assert rep.read_mibps_per_node == pytest.approx(6e12 / 259_200 / 32 / 1_048_576)
     assert rep.ebs_fits
     assert rep.stall_hours == 0.0
@@ -142,24 +144,97 @@ def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
 @pytest.mark.parametrize("command", ["compare-orchestrators", "storage-check", "rule-of-thumb"])
 def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Each what-if command prints valid JSON for the seed plan."""
-    with pytest.raises(SystemExit) as exc:
-        main([command, str(EXAMPLES / "seed-70b-finetune.toml"), "--json"])
-    assert exc.value.code == 0
-    assert json.loads(capsys.readouterr().out)
+    code, out, _err = run_argv([command, str(SEED), "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)
 
 
 def test_cli_sparse_attention_and_forecast_flag(capsys: pytest.CaptureFixture[str]) -> None:
     """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the attention share."""
     plan = str(EXAMPLES / "pretrain-512-h100.toml")
-    with pytest.raises(SystemExit) as exc:
-        main(["sparse-attention", plan, "--attention-sparsity", "1"])
-    assert exc.value.code == 0
-    assert "19,453" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main(["forecast", plan, "--json"])
-    before = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
-    with pytest.raises(SystemExit):
-        main(["forecast", plan, "--attention-sparsity", "1", "--json"])
-    after = json.loads(capsys.readouterr().out)["time"]["compute_hours"]
+    code, out, _err = run_argv(["sparse-attention", plan, "--attention-sparsity", "1"], capsys)
+    assert code == 0
+    assert "19,453" in out
+    code, out, _err = run_argv(["forecast", plan, "--json"], capsys)
+    assert code == 0
+    before = json.loads(out)["time"]["compute_hours"]
+    code, out, _err = run_argv(["forecast", plan, "--attention-sparsity", "1", "--json"], capsys)
+    assert code == 0
+    after = json.loads(out)["time"]["compute_hours"]
     share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
     assert after == pytest.approx(before * (1 - share))
+
+
+def _close_rel(a: float, b: float, rel: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-6)
+
+
+def test_sparse_attention_mfu_is_on_flops_performed(catalog: Catalog) -> None:
+    """Was: MFU after --attention-sparsity divided the *dense* FLOPs by the shortened hours (108% here).
+
+    Per token: dense 6 × 13e9 = 7.8e10 FLOPs, attention 12 × 40 × 5120 × 32768 = 8.0530637e10, so
+    attention is 8.053e10 / 1.5853e11 = 50.8% of the FLOPs. At sparsity 1 all of it is skipped: the
+    FLOPs performed are 6·N·D = 7.8e10 × 1e10 = 7.8e20, and since the what-if scales time with
+    FLOPs, the utilization is the dense run's (never above 100%).
+    """
+    plan = plan_from_dict(LONG_CONTEXT_PLAN)
+    before = forecast(plan, catalog, today=TODAY)
+    sparse, _note = apply_attention_sparsity(plan, catalog, 1.0, today=TODAY)
+    after = forecast(sparse, catalog, today=TODAY)
+    share = 12 * 40 * 5120 * 32768 / (6 * 13e9 + 12 * 40 * 5120 * 32768)
+    assert _close_rel(after.usage.compute_hours, before.usage.compute_hours * (1 - share))
+    assert after.usage.flops is not None
+    assert _close_rel(after.usage.flops, 7.8e20)
+    assert before.usage.mfu is not None
+    assert after.usage.mfu is not None
+    assert _close_rel(after.usage.mfu, before.usage.mfu, 1e-9)
+    assert after.usage.mfu <= 1.0
+
+
+def test_forecast_json_says_attention_sparsity_was_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was: ``forecast --attention-sparsity --json`` gave the shortened bill with no word of why.
+
+    At 4,096 tokens: attention 12 × 40 × 5120 × 4096 = 1.00663e10 per token against 7.8e10 dense,
+    11.4% of FLOPs; at 50% sparsity the saving is 5.7%.
+    """
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[run]\nname = "s"\n[model]\nparams = 13e9\ntokens = 1e11\nlayers = 40\nd_model = 5120\nseq_len = 4096\n'
+        '[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of = 2026-01-01\n'
+    )
+    code, out, _err = run_cli(
+        capsys, "forecast", str(plan), "--attention-sparsity", "0.5", "--json"
+    )
+    assert code == 0
+    warnings = json.loads(out)["warnings"]
+    assert any("attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs" in w and "(−5.7%)" in w
+               for w in warnings), warnings  # fmt: skip
+    code, out, _err = run_cli(capsys, "forecast", str(plan), "--json")
+    assert not any("attention sparsity" in w for w in json.loads(out)["warnings"])
+
+
+def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catalog) -> None:
+    """Was: FSx capacity always held keep_last checkpoints, even when they go to S3.
+
+    70e9 params × 14 bytes = 980 GB per checkpoint; 3 kept = 2,940 GB, which pushed the file
+    system from 1.2 TiB to 4.8 TiB. The data loader needs 100 GB / 10 h = 100e9 / 4 bytes / 36,000 s
+    = 694,444 tokens/s × 4 bytes = 2.8 MB/s, so the dataset alone (100 GB) sets it: the 1.2 TiB
+    minimum, 1.2 × 1,099.511627776 = 1,319.41 GB, on the cheapest tier (scratch_2, $0.14/GB-month).
+    """
+    plan = plan_from_dict({
+        "run": {"hours": 10},
+        "model": {"params": 70e9},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+        "prices": {"as_of": date(2025, 5, 1)},
+        "data": {"dataset_gb": 100},
+        "checkpoint": {"target": "s3"},
+    })  # fmt: skip
+    rep = storage_check(plan, catalog, today=TODAY)
+    assert _close_rel(rep.tokens_per_s, 100e9 / 4 / 36000)
+    assert _close_rel(rep.fsx_needed_mbps, 100e9 / 36000 / 1e6)
+    assert rep.fsx_tier == "scratch_2"
+    assert _close_rel(rep.fsx_capacity_gb, 1.2 * 1099.511627776)
+    wall = forecast(plan, catalog, today=TODAY).usage.wall_hours
+    assert _close_rel(rep.fsx_usd, 1.2 * 1099.511627776 * 0.14 * wall / 730)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.forecast import Forecast, forecast
@@ -71,7 +71,7 @@ def test_zone_of_another_region_says_which(catalog: Catalog) -> None:
 
 def test_unknown_zone_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The CLI prints one line naming cluster.zone and the allowed zones, exit code 1, no traceback."""
-    text = (EXAMPLES / "seed-70b-finetune.toml").read_text(encoding="utf-8")
+    text = (SEED).read_text(encoding="utf-8")
     plan = tmp_path / "plan.toml"
     plan.write_text(
         text.replace('orchestrator = "ec2"', 'orchestrator = "ec2"\nzone = "use1-az9"'),
@@ -90,7 +90,7 @@ def test_unknown_data_source_through_the_loader_and_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """data.source = "gcs": the plan loader and the CLI both name the field and list the five sources."""
-    text = (EXAMPLES / "seed-70b-finetune.toml").read_text(encoding="utf-8")
+    text = (SEED).read_text(encoding="utf-8")
     plan = tmp_path / "plan.toml"
     plan.write_text(text.replace('source = "s3"', 'source = "gcs"'), encoding="utf-8")
     allowed = "'s3', 'fsx', 'ebs', 'other_cloud' or 'on_premises'"
@@ -155,5 +155,5 @@ def test_zone_rows_are_not_listed_as_regions(catalog: Catalog) -> None:
 
 def test_seed_example_is_unchanged_without_a_zone(catalog: Catalog) -> None:
     """No cluster.zone in the seed: its spot line stays the region's $25.66."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     assert _spot_line(fc).unit_price_usd == pytest.approx(25.66)

@@ -28,11 +28,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from trainbill.errors import DestinationError
+
 __all__ = ["DestinationError", "atomic_write_bytes", "atomic_write_text", "destination_problem"]
-
-
-class DestinationError(OSError):
-    """The destination exists and must not be replaced (or is not a regular file)."""
 
 
 def _same_file(a: Path, b: Path) -> bool:

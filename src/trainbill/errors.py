@@ -8,13 +8,24 @@ into a one-line message and exit status 1; anything else is a bug and keeps its 
 
     TrainbillError
     ├── SpecError (also ValueError)          invalid plan: names file, field and allowed values
+    │   ├── ClusterImportError               a cluster file (HyperPod, SkyPilot, Terraform) at fault
+    │   └── CalibrationError                 a calibration file is missing or invalid
     ├── CatalogError
     │   ├── CatalogSchemaError               catalog data does not match the schema
-    │   └── PriceNotFoundError (LookupError) no price for (item, option, region, date); suggests
+    │   ├── PriceNotFoundError (LookupError) no price for (item, option, region, date); suggests
+    │   └── PriceUpdateError                 fetching live prices failed; the cache is untouched
     ├── BillError
     │   └── UnsupportedBillError             unknown columns/format; says which were expected
     ├── SimulationError (also ValueError)    bad rates, trial counts
-    └── InfeasibleError                      nothing satisfies the constraints; names the binding one
+    ├── InfeasibleError                      nothing satisfies the constraints; names the binding one
+    ├── MemoryFitError                       the model does not fit in accelerator memory at all
+    ├── ProfileError                         a profile cannot be taken (arguments, script, no torch)
+    ├── DestinationError (also OSError)      an output file exists or is not a regular file
+    └── RequestRefusedError                  the web guard turns a request away (status, headers)
+
+Every exception class defined anywhere in the package is defined here (pinned by
+``tests/test_errors.py``); the modules that raise them re-export them under their old names,
+so ``from trainbill.memory import MemoryFitError`` keeps working.
 """
 
 from __future__ import annotations
@@ -24,13 +35,21 @@ from collections.abc import Iterable
 
 __all__ = [
     "BillError",
+    "CalibrationError",
     "CatalogError",
     "CatalogSchemaError",
+    "ClusterImportError",
+    "DestinationError",
     "InfeasibleError",
+    "MemoryFitError",
     "PriceNotFoundError",
+    "PriceUpdateError",
+    "ProfileError",
+    "RequestRefusedError",
     "SimulationError",
     "SpecError",
     "TrainbillError",
+    "UnsupportedBillError",
     "suggest",
 ]
 
@@ -124,6 +143,53 @@ class InfeasibleError(TrainbillError):
         self.binding = binding
         self.shortfall = shortfall
         super().__init__(message)
+
+
+class MemoryFitError(TrainbillError):
+    """The plan cannot fit in accelerator memory, even with recompute and offload."""
+
+
+class ClusterImportError(SpecError):
+    """A cluster file cannot be imported: names the file and the element at fault."""
+
+
+class ProfileError(TrainbillError):
+    """A profile cannot be taken: bad arguments, a broken step script, or no PyTorch."""
+
+
+class CalibrationError(SpecError):
+    """A calibration file is missing, unreadable or fails validation.
+
+    A calibration is user input like a plan, so it reports ``source: field: problem`` the
+    same way (it is a ``SpecError``, hence also a ``ValueError``).
+    """
+
+
+class PriceUpdateError(CatalogError):
+    """A price update failed (network, throttling, bad payload, missing key).
+
+    Raised *before* the cache is touched, so the previous cache is always intact when the user
+    sees this message.
+    """
+
+
+class DestinationError(TrainbillError, OSError):
+    """The destination exists and must not be replaced (or is not a regular file).
+
+    Also an ``OSError``: callers that write files handle it beside the operating system's own
+    refusals, and turn it into their own error naming the flag or field.
+    """
+
+
+class RequestRefusedError(TrainbillError):
+    """The web server's guard refuses a request before the app sees it (busy, too large,
+    wrong host): carries the HTTP status and headers of the answer."""
+
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.headers = headers or {}
 
 
 def suggest(value: str, choices: Iterable[str], *, n: int = 3) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trainbill.errors import TrainbillError
+from trainbill.errors import MemoryFitError
 
 __all__ = ["MemoryEstimate", "MemoryFitError", "memory_per_gpu", "min_gpus_to_fit"]
 
@@ -37,10 +37,6 @@ _ACT_BYTES_PER_TOKEN_LAYER = 34.0  # × d_model / tp (Korthikanti et al. 2022)
 _CKPT_BYTES_PER_TOKEN_LAYER = 2.0  # bf16 layer input kept under full recompute
 _OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m, v: what ZeRO-Offload moves to host
 _BF16_WEIGHT_AND_GRAD_BYTES = 4.0  # what ZeRO-1 keeps whole per rank: bf16 weights 2 + grads 2
-
-
-class MemoryFitError(TrainbillError):
-    """The plan cannot fit in accelerator memory, even with recompute and offload."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

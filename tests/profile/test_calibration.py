@@ -230,3 +230,15 @@ def test_a_calibration_that_could_not_be_read_back_is_not_written(tmp_path: Path
     with pytest.raises(CalibrationError, match=r"\(not written\): achieved_tflops_per_gpu"):
         write_calibration(bad, path)
     assert not path.exists()
+
+
+def test_calibration_file_with_bom_reaches_field_validation(tmp_path: Path) -> None:
+    """A calibration file with a BOM is parsed, so the error names the missing field."""
+    from trainbill.profile import read_calibration
+    from trainbill.profile._errors import CalibrationError
+
+    f = tmp_path / "cal.toml"
+    f.write_bytes(b'\xef\xbb\xbf[calibration]\nkind = "profile"\n')
+    # Without BOM handling this stopped at "not valid TOML"; now the missing field is named.
+    with pytest.raises(CalibrationError, match=r"schema_version: missing"):
+        read_calibration(f)

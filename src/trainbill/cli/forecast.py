@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from trainbill.check import QuoteAudit, audit_quote
 from trainbill.cli import _common, app
 from trainbill.cli._common import catalog_from_options, print_json
 from trainbill.errors import SpecError
-from trainbill.forecast import Forecast, forecast
-from trainbill.headline import advise, waterfall
-from trainbill.ledger import CATEGORIES
-from trainbill.report.format import money, money_change, money_precise
-from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
+
+if TYPE_CHECKING:
+    from trainbill.catalog import Catalog
+    from trainbill.check import QuoteAudit
+    from trainbill.forecast import Forecast
+    from trainbill.spec import Plan
+
+# The library is imported inside the commands, not here: ``trainbill check`` needs no
+# forecast engine, ``--json`` needs no Rich or money formatting, and every import is paid
+# at each start (issue #21: the forecast process against llm-analysis, benchmarks/startup.py).
 
 __all__ = ["build_plan", "render_forecast", "render_headline"]
 
@@ -58,6 +61,8 @@ def build_plan(
     flags: dict[str, dict[str, Any]],
 ) -> Plan:
     """A plan from a file, flags or both; flags override the file's values."""
+    from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
+
     overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
     overrides = {k: v for k, v in overrides.items() if v}
     _check_cluster_flags(flags)
@@ -95,6 +100,11 @@ def render_headline(fc: Forecast) -> None:
     Every figure and label is the library's (``trainbill.headline.waterfall``, ``Forecast.outlook``);
     this only lays them out as lines a budget approver reads top to bottom.
     """
+    from rich.markup import escape
+
+    from trainbill.headline import waterfall
+    from trainbill.report.format import money, money_change
+
     console = _common.console  # per call: COLUMNS is read when the console is made
     steps = waterfall(fc)
     width = max(len(s.label) for s in steps) + 4
@@ -141,8 +151,11 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
     Instance names and amounts are never cut: at narrow widths low-value columns are left
     out and named (``trainbill.cli._tables``); ``wide`` shows them all.
     """
-    from trainbill.cli import _common
+    from rich.markup import escape
+
     from trainbill.cli._tables import Col, print_table
+    from trainbill.ledger import CATEGORIES
+    from trainbill.report.format import money, money_precise
 
     console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
@@ -353,12 +366,34 @@ def forecast_cmd(
         imported = (report, prov)
     else:
         plan = build_plan(plan_file, flags=flags)
-    cals: list[Any] = []
-    if calibration:
-        from trainbill.calibration import read_calibration_file
+    cals = _calibrations(calibration, plan, attention_sparsity)
+    if attention_sparsity is not None:
+        from trainbill.whatif import apply_attention_sparsity
 
-        cals = [read_calibration_file(p) for p in calibration]
-    if attention_sparsity is not None and plan.run.hours is None and cals:
+        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
+        plan, _ = apply_attention_sparsity(
+            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
+        )
+    fc = _priced(plan, catalog, cals, plan_file)
+    if not as_csv:
+        from trainbill.headline import advise
+
+        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
+        # variants would be priced without its calibration.
+        fc = advise(plan, fc, catalog, actions=not cals)
+    _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
+
+
+def _calibrations(
+    paths: list[Path] | None, plan: Plan, attention_sparsity: float | None
+) -> list[Any]:
+    """The ``--calibration`` files, refused with ``--attention-sparsity`` when one measures MFU."""
+    if not paths:
+        return []
+    from trainbill.calibration import read_calibration_file
+
+    cals = [read_calibration_file(p) for p in paths]
+    if attention_sparsity is not None and plan.run.hours is None:
         from trainbill.profile.calibration import Calibration
 
         if any(isinstance(c, Calibration) for c in cals):
@@ -368,20 +403,19 @@ def forecast_cmd(
                 "sparsity what-if fixes the training hours, so the measured MFU would be ignored; run one at a time"
             )
             raise SpecError(msg, source="command line", field="--attention-sparsity")
-    if attention_sparsity is not None:
-        from trainbill.whatif import apply_attention_sparsity
+    return cals
 
-        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
-        plan, _ = apply_attention_sparsity(
-            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
-        )
+
+def _priced(plan: Plan, catalog: Catalog, cals: list[Any], plan_file: Path | None) -> Forecast:
+    """The forecast (calibrated when calibrations are given); a rule error names the plan's file."""
     try:
         if cals:
             from trainbill.calibration import forecast_calibrated
 
-            fc = forecast_calibrated(plan, catalog, cals)
-        else:
-            fc = forecast(plan, catalog)
+            return forecast_calibrated(plan, catalog, cals)
+        from trainbill.forecast import forecast
+
+        return forecast(plan, catalog)
     except SpecError as exc:
         if exc.source is not None:
             raise
@@ -391,10 +425,18 @@ def forecast_cmd(
         raise SpecError(
             bare, source=str(plan_file) if plan_file else "command line", field=exc.field
         ) from None
-    if not as_csv:
-        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
-        # variants would be priced without its calibration.
-        fc = advise(plan, fc, catalog, actions=not cals)
+
+
+def _show(
+    fc: Forecast,
+    imported: tuple[Any, Any] | None,
+    *,
+    as_json: bool,
+    as_csv: bool,
+    explain: bool,
+    wide: bool,
+) -> None:
+    """Print the forecast as JSON (with the import report), CSV or the tables."""
     if as_json:
         extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
         print_json({**fc.as_dict(), **extra})
@@ -514,6 +556,8 @@ def check_cmd(
 
 def _audit(values: dict[str, float | None], gpu: str, gpus: int, precision: str, usd_per_gpu_hour: float | None,
            instance: str | None, day: date | None) -> QuoteAudit:  # fmt: skip
+    from trainbill.check import audit_quote
+
     return audit_quote(
         catalog=catalog_from_options(),
         cost_usd=float(values["cost"] or 0),

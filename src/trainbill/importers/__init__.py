@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainbill.catalog import Catalog
-from trainbill.errors import SpecError, is_unicode_text, not_unicode_message, too_deep_message
+from trainbill.errors import (
+    ClusterImportError,
+    is_unicode_text,
+    not_unicode_message,
+    too_deep_message,
+)
 
 __all__ = [
     "FORMATS",
@@ -65,10 +70,6 @@ TRACKED_FIELDS: tuple[str, ...] = (
     "data.location",
     "checkpoint.target",
 )
-
-
-class ClusterImportError(SpecError):
-    """A cluster file cannot be imported: names the file and the element at fault."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -57,61 +57,101 @@ def _count(group: Mapping[str, Any], element: str, source: str) -> tuple[int, st
     raise ClusterImportError(msg, source=source, field=element)
 
 
-def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
-    """Instance groups, EBS volume size and region (from a cluster ARN) into a plan dict."""
-    data = _load(text, source)
-    top: Mapping[str, Any] = {}
-    prefix = "InstanceGroups"
+def _raw_groups(data: Any, source: str) -> tuple[list[Any], Mapping[str, Any], str]:
+    """(groups, the create-cluster object or {}, how errors name the list) of either shape."""
     if isinstance(data, list):
         raw_groups: Any = data
+        top: Mapping[str, Any] = {}
         prefix = "instance-groups"
     elif isinstance(data, Mapping) and "InstanceGroups" in data:
         top = data
         raw_groups = data["InstanceGroups"]
+        prefix = "InstanceGroups"
     else:
         msg = "expected a list of instance groups or an object with InstanceGroups (create-cluster JSON)"
         raise ClusterImportError(msg, source=source)
     if not isinstance(raw_groups, list) or not raw_groups:
         msg = "must be a non-empty list of instance groups"
         raise ClusterImportError(msg, source=source, field=prefix)
+    return raw_groups, top, prefix
+
+
+def _group(g: Any, i: int, element: str, source: str) -> Group:
+    """One instance group: its EC2 type (``ml.`` stripped) and count."""
+    if not isinstance(g, Mapping):
+        msg = f"must be an object with InstanceType and InstanceCount (got {type(g).__name__})"
+        raise ClusterImportError(msg, source=source, field=element)
+    itype = g.get("InstanceType")
+    if not isinstance(itype, str) or not itype:
+        msg = 'missing InstanceType (e.g. "ml.p5.48xlarge")'
+        raise ClusterImportError(msg, source=source, field=element)
+    count, _count_el = _count(g, element, source)
+    name = str(g.get("InstanceGroupName") or f"group{i}")
+    return Group(
+        element=f"{element}.InstanceType",
+        name=name,
+        instance=itype.removeprefix("ml."),
+        count=count,
+    )
+
+
+def _ebs_volume(g: Mapping[str, Any], element: str, source: str) -> tuple[float, str] | None:
+    """(GB, element) of the group's last EBS volume config that states a size, else None."""
+    configs = g.get("InstanceStorageConfigs") or []
+    if not isinstance(configs, list):
+        msg = f"must be a list of storage configs (got {type(configs).__name__})"
+        raise ClusterImportError(msg, source=source, field=f"{element}.InstanceStorageConfigs")
+    found = None
+    for j, cfg in enumerate(configs):
+        vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
+        if isinstance(vol, Mapping) and "VolumeSizeInGB" in vol:
+            vol_el = f"{element}.InstanceStorageConfigs[{j}].EbsVolumeConfig.VolumeSizeInGB"
+            size = number(
+                vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False
+            )
+            found = (size, vol_el)
+    return found
+
+
+def _unsupported_top(top: Mapping[str, Any]) -> list[str]:
+    """Cluster-level keys read but not priced (an EKS orchestrator's control plane among them)."""
+    unsupported = []
+    orch = top.get("Orchestrator")
+    if isinstance(orch, Mapping) and "Eks" in orch:
+        unsupported.append(
+            "Orchestrator.Eks: HyperPod on EKS also bills an EKS control plane ($/cluster-hour), "
+            "not included by orchestrator=hyperpod"
+        )
+    for key in top:
+        if key not in _NO_COST_TOP_KEYS and key not in {
+            "InstanceGroups",
+            "ClusterArn",
+            "Orchestrator",
+        }:
+            unsupported.append(f"{key}: not recognised, not priced")
+    return unsupported
+
+
+def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
+    """Instance groups, EBS volume size and region (from a cluster ARN) into a plan dict."""
+    raw_groups, top, prefix = _raw_groups(_load(text, source), source)
     unsupported: list[str] = []
-    notes: list[str] = []
     groups: list[Group] = []
     ebs: dict[str, tuple[float, str]] = {}
     for i, g in enumerate(raw_groups):
         element = f"{prefix}[{i}]"
-        if not isinstance(g, Mapping):
-            msg = f"must be an object with InstanceType and InstanceCount (got {type(g).__name__})"
-            raise ClusterImportError(msg, source=source, field=element)
-        itype = g.get("InstanceType")
-        if not isinstance(itype, str) or not itype:
-            msg = 'missing InstanceType (e.g. "ml.p5.48xlarge")'
-            raise ClusterImportError(msg, source=source, field=element)
-        instance = itype.removeprefix("ml.")
-        count, _count_el = _count(g, element, source)
-        name = str(g.get("InstanceGroupName") or f"group{i}")
-        groups.append(
-            Group(element=f"{element}.InstanceType", name=name, instance=instance, count=count)
-        )
-        configs = g.get("InstanceStorageConfigs") or []
-        if not isinstance(configs, list):
-            msg = f"must be a list of storage configs (got {type(configs).__name__})"
-            raise ClusterImportError(msg, source=source, field=f"{element}.InstanceStorageConfigs")
-        for j, cfg in enumerate(configs):
-            vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
-            if isinstance(vol, Mapping) and "VolumeSizeInGB" in vol:
-                vol_el = f"{element}.InstanceStorageConfigs[{j}].EbsVolumeConfig.VolumeSizeInGB"
-                size = number(
-                    vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False
-                )
-                ebs[instance] = (size, vol_el)
-        for key in g:
-            if key not in _NO_COST_GROUP_KEYS and key not in _COUNT_KEYS and key not in {
-                "InstanceType", "InstanceStorageConfigs",
-            }:  # fmt: skip
-                unsupported.append(f"{element}.{key}: not recognised, not priced")
-    sections, imported, group_notes = assemble(groups, catalog, provider="aws", source=source)
-    notes.extend(group_notes)
+        groups.append(_group(g, i, element, source))
+        volume = _ebs_volume(g, element, source)
+        if volume is not None:
+            ebs[groups[-1].instance] = volume
+        unsupported += [
+            f"{element}.{key}: not recognised, not priced"
+            for key in g
+            if key not in _NO_COST_GROUP_KEYS
+            and key not in _COUNT_KEYS
+            and key not in {"InstanceType", "InstanceStorageConfigs"}
+        ]
+    sections, imported, notes = assemble(groups, catalog, provider="aws", source=source)
     cluster = sections["cluster"]
     cluster["orchestrator"] = "hyperpod"
     imported.append(("cluster.orchestrator", f"{source} (HyperPod cluster)"))
@@ -127,24 +167,11 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     if isinstance(arn, str) and (m := _ARN_REGION.match(arn)):
         cluster["region"] = m.group(1)
         imported.append(("cluster.region", "ClusterArn"))
-    orch = top.get("Orchestrator")
-    if isinstance(orch, Mapping) and "Eks" in orch:
-        unsupported.append(
-            "Orchestrator.Eks: HyperPod on EKS also bills an EKS control plane ($/cluster-hour), "
-            "not included by orchestrator=hyperpod"
-        )
-    for key in top:
-        if key not in _NO_COST_TOP_KEYS and key not in {
-            "InstanceGroups",
-            "ClusterArn",
-            "Orchestrator",
-        }:
-            unsupported.append(f"{key}: not recognised, not priced")
     return ImportReport(
         kind="hyperpod",
         source=source,
         plan=sections,
         imported=tuple(imported),
-        unsupported=tuple(unsupported),
+        unsupported=tuple(unsupported + _unsupported_top(top)),
         notes=tuple(notes),
     )

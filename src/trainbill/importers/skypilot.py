@@ -8,11 +8,12 @@ report says so. ``infra: aws/us-east-1`` (newer SkyPilot) is read like ``cloud``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import Accelerator, Catalog
 from trainbill.errors import PriceNotFoundError, unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
 from trainbill.importers._groups import Group, assemble, number
@@ -46,6 +47,8 @@ _PRICED = frozenset(
     }
 )
 _NO_COST = frozenset({"name", "run", "setup", "envs", "workdir", "secrets", "config"})
+#: (plan sections, [(plan field, task element)]) as one step of ``parse`` builds them.
+_Sections = tuple[dict[str, Any], list[tuple[str, str]]]
 
 
 def accelerator_id(name: str) -> str:
@@ -104,14 +107,11 @@ def _accelerators(value: Any, source: str, notes: list[str]) -> tuple[str, int]:
     return name, count
 
 
-def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
-    """A SkyPilot task into cluster/purchase/storage plan sections."""
-    data = _load(text, source)
+def _resources(data: Any, source: str, notes: list[str]) -> Mapping[str, Any]:
+    """The task's ``resources``, with its first ``any_of``/``ordered`` alternative merged in."""
     if not isinstance(data, Mapping):
         msg = f"a SkyPilot task must be a YAML mapping (got {type(data).__name__})"
         raise ClusterImportError(msg, source=source)
-    notes: list[str] = []
-    unsupported: list[str] = []
     res = data.get("resources") or {}
     if not isinstance(res, Mapping):
         msg = f"must be a mapping (got {type(res).__name__})"
@@ -121,11 +121,19 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         if isinstance(alts, list) and alts and isinstance(alts[0], Mapping):
             notes.append(f"resources.{alt_key} lists {len(alts)} alternatives; priced on the first")
             res = {**{k: v for k, v in res.items() if k != alt_key}, **alts[0]}
+    return res
+
+
+def _num_nodes(data: Mapping[str, Any], source: str) -> int:
     nodes = data.get("num_nodes", 1)
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes <= 0:
         msg = f"must be a whole number > 0 (got {nodes!r})"
         raise ClusterImportError(msg, source=source, field="num_nodes")
-    imported: list[tuple[str, str]] = []
+    return nodes
+
+
+def _where(res: Mapping[str, Any], source: str, notes: list[str]) -> tuple[str, str | None]:
+    """(provider, region or None) from ``cloud``/``region``, else from ``infra: cloud/region``."""
     cloud = res.get("cloud")
     region = res.get("region")
     infra = res.get("infra")
@@ -146,94 +154,150 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         raise ClusterImportError(msg, source=source, field="resources.cloud")
     if cloud is None:
         notes.append("resources.cloud not given; priced on aws")
+    return provider, region
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ask:
+    """What the task asks for, read and checked: the input of the cluster step."""
+
+    source: str
+    provider: str
+    region: str | None
+    nodes: int
+    spot: bool
+    accel: tuple[str, int] | None
+
+
+def _catalog_accelerator(catalog: Catalog, ask: _Ask, name: str) -> Accelerator:
+    try:
+        return catalog.accelerator(accelerator_id(name))
+    except PriceNotFoundError as exc:
+        raise ClusterImportError(
+            str(exc), source=ask.source, field="resources.accelerators"
+        ) from None
+
+
+def _by_instance_type(itype: Any, ask: _Ask, catalog: Catalog, notes: list[str]) -> _Sections:
+    """Cluster sections from ``instance_type``; ``accelerators``, if given, must agree with it."""
+    if not isinstance(itype, str):
+        msg = f"must be an instance type name (got {itype!r})"
+        raise ClusterImportError(msg, source=ask.source, field="resources.instance_type")
+    groups = [
+        Group(
+            element="resources.instance_type",
+            name="workers",
+            instance=itype,
+            count=ask.nodes,
+            spot=ask.spot,
+        )
+    ]
+    sections, imported, more = assemble(groups, catalog, provider=ask.provider, source=ask.source)
+    notes += more
+    if ask.accel is not None:
+        inst = catalog.instance(itype)
+        want = _catalog_accelerator(catalog, ask, ask.accel[0]).id
+        if want != inst.accelerator or ask.accel[1] != inst.accelerator_count:
+            msg = (
+                f"{ask.accel[0]}:{ask.accel[1]} does not match instance_type {itype} "
+                f"({inst.accelerator_count} × {inst.accelerator})"
+            )
+            raise ClusterImportError(msg, source=ask.source, field="resources.accelerators")
+    return sections, imported
+
+
+def _by_accelerators(
+    accel: tuple[str, int], ask: _Ask, catalog: Catalog, notes: list[str]
+) -> _Sections:
+    """Cluster sections from ``accelerators``: the provider's instance holding exactly that
+    many, else the accelerator and GPU count priced on whole nodes of the first that holds it."""
+    acc = _catalog_accelerator(catalog, ask, accel[0])
+    provider = ask.provider
+    options = [
+        i for i in catalog.instances_with(acc.id, provider) if i.accelerator_count == accel[1]
+    ]
+    if options:
+        groups = [
+            Group(
+                element="resources.accelerators",
+                name="workers",
+                instance=options[0].instance,
+                count=ask.nodes,
+                spot=ask.spot,
+            )
+        ]
+        sections, imported, more = assemble(groups, catalog, provider=provider, source=ask.source)
+        notes += more
+        notes.append(f"{accel[0]}:{accel[1]} on {provider} is {options[0].instance}")
+        return sections, imported
+    candidates = catalog.instances_with(acc.id, provider)
+    if not candidates:
+        msg = f"no {provider} instance in the catalog holds {acc.id!r}"
+        raise ClusterImportError(msg, source=ask.source, field="resources.accelerators")
+    notes.append(
+        f"no {accel[1]}-GPU {acc.id} instance in the catalog; priced on whole "
+        f"{candidates[0].instance} nodes ({candidates[0].accelerator_count} GPUs each)"
+    )
+    sections = {
+        "cluster": {"provider": provider, "gpu": acc.id, "gpus": accel[1] * ask.nodes},
+        "purchase": {"spot_fraction": 1.0 if ask.spot else 0.0},
+    }
+    imported = [
+        ("cluster.provider", "resources.cloud"),
+        ("cluster.gpu", "resources.accelerators"),
+        ("cluster.gpus", "resources.accelerators × num_nodes"),
+        ("purchase.spot_fraction", "resources.use_spot"),
+    ]
+    return sections, imported
+
+
+def _unsupported(data: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
+    """Keys read but not priced: resources we do not model, mounts, unknown task keys."""
+    unsupported = [f"resources.{key}: not priced" for key in res if key not in _PRICED]
+    for key in data:
+        if key in {"file_mounts", "storage_mounts", "volumes"}:
+            unsupported.append(
+                f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in the plan"
+            )
+        elif key not in _NO_COST and key not in {"resources", "num_nodes"}:
+            unsupported.append(f"{key}: not recognised, not priced")
+    return unsupported
+
+
+def _read_ask(data: Any, source: str, notes: list[str]) -> tuple[Mapping[str, Any], _Ask]:
+    """The task's resources and what they ask for, each value checked, in file order."""
+    res = _resources(data, source, notes)
+    nodes = _num_nodes(data, source)
+    provider, region = _where(res, source, notes)
     accel: tuple[str, int] | None = None
     if res.get("accelerators") is not None:
         accel = _accelerators(res["accelerators"], source, notes)
-    itype = res.get("instance_type")
     spot = res.get("use_spot", False)
     if not isinstance(spot, bool):
         msg = f"must be true or false (got {spot!r})"
         raise ClusterImportError(msg, source=source, field="resources.use_spot")
-    sections: dict[str, Any]
+    ask = _Ask(source=source, provider=provider, region=region, nodes=nodes, spot=spot, accel=accel)
+    return res, ask
+
+
+def _cluster(res: Mapping[str, Any], ask: _Ask, catalog: Catalog, notes: list[str]) -> _Sections:
+    itype = res.get("instance_type")
     if itype is not None:
-        if not isinstance(itype, str):
-            msg = f"must be an instance type name (got {itype!r})"
-            raise ClusterImportError(msg, source=source, field="resources.instance_type")
-        groups = [
-            Group(
-                element="resources.instance_type",
-                name="workers",
-                instance=itype,
-                count=nodes,
-                spot=spot,
-            )
-        ]
-        sections, imp, more = assemble(groups, catalog, provider=provider, source=source)
-        imported += imp
-        notes += more
-        if accel is not None:
-            inst = catalog.instance(itype)
-            try:
-                want = catalog.accelerator(accelerator_id(accel[0])).id
-            except PriceNotFoundError as exc:
-                raise ClusterImportError(
-                    str(exc), source=source, field="resources.accelerators"
-                ) from None
-            if want != inst.accelerator or accel[1] != inst.accelerator_count:
-                msg = (
-                    f"{accel[0]}:{accel[1]} does not match instance_type {itype} "
-                    f"({inst.accelerator_count} × {inst.accelerator})"
-                )
-                raise ClusterImportError(msg, source=source, field="resources.accelerators")
-    elif accel is not None:
-        try:
-            acc = catalog.accelerator(accelerator_id(accel[0]))
-        except PriceNotFoundError as exc:
-            raise ClusterImportError(
-                str(exc), source=source, field="resources.accelerators"
-            ) from None
-        options = [
-            i for i in catalog.instances_with(acc.id, provider) if i.accelerator_count == accel[1]
-        ]
-        if options:
-            groups = [
-                Group(
-                    element="resources.accelerators",
-                    name="workers",
-                    instance=options[0].instance,
-                    count=nodes,
-                    spot=spot,
-                )
-            ]
-            sections, imp, more = assemble(groups, catalog, provider=provider, source=source)
-            imported += imp
-            notes += more
-            notes.append(f"{accel[0]}:{accel[1]} on {provider} is {options[0].instance}")
-        else:
-            candidates = catalog.instances_with(acc.id, provider)
-            if not candidates:
-                msg = f"no {provider} instance in the catalog holds {acc.id!r}"
-                raise ClusterImportError(msg, source=source, field="resources.accelerators")
-            sections = {
-                "cluster": {"provider": provider, "gpu": acc.id, "gpus": accel[1] * nodes},
-                "purchase": {"spot_fraction": 1.0 if spot else 0.0},
-            }
-            imported += [
-                ("cluster.provider", "resources.cloud"),
-                ("cluster.gpu", "resources.accelerators"),
-                ("cluster.gpus", "resources.accelerators × num_nodes"),
-                ("purchase.spot_fraction", "resources.use_spot"),
-            ]
-            notes.append(
-                f"no {accel[1]}-GPU {acc.id} instance in the catalog; priced on whole "
-                f"{candidates[0].instance} nodes ({candidates[0].accelerator_count} GPUs each)"
-            )
-    else:
-        msg = "no GPU: give resources.accelerators (e.g. H100:8) or resources.instance_type (e.g. p5.48xlarge)"
-        raise ClusterImportError(msg, source=source, field="resources")
-    cluster = sections["cluster"]
-    if region is not None:
-        cluster["region"] = str(region)
+        return _by_instance_type(itype, ask, catalog, notes)
+    if ask.accel is not None:
+        return _by_accelerators(ask.accel, ask, catalog, notes)
+    msg = "no GPU: give resources.accelerators (e.g. H100:8) or resources.instance_type (e.g. p5.48xlarge)"
+    raise ClusterImportError(msg, source=ask.source, field="resources")
+
+
+def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
+    """A SkyPilot task into cluster/purchase/storage plan sections."""
+    data = _load(text, source)
+    notes: list[str] = []
+    res, ask = _read_ask(data, source, notes)
+    sections, imported = _cluster(res, ask, catalog, notes)
+    if ask.region is not None:
+        sections["cluster"]["region"] = ask.region
         imported.append(
             ("cluster.region", "resources.region" if res.get("region") else "resources.infra")
         )
@@ -250,21 +314,11 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         gb = number(disk, source=source, element="resources.disk_size", minimum=1, allow_str=False)
         sections["storage"] = {"ebs_gb_per_node": gb}
         imported.append(("storage.ebs_gb_per_node", "resources.disk_size"))
-    for key in res:
-        if key not in _PRICED:
-            unsupported.append(f"resources.{key}: not priced")
-    for key in data:
-        if key in {"file_mounts", "storage_mounts", "volumes"}:
-            unsupported.append(
-                f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in the plan"
-            )
-        elif key not in _NO_COST and key not in {"resources", "num_nodes"}:
-            unsupported.append(f"{key}: not recognised, not priced")
     return ImportReport(
         kind="skypilot",
         source=source,
         plan=sections,
         imported=tuple(imported),
-        unsupported=tuple(unsupported),
+        unsupported=tuple(_unsupported(data, res)),
         notes=tuple(notes),
     )

@@ -11,7 +11,8 @@ values. Every other resource type is listed as unsupported (not priced), never d
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from trainbill.catalog import Catalog
@@ -99,9 +100,8 @@ def _fsx_tier(values: Mapping[str, Any], address: str, source: str) -> str:
     raise ClusterImportError(msg, source=source, field=address)
 
 
-def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
-    """Instances, storage and network resources of a Terraform plan into plan sections."""
-    data = _load(text, source)
+def _root_resources(data: Any, source: str) -> list[Mapping[str, Any]]:
+    """Every managed resource of the plan (or state), each with an object of attributes."""
     if not isinstance(data, Mapping):
         msg = "expected the JSON object written by 'terraform show -json'"
         raise ClusterImportError(msg, source=source)
@@ -117,239 +117,318 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     for r in resources:
         vals = r.get("values")
         if vals is not None and not isinstance(vals, Mapping):
-            address = str(r.get("address") or f"{r.get('type')}.{r.get('name')}")
             msg = f"must be an object of resource attributes (got {type(vals).__name__})"
-            raise ClusterImportError(msg, source=source, field=f"{address}.values")
-    templates: dict[str, tuple[str | None, str]] = {}
-    for r in resources:
-        if r.get("type") == "aws_launch_template":
-            tv = r.get("values") or {}
-            for key in (tv.get("name"), r.get("name"), r.get("address")):
-                if isinstance(key, str):
-                    templates[key] = (tv.get("instance_type"), str(r.get("address")))
-    used_templates: set[str] = set()
+            raise ClusterImportError(msg, source=source, field=f"{_address(r)}.values")
+    return resources
 
-    def from_template(ref: Mapping[str, Any], address: str) -> str:
+
+def _address(r: Mapping[str, Any]) -> str:
+    return str(r.get("address") or f"{r.get('type')}.{r.get('name')}")
+
+
+class _Templates:
+    """The plan's launch templates, by every name a group may use to refer to one."""
+
+    def __init__(self, resources: list[Mapping[str, Any]], source: str) -> None:
+        self.source = source
+        self.by_name: dict[str, tuple[str | None, str]] = {}
+        self.used: set[str] = set()
+        for r in resources:
+            if r.get("type") == "aws_launch_template":
+                tv = r.get("values") or {}
+                for key in (tv.get("name"), r.get("name"), r.get("address")):
+                    if isinstance(key, str):
+                        self.by_name[key] = (tv.get("instance_type"), str(r.get("address")))
+
+    def instance_type(self, ref: Mapping[str, Any], address: str) -> str:
+        """The instance type of the template ``ref`` names (marking it used), else an error."""
         name = ref.get("name") or ref.get("launch_template_name") or ref.get("id")
-        if isinstance(name, str) and name in templates and templates[name][0]:
-            used_templates.add(templates[name][1])
-            return str(templates[name][0])
+        if isinstance(name, str) and name in self.by_name and self.by_name[name][0]:
+            self.used.add(self.by_name[name][1])
+            return str(self.by_name[name][0])
         msg = "no instance type: neither the resource nor a launch template in this plan states one"
-        raise ClusterImportError(msg, source=source, field=address)
+        raise ClusterImportError(msg, source=self.source, field=address)
 
-    groups: list[Group] = []
-    unsupported: list[str] = []
-    notes: list[str] = []
-    imported_extra: list[tuple[str, str]] = []
-    ebs_gib = 0.0
-    ebs_iops = 0.0
-    ebs_tput = 0.0
-    ebs_elements: list[str] = []
-    fsx_gib = 0.0
+    def unused(self, groups: list[Group]) -> list[str]:
+        """One unsupported-resource line per template no instance or group used."""
+        return [
+            f"{address} (aws_launch_template): not used by an instance or group here, not priced"
+            for _itype, address in self.by_name.values()
+            if address not in self.used and not any(g.element == address for g in groups)
+        ]
+
+
+@dataclass(kw_only=True)
+class _Scan:
+    """What the resources add up to, filled in resource by resource (``add``)."""
+
+    source: str
+    templates: _Templates
+    groups: list[Group] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ebs_gib: float = 0.0
+    ebs_iops: float = 0.0
+    ebs_tput: float = 0.0
+    ebs_elements: list[str] = field(default_factory=list)
+    fsx_gib: float = 0.0
     fsx_tier: str | None = None
-    fsx_elements: list[str] = []
-    nat = 0
-    nat_elements: list[str] = []
-    eips = 0
-    eks = False
+    fsx_elements: list[str] = field(default_factory=list)
+    nat_elements: list[str] = field(default_factory=list)
+    eips: int = 0
+    eks: bool = False
     region: str | None = None
-    for r in resources:
+
+    def number(self, value: Any, element: str) -> float:
+        return number(value, source=self.source, element=element)
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        """Fold one resource in: its zone's region, then what its type contributes."""
         rtype = str(r.get("type"))
-        address = str(r.get("address") or f"{rtype}.{r.get('name')}")
+        address = _address(r)
         v: Mapping[str, Any] = r.get("values") or {}
         az = v.get("availability_zone")
-        if region is None and isinstance(az, str) and az[-1:].isalpha():
-            region = az[:-1]
-        if rtype == "aws_instance":
-            itype = v.get("instance_type") or from_template(_block(v, "launch_template"), address)
-            market = _block(v, "instance_market_options").get("market_type")
-            groups.append(
-                Group(
-                    element=address,
-                    name="instances",
-                    instance=str(itype),
-                    count=1,
-                    spot=market == "spot",
-                )
-            )
-            root_gb = _block(v, "root_block_device").get("volume_size")
-            if root_gb is not None:
-                ebs_gib += number(
-                    root_gb, source=source, element=f"{address}.root_block_device.volume_size"
-                )
-                ebs_elements.append(f"{address}.root_block_device")
-        elif rtype == "aws_eks_node_group":
-            eks = True
-            types = v.get("instance_types") or []
-            if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
-                msg = f"must be a list of instance type names (got {types!r})"
-                raise ClusterImportError(msg, source=source, field=f"{address}.instance_types")
-            if len(types) > 1:
-                notes.append(
-                    f"{address} lists {len(types)} instance types; priced on the first ({types[0]})"
-                )
-            itype = types[0] if types else from_template(_block(v, "launch_template"), address)
-            size = _count(
-                _block(v, "scaling_config").get("desired_size"),
-                address,
-                "scaling_config.desired_size",
-                source,
-            )
-            if size:
-                spot = str(v.get("capacity_type") or "ON_DEMAND").upper() == "SPOT"
-                groups.append(
-                    Group(
-                        element=address,
-                        name=str(v.get("node_group_name") or r.get("name")),
-                        instance=str(itype),
-                        count=size,
-                        spot=spot,
-                    )
-                )
-        elif rtype == "aws_autoscaling_group":
-            size = _count(
-                v.get("desired_capacity", v.get("min_size")), address, "desired_capacity", source
-            )
-            mip = _block(v, "mixed_instances_policy")
-            on_demand_pct = 100.0
-            if mip:
-                spec = _block(_block(mip, "launch_template"), "launch_template_specification")
-                overrides = _block(mip, "launch_template").get("override") or []
-                if not isinstance(overrides, list) or not all(
-                    isinstance(o, Mapping) for o in overrides
-                ):
-                    msg = f"must be a list of override blocks (got {overrides!r})"
-                    raise ClusterImportError(
-                        msg,
-                        source=source,
-                        field=f"{address}.mixed_instances_policy.launch_template.override",
-                    )
-                itype = (overrides[0].get("instance_type") if overrides else None) or from_template(
-                    spec, address
-                )
-                dist = _block(mip, "instances_distribution")
-                pct_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity"
-                on_demand_pct = number(
-                    dist.get("on_demand_percentage_above_base_capacity", 100),
-                    source=source,
-                    element=pct_el,
-                )
-                if on_demand_pct > 100:
-                    msg = f"must be a percentage between 0 and 100 (got {on_demand_pct:g})"
-                    raise ClusterImportError(msg, source=source, field=pct_el)
-            else:
-                itype = from_template(_block(v, "launch_template"), address)
-            spot_count = round(size * (100.0 - on_demand_pct) / 100.0)
-            name = str(r.get("name"))
-            if size - spot_count:
-                groups.append(
-                    Group(element=address, name=name, instance=str(itype), count=size - spot_count)
-                )
-            if spot_count:
-                groups.append(
-                    Group(
-                        element=address, name=name, instance=str(itype), count=spot_count, spot=True
-                    )
-                )
-                notes.append(
-                    f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)"
-                )
-        elif rtype == "aws_ebs_volume":
-            ebs_gib += number(v.get("size") or 0, source=source, element=f"{address}.size")
-            ebs_iops = max(
-                ebs_iops, number(v.get("iops") or 0, source=source, element=f"{address}.iops")
-            )
-            ebs_tput = max(
-                ebs_tput,
-                number(v.get("throughput") or 0, source=source, element=f"{address}.throughput"),
-            )
-            ebs_elements.append(address)
-            if v.get("type") not in (None, "gp3"):
-                notes.append(f"{address}: volume type {v.get('type')} priced as gp3")
-        elif rtype == "aws_fsx_lustre_file_system":
-            tier = _fsx_tier(v, address, source)
-            if fsx_tier is not None and tier != fsx_tier:
-                notes.append(f"{address}: FSx tier {tier} priced as {fsx_tier} (one tier per plan)")
-            fsx_tier = fsx_tier or tier
-            fsx_gib += number(
-                v.get("storage_capacity") or 0, source=source, element=f"{address}.storage_capacity"
-            )
-            fsx_elements.append(address)
-        elif rtype == "aws_nat_gateway":
-            nat += 1
-            nat_elements.append(address)
-        elif rtype == "aws_eip":
-            eips += 1
-        elif rtype == "aws_eks_cluster":
-            eks = True
+        if self.region is None and isinstance(az, str) and az[-1:].isalpha():
+            self.region = az[:-1]
+        handler = _HANDLERS.get(rtype)
+        if handler is not None:
+            handler(self, v, address, r)
         elif rtype != "aws_launch_template":
-            unsupported.append(f"{address} ({rtype}): resource type not supported, not priced")
-    for _itype, address in templates.values():
-        if address not in used_templates and not any(g.element == address for g in groups):
-            unsupported.append(
-                f"{address} (aws_launch_template): not used by an instance or group here, not priced"
+            self.unsupported.append(f"{address} ({rtype}): resource type not supported, not priced")
+
+    def instance(self, v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
+        """``aws_instance``: one node (spot by its market options) and its root volume."""
+        itype = v.get("instance_type") or self.templates.instance_type(
+            _block(v, "launch_template"), address
+        )
+        market = _block(v, "instance_market_options").get("market_type")
+        self.groups.append(
+            Group(
+                element=address,
+                name="instances",
+                instance=str(itype),
+                count=1,
+                spot=market == "spot",
             )
-    unsupported = list(dict.fromkeys(unsupported))
-    if not groups:
-        msg = "no GPU instances found: no aws_instance, aws_eks_node_group or aws_autoscaling_group with instances"
-        raise ClusterImportError(msg, source=source)
-    sections, imported, more = assemble(groups, catalog, provider="aws", source=source)
-    notes += more
-    cluster = sections["cluster"]
-    nodes = int(cluster["nodes"])
-    if eks:
-        cluster["orchestrator"] = "eks"
-        imported.append(("cluster.orchestrator", "aws_eks_cluster/aws_eks_node_group"))
+        )
+        root_gb = _block(v, "root_block_device").get("volume_size")
+        if root_gb is not None:
+            self.ebs_gib += self.number(root_gb, f"{address}.root_block_device.volume_size")
+            self.ebs_elements.append(f"{address}.root_block_device")
+
+    def eks_node_group(self, v: Mapping[str, Any], address: str, r: Mapping[str, Any]) -> None:
+        """``aws_eks_node_group``: ``desired_size`` nodes of its first instance type."""
+        self.eks = True
+        types = v.get("instance_types") or []
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            msg = f"must be a list of instance type names (got {types!r})"
+            raise ClusterImportError(msg, source=self.source, field=f"{address}.instance_types")
+        if len(types) > 1:
+            self.notes.append(
+                f"{address} lists {len(types)} instance types; priced on the first ({types[0]})"
+            )
+        itype = (
+            types[0]
+            if types
+            else self.templates.instance_type(_block(v, "launch_template"), address)
+        )
+        size = _count(
+            _block(v, "scaling_config").get("desired_size"),
+            address,
+            "scaling_config.desired_size",
+            self.source,
+        )
+        if size:
+            spot = str(v.get("capacity_type") or "ON_DEMAND").upper() == "SPOT"
+            name = str(v.get("node_group_name") or r.get("name"))
+            self.groups.append(
+                Group(element=address, name=name, instance=str(itype), count=size, spot=spot)
+            )
+
+    def autoscaling_group(self, v: Mapping[str, Any], address: str, r: Mapping[str, Any]) -> None:
+        """``aws_autoscaling_group``: ``desired_capacity`` nodes, split on-demand / spot."""
+        size = _count(
+            v.get("desired_capacity", v.get("min_size")), address, "desired_capacity", self.source
+        )
+        mip = _block(v, "mixed_instances_policy")
+        if mip:
+            itype, on_demand_pct = self._mixed_policy(mip, address)
+        else:
+            itype = self.templates.instance_type(_block(v, "launch_template"), address)
+            on_demand_pct = 100.0
+        spot_count = round(size * (100.0 - on_demand_pct) / 100.0)
+        name = str(r.get("name"))
+        if size - spot_count:
+            self.groups.append(
+                Group(element=address, name=name, instance=str(itype), count=size - spot_count)
+            )
+        if spot_count:
+            self.groups.append(
+                Group(element=address, name=name, instance=str(itype), count=spot_count, spot=True)
+            )
+            self.notes.append(
+                f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)"
+            )
+
+    def _mixed_policy(self, mip: Mapping[str, Any], address: str) -> tuple[Any, float]:
+        """(instance type, on-demand percentage) of a mixed-instances policy."""
+        spec = _block(_block(mip, "launch_template"), "launch_template_specification")
+        overrides = _block(mip, "launch_template").get("override") or []
+        if not isinstance(overrides, list) or not all(isinstance(o, Mapping) for o in overrides):
+            msg = f"must be a list of override blocks (got {overrides!r})"
+            raise ClusterImportError(
+                msg,
+                source=self.source,
+                field=f"{address}.mixed_instances_policy.launch_template.override",
+            )
+        itype = (overrides[0].get("instance_type") if overrides else None) or (
+            self.templates.instance_type(spec, address)
+        )
+        dist = _block(mip, "instances_distribution")
+        pct_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity"
+        on_demand_pct = self.number(
+            dist.get("on_demand_percentage_above_base_capacity", 100), pct_el
+        )
+        if on_demand_pct > 100:
+            msg = f"must be a percentage between 0 and 100 (got {on_demand_pct:g})"
+            raise ClusterImportError(msg, source=self.source, field=pct_el)
+        return itype, on_demand_pct
+
+    def ebs_volume(self, v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
+        """``aws_ebs_volume``: its size adds up; IOPS and throughput take the largest."""
+        self.ebs_gib += self.number(v.get("size") or 0, f"{address}.size")
+        self.ebs_iops = max(self.ebs_iops, self.number(v.get("iops") or 0, f"{address}.iops"))
+        self.ebs_tput = max(
+            self.ebs_tput, self.number(v.get("throughput") or 0, f"{address}.throughput")
+        )
+        self.ebs_elements.append(address)
+        if v.get("type") not in (None, "gp3"):
+            self.notes.append(f"{address}: volume type {v.get('type')} priced as gp3")
+
+    def fsx(self, v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
+        """``aws_fsx_lustre_file_system``: capacity adds up, priced at the first tier found."""
+        tier = _fsx_tier(v, address, self.source)
+        if self.fsx_tier is not None and tier != self.fsx_tier:
+            self.notes.append(
+                f"{address}: FSx tier {tier} priced as {self.fsx_tier} (one tier per plan)"
+            )
+        self.fsx_tier = self.fsx_tier or tier
+        self.fsx_gib += self.number(v.get("storage_capacity") or 0, f"{address}.storage_capacity")
+        self.fsx_elements.append(address)
+
+    def nat_gateway(self, _v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
+        self.nat_elements.append(address)
+
+    def eip(self, _v: Mapping[str, Any], _address: str, _r: Mapping[str, Any]) -> None:
+        self.eips += 1
+
+    def eks_cluster(self, _v: Mapping[str, Any], _address: str, _r: Mapping[str, Any]) -> None:
+        self.eks = True
+
+
+#: What each supported resource type contributes (``aws_launch_template`` is read up front).
+_HANDLERS: dict[str, Callable[[_Scan, Mapping[str, Any], str, Mapping[str, Any]], None]] = {
+    "aws_instance": _Scan.instance,
+    "aws_eks_node_group": _Scan.eks_node_group,
+    "aws_autoscaling_group": _Scan.autoscaling_group,
+    "aws_ebs_volume": _Scan.ebs_volume,
+    "aws_fsx_lustre_file_system": _Scan.fsx,
+    "aws_nat_gateway": _Scan.nat_gateway,
+    "aws_eip": _Scan.eip,
+    "aws_eks_cluster": _Scan.eks_cluster,
+}
+
+
+def _config_region(data: Mapping[str, Any]) -> str | None:
+    """The AWS provider's ``region`` when the configuration states it as a constant."""
     cfg = data.get("configuration") or {}
     if not isinstance(cfg, Mapping):
         cfg = {}
     expressions = _block(_block(cfg, "provider_config"), "aws").get("expressions", {})
     cfg_region = expressions.get("region", {}) if isinstance(expressions, Mapping) else None
     if isinstance(cfg_region, Mapping) and isinstance(cfg_region.get("constant_value"), str):
-        region = cfg_region["constant_value"]
+        return str(cfg_region["constant_value"])
+    return None
+
+
+def _storage(scan: _Scan, nodes: int, imported: list[tuple[str, str]]) -> dict[str, Any]:
+    """The plan's storage section: EBS spread over the GPU nodes, FSx as stated."""
+    storage: dict[str, Any] = {}
+    if scan.ebs_elements:
+        storage["ebs_gb_per_node"] = scan.ebs_gib * _GB_PER_GIB / nodes
+        imported.append(("storage.ebs_gb_per_node", ", ".join(scan.ebs_elements)))
+        scan.notes.append(
+            f"EBS: {scan.ebs_gib:,.0f} GiB in {len(scan.ebs_elements)} volume(s) spread over {nodes} GPU nodes"
+        )
+        if scan.ebs_iops:
+            storage["ebs_iops"] = scan.ebs_iops
+            imported.append(("storage.ebs_iops", "aws_ebs_volume.iops"))
+        if scan.ebs_tput:
+            storage["ebs_throughput_mibps"] = scan.ebs_tput
+            imported.append(("storage.ebs_throughput_mibps", "aws_ebs_volume.throughput"))
+    if scan.fsx_elements:
+        storage["fsx_capacity_gb"] = scan.fsx_gib * _GB_PER_GIB
+        storage["fsx_tier"] = scan.fsx_tier
+        imported += [
+            ("storage.fsx_capacity_gb", ", ".join(scan.fsx_elements)),
+            ("storage.fsx_tier", scan.fsx_elements[0]),
+        ]
+    return storage
+
+
+def _network(scan: _Scan, nodes: int, imported: list[tuple[str, str]]) -> dict[str, Any]:
+    """The plan's network section: NAT gateways, and Elastic IPs beyond one per NAT."""
+    nat = len(scan.nat_elements)
+    network: dict[str, Any] = {"nat_gateways": nat}
+    imported.append(
+        ("network.nat_gateways", ", ".join(scan.nat_elements) or "no aws_nat_gateway in plan")
+    )
+    if scan.eips:
+        network["public_ips_per_node"] = max(0, scan.eips - nat) / nodes
+        imported.append(("network.public_ips_per_node", f"{scan.eips} aws_eip"))
+        scan.notes.append(
+            f"{scan.eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest spread over {nodes} nodes"
+        )
+    return network
+
+
+def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
+    """Instances, storage and network resources of a Terraform plan into plan sections."""
+    data = _load(text, source)
+    resources = _root_resources(data, source)
+    templates = _Templates(resources, source)
+    scan = _Scan(source=source, templates=templates)
+    for r in resources:
+        scan.add(r)
+    unsupported = list(dict.fromkeys(scan.unsupported + templates.unused(scan.groups)))
+    if not scan.groups:
+        msg = "no GPU instances found: no aws_instance, aws_eks_node_group or aws_autoscaling_group with instances"
+        raise ClusterImportError(msg, source=source)
+    sections, imported, more = assemble(scan.groups, catalog, provider="aws", source=source)
+    scan.notes += more
+    cluster = sections["cluster"]
+    nodes = int(cluster["nodes"])
+    if scan.eks:
+        cluster["orchestrator"] = "eks"
+        imported.append(("cluster.orchestrator", "aws_eks_cluster/aws_eks_node_group"))
+    imported_extra: list[tuple[str, str]] = []
+    region = _config_region(data)
+    if region is not None:
         imported_extra.append(("cluster.region", "configuration.provider_config.aws.region"))
-    elif region is not None:
+    elif scan.region is not None:
+        region = scan.region
         imported_extra.append(("cluster.region", "availability_zone"))
     if region is not None:
         cluster["region"] = region
-    storage: dict[str, Any] = {}
-    if ebs_elements:
-        storage["ebs_gb_per_node"] = ebs_gib * _GB_PER_GIB / nodes
-        imported_extra.append(("storage.ebs_gb_per_node", ", ".join(ebs_elements)))
-        notes.append(
-            f"EBS: {ebs_gib:,.0f} GiB in {len(ebs_elements)} volume(s) spread over {nodes} GPU nodes"
-        )
-        if ebs_iops:
-            storage["ebs_iops"] = ebs_iops
-            imported_extra.append(("storage.ebs_iops", "aws_ebs_volume.iops"))
-        if ebs_tput:
-            storage["ebs_throughput_mibps"] = ebs_tput
-            imported_extra.append(("storage.ebs_throughput_mibps", "aws_ebs_volume.throughput"))
-    if fsx_elements:
-        storage["fsx_capacity_gb"] = fsx_gib * _GB_PER_GIB
-        storage["fsx_tier"] = fsx_tier
-        imported_extra += [
-            ("storage.fsx_capacity_gb", ", ".join(fsx_elements)),
-            ("storage.fsx_tier", fsx_elements[0]),
-        ]
+    storage = _storage(scan, nodes, imported_extra)
     if storage:
         sections["storage"] = storage
-    network: dict[str, Any] = {"nat_gateways": nat}
-    imported_extra.append(
-        ("network.nat_gateways", ", ".join(nat_elements) or "no aws_nat_gateway in plan")
-    )
-    if eips:
-        network["public_ips_per_node"] = max(0, eips - nat) / nodes
-        imported_extra.append(("network.public_ips_per_node", f"{eips} aws_eip"))
-        notes.append(
-            f"{eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest spread over {nodes} nodes"
-        )
-    sections["network"] = network
+    sections["network"] = _network(scan, nodes, imported_extra)
     return ImportReport(
         kind="terraform",
         source=source,
         plan=sections,
         imported=tuple(imported + imported_extra),
         unsupported=tuple(unsupported),
-        notes=tuple(notes),
+        notes=tuple(scan.notes),
     )

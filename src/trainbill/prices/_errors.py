@@ -1,15 +1,7 @@
-"""Errors raised while fetching or caching live prices."""
+"""Errors raised while fetching or caching live prices (defined in ``trainbill.errors``)."""
 
 from __future__ import annotations
 
-from trainbill.errors import CatalogError
+from trainbill.errors import PriceUpdateError
 
 __all__ = ["PriceUpdateError"]
-
-
-class PriceUpdateError(CatalogError):
-    """A price update failed (network, throttling, bad payload, missing key).
-
-    Raised *before* the cache is touched, so the previous cache is always intact when the user
-    sees this message.
-    """

@@ -69,51 +69,62 @@ def _point(item: dict[str, Any], option: str, usd: float, today: date, how: str)
     )
 
 
+def _usd(item: dict[str, Any], i: int, where: str) -> float | None:
+    """The row's USD price, or None for a row that is never priced (another currency, zero,
+    Windows, Low Priority, Dev/Test); a row without the fields or with a bad price is an error."""
+    for field in ("armSkuName", "armRegionName", "retailPrice", "type"):
+        if field not in item:
+            raise PriceUpdateError(f"{where}: Items[{i}] lacks field {field!r}")
+    if item.get("currencyCode", "USD") != "USD":
+        return None
+    usd_raw = item["retailPrice"]
+    if not isinstance(usd_raw, int | float) or isinstance(usd_raw, bool) or usd_raw < 0:
+        raise PriceUpdateError(f"{where}: Items[{i}].retailPrice {usd_raw!r} is not a price")
+    usd = float(usd_raw)
+    product = str(item.get("productName", ""))
+    meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
+    if usd == 0 or "Windows" in product or "Low Priority" in meter:
+        return None
+    return None if item["type"] == "DevTestConsumption" else usd
+
+
+def _item_point(
+    item: dict[str, Any], usd: float, today: date, notes: list[str]
+) -> PricePoint | None:
+    """The price point of a consumption (on-demand or spot) or reservation row, else None."""
+    kind = item["type"]
+    if kind == "Consumption":
+        if item.get("unitOfMeasure") != "1 Hour":
+            notes.append(
+                f"azure {item['armSkuName']}: skipped a row priced per {item.get('unitOfMeasure')!r}"
+            )
+            return None
+        meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
+        option = "spot" if "Spot" in meter else "on_demand"
+        return _point(item, option, usd, today, "")
+    if kind == "Reservation":
+        term = item.get("reservationTerm")
+        years = _TERM_YEARS.get(str(term))
+        if years is None:
+            notes.append(f"azure {item['armSkuName']}: skipped reservation with term {term!r}")
+            return None
+        hours = years * HOURS_PER_YEAR
+        return _point(
+            item, f"sp_{years}yr", usd / hours, today,
+            f", {years}-yr reserved instance ${usd:,.2f} per term / {hours:,} h",
+        )  # fmt: skip
+    return None
+
+
 def parse_items(items: Sequence[Any], *, today: date, where: str) -> Fetched:
     """Map Retail Prices items to price points (see the module docstring for the rules)."""
     found: dict[tuple[str, str, str], PricePoint] = {}
     notes: list[str] = []
     for i, raw in enumerate(items):
         item = expect(raw, dict, f"{where}: Items[{i}]")
-        for field in ("armSkuName", "armRegionName", "retailPrice", "type"):
-            if field not in item:
-                raise PriceUpdateError(f"{where}: Items[{i}] lacks field {field!r}")
-        if item.get("currencyCode", "USD") != "USD":
-            continue
-        usd_raw = item["retailPrice"]
-        if not isinstance(usd_raw, int | float) or isinstance(usd_raw, bool) or usd_raw < 0:
-            raise PriceUpdateError(f"{where}: Items[{i}].retailPrice {usd_raw!r} is not a price")
-        usd = float(usd_raw)
-        product = str(item.get("productName", ""))
-        meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"
-        kind = item["type"]
-        if (
-            usd == 0
-            or "Windows" in product
-            or "Low Priority" in meter
-            or kind == "DevTestConsumption"
-        ):
-            continue
-        if kind == "Consumption":
-            if item.get("unitOfMeasure") != "1 Hour":
-                notes.append(
-                    f"azure {item['armSkuName']}: skipped a row priced per {item.get('unitOfMeasure')!r}"
-                )
-                continue
-            option = "spot" if "Spot" in meter else "on_demand"
-            point = _point(item, option, usd, today, "")
-        elif kind == "Reservation":
-            term = item.get("reservationTerm")
-            years = _TERM_YEARS.get(str(term))
-            if years is None:
-                notes.append(f"azure {item['armSkuName']}: skipped reservation with term {term!r}")
-                continue
-            hours = years * HOURS_PER_YEAR
-            point = _point(
-                item, f"sp_{years}yr", usd / hours, today,
-                f", {years}-yr reserved instance ${usd:,.2f} per term / {hours:,} h",
-            )  # fmt: skip
-        else:
+        usd = _usd(item, i, where)
+        point = None if usd is None else _item_point(item, usd, today, notes)
+        if point is None:
             continue
         key = (point.region, point.item, point.option)
         prev = found.get(key)

@@ -370,21 +370,26 @@ def _check(cal: Calibration, *, source: str) -> Calibration:
         msg = f"must be >= 0, got {cal.peak_memory_bytes}"
         raise CalibrationError(msg, source=source, field="peak_memory_bytes")
     if cal.mfu is not None:
-        if not 0 < cal.mfu <= 1:
-            msg = f"must be in (0, 1], got {cal.mfu!r}; above 1 means a wrong peak or FLOP count"
-            raise CalibrationError(msg, source=source, field="mfu")
-        if cal.accelerator is None:
-            msg = "an mfu needs the accelerator it was measured on (catalog id)"
-            raise CalibrationError(msg, source=source, field="accelerator")
-        if cal.peak_tflops is not None:
-            expected = cal.achieved_tflops_per_gpu / cal.peak_tflops
-            if abs(cal.mfu - expected) > _CONSISTENCY_RTOL * expected:
-                msg = (
-                    f"{cal.mfu!r} disagrees with achieved_tflops_per_gpu / peak_tflops = "
-                    f"{expected:.6g}; edit all three together or drop peak_tflops"
-                )
-                raise CalibrationError(msg, source=source, field="mfu")
+        _check_mfu(cal, cal.mfu, source=source)
     return cal
+
+
+def _check_mfu(cal: Calibration, mfu: float, *, source: str) -> None:
+    """An MFU is a share, names its accelerator, and agrees with achieved / peak when both are given."""
+    if not 0 < mfu <= 1:
+        msg = f"must be in (0, 1], got {mfu!r}; above 1 means a wrong peak or FLOP count"
+        raise CalibrationError(msg, source=source, field="mfu")
+    if cal.accelerator is None:
+        msg = "an mfu needs the accelerator it was measured on (catalog id)"
+        raise CalibrationError(msg, source=source, field="accelerator")
+    if cal.peak_tflops is not None:
+        expected = cal.achieved_tflops_per_gpu / cal.peak_tflops
+        if abs(mfu - expected) > _CONSISTENCY_RTOL * expected:
+            msg = (
+                f"{mfu!r} disagrees with achieved_tflops_per_gpu / peak_tflops = "
+                f"{expected:.6g}; edit all three together or drop peak_tflops"
+            )
+            raise CalibrationError(msg, source=source, field="mfu")
 
 
 def _str(data: dict[str, Any], key: str, source: str, *, required: bool = True) -> str | None:

@@ -32,6 +32,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainbill.errors import RequestRefusedError
+
 __all__ = ["Admission", "Guard", "GuardConfig"]
 
 Scope = MutableMapping[str, Any]
@@ -87,12 +89,7 @@ class Admission:
             self.inside -= 1
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.headers = headers or {}
+_Refused = RequestRefusedError  # issue #21: every exception class lives in trainbill.errors
 
 
 def _host_of(scope: Scope) -> str:

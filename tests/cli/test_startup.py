@@ -1,4 +1,4 @@
-"""CLI start-up: ``trainbill bill …`` registers only the bills commands; everything else sees all."""
+"""CLI start-up: a command line imports only its command's module; help and near-misses see all."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from tests.bills.conftest import FOCUS_SAMPLE
 
-from trainbill.cli import main
+from trainbill.cli import COMMANDS, app, main, register_commands
 
-#: Command modules other than ``bills``; none of them may load for ``trainbill bill …``.
-_OTHERS = ("forecast", "optimize", "prices", "profile", "report", "simulate", "whatif")
+#: Every command module, by its last name.
+_MODULES = {m.rsplit(".", 1)[1] for m in COMMANDS.values()}
 
 
 def _loaded_after(args: list[str]) -> set[str]:
@@ -31,18 +31,59 @@ def _loaded_after(args: list[str]) -> set[str]:
 @pytest.mark.parametrize("args", [["bill", "summary", "x.csv"], ["calibrate", "--help"], ["bill"]])
 def test_bill_commands_import_only_the_bills_module(args: list[str]) -> None:
     """``bill``/``calibrate`` command lines import trainbill.cli.bills and no other command module."""
-    loaded = _loaded_after(args)
-    assert "bills" in loaded
-    assert loaded.isdisjoint(_OTHERS), loaded & set(_OTHERS)
-    assert "_commands" not in loaded
+    assert _loaded_after(args) == {"bills"}
 
 
-@pytest.mark.parametrize("args", [[], ["--help"], ["forecast", "plan.toml"], ["billing"]])
+@pytest.mark.parametrize(
+    ("args", "module"),
+    [(["forecast", "plan.toml"], "forecast"), (["check", "--help"], "forecast"),
+     (["diff", "a", "b"], "diff"), (["serve"], "report"), (["rule-of-thumb"], "whatif")],
+)  # fmt: skip
+def test_a_command_line_imports_only_its_command_module(args: list[str], module: str) -> None:
+    """``trainbill forecast …`` imports trainbill.cli.forecast and no other command module."""
+    assert _loaded_after(args) == {module}
+
+
+def test_forecast_json_loads_no_rendering_or_other_command_library() -> None:
+    """``forecast --json`` never imports Rich, the report or the web app (issue #21 start-up)."""
+    code = (
+        "import sys; from trainbill.cli import main\n"
+        "try:\n"
+        "    main(['forecast', '--params', '70e9', '--tokens', '1.4e12', '--gpu', 'h100',"
+        " '--gpus', '512', '--json'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print(' '.join(sorted({m.split('.')[0] if not m.startswith('trainbill.') else m"
+        " for m in sys.modules})), file=sys.stderr)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(res.stderr.split())
+    unwanted = {"rich", "trainbill.report", "trainbill.web", "trainbill.bills", "fastapi", "yaml"}
+    assert loaded.isdisjoint(unwanted), loaded & unwanted
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["billing"], ["--install-completion"]])
 def test_other_command_lines_register_everything(args: list[str]) -> None:
-    """No arguments, --help, another command or a near-miss name import every command module."""
-    loaded = _loaded_after(args)
-    assert "_commands" in loaded
-    assert {"bills", "forecast", "optimize"} <= loaded
+    """No arguments, an option, or a near-miss name import every command module."""
+    assert _loaded_after(args) == _MODULES
+
+
+def test_commands_table_matches_what_the_modules_register() -> None:
+    """``COMMANDS`` names every registered command and group with the module that registers it.
+
+    A command added to a module but not to the table would be missing from its own fast path
+    (and from nothing else, so only this test notices).
+    """
+    register_commands([])
+    registered: dict[str | None, str] = {}
+    for command in app.registered_commands:
+        assert command.callback is not None
+        registered[command.name] = command.callback.__module__
+    for group in app.registered_groups:
+        first = group.typer_instance.registered_commands[0].callback
+        assert first is not None
+        registered[group.name] = first.__module__
+    assert registered == COMMANDS
 
 
 def test_top_level_help_lists_every_command() -> None:
@@ -50,7 +91,7 @@ def test_top_level_help_lists_every_command() -> None:
     res = subprocess.run(
         [sys.executable, "-m", "trainbill", "--help"], capture_output=True, text=True, check=True
     )
-    for command in ("bill", "calibrate", "forecast", "optimize", "simulate", "report"):
+    for command in COMMANDS:
         assert f" {command} " in res.stdout, command
 
 

@@ -1,20 +1,22 @@
-"""Careless-user inputs to catalog overlays, the price cache and cluster importers.
+"""Catalog loading (``trainbill.catalog.loading``): overlays, the price cache, launch dates.
 
-Each test feeds one malformed file and checks that it is refused with a message naming the file,
+Most tests feed one malformed file and check that it is refused with a message naming the file,
 line/field and what is allowed -- never a traceback, never a silently wrong or ignored value.
 """
 
 from __future__ import annotations
 
-import json
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from conftest import run_argv
 from trainbill.catalog import load_catalog
-from trainbill.errors import CatalogSchemaError, TrainbillError
-from trainbill.importers import import_text, read_cluster_file
+from trainbill.errors import CatalogSchemaError
+from trainbill.forecast import forecast
 from trainbill.prices._cache import read_cache
+from trainbill.spec import plan_from_dict
 
 PRICES_HEADER = "provider,region,item,option,unit,usd,effective_from,source\n"
 INSTANCES_HEADER = "provider,instance,accelerator,accelerator_count,vcpus,memory_gib,network_gbps,billing,source,as_of\n"
@@ -39,6 +41,7 @@ def _p5_row(
 
 @pytest.mark.parametrize("usd", ["inf", "1e400", "nan", "-inf"])
 def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
+    """An inf, 1e400 or NaN price is refused naming the file, line and column."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row(usd))
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv, line 2, usd: .* not a finite number"
@@ -47,6 +50,7 @@ def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
 
 
 def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> None:
+    """Two rows for one price point: which wins would be an accident of order, so both lines are named."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40") + _p5_row("70"))
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv, line 3: duplicate row .*also on line 2"
@@ -55,6 +59,7 @@ def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> N
 
 
 def test_duplicate_instance_rows_are_refused(tmp_path: Path) -> None:
+    """Two rows for one instance type are refused, naming the instance."""
     row = "aws,p5.48xlarge,h100,{n},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row.format(n=8) + row.format(n=4))
     with pytest.raises(
@@ -69,6 +74,7 @@ def test_duplicate_instance_rows_are_refused(tmp_path: Path) -> None:
 def test_fractional_or_infinite_gpu_count_is_refused(
     tmp_path: Path, count: str, pattern: str
 ) -> None:
+    """8.7 or inf GPUs per instance is refused naming accelerator_count."""
     row = f"aws,p5.48xlarge,h100,{count},192,2048,3200,instance,mine,2026-01-01\n"
     d = _overlay(tmp_path, "instances.csv", INSTANCES_HEADER + row)
     with pytest.raises(
@@ -79,6 +85,7 @@ def test_fractional_or_infinite_gpu_count_is_refused(
 
 def test_far_future_price_date_is_refused(tmp_path: Path) -> None:
     # 2206 for 2026: the point would never be "in force" and the overlay would be silently unused.
+    """A price dated centuries ahead (a typo) is refused: it would never be in force."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", date="2206-01-01"))
     with pytest.raises(
         CatalogSchemaError, match=r"line 2, effective_from: 2206-01-01 is in the future"
@@ -87,6 +94,7 @@ def test_far_future_price_date_is_refused(tmp_path: Path) -> None:
 
 
 def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> None:
+    """A price dated a month ahead (an announced rate) loads and applies from that day."""
     from datetime import UTC, date, datetime, timedelta
 
     soon = (datetime.now(UTC).date() + timedelta(days=30)).isoformat()
@@ -106,12 +114,14 @@ def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("unit", ["EUR-hour", "instance-month", "GB-month"])
 def test_wrong_unit_for_an_instance_is_refused(tmp_path: Path, unit: str) -> None:
+    """An instance priced per EUR-hour, month or GB is refused: the drivers multiply instance-hours."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", unit=unit))
     with pytest.raises(CatalogSchemaError, match=r"line 2, unit: .*allowed: instance-hour"):
         load_catalog([d])
 
 
 def test_wrong_unit_for_a_service_is_refused(tmp_path: Path) -> None:
+    """A service priced in another unit than the packaged one (NAT hours per GB) is refused."""
     row = "aws,us-east-1,nat.hours,on_demand,GB,0.05,2026-01-01,mine\n"
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + row)
     with pytest.raises(
@@ -121,6 +131,7 @@ def test_wrong_unit_for_a_service_is_refused(tmp_path: Path) -> None:
 
 
 def test_blank_item_is_refused(tmp_path: Path) -> None:
+    """A price row without an item names the empty column."""
     d = _overlay(
         tmp_path,
         "prices.csv",
@@ -131,6 +142,7 @@ def test_blank_item_is_refused(tmp_path: Path) -> None:
 
 
 def test_utf8_bom_header_is_accepted(tmp_path: Path) -> None:
+    """A spreadsheet's UTF-8 BOM before the header does not hide the first column."""
     from datetime import date
 
     d = _overlay(tmp_path, "prices.csv", ("\ufeff" + PRICES_HEADER + _p5_row("40")).encode("utf-8"))
@@ -144,6 +156,7 @@ def test_utf8_bom_header_is_accepted(tmp_path: Path) -> None:
 
 
 def test_latin1_file_is_a_clear_error(tmp_path: Path) -> None:
+    """A Latin-1 file is one error saying it is not UTF-8, not a decode traceback."""
     d = _overlay(
         tmp_path, "prices.csv", (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
     )
@@ -152,6 +165,7 @@ def test_latin1_file_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_empty_file_says_so(tmp_path: Path) -> None:
+    """An empty table says so and shows the header it expects."""
     d = _overlay(tmp_path, "prices.csv", "")
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv: empty file; expected a header line provider,region"
@@ -160,6 +174,7 @@ def test_empty_file_says_so(tmp_path: Path) -> None:
 
 
 def test_missing_column_is_named(tmp_path: Path) -> None:
+    """A header without a column names the missing column."""
     header = "provider,region,item,option,usd,effective_from,source\n"
     d = _overlay(
         tmp_path, "prices.csv", header + "aws,us-east-1,p5.48xlarge,on_demand,5,2026-01-01,mine\n"
@@ -169,6 +184,7 @@ def test_missing_column_is_named(tmp_path: Path) -> None:
 
 
 def test_directory_named_like_a_table_is_a_clear_error(tmp_path: Path) -> None:
+    """A directory named prices.csv is one error, not an IsADirectoryError."""
     d = tmp_path / "overlay"
     (d / "prices.csv").mkdir(parents=True)
     with pytest.raises(CatalogSchemaError, match=r"prices\.csv: cannot read catalog file"):
@@ -176,12 +192,14 @@ def test_directory_named_like_a_table_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_assumptions_toml_in_overlay_is_not_silently_ignored(tmp_path: Path) -> None:
+    """assumptions.toml in an overlay is refused (assumptions cannot be overlaid), not ignored."""
     d = _overlay(tmp_path, "assumptions.toml", "[reliability]\nstraggler_cv = 0.5\n")
     with pytest.raises(CatalogSchemaError, match=r"unknown catalog file\(s\) assumptions\.toml"):
         load_catalog([d])
 
 
 def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
+    """An interruption bucket the reliability model has no rate for is refused, listing the known ones."""
     d = _overlay(
         tmp_path,
         "spot_advisor.csv",
@@ -194,6 +212,7 @@ def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
 
 
 def test_savings_over_100_percent_is_refused(tmp_path: Path) -> None:
+    """Spot savings above 100% are refused naming savings_pct."""
     d = _overlay(
         tmp_path,
         "spot_advisor.csv",
@@ -208,21 +227,22 @@ def test_savings_over_100_percent_is_refused(tmp_path: Path) -> None:
 def test_cli_prints_one_line_error_for_bad_overlay(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trainbill.cli import main
+    """A bad --catalog overlay reaches the CLI as one 'trainbill: error:' line, exit 1."""
 
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRAINBILL_CATALOG", raising=False)
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("inf"))
-    with pytest.raises(SystemExit) as exc:
-        main(["prices", "show", "p5.48xlarge", "--catalog", str(d), "--json"])
-    assert exc.value.code == 1
-    err = capsys.readouterr().err
+    code, _out, err = run_argv(
+        ["prices", "show", "p5.48xlarge", "--catalog", str(d), "--json"], capsys
+    )
+    assert code == 1
     assert err.startswith("trainbill: error: ")
     assert "prices.csv, line 2, usd" in err
     assert "Traceback" not in err
 
 
 def test_cache_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    """The price cache is read by the same rules: a Latin-1 cache file says it is not UTF-8."""
     (tmp_path / "prices.csv").write_bytes(
         (PRICES_HEADER + _p5_row("40", source="café")).encode("latin-1")
     )
@@ -231,88 +251,90 @@ def test_cache_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
 
 
 # --- importers ----------------------------------------------------------------------------
-def _imp(kind: str, text: str) -> None:
-    import_text(kind, text, source="cluster.file", catalog=load_catalog())
 
 
-def _tf(resources: list[object]) -> str:
-    return json.dumps({"planned_values": {"root_module": {"resources": resources}}})
+_HEADER = (
+    "id,name,vendor,peak_bf16_tflops,peak_fp8_tflops,hbm_gb,hbm_tbps,intra_node_gbytes_per_s,tdp_w,"
+    "launched,source,as_of\n"
+)
 
 
-_P5 = {
-    "type": "aws_instance",
-    "address": "aws_instance.gpu",
-    "values": {"instance_type": "p5.48xlarge"},
-}
+_LEGACY_HEADER = _HEADER.replace("launched,", "")
 
 
-@pytest.mark.parametrize(
-    ("kind", "text", "pattern"),
-    [
-        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,"InstanceStorageConfigs":5}]',
-         r"instance-groups\[0\]\.InstanceStorageConfigs: must be a list"),
-        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
-                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":"500"}}]}]'),
-         r"VolumeSizeInGB: must be a number >= 1 \(got '500'\)"),
-        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
-                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":NaN}}]}]'),
-         r"VolumeSizeInGB: must be a finite number"),
-        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":1000000000000000000000}]',
-         r"more than the plan's limit of 100,000 nodes"),
-        ("skypilot", 'resources:\n  accelerators: H100:8\n  use_spot: "false"\n',
-         r"resources\.use_spot: must be true or false \(got 'false'\)"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: 256GB\n",
-         r"resources\.disk_size: must be a number >= 1 \(got '256GB'\)"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: -5\n",
-         r"resources\.disk_size: must be a finite number >= 1"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  region: [a, b]\n",
-         r"resources\.region: must be a region name"),
-        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": "abc"}}, _P5]),
-         r"aws_ebs_volume\.d\.size: must be a number"),
-        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": -100}}, _P5]),
-         r"aws_ebs_volume\.d\.size: must be a finite number >= 0"),
-        ("terraform", _tf([{"type": "aws_instance", "address": "aws_instance.x", "values": "oops"}]),
-         r"aws_instance\.x\.values: must be an object"),
-        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": 5}}}),
-         r"planned_values\.root_module\.resources: must be a list"),
-        ("terraform", _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
-            "desired_capacity": 4, "mixed_instances_policy": [{
-                "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
-                "instances_distribution": [{"on_demand_percentage_above_base_capacity": 150}]}]}}]),
-         r"on_demand_percentage_above_base_capacity: must be a percentage between 0 and 100"),
-        ("terraform", _tf([{"type": "aws_eks_node_group", "address": "ng", "values": {
-            "instance_types": "p5.48xlarge", "scaling_config": [{"desired_size": 2}]}}]),
-         r"ng\.instance_types: must be a list of instance type names"),
-    ],
-)  # fmt: skip
-def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern: str) -> None:
-    with pytest.raises(TrainbillError, match=r"^cluster\.file: .*" + pattern):
-        _imp(kind, text)
+def _accelerators_overlay(tmp_path: Path, header: str, row: str) -> Path:
+    (tmp_path / "accelerators.csv").write_text(header + row + "\n", encoding="utf-8")
+    return tmp_path
 
 
-def test_asg_on_demand_percentage_sets_spot_share() -> None:
-    # 4 nodes, 25% on-demand above base: 1 on-demand + 3 spot -> spot_fraction 3/4.
-    text = _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
-        "desired_capacity": 4, "mixed_instances_policy": [{
-            "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
-            "instances_distribution": [{"on_demand_percentage_above_base_capacity": 25}]}]}}])  # fmt: skip
-    report = import_text("terraform", text, source="f", catalog=load_catalog())
-    assert report.plan["purchase"]["spot_fraction"] == 0.75
+_ROW = "h100,NVIDIA H100,nvidia,989,1979,80,3.35,900,700,{launched}my datasheet,2024-01-01"
 
 
-def test_cluster_file_with_bom_is_read(tmp_path: Path) -> None:
-    f = tmp_path / "groups.json"
-    f.write_bytes(b'\xef\xbb\xbf[{"InstanceType":"ml.p5.48xlarge","InstanceCount":3}]')
-    report = import_text("hyperpod", read_cluster_file(f), source=str(f), catalog=load_catalog())
-    assert report.plan["cluster"]["nodes"] == 3
+def test_launch_date_years_ahead_is_a_typo(tmp_path: Path) -> None:
+    """2099-01-01 for 2019: every run on the chip would silently be brand-new (× 0.63); like a
+    price point, a date more than 366 days ahead is refused, naming file, line and column."""
+    _accelerators_overlay(tmp_path, _HEADER, _ROW.format(launched="2099-01-01,"))
+    with pytest.raises(
+        CatalogSchemaError,
+        match=r"accelerators\.csv, line 2, launched: 2099-01-01 is in the future",
+    ):
+        load_catalog([tmp_path])
 
 
-def test_calibration_file_with_bom_reaches_field_validation(tmp_path: Path) -> None:
-    from trainbill.profile import read_calibration
-    from trainbill.profile._errors import CalibrationError
+def test_launch_date_a_month_ahead_is_an_announced_chip(tmp_path: Path) -> None:
+    """A launch date a month ahead (an announced chip) loads as given."""
+    soon = datetime.now(UTC).date() + timedelta(days=30)
+    _accelerators_overlay(tmp_path, _HEADER, _ROW.format(launched=f"{soon.isoformat()},"))
+    assert load_catalog([tmp_path]).accelerator("h100").launched == soon
 
-    f = tmp_path / "cal.toml"
-    f.write_bytes(b'\xef\xbb\xbf[calibration]\nkind = "profile"\n')
-    # Without BOM handling this stopped at "not valid TOML"; now the missing field is named.
-    with pytest.raises(CalibrationError, match=r"schema_version: missing"):
-        read_calibration(f)
+
+def test_repeated_launched_column_is_named(tmp_path: Path) -> None:
+    """Two ``launched`` columns were reported as "columns out of order"."""
+    _accelerators_overlay(tmp_path, _HEADER.replace("launched,", "launched,launched,"),
+             _ROW.format(launched="2022-09-20,2022-09-20,"))  # fmt: skip
+    with pytest.raises(CatalogSchemaError, match=r"repeated column\(s\) launched;"):
+        load_catalog([tmp_path])
+
+
+def test_legacy_header_with_a_launch_value_counts_its_own_columns(tmp_path: Path) -> None:
+    """The old 11-column header with a 12-field row was said to expect 12 fields (the new
+    header); the file's header has 11, and the fix is to add ``launched`` to it."""
+    _accelerators_overlay(tmp_path, _LEGACY_HEADER, _ROW.format(launched="2022-09-20,"))
+    with pytest.raises(
+        CatalogSchemaError, match=r"line 2: wrong number of fields \(expected 11: .*add the column"
+    ):
+        load_catalog([tmp_path])
+
+
+def test_overlay_written_before_the_launch_column_still_loads(tmp_path: Path) -> None:
+    """An accelerators.csv overlay with the schema-v1 header (no ``launched``) is read; its chips
+    have no launch date, so the time model takes their software as mature and says so."""
+    (tmp_path / "accelerators.csv").write_text(
+        _LEGACY_HEADER
+        + "h100,NVIDIA H100 (negotiated),nvidia,989,1979,80,3.35,900,700,my datasheet,2024-01-01\n",
+        encoding="utf-8",
+    )
+    cat = load_catalog([tmp_path])
+    assert cat.accelerator("h100").launched is None
+    plan = plan_from_dict(
+        {
+            "model": {"params": 7e9, "tokens": 1e11},
+            "cluster": {"instance": "p5.48xlarge", "nodes": 1},
+        }
+    )
+    fc = forecast(plan, cat, today=date(2026, 12, 3))
+    assert "launch date unknown" in dict(fc.usage.time.factors)["maturity"]
+
+
+def test_bad_launch_date_names_file_line_and_column(tmp_path: Path) -> None:
+    """'Sept 2022' as a launch date is refused naming file, line and column."""
+    header = _LEGACY_HEADER.replace("tdp_w,", "tdp_w,launched,")
+    (tmp_path / "accelerators.csv").write_text(
+        header
+        + "h100,NVIDIA H100,nvidia,989,1979,80,3.35,900,700,Sept 2022,my datasheet,2024-01-01\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        CatalogSchemaError, match=r"accelerators\.csv, line 2, launched: 'Sept 2022' is not a date"
+    ):
+        load_catalog([tmp_path])

@@ -1,4 +1,4 @@
-"""CLI: forecast/check output contracts and one-line errors for bad input."""
+"""CLI: ``trainbill forecast`` and ``trainbill check``: output contracts, flags, and one-line errors for bad input."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_argv
-from conftest import EXAMPLES
-
-run = run_argv
+from conftest import EXAMPLES, PROFILE_TOML, SEED, refused, run_argv
 
 
 def test_forecast_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     """--json carries the contract keys and the article's quote."""
-    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--json"], capsys)
+    code, out, _ = run_argv(["forecast", str(SEED), "--json"], capsys)
     assert code == 0
     data = json.loads(out)
     for key in ("quote_usd", "total_usd", "multiplier", "time", "lines", "by_category", "catalog"):
@@ -42,11 +39,11 @@ def test_forecast_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_forecast_table_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
     """The table shows quote, real bill and multiplier; --csv has one row per line."""
-    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml")], capsys)
+    code, out, _ = run_argv(["forecast", str(SEED)], capsys)
     assert code == 0
     assert "$226,529" in out
     assert "multiplier" in out
-    code, out, _ = run(["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--csv"], capsys)
+    code, out, _ = run_argv(["forecast", str(SEED), "--csv"], capsys)
     rows = out.strip().splitlines()
     assert rows[0].startswith("category,item,quantity,unit,unit_price_usd,cost_usd")
     assert len(rows) > 10
@@ -54,7 +51,7 @@ def test_forecast_table_and_csv(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None:
     """Flags alone build a plan; --gpu h100 --gpus 512 picks 64 × p5.48xlarge."""
-    code, out, _ = run(
+    code, out, _ = run_argv(
         [
             "forecast",
             "--params",
@@ -77,17 +74,15 @@ def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_flags_override_file(capsys: pytest.CaptureFixture[str]) -> None:
     """--nodes 16 overrides the file's 32 nodes: quote 16 × 98.32 × 72."""
-    code, out, _ = run(
-        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--nodes", "16", "--json"], capsys
-    )
+    code, out, _ = run_argv(["forecast", str(SEED), "--nodes", "16", "--json"], capsys)
     assert code == 0
     assert json.loads(out)["quote_usd"] == pytest.approx(16 * 98.32 * 72)
 
 
 def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
     """--as-of 2026-12-01 prices p5.48xlarge at $55.04: quote 32 × 55.04 × 72."""
-    code, out, _ = run(
-        ["forecast", str(EXAMPLES / "seed-70b-finetune.toml"), "--as-of", "2026-12-01", "--json"],
+    code, out, _ = run_argv(
+        ["forecast", str(SEED), "--as-of", "2026-12-01", "--json"],
         capsys,
     )
     assert code == 0
@@ -138,7 +133,7 @@ def test_bad_plan_is_one_line_error(
     """Bad input: exit 1, one line on stderr naming the problem, no traceback."""
     plan = tmp_path / "plan.toml"
     plan.write_text(content)
-    code, _out, err = run(["forecast", str(plan)], capsys)
+    code, _out, err = run_argv(["forecast", str(plan)], capsys)
     assert code == 1
     assert expected in err
     assert "Traceback" not in err
@@ -158,14 +153,14 @@ def test_malformed_toml_names_line_and_column(
     """tomllib's position is passed through: the user sees line and column."""
     plan = tmp_path / "p.toml"
     plan.write_text("[run]\nhours = = 3\n")
-    code, _, err = run(["forecast", str(plan)], capsys)
+    code, _, err = run_argv(["forecast", str(plan)], capsys)
     assert code == 1
     assert "line 2, column" in err
 
 
 def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
     """The article's $1.5M quote is reported impossible."""
-    code, out, _ = run(
+    code, out, _ = run_argv(
         [
             "check",
             "--cost",
@@ -195,3 +190,72 @@ def test_python_dash_m() -> None:
     )
     assert res.returncode == 0
     assert "forecast" in res.stdout
+
+
+PRETRAIN = EXAMPLES / "pretrain-512-h100.toml"
+
+
+def test_forecast_gpus_and_nodes_together_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--gpus 8 --nodes 3 used to price 3 nodes (24 GPUs) and drop --gpus silently."""
+    refused(
+        ["forecast", "--params", "7e9", "--tokens", "1e11", "--gpu", "h100", "--gpus", "8", "--nodes", "3"],
+        capsys, "--gpus", "--nodes", "not both",
+    )  # fmt: skip
+    refused(["forecast", str(SEED), "--gpus", "64", "--nodes", "2"], capsys, "not both")
+
+
+def test_forecast_instance_flag_replaces_the_files_gpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file with gpu = a100-80gb and --instance p5.48xlarge: the flag wins (it used to be an
+    error, 'p5.48xlarge holds h100, not a100-80gb'); 16 GPUs / 8 per node = 2 nodes."""
+    plan = tmp_path / "gpu.toml"
+    plan.write_text(
+        '[run]\nhours = 10\n[model]\nparams = 7e9\n[cluster]\ngpu = "a100-80gb"\ngpus = 16\n'
+    )
+    code, out, err = run_argv(
+        ["forecast", str(plan), "--instance", "p5.48xlarge", "--json"], capsys
+    )
+    assert code == 0, err
+    cluster = json.loads(out)["cluster"]
+    assert cluster["instance"] == "p5.48xlarge"
+    assert cluster["accelerator"] == "h100"
+    assert cluster["nodes"] == 2
+    assert cluster["gpus"] == 16
+
+
+def test_forecast_sparsity_zero_note_gives_the_real_attention_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """At sparsity 0 the note said 'attention is 0.0% of FLOPs' (saving / sparsity, guarded).
+
+    The 13B example: 12·L·d·s = 12 × 40 × 5120 × 4096 = 10,066,329,600 FLOPs per token of
+    attention; 6·N = 78e9. Share = 10.066e9 / 88.066e9 = 11.43% → '11.4%'.
+    """
+    share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
+    assert f"{share:.1%}" == "11.4%"
+    code, out, err = run_argv(["forecast", str(PRETRAIN), "--attention-sparsity", "0"], capsys)
+    assert code == 0, err
+    assert "attention is 11.4% of FLOPs" in out
+    assert "attention is 0.0% of FLOPs" not in out
+
+
+def test_forecast_sparsity_with_profile_calibration_isrefused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sparsity what-if fixes run.hours, after which a measured MFU was silently unused."""
+    cal = tmp_path / "cal.toml"
+    cal.write_text(PROFILE_TOML)
+    refused(
+        ["forecast", str(PRETRAIN), "--attention-sparsity", "0.5", "--calibration", str(cal)],
+        capsys, "--attention-sparsity", "--calibration",
+    )  # fmt: skip
+
+
+def test_a_plan_nested_past_the_recursion_limit_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A TOML array nested 30,000 deep (RecursionError in tomllib) is a one-line error naming the file."""
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")
+    refused(["forecast", str(deep)], capsys, "deep.toml", "nested too deeply")

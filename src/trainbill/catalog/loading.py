@@ -1,0 +1,652 @@
+"""Catalog loading: the packaged CSV/TOML files and user overlays, validated into a ``Catalog``.
+
+Every file is checked against the schema (columns, required values, units, dates, duplicate
+keys) and a bad row is one ``CatalogSchemaError`` naming the file, line and column. Overlays
+(``--catalog DIR``, ``TRAINBILL_CATALOG``, the price cache) hold any of the same CSV files; their
+rows win over packaged rows with the same key and date. Loading does no network I/O, ever.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import math
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from trainbill.catalog.lookups import Catalog
+from trainbill.catalog.rows import (
+    OPTIONS,
+    PROVIDERS,
+    SCHEMA_VERSION,
+    Accelerator,
+    Assumption,
+    Instance,
+    PricePoint,
+    SpotAdvisorRow,
+)
+from trainbill.errors import CatalogSchemaError, unreadable_value_message
+
+__all__ = ["file_sha256", "load_catalog", "packaged_data_dir"]
+
+_TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "accelerators.csv": (
+            "id", "name", "vendor", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_gb",
+            "hbm_tbps", "intra_node_gbytes_per_s", "tdp_w", "launched", "source", "as_of",
+        ),
+        "instances.csv": (
+            "provider", "instance", "accelerator", "accelerator_count", "vcpus", "memory_gib",
+            "network_gbps", "billing", "source", "as_of", "launched",
+        ),
+        "prices.csv": (
+            "provider", "region", "item", "option", "unit", "usd", "effective_from", "source",
+        ),
+        "spot_advisor.csv": (
+            "provider", "region", "instance", "interruption_bucket", "savings_pct", "observed",
+            "source",
+        ),
+    }
+)  # fmt: skip
+#: Columns added after schema v1 was published: a file without them (an overlay written
+#: before) is still read, with the column blank.
+_LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"accelerators.csv": ("launched",), "instances.csv": ("launched",)}
+)
+#: How far ahead of today an overlay price point may be dated (an announced price change or a
+#: contract starting soon); later dates are typos that would silently never apply.
+_MAX_FUTURE_DAYS = 366
+
+
+def packaged_data_dir() -> Path:
+    """Directory of the packaged catalog data (inside the installed wheel)."""
+    return Path(str(resources.files("trainbill.catalog") / "data"))
+
+
+def _parse_date(value: str, where: str, *, latest: date | None = None) -> date:
+    try:
+        parsed = date.fromisoformat(value.strip())
+    except ValueError:
+        msg = f"{where}: {value!r} is not a date (expected YYYY-MM-DD)"
+        raise CatalogSchemaError(msg) from None
+    if latest is not None and parsed > latest:
+        msg = (
+            f"{where}: {parsed.isoformat()} is in the future (latest allowed {latest.isoformat()})"
+        )
+        raise CatalogSchemaError(msg)
+    return parsed
+
+
+def _parse_int(value: str, where: str, *, minimum: int = 0) -> int:
+    number = _req(_parse_float(value, where, minimum=minimum))
+    if not number.is_integer():
+        msg = f"{where}: {value.strip()!r} is not a whole number"
+        raise CatalogSchemaError(msg)
+    return int(number)
+
+
+def _parse_float(
+    value: str, where: str, *, optional: bool = False, minimum: float = 0.0
+) -> float | None:
+    if value.strip() == "":
+        if optional:
+            return None
+        msg = f"{where}: value is required"
+        raise CatalogSchemaError(msg)
+    try:
+        number = float(value)
+    except ValueError:
+        msg = f"{where}: {value!r} is not a number"
+        raise CatalogSchemaError(msg) from None
+    if not math.isfinite(number):
+        msg = (
+            f"{where}: {value.strip()!r} is not a finite number (expected a number >= {minimum:g})"
+        )
+        raise CatalogSchemaError(msg)
+    if number < minimum:
+        msg = f"{where}: {number} is below the allowed minimum {minimum}"
+        raise CatalogSchemaError(msg)
+    return number
+
+
+def _req(value: float | None) -> float:
+    assert value is not None  # guaranteed by optional=False
+    return value
+
+
+#: Columns that must not be blank in every row (besides ``source``).
+_REQUIRED_TEXT: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "accelerators.csv": ("id", "name", "vendor"),
+        "instances.csv": ("provider", "instance", "accelerator", "billing"),
+        "prices.csv": ("provider", "region", "item", "option", "unit"),
+        "spot_advisor.csv": ("provider", "region", "instance", "interruption_bucket"),
+    }
+)
+
+
+def _header_problem(header: tuple[str, ...], expected: tuple[str, ...]) -> str:
+    """What is wrong with a header that is neither the schema's nor its legacy form."""
+    missing = [c for c in expected if c not in header]
+    extra = [c for c in header if c not in expected]
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    detail = (
+        "".join(
+            (
+                f" missing column(s) {', '.join(missing)};" if missing else "",
+                f" unknown column(s) {', '.join(extra)};" if extra else "",
+                f" repeated column(s) {', '.join(repeated)};" if repeated else "",
+            )
+        )
+        or " columns out of order;"
+    )
+    return (
+        f"columns {list(header)} do not match schema v{SCHEMA_VERSION}:{detail} "
+        f"expected {list(expected)}. To fix: regenerate the file or correct its header."
+    )
+
+
+def _parse_rows(path: Path) -> tuple[tuple[str, ...], bool, list[tuple[int, dict[str, str]]]]:
+    """(header, written before a later column, rows with line numbers); unreadable files and
+    headers that match neither the schema nor its legacy form are one error naming the file."""
+    name = path.name
+    expected = _TABLE_COLUMNS[name]
+    later = _LATER_COLUMNS.get(name, ())
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = tuple(h.strip() for h in reader.fieldnames or ())
+            if not header:
+                msg = f"{path}: empty file; expected a header line {','.join(expected)}"
+                raise CatalogSchemaError(msg)
+            legacy = header == tuple(c for c in expected if c not in later)
+            if header != expected and not legacy:
+                raise CatalogSchemaError(f"{path}: {_header_problem(header, expected)}")
+            reader.fieldnames = list(header)
+            rows = []
+            for row in reader:
+                if legacy:
+                    row.update(dict.fromkeys(later, ""))
+                rows.append((reader.line_num, row))
+    except UnicodeDecodeError as exc:
+        msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 CSV."
+        raise CatalogSchemaError(msg) from None
+    except csv.Error as exc:
+        msg = f"{path}: not a readable CSV file ({exc})"
+        raise CatalogSchemaError(msg) from None
+    except OSError as exc:
+        msg = f"{path}: cannot read catalog file ({exc.strerror or exc.__class__.__name__})"
+        raise CatalogSchemaError(msg) from None
+    return header, legacy, rows
+
+
+def _check_row(
+    path: Path, i: int, row: dict[str, str], header: tuple[str, ...], legacy: bool
+) -> None:
+    """Every field present, a source, and the table's required text columns not blank."""
+    if None in row or any(v is None for v in row.values()):
+        # Count against the file's own header: one written before a later column has fewer.
+        msg = (
+            f"{path}, line {i}: wrong number of fields (expected {len(header)}: {','.join(header)})"
+        )
+        if legacy and None in row:
+            later = _LATER_COLUMNS.get(path.name, ())
+            expected = _TABLE_COLUMNS[path.name]
+            msg += f"; to give {', '.join(later)}, add the column(s) to the header: {','.join(expected)}"
+        raise CatalogSchemaError(msg)
+    if not row.get("source", "").strip():
+        msg = f"{path}, line {i}: every row needs a source"
+        raise CatalogSchemaError(msg)
+    for col in _REQUIRED_TEXT[path.name]:
+        if not row[col].strip():
+            msg = f"{path}, line {i}, {col}: value is required"
+            raise CatalogSchemaError(msg)
+
+
+def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """Rows of a catalog CSV with their physical line numbers (a UTF-8 BOM is accepted)."""
+    header, legacy, rows = _parse_rows(path)
+    for i, row in rows:
+        _check_row(path, i, row, header, legacy)
+    return rows
+
+
+def _no_duplicates(path: Path, keyed: Iterable[tuple[int, tuple[str, ...]]], what: str) -> None:
+    """Two rows of one file with the same key: which one wins would be an accident of order."""
+    seen: dict[tuple[str, ...], int] = {}
+    for line, key in keyed:
+        if key in seen:
+            msg = (
+                f"{path}, line {line}: duplicate row for {what} {', '.join(key)} "
+                f"(also on line {seen[key]}). To fix: keep one of them."
+            )
+            raise CatalogSchemaError(msg)
+        seen[key] = line
+
+
+def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
+    out = []
+    latest = None if today is None else today + timedelta(days=_MAX_FUTURE_DAYS)
+    rows = _read_table(path)
+    _no_duplicates(path, ((i, (r["id"].strip().lower(),)) for i, r in rows), "id")
+    for i, r in rows:
+        w = f"{path}, line {i}"
+        out.append(
+            Accelerator(
+                id=r["id"].strip().lower(),
+                name=r["name"],
+                vendor=r["vendor"],
+                peak_bf16_tflops=_req(
+                    _parse_float(r["peak_bf16_tflops"], f"{w}, peak_bf16_tflops", minimum=1e-9)
+                ),
+                peak_fp8_tflops=_parse_float(
+                    r["peak_fp8_tflops"], f"{w}, peak_fp8_tflops", optional=True, minimum=1e-9
+                ),
+                hbm_gb=_req(_parse_float(r["hbm_gb"], f"{w}, hbm_gb", minimum=1e-9)),
+                hbm_tbps=_req(_parse_float(r["hbm_tbps"], f"{w}, hbm_tbps")),
+                intra_node_gbytes_per_s=_req(
+                    _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
+                ),
+                # A launch date more than a year ahead is a typo (2099 for 2019), not an announced
+                # chip: it would silently make every run on the chip brand-new (maturity at its lowest).
+                launched=(
+                    _parse_date(r["launched"], f"{w}, launched", latest=latest)
+                    if r["launched"].strip()
+                    else None
+                ),
+                source=r["source"],
+                as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
+            )
+        )
+    return out
+
+
+def _instances(path: Path, today: date | None = None) -> list[Instance]:
+    out = []
+    rows = _read_table(path)
+    _no_duplicates(path, ((i, (r["instance"].strip(),)) for i, r in rows), "instance")
+    for i, r in rows:
+        w = f"{path}, line {i}"
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        billing = r["billing"].strip()
+        if billing not in {"instance", "chip"}:
+            msg = f"{w}, billing: {billing!r} not one of instance, chip"
+            raise CatalogSchemaError(msg)
+        out.append(
+            Instance(
+                provider=provider,
+                instance=r["instance"].strip(),
+                accelerator=r["accelerator"].strip().lower(),
+                accelerator_count=_parse_int(
+                    r["accelerator_count"], f"{w}, accelerator_count", minimum=1
+                ),
+                vcpus=_parse_int(r["vcpus"], f"{w}, vcpus"),
+                memory_gib=_req(_parse_float(r["memory_gib"], f"{w}, memory_gib")),
+                network_gbps=_req(
+                    _parse_float(r["network_gbps"], f"{w}, network_gbps", minimum=1e-9)
+                ),
+                billing=billing,
+                source=r["source"],
+                as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
+                launched=(
+                    _parse_date(r["launched"], f"{w}, launched", latest=today)
+                    if r["launched"].strip()
+                    else None
+                ),
+            )
+        )
+    return out
+
+
+def _prices(
+    path: Path,
+    today: date | None = None,
+    instances: Mapping[str, Instance] | None = None,
+    service_units: Mapping[str, frozenset[str]] | None = None,
+) -> list[PricePoint]:
+    out = []
+    rows = _read_table(path)
+    _no_duplicates(
+        path,
+        (
+            (
+                i,
+                tuple(
+                    r[c].strip() for c in ("provider", "region", "item", "option", "effective_from")
+                ),
+            )
+            for i, r in rows
+        ),
+        "provider, region, item, option, effective_from",
+    )
+    latest = None if today is None else today + timedelta(days=_MAX_FUTURE_DAYS)
+    for i, r in rows:
+        w = f"{path}, line {i}"
+        option = r["option"].strip()
+        if option not in OPTIONS:
+            msg = f"{w}, option: {option!r} not one of {', '.join(OPTIONS)}"
+            raise CatalogSchemaError(msg)
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        item = r["item"].strip()
+        unit = r["unit"].strip()
+        if instances is not None:
+            _check_unit(item, unit, instances, service_units or {}, w)
+        out.append(
+            PricePoint(
+                provider=provider,
+                region=r["region"].strip(),
+                item=item,
+                option=option,
+                unit=unit,
+                usd=_req(_parse_float(r["usd"], f"{w}, usd")),
+                effective_from=_parse_date(
+                    r["effective_from"], f"{w}, effective_from", latest=latest
+                ),
+                source=r["source"],
+            )
+        )
+    return out
+
+
+def _check_unit(
+    item: str,
+    unit: str,
+    instances: Mapping[str, Instance],
+    service_units: Mapping[str, frozenset[str]],
+    where: str,
+) -> None:
+    """An overlay price's unit must be the one the cost drivers multiply by for that item: the
+    packaged price list's unit for a service item (``nat.hours`` is per hour), instance-hours or
+    chip-hours for an instance."""
+    if item in service_units:
+        allowed = tuple(sorted(service_units[item]))
+    elif item in instances:
+        allowed = ("chip-hour",) if instances[item].billing == "chip" else ("instance-hour",)
+    else:
+        allowed = ("instance-hour",)  # a CPU instance priced by the hour (extra groups)
+    if unit not in allowed:
+        kind = "service" if item in service_units else "instance"
+        msg = (
+            f"{where}, unit: {unit!r} is not the unit of {kind} {item!r}; allowed: {', '.join(allowed)} "
+            "(prices are USD per that unit; convert other currencies or periods first)"
+        )
+        raise CatalogSchemaError(msg)
+
+
+def _spot(
+    path: Path, today: date | None = None, buckets: Iterable[str] | None = None
+) -> list[SpotAdvisorRow]:
+    out = []
+    rows = _read_table(path)
+    _no_duplicates(
+        path,
+        (
+            (i, tuple(r[c].strip() for c in ("provider", "region", "instance", "observed")))
+            for i, r in rows
+        ),
+        "provider, region, instance, observed",
+    )
+    allowed = None if buckets is None else tuple(buckets)
+    for i, r in rows:
+        w = f"{path}, line {i}"
+        provider = r["provider"].strip()
+        if provider not in PROVIDERS:
+            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
+            raise CatalogSchemaError(msg)
+        bucket = r["interruption_bucket"].strip()
+        if allowed is not None and bucket not in allowed:
+            msg = f"{w}, interruption_bucket: {bucket!r} not one of {', '.join(allowed)}"
+            raise CatalogSchemaError(msg)
+        savings = _req(_parse_float(r["savings_pct"], f"{w}, savings_pct"))
+        if savings > 100:
+            msg = f"{w}, savings_pct: {savings:g} is above the allowed maximum 100 (a percentage)"
+            raise CatalogSchemaError(msg)
+        out.append(
+            SpotAdvisorRow(
+                provider=provider,
+                region=r["region"].strip(),
+                instance=r["instance"].strip(),
+                interruption_bucket=bucket,
+                savings_pct=savings,
+                observed=_parse_date(r["observed"], f"{w}, observed", latest=today),
+                source=r["source"],
+            )
+        )
+    return out
+
+
+def _assumptions(path: Path, only: str | None = None) -> dict[str, Assumption]:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{path}: invalid TOML: {exc}"
+        raise CatalogSchemaError(msg) from None
+    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
+        msg = f"{path}: invalid TOML: {unreadable_value_message(exc)}"
+        raise CatalogSchemaError(msg) from None
+    out: dict[str, Assumption] = {}
+
+    def walk(prefix: str, node: Mapping[str, Any]) -> None:
+        for key, val in node.items():
+            dotted = f"{prefix}.{key}" if prefix else key
+            if isinstance(val, Mapping) and "value" in val and "source" in val:
+                missing = {"unit", "as_of"} - set(val)
+                if missing:
+                    msg = f"{path}: {dotted}: missing {', '.join(sorted(missing))}"
+                    raise CatalogSchemaError(msg)
+                as_of = val["as_of"]
+                out[dotted] = Assumption(
+                    key=dotted,
+                    value=val["value"],
+                    unit=str(val["unit"]),
+                    source=str(val["source"]),
+                    as_of=as_of
+                    if isinstance(as_of, date)
+                    else _parse_date(str(as_of), f"{path}: {dotted}.as_of"),
+                )
+            elif isinstance(val, Mapping):
+                walk(dotted, val)
+            else:
+                msg = f"{path}: {dotted}: expected a table with value, unit, source, as_of"
+                raise CatalogSchemaError(msg)
+
+    if only is not None:
+        doc = {only: doc.get(only, {})}
+    walk("", doc)
+    return out
+
+
+def _packaged_assumptions(data: Path) -> dict[str, Assumption]:
+    """``assumptions.toml`` plus the fitted time-model parameters (``time.fit.*``).
+
+    The fit lives in its own file because ``tools/fit_time_model.py`` rewrites it whole; only
+    its ``[time.fit]`` table is read as assumptions (its ``[report]`` holds the residuals).
+    """
+    out = _assumptions(data / "assumptions.toml")
+    fit = data / "time_model_fit.toml"
+    if fit.exists():
+        fitted = _assumptions(fit, only="time")
+        clash = set(fitted) & set(out)
+        if clash:
+            msg = f"{fit}: keys {', '.join(sorted(clash))} also in assumptions.toml"
+            raise CatalogSchemaError(msg)
+        out.update(fitted)
+    return out
+
+
+def _manifest(data_dir: Path) -> tuple[str, date]:
+    doc = tomllib.loads((data_dir / "MANIFEST.toml").read_text(encoding="utf-8"))
+    schema = doc.get("schema_version")
+    if schema != SCHEMA_VERSION:
+        msg = (
+            f"{data_dir / 'MANIFEST.toml'}: schema_version {schema} but this trainbill reads "
+            f"v{SCHEMA_VERSION}. To fix: upgrade trainbill or regenerate the catalog."
+        )
+        raise CatalogSchemaError(msg)
+    return str(doc["version"]), _parse_date(str(doc["snapshot"]), "MANIFEST.toml snapshot")
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, as recorded in MANIFEST.toml."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _merge_prices(base: Iterable[PricePoint], over: Iterable[PricePoint]) -> tuple[PricePoint, ...]:
+    merged = {(p.provider, p.region, p.item, p.option, p.effective_from): p for p in base}
+    for p in over:
+        merged[(p.provider, p.region, p.item, p.option, p.effective_from)] = p
+    return tuple(merged.values())
+
+
+def _overlay_schema(directory: Path) -> None:
+    marker = directory / "SCHEMA_VERSION"
+    if marker.exists():
+        text = marker.read_text(encoding="utf-8").strip()
+        if text != str(SCHEMA_VERSION):
+            msg = (
+                f"{marker}: catalog overlay has schema version {text!r}, expected "
+                f"{SCHEMA_VERSION}. To fix: re-run 'trainbill prices update' or fix the overlay."
+            )
+            raise CatalogSchemaError(msg)
+
+
+def _service_units(base: Catalog) -> dict[str, frozenset[str]]:
+    """Units of the packaged service items (everything priced that is not an instance)."""
+    units: dict[str, set[str]] = {}
+    for p in base.prices:
+        if p.item not in base.instances:
+            units.setdefault(p.item, set()).add(p.unit)
+    return {item: frozenset(u) for item, u in units.items()}
+
+
+def _spot_buckets(base: Catalog) -> list[str] | None:
+    """The Spot Advisor interruption buckets the reliability model has a rate for."""
+    bucket_map = base.assumptions.get("reliability.spot_bucket_monthly_rate")
+    if bucket_map is not None and isinstance(bucket_map.value, Mapping):
+        return sorted(bucket_map.value)
+    return None
+
+
+def _overlay_directory(raw: Path | str) -> Path:
+    """An overlay directory holding only catalog files this version reads, else an error."""
+    directory = Path(raw)
+    if not directory.is_dir():
+        msg = (
+            f"catalog overlay {directory} is not a directory (from --catalog or TRAINBILL_CATALOG)"
+        )
+        raise CatalogSchemaError(msg)
+    _overlay_schema(directory)
+    known = set(_TABLE_COLUMNS)
+    try:
+        present = {p.name for p in directory.iterdir() if p.suffix.lower() in {".csv", ".toml"}}
+    except OSError as exc:
+        msg = f"catalog overlay {directory}: cannot list it ({exc.strerror or exc.__class__.__name__})"
+        raise CatalogSchemaError(msg) from None
+    unknown = present - known
+    if unknown:
+        msg = (
+            f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; an overlay is read "
+            f"only from {', '.join(sorted(known))} (assumptions cannot be overlaid), so these would be ignored"
+        )
+        raise CatalogSchemaError(msg)
+    return directory
+
+
+@dataclass(kw_only=True)
+class _Merged:
+    """The packaged tables as overlays are applied to them, one directory after another."""
+
+    accels: dict[str, Accelerator]
+    insts: dict[str, Instance]
+    prices: tuple[PricePoint, ...]
+    spot: list[SpotAdvisorRow]
+    today: date
+    service_units: dict[str, frozenset[str]]
+    buckets: list[str] | None
+
+    def apply(self, directory: Path) -> None:
+        """Rows of the directory's files win over earlier rows with the same key (and date)."""
+        if (directory / "accelerators.csv").exists():
+            found = _accelerators(directory / "accelerators.csv", self.today)
+            self.accels.update({a.id: a for a in found})
+        if (directory / "instances.csv").exists():
+            found_insts = _instances(directory / "instances.csv", self.today)
+            self.insts.update({i.instance: i for i in found_insts})
+        if (directory / "prices.csv").exists():
+            over = _prices(directory / "prices.csv", self.today, self.insts, self.service_units)
+            self.prices = _merge_prices(self.prices, over)
+        if (directory / "spot_advisor.csv").exists():
+            self.spot.extend(_spot(directory / "spot_advisor.csv", self.today, self.buckets))
+
+
+def load_catalog(overlays: Sequence[Path | str] = ()) -> Catalog:
+    """Load the packaged catalog and apply overlay directories in order (later wins).
+
+    Raises ``CatalogSchemaError`` naming the file, line and column of any bad row.
+    """
+    if not overlays:
+        return _packaged()
+    base = _packaged()
+    merged = _Merged(
+        accels=dict(base.accelerators),
+        insts=dict(base.instances),
+        prices=base.prices,
+        spot=list(base.spot_advisor),
+        today=datetime.now(UTC).date(),
+        service_units=_service_units(base),
+        buckets=_spot_buckets(base),
+    )
+    names = []
+    for raw in overlays:
+        directory = _overlay_directory(raw)
+        merged.apply(directory)
+        names.append(str(directory))
+    _check_references(merged.accels, merged.insts)
+    return Catalog(
+        accelerators=MappingProxyType(merged.accels),
+        instances=MappingProxyType(merged.insts),
+        prices=merged.prices,
+        spot_advisor=tuple(merged.spot),
+        assumptions=base.assumptions,
+        version=base.version,
+        snapshot=base.snapshot,
+        overlays=tuple(names),
+    )
+
+
+def _check_references(accels: Mapping[str, Accelerator], insts: Mapping[str, Instance]) -> None:
+    for inst in insts.values():
+        if inst.accelerator not in accels:
+            msg = f"instance {inst.instance!r} names unknown accelerator {inst.accelerator!r}"
+            raise CatalogSchemaError(msg)
+
+
+@functools.cache
+def _packaged() -> Catalog:
+    data = packaged_data_dir()
+    version, snapshot = _manifest(data)
+    accels = {a.id: a for a in _accelerators(data / "accelerators.csv")}
+    insts = {i.instance: i for i in _instances(data / "instances.csv")}
+    _check_references(accels, insts)
+    return Catalog(
+        accelerators=MappingProxyType(accels),
+        instances=MappingProxyType(insts),
+        prices=tuple(_prices(data / "prices.csv")),
+        spot_advisor=tuple(_spot(data / "spot_advisor.csv")),
+        assumptions=MappingProxyType(_packaged_assumptions(data)),
+        version=version,
+        snapshot=snapshot,
+    )

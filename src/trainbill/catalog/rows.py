@@ -1,0 +1,157 @@
+"""Catalog rows: the frozen records the catalog files are read into, and the vocabularies
+(providers, purchase options, the stand-in mark) their columns are checked against.
+
+No I/O and no look-ups here: ``trainbill.catalog.loading`` builds these from files,
+``trainbill.catalog.lookups.Catalog`` indexes and answers questions about them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+__all__ = [
+    "OPTIONS",
+    "PROVIDERS",
+    "SCHEMA_VERSION",
+    "STAND_IN_MARK",
+    "Accelerator",
+    "Assumption",
+    "Instance",
+    "PricePoint",
+    "SpotAdvisorRow",
+]
+
+#: Bumped whenever a table's columns change; overlays and caches must match it.
+SCHEMA_VERSION = 1
+PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
+#: How a row's source marks a stand-in: a figure no provider publishes, kept so a what-if (an
+#: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
+#: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
+STAND_IN_MARK = "STAND-IN"
+#: Purchase options a price point can carry. Commitment rates are the provider's published
+#: effective hourly rate under a commitment, one option per kind and term: ``sp_<term>`` is an
+#: AWS EC2 Instance Savings Plan (what ``trainbill prices update aws`` writes), a GCP
+#: committed-use or an Azure reservation rate; ``compute_sp_<term>`` an AWS Compute Savings
+#: Plan; ``sagemaker_sp_<term>`` an AWS SageMaker Savings Plan on an ``ml.*`` item. The payment
+#: option (No/Partial/All Upfront) a rate assumes is stated in its source.
+OPTIONS: tuple[str, ...] = (
+    "on_demand", "spot", "sp_1yr", "sp_3yr", "compute_sp_1yr", "compute_sp_3yr",
+    "sagemaker_sp_1yr", "sagemaker_sp_3yr", "capacity_block",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accelerator:
+    """One accelerator model's datasheet figures (dense, no sparsity)."""
+
+    id: str
+    name: str
+    vendor: str
+    peak_bf16_tflops: float
+    peak_fp8_tflops: float | None
+    hbm_gb: float
+    hbm_tbps: float
+    intra_node_gbytes_per_s: float
+    #: When the architecture's first datacenter part became generally available (shipping
+    #: systems, a public cloud instance, or in-house production for TPUs); the time model's
+    #: software-maturity factor counts from it. ``None``: unknown, software taken as mature.
+    launched: date | None
+    source: str
+    as_of: date
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense peak for a precision; FP8 falls back to BF16 on parts without FP8 units."""
+        if precision == "fp8" and self.peak_fp8_tflops is not None:
+            return self.peak_fp8_tflops
+        return self.peak_bf16_tflops
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Instance:
+    """A rentable machine: which accelerators, how many, and its network."""
+
+    provider: str
+    instance: str
+    accelerator: str
+    accelerator_count: int
+    vcpus: int
+    memory_gib: float
+    network_gbps: float
+    billing: str  # "instance" (per instance-hour) or "chip" (per chip-hour, TPUs)
+    source: str
+    as_of: date
+    #: When the provider first sold it (general availability, or public preview where that is
+    #: when it could first be rented): no run can be priced on it before this day. ``None``:
+    #: unknown (a stand-in, or an overlay written before the column existed).
+    launched: date | None = None
+
+    @property
+    def stand_in(self) -> bool:
+        """A catalog stand-in (source begins ``STAND-IN``), not an instance any cloud sells."""
+        return self.source.lstrip().startswith(STAND_IN_MARK)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricePoint:
+    """A price observed from a source, valid from ``effective_from`` until superseded."""
+
+    provider: str
+    region: str
+    item: str
+    option: str
+    unit: str
+    usd: float
+    effective_from: date
+    source: str
+
+    @property
+    def stand_in(self) -> bool:
+        """A stand-in figure (source begins ``STAND-IN``), not a price the provider publishes."""
+        return self.source.lstrip().startswith(STAND_IN_MARK)
+
+    def cite(self, on: date | None = None) -> str:
+        """Source and date in one string, for a ledger line's ``source`` field.
+
+        With ``on`` (the plan's price date) it also says how old the price is that day, so a
+        reader sees a 700-day-old list price for what it is without opening the catalog.
+        """
+        text = f"{self.source}; price point effective {self.effective_from.isoformat()}"
+        if on is None:
+            return text
+        age = (on - self.effective_from).days
+        if age >= 0:
+            return f"{text} (price dated {self.effective_from.isoformat()}, {age} days old on {on.isoformat()})"
+        return (
+            f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's price date "
+            f"{on.isoformat()}: the earliest {self.provider} price point, none is older)"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpotAdvisorRow:
+    """A Spot Advisor observation: interruption bucket and savings for an instance/region."""
+
+    provider: str
+    region: str
+    instance: str
+    interruption_bucket: str
+    savings_pct: float
+    observed: date
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assumption:
+    """A modelling assumption or default, with its source: never a bare constant in code."""
+
+    key: str
+    value: Any
+    unit: str
+    source: str
+    as_of: date
+
+    def cite(self) -> str:
+        """``key = value unit (source, as of date)``, for bases and ``--explain``."""
+        return f"{self.key} = {self.value} {self.unit} ({self.source}; as of {self.as_of})"

@@ -1,0 +1,124 @@
+"""``trainbill simulate`` on the command line: odd counts and ranges are one-line errors naming
+the flag, and no NaN, inf or rounding negative ever reaches the output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SEED, refused, run_argv
+
+#: 2 × p5.48xlarge, 10 h, all on demand, default reliability.
+ON_DEMAND_PLAN = """
+[run]
+hours = 10
+deadline_hours = 11
+[model]
+params = 7e9
+[cluster]
+instance = "p5.48xlarge"
+nodes = 2
+"""
+
+
+@pytest.fixture
+def od_plan(tmp_path: Path) -> Path:
+    p = tmp_path / "od.toml"
+    p.write_text(ON_DEMAND_PLAN)
+    return p
+
+
+def test_simulate_one_trial_prints_no_nan(
+    od_plan: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One trial has no standard error: the table said '± nan s.e.'."""
+    code, out, err = run_argv(
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys
+    )
+    assert code == 0, err
+    assert "nan" not in out.lower()
+    assert "s.e. n/a with one trial" in out
+
+
+def test_simulate_category_means_are_never_rounding_negatives(
+    od_plan: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One trial with no failure: the failures mean was -1.1e-16 (printed '-$0').
+
+    Expected failures = 4.74e-4 per GPU-day × 16 GPUs × ~10.6 h / 24 ≈ 0.0034, so seed 1's
+    single trial has none, and no category but the discount can be below zero.
+    """
+    code, out, err = run_argv(
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0", "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["mean_events"]["failures"] == 0.0
+    means = data["by_category_mean_usd"]
+    assert means["failures"] == 0.0
+    assert all(v >= 0 for k, v in means.items() if k != "discount"), means
+    code, out, _ = run_argv(
+        ["simulate", str(od_plan), "--trials", "1", "--seed", "1", "--study-trials", "0"], capsys
+    )
+    assert code == 0
+    assert "-$0" not in out
+
+
+def test_simulate_without_failures_prints_no_inf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No GPU failures and no spot: the job MTBF is undefined, not 'inf h'."""
+    plan = tmp_path / "nofail.toml"
+    plan.write_text(ON_DEMAND_PLAN + "[reliability]\ngpu_failure_rate_per_gpu_day = 0\n")
+    code, out, err = run_argv(
+        ["simulate", str(plan), "--trials", "50", "--seed", "1", "--study-trials", "50"], capsys
+    )
+    assert code == 0, err
+    assert "Checkpoint interval" in out
+    assert "inf h" not in out
+    assert "MTBF n/a" in out
+
+
+@pytest.mark.parametrize(
+    "text", ["1:2", "0.5:1.5", "1e308:1e308", "nan:0.5", "0.5:inf", "0.9:0.1", "0:0.5", "-1:0.5"]
+)
+def test_simulate_spot_range_out_of_bounds(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Spot never costs more than on-demand: 0 < LOW <= HIGH <= 1, finite; the error names the flag
+    (1:2 used to run, 1e308 became an 'inf' internal parameter)."""
+    refused(["simulate", str(SEED), "--trials", "10", "--spot-price-of-on-demand", text], capsys,
+             "--spot-price-of-on-demand", "0 < LOW <= HIGH <= 1")  # fmt: skip
+
+
+@pytest.mark.parametrize("text", ["a:b", "0.5", "1:2:3", ""])
+def test_simulate_spot_range_malformed(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """--spot-price-of-on-demand that is not LOW:HIGH is one error naming the flag."""
+    refused(["simulate", str(SEED), "--trials", "10", "--spot-price-of-on-demand", text], capsys,
+             "--spot-price-of-on-demand", "LOW:HIGH")  # fmt: skip
+
+
+def test_simulate_spot_range_on_an_all_on_demand_plan(
+    od_plan: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The flag changed nothing on a plan with no spot nodes, and said nothing."""
+    refused(["simulate", str(od_plan), "--trials", "10", "--spot-price-of-on-demand", "0.5:0.6"], capsys,
+             "--spot-price-of-on-demand", "spot_fraction = 0")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--trials", str(10**9)], "--trials"),
+        (["--trials", "0"], "--trials"),
+        (["--seed", "-1"], "--seed"),
+        (["--chunk-size", "0"], "--chunk-size"),
+    ],
+)
+def test_simulate_counts_name_their_flag(
+    argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked before the plan is read and before a progress bar is drawn (10**9 trials used to
+    start one on stderr first): the whole of stderr is the one error line."""
+    refused(["simulate", str(SEED), *argv], capsys, flag)
