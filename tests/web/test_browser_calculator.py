@@ -151,8 +151,8 @@ def test_unmodelled_lines_are_said_not_silent(page: tuple[Any, Any, str]) -> Non
 
 
 def test_instances_grouped_basis_by_keyboard_and_share(page: tuple[Any, Any, str]) -> None:
-    """Instances sit in cloud · accelerator groups; an item opens onto its basis and source with
-    the keyboard; the Share column adds up to the total's 100%."""
+    """Instances sit in cloud · accelerator groups; categories read in plain words; an item opens
+    onto its basis and source with the keyboard; the Share column adds up to the total's 100%."""
     p, expect, url = page
     p.goto(url)
     expect(p.locator("#quote")).to_have_text(DEFAULT_QUOTE, timeout=T)
@@ -160,6 +160,8 @@ def test_instances_grouped_basis_by_keyboard_and_share(page: tuple[Any, Any, str
     group = p.locator("#instance optgroup", has=p.locator("option[value='p5.48xlarge']"))
     expect(group).to_have_attribute("label", "AWS · h100")
     first = p.locator("#ledger tbody tr").first
+    # The first line is on-demand compute, named as the report names it, not by its key.
+    expect(first.locator("td").first).to_have_text("GPU instances (and head or login nodes)")
     expect(first.locator(".basis")).not_to_be_visible()
     first.locator("summary").focus()
     p.keyboard.press("Enter")

@@ -27,6 +27,7 @@ from trainbill.optimize import SearchSpace, optimize
 from trainbill.report import build_report, pareto_front, render_html, right_sizing
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
 from trainbill.report.exports import ledger_csv, ledger_xlsx
+from trainbill.report.format import category_name
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_to_toml, read_plan_toml
 from trainbill.web.limits import Limits
@@ -303,6 +304,8 @@ def catalog_routes(p: Pricing) -> APIRouter:
     def get_instances() -> dict[str, Any]:
         """Instance types the catalog can price, with their accelerators (the page's picker)."""
         return {
+            # Ledger categories in the report's words, so the page's ledger reads the same.
+            "category_names": {c: category_name(c) for c in CATEGORIES},
             "instances": [
                 {"provider": i.provider, "instance": i.instance, "accelerator": i.accelerator,
                  "accelerator_count": i.accelerator_count, "stand_in": i.stand_in}
