@@ -21,6 +21,7 @@ __all__ = [
     "Instance",
     "PricePoint",
     "SpotAdvisorRow",
+    "human_value",
 ]
 
 #: Bumped whenever a table's columns change; overlays and caches must match it.
@@ -154,4 +155,24 @@ class Assumption:
 
     def cite(self) -> str:
         """``key = value unit (source, as of date)``, for bases and ``--explain``."""
-        return f"{self.key} = {self.value} {self.unit} ({self.source}; as of {self.as_of})"
+        return f"{self.key} = {human_value(self.value)} {self.unit} ({self.source}; as of {self.as_of})"
+
+
+def human_value(value: Any) -> str:
+    """An assumption's value as a person reads it in ``--explain`` and the report.
+
+    Python's own text is for programmers: ``False``, ``4000000.0``, ``{'<5%': 0.025}``. A reader
+    wants yes/no, thousands separators and no trailing ``.0``; very small rates keep three
+    significant digits (``0.000474``) rather than rounding to zero.
+    """
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:.3g}" if abs(value) < 1e-2 else f"{value:,.6g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {human_value(v)}" for k, v in value.items())
+    return str(value)
