@@ -1018,10 +1018,12 @@ def usage_for(
     )
 
 
-#: Recent time-model answers (``_estimate_time``), most recent last.
-_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[Catalog, TimeEstimate]] = OrderedDict()
+#: Recent time-model answers (``_estimate_time``), most recent last. Each entry keeps the
+#: objects its key names by identity, so an identity cannot be reused while it is cached.
+_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TimeEstimate]] = OrderedDict()
 _TIME_CACHE_SIZE = 512
 _TIME_LOCK = threading.Lock()
+_BY_IDENTITY = ("accelerator", "instance")
 
 
 def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
@@ -1029,21 +1031,24 @@ def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
 
     The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
     question for every orchestrator of a cluster (restart time and fees differ, the run's hours
-    do not). The key is every input, the catalog by identity (the entry holds the catalog, so
-    its identity cannot be reused while cached); the answer is an immutable ``TimeEstimate``.
+    do not). The key is the time function itself (the fit tool swaps in one with candidate fit
+    parameters, and must never be answered from another function's cache), the catalog and the
+    accelerator/instance records by identity, and every other input by value.
     """
+    fn = estimate_time  # this module's global at call time: the real one or a swapped-in one
+    held = (fn, catalog, *(inputs[k] for k in _BY_IDENTITY if k in inputs))
     key = (
-        id(catalog),
-        *((k, id(v) if k in ("accelerator", "instance") else v) for k, v in sorted(inputs.items())),
+        *(id(o) for o in held),
+        *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY),
     )
     with _TIME_LOCK:  # the web app prices plans on several threads
         hit = _TIME_CACHE.get(key)
-        if hit is not None and hit[0] is catalog:
+        if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
             _TIME_CACHE.move_to_end(key)
             return hit[1]
-    est = estimate_time(catalog=catalog, **inputs)
+    est = fn(catalog=catalog, **inputs)
     with _TIME_LOCK:
-        _TIME_CACHE[key] = (catalog, est)
+        _TIME_CACHE[key] = (held, est)
         if len(_TIME_CACHE) > _TIME_CACHE_SIZE:
             _TIME_CACHE.popitem(last=False)
     return est
