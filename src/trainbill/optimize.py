@@ -562,6 +562,13 @@ def _validate(
     if budget_usd is not None and not budget_usd > 0:
         msg = f"budget must be > 0 USD (got {budget_usd:g})"
         raise SpecError(msg, field="budget_usd")
+    allowed = _validate_clouds(clouds)
+    _validate_space(space)
+    return allowed
+
+
+def _validate_clouds(clouds: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The clouds to search (None: the plan's own), each one a provider trainbill prices."""
     allowed = tuple(clouds) if clouds is not None else None
     if allowed is not None and not allowed:
         msg = f"no cloud given; allowed values: {', '.join(PROVIDERS)}"
@@ -570,6 +577,11 @@ def _validate(
         if c not in PROVIDERS:
             msg = f"unknown cloud {c!r}.{suggest(c, PROVIDERS)} Allowed values: {', '.join(PROVIDERS)}"
             raise SpecError(msg, field="clouds")
+    return allowed
+
+
+def _validate_space(space: SearchSpace) -> None:
+    """Every axis of the search space within what it can mean, else the axis named."""
     for name, values, lo, hi in (
         ("spot_fractions", space.spot_fractions, 0.0, 1.0),
         ("coverages", space.coverages, 0.0, 1.0),
@@ -594,7 +606,6 @@ def _validate(
         if orch not in known:
             msg = f"unknown orchestrator {orch!r}; allowed values: {', '.join(sorted(known))}"
             raise SpecError(msg, field="space.orchestrators")
-    return allowed
 
 
 def _stand_in_reason(inst: Instance, catalog: Catalog, region: str, as_of: date) -> str | None:

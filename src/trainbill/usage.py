@@ -497,6 +497,35 @@ def resolve_zone(
     raise SpecError(msg, field=field)
 
 
+def _derived_location(
+    catalog: Catalog,
+    provider: str,
+    region: str,
+    zone: str | None,
+    data_region: str,
+    data_zone: str | None,
+) -> str | None:
+    """Where the data sits relative to the cluster, when its region or zone says so (else None)."""
+    if data_region != region:
+        if data_zone is not None:
+            resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
+        return "cross_region"
+    if data_zone is None:
+        return None
+    data_id, _ = resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
+    if zone is None:
+        msg = (
+            "data.zone needs cluster.zone too: the transfer depends on whether the two zones differ"
+        )
+        raise SpecError(msg, field="data.zone")
+    cluster_id, _ = resolve_zone(catalog, provider, region, zone, "cluster.zone")
+    if catalog.zones(provider, region) is not None and (data_id is None) != (cluster_id is None):
+        msg = (f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an account-specific "
+               f"AZ name, which cannot be compared; give both as AZ IDs")  # fmt: skip
+        raise SpecError(msg, field="data.zone")
+    return "same_az" if data_zone == zone else "cross_az"
+
+
 def _data_placement(
     plan: Plan, catalog: Catalog, d: _Defaults, provider: str, region: str, zone: str | None
 ) -> tuple[str, str, str, str, str | None, tuple[str, ...]]:
@@ -528,25 +557,8 @@ def _data_placement(
     data_region = data.region or region
     if data.region is not None:
         _check_region_cloud(catalog, provider, data.region, field="data.region")
-    derived: str | None = None
     data_zone = data.zone
-    if data_region != region:
-        derived = "cross_region"
-        if data_zone is not None:
-            resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
-    elif data_zone is not None:
-        data_id, _ = resolve_zone(catalog, provider, data_region, data_zone, "data.zone")
-        if zone is None:
-            msg = "data.zone needs cluster.zone too: the transfer depends on whether the two zones differ"
-            raise SpecError(msg, field="data.zone")
-        cluster_id, _ = resolve_zone(catalog, provider, region, zone, "cluster.zone")
-        if catalog.zones(provider, region) is not None and (data_id is None) != (
-            cluster_id is None
-        ):
-            msg = (f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an account-specific "
-                   f"AZ name, which cannot be compared; give both as AZ IDs")  # fmt: skip
-            raise SpecError(msg, field="data.zone")
-        derived = "same_az" if data_zone == zone else "cross_az"
+    derived = _derived_location(catalog, provider, region, zone, data_region, data_zone)
     if derived is not None and data.location is not None and data.location != derived:
         msg = (f"location = {data.location!r}, but data.region/zone put the data {derived.replace('_', ' ')} "
                f"of the cluster; give one or make them agree")  # fmt: skip
