@@ -155,7 +155,7 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
 
     from trainbill.cli._tables import Col, print_table
     from trainbill.ledger import CATEGORIES
-    from trainbill.report.format import money, money_precise
+    from trainbill.report.format import category_name, money, money_precise
 
     console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
@@ -176,13 +176,13 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
             continue
         for i, line in enumerate(lines):
             rows.append([
-                cat if i == 0 else "", escape(line.item), f"{line.quantity:,.2f}", line.unit,
+                category_name(cat) if i == 0 else "", escape(line.item), f"{line.quantity:,.2f}", line.unit,
                 money_precise(line.unit_price_usd), money(line.cost_usd), "",
             ])  # fmt: skip
         rows.append(
             [
                 "",
-                f"[bold]{cat} total[/bold]",
+                f"[bold]subtotal: {category_name(cat)}[/bold]",
                 "",
                 "",
                 "",
