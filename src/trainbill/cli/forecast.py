@@ -164,7 +164,7 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         f"{u.provider} {u.region}, {u.orchestrator}, prices as of {u.as_of}"
     )
     cols = [
-        Col("category", drop=3), Col("item", kind="text"), Col("quantity", "right", drop=4), Col("unit", drop=5),
+        Col("category", kind="text", drop=3), Col("item", kind="text"), Col("quantity", "right", drop=4), Col("unit", drop=5),
         Col("unit price", "right", drop=6), Col("cost", "right"), Col("%", "right", drop=2),
     ]  # fmt: skip
     rows: list[list[str]] = []
