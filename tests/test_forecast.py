@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import SEED, TODAY, h100_maturity, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecast import CautionKind, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
 
@@ -194,3 +194,19 @@ def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:
     assert doc["time"]["gpu_hours_p10"] == doc["time"]["gpu_hours"] == doc["time"]["gpu_hours_p90"]
     assert doc["total_usd_p10"] == doc["total_usd"] == doc["total_usd_p90"]
     assert "stated in the plan" in doc["time"]["error_band_basis"]
+
+
+def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
+    """A region no cloud lists is priced at the reference region: one caution of that kind, its text among warnings."""
+    plan = zero_hidden_plan()
+    plan["cluster"]["region"] = "eu-north-7"  # in no cloud's catalog
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    (ref,) = fc.cautions_of(CautionKind.REFERENCE_REGION)
+    assert ref.text == "some prices come from the provider's reference region, not eu-north-7"
+    assert fc.warnings == tuple(c.text for c in fc.cautions)
+    out = fc.as_dict()
+    # Backward compatible: "warnings" stays the list of texts; "cautions" adds the kinds.
+    assert out["warnings"] == list(fc.warnings)
+    assert {"kind": "reference_region", "text": ref.text} in out["cautions"]
+    as_written = forecast(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
+    assert not as_written.cautions_of(CautionKind.REFERENCE_REGION)

@@ -12,8 +12,8 @@ import pytest
 from conftest import EXAMPLES, LONG_CONTEXT_PLAN, SEED, TODAY, run_argv, run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import forecast
-from trainbill.spec import load_plan, plan_from_dict
+from trainbill.forecast import CautionKind, forecast
+from trainbill.spec import WhatIf, load_plan, plan_from_dict
 from trainbill.whatif import (
     apply_attention_sparsity,
     attention_share,
@@ -238,3 +238,23 @@ def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catal
     assert _close_rel(rep.fsx_capacity_gb, 1.2 * 1099.511627776)
     wall = forecast(plan, catalog, today=TODAY).usage.wall_hours
     assert _close_rel(rep.fsx_usd, 1.2 * 1099.511627776 * 0.14 * wall / 730)
+
+
+def test_attention_sparsity_is_a_typed_whatif_on_the_plan(catalog: Catalog) -> None:
+    """The what-if rides on ``Plan.whatif`` (kept by model_copy, outside the plan's fields) and
+    reaches the forecast as a caution of kind ``whatif``; applied twice, the FLOPs saved compound:
+    1 − (1 − s)² for a saving s each time."""
+    plan = plan_from_dict(LONG_CONTEXT_PLAN)
+    assert plan.whatif == WhatIf()
+    once, note = apply_attention_sparsity(plan, catalog, 0.5, today=TODAY)
+    assert once.whatif.notes == (note,)
+    assert set(once.model_dump()) == set(plan.model_dump())  # not a plan-file field
+    copied = once.model_copy(update={"cluster": once.cluster.model_copy(update={"nodes": 2})})
+    assert copied.whatif == once.whatif
+    fc = forecast(once, catalog, today=TODAY)
+    assert [c.text for c in fc.cautions_of(CautionKind.WHATIF)] == [note]
+    assert not forecast(plan, catalog, today=TODAY).cautions_of(CautionKind.WHATIF)
+    twice, _ = apply_attention_sparsity(once, catalog, 0.5, today=TODAY)
+    s = once.whatif.flops_saving
+    assert _close_rel(twice.whatif.flops_saving, 1 - (1 - s) ** 2)
+    assert len(twice.whatif.notes) == 2

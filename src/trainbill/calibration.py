@@ -25,7 +25,7 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, unreadable_value_message
-from trainbill.forecast import Forecast, forecast_usage
+from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
 from trainbill.ledger import Ledger, LineItem
 from trainbill.spec import SELF_MANAGED, Plan
 from trainbill.usage import resolve_cluster, usage_for
@@ -113,7 +113,9 @@ def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
     ]
     ledger = Ledger.of([*kept, *added])
     note = f"overheads calibrated from bills for {period}: {', '.join(sorted(factors))} replaced"
-    return replace(fc, ledger=ledger, warnings=(*fc.warnings, note))
+    return replace(
+        fc, ledger=ledger, cautions=(*fc.cautions, Caution(CautionKind.CALIBRATION, note))
+    )
 
 
 def forecast_calibrated(
@@ -152,4 +154,6 @@ def forecast_calibrated(
     for cal in calibrations:
         if isinstance(cal, BillCalibration):
             fc = apply_bill_calibration(fc, cal)
-    return replace(fc, warnings=(*fc.warnings, *notes))
+    return replace(
+        fc, cautions=(*fc.cautions, *(Caution(CautionKind.CALIBRATION, n) for n in notes))
+    )

@@ -19,9 +19,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from trainbill.catalog import Catalog
+from trainbill.catalog.lookups import REFERENCE_PRICE
 from trainbill.costs import compute as compute_driver
 from trainbill.costs import discount as discount_driver
 from trainbill.costs import estimate
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = [
     "HIDDEN_LABELS",
     "STALE_PRICE_DAYS",
+    "Caution",
+    "CautionKind",
     "ErrorBand",
     "Forecast",
     "Step",
@@ -92,6 +96,39 @@ class Step:
         }
 
 
+class CautionKind(StrEnum):
+    """What a forecast warning is about, so code reacts to a kind and never to a phrase."""
+
+    #: The newest price point of the instance is older than ``STALE_PRICE_DAYS``.
+    STALE_PRICES = "stale_prices"
+    #: Ledger lines priced at $0 because the catalog has no price for them.
+    UNPRICED = "unpriced"
+    #: Some prices come from the provider's reference region, not the plan's.
+    REFERENCE_REGION = "reference_region"
+    #: How the plan was read: rounding, defaults, orchestrator and data-placement notes.
+    PLAN = "plan"
+    #: The time model's own caveats (memory fit, software age, parallel layout).
+    TIME_MODEL = "time_model"
+    #: A what-if applied to the plan (``Plan.whatif``): the bill is not of the plan as written.
+    WHATIF = "whatif"
+    #: Failures and reclaims so frequent that the expected-value bill understates.
+    RECOVERY_OVERLOAD = "recovery_overload"
+    #: Bill calibration (``trainbill.calibration``) changed or ignored something.
+    CALIBRATION = "calibration"
+
+
+@dataclass(frozen=True, slots=True)
+class Caution:
+    """One forecast warning: its kind (for code) and its text (for people)."""
+
+    kind: CautionKind
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {"kind": self.kind.value, "text": self.text}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorBand:
     """How wrong the time model may be: the plan re-run at the P10 and P90 multipliers of
@@ -114,12 +151,22 @@ class Forecast:
     quote_usd: float
     quote_basis: str
     catalog_version: str
-    warnings: tuple[str, ...]
+    #: What a reader must know about this bill, each with its kind (``warnings``: the texts).
+    cautions: tuple[Caution, ...]
     #: None when priced from an already worked-out usage (simulate, optimize); ``forecast`` sets it.
     band: ErrorBand | None = None
     #: The P90 budget and the ranked actions (``trainbill.headline.advise``); None until asked
     #: for, since they price the plan many times over.
     outlook: Outlook | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The cautions' texts, as every output prints them."""
+        return tuple(c.text for c in self.cautions)
+
+    def cautions_of(self, kind: CautionKind) -> tuple[Caution, ...]:
+        """The cautions of one kind."""
+        return tuple(c for c in self.cautions if c.kind is kind)
 
     @property
     def total_usd(self) -> float:
@@ -310,6 +357,7 @@ class Forecast:
             "run_date": u.run_date.isoformat(),
             "assumed": list(u.assumed),
             "warnings": list(self.warnings),
+            "cautions": [c.as_dict() for c in self.cautions],
         }
 
 
@@ -329,7 +377,7 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
         quote_usd=quote,
         quote_basis=quote_basis,
         catalog_version=catalog.version,
-        warnings=tuple(_warnings(usage, ledger, catalog, today)),
+        cautions=_cautions(usage, ledger, catalog, today),
     )
 
 
@@ -405,8 +453,25 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
         raise SpecError(msg, field="plan")
 
 
-def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None) -> list[str]:
-    out: list[str] = []
+def _cautions(
+    usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
+) -> tuple[Caution, ...]:
+    """Every warning of a priced plan, in the order a reader meets them, each with its kind."""
+    assert set(ledger.by_category()) == set(CATEGORIES)
+    k = CautionKind
+    found: tuple[tuple[CautionKind, tuple[str, ...]], ...] = (
+        (k.STALE_PRICES, _stale_prices(usage, catalog, today)),
+        (k.UNPRICED, _unpriced(ledger)),
+        (k.REFERENCE_REGION, _reference_region(usage, ledger)),
+        (k.PLAN, usage.warnings),  # how the plan was read (GPUs rounded up to whole nodes)
+        (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
+        (k.TIME_MODEL, usage.time.warnings),  # memory: fits only with recompute/offload
+        (k.RECOVERY_OVERLOAD, _recovery_overload(usage)),
+    )
+    return tuple(Caution(kind, text) for kind, texts in found for text in texts)
+
+
+def _stale_prices(usage: Usage, catalog: Catalog, today: date | None) -> tuple[str, ...]:
     ref_day = today or date.today()  # noqa: DTZ011 - a calendar date
     newest_compute = max(
         (
@@ -416,37 +481,50 @@ def _warnings(usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
         ),
         default=None,
     )
-    if newest_compute is not None and usage.as_of >= ref_day:
-        age = (ref_day - newest_compute).days
-        if age > STALE_PRICE_DAYS:
-            out.append(
-                f"the newest {usage.instance.instance} price point is from {newest_compute} "
-                f"({age} days old); run 'trainbill prices update {usage.provider}' for current prices"
-            )
+    if newest_compute is None or usage.as_of < ref_day:
+        return ()
+    age = (ref_day - newest_compute).days
+    if age <= STALE_PRICE_DAYS:
+        return ()
+    text = (
+        f"the newest {usage.instance.instance} price point is from {newest_compute} "
+        f"({age} days old); run 'trainbill prices update {usage.provider}' for current prices"
+    )
+    return (text,)
+
+
+def _unpriced(ledger: Ledger) -> tuple[str, ...]:
     unpriced = [line.item for line in ledger.lines if line.source.startswith(UNPRICED)]
-    if unpriced:
-        out.append(
-            f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no price of the charging "
-            f"provider for {', '.join(unpriced)} (each line's source names it); add your rates "
-            "with --catalog DIR"
-        )
-    if any("price used: no" in line.source for line in ledger.lines):
-        out.append(f"some prices come from the provider's reference region, not {usage.region}")
-    out.extend(usage.warnings)  # how the plan was read (GPUs rounded up to whole nodes)
-    out.extend(usage.time.warnings)  # memory: fits only with recompute/offload (trainbill.memory)
-    # Failures and reclaims are priced at their expected count, each losing half an interval
-    # plus a restart. That is sound while events are rare; when one arrives every few restarts
-    # the run spends its time recovering (and at one per recovery it never progresses), so the
-    # expected-value bill understates: say so.
+    if not unpriced:
+        return ()
+    text = (
+        f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no price of the charging "
+        f"provider for {', '.join(unpriced)} (each line's source names it); add your rates "
+        "with --catalog DIR"
+    )
+    return (text,)
+
+
+def _reference_region(usage: Usage, ledger: Ledger) -> tuple[str, ...]:
+    if not any(REFERENCE_PRICE in line.source for line in ledger.lines):
+        return ()
+    return (f"some prices come from the provider's reference region, not {usage.region}",)
+
+
+def _recovery_overload(usage: Usage) -> tuple[str, ...]:
+    """Failures and reclaims are priced at their expected count, each losing half an interval
+    plus a restart. That is sound while events are rare; when one arrives every few restarts
+    the run spends its time recovering (and at one per recovery it never progresses), so the
+    expected-value bill understates: say so."""
     exposed = usage.exposed_hours
     per_hour = (usage.failure_events + usage.reclaim_events) / exposed if exposed > 0 else 0.0
     busy = per_hour * usage.lost_hours_each
-    if busy >= OVERLOADED_RECOVERY:
-        out.append(
-            f"failures and spot reclaims arrive every {60.0 / per_hour:,.0f} min and each costs "
-            f"{usage.lost_hours_each:.2g} h of lost work and restart "
-            f"({busy:.0%} of the time): the expected-value estimate understates this run; use fewer "
-            "GPUs, faster restarts (reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
-        )
-    assert set(ledger.by_category()) == set(CATEGORIES)
-    return out
+    if busy < OVERLOADED_RECOVERY:
+        return ()
+    text = (
+        f"failures and spot reclaims arrive every {60.0 / per_hour:,.0f} min and each costs "
+        f"{usage.lost_hours_each:.2g} h of lost work and restart "
+        f"({busy:.0%} of the time): the expected-value estimate understates this run; use fewer "
+        "GPUs, faster restarts (reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
+    )
+    return (text,)

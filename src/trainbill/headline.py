@@ -39,7 +39,7 @@ from typing import Any, Literal, TypeVar
 
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import HIDDEN_LABELS, Forecast, Step, forecast_usage
+from trainbill.forecast import HIDDEN_LABELS, CautionKind, Forecast, Step, forecast_usage
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
 from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
@@ -446,7 +446,7 @@ def _region_action(
         f"and quota and capacity for {u.nodes} × {inst} there"
     )
     parts = [moved]
-    parts.extend(w for w in alt.warnings if "reference region" in w)
+    parts.extend(c.text for c in alt.cautions_of(CautionKind.REFERENCE_REGION))
     return _action(
         "region",
         fc,

@@ -24,6 +24,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -66,6 +67,7 @@ __all__ = [
     "ReliabilitySection",
     "RunSection",
     "StorageSection",
+    "WhatIf",
     "load_plan",
     "merge_plan_dicts",
     "orchestrator_on",
@@ -452,8 +454,28 @@ class ReliabilitySection(_Section):
     straggler_cv: float | None = Field(default=None, ge=0, le=_cap("reliability.straggler_cv"))
 
 
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """What a what-if (``trainbill.whatif``) did to a plan that its fields cannot say.
+
+    The sparse-attention what-if cuts ``run.hours`` by the FLOPs it skips; ``flops_saving`` (the
+    share of the model's FLOPs no longer performed) lets the forecast report MFU on the FLOPs
+    actually performed, and ``notes`` become forecast warnings of kind ``whatif`` so every output
+    says the what-if was applied. Not part of the plan file: a plan read from TOML has none.
+    """
+
+    flops_saving: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
 class Plan(_Section):
-    """A whole training plan. Immutable; derive variants with ``model_copy(update=...)``."""
+    """A whole training plan. Immutable; derive variants with ``model_copy(update=...)``.
+
+    ``whatif`` travels with every ``model_copy`` (a private attribute, outside the schema and the
+    plan file), so a what-if plan's variants (headline actions, sizing sweeps) keep it.
+    """
+
+    _whatif: WhatIf = PrivateAttr(default_factory=WhatIf)
 
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
@@ -481,6 +503,17 @@ class Plan(_Section):
             msg = "give run.hours, or model.params and model.tokens so the hours can be derived"
             raise ValueError(msg)
         return self
+
+    @property
+    def whatif(self) -> WhatIf:
+        """What a what-if applied to this plan (nothing for a plan as written)."""
+        return self._whatif
+
+    def with_whatif(self, whatif: WhatIf) -> Plan:
+        """A copy of the plan carrying ``whatif``."""
+        new = self.model_copy()
+        new._whatif = whatif
+        return new
 
 
 _SECTIONS: Mapping[str, type[_Section]] = {

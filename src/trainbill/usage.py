@@ -155,6 +155,9 @@ class Usage:
     spot_price_scale: float = 1.0
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
+    #: Notes of the what-ifs applied to the plan (``Plan.whatif``): what the forecast did not
+    #: derive from the plan as written.
+    whatif_notes: tuple[str, ...] = ()
 
     @property
     def dataset_read_gb(self) -> float:
@@ -725,6 +728,8 @@ class Job:
     data_zone: str | None
     savings_plan_kind: str
     warnings: tuple[str, ...]
+    #: Notes of the what-ifs applied to the plan (``Plan.whatif``), forecast warnings of their own kind.
+    whatif_notes: tuple[str, ...]
     #: Catalog assumptions used to fill what the plan left out, cited, in order of use.
     assumed: tuple[str, ...]
 
@@ -763,7 +768,6 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *_date_warnings(catalog, as_of, run_date, day),
         *zone_notes,
         *data_notes,
-        *getattr(plan, "whatif_notes", ()),
     )
     return Job(
         instance=inst,
@@ -782,6 +786,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         data_zone=data_zone,
         savings_plan_kind=_savings_plan_kind(plan, inst, provider, orchestrator, region),
         warnings=warnings,
+        whatif_notes=plan.whatif.notes,
         assumed=tuple(d.used),
     )
 
@@ -957,6 +962,7 @@ def usage_for(
         zone=plan.cluster.zone,
         zone_id=zone_id,
         warnings=job.warnings,
+        whatif_notes=job.whatif_notes,
         precision=m.precision,
         as_of=as_of,
         run_date=run_date,
@@ -968,11 +974,9 @@ def usage_for(
         params=m.params,
         active_params=m.active_params,
         tokens=m.tokens,
-        # A sparse-attention what-if (``trainbill.whatif.SparseAttentionPlan``) cut the hours by the
-        # FLOPs it skips: MFU is on the FLOPs actually performed, not the dense model's.
-        flops=None
-        if est.flops is None
-        else est.flops * (1.0 - getattr(plan, "attention_flops_saving", 0.0)),
+        # A sparse-attention what-if (``Plan.whatif``) cut the hours by the FLOPs it skips: MFU
+        # is on the FLOPs actually performed, not the dense model's.
+        flops=None if est.flops is None else est.flops * (1.0 - plan.whatif.flops_saving),
         compute_hours=compute_hours,
         sync_stall_hours=sync_hours,
         checkpoint_stall_hours_each=stall_each,

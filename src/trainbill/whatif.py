@@ -26,7 +26,7 @@ from trainbill.costs._pricing import cluster_rate, instance_rate, service
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
-from trainbill.spec import Plan
+from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import training_flops
 from trainbill.usage import FSX_TIER_MBPS_PER_TIB
 
@@ -34,7 +34,6 @@ __all__ = [
     "ORCHESTRATORS",
     "OrchestratorRow",
     "RuleOfThumb",
-    "SparseAttentionPlan",
     "SparseRow",
     "SparsityReport",
     "StorageReport",
@@ -446,20 +445,6 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
     )
 
 
-class SparseAttentionPlan(Plan):
-    """A plan after the sparse-attention what-if: ``run.hours`` already cut by the FLOPs skipped.
-
-    ``attention_flops_saving`` (the share of the model's FLOPs no longer performed) lets the
-    forecast report MFU on the FLOPs actually performed: the what-if assumes time scales with
-    FLOPs, so the utilization stays what it was (dense FLOPs over the shorter hours would overstate
-    it, past 100% at high sparsity). ``whatif_notes`` become forecast warnings, so every output
-    (table, JSON, CSV) says the what-if was applied.
-    """
-
-    attention_flops_saving: float = 0.0
-    whatif_notes: tuple[str, ...] = ()
-
-
 def apply_attention_sparsity(
     plan: Plan,
     catalog: Catalog,
@@ -467,12 +452,13 @@ def apply_attention_sparsity(
     *,
     today: date | None = None,
     source: str | None = None,
-) -> tuple[SparseAttentionPlan, str]:
+) -> tuple[Plan, str]:
     """The plan with its pure-training hours cut by the sparse-attention saving, and a note why.
 
     The saving is worked out at the plan's sequence length (``sparse_attention``) and applied to
     the forecast's pure-training hours, which become the plan's ``run.hours``; the returned plan
-    also carries the saving (for MFU on the FLOPs performed) and the note (as a forecast warning).
+    also carries the saving (for MFU on the FLOPs performed) and the note (as a forecast warning)
+    in ``plan.whatif``.
     """
     rep = sparse_attention(
         plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source
@@ -486,13 +472,10 @@ def apply_attention_sparsity(
         "MFU is on the FLOPs performed"
     )
     base = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
-    fields = {k: getattr(base, k) for k in Plan.model_fields}
-    earlier = getattr(plan, "attention_flops_saving", 0.0)
-    new = SparseAttentionPlan.model_construct(
-        _fields_set=set(base.model_fields_set) | {"attention_flops_saving", "whatif_notes"},
-        **fields,
+    earlier = plan.whatif
+    applied = WhatIf(
         # Applied twice, the second cut is of the FLOPs the first left.
-        attention_flops_saving=1.0 - (1.0 - earlier) * (1.0 - rep.plan_saving),
-        whatif_notes=(*getattr(plan, "whatif_notes", ()), note),
+        flops_saving=1.0 - (1.0 - earlier.flops_saving) * (1.0 - rep.plan_saving),
+        notes=(*earlier.notes, note),
     )
-    return new, note
+    return base.with_whatif(applied), note

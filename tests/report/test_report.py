@@ -12,14 +12,7 @@ from conftest import EXAMPLES, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import InfeasibleError
-from trainbill.report import (
-    SizingPoint,
-    build_report,
-    pareto_front,
-    render_html,
-    right_sizing,
-    simulation_summary,
-)
+from trainbill.report import build_report, render_html
 from trainbill.report.charts import nice_ticks, waterfall_steps, waterfall_svg
 from trainbill.report.format import money, money_precise
 from trainbill.spec import load_plan, plan_from_dict
@@ -34,12 +27,6 @@ _EXTERNAL = re.compile(
     r"""|url\(\s*["']?\s*(?:https?:|//)|@import|<link\b|<script[^>]+src""",
     re.IGNORECASE,
 )
-
-
-def _sizing(nodes: int, hours: float, usd: float) -> SizingPoint:
-    return SizingPoint(
-        nodes=nodes, gpus=8 * nodes, wall_hours=hours, total_usd=usd, quote_usd=usd, current=False
-    )
 
 
 def test_money_formats_for_people() -> None:
@@ -83,34 +70,6 @@ def test_waterfall_svg_escapes_labels() -> None:
 def test_nice_ticks_cover_the_range() -> None:
     """0..226,529 in about five steps: step 50,000 (raw 45,306 → next nice 5×10^4), ticks 0..250,000."""
     assert nice_ticks(0, 226_529) == (0, 50_000, 100_000, 150_000, 200_000, 250_000)
-
-
-def test_pareto_front_drops_dominated_points() -> None:
-    """(10 h, $100) and (20 h, $80) trade off; (15 h, $120) and (30 h, $80) are beaten."""
-    pts = [_sizing(4, 20, 80), _sizing(8, 10, 100), _sizing(6, 15, 120), _sizing(2, 30, 80)]
-    assert [p.nodes for p in pareto_front(pts)] == [8, 4]
-
-
-def test_simulation_summary_percentiles() -> None:
-    """Bills 1..10: P50 = 5.5, P90 = 1 + 0.9 × 9 = 9.1 (linear interpolation); 2 of 10 runs > 8 h."""
-    s = simulation_summary(
-        range(1, 11), [float(h) for h in range(1, 11)], deadline_hours=8.0, bins=5
-    )
-    assert s.p50_usd == pytest.approx(5.5)
-    assert s.p90_usd == pytest.approx(9.1)
-    assert s.p_miss_deadline == pytest.approx(0.2)
-    assert sum(s.cost_counts) == 10
-    assert len(s.cost_edges) == 6
-
-
-def test_right_sizing_with_fixed_hours_keeps_the_quote(catalog: Catalog) -> None:
-    """Fixed run.hours → constant node-hours: every size's quote is 32 × $98.32 × 72 h = $226,529.28."""
-    points, basis = right_sizing(load_plan(SEED), catalog, today=TODAY)
-    assert "perfect scaling" in basis
-    assert len(points) >= 5
-    assert [p.nodes for p in points if p.current] == [32]
-    for p in points:
-        assert p.quote_usd == pytest.approx(32 * 98.32 * 72)
 
 
 def test_report_html_is_self_contained(catalog: Catalog) -> None:
@@ -229,7 +188,7 @@ def test_report_pareto_front_is_the_planners(catalog: Catalog) -> None:
 
 def test_report_falls_back_to_the_sweep(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the planner refuses the plan the report keeps the node-count sweep and says why."""
-    import trainbill.report._build as build
+    import trainbill.analysis as build
 
     def refuse(*_: object, **__: object) -> None:
         msg = "no candidate cluster holds the model"

@@ -16,7 +16,11 @@ from typing import Any
 from trainbill.catalog.rows import Accelerator, Assumption, Instance, PricePoint, SpotAdvisorRow
 from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
 
-__all__ = ["Catalog"]
+__all__ = ["REFERENCE_PRICE", "Catalog"]
+
+#: Marks the source of a price point taken from the provider's reference region because the
+#: plan's region has none (``trainbill.forecast`` warns of kind ``reference_region`` on it).
+REFERENCE_PRICE = "price used: no"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,7 +181,7 @@ class Catalog:
                 unit=chosen.unit,
                 usd=chosen.usd,
                 effective_from=chosen.effective_from,
-                source=f"{chosen.source} [{chosen.region} price used: no {region} price point]",
+                source=f"{chosen.source} [{chosen.region} {REFERENCE_PRICE} {region} price point]",
             )
         return chosen
 

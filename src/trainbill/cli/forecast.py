@@ -370,7 +370,7 @@ def forecast_cmd(
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 
-        # The note reaches every output as a forecast warning (``SparseAttentionPlan.whatif_notes``).
+        # The note reaches every output as a forecast warning (``Plan.whatif.notes``).
         plan, _ = apply_attention_sparsity(
             plan, catalog, attention_sparsity, source=str(plan_file or "plan")
         )

@@ -10,12 +10,13 @@ from importlib import resources
 from string import Template
 
 from trainbill import __version__
+from trainbill.analysis import Analysis as ReportData
+from trainbill.analysis import PlannerSummary, SimulationSummary, SizingPoint
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast
 from trainbill.headline import waterfall
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.optimize import Candidate
-from trainbill.report._build import PlannerSummary, ReportData, SimulationSummary, SizingPoint
 from trainbill.report.charts import (
     Marker,
     Series,

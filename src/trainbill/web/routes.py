@@ -18,13 +18,14 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from trainbill import __version__
+from trainbill.analysis import pareto_front, right_sizing, simulation_of
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import Step, forecast
 from trainbill.headline import advise
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, optimize
-from trainbill.report import build_report, pareto_front, render_html, right_sizing
+from trainbill.report import build_report, render_html
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
 from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.report.format import category_name
@@ -218,12 +219,12 @@ def risk_routes(p: Pricing) -> APIRouter:
     def post_simulate(req: SimulateRequest) -> JSONResponse:
         """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
         plan = p.checked(req.plan, prefix="plan")
-        sim = simulate(plan, p.catalog, trials=req.trials, rng=req.seed, today=p.today)
+        s = simulation_of(simulate(plan, p.catalog, trials=req.trials, rng=req.seed, today=p.today))
         return JSONResponse(clean({
-            "trials": sim.trials, "p50_usd": sim.cost_usd.p50, "p90_usd": sim.cost_usd.p90,
-            "p50_hours": sim.wall_hours.p50, "p90_hours": sim.wall_hours.p90,
-            "deadline_hours": sim.deadline_hours, "p_miss_deadline": sim.deadline_miss_probability,
-            "source": f"trainbill.simulate: {sim.trials:,} trials, seed {sim.seed}",
+            "trials": s.trials, "p50_usd": s.p50_usd, "p90_usd": s.p90_usd,
+            "p50_hours": s.p50_hours, "p90_hours": s.p90_hours,
+            "deadline_hours": s.deadline_hours, "p_miss_deadline": s.p_miss_deadline,
+            "source": s.source,
         }))  # fmt: skip
 
     @r.post(

@@ -1,12 +1,18 @@
-"""What a report shows, worked out without any HTML: forecast, planner (or sizing sweep), simulation."""
+"""What the report and the web app show, worked out in numbers: the library's analysis layer.
+
+The forecast, the headline (P90 budget, ranked actions), the planner's right-sizing table and
+cost/time Pareto front (or a node-count sweep where the planner cannot run), the Monte Carlo
+percentiles and histograms, and the spend over time: ``analyse`` gathers them into one
+``Analysis``. ``trainbill.report`` renders it as HTML and ``trainbill.web`` serves parts of it
+as JSON; neither computes anything of its own, so the two can never disagree. Pure: no I/O,
+no imports of the CLI, the report or the web app.
+"""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import numpy as np
 
@@ -15,21 +21,25 @@ from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
 from trainbill.headline import advise
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
+from trainbill.simulate import Histogram, Simulation, Summary
+from trainbill.simulate import simulate as run_simulation
 from trainbill.spec import Plan
 from trainbill.spend import SpendOverTime, spend_of
 
 __all__ = [
     "SIZING_FACTORS",
+    "Analysis",
     "PlannerSummary",
-    "ReportData",
     "SimulationSummary",
     "SizingPoint",
-    "build_report",
+    "analyse",
     "pareto_front",
     "planner_summary",
     "right_sizing",
+    "simulation_of",
     "simulation_summary",
 ]
+
 
 #: Node counts tried for the right-sizing curve, as multiples of the plan's node count.
 SIZING_FACTORS: tuple[float, ...] = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
@@ -93,8 +103,9 @@ class PlannerSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReportData:
-    """Everything the HTML shows, in numbers; ``None`` sections render as 'not available'.
+class Analysis:
+    """Everything the report shows, in numbers; a ``None`` section is one that was not worked out
+    (the notes say why), rendered as 'not available'.
 
     ``planner`` is the right-sizing table and Pareto front from ``trainbill.optimize``; when the
     planner cannot run for the plan (``planner_note`` says why) the report falls back to the
@@ -233,16 +244,24 @@ def simulation_summary(
     bins: int = 40,
     source: str = "",
 ) -> SimulationSummary:
-    """P50/P90 (linear interpolation, NumPy's default), histograms, share of trials past the deadline."""
+    """P50/P90, histograms and the share of trials past the deadline, for samples from elsewhere.
+
+    The percentiles and bins are ``trainbill.simulate``'s own (``Summary.of``, ``Histogram.of``:
+    linear interpolation, equal-width bins), so sampled bills summarize the same wherever they
+    come from.
+    """
     totals = np.asarray(totals_usd, dtype=float)
     if totals.size == 0:
         msg = "a simulation summary needs at least one trial"
         raise ValueError(msg)
-    counts, edges = np.histogram(totals, bins=bins)
+    cost, cost_hist = Summary.of(totals), Histogram.of(totals, bins=bins)
     hours = (
         np.asarray(wall_hours, dtype=float) if wall_hours is not None and len(wall_hours) else None
     )
-    h_counts, h_edges = np.histogram(hours, bins=bins) if hours is not None else ((), ())
+    wall = Summary.of(hours) if hours is not None else None
+    wall_hist = (
+        Histogram.of(hours, bins=bins) if hours is not None else Histogram(edges=(), counts=())
+    )
     p_miss = (
         float(np.mean(hours > deadline_hours))
         if hours is not None and deadline_hours is not None
@@ -250,56 +269,39 @@ def simulation_summary(
     )
     return SimulationSummary(
         trials=int(totals.size),
-        p50_usd=float(np.percentile(totals, 50)),
-        p90_usd=float(np.percentile(totals, 90)),
-        p50_hours=float(np.percentile(hours, 50)) if hours is not None else None,
-        p90_hours=float(np.percentile(hours, 90)) if hours is not None else None,
-        cost_edges=tuple(float(e) for e in edges),
-        cost_counts=tuple(int(c) for c in counts),
-        hours_edges=tuple(float(e) for e in h_edges),
-        hours_counts=tuple(int(c) for c in h_counts),
+        p50_usd=cost.p50,
+        p90_usd=cost.p90,
+        p50_hours=wall.p50 if wall is not None else None,
+        p90_hours=wall.p90 if wall is not None else None,
+        cost_edges=cost_hist.edges,
+        cost_counts=cost_hist.counts,
+        hours_edges=wall_hist.edges,
+        hours_counts=wall_hist.counts,
         deadline_hours=deadline_hours,
         p_miss_deadline=p_miss,
         source=source,
     )
 
 
-def run_simulation(
-    plan: Plan, catalog: Catalog, *, trials: int, seed: int, today: date | None = None
-) -> tuple[SimulationSummary | None, str]:
-    """Run ``trainbill.simulate.simulate`` when this build has it; else say why not.
-
-    Imported at call time so the report and the API work (and say so) in a build without the
-    simulation feature.
-    """
-    try:
-        module = importlib.import_module("trainbill.simulate")
-    except ImportError:
-        return (
-            None,
-            "Monte Carlo simulation is not available in this build (no trainbill.simulate).",
-        )
-    sim: Any = module.simulate(plan, catalog, trials=trials, rng=seed, today=today)
-    return (
-        SimulationSummary(
-            trials=int(sim.trials),
-            p50_usd=float(sim.cost_usd.p50),
-            p90_usd=float(sim.cost_usd.p90),
-            p50_hours=float(sim.wall_hours.p50),
-            p90_hours=float(sim.wall_hours.p90),
-            cost_edges=tuple(sim.cost_histogram.edges),
-            cost_counts=tuple(sim.cost_histogram.counts),
-            hours_edges=tuple(sim.wall_histogram.edges),
-            hours_counts=tuple(sim.wall_histogram.counts),
-            deadline_hours=sim.deadline_hours,
-            p_miss_deadline=sim.deadline_miss_probability,
-            source=f"trainbill.simulate: {int(sim.trials):,} trials, seed {int(sim.seed)}",
-        ),
-        "",
+def simulation_of(sim: Simulation) -> SimulationSummary:
+    """A ``trainbill.simulate`` result as the summary the report and the web app show."""
+    return SimulationSummary(
+        trials=sim.trials,
+        p50_usd=sim.cost_usd.p50,
+        p90_usd=sim.cost_usd.p90,
+        p50_hours=sim.wall_hours.p50,
+        p90_hours=sim.wall_hours.p90,
+        cost_edges=sim.cost_histogram.edges,
+        cost_counts=sim.cost_histogram.counts,
+        hours_edges=sim.wall_histogram.edges,
+        hours_counts=sim.wall_histogram.counts,
+        deadline_hours=sim.deadline_hours,
+        p_miss_deadline=sim.deadline_miss_probability,
+        source=f"trainbill.simulate: {sim.trials:,} trials, seed {sim.seed}",
     )
 
 
-def build_report(
+def analyse(
     plan: Plan,
     catalog: Catalog,
     *,
@@ -308,10 +310,11 @@ def build_report(
     seed: int = 0,
     simulate: bool = True,
     search: bool = True,
-) -> ReportData:
-    """Forecast the plan, run the planner (or sweep node counts), and simulate when available.
+) -> Analysis:
+    """Forecast the plan with its headline, run the planner (or sweep node counts), simulate.
 
-    ``search=False`` skips the planner (about a second) and uses the node-count sweep.
+    ``search=False`` skips the planner (about a second) and uses the node-count sweep;
+    ``simulate=False`` skips the Monte Carlo.
     """
     # The headline's budget and actions are the CLI's own (same trials and seed as ``forecast --json``).
     fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today)
@@ -326,11 +329,12 @@ def build_report(
     basis = ""
     if planner is None:
         sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
+    sim: SimulationSummary | None = None
+    note = "Monte Carlo simulation was not requested (--trials 0)."
     if simulate:
-        sim, note = run_simulation(plan, catalog, trials=trials, seed=seed, today=today)
-    else:
-        sim, note = None, "Monte Carlo simulation was not requested (--trials 0)."
-    return ReportData(
+        sim = simulation_of(run_simulation(plan, catalog, trials=trials, rng=seed, today=today))
+        note = ""
+    return Analysis(
         plan=plan,
         forecast=fc,
         generated=today or date.today(),  # noqa: DTZ011 - a calendar date
