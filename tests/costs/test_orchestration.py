@@ -1,0 +1,89 @@
+"""Orchestration driver on a tiny catalog: raw EC2 nothing, EKS control plane, HyperPod ml.* premium.
+
+Every plan is ``conftest.zero_hidden_plan`` (4 × p5.48xlarge for exactly 10 h, every hidden
+cost off, so the wall-clock is the plan's 10 h) with the orchestrator under test; EC2 is
+$10/node-hour and SageMaker's ml.p5.48xlarge $12, so HyperPod's premium is $2/node-hour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import TODAY, zero_hidden_plan
+from costs.tiny import price, tiny_catalog
+from trainbill.catalog import Catalog
+from trainbill.costs import orchestration
+from trainbill.errors import PriceNotFoundError
+from trainbill.ledger import Charge
+from trainbill.spec import plan_from_dict
+from trainbill.usage import Usage, usage_for
+
+EC2 = price("p5.48xlarge", "on_demand", "instance-hour", 10.0)
+EC2_SPOT = price("p5.48xlarge", "spot", "instance-hour", 4.0)
+ML = price("ml.p5.48xlarge", "on_demand", "instance-hour", 12.0)
+EKS = price("eks.control_plane", "on_demand", "cluster-hour", 0.5)
+
+
+def _priced(
+    base: Catalog, orchestrator: str, *prices: Any, spot: float = 0.0
+) -> tuple[Usage, list[Charge]]:
+    """Usage and orchestration charges of the 4-node, 10 h plan run under ``orchestrator``."""
+    plan = zero_hidden_plan(orchestrator=orchestrator)
+    plan["purchase"] = {"spot_fraction": spot}
+    tiny = tiny_catalog(base, *prices)
+    u = usage_for(plan_from_dict(plan), tiny, today=TODAY)
+    assert u.wall_hours == 10.0  # nothing stalls: hand arithmetic below uses 10 h
+    return u, list(orchestration.price(u, tiny))
+
+
+def test_raw_ec2_has_no_orchestration_charge(catalog: Catalog) -> None:
+    """Self-managed EC2 pays nothing on top of its instances, even with every price available."""
+    _, lines = _priced(catalog, "ec2", EC2, ML, EKS)
+    assert lines == []
+
+
+def test_eks_bills_one_control_plane_for_the_wall_clock(catalog: Catalog) -> None:
+    """EKS: one cluster's control plane for 10 h, whatever the node count."""
+    _, (line,) = _priced(catalog, "eks", EC2, EKS)
+    # 1 cluster (orchestration.eks_clusters) × 10 h = 10 cluster-hours × $0.5 = $5
+    assert line.item == "EKS control plane"
+    assert line.unit == "cluster-hour"
+    assert line.quantity == pytest.approx(10.0)
+    assert line.unit_price_usd == 0.5
+    assert line.cost_usd == pytest.approx(5.0)
+
+
+def test_eks_without_a_control_plane_price_is_an_error(catalog: Catalog) -> None:
+    """An AWS control-plane price absent from the catalog raises, naming it, instead of $0."""
+    with pytest.raises(PriceNotFoundError, match=r"eks\.control_plane"):
+        _priced(catalog, "eks", EC2)
+
+
+def test_hyperpod_bills_the_ml_premium_over_ec2(catalog: Catalog) -> None:
+    """HyperPod: (ml.* − EC2) per node-hour for every on-demand node over the wall-clock."""
+    _, (line,) = _priced(catalog, "hyperpod", EC2, ML)
+    # 4 nodes × 100 % on-demand × 10 h = 40 instance-hours × ($12 − $10) = $80
+    assert line.item == "SageMaker HyperPod ml.p5.48xlarge over EC2"
+    assert line.unit == "instance-hour"
+    assert line.quantity == pytest.approx(40.0)
+    assert line.unit_price_usd == pytest.approx(2.0)
+    assert line.cost_usd == pytest.approx(80.0)
+
+
+def test_hyperpod_spot_nodes_carry_no_premium(catalog: Catalog) -> None:
+    """Half the nodes on spot: only the on-demand half pays the ml.* premium."""
+    _, (line,) = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=0.5)
+    # 4 nodes × 50 % on-demand × 10 h = 20 instance-hours × $2 = $40
+    assert line.quantity == pytest.approx(20.0)
+    assert line.cost_usd == pytest.approx(40.0)
+    _, none = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=1.0)
+    assert none == []  # all spot: no on-demand node to carry the premium
+
+
+def test_hyperpod_without_an_ml_price_is_a_warning_not_a_guess(catalog: Catalog) -> None:
+    """No ml.* price: no premium line (no claimed "~20 %"), and the usage warns what is missing."""
+    u, lines = _priced(catalog, "hyperpod", EC2)
+    assert lines == []
+    assert any("ml.p5.48xlarge" in w and "not included" in w for w in u.warnings)
