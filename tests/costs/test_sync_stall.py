@@ -80,8 +80,11 @@ def test_seed_stall_is_split_by_cause_and_sums_to_the_stalled_hours(catalog: Cat
 
 
 def test_missing_instance_price_is_an_error(catalog: Catalog) -> None:
-    """No price for the cluster's instance: the stall cannot be priced, and says which instance."""
+    """Stalled hours on an instance the catalog has no price for raise, naming it, not $0."""
+    plan = zero_hidden_plan()
+    plan["reliability"] = {**plan["reliability"], "straggler_cv": 0.01}
+    u = usage_for(plan_from_dict(plan), tiny_catalog(catalog, OD), today=TODAY)
+    assert u.sync_stall_hours > 0
     tiny = tiny_catalog(catalog, price("p4d.24xlarge", "on_demand", "instance-hour", 10.0))
-    u = usage_for(plan_from_dict(zero_hidden_plan()), tiny_catalog(catalog, OD), today=TODAY)
     with pytest.raises(PriceNotFoundError, match=r"p5\.48xlarge"):
         list(sync_stall.price(u, tiny))
