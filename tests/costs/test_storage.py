@@ -116,12 +116,6 @@ def test_missing_gcp_price_is_a_not_priced_line(catalog: Catalog) -> None:
     assert line.source.startswith(UNPRICED)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=PriceNotFoundError,
-    reason="storage.price looks up the gp3 IOPS price before checking the volume is above "
-    "the free baseline (reported, src not changed here)",
-)
 def test_volumes_at_baseline_need_no_performance_price(catalog: Catalog) -> None:
     """gp3 at the free 3,000 IOPS / 125 MiB/s bills capacity only, so needs no IOPS price."""
     lines = _lines(catalog, {"ebs_gb_per_node": 730}, NODE_HOUR, EBS)

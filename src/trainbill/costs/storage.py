@@ -45,8 +45,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             service_category="Storage",
         )
         free_iops = float(catalog.value("defaults.storage.ebs_iops"))
-        iops = service(catalog, usage, "block_iops")
-        if iops is not None and usage.ebs_iops > free_iops:
+        # Above the free baseline only: a volume at baseline needs no IOPS price at all.
+        iops = service(catalog, usage, "block_iops") if usage.ebs_iops > free_iops else None
+        if iops is not None:
             yield Charge(
                 category=CATEGORY,
                 item=f"{iops.product} provisioned IOPS above baseline",
@@ -61,8 +62,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 service_category="Storage",
             )
         free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-        tp = service(catalog, usage, "block_throughput")
-        if tp is not None and usage.ebs_throughput_mibps > free_tp:
+        above = usage.ebs_throughput_mibps > free_tp
+        tp = service(catalog, usage, "block_throughput") if above else None
+        if tp is not None:
             yield Charge(
                 category=CATEGORY,
                 item=f"{tp.product} throughput above baseline",
