@@ -89,3 +89,15 @@ def test_instance_without_on_demand_sku_is_priced_at_its_capacity_block_rate(
     assert line.unit_price_usd == 30.0
     assert line.cost_usd == pytest.approx(1200.0)
     assert line.pricing_category == "Committed"
+
+
+def test_tpu_is_billed_per_chip_hour(catalog: Catalog) -> None:
+    """tpu-v6e (one chip a node, billed per chip): 4 chips × 10 h = 40 chip-hours × $2 = $80."""
+    tpu = tiny_catalog(
+        catalog,
+        price("tpu-v6e", "on_demand", "chip-hour", 2.0, provider="gcp", region="us-central1"),
+    )
+    (line,) = _lines(_usage(catalog, instance="tpu-v6e", provider="gcp", region="us-central1"), tpu)
+    assert line.unit == "chip-hour"
+    assert line.quantity == pytest.approx(40.0)
+    assert line.cost_usd == pytest.approx(80.0)

@@ -151,3 +151,20 @@ def test_on_premises_data_has_no_cloud_charge(catalog: Catalog) -> None:
 def test_no_data_no_lines(catalog: Catalog) -> None:
     """A dataset of 0 GB reads nothing."""
     assert _lines(_usage(catalog, source="s3", dataset_gb=0), _tiny(catalog)) == []
+
+
+def test_gcp_bills_inter_zone_traffic_once(catalog: Catalog) -> None:
+    """GCP bills the sending zone only: Persistent Disk in another zone, 2,000 GB × $0.01 = $20, one line."""
+    plan = zero_hidden_plan(instance="a3-highgpu-8g", provider="gcp", region="us-central1")
+    plan["data"] = {**_DATA, "source": "ebs", "location": "cross_az"}
+    usage = usage_for(plan_from_dict(plan), catalog, today=TODAY)
+    gcp = tiny_catalog(
+        catalog,
+        price("transfer.inter_zone", "on_demand", "GB", 0.01, provider="gcp", region="us-central1"),
+    )
+    (out,) = _lines(usage, gcp)
+    assert out.item.startswith(
+        "inter-zone transfer out: training data read from Balanced Persistent Disk"
+    )
+    assert out.quantity == pytest.approx(2000.0)
+    assert out.cost_usd == pytest.approx(20.0)
