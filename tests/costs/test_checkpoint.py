@@ -106,3 +106,14 @@ def test_no_checkpoint_size_gives_no_lines(catalog: Catalog) -> None:
     u = usage_for(plan_from_dict(plan), catalog, today=TODAY)
     assert u.checkpoint_size_gb == 0
     assert _lines(u, _tiny(catalog)) == []
+
+
+def test_asynchronous_snapshot_stall_is_priced_and_named(catalog: Catalog) -> None:
+    """Async: the stall is the usage's snapshot time (shorter than the 0.25 h synchronous write),
+    priced at 4 × $10 = $40 per cluster-hour, and the basis says it was a snapshot."""
+    u = _usage(catalog, target="ebs", asynchronous=True)
+    assert 0 < u.checkpoint_stall_hours < 0.25
+    (stall,) = _lines(u, _tiny(catalog))
+    assert stall.quantity == pytest.approx(u.checkpoint_stall_hours)
+    assert stall.cost_usd == pytest.approx(u.checkpoint_stall_hours * 40.0)
+    assert "async snapshot" in stall.basis()
