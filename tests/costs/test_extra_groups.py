@@ -1,0 +1,97 @@
+"""Extra-groups driver: a head node or second pool for the whole wall-clock at its own price, on
+round tiny prices ($10/$4 per p5 instance-hour, $1 per c5.large hour, $0.40 spot)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import TODAY, zero_hidden_plan
+from costs.tiny import price, tiny_catalog
+from trainbill.catalog import Catalog
+from trainbill.costs import extra_groups
+from trainbill.ledger import Charge
+from trainbill.spec import plan_from_dict
+from trainbill.usage import Usage, usage_for
+
+
+def _usage(catalog: Catalog, groups: list[dict[str, Any]], **cluster: Any) -> Usage:
+    """4 × p5.48xlarge for a stated 10 h (wall-clock = 10 h) plus ``groups``."""
+    plan = zero_hidden_plan(extra_groups=groups, **cluster)
+    return usage_for(plan_from_dict(plan), catalog, today=TODAY)
+
+
+def _tiny(catalog: Catalog, *more: Any) -> Catalog:
+    return tiny_catalog(
+        catalog,
+        price("p5.48xlarge", "on_demand", "instance-hour", 10.0),
+        price("c5.large", "on_demand", "instance-hour", 1.0),
+        price("c5.large", "spot", "instance-hour", 0.4),
+        *more,
+    )
+
+
+def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
+    return list(extra_groups.price(usage, catalog))
+
+
+def test_no_extra_groups_no_lines(catalog: Catalog) -> None:
+    """A plan with only the GPU workers has no extra-group line."""
+    assert _lines(_usage(catalog, []), _tiny(catalog)) == []
+
+
+def test_each_group_runs_the_whole_wall_clock_at_its_own_price(catalog: Catalog) -> None:
+    """Head: 1 × 10 h × $1 = $10 on-demand; pool: 3 spot × 10 h × $0.40 = $12."""
+    usage = _usage(
+        catalog,
+        [
+            {"name": "head", "instance": "c5.large"},
+            {"name": "pool", "instance": "c5.large", "count": 3, "spot": True},
+        ],
+    )
+    head, pool = _lines(usage, _tiny(catalog))
+    assert head.item == "c5.large head group (on-demand)"
+    assert head.category == "compute"
+    assert head.quantity == pytest.approx(10.0)
+    assert head.unit_price_usd == 1.0
+    assert head.cost_usd == pytest.approx(10.0)
+    assert head.pricing_category == "Standard"
+    assert pool.item == "c5.large pool group (spot)"
+    assert pool.quantity == pytest.approx(30.0)
+    assert pool.cost_usd == pytest.approx(12.0)
+    assert pool.pricing_category == "Dynamic"
+
+
+def test_hyperpod_on_demand_group_uses_the_sagemaker_price(catalog: Catalog) -> None:
+    """HyperPod bills ml.c5.large: 1 × wall-clock × $1.50 where the catalog has that price."""
+    usage = _usage(catalog, [{"name": "head", "instance": "c5.large"}], orchestrator="hyperpod")
+    tiny = _tiny(
+        catalog,
+        price("ml.p5.48xlarge", "on_demand", "instance-hour", 12.0),
+        price("ml.c5.large", "on_demand", "instance-hour", 1.5),
+    )
+    (head,) = _lines(usage, tiny)
+    assert head.quantity == pytest.approx(usage.wall_hours)
+    assert head.unit_price_usd == 1.5
+    assert "SageMaker ml.c5.large price (HyperPod)" in head.basis()
+
+
+def test_hyperpod_without_a_sagemaker_price_says_the_premium_is_missing(catalog: Catalog) -> None:
+    """No ml.c5.large price: the EC2 $1 is used and the basis says the ml.* premium is left out."""
+    usage = _usage(catalog, [{"name": "head", "instance": "c5.large"}], orchestrator="hyperpod")
+    (head,) = _lines(usage, _tiny(catalog))
+    assert head.unit_price_usd == 1.0
+    assert "HyperPod ml.* premium is not included" in head.basis()
+
+
+def test_hyperpod_spot_group_keeps_the_ec2_spot_price(catalog: Catalog) -> None:
+    """A spot group is not ml.* usage: $0.40 spot even under HyperPod with an ml.c5.large price."""
+    usage = _usage(
+        catalog,
+        [{"name": "pool", "instance": "c5.large", "spot": True}],
+        orchestrator="hyperpod",
+    )
+    tiny = _tiny(catalog, price("ml.c5.large", "on_demand", "instance-hour", 1.5))
+    (pool,) = _lines(usage, tiny)
+    assert pool.unit_price_usd == 0.4
