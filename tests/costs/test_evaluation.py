@@ -58,3 +58,14 @@ def test_evaluation_is_billed_at_the_blended_spot_rate(catalog: Catalog) -> None
 def test_no_evaluation_gives_no_line(catalog: Catalog) -> None:
     """``interval_steps = 0`` turns evaluation off: no line (and no price is looked up)."""
     assert _lines(_usage(catalog, {"interval_steps": 0}), tiny_catalog(catalog)) == []
+
+
+def test_all_spot_evaluation_needs_no_on_demand_price(catalog: Catalog) -> None:
+    """100 % spot with only a spot price in the catalog (as for an instance sold only on spot or
+    by Capacity Block): 1/3 h × 4 nodes × $4 = $5.33, no on-demand look-up."""
+    spot_only = tiny_catalog(catalog, price("p5.48xlarge", "spot", "instance-hour", 4.0))
+    usage = _usage(catalog, {"interval_steps": 1000, "steps": 100}, spot_fraction=1.0)
+    (line,) = _lines(usage, spot_only)
+    assert line.quantity == pytest.approx(1 / 3)  # 10 h × 100/1,000 × 1/3
+    assert line.unit_price_usd == pytest.approx(16.0)  # 4 nodes × $4
+    assert line.cost_usd == pytest.approx(16 / 3)

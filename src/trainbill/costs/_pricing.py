@@ -232,6 +232,23 @@ def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None
     return None if p is None else Rate(usd=p.usd, source=p.cite())
 
 
+def cluster_rate_source(catalog: Catalog, usage: Usage) -> str:
+    """Where ``cluster_rate``'s prices come from: the price of each purchase option it blends.
+
+    A line billed at the blended rate cites the on-demand price when some node is on demand,
+    the spot price when some node is on spot, and both when the plan mixes them.
+    """
+    s = usage.spot_fraction
+    cited: list[tuple[str, str]] = []
+    if some(s < 1):
+        cited.append(("on-demand", instance_rate(catalog, usage, "on_demand").source))
+    if some(s > 0):
+        cited.append(("spot", instance_rate(catalog, usage, "spot").source))
+    if len(cited) == 1:
+        return cited[0][1]
+    return "; ".join(f"{option}: {source}" for option, source in cited)
+
+
 def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], str]]:
     """List price of one cluster-hour at the plan's spot mix, and the arithmetic in words.
 
@@ -241,9 +258,17 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], st
     (a ledger line's basis), from a single plan only: like the usage's fields, the rate is an
     array when the usage's spot share or spot price is (``costs.price_arrays``).
     """
-    od = instance_rate(catalog, usage, "on_demand")
     s = usage.spot_fraction
     nodes = usage.nodes
+    if not some(s < 1):  # every node on spot: no on-demand price is needed, nor may one exist
+        spot_only = instance_rate(catalog, usage, "spot")
+        return (
+            nodes * spot_only.usd,
+            lambda: (
+                f"{nodes} nodes × ${spot_only.usd:,.4g} spot = ${nodes * spot_only.usd:,.2f}/cluster-hour"
+            ),
+        )
+    od = instance_rate(catalog, usage, "on_demand")
     if not some(s > 0):
         return (
             nodes * od.usd,

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, instance_rate, service
+from trainbill.costs._pricing import cluster_rate, cluster_rate_source, service
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -46,7 +46,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.checkpoint_count:,.1f} checkpoints (every {u.checkpoint_interval_hours:g} h) × "
             f"{u.checkpoint_stall_hours_each * 60:,.2f} min ({u.checkpoint_size_gb:,.0f} GB, {mode}); {words()}"
         ),
-        source=instance_rate(catalog, usage, "on_demand").source,
+        source=cluster_rate_source(catalog, usage),
         driver=__name__,
     )
     if usage.checkpoint_target != "s3":

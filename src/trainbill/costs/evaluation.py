@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.costs._pricing import cluster_rate, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -39,6 +39,6 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.eval_interval_steps:,} steps × {u.eval_step_fraction:.3f} (an eval step's time "
             f"per training step: forward only, no recompute, sync or optimizer); {words()}"
         ),
-        source=instance_rate(catalog, usage, "on_demand").source,
+        source=cluster_rate_source(catalog, usage),
         driver=__name__,
     )

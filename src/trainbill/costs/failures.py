@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.costs._pricing import cluster_rate, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -36,6 +36,6 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.exposed_hours:,.1f} h / 24) × ({u.checkpoint_interval_hours:g} h interval / 2 + "
             f"{u.restart_hours:g} h restart on {u.orchestrator}); {words()}"
         ),
-        source=instance_rate(catalog, usage, "on_demand").source,
+        source=cluster_rate_source(catalog, usage),
         driver=__name__,
     )

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.costs._pricing import cluster_rate, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -38,7 +38,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.nodes * u.spot_fraction:g} spot nodes × {u.exposed_hours:,.1f} h) × "
             f"({u.checkpoint_interval_hours:g} h interval / 2 + {u.restart_hours:g} h restart); {words()}"
         ),
-        source=instance_rate(catalog, usage, "spot").source,
+        source=cluster_rate_source(catalog, usage),
         driver=__name__,
         pricing_category="Dynamic",
     )

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, instance_rate
+from trainbill.costs._pricing import cluster_rate, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage import Usage
@@ -27,7 +27,7 @@ CATEGORY = "sync_stall"
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One line per stall cause: exposed communication and stragglers."""
     rate, words = cluster_rate(catalog, usage)
-    source = instance_rate(catalog, usage, "on_demand").source
+    source = cluster_rate_source(catalog, usage)
     t = usage.time
     total = t.sync_stall_fraction
     stalled = usage.sync_stall_hours
