@@ -268,20 +268,23 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
     return out
 
 
+def _one_of(row: Mapping[str, str], field: str, allowed: Sequence[str], where: str) -> str:
+    """The row's ``field``, stripped, if it is one of ``allowed``; else the one-line error."""
+    value = row[field].strip()
+    if value not in allowed:
+        msg = f"{where}, {field}: {value!r} not one of {', '.join(allowed)}"
+        raise CatalogSchemaError(msg)
+    return value
+
+
 def _instances(path: Path, today: date | None = None) -> list[Instance]:
     out = []
     rows = _read_table(path)
     _no_duplicates(path, ((i, (r["instance"].strip(),)) for i, r in rows), "instance")
     for i, r in rows:
         w = f"{path}, line {i}"
-        provider = r["provider"].strip()
-        if provider not in PROVIDERS:
-            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
-            raise CatalogSchemaError(msg)
-        billing = r["billing"].strip()
-        if billing not in {"instance", "chip"}:
-            msg = f"{w}, billing: {billing!r} not one of instance, chip"
-            raise CatalogSchemaError(msg)
+        provider = _one_of(r, "provider", PROVIDERS, w)
+        billing = _one_of(r, "billing", ("instance", "chip"), w)
         out.append(
             Instance(
                 provider=provider,
@@ -332,14 +335,8 @@ def _prices(
     latest = None if today is None else today + timedelta(days=_MAX_FUTURE_DAYS)
     for i, r in rows:
         w = f"{path}, line {i}"
-        option = r["option"].strip()
-        if option not in OPTIONS:
-            msg = f"{w}, option: {option!r} not one of {', '.join(OPTIONS)}"
-            raise CatalogSchemaError(msg)
-        provider = r["provider"].strip()
-        if provider not in PROVIDERS:
-            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
-            raise CatalogSchemaError(msg)
+        option = _one_of(r, "option", OPTIONS, w)
+        provider = _one_of(r, "provider", PROVIDERS, w)
         item = r["item"].strip()
         unit = r["unit"].strip()
         if instances is not None:
@@ -402,14 +399,12 @@ def _spot(
     allowed = None if buckets is None else tuple(buckets)
     for i, r in rows:
         w = f"{path}, line {i}"
-        provider = r["provider"].strip()
-        if provider not in PROVIDERS:
-            msg = f"{w}, provider: {provider!r} not one of {', '.join(PROVIDERS)}"
-            raise CatalogSchemaError(msg)
-        bucket = r["interruption_bucket"].strip()
-        if allowed is not None and bucket not in allowed:
-            msg = f"{w}, interruption_bucket: {bucket!r} not one of {', '.join(allowed)}"
-            raise CatalogSchemaError(msg)
+        provider = _one_of(r, "provider", PROVIDERS, w)
+        bucket = (
+            r["interruption_bucket"].strip()
+            if allowed is None
+            else _one_of(r, "interruption_bucket", allowed, w)
+        )
         savings = _req(_parse_float(r["savings_pct"], f"{w}, savings_pct"))
         if savings > 100:
             msg = f"{w}, savings_pct: {savings:g} is above the allowed maximum 100 (a percentage)"
