@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
-import tomllib
 from typing import Any
 
 import pytest
@@ -18,23 +16,13 @@ httpx = pytest.importorskip("httpx")
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.web import Limits, create_app
+from web.asgi_client import call, seed_json
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
-def _seed_json() -> dict[str, Any]:
-    plan = tomllib.loads(SEED.read_text(encoding="utf-8"))
-    out: dict[str, Any] = json.loads(json.dumps(plan, default=str))  # dates → "YYYY-MM-DD"
-    return out
-
-
 def _call(method: str, url: str, *, app: Any = None, **kw: Any) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=app or _APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return await client.request(method, url, **kw)
-
-    return asyncio.run(go())
+    return call(app or _APP, method, url, **kw)
 
 
 _APP = create_app(today=TODAY)
@@ -53,7 +41,7 @@ def test_forecast_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
         main(["forecast", str(SEED), "--json"])
     assert exc.value.code in (0, None)
     cli = json.loads(capsys.readouterr().out)
-    r = _call("POST", "/v1/forecast", app=create_app(), json=_seed_json())
+    r = _call("POST", "/v1/forecast", app=create_app(), json=seed_json())
     assert r.status_code == 200
     assert r.json() == cli
     assert r.json()["quote_usd"] == pytest.approx(32 * 98.32 * 72)  # $226,529.28
@@ -136,7 +124,7 @@ def test_simulate_plan_errors_name_the_nested_field() -> None:
 
 def test_simulate_answers_or_says_unavailable() -> None:
     """With trainbill.simulate: P50 ≤ P90; without it: 501 'not available in this build'."""
-    r = _call("POST", "/v1/simulate", json={"plan": _seed_json(), "trials": 200, "seed": 1})
+    r = _call("POST", "/v1/simulate", json={"plan": seed_json(), "trials": 200, "seed": 1})
     if importlib.util.find_spec("trainbill.simulate") is None:
         assert r.status_code == 501
         assert "not available in this build" in r.json()["detail"]
@@ -161,7 +149,7 @@ def test_optimize_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
         main(args)
     assert exc.value.code in (0, None)
     cli = json.loads(capsys.readouterr().out)
-    body = {"plan": _seed_json(), "deadline_hours": 100, "clouds": ["aws"],
+    body = {"plan": seed_json(), "deadline_hours": 100, "clouds": ["aws"],
             "space": {"instances": ["p5.48xlarge", "p4d.24xlarge"]}}  # fmt: skip
     r = _call("POST", "/v1/optimize", app=create_app(), json=body)
     assert r.status_code == 200, r.text
@@ -306,7 +294,7 @@ def test_waterfall_chart_is_svg() -> None:
 
 def test_sizing_marks_the_plan_and_front() -> None:
     """The sizing sweep includes the plan's own 32 nodes and at least one Pareto point."""
-    r = _call("POST", "/v1/sizing", json=_seed_json())
+    r = _call("POST", "/v1/sizing", json=seed_json())
     assert r.status_code == 200
     pts = r.json()["points"]
     assert [p["nodes"] for p in pts if p["current"]] == [32]

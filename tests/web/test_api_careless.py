@@ -3,7 +3,6 @@ parameters and non-JSON bodies get a 4xx naming the field, never a 500 or a 200 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -14,18 +13,14 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from trainbill.web import create_app
+from web.asgi_client import call
 
 _APP = create_app(today=TODAY)
 _JSON = {"content-type": "application/json"}
 
 
 def _call(method: str, url: str, **kw: Any) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=_APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return await client.request(method, url, **kw)
-
-    return asyncio.run(go())
+    return call(_APP, method, url, **kw)
 
 
 def _raw(url: str, body: str) -> Any:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import tomllib
 from typing import Any
 
 import pytest
@@ -15,30 +12,19 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from trainbill.web import create_app
+from web.asgi_client import call, seed_json
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 _APP = create_app(today=TODAY)
 
 
 def _call(method: str, url: str, **kw: Any) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=_APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return await client.request(method, url, **kw)
-
-    return asyncio.run(go())
-
-
-def _seed_json() -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(
-        json.dumps(tomllib.loads(SEED.read_text(encoding="utf-8")), default=str)
-    )
-    return out
+    return call(_APP, method, url, **kw)
 
 
 def test_forecast_carries_planned_hidden_and_budget() -> None:
     """Planned 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96 < quote; budget ≥ real bill."""
-    r = _call("POST", "/v1/forecast", json=_seed_json())
+    r = _call("POST", "/v1/forecast", json=seed_json())
     assert r.status_code == 200, r.text
     d = r.json()
     assert d["planned_usd"] == pytest.approx(32 * 72 * (0.5 * 98.32 + 0.5 * 25.66), abs=0.005)
@@ -53,7 +39,7 @@ def test_forecast_carries_planned_hidden_and_budget() -> None:
 
 def test_waterfall_chart_draws_a_forecasts_steps() -> None:
     """The forecast's own steps come back as one SVG row each, amounts in signed whole dollars."""
-    steps = _call("POST", "/v1/forecast", json=_seed_json()).json()["waterfall"]
+    steps = _call("POST", "/v1/forecast", json=seed_json()).json()["waterfall"]
     r = _call("POST", "/v1/charts/waterfall", json={"steps": steps})
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("image/svg+xml")

@@ -4,9 +4,7 @@ scenario posted in the file's structure prices to the cent of the library's own 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +21,14 @@ from trainbill.forecast import forecast
 from trainbill.simulate import simulate
 from trainbill.spec import load_plan
 from trainbill.web import create_app
+from web.asgi_client import call, seed_json
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 _APP = create_app(today=TODAY)
 
 
 def _call(method: str, url: str, **kw: Any) -> Any:
-    async def go() -> Any:
-        transport = httpx.ASGITransport(app=_APP)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return await client.request(method, url, **kw)
-
-    return asyncio.run(go())
-
-
-def _seed_json() -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(
-        json.dumps(tomllib.loads(SEED.read_text(encoding="utf-8")), default=str)
-    )
-    return out
+    return call(_APP, method, url, **kw)
 
 
 def _cents(x: float) -> str:
@@ -67,7 +54,7 @@ def test_downloaded_toml_is_the_same_plan_and_the_cli_prices_it_the_same(
 ) -> None:
     """Download the seed plan as TOML: ``load_plan`` reads back the seed's own plan, and
     ``trainbill forecast FILE --json`` prints the seed's real bill."""
-    r = _call("POST", "/v1/plan/toml", json=_seed_json())
+    r = _call("POST", "/v1/plan/toml", json=seed_json())
     assert r.status_code == 200
     assert r.headers["content-disposition"] == 'attachment; filename="seed-70b-finetune.toml"'
     path = tmp_path / "downloaded.toml"
@@ -85,7 +72,7 @@ def test_downloaded_toml_is_the_same_plan_and_the_cli_prices_it_the_same(
 def test_a_hostile_name_cannot_break_out_of_its_toml_string(tmp_path: Path) -> None:
     """A run name carrying a quote, a newline and a new section stays one string in the file,
     and the download's file name keeps only safe characters."""
-    body = _seed_json()
+    body = seed_json()
     name = 'x"\n[cluster]\nnodes = 1 # <script>alert(1)</script>\\'
     body["run"]["name"] = name
     r = _call("POST", "/v1/plan/toml", json=body)
@@ -119,7 +106,7 @@ def test_upload_errors_name_the_file_and_field(toml: str, field: str | None, wor
 
 def test_report_downloads_as_html_without_scripts() -> None:
     """The report of ``trainbill report`` for the plan, as an attachment, with no script in it."""
-    r = _call("POST", "/v1/report", json=_seed_json())
+    r = _call("POST", "/v1/report", json=seed_json())
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/html")
     assert r.headers["content-disposition"] == 'attachment; filename="seed-70b-finetune.html"'
@@ -129,7 +116,7 @@ def test_report_downloads_as_html_without_scripts() -> None:
 
 def test_simulate_is_the_library_simulation_with_deadline_odds(catalog: Catalog) -> None:
     """/v1/simulate answers trainbill.simulate's own P50/P90 and deadline odds for the plan."""
-    body = _seed_json()
+    body = seed_json()
     body["run"]["deadline_hours"] = 80
     r = _call("POST", "/v1/simulate", json={"plan": body, "trials": 500, "seed": 3})
     assert r.status_code == 200
@@ -148,7 +135,7 @@ def test_ledger_downloads_as_csv_whose_lines_sum_to_the_forecast(catalog: Catalo
     import csv
     import io
 
-    res = _call("POST", "/v1/ledger.csv", json=_seed_json())
+    res = _call("POST", "/v1/ledger.csv", json=seed_json())
     assert res.status_code == 200, res.text
     assert res.headers["content-disposition"].endswith('.csv"')
     rows = list(csv.DictReader(io.StringIO(res.content.decode("utf-8-sig"))))
@@ -166,7 +153,7 @@ def test_ledger_downloads_as_an_xlsx_workbook() -> None:
     import zipfile
 
     pytest.importorskip("xlsxwriter")
-    res = _call("POST", "/v1/ledger.xlsx", json=_seed_json())
+    res = _call("POST", "/v1/ledger.xlsx", json=seed_json())
     assert res.status_code == 200, res.text
     assert res.headers["content-disposition"].endswith('.xlsx"')
     with zipfile.ZipFile(io.BytesIO(res.content)) as z:
