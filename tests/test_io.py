@@ -133,3 +133,13 @@ def test_bill_calibrate_over_its_own_bill_is_refused(
     assert code == 1
     assert "input file" in _error_line(err)
     assert bill.read_bytes() == before
+
+
+def test_the_current_folder_is_named_as_a_folder_not_an_empty_path() -> None:
+    """`--ledger-xlsx .` (or an empty argument, which pathlib reads as ".") asks for a file name
+    and names both, where the old text said only "an empty path"."""
+    from trainbill._io import destination_problem
+
+    assert destination_problem(Path(), replace=False) == (
+        "give a file name, not the current folder '.'"
+    )

@@ -70,7 +70,11 @@ def destination_problem(path: Path, *, replace: bool, inputs: Sequence[Path] = (
     parts that can change meanwhile again at the moment of writing.
     """
     if str(path) in ("", "."):
-        return "give a file name (got an empty path)"
+        return (
+            "give a file name (got an empty path)"
+            if not str(path)
+            else "give a file name, not the current folder '.'"
+        )
     kind = _existing_kind(path)
     if kind == "directory":
         return f"{path} is a directory; give a file name inside it"
