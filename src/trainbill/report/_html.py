@@ -55,7 +55,10 @@ def _template() -> Template:
 
 def _card(label: str, value: str, note: str = "") -> str:
     n = f'<div class="note">{escape(note)}</div>' if note else ""
-    return f'<div class="card"><div class="label">{escape(label)}</div><div class="value">{escape(value)}</div>{n}</div>'
+    return (
+        f'<div class="card"><div class="label">{escape(label)}</div><div '
+        f'class="value">{escape(value)}</div>{n}</div>'
+    )
 
 
 def waterfall_chart(
@@ -77,12 +80,13 @@ def _actions(fc: Forecast) -> str:
         return "<p>Nothing that can be bought saves money on this plan.</p>"
     items = "".join(
         f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
-        f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: {escape(plain_text(a.caveat))}</span></li>'
+        f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: '
+        f"{escape(plain_text(a.caveat))}</span></li>"
         for a in actions
     )
     return (
-        f'<ol class="actions">{items}</ol>'
-        '<p class="note">Each saving is against the plan as written, one change at a time: they do not add up.</p>'
+        f'<ol class="actions">{items}</ol><p class="note">Each saving is against the plan as '
+        "written, one change at a time: they do not add up.</p>"
     )
 
 
@@ -100,20 +104,42 @@ def headline_section(data: ReportData) -> str:
     parts = [
         '<section class="headline"><div class="cards">',
         _card("Quote", money(fc.quote_usd), "on-demand list price × instances × planned hours"),
-        _card("Planned", money(fc.planned_usd), f"at the plan's purchase mix: {money_change(fc.planned_usd - fc.quote_usd)}"),
-        _card("Real bill (expected)", money(fc.total_usd), f"{money_change(fc.hidden_usd)} the quote does not show"),
-        _card("Budget (P90)", money(b.usd) if b is not None else "n/a",
-              "9 simulated runs in 10 cost less" if b is not None else "the plan could not be simulated"),
+        _card(
+            "Planned",
+            money(fc.planned_usd),
+            f"at the plan's purchase mix: {money_change(fc.planned_usd - fc.quote_usd)}",
+        ),
+        _card(
+            "Real bill (expected)",
+            money(fc.total_usd),
+            f"{money_change(fc.hidden_usd)} the quote does not show",
+        ),
+        _card(
+            "Budget (P90)",
+            money(b.usd) if b is not None else "n/a",
+            "9 simulated runs in 10 cost less"
+            if b is not None
+            else "the plan could not be simulated",
+        ),
         "</div>",
-        (f'<p class="lead">The real bill is <strong>{fc.hidden_multiplier:.2f}×</strong> the planned bill (hidden costs '
-         f"{money(fc.hidden_usd)}) and {fc.multiplier:.2f}× the quote; wall-clock {escape(hours(u.wall_hours))}, "
-         f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"),
-        (f'<figure class="waterfall"><div class="wide">{headline_waterfall_svg(steps)}</div>'
-        f'<div class="narrow">{headline_waterfall_svg(steps, narrow=True)}</div></figure>'),
+        (
+            f'<p class="lead">The real bill is <strong>{fc.hidden_multiplier:.2f}×</strong> the '
+            "planned bill (hidden costs "
+            f"{money(fc.hidden_usd)}) and {fc.multiplier:.2f}× the quote; wall-clock "
+            f"{escape(hours(u.wall_hours))}, "
+            f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"
+        ),
+        (
+            f'<figure class="waterfall"><div class="wide">{headline_waterfall_svg(steps)}</div>'
+            f'<div class="narrow">{headline_waterfall_svg(steps, narrow=True)}</div></figure>'
+        ),
         f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
-        (f'<p class="note">Quote: {escape(plain_text(fc.quote_basis))}. Planned: {escape(plain_text(fc.planned_basis))}. '
-         f"Budget: {escape(plain_text(b.basis)) if b is not None else 'not worked out.'}</p>"),
-    ]  # fmt: skip
+        (
+            f'<p class="note">Quote: {escape(plain_text(fc.quote_basis))}. Planned: '
+            f"{escape(plain_text(fc.planned_basis))}. "
+            f"Budget: {escape(plain_text(b.basis)) if b is not None else 'not worked out.'}</p>"
+        ),
+    ]
     notes = out.notes if out is not None else ()
     if notes:
         parts.append(f'<p class="note">Not considered: {escape(plain_text("; ".join(notes)))}.</p>')
@@ -136,7 +162,8 @@ def _line_row(line: LineItem, first_of_category: bool) -> str:
         f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
         f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
         f'<td class="num">{money(line.cost_usd)}</td><td></td>'
-        f'<td class="basis">{escape(line.basis)}</td><td class="source">{escape(plain_text(line.source))}</td></tr>'
+        f'<td class="basis">{escape(line.basis)}</td><td '
+        f'class="source">{escape(plain_text(line.source))}</td></tr>'
     )
 
 
@@ -147,8 +174,10 @@ def ledger_table(data: ReportData) -> str:
     pct = fc.percentages()
     rows = [
         (
-            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th><th class="num">Quantity</th>'
-            '<th>Unit</th><th class="num">Unit price</th><th class="num">Cost</th><th class="num">Share</th>'
+            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th><th '
+            'class="num">Quantity</th>'
+            '<th>Unit</th><th class="num">Unit price</th><th class="num">Cost</th><th '
+            'class="num">Share</th>'
             "<th>Basis</th><th>Source</th></tr></thead><tbody>"
         )
     ]
@@ -158,13 +187,14 @@ def ledger_table(data: ReportData) -> str:
             continue
         rows.extend(_line_row(line, i == 0) for i, line in enumerate(lines))
         rows.append(
-            f'<tr class="subtotal"><td></td><td>{escape(category_name(cat))}: total</td><td></td><td></td><td></td>'
+            f'<tr class="subtotal"><td></td><td>{escape(category_name(cat))}: '
+            "total</td><td></td><td></td><td></td>"
             f'<td class="num">{money(by_cat[cat])}</td><td class="num">{percent(pct[cat])}</td>'
             "<td></td><td></td></tr>"
         )
     rows.append(
-        f'<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td>'
-        f'<td class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td><td></td></tr>'
+        '<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td><td '
+        f'class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td><td></td></tr>'
     )
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -180,9 +210,10 @@ def _category_table(fc: Forecast) -> str:
         if fc.ledger.in_category(c)
     )
     return _scroll(
-        '<table class="narrow-table"><thead><tr><th>Category</th><th class="num">Cost</th><th class="num">Share</th></tr></thead>'
-        f'<tbody>{body}<tr class="total"><td>Real bill</td><td class="num">{money(fc.total_usd)}</td>'
-        '<td class="num">100%</td></tr></tbody></table>'
+        '<table class="narrow-table"><thead><tr><th>Category</th><th class="num">Cost</th><th '
+        f'class="num">Share</th></tr></thead><tbody>{body}<tr class="total"><td>Real '
+        f'bill</td><td class="num">{money(fc.total_usd)}</td><td '
+        'class="num">100%</td></tr></tbody></table>'
     )
 
 
@@ -191,20 +222,23 @@ def _largest_lines(fc: Forecast) -> str:
     lines = sorted(fc.ledger.lines, key=lambda ln: -abs(ln.cost_usd))
     shown = lines[:PRINT_LEDGER_LINES]
     body = "".join(
-        f'<tr><td>{escape(ln.item)}<br><span class="note">{escape(category_name(ln.category))}</span></td>'
-        f'<td class="num">{money(ln.cost_usd)}</td><td class="basis">{escape(ln.basis)}</td></tr>'
+        f"<tr><td>{escape(ln.item)}<br><span "
+        f'class="note">{escape(category_name(ln.category))}</span></td><td '
+        f'class="num">{money(ln.cost_usd)}</td><td class="basis">{escape(ln.basis)}</td></tr>'
         for ln in shown
     )
     rest = len(lines) - len(shown)
     more = (
-        f'<p class="note">{rest} smaller lines ({money(sum(ln.cost_usd for ln in lines[len(shown) :]))} together) and every '
+        f'<p class="note">{rest} smaller lines '
+        f"({money(sum(ln.cost_usd for ln in lines[len(shown) :]))} together) and every "
         "line's source are in the full ledger: the CSV/XLSX export.</p>"
         if rest > 0
         else '<p class="note">Every line\'s source is in the CSV/XLSX export.</p>'
     )
     return (
         f'<div class="print-only"><h3>The {len(shown)} largest lines</h3>'
-        '<table class="largest"><thead><tr><th>Item</th><th class="num">Cost</th><th>Basis</th></tr></thead>'
+        '<table class="largest"><thead><tr><th>Item</th><th '
+        'class="num">Cost</th><th>Basis</th></tr></thead>'
         f"<tbody>{body}</tbody></table>{more}</div>"
     )
 
@@ -232,7 +266,8 @@ def _downloads(fc: Forecast) -> str:
             )
         )
     return (
-        f'<p class="downloads no-print">Download the full ledger: {" · ".join(links)}{escape(note)}. '
+        '<p class="downloads no-print">Download the full ledger: '
+        f"{' · '.join(links)}{escape(note)}. "
         "From the command line: <code>trainbill report PLAN -o report.html --ledger-csv ledger.csv "
         "--ledger-xlsx ledger.xlsx</code>.</p>"
     )
@@ -249,7 +284,8 @@ def _ledger_section(data: ReportData) -> str:
         [
             '<section class="ledger"><div class="head"><h2>Ledger</h2>',
             (
-                '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says how the quantity was '
+                '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says '
+                "how the quantity was "
                 "derived; <em>source</em> names the price point and its date.</p></div>"
             ),
             _category_table(fc),
@@ -265,23 +301,28 @@ def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
     """The first ``limit`` periods, then one row for the rest (a bought commitment can bill for
     three years after a three-day run); every period is in the XLSX export."""
     rows = "".join(
-        f'<tr><td>{escape(p.label)}</td><td class="num">{hours(p.run_hours) if p.run_hours else "-"}</td>'
-        f'<td class="num">{money(p.usd)}</td></tr>'
+        f"<tr><td>{escape(p.label)}</td><td "
+        f'class="num">{hours(p.run_hours) if p.run_hours else "-"}</td><td '
+        f'class="num">{money(p.usd)}</td></tr>'
         for p in periods[:limit]
     )
     rest = periods[limit:]
     if rest:
         rows += (
-            f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX export)</td>'
-            f'<td class="num">{hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"}</td>'
-            f'<td class="num">{money(sum(p.usd for p in rest))}</td></tr>'
+            f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX '
+            "export)</td><td "
+            f'class="num">{hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"}</td><td '
+            f'class="num">{money(sum(p.usd for p in rest))}</td></tr>'
         )
     return rows
 
 
 def _spend_section(spend: SpendOverTime) -> str:
     """Spend by calendar month and day, as ``trainbill.spend`` lays the ledger on the calendar."""
-    head = '<thead><tr><th>{}</th><th class="num">Run hours</th><th class="num">Spend</th></tr></thead>'
+    head = (
+        '<thead><tr><th>{}</th><th class="num">Run hours</th><th '
+        'class="num">Spend</th></tr></thead>'
+    )
     months = f"<table>{head.format('Month')}<tbody>{_period_rows(spend.months, MONTH_ROWS, 'months')}</tbody></table>"
     days = f"<table>{head.format('Day')}<tbody>{_period_rows(spend.days, DAY_ROWS, 'days')}</tbody></table>"
     return (
@@ -311,7 +352,8 @@ def _time_table(data: ReportData) -> str:
         for i, (k, v) in enumerate(rows)
     )
     return _scroll(
-        f'<table class="narrow-table"><thead><tr><th>Time</th><th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
+        '<table class="narrow-table"><thead><tr><th>Time</th><th '
+        f'class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
     )
 
 
@@ -344,7 +386,8 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
     parts.append("</div>")
     parts.append(
         f"<figure>{_chart(histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers))}"
-        '<figcaption class="caption">Distribution of the simulated bill; dashed lines mark P50 and P90.</figcaption></figure>'
+        '<figcaption class="caption">Distribution of the simulated bill; dashed lines mark P50 '
+        "and P90.</figcaption></figure>"
     )
     if sim.hours_counts:
         hm = [
@@ -370,7 +413,8 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
             else "; dashed lines mark P50 and P90."
         )
         parts.append(
-            f'<figure>{_chart(chart)}<figcaption class="caption">{escape(caption)}</figcaption></figure>'
+            f"<figure>{_chart(chart)}<figcaption "
+            f'class="caption">{escape(caption)}</figcaption></figure>'
         )
     if sim.source:
         parts.append(f'<p class="note">Source: {escape(sim.source)}.</p>')
@@ -402,7 +446,10 @@ def _per_hour(v: float | None) -> str:
 
 def _mix(c: Candidate) -> str:
     sp = "none" if c.savings_plan == "none" else f"{c.savings_plan} {c.savings_plan_coverage:.0%}"
-    return f"{c.orchestrator}, {c.spot_fraction:.0%} spot, SP {sp}, ckpt {c.checkpoint_interval_hours:g} h"
+    return (
+        f"{c.orchestrator}, {c.spot_fraction:.0%} spot, SP {sp}, ckpt "
+        f"{c.checkpoint_interval_hours:g} h"
+    )
 
 
 #: Pareto rows printed (evenly spaced among those shown on screen).
@@ -418,28 +465,40 @@ def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
         )
     cost = Series(name="real bill", points=tuple((float(r.nodes), r.total_usd) for r in rows))
     marks = [Marker(label=f"plan: {user.nodes} nodes", value=float(user.nodes), color="#8a5a00")]
-    curve = xy_svg([cost], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
-                   x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
+    curve = xy_svg(
+        [cost],
+        title="Cost by node count",
+        x_label="nodes",
+        y_label="USD",
+        markers=marks,
+        x_fmt=lambda v: f"{v:,.0f}",
+    )
     body = "".join(
         f'<tr{_HL if r.nodes == user.nodes else ""}><td class="num">{r.nodes:,}</td>'
         f'<td class="num">{r.gpus:,}</td><td class="num">{hours(r.wall_hours)}</td>'
-        f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td class="num">{money(r.total_usd)}</td>'
-        f'<td class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
+        f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td '
+        f'class="num">{money(r.total_usd)}</td>'
+        "<td "
+        f'class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
         f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
         for r in rows
     )
     # On paper the table alone: it holds the curve's numbers, and the page is needed elsewhere.
     return (
-        f'<figure class="print-hide">{_chart(curve)}<figcaption class="caption">Real bill of {escape(pl.rightsizing_mix)} at each '
+        f'<figure class="print-hide">{_chart(curve)}<figcaption class="caption">Real bill of '
+        f"{escape(pl.rightsizing_mix)} at each "
         "node count; the axis starts at $0.</figcaption></figure>"
         + _scroll(
             '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
-            '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real bill</th>'
+            '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real '
+            "bill</th>"
             '<th class="num">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>'
             f"</thead><tbody>{body}</tbody></table>"
         )
-        + '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at this size (100% = '
-        "the size that wastes the least). More nodes pay while cost × time still falls from the row above.</p>"
+        + '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at '
+        "this size (100% = "
+        "the size that wastes the least). More nodes pay while cost × time still falls from "
+        "the row above.</p>"
     )
 
 
@@ -448,12 +507,16 @@ def _best_in_deadline(pl: PlannerSummary, deadline: float | None) -> str:
         return ""
     b = pl.best_in_deadline
     if b is None:
-        return f'<p class="warning">No configuration searched finishes within the {deadline:g} h deadline.</p>'
+        return (
+            f'<p class="warning">No configuration searched finishes within the {deadline:g} h '
+            "deadline.</p>"
+        )
     user = pl.user
     return (
-        f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × {escape(b.instance)}</strong> "
-        f"({escape(b.provider)} {escape(b.region)}, {escape(_mix(b))}): {money(b.total_usd)} in "
-        f"{hours(b.wall_hours)}, against the plan's {money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
+        f"<p>Cheapest within the {deadline:g} h deadline: <strong>{b.nodes:,} × "
+        f"{escape(b.instance)}</strong> ({escape(b.provider)} {escape(b.region)}, "
+        f"{escape(_mix(b))}): {money(b.total_usd)} in {hours(b.wall_hours)}, against the plan's "
+        f"{money(user.total_usd)} in {hours(user.wall_hours)}.</p>"
     ) + "".join(f'<p class="warning">Caveat: {escape(k.text)}</p>' for k in b.caveats)
 
 
@@ -464,7 +527,8 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
     }
     body = "".join(
         f"<tr{_row_class(c.is_user_plan, id(c) in printed)}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
-        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td class="mix">{escape(_mix(c))}</td>'
+        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td '
+        f'class="mix">{escape(_mix(c))}</td>'
         f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
         f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
         f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
@@ -476,16 +540,24 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
         if len(pl.pareto) <= len(rows)
         else f" ({len(rows)} of {len(pl.pareto)} points, evenly spaced)"
     )
-    paper = f" ({n_print} of {len(pl.pareto)} points, evenly spaced; all of them: <code>trainbill optimize PLAN</code>)"
+    paper = (
+        f" ({n_print} of {len(pl.pareto)} points, evenly spaced; all of them: <code>trainbill "
+        "optimize PLAN</code>)"
+    )
     return _scroll(
-        f'<h3>Pareto front<span class="screen-only">{screen}</span><span class="print-only">{paper}</span></h3>'
+        f'<h3>Pareto front<span class="screen-only">{screen}</span><span '
+        f'class="print-only">{paper}</span></h3>'
         '<table class="front"><thead><tr><th>Cloud:instance</th><th class="num">Nodes</th>'
-        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th class="num">Real bill</th>'
+        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th '
+        'class="num">Real bill</th>'
         f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
     ) + (
-        '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that can be bought '
-        "(no catalog stand-ins). Caveats say what a row changes beyond its price: another accelerator "
-        "vendor (porting), cloud, older or smaller-memory GPU, or more nodes on spot than the plan.</p>"
+        '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that '
+        "can be bought "
+        "(no catalog stand-ins). Caveats say what a row changes beyond its price: another "
+        "accelerator "
+        "vendor (porting), cloud, older or smaller-memory GPU, or more nodes on spot than the "
+        "plan.</p>"
     )
 
 
@@ -502,8 +574,11 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
         if deadline is not None
         else ""
     )
-    front = Series(name="Pareto front", points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto),
-                   color="#c0392b")  # fmt: skip
+    front = Series(
+        name="Pareto front",
+        points=tuple((c.wall_hours, c.total_usd) for c in pl.pareto),
+        color="#c0392b",
+    )
     plan_pt = Series(
         name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False
     )
@@ -512,21 +587,33 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
         if deadline
         else []
     )
-    chart = xy_svg([front, plan_pt], title="Cost against wall-clock time", x_label="wall-clock hours",
-                   y_label="USD", markers=pm, x_unit=" h", x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+    chart = xy_svg(
+        [front, plan_pt],
+        title="Cost against wall-clock time",
+        x_label="wall-clock hours",
+        y_label="USD",
+        markers=pm,
+        x_unit=" h",
+        x_fmt=lambda v: f"{v:,.0f} h",
+    )
     caption = (
-        "The planner's Pareto front over every instance, purchase mix, orchestrator and checkpoint interval "
-        "searched: no other configuration is both cheaper and faster than a point on the red line"
+        "The planner's Pareto front over every instance, purchase mix, orchestrator and "
+        "checkpoint interval searched: no other configuration is both cheaper and faster than a "
+        "point on the red line"
         + (f"; the solid line is the {deadline:g} h deadline." if deadline is not None else ".")
     )
     return "".join(
         [
             (
-                f'<p class="note">From the planner (<code>trainbill optimize</code>): {pl.evaluated:,} configurations '
+                '<p class="note">From the planner (<code>trainbill optimize</code>): '
+                f"{pl.evaluated:,} configurations "
                 f"priced in {pl.elapsed_s:.1f} s.{escape(lifted)}</p>"
             ),
             _rightsizing(pl, deadline),
-            f'<figure>{_chart(chart)}<figcaption class="caption">{escape(caption)}</figcaption></figure>',
+            (
+                f"<figure>{_chart(chart)}<figcaption "
+                f'class="caption">{escape(caption)}</figcaption></figure>'
+            ),
             _best_in_deadline(pl, deadline),
             _front_table(pl, deadline),
         ]
@@ -566,8 +653,14 @@ def _sizing_section(data: ReportData) -> str:
         if current
         else []
     )
-    curve = xy_svg([cost, quote], title="Cost by node count", x_label="nodes", y_label="USD", markers=marks,
-                   x_fmt=lambda v: f"{v:,.0f}")  # fmt: skip
+    curve = xy_svg(
+        [cost, quote],
+        title="Cost by node count",
+        x_label="nodes",
+        y_label="USD",
+        markers=marks,
+        x_fmt=lambda v: f"{v:,.0f}",
+    )
     all_pts = Series(
         name="all sizes",
         points=tuple((p.wall_hours, p.total_usd) for p in pts),
@@ -584,19 +677,29 @@ def _sizing_section(data: ReportData) -> str:
         if deadline
         else []
     )
-    pareto = xy_svg([all_pts, front], title="Cost against wall-clock time", x_label="wall-clock hours", y_label="USD",
-                    markers=pm, x_unit=" h", x_fmt=lambda v: f"{v:,.0f} h")  # fmt: skip
+    pareto = xy_svg(
+        [all_pts, front],
+        title="Cost against wall-clock time",
+        x_label="wall-clock hours",
+        y_label="USD",
+        markers=pm,
+        x_unit=" h",
+        x_fmt=lambda v: f"{v:,.0f} h",
+    )
     rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
     deadline_words = f"; the solid line is the {deadline:g} h deadline" if deadline else ""
     return (
         lead + f'<p class="note">{escape(data.sizing_basis)}.</p>'
-        f'<figure>{_chart(curve)}<figcaption class="caption">Real bill and quote at each node count; the axis starts '
+        f'<figure>{_chart(curve)}<figcaption class="caption">Real bill and quote at each '
+        "node count; the axis starts "
         "at $0.</figcaption></figure>"
-        f'<figure>{_chart(pareto)}<figcaption class="caption">Each size as (hours, cost); the red line joins the sizes '
+        f'<figure>{_chart(pareto)}<figcaption class="caption">Each size as (hours, cost); '
+        "the red line joins the sizes "
         f"no other size beats on both{escape(deadline_words)}.</figcaption></figure>"
         + _scroll(
             '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
-            '<th class="num">Wall-clock</th><th class="num">Quote</th><th class="num">Real bill</th><th>Note</th></tr>'
+            '<th class="num">Wall-clock</th><th class="num">Quote</th><th class="num">Real '
+            "bill</th><th>Note</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>"
         )
     )
@@ -622,7 +725,8 @@ def _header(data: ReportData, title: str) -> str:
     u = data.forecast.usage
     return (
         f"<header><h1>{escape(title)}</h1>"
-        f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × {escape(u.accelerator.name)}), '
+        f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × '
+        f"{escape(u.accelerator.name)}), "
         f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
         f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
         f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
@@ -650,10 +754,13 @@ def _assumptions(fc: Forecast) -> str:
         "".join(_assumed_item(a) for a in u.assumed) or "<li>none: the plan states every value</li>"
     )
     return (
-        f"<p>Prices are the catalog's price points in force on <strong>{u.as_of.isoformat()}</strong> "
-        f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values the plan did "
+        "<p>Prices are the catalog's price points in force on "
+        f"<strong>{u.as_of.isoformat()}</strong> "
+        f"(catalog {escape(fc.catalog_version)}); each ledger line names its price point. Values "
+        "the plan did "
         "not state were taken from the catalog's assumptions"
-        '<span class="print-only"> (their sources are in the HTML report and the forecast\'s --explain)</span>:</p>'
+        '<span class="print-only"> (their sources are in the HTML report and the forecast\'s '
+        "--explain)</span>:</p>"
         f'<ul class="assumed">{assumed}</ul>'
     )
 
@@ -676,12 +783,18 @@ def render_html(data: ReportData) -> str:
             _ledger_section(data),
             _spend_section(data.spend if data.spend is not None else spend_of(fc)),
             _section("Time", _time_table(data)),
-            _section("Risk: Monte Carlo distribution",
-                     _simulation_section(data.simulation, data.simulation_note, deadline)),
-            _section("Appendix: right-sizing and the cost/time Pareto front", _sizing_section(data), "appendix"),
+            _section(
+                "Risk: Monte Carlo distribution",
+                _simulation_section(data.simulation, data.simulation_note, deadline),
+            ),
+            _section(
+                "Appendix: right-sizing and the cost/time Pareto front",
+                _sizing_section(data),
+                "appendix",
+            ),
             _section("Appendix: assumptions and prices", _assumptions(fc), "assumptions"),
         ]
-    )  # fmt: skip
+    )
     return _template().substitute(
         title=escape(title),
         body=body,

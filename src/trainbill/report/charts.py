@@ -166,10 +166,16 @@ def tick_labels(ticks: Sequence[float], *, money: bool = True, suffix: str = "")
         (1e6, "M") if money and top >= 1e6 else (1e3, "k") if money and top >= 1e3 else (1.0, "")
     )
     places = next(
-        (d for d in range(7) if all(math.isclose(round(t / scale, d) * scale, t, rel_tol=1e-9, abs_tol=1e-9)
-                                    for t in ticks)),
+        (
+            d
+            for d in range(7)
+            if all(
+                math.isclose(round(t / scale, d) * scale, t, rel_tol=1e-9, abs_tol=1e-9)
+                for t in ticks
+            )
+        ),
         6,
-    )  # fmt: skip
+    )
     out = []
     for t in ticks:
         v = round(t / scale, places) + 0.0
@@ -299,8 +305,10 @@ def waterfall_svg(
         y_top = f.y(hi)
         h = max(f.y(lo) - y_top, 1.0)
         f.parts.append(
-            f'<rect x="{x:.1f}" y="{y_top:.1f}" width="{bar_w:.1f}" height="{h:.1f}" fill="{color}">'
-            f"<title>{escape(s.label)}: {escape(money(s.end if s.total else s.delta))}</title></rect>"
+            f'<rect x="{x:.1f}" y="{y_top:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
+            f'fill="{color}">'
+            f"<title>{escape(s.label)}: "
+            f"{escape(money(s.end if s.total else s.delta))}</title></rect>"
         )
         if i + 1 < len(steps) and not steps[i + 1].total:
             nx = f.left + (i + 1) * slot + (slot - bar_w) / 2
@@ -325,7 +333,8 @@ def waterfall_svg(
         )
     base = f.y(0.0)
     f.parts.append(
-        f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" stroke="{_INK}"/>'
+        f'<line x1="{f.left}" x2="{width - f.right}" y1="{base:.1f}" y2="{base:.1f}" '
+        f'stroke="{_INK}"/>'
     )
     return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
 
@@ -349,7 +358,10 @@ def _lines(
         f'<tspan x="{x:.1f}" dy="{0 if i == 0 else 1.2 * size:.1f}">{escape(line)}</tspan>'
         for i, line in enumerate(lines)
     )
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{extra}>{spans}</text>'
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" '
+        f'font-size="{size}"{extra}>{spans}</text>'
+    )
 
 
 def _step_colour(st: Step) -> str:
@@ -395,7 +407,8 @@ def headline_waterfall_svg(steps: Sequence[Step], *, title: str = "From the quot
         bar_y = y + (h - 14) / 2
         f.parts.append(_lines(left - 8, y + 15, lines, anchor="end", size=size, extra=weight))
         f.parts.append(
-            f'<rect x="{x0:.1f}" y="{bar_y:.1f}" width="{max(x1 - x0, 1.0):.1f}" height="14" fill="{_step_colour(st)}">'
+            f'<rect x="{x0:.1f}" y="{bar_y:.1f}" width="{max(x1 - x0, 1.0):.1f}" height="14" '
+            f'fill="{_step_colour(st)}">'
             f"<title>{escape(st.label)}: {escape(amount)}</title></rect>"
         )
         f.parts.append(_text(width - 4, bar_y + 11, amount, anchor="end", size=size, extra=weight))
@@ -404,7 +417,8 @@ def headline_waterfall_svg(steps: Sequence[Step], *, title: str = "From the quot
 
 
 def _headline_waterfall_narrow(steps: Sequence[Step], *, title: str, standalone: bool) -> str:
-    """Phone layout: label line(s), then the bar with its amount, 360 units wide (drawn about 1:1)."""
+    """Phone layout: label line(s), then the bar with its amount, 360 units wide (drawn about
+    1:1)."""
     size, width, amount_w, pad = 13, 360, 84, 2
     values = [0.0] + [v for st in steps for v in (st.start, st.end)]
     lo_v, hi_v = min(values), max(values)
@@ -420,7 +434,8 @@ def _headline_waterfall_narrow(steps: Sequence[Step], *, title: str, standalone:
         x0, x1 = f.x(lo), f.x(hi)
         amount = _step_amount(st)
         f.parts.append(
-            f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 1.0):.1f}" height="12" fill="{_step_colour(st)}">'
+            f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 1.0):.1f}" height="12" '
+            f'fill="{_step_colour(st)}">'
             f"<title>{escape(st.label)}: {escape(amount)}</title></rect>"
         )
         f.parts.append(_text(width - pad, y + 11, amount, anchor="end", size=size, extra=weight))
@@ -455,8 +470,18 @@ def histogram_svg(
     yt = nice_ticks(0, max(*counts, 1))
     x_text = tick_labels(xt, money=x_unit == "$", suffix="" if x_unit == "$" else x_unit)
     y_text = tick_labels(yt, money=False)
-    f = _Frame(width=width, height=height, left=_left_room(y_text, 56), right=_side_room(x_text, 14),
-               top=20, bottom=44, x0=xt[0], x1=xt[-1], y0=0, y1=yt[-1])  # fmt: skip
+    f = _Frame(
+        width=width,
+        height=height,
+        left=_left_room(y_text, 56),
+        right=_side_room(x_text, 14),
+        top=20,
+        bottom=44,
+        x0=xt[0],
+        x1=xt[-1],
+        y0=0,
+        y1=yt[-1],
+    )
     _y_axis(f, yt, y_text, "trials")
     _x_axis(f, xt, x_text, x_label)
     for i, c in enumerate(counts):
@@ -505,8 +530,18 @@ def xy_svg(
     yt = nice_ticks(min(0.0, *ys), max(0.0, *ys))
     x_text = tick_labels(xt, money=False, suffix=x_unit)
     y_text = tick_labels(yt)
-    f = _Frame(width=width, height=height, left=_left_room(y_text, 70), right=_side_room(x_text, 14),
-               top=30, bottom=44, x0=xt[0], x1=xt[-1], y0=yt[0], y1=yt[-1])  # fmt: skip
+    f = _Frame(
+        width=width,
+        height=height,
+        left=_left_room(y_text, 70),
+        right=_side_room(x_text, 14),
+        top=30,
+        bottom=44,
+        x0=xt[0],
+        x1=xt[-1],
+        y0=yt[0],
+        y1=yt[-1],
+    )
     _y_axis(f, yt, y_text, y_label)
     _x_axis(f, xt, x_text, x_label)
     lx = f.left + 10
@@ -520,7 +555,8 @@ def xy_svg(
         for (x, y), (dx, dy) in zip(pts, s.points, strict=False):
             f.parts.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{s.color}">'
-                f"<title>{escape(s.name)}: {escape(x_fmt(dx))}, {escape(y_fmt(dy))}</title></circle>"
+                f"<title>{escape(s.name)}: {escape(x_fmt(dx))}, "
+                f"{escape(y_fmt(dy))}</title></circle>"
             )
         f.parts.append(f'<rect x="{lx}" y="8" width="12" height="12" fill="{s.color}"/>')
         f.parts.append(_text(lx + 18, 18, s.name, anchor="start", size=_TICK))

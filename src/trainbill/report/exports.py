@@ -106,7 +106,10 @@ def _xlsxwriter() -> Any:
     try:
         import xlsxwriter
     except ImportError:
-        msg = "the XLSX export needs the 'report' extra (XlsxWriter is missing): pip install 'trainbill[report]'"
+        msg = (
+            "the XLSX export needs the 'report' extra (XlsxWriter is missing): pip install "
+            "'trainbill[report]'"
+        )
         raise TrainbillError(msg) from None
     return xlsxwriter
 
@@ -177,8 +180,12 @@ def _summary_sheet(book: _Book, fc: Forecast, basis: str) -> None:
         ("Quote", fc.quote_usd, fc.quote_basis),
         ("Planned", fc.planned_usd, fc.planned_basis),
         ("Real bill (expected)", fc.total_usd, "sum of the Ledger sheet"),
-        ("Budget (P90)", b.usd if b is not None else None, b.basis if b is not None else "not worked out"),
-    ]  # fmt: skip
+        (
+            "Budget (P90)",
+            b.usd if b is not None else None,
+            b.basis if b is not None else "not worked out",
+        ),
+    ]
     for r, (what, usd, how) in enumerate(money_rows, start=1):
         ws.write_string(r, 0, what)
         if usd is None:

@@ -43,8 +43,9 @@ def category_name(category: str) -> str:
 # "../shared/data/..."), which a reader of the report does not have: the named public source
 # next to them is what the reader can check, so only the internal label goes.
 _REF = (
-    r"REFERENCE-[\w.-]+\.md(?:\s*§[\d.]+)?|REFERENCE §[\d.]+(?:,\s*§[\d.]+)*(?:\s*\[[^\]]*\](?:,\s*\[[^\]]*\])*)?"
-    r"(?:\s*'[^']*')?(?:\s+modell?ing note)?"
+    r"REFERENCE-[\w.-]+\.md(?:\s*§[\d.]+)?|REFERENCE "
+    r"§[\d.]+(?:,\s*§[\d.]+)*(?:\s*\[[^\]]*\](?:,\s*\[[^\]]*\])*)?(?:\s*'[^']*')?(?:\s+modell?ing "
+    r"note)?"
 )
 _PATH = r"(?:also\s+)?\.\./shared/[\w./-]*[\w/](?:\s*§[\d.]+)?"
 _TOKEN = f"(?:{_REF}|{_PATH})"
