@@ -129,7 +129,10 @@ class Guard:
         gate = self.heavy if path in HEAVY_PATHS else self.light
         if not gate.try_enter():
             what = "heavy (simulate/optimize/sizing/report)" if gate is self.heavy else "API"
-            detail = f"server busy: every {what} slot and its queue are taken; retry in {self.config.retry_after_s} s"
+            detail = (
+                f"server busy: every {what} slot and its queue are taken; retry in "
+                f"{self.config.retry_after_s} s"
+            )
             await _answer(
                 send, _Refused(503, detail, {"retry-after": str(self.config.retry_after_s)})
             )
@@ -143,7 +146,10 @@ class Guard:
         host = _host_of(scope)
         if host not in allowed:
             shown = host or "(none)"
-            detail = f"Host {shown!r} is not served here (allowed: {', '.join(allowed)}; add one with --allowed-host)"
+            detail = (
+                f"Host {shown!r} is not served here (allowed: {', '.join(allowed)}; add one with "
+                "--allowed-host)"
+            )
             raise _Refused(421, detail)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
@@ -181,8 +187,10 @@ class Guard:
             try:
                 body.decode("utf-8")
             except UnicodeDecodeError as exc:
-                msg = (f"body: not UTF-8 (byte {body[exc.start:exc.start + 1]!r} at offset {exc.start}); "
-                       "send UTF-8 JSON with Content-Type: application/json")  # fmt: skip
+                msg = (
+                    f"body: not UTF-8 (byte {body[exc.start : exc.start + 1]!r} at offset "
+                    f"{exc.start}); send UTF-8 JSON with Content-Type: application/json"
+                )
                 raise _Refused(400, msg) from None
         return body
 

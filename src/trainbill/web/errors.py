@@ -48,7 +48,10 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
     content_type = request.headers.get("content-type", "")
     if field == "body" and request.method == "POST" and "json" not in content_type:
-        message += f" (the body must be JSON sent as Content-Type: application/json, not {content_type or 'none'!r})"
+        message += (
+            " (the body must be JSON sent as Content-Type: application/json, not "
+            f"{content_type or 'none'!r})"
+        )
     return refusal(f"{field}: {message}", field)
 
 

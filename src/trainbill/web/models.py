@@ -35,7 +35,8 @@ _PLAN_EXAMPLE: dict[str, Any] = {
 PlanBody = Annotated[
     dict[str, Any],
     Body(
-        description="A plan: the same sections and keys as a plan TOML file (schema: GET /v1/schema/plan).",
+        description="A plan: the same sections and keys as a plan TOML file (schema: GET "
+        "/v1/schema/plan).",
         examples=[_PLAN_EXAMPLE],
     ),
 ]
@@ -71,7 +72,8 @@ _AXIS = LIMITS.max_axis_values
 
 
 class OptimizeSpace(_Request):
-    """The grid to search (``trainbill.optimize.SearchSpace``); omitted axes are derived from the plan."""
+    """The grid to search (``trainbill.optimize.SearchSpace``); omitted axes are derived from the
+    plan."""
 
     instances: list[str] | None = Field(default=None, max_length=_AXIS)
     nodes: list[Annotated[_Int, Field(ge=1, le=LIMITS.max_nodes)]] | None = Field(
@@ -102,7 +104,8 @@ class OptimizeRequest(_Request):
 
 
 class PlanTomlRequest(_Request):
-    """The text of a plan TOML file (the page's upload), read as ``trainbill forecast`` reads a file."""
+    """The text of a plan TOML file (the page's upload), read as ``trainbill forecast`` reads a
+    file."""
 
     toml: str = Field(max_length=LIMITS.max_body_bytes)
     #: The uploaded file's name, only to name it in error messages.

@@ -65,13 +65,17 @@ def _check_hours(plan: Plan, time: Mapping[str, Any], cap: float, prefix: str) -
             field, given = "run.hours", f"{plan.run.hours:g} h of training is"
         else:
             field = "model.tokens"
-            given = f"{plan.model.tokens:g} tokens of a {plan.model.params:g}-parameter model take {compute:g} h of training,"
+            given = (
+                f"{plan.model.tokens:g} tokens of a {plan.model.params:g}-parameter model take "
+                f"{compute:g} h of training,"
+            )
         msg = f"{given} over the {cap:,.0f} h (about {cap / 8766:,.0f} years) this API computes"
         raise SpecError(msg, source=_BODY, field=f"{prefix}{field}")
     if not (math.isfinite(wall) and wall <= cap):
         msg = (
-            f"overheads stretch {compute:,.1f} h of training to {wall:g} h of wall-clock, over the {cap:,.0f} h "
-            "this API computes; check checkpoint.*, evaluation.* and reliability.* for an outsized value"
+            f"overheads stretch {compute:,.1f} h of training to {wall:g} h of wall-clock, over "
+            f"the {cap:,.0f} h this API computes; check checkpoint.*, evaluation.* and "
+            "reliability.* for an outsized value"
         )
         raise SpecError(msg, source=_BODY, field=prefix.rstrip(".") or "plan")
 
@@ -82,7 +86,10 @@ def check_forecast(plan: Plan, out: Mapping[str, Any], *, limits: Limits, prefix
     bad = [k for k, v in out.get("by_category", {}).items() if not math.isfinite(_number(v))]
     bad = bad or [k for k in ("quote_usd", "total_usd") if not math.isfinite(_number(out.get(k)))]
     if bad:
-        msg = f"the bill is not a finite number ({', '.join(bad)} overflow); a value in the plan is far too large"
+        msg = (
+            f"the bill is not a finite number ({', '.join(bad)} overflow); a value in the plan "
+            "is far too large"
+        )
         raise SpecError(msg, source=_BODY, field=prefix.rstrip(".") or "plan")
 
 

@@ -45,7 +45,10 @@ from trainbill.web.plans import Pricing, check_forecast, clean
 __all__ = ["CSP", "routers"]
 
 #: The page's policy: its own script and style only; SVG charts inline; nothing from elsewhere.
-CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:"
+)
 #: The downloaded report has no script at all (``trainbill.report``: style and SVG inline).
 _REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -102,14 +105,23 @@ def forecast_routes(p: Pricing) -> APIRouter:
         plan = p.checked(body)
         points, basis = right_sizing(plan, p.catalog, today=p.today)
         front = {pt.nodes for pt in pareto_front(points)}
-        out: dict[str, Any] = clean({
-            "basis": basis,
-            "points": [
-                {"nodes": pt.nodes, "gpus": pt.gpus, "wall_hours": pt.wall_hours, "total_usd": pt.total_usd,
-                 "quote_usd": pt.quote_usd, "current": pt.current, "pareto": pt.nodes in front}
-                for pt in points
-            ],
-        })  # fmt: skip
+        out: dict[str, Any] = clean(
+            {
+                "basis": basis,
+                "points": [
+                    {
+                        "nodes": pt.nodes,
+                        "gpus": pt.gpus,
+                        "wall_hours": pt.wall_hours,
+                        "total_usd": pt.total_usd,
+                        "quote_usd": pt.quote_usd,
+                        "current": pt.current,
+                        "pareto": pt.nodes in front,
+                    }
+                    for pt in points
+                ],
+            }
+        )
         return out
 
     return r
@@ -187,8 +199,9 @@ def _check_search_size(
     n_nodes = (len(set(space.nodes)) if space.nodes is not None else 13) + 1
     if n_inst * n_nodes > limits.max_search_cells:
         msg = (
-            f"search too large: {n_inst} instance types × {n_nodes} node counts = {n_inst * n_nodes:,} "
-            f"(at most {limits.max_search_cells:,}); name fewer space.instances or space.nodes, or fewer clouds"
+            f"search too large: {n_inst} instance types × {n_nodes} node counts = "
+            f"{n_inst * n_nodes:,} (at most {limits.max_search_cells:,}); name fewer "
+            "space.instances or space.nodes, or fewer clouds"
         )
         raise SpecError(msg, source="request body", field="space")
 
@@ -230,10 +243,11 @@ def risk_routes(p: Pricing) -> APIRouter:
     @r.post(
         "/v1/optimize",
         tags=["planner"],
-        responses={422: {"description": "invalid input, search too large, or nothing feasible (`binding` names the constraint)"}},
+        responses={422: {"description": "invalid input, search too large, or nothing feasible (`binding` names the " "constraint)"}},
     )  # fmt: skip
     def post_optimize(req: OptimizeRequest) -> JSONResponse:
-        """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill optimize --json``."""
+        """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill
+        optimize --json``."""
         plan = p.checked(req.plan, prefix="plan", planner=True)
         space = _search_space(req.space)
         clouds = tuple(req.clouds) if req.clouds is not None else None
@@ -268,9 +282,15 @@ def _check_price_query(
 
 def _price_row(pt: PricePoint) -> dict[str, Any]:
     return {
-        "provider": pt.provider, "region": pt.region, "item": pt.item, "option": pt.option,
-        "unit": pt.unit, "usd": pt.usd, "effective_from": pt.effective_from.isoformat(), "source": pt.source,
-    }  # fmt: skip
+        "provider": pt.provider,
+        "region": pt.region,
+        "item": pt.item,
+        "option": pt.option,
+        "unit": pt.unit,
+        "usd": pt.usd,
+        "effective_from": pt.effective_from.isoformat(),
+        "source": pt.source,
+    }
 
 
 def catalog_routes(p: Pricing) -> APIRouter:
