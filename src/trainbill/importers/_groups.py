@@ -71,8 +71,8 @@ def known_instance(
         {i.instance for i in catalog.instances.values() if i.provider == provider} | priced
     )
     msg = (
-        f"unknown instance type {name!r}.{suggest(name, known)} Known instance types: {', '.join(known)} "
-        f"(add a price point with --catalog for others)"
+        f"unknown instance type {name!r}.{suggest(name, known)} Known instance types: "
+        f"{', '.join(known)} (add a price point with --catalog for others)"
     )
     raise ClusterImportError(msg, source=source, field=element)
 

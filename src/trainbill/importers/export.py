@@ -70,7 +70,8 @@ def export_skypilot(plan: Plan, catalog: Catalog) -> str:
         comments.append(tpu_note)
     if 0.0 < spot < 1.0:
         comments.append(
-            f"# The plan puts {spot:.0%} of nodes on spot; a SkyPilot task is one uniform pool, so this asks for on-demand."
+            f"# The plan puts {spot:.0%} of nodes on spot; a SkyPilot task is one uniform pool, "
+            "so this asks for on-demand."
         )
     if plan.cluster.extra_groups:
         groups = ", ".join(

@@ -22,14 +22,32 @@ from trainbill.importers._groups import Group, assemble, number
 __all__ = ["parse"]
 
 #: Group keys that carry no cost of their own (identity, roles, scripts, health checks).
-_NO_COST_GROUP_KEYS = frozenset({
-    "InstanceGroupName", "LifeCycleConfig", "ExecutionRole", "ThreadsPerCore", "OnStartDeepHealthChecks",
-    "OverrideVpcConfig", "ScheduledUpdateConfig", "Status", "TrainingPlanArn", "TrainingPlanStatus",
-})  # fmt: skip
+_NO_COST_GROUP_KEYS = frozenset(
+    {
+        "InstanceGroupName",
+        "LifeCycleConfig",
+        "ExecutionRole",
+        "ThreadsPerCore",
+        "OnStartDeepHealthChecks",
+        "OverrideVpcConfig",
+        "ScheduledUpdateConfig",
+        "Status",
+        "TrainingPlanArn",
+        "TrainingPlanStatus",
+    }
+)
 _COUNT_KEYS = ("InstanceCount", "TargetCount", "CurrentCount")
-_NO_COST_TOP_KEYS = frozenset({
-    "ClusterName", "VpcConfig", "Tags", "ClusterStatus", "CreationTime", "FailureMessage", "NodeRecovery",
-})  # fmt: skip
+_NO_COST_TOP_KEYS = frozenset(
+    {
+        "ClusterName",
+        "VpcConfig",
+        "Tags",
+        "ClusterStatus",
+        "CreationTime",
+        "FailureMessage",
+        "NodeRecovery",
+    }
+)
 _ARN_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:([a-z0-9-]+):")
 
 
@@ -68,7 +86,10 @@ def _raw_groups(data: Any, source: str) -> tuple[list[Any], Mapping[str, Any], s
         raw_groups = data["InstanceGroups"]
         prefix = "InstanceGroups"
     else:
-        msg = "expected a list of instance groups or an object with InstanceGroups (create-cluster JSON)"
+        msg = (
+            "expected a list of instance groups or an object with InstanceGroups "
+            "(create-cluster JSON)"
+        )
         raise ClusterImportError(msg, source=source)
     if not isinstance(raw_groups, list) or not raw_groups:
         msg = "must be a non-empty list of instance groups"
@@ -157,7 +178,8 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     imported.append(("cluster.orchestrator", f"{source} (HyperPod cluster)"))
     if any(str(g.get("InstanceType", "")).startswith("ml.") for g in raw_groups):
         notes.append(
-            "ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added on top"
+            "ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added "
+            "on top"
         )
     if cluster["instance"] in ebs:
         gb, el = ebs[cluster["instance"]]

@@ -1,4 +1,5 @@
-"""SkyPilot task YAML: ``resources`` (accelerators, instance_type, use_spot, cloud, region) and ``num_nodes``.
+"""SkyPilot task YAML: ``resources`` (accelerators, instance_type, use_spot, cloud, region) and
+``num_nodes``.
 
 SkyPilot writes accelerators as ``H100:8``, ``{H100: 8}`` or a set of alternatives; a task with
 alternatives (``any_of``/``ordered`` or several accelerators) is priced on the first one and the
@@ -257,7 +258,8 @@ def _unsupported(data: Mapping[str, Any], res: Mapping[str, Any]) -> list[str]:
     for key in data:
         if key in {"file_mounts", "storage_mounts", "volumes"}:
             unsupported.append(
-                f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in the plan"
+                f"{key}: buckets/volumes are not priced; give [data] dataset_gb and location in "
+                "the plan"
             )
         elif key not in _NO_COST and key not in {"resources", "num_nodes"}:
             unsupported.append(f"{key}: not recognised, not priced")
@@ -286,7 +288,10 @@ def _cluster(res: Mapping[str, Any], ask: _Ask, catalog: Catalog, notes: list[st
         return _by_instance_type(itype, ask, catalog, notes)
     if ask.accel is not None:
         return _by_accelerators(ask.accel, ask, catalog, notes)
-    msg = "no GPU: give resources.accelerators (e.g. H100:8) or resources.instance_type (e.g. p5.48xlarge)"
+    msg = (
+        "no GPU: give resources.accelerators (e.g. H100:8) or resources.instance_type (e.g. "
+        "p5.48xlarge)"
+    )
     raise ClusterImportError(msg, source=ask.source, field="resources")
 
 

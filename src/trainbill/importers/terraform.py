@@ -95,7 +95,8 @@ def _fsx_tier(values: Mapping[str, Any], address: str, source: str) -> str:
         return f"persistent_{per}"
     msg = (
         f"deployment_type {dep} with per_unit_storage_throughput {per!r} is not priced; allowed: "
-        f"SCRATCH_1/SCRATCH_2, or PERSISTENT_1/PERSISTENT_2 with {', '.join(map(str, _FSX_PERSISTENT))}"
+        "SCRATCH_1/SCRATCH_2, or PERSISTENT_1/PERSISTENT_2 with "
+        f"{', '.join(map(str, _FSX_PERSISTENT))}"
     )
     raise ClusterImportError(msg, source=source, field=address)
 
@@ -267,7 +268,8 @@ class _Scan:
                 Group(element=address, name=name, instance=str(itype), count=spot_count, spot=True)
             )
             self.notes.append(
-                f"{address}: {spot_count} of {size} instances on spot (on_demand_percentage_above_base_capacity)"
+                f"{address}: {spot_count} of {size} instances on spot "
+                "(on_demand_percentage_above_base_capacity)"
             )
 
     def _mixed_policy(self, mip: Mapping[str, Any], address: str) -> tuple[Any, float]:
@@ -358,7 +360,8 @@ def _storage(scan: _Scan, nodes: int, imported: list[tuple[str, str]]) -> dict[s
         storage["ebs_gb_per_node"] = scan.ebs_gib * _GB_PER_GIB / nodes
         imported.append(("storage.ebs_gb_per_node", ", ".join(scan.ebs_elements)))
         scan.notes.append(
-            f"EBS: {scan.ebs_gib:,.0f} GiB in {len(scan.ebs_elements)} volume(s) spread over {nodes} GPU nodes"
+            f"EBS: {scan.ebs_gib:,.0f} GiB in {len(scan.ebs_elements)} volume(s) spread over "
+            f"{nodes} GPU nodes"
         )
         if scan.ebs_iops:
             storage["ebs_iops"] = scan.ebs_iops
@@ -387,7 +390,8 @@ def _network(scan: _Scan, nodes: int, imported: list[tuple[str, str]]) -> dict[s
         network["public_ips_per_node"] = max(0, scan.eips - nat) / nodes
         imported.append(("network.public_ips_per_node", f"{scan.eips} aws_eip"))
         scan.notes.append(
-            f"{scan.eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest spread over {nodes} nodes"
+            f"{scan.eips} Elastic IP(s): one per NAT gateway is billed with the NAT, the rest "
+            f"spread over {nodes} nodes"
         )
     return network
 
@@ -402,7 +406,10 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         scan.add(r)
     unsupported = list(dict.fromkeys(scan.unsupported + templates.unused(scan.groups)))
     if not scan.groups:
-        msg = "no GPU instances found: no aws_instance, aws_eks_node_group or aws_autoscaling_group with instances"
+        msg = (
+            "no GPU instances found: no aws_instance, aws_eks_node_group or "
+            "aws_autoscaling_group with instances"
+        )
         raise ClusterImportError(msg, source=source)
     sections, imported, more = assemble(scan.groups, catalog, provider="aws", source=source)
     scan.notes += more
