@@ -59,7 +59,10 @@ def read_cache(directory: Path) -> list[PricePoint]:
     try:
         return _read_cache_file(path)
     except UnicodeDecodeError as exc:
-        msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: delete the cache and re-run 'trainbill prices update'."
+        msg = (
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: delete the cache "
+            "and re-run 'trainbill prices update'."
+        )
         raise CatalogSchemaError(msg) from None
     except OSError as exc:
         msg = f"{path}: cannot read the price cache ({exc.strerror or exc.__class__.__name__})"
@@ -71,7 +74,10 @@ def _read_cache_file(path: Path) -> list[PricePoint]:
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         if tuple(reader.fieldnames or ()) != COLUMNS:
-            msg = f"{path}: columns {reader.fieldnames} do not match {list(COLUMNS)}. To fix: delete the cache and re-run 'trainbill prices update'."
+            msg = (
+                f"{path}: columns {reader.fieldnames} do not match {list(COLUMNS)}. To fix: "
+                "delete the cache and re-run 'trainbill prices update'."
+            )
             raise CatalogSchemaError(msg)
         for line, row in enumerate(reader, start=2):
             where = f"{path}, line {line}"

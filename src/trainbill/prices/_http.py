@@ -126,7 +126,8 @@ class Http:
             except httpx.TransportError as exc:
                 response.close()
                 raise PriceUpdateError(
-                    f"download of {_public(url)} was cut off: {exc}. The price cache was not changed."
+                    f"download of {_public(url)} was cut off: {exc}. The price cache was not "
+                    "changed."
                 ) from None
             finally:
                 response.close()

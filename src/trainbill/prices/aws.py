@@ -325,8 +325,11 @@ def api_on_demand(pricing: Any, *, region: str, today: date) -> Fetched:
             )
         ]  # fmt: skip
         kwargs: dict[str, Any] = {
-            "ServiceCode": "AmazonEC2", "Filters": filters, "FormatVersion": "aws_v1", "MaxResults": 100,
-        }  # fmt: skip
+            "ServiceCode": "AmazonEC2",
+            "Filters": filters,
+            "FormatVersion": "aws_v1",
+            "MaxResults": 100,
+        }
         while True:
             page = pricing.get_products(**kwargs)
             for raw in page.get("PriceList", []):

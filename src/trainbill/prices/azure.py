@@ -62,9 +62,10 @@ def _point(item: dict[str, Any], option: str, usd: float, today: date, how: str)
         usd=usd,
         effective_from=today,
         source=(
-            f"Azure Retail Prices API: {item.get('productName', '?')} / {item.get('meterName', '?')} "
-            f"(meterId {item.get('meterId', '?')}, effectiveStartDate "
-            f"{str(item.get('effectiveStartDate', '?'))[:10]}){how}; fetched {today}"
+            f"Azure Retail Prices API: {item.get('productName', '?')} / "
+            f"{item.get('meterName', '?')} (meterId {item.get('meterId', '?')}, "
+            f"effectiveStartDate {str(item.get('effectiveStartDate', '?'))[:10]}){how}; fetched "
+            f"{today}"
         ),
     )
 
@@ -96,7 +97,8 @@ def _item_point(
     if kind == "Consumption":
         if item.get("unitOfMeasure") != "1 Hour":
             notes.append(
-                f"azure {item['armSkuName']}: skipped a row priced per {item.get('unitOfMeasure')!r}"
+                f"azure {item['armSkuName']}: skipped a row priced per "
+                f"{item.get('unitOfMeasure')!r}"
             )
             return None
         meter = f"{item.get('meterName', '')} {item.get('skuName', '')}"

@@ -57,14 +57,20 @@ class GpuPriceRow:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (``per_gpu`` of ``prices list --json``)."""
         return {
-            "accelerator": self.accelerator, "accelerators_per_instance": self.per_instance,
-            "on_demand_usd_per_gpu_hour": self.on_demand, "spot_usd_per_gpu_hour_low": self.spot_low,
-            "spot_usd_per_gpu_hour_high": self.spot_high, "commitment_usd_per_gpu_hour": self.commitment,
-            "commitment_option": self.commitment_option, "hbm_gb": self.hbm_gb,
-            "peak_bf16_tflops": self.bf16_tflops, "peak_fp8_tflops": self.fp8_tflops,
+            "accelerator": self.accelerator,
+            "accelerators_per_instance": self.per_instance,
+            "on_demand_usd_per_gpu_hour": self.on_demand,
+            "spot_usd_per_gpu_hour_low": self.spot_low,
+            "spot_usd_per_gpu_hour_high": self.spot_high,
+            "commitment_usd_per_gpu_hour": self.commitment,
+            "commitment_option": self.commitment_option,
+            "hbm_gb": self.hbm_gb,
+            "peak_bf16_tflops": self.bf16_tflops,
+            "peak_fp8_tflops": self.fp8_tflops,
             "usd_per_pflop_hour_bf16_at_peak": self.usd_per_pflop_hour,
-            "price_date": self.price_date.isoformat() if self.price_date else None, "age_days": self.age_days,
-        }  # fmt: skip
+            "price_date": self.price_date.isoformat() if self.price_date else None,
+            "age_days": self.age_days,
+        }
 
 
 def _spot_range(catalog: Catalog, q: InstanceQuote, as_of: date) -> tuple[float, float] | None:
@@ -109,19 +115,28 @@ def gpu_price_rows(
         dated = q.options.get("on_demand") or next(iter(q.options.values()), None)
         rows.append(
             GpuPriceRow(
-                accelerator=q.accelerator, cloud=q.provider, region=q.region, instance=q.instance, per_instance=n,
-                unit=q.unit, on_demand=od_per,
-                spot_low=spot[0] / n if spot else None, spot_high=spot[1] / n if spot else None,
+                accelerator=q.accelerator,
+                cloud=q.provider,
+                region=q.region,
+                instance=q.instance,
+                per_instance=n,
+                unit=q.unit,
+                on_demand=od_per,
+                spot_low=spot[0] / n if spot else None,
+                spot_high=spot[1] / n if spot else None,
                 commitment=commit[0] / n if commit else None,
                 commitment_option=_COMMITMENTS[commit[1]] if commit else None,
-                hbm_gb=acc.hbm_gb if acc else None, bf16_tflops=bf16,
+                hbm_gb=acc.hbm_gb if acc else None,
+                bf16_tflops=bf16,
                 fp8_tflops=acc.peak_fp8_tflops if acc else None,
                 # $/GPU-hour ÷ PFLOP/s = $ per PFLOP/s sustained for an hour (PFLOP-hour).
-                usd_per_pflop_hour=od_per / (bf16 / 1000.0) if od_per is not None and bf16 else None,
+                usd_per_pflop_hour=od_per / (bf16 / 1000.0)
+                if od_per is not None and bf16
+                else None,
                 price_date=dated.effective_from if dated else None,
                 age_days=(as_of - dated.effective_from).days if dated else None,
             )
-        )  # fmt: skip
+        )
     return tuple(rows)
 
 

@@ -71,7 +71,8 @@ class Sku:
 
 
 def require_api_key(api_key: str | None) -> str:
-    """The key from ``--api-key`` or ``$TRAINBILL_GCP_API_KEY``; a clear error when neither is set."""
+    """The key from ``--api-key`` or ``$TRAINBILL_GCP_API_KEY``; a clear error when neither is
+    set."""
     if api_key and api_key.strip():
         return api_key.strip()
     raise PriceUpdateError(
@@ -205,10 +206,10 @@ def assemble(
                     usd=usd,
                     effective_from=today,
                     source=(
-                        f"GCP Cloud Billing Catalog API {region}: {inst.vcpus} x '{cpu.description}' "
-                        f"${cpu.usd:g}/h + {inst.memory_gib:g} GiB x '{ram.description}' "
-                        f"${ram.usd:g}/GiB-h + {inst.accelerator_count} x '{gpu.description}' "
-                        f"${gpu.usd:g}/h; fetched {today}"
+                        f"GCP Cloud Billing Catalog API {region}: {inst.vcpus} x "
+                        f"'{cpu.description}' ${cpu.usd:g}/h + {inst.memory_gib:g} GiB x "
+                        f"'{ram.description}' ${ram.usd:g}/GiB-h + {inst.accelerator_count} x "
+                        f"'{gpu.description}' ${gpu.usd:g}/h; fetched {today}"
                     ),
                 )
             )

@@ -113,7 +113,10 @@ def fetch_cloud(
             result += Fetched(
                 points=(),
                 notes=(
-                    "aws: no AWS credentials, so no spot prices (describe_spot_price_history needs them)",
+                    (
+                        "aws: no AWS credentials, so no spot prices (describe_spot_price_history "
+                        "needs them)"
+                    ),
                 ),
             )
         return result

@@ -317,7 +317,10 @@ def _parse_mapping(data: dict[str, Any], *, source: str) -> Calibration:
         raise CalibrationError(msg, source=source, field="schema_version")
     measured_at = data["measured_at"]
     if not isinstance(measured_at, datetime) or measured_at.tzinfo is None:
-        msg = f"must be a TOML datetime with a UTC offset (e.g. 2026-01-01T12:00:00Z), got {measured_at!r}"
+        msg = (
+            "must be a TOML datetime with a UTC offset (e.g. 2026-01-01T12:00:00Z), got "
+            f"{measured_at!r}"
+        )
         raise CalibrationError(msg, source=source, field="measured_at")
     return Calibration(
         accelerator=_str(data, "accelerator", source, required=False),
@@ -375,7 +378,8 @@ def _check(cal: Calibration, *, source: str) -> Calibration:
 
 
 def _check_mfu(cal: Calibration, mfu: float, *, source: str) -> None:
-    """An MFU is a share, names its accelerator, and agrees with achieved / peak when both are given."""
+    """An MFU is a share, names its accelerator, and agrees with achieved / peak when both are
+    given."""
     if not 0 < mfu <= 1:
         msg = f"must be in (0, 1], got {mfu!r}; above 1 means a wrong peak or FLOP count"
         raise CalibrationError(msg, source=source, field="mfu")

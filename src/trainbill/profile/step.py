@@ -387,7 +387,8 @@ def check_counts(*, warmup: int, steps: int, tokens_per_step: int = 1) -> None:
         raise ProfileError(f"steps: must be >= 1, got {steps}")
     if steps > MAX_STEPS:
         raise ProfileError(
-            f"steps: must be <= {MAX_STEPS:,} (a median settles within tens of steps), got {steps:,}"
+            f"steps: must be <= {MAX_STEPS:,} (a median settles within tens of steps), got "
+            f"{steps:,}"
         )
     if warmup < 0:
         raise ProfileError(f"warmup: must be >= 0, got {warmup}")
