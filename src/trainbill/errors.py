@@ -17,7 +17,8 @@ into a one-line message and exit status 1; anything else is a bug and keeps its 
     ├── BillError
     │   └── UnsupportedBillError             unknown columns/format; says which were expected
     ├── SimulationError (also ValueError)    bad rates, trial counts
-    ├── InfeasibleError                      nothing satisfies the constraints; names the binding one
+    ├── InfeasibleError                      nothing satisfies the constraints; names the binding
+one
     ├── MemoryFitError                       the model does not fit in accelerator memory at all
     ├── ProfileError                         a profile cannot be taken (arguments, script, no torch)
     ├── DestinationError (also OSError)      an output file exists or is not a regular file
@@ -64,7 +65,10 @@ def too_deep_message() -> str:
     broken or hostile, and the user needs one line, not a ``RecursionError`` traceback."""
     import sys
 
-    return f"nested too deeply (over {sys.getrecursionlimit():,} levels); no valid file of this kind nests that deep"
+    return (
+        f"nested too deeply (over {sys.getrecursionlimit():,} levels); no valid file of this "
+        "kind nests that deep"
+    )
 
 
 def unreadable_value_message(exc: ValueError) -> str:

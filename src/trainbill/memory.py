@@ -65,9 +65,9 @@ class MemoryEstimate:
         mode = "offloaded optimizer, " if self.offload else ""
         mode += "full activation recompute" if self.recompute else "no recompute"
         return (
-            f"per GPU {self.state_gb:.1f} GB model state + {self.buffer_gb:.1f} GB gather buffer + "
-            f"{self.activations_gb:.1f} GB activations = {self.total_gb:.1f} GB of {self.usable_gb:.1f} GB "
-            f"usable HBM ({mode})"
+            f"per GPU {self.state_gb:.1f} GB model state + {self.buffer_gb:.1f} GB gather buffer "
+            f"+ {self.activations_gb:.1f} GB activations = {self.total_gb:.1f} GB of "
+            f"{self.usable_gb:.1f} GB usable HBM ({mode})"
         )
 
 

@@ -6,7 +6,8 @@ out stay ``None`` here and are filled from the catalog's ``assumptions.toml`` wh
 worked out, so every default is data with a source (and the output says which were assumed).
 
 Sections: ``run, model, cluster, purchase, prices, storage, data, checkpoint, evaluation,
-network, monitoring, reliability``. Unknown keys are errors (a typo must not silently become a default).
+network, monitoring, reliability``. Unknown keys are errors (a typo must not silently become a
+default).
 """
 
 from __future__ import annotations
@@ -156,46 +157,73 @@ class Cap:
 #: 64 TiB, 256,000 IOPS, 4,000 MiB/s (Amazon EBS User Guide, "Amazon EBS volume types"); the
 #: largest Azure block blob, ~190.7 TiB (Azure Storage "Scalability and performance targets");
 #: p5.48xlarge's 3,200 Gbps of EFA networking (AWS, "Amazon EC2 P5 Instances").
-PLAN_CAPS: Mapping[str, Cap] = MappingProxyType({
-    "run.hours": Cap(MAX_HOURS, "about 114 years of training"),
-    "run.deadline_hours": Cap(MAX_HOURS, "about 114 years"),
-    "model.params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
-    "model.active_params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
-    "model.tokens": Cap(MAX_TOKENS, "6,400 x Llama 3's 15.6T training tokens"),
-    "model.seq_len": Cap(100_000_000, "10 x the longest context window announced, 10M tokens"),
-    "model.global_batch_tokens": Cap(MAX_TOKENS, "a batch cannot hold more than the largest token budget"),
-    "model.layers": Cap(100_000, "about 800 x Llama 3 405B's 126 layers"),
-    "model.d_model": Cap(10_000_000, "about 600 x Llama 3 405B's 16,384"),
-    "cluster.nodes": Cap(MAX_NODES, "about 50 x Llama 3 405B's 2,048 eight-GPU nodes"),
-    "cluster.gpus": Cap(MAX_GPUS, "about 60 x Llama 3 405B's 16,384 GPUs"),
-    "cluster.extra_groups.count": Cap(MAX_NODES, "the cap on cluster.nodes"),
-    "purchase.spot_fraction": Cap(1.0, "a share of the nodes"),
-    "purchase.savings_plan_coverage": Cap(1.0, "a share of the compute"),
-    "storage.ebs_gb_per_node": Cap(1e6, "a petabyte per node, about 14 x the largest EBS volume (64 TiB)"),
-    "storage.ebs_iops": Cap(1e7, "about 40 x the largest EBS volume's 256,000 IOPS"),
-    "storage.ebs_throughput_mibps": Cap(1e6, "about 1 TiB/s per node, 250 x the fastest EBS volume"),
-    "storage.fsx_capacity_gb": Cap(_EXABYTE_GB, "an exabyte"),
-    "data.dataset_gb": Cap(_EXABYTE_GB, "an exabyte"),
-    "data.epochs": Cap(1e6, "a million passes; LLMs make 1-4, vision models a few hundred"),
-    "data.object_mb": Cap(_EXABYTE_GB, "a petabyte per object, about 5 x the largest blob any of the three clouds stores"),
-    "checkpoint.interval_hours": Cap(MAX_HOURS, "about 114 years"),
-    "checkpoint.bytes_per_param": Cap(1_000, "over 60 x the 16 bytes of mixed-precision Adam state"),
-    "checkpoint.size_gb": Cap(_EXABYTE_GB, "an exabyte"),
-    "checkpoint.keep_last": Cap(1_000_000, "a million checkpoints"),
-    "checkpoint.retention_days": Cap(36_525, "a century"),
-    "checkpoint.write_gbytes_per_s_per_node": Cap(10_000, "25 x a p5 node's whole 3,200 Gbps (400 GB/s) network"),
-    "evaluation.interval_steps": Cap(1e9, "a billion steps, about 32 years at one step a second"),
-    "evaluation.steps": Cap(1e9, "a billion steps, about 32 years at one step a second"),
-    "network.nat_gateways": Cap(MAX_NODES, "one per node of the largest cluster; one gateway serves a whole zone"),
-    "network.nat_gb_per_node_hour": Cap(1e7, "about 7 x a p5 node's whole 3,200 Gbps network for an hour"),
-    "network.public_ips_per_node": Cap(1_000, "far beyond any instance's network-interface limit"),
-    "monitoring.custom_metrics_per_node": Cap(1e7, "ten million metric series from every node"),
-    "monitoring.logs_gb_per_node_hour": Cap(10_000, "2.8 GB/s of logs from every node"),
-    "reliability.gpu_failure_rate_per_gpu_day": Cap(24.0, "every GPU failing every hour; measured rates are near 5e-4"),
-    "reliability.spot_reclaim_rate_per_node_hour": Cap(1.0, "every spot node reclaimed every hour"),
-    "reliability.restart_hours": Cap(8_766, "a year to recover from one failure"),
-    "reliability.straggler_cv": Cap(1.0, "a spread as large as the step time itself"),
-})  # fmt: skip
+PLAN_CAPS: Mapping[str, Cap] = MappingProxyType(
+    {
+        "run.hours": Cap(MAX_HOURS, "about 114 years of training"),
+        "run.deadline_hours": Cap(MAX_HOURS, "about 114 years"),
+        "model.params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
+        "model.active_params": Cap(MAX_PARAMS, "2,500 x Llama 3 405B"),
+        "model.tokens": Cap(MAX_TOKENS, "6,400 x Llama 3's 15.6T training tokens"),
+        "model.seq_len": Cap(100_000_000, "10 x the longest context window announced, 10M tokens"),
+        "model.global_batch_tokens": Cap(
+            MAX_TOKENS, "a batch cannot hold more than the largest token budget"
+        ),
+        "model.layers": Cap(100_000, "about 800 x Llama 3 405B's 126 layers"),
+        "model.d_model": Cap(10_000_000, "about 600 x Llama 3 405B's 16,384"),
+        "cluster.nodes": Cap(MAX_NODES, "about 50 x Llama 3 405B's 2,048 eight-GPU nodes"),
+        "cluster.gpus": Cap(MAX_GPUS, "about 60 x Llama 3 405B's 16,384 GPUs"),
+        "cluster.extra_groups.count": Cap(MAX_NODES, "the cap on cluster.nodes"),
+        "purchase.spot_fraction": Cap(1.0, "a share of the nodes"),
+        "purchase.savings_plan_coverage": Cap(1.0, "a share of the compute"),
+        "storage.ebs_gb_per_node": Cap(
+            1e6, "a petabyte per node, about 14 x the largest EBS volume (64 TiB)"
+        ),
+        "storage.ebs_iops": Cap(1e7, "about 40 x the largest EBS volume's 256,000 IOPS"),
+        "storage.ebs_throughput_mibps": Cap(
+            1e6, "about 1 TiB/s per node, 250 x the fastest EBS volume"
+        ),
+        "storage.fsx_capacity_gb": Cap(_EXABYTE_GB, "an exabyte"),
+        "data.dataset_gb": Cap(_EXABYTE_GB, "an exabyte"),
+        "data.epochs": Cap(1e6, "a million passes; LLMs make 1-4, vision models a few hundred"),
+        "data.object_mb": Cap(
+            _EXABYTE_GB,
+            "a petabyte per object, about 5 x the largest blob any of the three clouds stores",
+        ),
+        "checkpoint.interval_hours": Cap(MAX_HOURS, "about 114 years"),
+        "checkpoint.bytes_per_param": Cap(
+            1_000, "over 60 x the 16 bytes of mixed-precision Adam state"
+        ),
+        "checkpoint.size_gb": Cap(_EXABYTE_GB, "an exabyte"),
+        "checkpoint.keep_last": Cap(1_000_000, "a million checkpoints"),
+        "checkpoint.retention_days": Cap(36_525, "a century"),
+        "checkpoint.write_gbytes_per_s_per_node": Cap(
+            10_000, "25 x a p5 node's whole 3,200 Gbps (400 GB/s) network"
+        ),
+        "evaluation.interval_steps": Cap(
+            1e9, "a billion steps, about 32 years at one step a second"
+        ),
+        "evaluation.steps": Cap(1e9, "a billion steps, about 32 years at one step a second"),
+        "network.nat_gateways": Cap(
+            MAX_NODES, "one per node of the largest cluster; one gateway serves a whole zone"
+        ),
+        "network.nat_gb_per_node_hour": Cap(
+            1e7, "about 7 x a p5 node's whole 3,200 Gbps network for an hour"
+        ),
+        "network.public_ips_per_node": Cap(
+            1_000, "far beyond any instance's network-interface limit"
+        ),
+        "monitoring.custom_metrics_per_node": Cap(1e7, "ten million metric series from every node"),
+        "monitoring.logs_gb_per_node_hour": Cap(10_000, "2.8 GB/s of logs from every node"),
+        "reliability.gpu_failure_rate_per_gpu_day": Cap(
+            24.0, "every GPU failing every hour; measured rates are near 5e-4"
+        ),
+        "reliability.spot_reclaim_rate_per_node_hour": Cap(
+            1.0, "every spot node reclaimed every hour"
+        ),
+        "reliability.restart_hours": Cap(8_766, "a year to recover from one failure"),
+        "reliability.straggler_cv": Cap(1.0, "a spread as large as the step time itself"),
+    }
+)
 
 
 def _cap(path: str) -> float:
@@ -310,7 +338,10 @@ class ClusterSection(_Section):
             return value
         value = orchestrator_on(provider, value)
         if value not in offered and value in ORCHESTRATORS["aws"]:
-            msg = f"{value!r} is an AWS service, not offered on {provider}; allowed values for {provider}: {', '.join(offered)}"
+            msg = (
+                f"{value!r} is an AWS service, not offered on {provider}; allowed values for "
+                f"{provider}: {', '.join(offered)}"
+            )
             raise ValueError(msg)
         return value
 
@@ -375,12 +406,18 @@ class DataSection(_Section):
             msg = 'provider names the cloud holding the data; it needs source = "other_cloud"'
             raise ValueError(msg)
         if src == "other_cloud" and self.provider is None:
-            msg = 'source = "other_cloud" needs provider = "aws", "gcp" or "azure" (the cloud holding the data)'
+            msg = (
+                'source = "other_cloud" needs provider = "aws", "gcp" or "azure" (the cloud '
+                "holding the data)"
+            )
             raise ValueError(msg)
         if src in ("other_cloud", "on_premises") and (
             self.location is not None or self.zone is not None
         ):
-            msg = f"location and zone place data inside the cluster's cloud; not used with source = {src!r}"
+            msg = (
+                "location and zone place data inside the cluster's cloud; not used with source "
+                f"= {src!r}"
+            )
             raise ValueError(msg)
         if src == "on_premises" and self.region is not None:
             msg = 'region is not used with source = "on_premises"'
@@ -494,7 +531,10 @@ class Plan(_Section):
     def _enough_to_price(self) -> Plan:
         c = self.cluster
         if c.instance is None and c.gpu is None:
-            msg = 'cluster needs an instance (e.g. instance = "p5.48xlarge") or a gpu (e.g. gpu = "h100")'
+            msg = (
+                'cluster needs an instance (e.g. instance = "p5.48xlarge") or a gpu (e.g. gpu = '
+                '"h100")'
+            )
             raise ValueError(msg)
         if c.nodes is None and c.gpus is None:
             msg = "cluster needs nodes (instance count) or gpus (accelerator count)"
@@ -534,7 +574,8 @@ def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
 
 
 def _fields() -> dict[str, Any]:
-    """``section.field`` (``cluster.extra_groups.count`` for extra groups) → its pydantic FieldInfo."""
+    """``section.field`` (``cluster.extra_groups.count`` for extra groups) → its pydantic
+    FieldInfo."""
     out: dict[str, Any] = {}
     for name, section in _SECTIONS.items():
         out.update({f"{name}.{f}": info for f, info in section.model_fields.items()})
@@ -606,7 +647,10 @@ def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
                 return field, f"must be {op} {_num(bound)}{allowed} (got {got})"
             return (
                 field,
-                f"must be {op} {_num(bound)}: too large for any real run, a typo? (got {got}{allowed})",
+                (
+                    f"must be {op} {_num(bound)}: too large for any real run, a typo? (got "
+                    f"{got}{allowed})"
+                ),
             )
         return field, f"{err['msg'].lower()}{allowed} (got {got})"
     if kind in {"greater_than", "greater_than_equal"}:
@@ -640,7 +684,10 @@ def load_plan(path: Path | str) -> Plan:
         msg = "file not found"
         raise SpecError(msg, source=str(p)) from None
     except UnicodeDecodeError as exc:
-        msg = f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save the plan as UTF-8"
+        msg = (
+            f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save "
+            "the plan as UTF-8"
+        )
         raise SpecError(msg, source=str(p)) from None
     except (IsADirectoryError, PermissionError) as exc:
         msg = f"cannot read plan file: {exc.strerror or exc.__class__.__name__}"

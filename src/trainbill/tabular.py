@@ -41,7 +41,8 @@ def cell(value: Any) -> Any:
 
 
 def to_csv(rows: Iterable[Mapping[str, Any]], fields: Sequence[str]) -> str:
-    """CSV text (header first, LF line ends) of ``rows``' ``fields``, every cell through ``cell``."""
+    """CSV text (header first, LF line ends) of ``rows``' ``fields``, every cell through
+    ``cell``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(fields)
