@@ -107,8 +107,10 @@ def audit_quote(
         )  # as `forecast --gpu` on the default provider
         if inst.accelerator != accel.id:
             # Pricing one chip against another's peak would call any quote plausible.
-            msg = (f"{inst.instance} carries {inst.accelerator}, not {accel.id}; give --gpu {inst.accelerator} "
-                   f"or an instance with {accel.id}")  # fmt: skip
+            msg = (
+                f"{inst.instance} carries {inst.accelerator}, not {accel.id}; give --gpu "
+                f"{inst.accelerator} or an instance with {accel.id}"
+            )
             raise SpecError(msg, field="instance")
         day = as_of or date.today()  # noqa: DTZ011 - a calendar date
         region = catalog.reference_region(inst.provider)
@@ -140,11 +142,14 @@ def audit_quote(
         )
     else:
         verdict = "plausible"
-        why = f"needs {_pct(mfu)} MFU ({_num(implied, 0)} of {peak:,.0f} TFLOP/s), within published practice"
+        why = (
+            f"needs {_pct(mfu)} MFU ({_num(implied, 0)} of {peak:,.0f} TFLOP/s), within "
+            "published practice"
+        )
     explanation = (
-        f"${_num(cost_usd, 0)} / ({gpus} GPUs × ${rate:,.4g}/GPU-hour) = {_num(hours, 1)} h; "
-        f"6 × {params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {_num(hours, 1)} h × 3600 s) "
-        f"= {_num(implied, 0)} TFLOP/s per GPU: {why}"
+        f"${_num(cost_usd, 0)} / ({gpus} GPUs × ${rate:,.4g}/GPU-hour) = {_num(hours, 1)} h; 6 × "
+        f"{params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {_num(hours, 1)} h × 3600 "
+        f"s) = {_num(implied, 0)} TFLOP/s per GPU: {why}"
     )
     return QuoteAudit(
         cost_usd=cost_usd,

@@ -114,13 +114,24 @@ class LineAudit:
         """JSON-ready form."""
         ln = self.line
         return {
-            "line": ln.number, "category": ln.category, "item": ln.item, "amount_usd": ln.amount_usd,
-            "percent": ln.percent, "quantity": ln.quantity, "unit_claimed": ln.unit,
-            "unit_price_claimed_usd": ln.unit_price_usd, "priced_as": self.priced_as, "unit": self.unit,
-            "unit_price_usd": self.unit_price_usd, "price_source": self.price_source,
-            "implied_quantity": self.implied_quantity, "forecast_quantity": self.forecast_quantity,
-            "ratio_to_forecast": self.ratio, "verdict": self.verdict, "arithmetic": self.arithmetic,
-        }  # fmt: skip
+            "line": ln.number,
+            "category": ln.category,
+            "item": ln.item,
+            "amount_usd": ln.amount_usd,
+            "percent": ln.percent,
+            "quantity": ln.quantity,
+            "unit_claimed": ln.unit,
+            "unit_price_claimed_usd": ln.unit_price_usd,
+            "priced_as": self.priced_as,
+            "unit": self.unit,
+            "unit_price_usd": self.unit_price_usd,
+            "price_source": self.price_source,
+            "implied_quantity": self.implied_quantity,
+            "forecast_quantity": self.forecast_quantity,
+            "ratio_to_forecast": self.ratio,
+            "verdict": self.verdict,
+            "arithmetic": self.arithmetic,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -146,13 +157,20 @@ class ClaimAudit:
         """JSON-ready form."""
         c = self.claim
         return {
-            "name": c.name, "source": c.source, "quote_usd": c.quote_usd, "total_usd": c.total_usd,
-            "lines": [a.as_dict() for a in self.lines], "lines_usd": self.lines_usd,
-            "percent_sum": self.percent_sum, "lines_percent_of_quote": self.lines_percent_of_quote,
-            "gap_percent_of_quote": self.gap_percent_of_quote, "unexplained_usd": self.unexplained_usd,
-            "adds_up": self.adds_up, "total_arithmetic": self.total_arithmetic,
+            "name": c.name,
+            "source": c.source,
+            "quote_usd": c.quote_usd,
+            "total_usd": c.total_usd,
+            "lines": [a.as_dict() for a in self.lines],
+            "lines_usd": self.lines_usd,
+            "percent_sum": self.percent_sum,
+            "lines_percent_of_quote": self.lines_percent_of_quote,
+            "gap_percent_of_quote": self.gap_percent_of_quote,
+            "unexplained_usd": self.unexplained_usd,
+            "adds_up": self.adds_up,
+            "total_arithmetic": self.total_arithmetic,
             "impossible_lines": [a.line.number for a in self.impossible],
-        }  # fmt: skip
+        }
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -198,7 +216,10 @@ def _line(raw: Any, number: int, quote: float | None, source: str) -> ClaimLine:
     if category not in CATEGORIES:
         from trainbill.errors import suggest
 
-        msg = f"unknown category {category!r}; allowed: {', '.join(CATEGORIES)}.{suggest(category, CATEGORIES)}"
+        msg = (
+            f"unknown category {category!r}; allowed: "
+            f"{', '.join(CATEGORIES)}.{suggest(category, CATEGORIES)}"
+        )
         raise SpecError(msg, source=source, field=f"{where}.category")
 
     def opt(key: str) -> float | None:
@@ -313,8 +334,11 @@ def _reference(fc: Forecast, catalog: Catalog, line: ClaimLine) -> _Price:
             # node-hours: price them like the compute lines.
             lines = fc.ledger.in_category("compute")
         if not lines:
-            msg = (f"the plan's forecast has no {line.category} line to price this claim by; name one of its "
-                   f"lines with priced_as (lines: {', '.join(ln.item for ln in fc.ledger.lines)})")  # fmt: skip
+            msg = (
+                f"the plan's forecast has no {line.category} line to price this claim by; name "
+                "one of its lines with priced_as (lines: "
+                f"{', '.join(ln.item for ln in fc.ledger.lines)})"
+            )
             raise SpecError(msg, field=f"lines[{line.number}].category")
         ref = max(lines, key=lambda ln: _dearest(fc, catalog, ln)[0])
     usd, source = _dearest(fc, catalog, ref)
@@ -362,7 +386,10 @@ def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | 
     implied = amount / ref.usd if ref.usd > 0 else math.inf
     ratio = implied / ref.forecast_quantity if ref.forecast_quantity > 0 else None
     steps = [
-        f"${amount:,.0f} / {_price(ref.usd)} per {ref.unit} ({ref.label}) = {quantity_words(implied, ref.unit)}"
+        (
+            f"${amount:,.0f} / {_price(ref.usd)} per {ref.unit} ({ref.label}) = "
+            f"{quantity_words(implied, ref.unit)}"
+        )
     ]
     if ref.unit == "GB" and fc.usage.wall_hours > 0:
         # Bytes through one meter in the run's time: what a gateway or link would have carried.
@@ -374,28 +401,34 @@ def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | 
     if line.percent is not None and quote is not None:
         pct = 100.0 * amount / quote
         if abs(pct - line.percent) > _PERCENT_ROUNDING + TOLERANCE * line.percent:
-            impossible.append(f"{line.percent:g}% of the ${quote:,.0f} quote is ${quote * line.percent / 100:,.0f}, "
-                              f"not ${amount:,.0f} ({pct:.1f}%)")  # fmt: skip
+            impossible.append(
+                f"{line.percent:g}% of the ${quote:,.0f} quote is "
+                f"${quote * line.percent / 100:,.0f}, not ${amount:,.0f} ({pct:.1f}%)"
+            )
     if line.quantity is not None and line.unit_price_usd is not None:
         product = line.quantity * line.unit_price_usd
         if not math.isclose(product, amount, rel_tol=TOLERANCE, abs_tol=1.0):
             impossible.append(
-                f"{line.quantity:,.6g} {line.unit} × {_price(line.unit_price_usd)} = ${product:,.0f}, not ${amount:,.0f}"
+                f"{line.quantity:,.6g} {line.unit} × {_price(line.unit_price_usd)} = "
+                f"${product:,.0f}, not ${amount:,.0f}"
             )
     if line.quantity is not None and line.unit == ref.unit:
         most = line.quantity * ref.usd
         if amount > most * (1 + TOLERANCE):
             impossible.append(
-                f"{line.quantity:,.6g} {ref.unit} cost at most ${most:,.0f} at the dearest list price "
-                f"({_price(ref.usd)}); ${amount:,.0f} is {amount / most:.1f}× that and buys {quantity_words(implied, ref.unit)}"
+                f"{line.quantity:,.6g} {ref.unit} cost at most ${most:,.0f} at the dearest list "
+                f"price ({_price(ref.usd)}); ${amount:,.0f} is {amount / most:.1f}× that and "
+                f"buys {quantity_words(implied, ref.unit)}"
             )
     if (
         line.unit_price_usd is not None
         and line.unit == ref.unit
         and line.unit_price_usd > ref.usd * (1 + TOLERANCE)
     ):
-        impossible.append(f"the claimed {_price(line.unit_price_usd)} per {ref.unit} is above the dearest list price "
-                          f"{_price(ref.usd)}")  # fmt: skip
+        impossible.append(
+            f"the claimed {_price(line.unit_price_usd)} per {ref.unit} is above the dearest list "
+            f"price {_price(ref.usd)}"
+        )
     if ratio is not None:
         steps.append(
             f"{ratio:,.3g}× the plan's forecast {quantity_words(ref.forecast_quantity, ref.unit)}"
@@ -406,7 +439,10 @@ def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | 
         verdict, why = "impossible", "; ".join(impossible)
     elif ratio is None or ratio > IMPLAUSIBLE_RATIO:
         verdict = "implausible"
-        why = f"more than {IMPLAUSIBLE_RATIO:g}× what the plan's inputs produce: the claim needs an input the plan does not state"
+        why = (
+            f"more than {IMPLAUSIBLE_RATIO:g}× what the plan's inputs produce: the claim needs "
+            "an input the plan does not state"
+        )
     else:
         verdict, why = (
             "consistent",
@@ -464,11 +500,15 @@ def audit_claims(claim: ClaimedBill, fc: Forecast, catalog: Catalog) -> ClaimAud
         if adds_up:
             total_text += "adds up"
         else:
-            total_text += (f"does not add up: ${unexplained:,.0f} ({100 * unexplained / claim.total_usd:.0f}% of the total) "
-                           "is in no line")  # fmt: skip
+            total_text += (
+                f"does not add up: ${unexplained:,.0f} "
+                f"({100 * unexplained / claim.total_usd:.0f}% of the total) is in no line"
+            )
         if quote and percent_sum is not None and gap_pct is not None:
-            total_text += (f"; the stated percentages sum to {percent_sum:g}% of the quote against a "
-                           f"{gap_pct:.0f}% gap between quote and total")  # fmt: skip
+            total_text += (
+                f"; the stated percentages sum to {percent_sum:g}% of the quote against a "
+                f"{gap_pct:.0f}% gap between quote and total"
+            )
     return ClaimAudit(
         claim=claim,
         lines=tuple(audits),

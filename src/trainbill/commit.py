@@ -88,7 +88,10 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [c for c in ("month", "gpu_hours") if c not in header]
     if missing:
-        msg = f"missing column(s) {', '.join(missing)}; the header must include month,gpu_hours (got {','.join(header) or 'nothing'})"
+        msg = (
+            f"missing column(s) {', '.join(missing)}; the header must include month,gpu_hours "
+            f"(got {','.join(header) or 'nothing'})"
+        )
         raise SpecError(msg, source=source, field="header")
     months: list[str] = []
     hours: list[float] = []
@@ -104,7 +107,10 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
         value = row.get("gpu_hours", "")
         if "," in value and not _THOUSANDS.match(value):
             # "2.500,5" or "2,5": a decimal comma. Dropping the comma read 2.500,5 as 2.5005.
-            msg = f"{value!r} has a comma that is not a thousands separator; write the number with a decimal point (e.g. 2500.5)"
+            msg = (
+                f"{value!r} has a comma that is not a thousands separator; write the number with "
+                "a decimal point (e.g. 2500.5)"
+            )
             raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
         try:
             number = float(value.replace("_", "").replace(",", ""))

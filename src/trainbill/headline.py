@@ -88,10 +88,15 @@ class Budget:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
         return {
-            "usd": self.usd, "p50_usd": self.p50_usd, "p90_usd": self.p90_usd, "trials": self.trials,
-            "seed": self.seed, "deadline_hours": self.deadline_hours,
-            "deadline_miss_probability": self.deadline_miss_probability, "basis": self.basis,
-        }  # fmt: skip
+            "usd": self.usd,
+            "p50_usd": self.p50_usd,
+            "p90_usd": self.p90_usd,
+            "trials": self.trials,
+            "seed": self.seed,
+            "deadline_hours": self.deadline_hours,
+            "deadline_miss_probability": self.deadline_miss_probability,
+            "basis": self.basis,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,9 +117,13 @@ class Action:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
         return {
-            "kind": self.kind, "title": self.title, "saving_usd": self.saving_usd, "total_usd": self.total_usd,
-            "caveat": self.caveat, "change": dict(self.change),
-        }  # fmt: skip
+            "kind": self.kind,
+            "title": self.title,
+            "saving_usd": self.saving_usd,
+            "total_usd": self.total_usd,
+            "caveat": self.caveat,
+            "change": dict(self.change),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,8 +158,14 @@ def waterfall(fc: Forecast) -> tuple[Step, ...]:
 # --- budget ----------------------------------------------------------------------------------
 
 
-def budget(fc: Forecast, catalog: Catalog, *, deadline_hours: float | None = None,
-           trials: int = BUDGET_TRIALS, seed: int = BUDGET_SEED) -> tuple[Budget, Simulation]:  # fmt: skip
+def budget(
+    fc: Forecast,
+    catalog: Catalog,
+    *,
+    deadline_hours: float | None = None,
+    trials: int = BUDGET_TRIALS,
+    seed: int = BUDGET_SEED,
+) -> tuple[Budget, Simulation]:
     """The P90 of ``trials`` simulated runs of the forecast's usage, and the simulation.
 
     The simulation prices its trials with the cost drivers; where the forecast's lines differ
@@ -161,28 +176,42 @@ def budget(fc: Forecast, catalog: Catalog, *, deadline_hours: float | None = Non
     shift = fc.total_usd - sim.deterministic_total_usd
     p90 = sim.cost_usd.p90 + shift
     usd = max(p90, fc.total_usd)
-    floor = "" if p90 >= fc.total_usd else (
-        f"; the P90 run (${p90:,.0f}) costs less than the expected bill because the rare events priced at "
-        "their expected count do not happen in 9 runs of 10, so the budget is the expected bill"
-    )  # fmt: skip
+    floor = (
+        ""
+        if p90 >= fc.total_usd
+        else (
+            f"; the P90 run (${p90:,.0f}) costs less than the expected bill because the rare "
+            "events priced at their expected count do not happen in 9 runs of 10, so the budget "
+            "is the expected bill"
+        )
+    )
     band = fc.band
     band_words = ""
     if band is not None and band.total_usd_p90 > band.total_usd_p10:
-        band_words = (" Included: the time model's own error, sampled independently (its P10-P90 alone moves "
-                      f"the bill ${band.total_usd_p10:,.0f}-${band.total_usd_p90:,.0f}, from published runs it was "
-                      "not fitted to).")  # fmt: skip
+        band_words = (
+            " Included: the time model's own error, sampled independently (its P10-P90 alone "
+            f"moves the bill ${band.total_usd_p10:,.0f}-${band.total_usd_p90:,.0f}, from "
+            "published runs it was not fitted to)."
+        )
     basis = (
-        f"P90 of {trials:,} simulated runs (seed {seed}): hardware failures and spot reclaims (Poisson), the "
-        "work lost and restart after each, checkpoint stall spread, GPU throttling episodes (stragglers) and "
-        f"the spot price within its observed range; 9 runs in 10 cost less{floor}.{band_words}"
+        f"P90 of {trials:,} simulated runs (seed {seed}): hardware failures and spot reclaims "
+        "(Poisson), the work lost and restart after each, checkpoint stall spread, GPU "
+        "throttling episodes (stragglers) and the spot price within its observed range; 9 runs "
+        f"in 10 cost less{floor}.{band_words}"
     )
     return (
         Budget(
-            usd=usd, p50_usd=sim.cost_usd.p50 + shift, p90_usd=p90, trials=trials, seed=seed,
-            deadline_hours=sim.deadline_hours, deadline_miss_probability=sim.deadline_miss_probability, basis=basis,
+            usd=usd,
+            p50_usd=sim.cost_usd.p50 + shift,
+            p90_usd=p90,
+            trials=trials,
+            seed=seed,
+            deadline_hours=sim.deadline_hours,
+            deadline_miss_probability=sim.deadline_miss_probability,
+            basis=basis,
         ),
         sim,
-    )  # fmt: skip
+    )
 
 
 # --- actions ---------------------------------------------------------------------------------
@@ -213,8 +242,14 @@ def _variant(
 
 def _action(kind: ActionKind, fc: Forecast, alt: Forecast, title: str, caveat: str,
             change: Mapping[str, Any]) -> Action:  # fmt: skip
-    return Action(kind=kind, title=title, saving_usd=fc.total_usd - alt.total_usd, total_usd=alt.total_usd,
-                  caveat=caveat, change=change)  # fmt: skip
+    return Action(
+        kind=kind,
+        title=title,
+        saving_usd=fc.total_usd - alt.total_usd,
+        total_usd=alt.total_usd,
+        caveat=caveat,
+        change=change,
+    )
 
 
 #: One variant an action compares: its key, how to build the plan, and the note to keep when it
@@ -263,13 +298,20 @@ def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None
         return None
     alt = price(_variant(plan, {"checkpoint": {"interval_hours": target}}))
     if target > given:
-        caveat = (f"each failure or reclaim then loses {target / 2:.2g} h of work on average instead of "
-                  f"{given / 2:.2g} h, and checkpoints also serve rollbacks after a loss spike: a rollback goes "
-                  f"back up to {target:g} h")  # fmt: skip
+        caveat = (
+            f"each failure or reclaim then loses {target / 2:.2g} h of work on average instead "
+            f"of {given / 2:.2g} h, and checkpoints also serve rollbacks after a loss spike: a "
+            f"rollback goes back up to {target:g} h"
+        )
     else:
-        caveat = (f"{alt.usage.checkpoint_count - u.checkpoint_count:,.0f} more checkpoint writes, each pausing "
-                  f"training {_duration(u.checkpoint_stall_hours_each)} (priced)")  # fmt: skip
-    title = f"Checkpoint every {target:g} h instead of {given:g} h (Young/Daly optimum for this cluster)"
+        caveat = (
+            f"{alt.usage.checkpoint_count - u.checkpoint_count:,.0f} more checkpoint writes, "
+            f"each pausing training {_duration(u.checkpoint_stall_hours_each)} (priced)"
+        )
+    title = (
+        f"Checkpoint every {target:g} h instead of {given:g} h (Young/Daly optimum for this "
+        "cluster)"
+    )
     return _action(
         "checkpoint_interval", fc, alt, title, caveat, {"checkpoint.interval_hours": target}
     )
@@ -286,8 +328,14 @@ def _miss(sim: Simulation) -> float | None:
     return sim.deadline_miss_probability
 
 
-def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base_sim: Simulation | None,
-                 notes: list[str]) -> Action | None:  # fmt: skip
+def _spot_action(
+    plan: Plan,
+    fc: Forecast,
+    catalog: Catalog,
+    price: Pricer,
+    base_sim: Simulation | None,
+    notes: list[str],
+) -> Action | None:
     """All nodes on spot (when some are not) or all on demand (when some are on spot)."""
     u = fc.usage
     targets = ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else [])
@@ -311,13 +359,22 @@ def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base
     if target > 0:
         spot_nodes = nodes * target
         row = catalog.spot_row(inst, provider=u.provider, region=u.region, as_of=u.as_of)
-        seen = (f"Spot Advisor: {row.interruption_bucket} interrupted per month in {u.region}" if row is not None
-                else f"no spot interruption data for {inst} in {u.region}")  # fmt: skip
-        caveat = "; ".join(x for x in (
-            risk or f"no deadline in the plan (run.deadline_hours) to check against: {alt.usage.reclaim_events:.2g} expected "
-                    f"reclaims make the run {alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
-            f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
-        ) if x)  # fmt: skip
+        seen = (
+            f"Spot Advisor: {row.interruption_bucket} interrupted per month in {u.region}"
+            if row is not None
+            else f"no spot interruption data for {inst} in {u.region}"
+        )
+        caveat = "; ".join(
+            x
+            for x in (
+                risk
+                or "no deadline in the plan (run.deadline_hours) to check against: "
+                f"{alt.usage.reclaim_events:.2g} expected reclaims make the run "
+                f"{alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
+                f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
+            )
+            if x
+        )
         title = f"Run all {nodes} nodes on spot (the plan: {u.spot_fraction * nodes:g})"
     else:
         caveat = "; ".join(
@@ -327,8 +384,9 @@ def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base
     return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
 
 
-def _right_size_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, today: date | None,
-                       notes: list[str]) -> Action | None:  # fmt: skip
+def _right_size_action(
+    plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, today: date | None, notes: list[str]
+) -> Action | None:
     """The planner's cheapest node count for the plan's instance and mix, within the plan's
     deadline or, without one, its own wall-clock: a smaller cluster that takes three times as
     long is a different plan, not a saving an approver asked for."""
@@ -351,11 +409,17 @@ def _right_size_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer
         return None
     alt = price(res.best_plan)
     parts = [
-        f"{best.nodes} nodes take {alt.usage.wall_hours:,.1f} h of wall-clock instead of {u.wall_hours:,.1f} h"
+        (
+            f"{best.nodes} nodes take {alt.usage.wall_hours:,.1f} h of wall-clock instead of "
+            f"{u.wall_hours:,.1f} h"
+        )
     ]
     if plan.run.hours is not None:
-        parts.append("the plan gives run.hours, not the model size, so the hours are scaled by GPU count (perfect "
-                     "scaling assumed; give model.params and model.tokens for the time model's own scaling)")  # fmt: skip
+        parts.append(
+            "the plan gives run.hours, not the model size, so the hours are scaled by GPU count "
+            "(perfect scaling assumed; give model.params and model.tokens for the time model's "
+            "own scaling)"
+        )
     parts.extend(c.text for c in best.caveats)
     title = f"Use {best.nodes:,} nodes ({best.gpus:,} GPUs) instead of {u.nodes:,}"
     change: dict[str, Any] = {"cluster.nodes": best.nodes}
@@ -411,8 +475,11 @@ def _savings_plan_action(
         ),
         0.0,
     )
-    caveat = (f"commits ${hourly:,.2f}/h for the whole {term} term, billed whether used or not (the unused term is "
-              "priced); it pays only while the run, or other work on these instances, fills the term")  # fmt: skip
+    caveat = (
+        f"commits ${hourly:,.2f}/h for the whole {term} term, billed whether used or not (the "
+        "unused term is priced); it pays only while the run, or other work on these instances, "
+        "fills the term"
+    )
     title = f"Buy a {name} covering the on-demand nodes"
     change = {f"purchase.{k}": v for k, v in purchase.items()}
     return _action("savings_plan", fc, alt, title, caveat, change)
@@ -426,15 +493,30 @@ def _region_action(
     inst = u.instance.instance
     options = ["on_demand"] + (["spot"] if u.spot_fraction > 0 else [])
     priced = [
-        r for r in sorted(catalog.regions(u.provider) - {u.region})
-        if all(any(p.effective_from <= u.as_of for p in catalog.history(inst, o, provider=u.provider, region=r))
-               for o in options)
-    ]  # fmt: skip
-    best = _cheapest(price, (
-        (r, functools.partial(_variant, plan, {"cluster": {"region": r}}, drop={"cluster": ("zone",)}),
-         _not_priced(f"region {r}"))
-        for r in priced
-    ), notes)  # fmt: skip
+        r
+        for r in sorted(catalog.regions(u.provider) - {u.region})
+        if all(
+            any(
+                p.effective_from <= u.as_of
+                for p in catalog.history(inst, o, provider=u.provider, region=r)
+            )
+            for o in options
+        )
+    ]
+    best = _cheapest(
+        price,
+        (
+            (
+                r,
+                functools.partial(
+                    _variant, plan, {"cluster": {"region": r}}, drop={"cluster": ("zone",)}
+                ),
+                _not_priced(f"region {r}"),
+            )
+            for r in priced
+        ),
+        notes,
+    )
     if best is None:
         notes.append(
             f"region: the catalog prices {inst} in no other {u.provider} region on {u.as_of}"
@@ -442,8 +524,8 @@ def _region_action(
         return None
     r, alt = best
     moved = (
-        f"moves the run to {r}: the dataset and checkpoints must be there (copying them is not priced), "
-        f"and quota and capacity for {u.nodes} × {inst} there"
+        f"moves the run to {r}: the dataset and checkpoints must be there (copying them is not "
+        f"priced), and quota and capacity for {u.nodes} × {inst} there"
     )
     parts = [moved]
     parts.extend(c.text for c in alt.cautions_of(CautionKind.REFERENCE_REGION))
@@ -458,16 +540,19 @@ def _region_action(
 
 
 def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> Action | None:
-    """The zone of the plan's region with the cheapest spot price (on-demand is the same in every zone)."""
+    """The zone of the plan's region with the cheapest spot price (on-demand is the same in every
+    zone)."""
     u = fc.usage
     zones = catalog.zones(u.provider, u.region)
     if u.spot_fraction <= 0 or not zones:
         return None
     inst = u.instance.instance
     priced = [
-        z for z in zones
-        if z != u.zone_id and catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of) is not None
-    ]  # fmt: skip
+        z
+        for z in zones
+        if z != u.zone_id
+        and catalog.zone_price(inst, "spot", provider=u.provider, zone=z, as_of=u.as_of) is not None
+    ]
     best = _cheapest(
         price,
         ((z, functools.partial(_variant, plan, {"cluster": {"zone": z}}), None) for z in priced),
@@ -480,8 +565,10 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     assert point is not None  # only zones with a spot price were tried
     usd = point.usd
     dated = f" of {point.effective_from}"
-    caveat = (f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot node must "
-              f"launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free")  # fmt: skip
+    caveat = (
+        f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot "
+        f"node must launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free"
+    )
     return _action(
         "zone", fc, alt, f"Run in zone {z} (spot ${usd:,.2f}/h)", caveat, {"cluster.zone": z}
     )
@@ -546,6 +633,7 @@ def advise(
         ranked = rank_actions(found)
     else:
         notes.append(
-            "actions are not worked out for a calibrated forecast: the plan's variants would drop the calibration"
+            "actions are not worked out for a calibrated forecast: the plan's variants would "
+            "drop the calibration"
         )
     return replace(fc, outlook=Outlook(budget=b, actions=ranked, notes=tuple(notes)))

@@ -93,8 +93,10 @@ def compare_orchestrators(
     Azure plan has no such choice, so it is an error rather than AWS fees on another cloud.
     """
     if plan.cluster.provider != "aws":
-        msg = (f"compare-orchestrators compares AWS orchestrators ({', '.join(ORCHESTRATORS)}); "
-               f"this plan's provider is {plan.cluster.provider}, which offers only self-managed VMs")  # fmt: skip
+        msg = (
+            f"compare-orchestrators compares AWS orchestrators ({', '.join(ORCHESTRATORS)}); "
+            f"this plan's provider is {plan.cluster.provider}, which offers only self-managed VMs"
+        )
         raise SpecError(msg, field="cluster.provider")
     rows = []
     for o in ORCHESTRATORS:
@@ -146,21 +148,24 @@ class StorageReport:
         """One sentence: keep gp3, raise its provisioning, or move to FSx."""
         if not self.ebs_fits and self.stall_usd <= self.fsx_usd:
             return (
-                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / {self.gp3_max_mibps:,.0f} MiB/s), "
-                f"but the stall ({self.stall_hours:,.2f} h, ${self.stall_usd:,.0f}) costs less than FSx for Lustre "
-                f"{self.fsx_tier} (${self.fsx_usd:,.0f}): keep gp3 at its limits"
+                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / "
+                f"{self.gp3_max_mibps:,.0f} MiB/s), but the stall ({self.stall_hours:,.2f} h, "
+                f"${self.stall_usd:,.0f}) costs less than FSx for Lustre {self.fsx_tier} "
+                f"(${self.fsx_usd:,.0f}): keep gp3 at its limits"
             )
         if not self.ebs_fits:
             return (
-                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / {self.gp3_max_mibps:,.0f} MiB/s): "
-                f"use FSx for Lustre {self.fsx_tier} with {self.fsx_capacity_gb:,.0f} GB (${self.fsx_usd:,.0f} for the run) "
-                f"instead of losing {self.stall_hours:,.1f} h (${self.stall_usd:,.0f}) to I/O stalls"
+                f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / "
+                f"{self.gp3_max_mibps:,.0f} MiB/s): use FSx for Lustre {self.fsx_tier} with "
+                f"{self.fsx_capacity_gb:,.0f} GB (${self.fsx_usd:,.0f} for the run) instead of "
+                f"losing {self.stall_hours:,.1f} h (${self.stall_usd:,.0f}) to I/O stalls"
             )
         if not self.provisioning_fits:
             return (
-                f"gp3 can keep up, but provision at least {self.read_iops_per_node:,.0f} IOPS and "
-                f"{max(self.read_mibps_per_node, self.checkpoint_write_mibps_per_node):,.0f} MiB/s per volume "
-                f"(the plan has {self.provisioned_iops:,.0f} IOPS / {self.provisioned_mibps:,.0f} MiB/s)"
+                f"gp3 can keep up, but provision at least {self.read_iops_per_node:,.0f} IOPS "
+                f"and {max(self.read_mibps_per_node, self.checkpoint_write_mibps_per_node):,.0f} "
+                f"MiB/s per volume (the plan has {self.provisioned_iops:,.0f} IOPS / "
+                f"{self.provisioned_mibps:,.0f} MiB/s)"
             )
         return "gp3 as provisioned keeps up with the data loader and checkpoint writes"
 
@@ -203,13 +208,15 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     write_mibps = want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0
     if u.checkpoint_target != "ebs":
         notes.append(
-            f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the gp3 volumes"
+            f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the "
+            "gp3 volumes"
         )
     max_iops = float(catalog.value("whatif.gp3_max_iops"))
     max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
     ebs_fits = read_iops <= max_iops and read_mibps <= max_mibps
     provisioning_fits = read_iops <= u.ebs_iops and read_mibps <= u.ebs_throughput_mibps
-    # Stall: reads throttled to the limit slow training in proportion; checkpoints written at the cap.
+    # Stall: reads throttled to the limit slow training in proportion; checkpoints written at the
+    # cap.
     slow = max(read_iops / max_iops, read_mibps / max_mibps, 1.0)
     stall_hours = u.compute_hours * (slow - 1.0)
     if write_mibps > max_mibps:
@@ -224,7 +231,8 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     if u.checkpoint_size_gb > 0 and u.checkpoint_target in ("ebs", "fsx"):
         ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint_size_gb * 1e3 / 60.0)
         notes.append(
-            f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one in a minute)"
+            f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one "
+            "in a minute)"
         )
     need_mbps = max(need_mbps, ck_mbps)
     # Capacity: the dataset, plus the retained checkpoints only when they would live there too
@@ -244,7 +252,10 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         if best is None or cost < best[0]:
             best = (cost, tier, gb)
     if best is None:
-        msg = f"no priced Lustre file system tier for {u.provider} in the catalog: add one with --catalog"
+        msg = (
+            f"no priced Lustre file system tier for {u.provider} in the catalog: add one with "
+            "--catalog"
+        )
         raise PriceNotFoundError(msg)
     return StorageReport(
         tokens_per_s=tokens_per_s,
@@ -310,7 +321,8 @@ class SparsityReport:
 def _min_seq_for(
     target: float, sparsity: float, active: float, layers: int, d_model: int
 ) -> int | None:
-    """Smallest s with share(s)·S ≥ target: s = target·6N / ((S − target)·12·L·d); None if S ≤ target."""
+    """Smallest s with share(s)·S ≥ target: s = target·6N / ((S − target)·12·L·d); None if S ≤
+    target."""
     if sparsity <= target:
         return None
     return math.ceil(target * 6.0 * active / ((sparsity - target) * 12.0 * layers * d_model))
@@ -361,8 +373,9 @@ def sparse_attention(
     notes = [
         "time assumed proportional to FLOPs (attention at the model's average MFU)",
         (
-            f"the article's claim: {claimed:.0%} less training time for sequences over {claimed_seq:,} tokens; "
-            f"needs attention > {claimed:.0%} of FLOPs even at 100% sparsity"
+            f"the article's claim: {claimed:.0%} less training time for sequences over "
+            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
+            "sparsity"
         ),
     ]
     return SparsityReport(
@@ -395,7 +408,8 @@ class RuleOfThumb:
     low_usd: float
     high_usd: float
     itemized_usd: float
-    #: (category, itemized $, what the category adds beyond the rule's base); sums to itemized − base.
+    #: (category, itemized $, what the category adds beyond the rule's base); sums to itemized −
+    #: base.
     by_category: tuple[tuple[str, float, float], ...]
 
     @property
