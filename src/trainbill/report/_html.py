@@ -308,10 +308,13 @@ def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
     )
     rest = periods[limit:]
     if rest:
+        rest_hours = (
+            hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"
+        )
         rows += (
             f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX '
             "export)</td><td "
-            f'class="num">{hours(sum(p.run_hours for p in rest)) if any(p.run_hours for p in rest) else "-"}</td><td '
+            f'class="num">{rest_hours}</td><td '
             f'class="num">{money(sum(p.usd for p in rest))}</td></tr>'
         )
     return rows
@@ -323,8 +326,10 @@ def _spend_section(spend: SpendOverTime) -> str:
         '<thead><tr><th>{}</th><th class="num">Run hours</th><th '
         'class="num">Spend</th></tr></thead>'
     )
-    months = f"<table>{head.format('Month')}<tbody>{_period_rows(spend.months, MONTH_ROWS, 'months')}</tbody></table>"
-    days = f"<table>{head.format('Day')}<tbody>{_period_rows(spend.days, DAY_ROWS, 'days')}</tbody></table>"
+    month_rows = _period_rows(spend.months, MONTH_ROWS, "months")
+    day_rows = _period_rows(spend.days, DAY_ROWS, "days")
+    months = f"<table>{head.format('Month')}<tbody>{month_rows}</tbody></table>"
+    days = f"<table>{head.format('Day')}<tbody>{day_rows}</tbody></table>"
     return (
         '<section class="spend"><div class="head"><h2>Cost over time</h2>'
         f'<p class="note">By calendar month and day (UTC): {escape(spend.basis)}.</p></div>'
@@ -384,8 +389,15 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
             )
         )
     parts.append("</div>")
+    bills = histogram_svg(
+        sim.cost_edges,
+        sim.cost_counts,
+        title="Simulated bills",
+        x_label="total bill (USD)",
+        markers=markers,
+    )
     parts.append(
-        f"<figure>{_chart(histogram_svg(sim.cost_edges, sim.cost_counts, title='Simulated bills', x_label='total bill (USD)', markers=markers))}"
+        f"<figure>{_chart(bills)}"
         '<figcaption class="caption">Distribution of the simulated bill; dashed lines mark P50 '
         "and P90.</figcaption></figure>"
     )
@@ -480,7 +492,8 @@ def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
         f'class="num">{money(r.total_usd)}</td>'
         "<td "
         f'class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
-        f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}</td></tr>"
+        f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}"
+        "</td></tr>"
         for r in rows
     )
     # On paper the table alone: it holds the curve's numbers, and the page is needed elsewhere.
@@ -526,7 +539,8 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
         id(c) for c in rows if c.is_user_plan
     }
     body = "".join(
-        f"<tr{_row_class(c.is_user_plan, id(c) in printed)}><td>{escape(c.provider)}:{escape(c.instance)}</td>"
+        f"<tr{_row_class(c.is_user_plan, id(c) in printed)}>"
+        f"<td>{escape(c.provider)}:{escape(c.instance)}</td>"
         f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td '
         f'class="mix">{escape(_mix(c))}</td>'
         f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
