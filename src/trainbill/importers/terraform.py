@@ -287,7 +287,10 @@ class _Scan:
             self.templates.instance_type(spec, address)
         )
         dist = _block(mip, "instances_distribution")
-        pct_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_percentage_above_base_capacity"
+        pct_el = (
+            f"{address}.mixed_instances_policy.instances_distribution"
+            ".on_demand_percentage_above_base_capacity"
+        )
         on_demand_pct = self.number(
             dist.get("on_demand_percentage_above_base_capacity", 100), pct_el
         )

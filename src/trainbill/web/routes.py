@@ -243,8 +243,13 @@ def risk_routes(p: Pricing) -> APIRouter:
     @r.post(
         "/v1/optimize",
         tags=["planner"],
-        responses={422: {"description": "invalid input, search too large, or nothing feasible (`binding` names the " "constraint)"}},
-    )  # fmt: skip
+        responses={
+            422: {
+                "description": "invalid input, search too large, or nothing feasible (`binding` "
+                "names the constraint)"
+            }
+        },
+    )
     def post_optimize(req: OptimizeRequest) -> JSONResponse:
         """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill
         optimize --json``."""
