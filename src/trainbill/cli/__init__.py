@@ -26,7 +26,8 @@ app = typer.Typer(
     name="trainbill",
     help="The real bill of training a model on a cloud GPU cluster, before the invoice lands.",
     no_args_is_help=True,
-    # Typer's --install-completion / --show-completion (bash, zsh, fish, PowerShell): README "Shell completion".
+    # Typer's --install-completion / --show-completion (bash, zsh, fish, PowerShell): README "Shell
+    # completion".
     add_completion=True,
     pretty_exceptions_enable=False,
 )

@@ -129,7 +129,8 @@ def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Pa
 
 
 def write_output(path: Path, text: str | bytes, *, flag: str, force: bool) -> None:
-    """Write ``text`` (or bytes) atomically; without ``force`` a file that appeared meanwhile is kept and
+    """Write ``text`` (or bytes) atomically; without ``force`` a file that appeared meanwhile is
+    kept and
     the command fails. An ``OSError`` becomes a one-line ``TrainbillError`` naming the file."""
     from trainbill.errors import SpecError, TrainbillError
 

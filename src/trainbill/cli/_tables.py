@@ -122,7 +122,7 @@ def print_table(
         target.print(line)
     if dropped:
         target.print(
-            f"[dim]{console.width} columns: left out {', '.join(dropped)} to keep names and prices whole; "
-            "--wide shows every column[/dim]"
+            f"[dim]{console.width} columns: left out {', '.join(dropped)} to keep names and "
+            "prices whole; --wide shows every column[/dim]"
         )
     return dropped

@@ -51,7 +51,8 @@ def _plan(doc: dict[str, Any], path: Path) -> Any:
 
 
 def check_claims(path: Path, *, as_json: bool, wide: bool = False) -> None:
-    """Audit ``path``; print a table (or JSON) and exit ``EXIT_IMPOSSIBLE`` on an impossible line."""
+    """Audit ``path``; print a table (or JSON) and exit ``EXIT_IMPOSSIBLE`` on an impossible
+    line."""
     from trainbill.claims import audit_claims, claims_from_dict
     from trainbill.forecast import forecast
 
@@ -82,20 +83,31 @@ def _render(audit: Any, *, wide: bool = False) -> None:
     c = audit.claim
     colors = {"impossible": "red", "implausible": "yellow", "consistent": "green"}
     cols = [
-        Col("#", "right"), Col("category"), Col("item", kind="text", drop=2), Col("claimed", "right"),
-        Col("% of quote", "right", drop=3), Col("implied at list price", kind="text"),
-        Col("× forecast", "right", drop=1), Col("verdict"),
-    ]  # fmt: skip
+        Col("#", "right"),
+        Col("category"),
+        Col("item", kind="text", drop=2),
+        Col("claimed", "right"),
+        Col("% of quote", "right", drop=3),
+        Col("implied at list price", kind="text"),
+        Col("× forecast", "right", drop=1),
+        Col("verdict"),
+    ]
     rows = []
     for a in audit.lines:
         ln = a.line
         color = colors[a.verdict]
-        rows.append([
-            str(ln.number) if ln.number else "quote", ln.category, ln.item, money(ln.amount_usd),
-            f"{100 * ln.amount_usd / c.quote_usd:.1f}%" if c.quote_usd else "",
-            quantity_words(a.implied_quantity, a.unit), f"{a.ratio:,.3g}×" if a.ratio is not None else "-",
-            f"[{color}]{a.verdict}[/{color}]",
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(ln.number) if ln.number else "quote",
+                ln.category,
+                ln.item,
+                money(ln.amount_usd),
+                f"{100 * ln.amount_usd / c.quote_usd:.1f}%" if c.quote_usd else "",
+                quantity_words(a.implied_quantity, a.unit),
+                f"{a.ratio:,.3g}×" if a.ratio is not None else "-",
+                f"[{color}]{a.verdict}[/{color}]",
+            ]
+        )
     title = f"Claimed bill: {c.name}" + (f" ({c.source})" if c.source else "")
     print_table(console, title, cols, rows, wide=wide)
     for a in audit.lines:
@@ -109,5 +121,6 @@ def _render(audit: Any, *, wide: bool = False) -> None:
     if audit.impossible:
         nums = ", ".join(str(a.line.number) for a in audit.impossible)
         console.print(
-            f"[red]{len(audit.impossible)} impossible line(s): {nums}[/red] (exit status {EXIT_IMPOSSIBLE})"
+            f"[red]{len(audit.impossible)} impossible line(s): {nums}[/red] (exit status "
+            f"{EXIT_IMPOSSIBLE})"
         )

@@ -107,22 +107,36 @@ def markdown(d: Any) -> str:
     out = ["### trainbill cost diff", ""]
     out.append(f"**base** `{d.base_name}` → **new** `{d.new_name}`  ")
     same = d.base_as_of == d.new_as_of
-    out.append(f"{d.currency}; prices as of {d.base_as_of}" if same
-               else f"{d.currency}; **different price dates**: base {d.base_as_of}, new {d.new_as_of}")  # fmt: skip
+    out.append(
+        f"{d.currency}; prices as of {d.base_as_of}"
+        if same
+        else f"{d.currency}; **different price dates**: base {d.base_as_of}, new {d.new_as_of}"
+    )
     for n in d.notes:
         out.append(f"> **Note:** {n}")
     out += ["", "| | base | new | delta | % |", "|---|---:|---:|---:|---:|"]
     for h in d.headlines:
-        out.append(f"| {'**' + h.name + '**' if h is d.total else h.name} | {_figure(h.base, h.unit)} | "
-                   f"{_figure(h.new, h.unit)} | {_figure(h.delta, h.unit, sign=True)} | {_pct(h.percent)} |")  # fmt: skip
+        out.append(
+            f"| {'**' + h.name + '**' if h is d.total else h.name} | {_figure(h.base, h.unit)} | "
+            f"{_figure(h.new, h.unit)} | {_figure(h.delta, h.unit, sign=True)} | "
+            f"{_pct(h.percent)} |"
+        )
     out += ["", "<details><summary>By category</summary>", "",
             "| category | base | new | delta | % |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     for c in d.categories:
         out.append(
-            f"| {c.category} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | {_usd(c.delta_usd, sign=True)} | {_pct(c.percent)} |"
+            f"| {c.category} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | "
+            f"{_usd(c.delta_usd, sign=True)} | {_pct(c.percent)} |"
         )
-    out += ["", "</details>", "", "<details><summary>By line (quantity × unit price = cost; why it moved)</summary>", "",
-            "| category | item | base | new | delta | % | why |", "|---|---|---:|---:|---:|---:|---|"]  # fmt: skip
+    out += [
+        "",
+        "</details>",
+        "",
+        "<details><summary>By line (quantity × unit price = cost; why it moved)</summary>",
+        "",
+        "| category | item | base | new | delta | % | why |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
 
     def side(ln: Any) -> str:
         if ln is None:
@@ -130,8 +144,10 @@ def markdown(d: Any) -> str:
         return f"{ln.quantity:,.2f} {ln.unit} × ${ln.unit_price_usd:,.4g} = {_usd(ln.cost_usd)}"
 
     for ld in d.lines:
-        out.append(f"| {ld.category} | {ld.item} | {side(ld.base)} | {side(ld.new)} | {_usd(ld.delta_usd, sign=True)} | "
-                   f"{_pct(ld.percent)} | {ld.why.replace('|', '/')} |")  # fmt: skip
+        out.append(
+            f"| {ld.category} | {ld.item} | {side(ld.base)} | {side(ld.new)} | "
+            f"{_usd(ld.delta_usd, sign=True)} | {_pct(ld.percent)} | {ld.why.replace('|', '/')} |"
+        )
     out += ["", "</details>", "", "<details><summary>Inputs that differ</summary>", "",
             "| input | base | new |", "|---|---|---|"]  # fmt: skip
     for i in d.inputs:
@@ -148,8 +164,16 @@ def _render(d: Any, *, wide: bool) -> None:
 
     for line in _header(d):
         console.print(line, style="yellow" if line.startswith("NOTE") else None, markup=False)
-    rows = [[h.name, _figure(h.base, h.unit), _figure(h.new, h.unit), _figure(h.delta, h.unit, sign=True), _pct(h.percent)]
-            for h in d.headlines]  # fmt: skip
+    rows = [
+        [
+            h.name,
+            _figure(h.base, h.unit),
+            _figure(h.new, h.unit),
+            _figure(h.delta, h.unit, sign=True),
+            _pct(h.percent),
+        ]
+        for h in d.headlines
+    ]
     cols = [
         Col("figure"),
         Col("base", "right"),
@@ -158,15 +182,31 @@ def _render(d: Any, *, wide: bool) -> None:
         Col("%", "right", drop=1),
     ]
     print_table(console, "Headline", cols, rows, wide=wide)
-    rows = [[c.category, _usd(c.base_usd), _usd(c.new_usd), _usd(c.delta_usd, sign=True), _pct(c.percent)]
-            for c in d.categories]  # fmt: skip
+    rows = [
+        [
+            c.category,
+            _usd(c.base_usd),
+            _usd(c.new_usd),
+            _usd(c.delta_usd, sign=True),
+            _pct(c.percent),
+        ]
+        for c in d.categories
+    ]
     print_table(console, "By category", [Col("category"), *cols[1:]], rows, wide=wide)
     cols = [
-        Col("category", drop=5), Col("item", kind="text"), Col("base qty", "right", drop=4), Col("new qty", "right", drop=3),
-        Col("unit", drop=6), Col("base $/unit", "right", drop=7), Col("new $/unit", "right", drop=8),
-        Col("base", "right"), Col("new", "right"), Col("delta", "right"), Col("%", "right", drop=2),
+        Col("category", drop=5),
+        Col("item", kind="text"),
+        Col("base qty", "right", drop=4),
+        Col("new qty", "right", drop=3),
+        Col("unit", drop=6),
+        Col("base $/unit", "right", drop=7),
+        Col("new $/unit", "right", drop=8),
+        Col("base", "right"),
+        Col("new", "right"),
+        Col("delta", "right"),
+        Col("%", "right", drop=2),
         Col("moved", kind="text", drop=1),
-    ]  # fmt: skip
+    ]
 
     def q(ln: Any) -> str:
         return "-" if ln is None else f"{ln.quantity:,.2f}"
@@ -174,9 +214,23 @@ def _render(d: Any, *, wide: bool) -> None:
     def p(ln: Any) -> str:
         return "-" if ln is None else f"${ln.unit_price_usd:,.4g}"
 
-    rows = [[ld.category, ld.item, q(ld.base), q(ld.new), (ld.new or ld.base).unit, p(ld.base), p(ld.new),
-             _usd(ld.base_usd), _usd(ld.new_usd), _usd(ld.delta_usd, sign=True), _pct(ld.percent), ld.moved]
-            for ld in d.lines]  # fmt: skip
+    rows = [
+        [
+            ld.category,
+            ld.item,
+            q(ld.base),
+            q(ld.new),
+            (ld.new or ld.base).unit,
+            p(ld.base),
+            p(ld.new),
+            _usd(ld.base_usd),
+            _usd(ld.new_usd),
+            _usd(ld.delta_usd, sign=True),
+            _pct(ld.percent),
+            ld.moved,
+        ]
+        for ld in d.lines
+    ]
     print_table(console, "By line", cols, rows, wide=wide)
     rows = [[i.key, _value(i.base), _value(i.new)] for i in d.inputs]
     if rows:

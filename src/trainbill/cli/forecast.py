@@ -47,11 +47,15 @@ def _parse_date(text: str | None, flag: str) -> date | None:
 
 
 def _check_cluster_flags(flags: dict[str, dict[str, Any]]) -> None:
-    """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU count."""
+    """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU
+    count."""
     cluster = flags.get("cluster", {})
     gpus, nodes = cluster.get("gpus"), cluster.get("nodes")
     if gpus is not None and nodes is not None:
-        msg = f"give --gpus (accelerators) or --nodes (instances), not both (got --gpus {gpus} and --nodes {nodes})"
+        msg = (
+            f"give --gpus (accelerators) or --nodes (instances), not both (got --gpus {gpus} and "
+            f"--nodes {nodes})"
+        )
         raise SpecError(msg, source="command line", field="--gpus/--nodes")
 
 
@@ -68,7 +72,10 @@ def build_plan(
     _check_cluster_flags(flags)
     if plan_file is None:
         if not overrides:
-            msg = "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 --gpus 512)"
+            msg = (
+                "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 "
+                "--gpus 512)"
+            )
             raise SpecError(msg, source="command line")
         return plan_from_dict(overrides, source="command line")
     base = load_plan(plan_file)
@@ -97,7 +104,8 @@ TOP_ACTIONS = 3
 def render_headline(fc: Forecast) -> None:
     """Quote → purchase-mix savings → hidden costs → real bill → P90 budget, then what to do.
 
-    Every figure and label is the library's (``trainbill.headline.waterfall``, ``Forecast.outlook``);
+    Every figure and label is the library's (``trainbill.headline.waterfall``,
+    ``Forecast.outlook``);
     this only lays them out as lines a budget approver reads top to bottom.
     """
     from rich.markup import escape
@@ -116,8 +124,9 @@ def render_headline(fc: Forecast) -> None:
         else:
             console.print(f"    {label:<{width}}{money_change(s.delta):>12}")
     console.print(
-        f"  Real bill / planned: [bold]{fc.hidden_multiplier:.2f}×[/bold] ({money_change(fc.hidden_usd)} the quote does not show); "
-        f"real bill / quote (multiplier): {fc.multiplier:.2f}×"
+        f"  Real bill / planned: [bold]{fc.hidden_multiplier:.2f}×[/bold] "
+        f"({money_change(fc.hidden_usd)} the quote does not show); real bill / quote "
+        f"(multiplier): {fc.multiplier:.2f}×"
     )
     out = fc.outlook
     if out is None:
@@ -129,16 +138,19 @@ def render_headline(fc: Forecast) -> None:
         console.print(f"  Budget: {escape(b.basis)}")
         if b.deadline_miss_probability is not None and b.deadline_hours is not None:
             console.print(
-                f"  Chance of missing the {b.deadline_hours:g} h deadline: {b.deadline_miss_probability:.0%}"
+                f"  Chance of missing the {b.deadline_hours:g} h deadline: "
+                f"{b.deadline_miss_probability:.0%}"
             )
     console.print(
-        "\n[bold]What to do[/bold] (expected saving of each change against the plan as written; they do not add up)"
+        "\n[bold]What to do[/bold] (expected saving of each change against the plan as written; "
+        "they do not add up)"
     )
     if not out.actions:
         console.print("  nothing that can be bought saves money on this plan")
     for i, a in enumerate(out.actions[:TOP_ACTIONS], start=1):
         console.print(
-            f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill {money(a.total_usd)})"
+            f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill "
+            f"{money(a.total_usd)})"
         )
         console.print(f"     caveat: {escape(a.caveat)}")
     if len(out.actions) > TOP_ACTIONS:
@@ -164,9 +176,14 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         f"{u.provider} {u.region}, {u.orchestrator}, prices as of {u.as_of}"
     )
     cols = [
-        Col("category", kind="text", drop=3), Col("item", kind="text"), Col("quantity", "right", drop=4), Col("unit", drop=5),
-        Col("unit price", "right", drop=6), Col("cost", "right"), Col("%", "right", drop=2),
-    ]  # fmt: skip
+        Col("category", kind="text", drop=3),
+        Col("item", kind="text"),
+        Col("quantity", "right", drop=4),
+        Col("unit", drop=5),
+        Col("unit price", "right", drop=6),
+        Col("cost", "right"),
+        Col("%", "right", drop=2),
+    ]
     rows: list[list[str]] = []
     by_cat = fc.ledger.by_category()
     pct = fc.percentages()
@@ -175,10 +192,17 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         if not lines:
             continue
         for i, line in enumerate(lines):
-            rows.append([
-                category_name(cat) if i == 0 else "", escape(line.item), f"{line.quantity:,.2f}", line.unit,
-                money_precise(line.unit_price_usd), money(line.cost_usd), "",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    category_name(cat) if i == 0 else "",
+                    escape(line.item),
+                    f"{line.quantity:,.2f}",
+                    line.unit,
+                    money_precise(line.unit_price_usd),
+                    money(line.cost_usd),
+                    "",
+                ]
+            )
         rows.append(
             [
                 "",
@@ -286,14 +310,16 @@ def forecast_cmd(
         str | None,
         typer.Option(
             "--savings-plan-kind",
-            help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else compute).",
+            help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else "
+            "compute).",
         ),
     ] = None,
     commitment: Annotated[
         str | None,
         typer.Option(
             "--commitment",
-            help="buy (default: charge the whole term) or existing (an existing commitment covers the run).",
+            help="buy (default: charge the whole term) or existing (an existing commitment "
+            "covers the run).",
         ),
     ] = None,
     as_of: Annotated[
@@ -321,7 +347,8 @@ def forecast_cmd(
         list[Path] | None,
         typer.Option(
             "--calibration",
-            help="Calibration file from `trainbill profile -o` or `trainbill calibrate` (repeatable).",
+            help="Calibration file from `trainbill profile -o` or `trainbill calibrate` "
+            "(repeatable).",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
@@ -399,8 +426,9 @@ def _calibrations(
         if any(isinstance(c, Calibration) for c in cals):
             # The what-if fixes run.hours, after which a measured MFU derives nothing.
             msg = (
-                "a profile --calibration (measured MFU) cannot be combined with --attention-sparsity: the "
-                "sparsity what-if fixes the training hours, so the measured MFU would be ignored; run one at a time"
+                "a profile --calibration (measured MFU) cannot be combined with "
+                "--attention-sparsity: the sparsity what-if fixes the training hours, so the "
+                "measured MFU would be ignored; run one at a time"
             )
             raise SpecError(msg, source="command line", field="--attention-sparsity")
     return cals
@@ -554,8 +582,15 @@ def check_cmd(
     _common.console.print(f"price: {audit.price_source}")
 
 
-def _audit(values: dict[str, float | None], gpu: str, gpus: int, precision: str, usd_per_gpu_hour: float | None,
-           instance: str | None, day: date | None) -> QuoteAudit:  # fmt: skip
+def _audit(
+    values: dict[str, float | None],
+    gpu: str,
+    gpus: int,
+    precision: str,
+    usd_per_gpu_hour: float | None,
+    instance: str | None,
+    day: date | None,
+) -> QuoteAudit:
     from trainbill.check import audit_quote
 
     return audit_quote(

@@ -78,10 +78,17 @@ def _candidates_table(title: str, rows: list[Candidate], *, wide: bool = False) 
     from trainbill.cli._tables import Col, print_table
 
     cols = [
-        Col("cloud:instance"), Col("nodes", "right"), Col("orch.", drop=4), Col("spot", "right", drop=5),
-        Col("savings plan", drop=6), Col("ckpt", "right", drop=7), Col("wall h", "right"), Col("expected", "right"),
-        Col("P90", "right", drop=3), Col("caveats", kind="text", drop=8),
-    ]  # fmt: skip
+        Col("cloud:instance"),
+        Col("nodes", "right"),
+        Col("orch.", drop=4),
+        Col("spot", "right", drop=5),
+        Col("savings plan", drop=6),
+        Col("ckpt", "right", drop=7),
+        Col("wall h", "right"),
+        Col("expected", "right"),
+        Col("P90", "right", drop=3),
+        Col("caveats", kind="text", drop=8),
+    ]
     print_table(_common.console, title, cols, [_row(c) for c in rows], wide=wide)
 
 
@@ -94,7 +101,8 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         limits.append(f"budget ${result.budget_usd:,.0f}")
     console.print(
         f"Minimising {label}{' subject to ' + ', '.join(limits) if limits else ''}: "
-        f"{result.evaluated:,} configurations, {result.feasible:,} feasible, {result.elapsed_s:.2f} s"
+        f"{result.evaluated:,} configurations, {result.feasible:,} feasible, "
+        f"{result.elapsed_s:.2f} s"
     )
     user = result.user
     if user is None:
@@ -111,9 +119,10 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         and result.best.wall_hours > user.wall_hours
     ):
         console.print(
-            f"no deadline was given, so the cheapest plan may run longest ({result.best.wall_hours:,.0f} h vs "
-            f"your {user.wall_hours:,.0f} h): pass --deadline-hours (or set run.deadline_hours) to bound it, "
-            "or pick from the Pareto front below"
+            "no deadline was given, so the cheapest plan may run longest "
+            f"({result.best.wall_hours:,.0f} h vs your {user.wall_hours:,.0f} h): pass "
+            "--deadline-hours (or set run.deadline_hours) to bound it, or pick from the Pareto "
+            "front below"
         )
     front = list(result.pareto)
     if len(front) > 15:
@@ -179,7 +188,8 @@ def optimize_command(
         bool,
         typer.Option(
             "--allow-stand-ins",
-            help="Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an H800 node).",
+            help="Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
+            "H800 node).",
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -242,8 +252,8 @@ def optimize_command(
     if output is not None:
         b = result.best
         header = (
-            f"Written by 'trainbill optimize {plan_file.name}': {b.nodes} × {b.instance} ({b.provider}), "
-            f"expected ${b.total_usd:,.0f} in {b.wall_hours:,.1f} h."
+            f"Written by 'trainbill optimize {plan_file.name}': {b.nodes} × {b.instance} "
+            f"({b.provider}), expected ${b.total_usd:,.0f} in {b.wall_hours:,.1f} h."
         )
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
@@ -264,7 +274,8 @@ def optimize_command(
         console.print(f"best plan written to {output}")
     if export_file is not None:
         console.print(
-            f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky launch' runs it)"
+            f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky "
+            "launch' runs it)"
         )
 
 
@@ -294,9 +305,10 @@ def _check_export(
 
 def _render_commit(a: CommitAdvice) -> None:
     console.print(
-        f"{a.months} months on {a.instance} ({a.provider} {a.region}, prices as of {a.as_of}): baseline "
-        f"{a.baseline_gpu_hours:,.0f}, mean {a.mean_gpu_hours:,.0f}, peak {a.peak_gpu_hours:,.0f} GPU-h/month; "
-        f"on-demand ${a.on_demand_usd_per_gpu_hour:,.3f}/GPU-h = ${a.on_demand_usd_per_month:,.0f}/month; "
+        f"{a.months} months on {a.instance} ({a.provider} {a.region}, prices as of {a.as_of}): "
+        f"baseline {a.baseline_gpu_hours:,.0f}, mean {a.mean_gpu_hours:,.0f}, peak "
+        f"{a.peak_gpu_hours:,.0f} GPU-h/month; on-demand "
+        f"${a.on_demand_usd_per_gpu_hour:,.3f}/GPU-h = ${a.on_demand_usd_per_month:,.0f}/month; "
         f"horizon {a.horizon_months} months"
     )
     t = Table(title="Commitment that minimises expected cost")
@@ -355,10 +367,11 @@ def _render_commit(a: CommitAdvice) -> None:
         )
     else:
         console.print(
-            f"Recommendation: {best.term} plan, {best.commit_gpu_hours_per_month:,.0f} GPU-h/month "
-            f"(${best.commit_usd_per_hour:,.0f}/h commitment, {_share(best.share_of_baseline)} of baseline), "
-            f"saving {best.savings_pct:.1f}% vs all on-demand. The rule holds within 1% of on-demand spend "
-            "only where marked 'yes' above."
+            f"Recommendation: {best.term} plan, {best.commit_gpu_hours_per_month:,.0f} "
+            f"GPU-h/month (${best.commit_usd_per_hour:,.0f}/h commitment, "
+            f"{_share(best.share_of_baseline)} of baseline), saving {best.savings_pct:.1f}% vs "
+            "all on-demand. The rule holds within 1% of on-demand spend only where marked 'yes' "
+            "above."
         )
 
 

@@ -150,26 +150,49 @@ def list_prices(
         return "-" if x is None else f"{x:,.0f}"
 
     cols = [
-        Col("gpu"), Col("cloud", drop=4), Col("region"), Col("instance"), Col("on-demand", "right"),
-        Col("spot", "right", drop=5), Col("commitment", "right", drop=6), Col("HBM GB", "right", drop=8),
-        Col("BF16 TF/s", "right", drop=10), Col("FP8 TF/s", "right", drop=11), Col("$/PFLOP-h", "right", drop=3),
-        Col("price date", drop=9), Col("age", "right", drop=7),
-    ]  # fmt: skip
+        Col("gpu"),
+        Col("cloud", drop=4),
+        Col("region"),
+        Col("instance"),
+        Col("on-demand", "right"),
+        Col("spot", "right", drop=5),
+        Col("commitment", "right", drop=6),
+        Col("HBM GB", "right", drop=8),
+        Col("BF16 TF/s", "right", drop=10),
+        Col("FP8 TF/s", "right", drop=11),
+        Col("$/PFLOP-h", "right", drop=3),
+        Col("price date", drop=9),
+        Col("age", "right", drop=7),
+    ]
     table_rows = [
-        [r.accelerator, r.cloud, r.region, r.instance, usd(r.on_demand), spot(r),
-         f"{usd(r.commitment)} {r.commitment_option}" if r.commitment is not None else "-",
-         num(r.hbm_gb), num(r.bf16_tflops), num(r.fp8_tflops), usd(r.usd_per_pflop_hour),
-         r.price_date.isoformat() if r.price_date else "-",
-         "-" if r.age_days is None else f"{r.age_days:,} d" + (" (old)" if r.age_days > STALE_AFTER_DAYS else "")]
+        [
+            r.accelerator,
+            r.cloud,
+            r.region,
+            r.instance,
+            usd(r.on_demand),
+            spot(r),
+            f"{usd(r.commitment)} {r.commitment_option}" if r.commitment is not None else "-",
+            num(r.hbm_gb),
+            num(r.bf16_tflops),
+            num(r.fp8_tflops),
+            usd(r.usd_per_pflop_hour),
+            r.price_date.isoformat() if r.price_date else "-",
+            "-"
+            if r.age_days is None
+            else f"{r.age_days:,} d" + (" (old)" if r.age_days > STALE_AFTER_DAYS else ""),
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     con = _console()
     footer = [
         (
-            "USD per accelerator-hour (instance rate ÷ accelerators per instance; TPUs per chip-hour). spot: lowest-highest "
-            "across the region and its zones. commitment: published rates only (derived estimates: 'trainbill prices show "
-            "INSTANCE'). $/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU applied). "
-            f"price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} days: run 'trainbill prices update <cloud>'."
+            "USD per accelerator-hour (instance rate ÷ accelerators per instance; TPUs per "
+            "chip-hour). spot: lowest-highest across the region and its zones. commitment: "
+            "published rates only (derived estimates: 'trainbill prices show INSTANCE'). "
+            "$/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU "
+            f"applied). price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} "
+            "days: run 'trainbill prices update <cloud>'."
         ),
     ]
     print_table(
@@ -243,7 +266,10 @@ def _why_no_prices(catalog: Catalog, *, day: date, provider: str | None, region:
     if region is not None and region not in known:
         where = f" for {provider}" if provider else ""
         return f"--region: {region!r} has no prices{where}; known regions: {', '.join(known)}"
-    return f"no instance price in force on {day.isoformat()} matches the filters (--gpu/--cloud/--region/--as-of)"
+    return (
+        f"no instance price in force on {day.isoformat()} matches the filters "
+        "(--gpu/--cloud/--region/--as-of)"
+    )
 
 
 def _http_client() -> Any:

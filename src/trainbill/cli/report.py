@@ -1,4 +1,5 @@
-"""``trainbill report`` (one self-contained HTML file) and ``trainbill serve`` (web calculator + API)."""
+"""``trainbill report`` (one self-contained HTML file) and ``trainbill serve`` (web calculator +
+API)."""
 
 from __future__ import annotations
 
@@ -73,8 +74,9 @@ def report_cmd(
     fc = data.forecast
     b = fc.outlook.budget if fc.outlook is not None else None
     console.print(
-        f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real bill "
-        f"{money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90) {money(b.usd) if b else 'n/a'}"
+        f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real "
+        f"bill {money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90) "
+        f"{money(b.usd) if b else 'n/a'}"
     )
     for flag in ("--ledger-csv", "--ledger-xlsx"):
         if flag in outputs:
@@ -112,7 +114,8 @@ def serve_cmd(
         list[str] | None,
         typer.Option(
             "--allowed-host",
-            help="Host name clients use to reach the server (repeatable); localhost, 127.0.0.1 and ::1 always.",
+            help="Host name clients use to reach the server (repeatable); localhost, 127.0.0.1 "
+            "and ::1 always.",
         ),
     ] = None,
     catalog_dir: Annotated[
@@ -128,7 +131,10 @@ def serve_cmd(
 
         from trainbill.web import create_app
     except ImportError as exc:
-        msg = f"the web server needs the 'web' extra ({exc.name} is missing): pip install 'trainbill[web]'"
+        msg = (
+            f"the web server needs the 'web' extra ({exc.name} is missing): pip install "
+            "'trainbill[web]'"
+        )
         raise TrainbillError(msg) from None
     from trainbill.web._guard import LOCAL_HOSTS
 
@@ -154,7 +160,10 @@ def _check_bindable(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        msg = f"cannot resolve {host!r} ({exc.strerror}); give an interface address such as 127.0.0.1 or 0.0.0.0"
+        msg = (
+            f"cannot resolve {host!r} ({exc.strerror}); give an interface address such as "
+            "127.0.0.1 or 0.0.0.0"
+        )
         raise SpecError(msg, source="command line", field="--host") from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
@@ -162,5 +171,8 @@ def _check_bindable(host: str, port: int) -> None:
         try:
             probe.bind(address)
         except OSError as exc:
-            msg = f"cannot listen on {host}:{port} ({exc.strerror}); is another server using the port?"
+            msg = (
+                f"cannot listen on {host}:{port} ({exc.strerror}); is another server using the "
+                "port?"
+            )
             raise SpecError(msg, source="command line", field="--port") from None

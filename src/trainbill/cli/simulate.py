@@ -1,4 +1,5 @@
-"""``trainbill simulate``: the bill as a distribution (P50/P90/P99), checkpoint interval, spot or not."""
+"""``trainbill simulate``: the bill as a distribution (P50/P90/P99), checkpoint interval, spot or
+not."""
 
 from __future__ import annotations
 
@@ -68,7 +69,10 @@ def _check_counts(trials: int, seed: int | None, chunk_size: int) -> None:
         msg = f"--trials must be a positive integer, at most {MAX_TRIALS:,} (got {trials:,})"
         raise SimulationError(msg)
     if trials > MAX_TRIALS:
-        msg = f"--trials must be at most {MAX_TRIALS:,} (got {trials:,}); per-trial results take 16 bytes each"
+        msg = (
+            f"--trials must be at most {MAX_TRIALS:,} (got {trials:,}); per-trial results take "
+            "16 bytes each"
+        )
         raise SimulationError(msg)
     if seed is not None and seed < 0:
         msg = f"--seed must be a non-negative integer (got {seed})"
@@ -105,18 +109,21 @@ def render_simulation(
     )
     console.print(
         f"Deterministic forecast: [bold]{_money(sim.deterministic_total_usd)}[/bold], "
-        f"{sim.deterministic_wall_hours:,.1f} h.  Analytic expectation: {_money(sim.expected_total_usd)} "
-        f"(simulated mean {_money(sim.cost_usd.mean)}{se})"
+        f"{sim.deterministic_wall_hours:,.1f} h.  Analytic expectation: "
+        f"{_money(sim.expected_total_usd)} (simulated mean {_money(sim.cost_usd.mean)}{se})"
     )
     if sim.deadline_miss_probability is not None:
         console.print(
-            f"Deadline {sim.deadline_hours:g} h: missed in [bold]{sim.deadline_miss_probability:.1%}[/bold] of runs"
+            f"Deadline {sim.deadline_hours:g} h: missed in "
+            f"[bold]{sim.deadline_miss_probability:.1%}[/bold] of runs"
         )
     console.print(
-        f"cost  {_money(sim.cost_histogram.edges[0])} {_spark(sim.cost_histogram.counts)} {_money(sim.cost_histogram.edges[-1])}"
+        f"cost  {_money(sim.cost_histogram.edges[0])} {_spark(sim.cost_histogram.counts)} "
+        f"{_money(sim.cost_histogram.edges[-1])}"
     )
     console.print(
-        f"hours {sim.wall_histogram.edges[0]:,.1f} {_spark(sim.wall_histogram.counts)} {sim.wall_histogram.edges[-1]:,.1f}"
+        f"hours {sim.wall_histogram.edges[0]:,.1f} {_spark(sim.wall_histogram.counts)} "
+        f"{sim.wall_histogram.edges[-1]:,.1f}"
     )
     cats = Table(title="Mean cost by category")
     for col in ("category", "simulated mean", "forecast"):
@@ -128,8 +135,8 @@ def render_simulation(
     console.print(cats)
     ev = sim.mean_events
     console.print(
-        f"Per run on average: {ev['failures']:.2f} failures ({ev['failure_lost_hours']:.2f} h lost), "
-        f"{ev['reclaims']:.2f} spot reclaims ({ev['reclaim_lost_hours']:.2f} h lost)"
+        f"Per run on average: {ev['failures']:.2f} failures ({ev['failure_lost_hours']:.2f} h "
+        f"lost), {ev['reclaims']:.2f} spot reclaims ({ev['reclaim_lost_hours']:.2f} h lost)"
     )
     if study is not None:
         yd = (
@@ -144,17 +151,19 @@ def render_simulation(
             else "n/a: no failures or reclaims"
         )
         console.print(
-            f"\n[bold]Checkpoint interval[/bold] ({study.checkpoint_stall_hours_each * 60:.1f} min {mode}, "
-            f"job MTBF {mtbf}): Young/Daly {yd}, simulated optimum "
-            f"{study.simulated_optimum_hours:.2f} h ({_money(study.optimum_mean_usd)}); the plan's "
-            f"{study.plan_interval_hours:g} h costs {_money(study.plan_excess_usd)} more on average"
+            f"\n[bold]Checkpoint interval[/bold] ({study.checkpoint_stall_hours_each * 60:.1f} "
+            f"min {mode}, job MTBF {mtbf}): Young/Daly {yd}, simulated optimum "
+            f"{study.simulated_optimum_hours:.2f} h ({_money(study.optimum_mean_usd)}); the "
+            f"plan's {study.plan_interval_hours:g} h costs {_money(study.plan_excess_usd)} more "
+            "on average"
         )
     if spot is not None:
         console.print(
-            f"\n[bold]Spot or not[/bold] ({spot.spot_fraction:.0%} spot): mean {_money(spot.spot_mean_usd)}, "
-            f"P90 {_money(spot.spot_p90_usd)}; all on-demand: mean {_money(spot.on_demand_mean_usd)}, "
-            f"P90 {_money(spot.on_demand_p90_usd)}.  Savings: nominal {spot.nominal_savings:.1%}, "
-            f"expected {spot.expected_savings:.1%}, at P90 {spot.p90_savings:.1%}"
+            f"\n[bold]Spot or not[/bold] ({spot.spot_fraction:.0%} spot): mean "
+            f"{_money(spot.spot_mean_usd)}, P90 {_money(spot.spot_p90_usd)}; all on-demand: mean "
+            f"{_money(spot.on_demand_mean_usd)}, P90 {_money(spot.on_demand_p90_usd)}.  Savings: "
+            f"nominal {spot.nominal_savings:.1%}, expected {spot.expected_savings:.1%}, at P90 "
+            f"{spot.p90_savings:.1%}"
         )
     for warning in sim.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
@@ -201,8 +210,9 @@ def simulate_cmd(
     if spot_range is not None:
         if usage.spot_fraction <= 0:
             msg = (
-                f"--spot-price-of-on-demand: {plan_file} runs no nodes on spot (purchase.spot_fraction = 0), "
-                "so a spot price range would change nothing; set purchase.spot_fraction or drop the flag"
+                f"--spot-price-of-on-demand: {plan_file} runs no nodes on spot "
+                "(purchase.spot_fraction = 0), so a spot price range would change nothing; set "
+                "purchase.spot_fraction or drop the flag"
             )
             raise SimulationError(msg)
         lo, hi = spot_range_of_on_demand(usage, catalog, *spot_range)

@@ -1,4 +1,5 @@
-"""``compare-orchestrators``, ``storage-check``, ``sparse-attention``, ``rule-of-thumb``: the article's what-ifs."""
+"""``compare-orchestrators``, ``storage-check``, ``sparse-attention``, ``rule-of-thumb``: the
+article's what-ifs."""
 
 from __future__ import annotations
 
@@ -42,35 +43,57 @@ def compare_cmd(
     catalog = catalog_from_options(catalog_dir)
     rows = compare_orchestrators(load_plan(plan_file), catalog)
     if as_json:
-        print_json([
-            {
-                "orchestrator": r.orchestrator, "label": r.label, "total_usd": r.total_usd,
-                "orchestration_usd": r.orchestration_usd, "restart_hours": r.restart_hours,
-                "failure_and_reclaim_usd": r.disruption_usd, "wall_hours": r.forecast.usage.wall_hours,
-                "setup_time": r.setup_time, "failure_risk": r.failure_risk,
-                "article_cost_100h_usd": r.article_cost_100h_usd,
-            }
-            for r in rows
-        ])  # fmt: skip
+        print_json(
+            [
+                {
+                    "orchestrator": r.orchestrator,
+                    "label": r.label,
+                    "total_usd": r.total_usd,
+                    "orchestration_usd": r.orchestration_usd,
+                    "restart_hours": r.restart_hours,
+                    "failure_and_reclaim_usd": r.disruption_usd,
+                    "wall_hours": r.forecast.usage.wall_hours,
+                    "setup_time": r.setup_time,
+                    "failure_risk": r.failure_risk,
+                    "article_cost_100h_usd": r.article_cost_100h_usd,
+                }
+                for r in rows
+            ]
+        )
         return
     from trainbill.cli import _common
     from trainbill.cli._tables import Col, print_table
 
     cols = [
-        Col("approach", kind="text"), Col("real bill", "right"), Col("orchestration", "right", drop=3),
-        Col("restart h", "right", drop=5), Col("failures+reclaims", "right", drop=4), Col("wall h", "right", drop=2),
-        Col("set-up time", kind="text", drop=6), Col("risk (article)", kind="text", drop=7),
+        Col("approach", kind="text"),
+        Col("real bill", "right"),
+        Col("orchestration", "right", drop=3),
+        Col("restart h", "right", drop=5),
+        Col("failures+reclaims", "right", drop=4),
+        Col("wall h", "right", drop=2),
+        Col("set-up time", kind="text", drop=6),
+        Col("risk (article)", kind="text", drop=7),
         Col("article, 100 h", "right", drop=8),
-    ]  # fmt: skip
+    ]
     table_rows = [
-        [r.label, _m(r.total_usd), _m(r.orchestration_usd), f"{r.restart_hours:g}", _m(r.disruption_usd),
-         f"{r.forecast.usage.wall_hours:,.1f}", r.setup_time, r.failure_risk, _m(r.article_cost_100h_usd)]
+        [
+            r.label,
+            _m(r.total_usd),
+            _m(r.orchestration_usd),
+            f"{r.restart_hours:g}",
+            _m(r.disruption_usd),
+            f"{r.forecast.usage.wall_hours:,.1f}",
+            r.setup_time,
+            r.failure_risk,
+            _m(r.article_cost_100h_usd),
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     print_table(_common.console, "Same job, three orchestrators", cols, table_rows, wide=wide)
     cheapest = min(rows, key=lambda r: r.total_usd)
     console.print(
-        f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the article's, not computed."
+        f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the "
+        "article's, not computed."
     )
 
 
@@ -85,16 +108,23 @@ def storage_cmd(
         d["recommendation"] = rep.recommendation
         print_json(d)
         return
-    console.print(f"Data loader: {rep.tokens_per_s:,.0f} tokens/s → {rep.read_mibps_per_node:,.1f} MiB/s and "
-                  f"{rep.read_iops_per_node:,.0f} IOPS per node ({rep.io_kib:g} KiB reads)")  # fmt: skip
+    console.print(
+        f"Data loader: {rep.tokens_per_s:,.0f} tokens/s → {rep.read_mibps_per_node:,.1f} MiB/s and "
+        f"{rep.read_iops_per_node:,.0f} IOPS per node ({rep.io_kib:g} KiB reads)"
+    )
     if rep.checkpoint_gb_per_node:
         console.print(
-            f"Checkpoints to EBS: {rep.checkpoint_gb_per_node:,.1f} GB per node at {rep.checkpoint_write_mibps_per_node:,.0f} MiB/s"
+            f"Checkpoints to EBS: {rep.checkpoint_gb_per_node:,.1f} GB per node at "
+            f"{rep.checkpoint_write_mibps_per_node:,.0f} MiB/s"
         )
-    console.print(f"gp3 per-volume limits: {rep.gp3_max_iops:,.0f} IOPS, {rep.gp3_max_mibps:,.0f} MiB/s; "
-                  f"plan provisions {rep.provisioned_iops:,.0f} IOPS, {rep.provisioned_mibps:,.0f} MiB/s")  # fmt: skip
-    console.print(f"FSx for Lustre that would carry {rep.fsx_needed_mbps:,.0f} MB/s: {rep.fsx_tier}, "
-                  f"{rep.fsx_capacity_gb:,.0f} GB, {_m(rep.fsx_usd)} for the run")  # fmt: skip
+    console.print(
+        f"gp3 per-volume limits: {rep.gp3_max_iops:,.0f} IOPS, {rep.gp3_max_mibps:,.0f} MiB/s; "
+        f"plan provisions {rep.provisioned_iops:,.0f} IOPS, {rep.provisioned_mibps:,.0f} MiB/s"
+    )
+    console.print(
+        f"FSx for Lustre that would carry {rep.fsx_needed_mbps:,.0f} MB/s: {rep.fsx_tier}, "
+        f"{rep.fsx_capacity_gb:,.0f} GB, {_m(rep.fsx_usd)} for the run"
+    )
     console.print(f"[bold]{rep.recommendation}[/bold]")
     for n in rep.notes:
         console.print(f"  note: {escape(n)}")
@@ -136,14 +166,20 @@ def sparse_cmd(
         t.add_row(f"{r.seq_len:,}{mark}", f"{r.attention_share:.1%}", f"{r.flops_saving:.1%}")
     console.print(t)
     console.print(
-        f"Plan: {rep.hours_before:,.1f} h → {rep.hours_after:,.1f} h, bill {_m(rep.usd_before)} → {_m(rep.usd_after)}"
+        f"Plan: {rep.hours_before:,.1f} h → {rep.hours_after:,.1f} h, bill {_m(rep.usd_before)} "
+        f"→ {_m(rep.usd_after)}"
     )
     if rep.min_seq_len_for_claim is None:
-        console.print(f"The article's {rep.claimed_saving:.0%} saving is impossible at {sparsity:.0%} sparsity "
-                      f"(it needs sparsity above {rep.claimed_saving:.0%})")  # fmt: skip
+        console.print(
+            f"The article's {rep.claimed_saving:.0%} saving is impossible at {sparsity:.0%} "
+            f"sparsity (it needs sparsity above {rep.claimed_saving:.0%})"
+        )
     else:
-        console.print(f"The article's {rep.claimed_saving:.0%} saving needs seq len ≥ {rep.min_seq_len_for_claim:,} "
-                      f"for this model at {sparsity:.0%} sparsity (claimed above {rep.claimed_min_seq_len:,})")  # fmt: skip
+        console.print(
+            f"The article's {rep.claimed_saving:.0%} saving needs seq len ≥ "
+            f"{rep.min_seq_len_for_claim:,} for this model at {sparsity:.0%} sparsity (claimed "
+            f"above {rep.claimed_min_seq_len:,})"
+        )
     for n in rep.notes:
         console.print(f"  note: {escape(n)}")
 
@@ -157,15 +193,28 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
     fc = forecast(load_plan(plan_file), catalog)
     r = rule_of_thumb(fc, catalog)
     if as_json:
-        print_json({
-            "base_usd": r.base_usd, "base_basis": r.base_basis, "utilization": [r.utilization_low, r.utilization_high],
-            "risk": r.risk, "low_usd": r.low_usd, "high_usd": r.high_usd, "itemized_usd": r.itemized_usd,
-            "verdict": r.verdict,
-            "by_category": [{"category": c, "itemized_usd": a, "beyond_base_usd": b} for c, a, b in r.by_category],
-        })  # fmt: skip
+        print_json(
+            {
+                "base_usd": r.base_usd,
+                "base_basis": r.base_basis,
+                "utilization": [r.utilization_low, r.utilization_high],
+                "risk": r.risk,
+                "low_usd": r.low_usd,
+                "high_usd": r.high_usd,
+                "itemized_usd": r.itemized_usd,
+                "verdict": r.verdict,
+                "by_category": [
+                    {"category": c, "itemized_usd": a, "beyond_base_usd": b}
+                    for c, a, b in r.by_category
+                ],
+            }
+        )
         return
-    console.print(f"Rule of thumb: {r.base_basis} = {_m(r.base_usd)} × {r.utilization_low:g}–{r.utilization_high:g} × {r.risk:g} "
-                  f"= {_m(r.low_usd)} – {_m(r.high_usd)}")  # fmt: skip
+    console.print(
+        f"Rule of thumb: {r.base_basis} = {_m(r.base_usd)} × "
+        f"{r.utilization_low:g}–{r.utilization_high:g} × {r.risk:g} = {_m(r.low_usd)} – "
+        f"{_m(r.high_usd)}"
+    )
     console.print(f"Itemized forecast: {_m(r.itemized_usd)} ({r.verdict})")
     t = Table(title="Where the itemized bill differs from the rule's base")
     t.add_column("category")
@@ -175,8 +224,10 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
         t.add_row(c, _m(a), _m(b))
     t.add_row("[bold]total[/bold]", _m(r.itemized_usd), _m(r.itemized_usd - r.base_usd))
     console.print(t)
-    console.print(f"The rule adds {_m(r.low_usd - r.base_usd)} – {_m(r.high_usd - r.base_usd)} on top of the base; "
-                  f"the categories above add {_m(r.itemized_usd - r.base_usd)}.")  # fmt: skip
+    console.print(
+        f"The rule adds {_m(r.low_usd - r.base_usd)} – {_m(r.high_usd - r.base_usd)} on top of "
+        f"the base; the categories above add {_m(r.itemized_usd - r.base_usd)}."
+    )
 
 
 def imported_plan(
@@ -217,14 +268,16 @@ def imported_plan(
 
 
 def render_import(report: ImportReport, prov: dict[str, list[str]]) -> None:
-    """What came from the cluster file, what the plan gave, what was defaulted, what is not priced."""
+    """What came from the cluster file, what the plan gave, what was defaulted, what is not
+    priced."""
     console.print(f"[bold]Imported from {report.kind} file {escape(report.source)}[/bold]")
     for line in prov["imported"]:
         console.print(f"  imported: {escape(line)}")
     if prov["given"]:
         console.print(f"  from plan file/flags: {escape(', '.join(prov['given']))}")
     console.print(
-        f"  defaulted (catalog assumptions, see --explain): {', '.join(prov['defaulted']) or 'none'}"
+        "  defaulted (catalog assumptions, see --explain): "
+        f"{', '.join(prov['defaulted']) or 'none'}"
     )
     for u in report.unsupported:
         console.print(f"  [yellow]not priced:[/yellow] {escape(u)}")
