@@ -310,16 +310,20 @@ def forecast_cmd(
         str | None,
         typer.Option(
             "--savings-plan-kind",
-            help="compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else "
-            "compute).",
+            help=(
+                "compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else "
+                "compute)."
+            ),
         ),
     ] = None,
     commitment: Annotated[
         str | None,
         typer.Option(
             "--commitment",
-            help="buy (default: charge the whole term) or existing (an existing commitment "
-            "covers the run).",
+            help=(
+                "buy (default: charge the whole term) or existing (an existing commitment "
+                "covers the run)."
+            ),
         ),
     ] = None,
     as_of: Annotated[
@@ -347,8 +351,10 @@ def forecast_cmd(
         list[Path] | None,
         typer.Option(
             "--calibration",
-            help="Calibration file from `trainbill profile -o` or `trainbill calibrate` "
-            "(repeatable).",
+            help=(
+                "Calibration file from `trainbill profile -o` or `trainbill calibrate` "
+                "(repeatable)."
+            ),
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,

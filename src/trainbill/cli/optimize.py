@@ -172,8 +172,10 @@ def optimize_command(
         str | None,
         typer.Option(
             "--clouds",
-            help="Comma list of aws,gcp,azure: search every accelerator on them "
-            "(default: the plan's own cloud and accelerator vendor).",
+            help=(
+                "Comma list of aws,gcp,azure: search every accelerator on them "
+                "(default: the plan's own cloud and accelerator vendor)."
+            ),
         ),
     ] = None,
     instances: Annotated[
@@ -188,8 +190,10 @@ def optimize_command(
         bool,
         typer.Option(
             "--allow-stand-ins",
-            help="Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
-            "H800 node).",
+            help=(
+                "Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
+                "H800 node)."
+            ),
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,

@@ -114,8 +114,10 @@ def serve_cmd(
         list[str] | None,
         typer.Option(
             "--allowed-host",
-            help="Host name clients use to reach the server (repeatable); localhost, 127.0.0.1 "
-            "and ::1 always.",
+            help=(
+                "Host name clients use to reach the server (repeatable); localhost, 127.0.0.1 "
+                "and ::1 always."
+            ),
         ),
     ] = None,
     catalog_dir: Annotated[
