@@ -177,8 +177,10 @@ def assemble(
                         unit="chip-hour",
                         usd=chip.usd,
                         effective_from=today,
-                        source=f"GCP Cloud Billing Catalog API {region}: '{chip.description}' "
-                        f"(SKU {chip.sku_id}) per chip-hour; fetched {today}",
+                        source=(
+                            f"GCP Cloud Billing Catalog API {region}: '{chip.description}' "
+                            f"(SKU {chip.sku_id}) per chip-hour; fetched {today}"
+                        ),
                     )
                 )
                 continue

@@ -76,8 +76,10 @@ def create_app(
     app = FastAPI(
         title="trainbill",
         version=__version__,
-        description="The real bill of training a model on a cloud GPU cluster: forecast, simulate, "
-        "price lists.",
+        description=(
+            "The real bill of training a model on a cloud GPU cluster: forecast, simulate, "
+            "price lists."
+        ),
         dependencies=[Depends(errors.known_query)],
     )
     errors.install(app)

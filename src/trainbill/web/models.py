@@ -35,8 +35,9 @@ _PLAN_EXAMPLE: dict[str, Any] = {
 PlanBody = Annotated[
     dict[str, Any],
     Body(
-        description="A plan: the same sections and keys as a plan TOML file (schema: GET "
-        "/v1/schema/plan).",
+        description=(
+            "A plan: the same sections and keys as a plan TOML file (schema: GET /v1/schema/plan)."
+        ),
         examples=[_PLAN_EXAMPLE],
     ),
 ]

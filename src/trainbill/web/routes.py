@@ -245,8 +245,10 @@ def risk_routes(p: Pricing) -> APIRouter:
         tags=["planner"],
         responses={
             422: {
-                "description": "invalid input, search too large, or nothing feasible (`binding` "
-                "names the constraint)"
+                "description": (
+                    "invalid input, search too large, or nothing feasible (`binding` "
+                    "names the constraint)"
+                )
             }
         },
     )
