@@ -31,7 +31,8 @@ def _route_bulk(rec: Any) -> None:
 
 
 def test_offer_csv_filters() -> None:
-    """Only Linux/shared/used/OnDemand-market accelerator rows survive: p5 $55.04, p4d $21.957642, trn1 $21.50.
+    """Only Linux/shared/used/OnDemand-market accelerator rows survive: p5 $55.04, p4d $21.957642,
+    trn1 $21.50.
 
     Dropped (fixture rows): $0 CapacityBlock, Reserved term, Windows, UnusedCapacityReservation,
     SQL Std pre-installed, Dedicated tenancy, and m5.large (not an accelerator family).
@@ -62,7 +63,8 @@ def test_not_a_price_list() -> None:
 
 
 def test_savings_plans_csv() -> None:
-    """EC2 Instance SP, All Upfront, Linux shared: p5en 3-yr $23.80 (REFERENCE §4.1), p5 1-yr $34.10.
+    """EC2 Instance SP, All Upfront, Linux shared: p5en 3-yr $23.80 (REFERENCE §4.1), p5 1-yr
+    $34.10.
 
     Dropped: Dedicated usage ($26.40), Windows operation RunInstances:0002 ($25.90), No Upfront
     ($36.30), the Compute Savings Plan row ($39.60) and m5.large.
@@ -84,15 +86,21 @@ def test_savings_plans_payment_option() -> None:
 
 
 def test_bulk_chain_into_cache(rec: Any, cache: Path) -> None:
-    """offer index -> region index -> CSV, plus the SP file, land in the cache and load as an overlay."""
+    """offer index -> region index -> CSV, plus the SP file, land in the cache and load as an
+    overlay."""
     _route_bulk(rec)
     report = run_update("aws", rec.http(), load_catalog(), cache, today=TODAY)
     assert report.region == "us-east-1"
     assert report.fetched == 5  # 3 on-demand + 2 Savings Plans rates
     assert any("no spot prices" in n for n in report.notes)
     fetched_urls = [str(r.url) for r in rec.requests]
-    assert fetched_urls == [aws.OFFER_INDEX_URL, f"{HOST}/offers/v1.0/aws/AmazonEC2/current/region_index.json",
-                            EC2_CSV, SP_INDEX, SP_CSV]  # fmt: skip
+    assert fetched_urls == [
+        aws.OFFER_INDEX_URL,
+        f"{HOST}/offers/v1.0/aws/AmazonEC2/current/region_index.json",
+        EC2_CSV,
+        SP_INDEX,
+        SP_CSV,
+    ]
     cat = load_catalog([cache])
     p5en = cat.price("p5en.48xlarge", "sp_3yr", provider="aws", region="us-east-1", as_of=TODAY)
     assert p5en.usd == 23.80

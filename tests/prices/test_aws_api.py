@@ -1,4 +1,5 @@
-"""AWS with credentials: Price List Query API and spot price history via boto3 (botocore Stubber)."""
+"""AWS with credentials: Price List Query API and spot price history via boto3 (botocore
+Stubber)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,44 @@ TODAY = date(2026, 12, 2)
 
 def _product(instance: str, usd: str) -> str:
     sku = f"SKU{instance.replace('.', '')}"
-    return json.dumps({
-        "product": {"productFamily": "Compute Instance", "sku": sku,
-                    "attributes": {"instanceType": instance, "regionCode": "us-east-1", "operatingSystem": "Linux"}},
-        "serviceCode": "AmazonEC2",
-        "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {
-            "offerTermCode": "JRTCKXETXF", "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z",
-            "priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
-                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7", "unit": "Hrs", "beginRange": "0", "endRange": "Inf",
-                "description": f"${usd} per On Demand Linux {instance} Instance Hour",
-                "pricePerUnit": {"USD": usd}, "appliesTo": []}}}}},
-        "version": "20261101000000", "publicationDate": "2026-11-01T00:00:00Z",
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "product": {
+                "productFamily": "Compute Instance",
+                "sku": sku,
+                "attributes": {
+                    "instanceType": instance,
+                    "regionCode": "us-east-1",
+                    "operatingSystem": "Linux",
+                },
+            },
+            "serviceCode": "AmazonEC2",
+            "terms": {
+                "OnDemand": {
+                    f"{sku}.JRTCKXETXF": {
+                        "offerTermCode": "JRTCKXETXF",
+                        "sku": sku,
+                        "effectiveDate": "2026-11-01T00:00:00Z",
+                        "priceDimensions": {
+                            f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7",
+                                "unit": "Hrs",
+                                "beginRange": "0",
+                                "endRange": "Inf",
+                                "description": (
+                                    f"${usd} per On Demand Linux {instance} Instance Hour"
+                                ),
+                                "pricePerUnit": {"USD": usd},
+                                "appliesTo": [],
+                            }
+                        },
+                    }
+                }
+            },
+            "version": "20261101000000",
+            "publicationDate": "2026-11-01T00:00:00Z",
+        }
+    )
 
 
 def _clients() -> tuple[Any, Any]:
@@ -50,7 +77,8 @@ def _clients() -> tuple[Any, Any]:
 
 
 def test_query_api_pages() -> None:
-    """get_products is paged with NextToken over both accelerator families; prices come from PriceList JSON."""
+    """get_products is paged with NextToken over both accelerator families; prices come from
+    PriceList JSON."""
     pricing, _ = _clients()
     with Stubber(pricing) as stub:
         stub.add_response(
@@ -98,7 +126,8 @@ def test_query_api_pages() -> None:
 
 
 def test_spot_median_last_30_days() -> None:
-    """Median across AZ records: p5 [22.90, 23.50, 24.10, 25.00] -> (23.50 + 24.10) / 2 = 23.80; window is 30 days."""
+    """Median across AZ records: p5 [22.90, 23.50, 24.10, 25.00] -> (23.50 + 24.10) / 2 = 23.80;
+    window is 30 days."""
     _, ec2 = _clients()
     now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     recs = [
@@ -107,16 +136,38 @@ def test_spot_median_last_30_days() -> None:
         ("us-east-1a", "24.100000"),
         ("us-east-1c", "25.000000"),
     ]
-    page1 = {"SpotPriceHistory": [
-        {"AvailabilityZone": az, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
-         "SpotPrice": price, "Timestamp": now - timedelta(days=i)} for i, (az, price) in enumerate(recs[:2])
-    ], "NextToken": "n1"}  # fmt: skip
-    page2 = {"SpotPriceHistory": [
-        {"AvailabilityZone": az, "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
-         "SpotPrice": price, "Timestamp": now - timedelta(days=5 + i)} for i, (az, price) in enumerate(recs[2:])
-    ], "NextToken": ""}  # fmt: skip
-    expected = {"InstanceTypes": ["p4d.24xlarge", "p5.48xlarge"], "ProductDescriptions": ["Linux/UNIX"],
-                "StartTime": datetime(2026, 11, 2, 12, 0, tzinfo=UTC), "EndTime": now}  # fmt: skip
+    page1 = {
+        "SpotPriceHistory": [
+            {
+                "AvailabilityZone": az,
+                "InstanceType": "p5.48xlarge",
+                "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price,
+                "Timestamp": now - timedelta(days=i),
+            }
+            for i, (az, price) in enumerate(recs[:2])
+        ],
+        "NextToken": "n1",
+    }
+    page2 = {
+        "SpotPriceHistory": [
+            {
+                "AvailabilityZone": az,
+                "InstanceType": "p5.48xlarge",
+                "ProductDescription": "Linux/UNIX",
+                "SpotPrice": price,
+                "Timestamp": now - timedelta(days=5 + i),
+            }
+            for i, (az, price) in enumerate(recs[2:])
+        ],
+        "NextToken": "",
+    }
+    expected = {
+        "InstanceTypes": ["p4d.24xlarge", "p5.48xlarge"],
+        "ProductDescriptions": ["Linux/UNIX"],
+        "StartTime": datetime(2026, 11, 2, 12, 0, tzinfo=UTC),
+        "EndTime": now,
+    }
     with Stubber(ec2) as stub:
         stub.add_response("describe_spot_price_history", page1, expected)
         stub.add_response("describe_spot_price_history", page2, {**expected, "NextToken": "n1"})
@@ -131,7 +182,8 @@ def test_spot_median_last_30_days() -> None:
 
 
 def test_update_with_credentials_uses_api_for_on_demand_and_spot(rec: Any, cache: Path) -> None:
-    """With clients: on-demand from the Query API (no EC2 CSV download), SP from bulk, spot from history."""
+    """With clients: on-demand from the Query API (no EC2 CSV download), SP from bulk, spot from
+    history."""
     pricing, ec2 = _clients()
     rec.file(SP_INDEX, "aws/sp_region_index.json")
     rec.file(SP_CSV, "aws/sp_us-east-1.csv")
@@ -143,9 +195,21 @@ def test_update_with_credentials_uses_api_for_on_demand_and_spot(rec: Any, cache
             None,
         )
         ps.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"}, None)
-        es.add_response("describe_spot_price_history", {"SpotPriceHistory": [
-            {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge", "ProductDescription": "Linux/UNIX",
-             "SpotPrice": "23.670000", "Timestamp": now}]}, None)  # fmt: skip
+        es.add_response(
+            "describe_spot_price_history",
+            {
+                "SpotPriceHistory": [
+                    {
+                        "AvailabilityZone": "us-east-1a",
+                        "InstanceType": "p5.48xlarge",
+                        "ProductDescription": "Linux/UNIX",
+                        "SpotPrice": "23.670000",
+                        "Timestamp": now,
+                    }
+                ]
+            },
+            None,
+        )
         report = run_update(
             "aws", rec.http(), load_catalog(), cache, today=TODAY, now=now, aws_api=(pricing, ec2)
         )

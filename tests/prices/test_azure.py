@@ -42,7 +42,8 @@ def test_filter_rejects_quotes() -> None:
 
 
 def test_paging_and_mapping(rec: Any) -> None:
-    """Two pages: Linux $98.32 on-demand, Spot meter $39.328; Windows, Low Priority, DevTest skipped.
+    """Two pages: Linux $98.32 on-demand, Spot meter $39.328; Windows, Low Priority, DevTest
+    skipped.
 
     Reservations are totals per term: 3 yr $1,109,592 / (3 x 8,760 = 26,280 h) = $42.22/h
     (REFERENCE §4.3); 1 yr $525,600 / 8,760 h = $60.00/h.
@@ -83,7 +84,8 @@ def test_malformed_page(rec: Any) -> None:
 
 
 def test_page_cut_mid_json(rec: Any) -> None:
-    """Page 2 ending mid-document (a truncated body) is 'not valid JSON', and the cache is untouched."""
+    """Page 2 ending mid-document (a truncated body) is 'not valid JSON', and the cache is
+    untouched."""
     body = (DATA / "azure/page2.json").read_bytes()
     rec.file(azure.RETAIL_PRICES_URL, "azure/page1.json")
     rec.add(PAGE2, lambda r: httpx.Response(200, content=body[: len(body) // 2]))
@@ -103,7 +105,8 @@ def test_paging_loop_is_detected(rec: Any) -> None:
 
 
 def test_update_writes_cache(rec: Any, cache: Path) -> None:
-    """run_update azure: cache gains the five points; ND H100 v5 on-demand on TODAY is the fetched one."""
+    """run_update azure: cache gains the five points; ND H100 v5 on-demand on TODAY is the fetched
+    one."""
     _route(rec)
     report = run_update("azure", rec.http(), load_catalog(), cache, today=TODAY)
     assert len(report.write.added) == 5

@@ -58,7 +58,8 @@ def test_changed_price_adds_a_point(tmp_path: Path) -> None:
 
 
 def test_failed_write_keeps_previous_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """If the rename fails mid-update, the old prices.csv is byte-identical and no temp file remains."""
+    """If the rename fails mid-update, the old prices.csv is byte-identical and no temp file
+    remains."""
     write_price_points(tmp_path, [_p(50.0, date(2026, 12, 1))])
     before = (tmp_path / "prices.csv").read_bytes()
 

@@ -19,7 +19,8 @@ run = run_cli
 
 
 def test_show_json_current(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """p5.48xlarge on 2026-12-01: on-demand $55.04 (June-2025 cut), spot $23.67, commitments derived.
+    """p5.48xlarge on 2026-12-01: on-demand $55.04 (June-2025 cut), spot $23.67, commitments
+    derived.
 
     sp_1yr = 55.04 x (1 - 0.42) = 31.9232; sp_3yr = 55.04 x (1 - 0.55) = 24.768 (assumptions
     commitment.aws_discount_1yr/3yr).
@@ -79,7 +80,8 @@ def test_show_unknown_instance(cache: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_list_filters(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--gpu h100 lists each H100 instance once per priced region (a3-highgpu-8g in two); --cloud narrows."""
+    """--gpu h100 lists each H100 instance once per priced region (a3-highgpu-8g in two); --cloud
+    narrows."""
     code, out, _ = run(capsys, "prices", "list", "--gpu", "h100", "--json", "--as-of", "2026-12-01")
     assert code == 0
     assert sorted((r["instance"], r["region"]) for r in json.loads(out)) == [
@@ -198,7 +200,8 @@ def test_own_rates_env(
 def test_invalid_overlay_is_rejected(
     cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An overlay row with an unknown option fails like packaged data: file, line, field, allowed values."""
+    """An overlay row with an unknown option fails like packaged data: file, line, field, allowed
+    values."""
     own = tmp_path / "own"
     own.mkdir()
     (own / "prices.csv").write_text(
@@ -230,7 +233,8 @@ def test_update_unknown_cloud(cache: Path, capsys: pytest.CaptureFixture[str]) -
 def test_update_azure_then_show(
     rec: Any, cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """update azure (recorded pages) writes the cache; show then reports the fetched price dated today."""
+    """update azure (recorded pages) writes the cache; show then reports the fetched price dated
+    today."""
     data = Path(__file__).resolve().parents[1] / "data" / "prices" / "azure"
     from trainbill.prices import azure
 

@@ -81,7 +81,8 @@ def test_region_must_match(rec: Any) -> None:
 
 
 def test_tpu_per_chip_hour(rec: Any) -> None:
-    """TPU v5p in us-central1: units 4 + nanos 200000000 / 1e9 = $4.20 per chip-hour; spot 1 + 0.68 = $1.68."""
+    """TPU v5p in us-central1: units 4 + nanos 200000000 / 1e9 = $4.20 per chip-hour; spot 1 + 0.68
+    = $1.68."""
     _route(rec)
     cat = load_catalog()
     got = gcp.fetch(
@@ -102,12 +103,24 @@ def test_tpu_per_chip_hour(rec: Any) -> None:
 def test_units_plus_nanos() -> None:
     """Price = units + nanos/1e9: units '2', nanos 933908000 -> 2.933908."""
     raw = {
-        "skuId": "X", "description": "Nvidia Tesla A100 GPU running in Americas",
+        "skuId": "X",
+        "description": "Nvidia Tesla A100 GPU running in Americas",
         "category": {"resourceFamily": "Compute", "resourceGroup": "GPU", "usageType": "OnDemand"},
         "serviceRegions": ["us-central1"],
-        "pricingInfo": [{"pricingExpression": {"usageUnit": "h", "tieredRates": [
-            {"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD", "units": "2", "nanos": 933908000}}]}}],
-    }  # fmt: skip
+        "pricingInfo": [
+            {
+                "pricingExpression": {
+                    "usageUnit": "h",
+                    "tieredRates": [
+                        {
+                            "startUsageAmount": 0,
+                            "unitPrice": {"currencyCode": "USD", "units": "2", "nanos": 933908000},
+                        }
+                    ],
+                }
+            }
+        ],
+    }
     sku = gcp.parse_sku(raw, "t")
     assert sku is not None
     assert sku.usd == pytest.approx(2.933908)
@@ -134,7 +147,8 @@ def test_malformed_sku(rec: Any) -> None:
 
 
 def test_update_gcp_into_cache(rec: Any, cache: Path) -> None:
-    """run_update gcp with --sku a2-highgpu-8g tpu-v5p: 3 points (a2 on-demand, v5p on-demand and spot)."""
+    """run_update gcp with --sku a2-highgpu-8g tpu-v5p: 3 points (a2 on-demand, v5p on-demand and
+    spot)."""
     _route(rec)
     report = run_update("gcp", rec.http(), load_catalog(), cache, today=TODAY, api_key="K",
                         skus=["a2-highgpu-8g", "tpu-v5p"])  # fmt: skip

@@ -57,7 +57,8 @@ def test_cache_dir_default_is_platformdirs(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_overlays_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The existing cache comes first, then TRAINBILL_CATALOG entries in order (empty ones dropped)."""
+    """The existing cache comes first, then TRAINBILL_CATALOG entries in order (empty ones
+    dropped)."""
     cache = tmp_path / "cache"
     cache.mkdir()
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(cache))

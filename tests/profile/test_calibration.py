@@ -120,7 +120,8 @@ def test_write_leaves_no_temporary_files(tmp_path: Path) -> None:
 
 
 def test_unwritable_destination_is_a_clear_error(tmp_path: Path) -> None:
-    """A destination under a plain file (not a folder) is reported with the path, not a traceback."""
+    """A destination under a plain file (not a folder) is reported with the path, not a
+    traceback."""
     (tmp_path / "missing").write_text("a file, not a folder")
     path = tmp_path / "missing" / "cal.toml"
     with pytest.raises(

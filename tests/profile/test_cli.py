@@ -27,7 +27,8 @@ _run = run_argv
 
 
 def test_core_imports_do_not_import_torch() -> None:
-    """`import trainbill`, every CLI command module and the profile package leave torch unimported."""
+    """`import trainbill`, every CLI command module and the profile package leave torch
+    unimported."""
     code = (
         "import sys, trainbill, trainbill.cli, trainbill.cli._commands, trainbill.profile; "
         "sys.exit(1 if 'torch' in sys.modules else 0)"

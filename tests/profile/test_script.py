@@ -62,7 +62,8 @@ def test_missing_script(tmp_path: Path) -> None:
 
 
 def test_a_step_that_raises_is_the_users_error(tmp_path: Path) -> None:
-    """The step raising inside trainbill's timing loop reads as the script's error, with its line."""
+    """The step raising inside trainbill's timing loop reads as the script's error, with its
+    line."""
     script = tmp_path / "bad.py"
     script.write_text(
         "def make_step():\n"
