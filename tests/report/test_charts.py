@@ -66,7 +66,8 @@ def test_hour_ticks_say_their_true_values() -> None:
 
 
 def test_money_ticks_say_their_true_values() -> None:
-    """$162,500 is "$162.5k" (the old .3g wrote "$162k"); whole thousands stay "$160k"; zero is "$0"."""
+    """$162,500 is "$162.5k" (the old .3g wrote "$162k"); whole thousands stay "$160k"; zero is
+    "$0"."""
     assert tick_labels([160_000, 162_500, 165_000]) == ["$160.0k", "$162.5k", "$165.0k"]
     assert tick_labels([0, 50_000, 100_000]) == ["$0", "$50k", "$100k"]
     assert tick_labels([0, 500_000, 1_000_000, 1_500_000]) == ["$0", "$0.5M", "$1.0M", "$1.5M"]
@@ -90,7 +91,8 @@ def test_a_marker_at_the_right_edge_keeps_its_label_inside() -> None:
 
 
 def test_long_waterfall_labels_wrap_instead_of_running_off_the_left() -> None:
-    """The commitment label (75 characters, ~500 units at 11 px) no longer fits the 300-unit column in one line."""
+    """The commitment label (75 characters, ~500 units at 11 px) no longer fits the 300-unit column
+    in one line."""
     label = "commitment outside the training hours (overhead hours covered, unused term)"
     steps = (
         Step(label="quote", start=0.0, end=100.0, total=True),
@@ -109,14 +111,23 @@ def test_every_label_of_the_report_charts_is_inside_its_chart() -> None:
     front = Series(name="Pareto front", points=((10.9, 195_912.0), (183.5, 56_070.0)))
     plan = Series(name="the plan", points=((81.8, 164_023.0),), line=False)
     deadline = [Marker(label="deadline 180 h", value=180.0, dashed=False)]
-    _inside(xy_svg([front, plan], title="t", x_label="wall-clock hours", y_label="USD", markers=deadline,
-                   x_unit=" h"))  # fmt: skip
+    _inside(
+        xy_svg(
+            [front, plan],
+            title="t",
+            x_label="wall-clock hours",
+            y_label="USD",
+            markers=deadline,
+            x_unit=" h",
+        )
+    )
     edges = [150_000 + 1_000 * i for i in range(41)]
     _inside(histogram_svg(edges, [5] * 40, title="t", x_label="total bill (USD)"))
 
 
 def test_cost_axis_starts_at_zero_for_a_four_percent_spread() -> None:
-    """Costs from $164,023 to $170,584 (4% apart) on an axis from $0: the line moves 4% of the plot, not all of it."""
+    """Costs from $164,023 to $170,584 (4% apart) on an axis from $0: the line moves 4% of the
+    plot, not all of it."""
     cost = Series(
         name="real bill", points=((32.0, 164_023.0), (64.0, 166_478.0), (128.0, 170_584.0))
     )

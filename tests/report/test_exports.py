@@ -1,4 +1,5 @@
-"""Ledger exports: CSV and XLSX with cents, no float noise, numbers as numbers; the CLI writes them safely."""
+"""Ledger exports: CSV and XLSX with cents, no float noise, numbers as numbers; the CLI writes them
+safely."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _csv_rows(fc: Forecast) -> list[dict[str, str]]:
 
 def test_csv_has_every_line_with_cents_and_no_float_noise(seed: Forecast) -> None:
     """p5.48xlarge on-demand: 32 nodes × 50% × 72 h = 1,152 instance-hours × $98.32 = 113264.64
-    (the float product is 113264.63999999998); every number is a plain decimal, money to the cent."""
+    (the float product is 113264.63999999998); every number is a plain decimal, money to the
+    cent."""
     rows = _csv_rows(seed)
     assert tuple(rows[0]) == COLUMNS
     assert len(rows) == len(seed.ledger.lines)

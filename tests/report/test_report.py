@@ -68,7 +68,8 @@ def test_waterfall_svg_escapes_labels() -> None:
 
 
 def test_nice_ticks_cover_the_range() -> None:
-    """0..226,529 in about five steps: step 50,000 (raw 45,306 → next nice 5×10^4), ticks 0..250,000."""
+    """0..226,529 in about five steps: step 50,000 (raw 45,306 → next nice 5×10^4), ticks
+    0..250,000."""
     assert nice_ticks(0, 226_529) == (0, 50_000, 100_000, 150_000, 200_000, 250_000)
 
 
@@ -110,7 +111,8 @@ def test_report_includes_the_simulation(catalog: Catalog) -> None:
 def test_report_command_refuses_to_overwrite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """First write succeeds; a second without --force exits 1 and leaves the file; --force replaces it."""
+    """First write succeeds; a second without --force exits 1 and leaves the file; --force replaces
+    it."""
     out = tmp_path / "report.html"
     with pytest.raises(SystemExit) as exc:
         main(["report", str(SEED), "-o", str(out), "--trials", "0"])
@@ -140,9 +142,11 @@ def test_report_command_caps_trials(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_report_right_sizing_comes_from_the_planner(catalog: Catalog) -> None:
-    """Zero hidden costs, 10 h on 4 nodes: at n nodes the run takes 40/n h and costs n × $98.32 × 40/n = $3,932.80.
+    """Zero hidden costs, 10 h on 4 nodes: at n nodes the run takes 40/n h and costs n × $98.32 ×
+    40/n = $3,932.80.
 
-    Node counts are round(4 × SIZING_FACTORS) = 1, 2, 3, 4, 5, 6, 8, 12, 16; with constant cost every
+    Node counts are round(4 × SIZING_FACTORS) = 1, 2, 3, 4, 5, 6, 8, 12, 16; with constant cost
+    every
     step up saves time for $0, so every row pays and scaling is perfect (efficiency 100%).
     """
     plan = plan_from_dict(zero_hidden_plan(), source="test")
@@ -163,7 +167,8 @@ def test_report_right_sizing_comes_from_the_planner(catalog: Catalog) -> None:
 
 
 def test_report_pareto_front_is_the_planners(catalog: Catalog) -> None:
-    """The front is non-dominated, holds the plan's own cost at its size, and the deadline pick is its cheapest in time."""
+    """The front is non-dominated, holds the plan's own cost at its size, and the deadline pick is
+    its cheapest in time."""
     plan = load_plan(SEED)
     plan = plan.model_copy(update={"run": plan.run.model_copy(update={"deadline_hours": 100.0})})
     data = build_report(plan, catalog, today=TODAY, simulate=False)

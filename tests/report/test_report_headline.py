@@ -62,8 +62,12 @@ def test_report_page_one_is_the_headline(
     assert code == 0, err
     d = json.loads(out)
     # 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96 → "$142,825"
-    for label, usd in (("Quote", 226_529.28), ("Planned", 142_824.96), ("Real bill (expected)", d["total_usd"]),
-                       ("Budget (P90)", d["budget_usd"])):  # fmt: skip
+    for label, usd in (
+        ("Quote", 226_529.28),
+        ("Planned", 142_824.96),
+        ("Real bill (expected)", d["total_usd"]),
+        ("Budget (P90)", d["budget_usd"]),
+    ):
         assert (
             f'<div class="label">{escape(label)}</div><div class="value">{money(usd)}</div>' in head
         )

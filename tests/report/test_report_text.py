@@ -1,4 +1,5 @@
-"""What the report says: plain names, no internal labels, real commands, deadline words only with a deadline."""
+"""What the report says: plain names, no internal labels, real commands, deadline words only with a
+deadline."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def _with_deadline(catalog: Catalog, hours: float | None) -> str:
 
 
 def test_no_internal_reference_labels_reach_the_reader(seed_html: str) -> None:
-    """Catalog sources cite "REFERENCE §4.1 [SKY-AWS-a]" and ../shared paths; the report shows neither."""
+    """Catalog sources cite "REFERENCE §4.1 [SKY-AWS-a]" and ../shared paths; the report shows
+    neither."""
     text = _visible_text(seed_html)
     for label in ("REFERENCE", "§", "../shared", "shared/data", "[SKY-"):
         assert label not in text, label
@@ -49,13 +51,19 @@ def test_no_internal_reference_labels_reach_the_reader(seed_html: str) -> None:
 def test_plain_text_keeps_the_public_source() -> None:
     """Each kind of internal label found in the catalog goes; the words around it stay."""
     cases = {
-        "AWS Price List archives (REFERENCE §4.1); price point": "AWS Price List archives; price point",
-        "midpoint (pre-June-2025 snapshot) (REFERENCE §4.1 [SKY-AWS-a]); effective": "midpoint (pre-June-2025 snapshot); effective",
+        "AWS Price List archives (REFERENCE §4.1); price point": (
+            "AWS Price List archives; price point"
+        ),
+        "midpoint (pre-June-2025 snapshot) (REFERENCE §4.1 [SKY-AWS-a]); effective": (
+            "midpoint (pre-June-2025 snapshot); effective"
+        ),
         "(REFERENCE §4.2 [SKY-GCP], date approximate)": "(date approximate)",
         "page; REFERENCE §4.1; launched: 2022": "page; launched: 2022",
         "(UNVERIFIED, ../shared/data/published-runs/failure_rates.csv)": "(UNVERIFIED)",
-        "Highest MFU in ../shared/data/published-runs/published_runs.csv: mpt": "Highest MFU in published_runs.csv: mpt",
-    }  # fmt: skip
+        "Highest MFU in ../shared/data/published-runs/published_runs.csv: mpt": (
+            "Highest MFU in published_runs.csv: mpt"
+        ),
+    }
     for raw, plain in cases.items():
         assert plain_text(raw) == plain
 
@@ -83,7 +91,8 @@ def _resolves(words: list[str], root: Any) -> bool:
 
 
 def test_every_command_the_report_names_exists(seed_html: str) -> None:
-    """Each `trainbill …` in the report resolves to a command of the CLI (the footer said `trainbill bills`)."""
+    """Each `trainbill …` in the report resolves to a command of the CLI (the footer said
+    `trainbill bills`)."""
     register_commands([])
     root = typer.main.get_command(app)
     mentions = re.findall(r"\btrainbill((?: [a-z][a-z-]*)+)", _visible_text(seed_html))
@@ -94,7 +103,8 @@ def test_every_command_the_report_names_exists(seed_html: str) -> None:
 
 
 def test_deadline_words_appear_only_with_a_deadline(seed_html: str, catalog: Catalog) -> None:
-    """The seed plan has no deadline: no caption or planner note speaks of one; with 100 h, they do."""
+    """The seed plan has no deadline: no caption or planner note speaks of one; with 100 h, they
+    do."""
     captions = re.findall(r"<figcaption[^>]*>(.*?)</figcaption>", seed_html)
     planner_note = re.search(r"From the planner.*?</p>", seed_html)
     assert captions
@@ -150,6 +160,6 @@ def test_a_long_tail_of_days_is_summed_in_one_row() -> None:
     assert "<td>2025-01-14</td>" in html
     assert "<td>2025-01-15</td>" not in html
     assert (
-        '18 more days to 2025-02-01 (XLSX export)</td><td class="num">-</td><td class="num">$432</td>'
-        in html
+        '18 more days to 2025-02-01 (XLSX export)</td><td class="num">-</td><td '
+        'class="num">$432</td>' in html
     )
