@@ -1,4 +1,5 @@
-"""HTTP API: forecast contract, validation (422 with field), limits (413, caps), catalog endpoints."""
+"""HTTP API: forecast contract, validation (422 with field), limits (413, caps), catalog
+endpoints."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_healthz(catalog: Catalog) -> None:
 
 
 def test_forecast_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """POST /v1/forecast answers exactly what `trainbill forecast --json` prints for the same plan."""
+    """POST /v1/forecast answers exactly what `trainbill forecast --json` prints for the same
+    plan."""
     with pytest.raises(SystemExit) as exc:
         main(["forecast", str(SEED), "--json"])
     assert exc.value.code in (0, None)
@@ -58,13 +60,25 @@ def test_zero_hidden_plan_bill_equals_quote() -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"cluster": {"instance": "p5.48xlarge", "nodes": 0}, "run": {"hours": 1}}, "cluster.nodes"),
-        ({"cluster": {"instance": "p5.48xlarge", "nodez": 2}, "run": {"hours": 1}}, "cluster.nodez"),
-        ({"cluster": {"instance": "p5.48xlarge", "nodes": 2}, "run": {"hours": 1},
-          "purchase": {"savings_plan": "5yr"}}, "purchase.savings_plan"),
+        (
+            {"cluster": {"instance": "p5.48xlarge", "nodes": 0}, "run": {"hours": 1}},
+            "cluster.nodes",
+        ),
+        (
+            {"cluster": {"instance": "p5.48xlarge", "nodez": 2}, "run": {"hours": 1}},
+            "cluster.nodez",
+        ),
+        (
+            {
+                "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+                "run": {"hours": 1},
+                "purchase": {"savings_plan": "5yr"},
+            },
+            "purchase.savings_plan",
+        ),
         ({"cluster": {"instance": "p5.48xlarge", "nodes": 2}}, "plan"),
     ],
-)  # fmt: skip
+)
 def test_invalid_plan_is_422_with_field(body: dict[str, Any], field: str) -> None:
     """Invalid plans answer 422 {detail, field} with the field path."""
     r = _call("POST", "/v1/forecast", json=body)
@@ -136,15 +150,29 @@ def test_simulate_answers_or_says_unavailable() -> None:
 
 #: A one-instance, one-mix search over 4 and 8 nodes: small enough to reason about by hand.
 _SMALL_SPACE: dict[str, Any] = {
-    "instances": ["p5.48xlarge"], "nodes": [4, 8], "spot_fractions": [0.0], "savings_plans": ["none"],
-    "orchestrators": ["ec2"], "checkpoint_intervals_hours": [1.0],
-}  # fmt: skip
+    "instances": ["p5.48xlarge"],
+    "nodes": [4, 8],
+    "spot_fractions": [0.0],
+    "savings_plans": ["none"],
+    "orchestrators": ["ec2"],
+    "checkpoint_intervals_hours": [1.0],
+}
 
 
 def test_optimize_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """POST /v1/optimize answers what `trainbill optimize --json` prints for the same inputs (bar the timer)."""
-    args = ["optimize", str(SEED), "--json", "--clouds", "aws", "--instances", "p5.48xlarge,p4d.24xlarge",
-            "--deadline-hours", "100"]  # fmt: skip
+    """POST /v1/optimize answers what `trainbill optimize --json` prints for the same inputs (bar
+    the timer)."""
+    args = [
+        "optimize",
+        str(SEED),
+        "--json",
+        "--clouds",
+        "aws",
+        "--instances",
+        "p5.48xlarge,p4d.24xlarge",
+        "--deadline-hours",
+        "100",
+    ]
     with pytest.raises(SystemExit) as exc:
         main(args)
     assert exc.value.code in (0, None)
@@ -165,7 +193,8 @@ def test_optimize_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_optimize_picks_the_cheapest_plan_in_time() -> None:
-    """Zero hidden costs, run.hours 10 on 4 nodes: 8 nodes take 10 × 4/8 = 5 h for 8 × $98.32 × 5 = $3,932.80.
+    """Zero hidden costs, run.hours 10 on 4 nodes: 8 nodes take 10 × 4/8 = 5 h for 8 × $98.32 × 5 =
+    $3,932.80.
 
     Both sizes cost the same $3,932.80, but only 8 nodes meet a 6 h deadline.
     """
@@ -190,7 +219,8 @@ def test_optimize_picks_the_cheapest_plan_in_time() -> None:
 
 
 def test_optimize_infeasible_names_the_binding_constraint() -> None:
-    """A 1 h deadline when the fastest plan (8 nodes) takes 5 h: 422, binding deadline, 5 − 1 = 4 h short."""
+    """A 1 h deadline when the fastest plan (8 nodes) takes 5 h: 422, binding deadline, 5 − 1 = 4 h
+    short."""
     body = {
         "plan": zero_hidden_plan(),
         "deadline_hours": 1,
@@ -222,7 +252,8 @@ def test_optimize_infeasible_names_the_binding_constraint() -> None:
     ],
 )  # fmt: skip
 def test_optimize_bad_input_is_422_with_field(extra: dict[str, Any], field: str) -> None:
-    """Deadline ≤ 0, budget ≤ 0, unknown or no cloud, empty or out-of-range axes: 422 naming the field."""
+    """Deadline ≤ 0, budget ≤ 0, unknown or no cloud, empty or out-of-range axes: 422 naming the
+    field."""
     body = {"plan": zero_hidden_plan(), "clouds": ["aws"], "space": _SMALL_SPACE, **extra}
     r = _call("POST", "/v1/optimize", json=body)
     assert r.status_code == 422, r.text
@@ -242,7 +273,8 @@ def test_optimize_plan_errors_and_unknown_instance() -> None:
 def test_optimize_search_size_is_capped() -> None:
     """Instance types × node counts over the cap is 422 on `space` before any work.
 
-    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's) = 30 > 20;
+    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's) = 30
+    > 20;
     65 node counts exceed the per-axis cap of 64.
     """
     app = create_app(today=TODAY, limits=Limits(max_search_cells=20))
@@ -259,7 +291,8 @@ def test_optimize_search_size_is_capped() -> None:
 
 
 def test_prices_filter_and_cap(catalog: Catalog) -> None:
-    """Filtering by item returns only that item's points; limit over 1,000 and a bad provider are 422."""
+    """Filtering by item returns only that item's points; limit over 1,000 and a bad provider are
+    422."""
     r = _call(
         "GET",
         "/v1/prices",
@@ -302,7 +335,8 @@ def test_sizing_marks_the_plan_and_front() -> None:
 
 
 def test_page_and_openapi() -> None:
-    """GET / serves the calculator (no external scripts); the OpenAPI document lists the endpoints."""
+    """GET / serves the calculator (no external scripts); the OpenAPI document lists the
+    endpoints."""
     r = _call("GET", "/")
     assert r.status_code == 200
     assert 'id="nodes"' in r.text

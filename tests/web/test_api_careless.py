@@ -45,16 +45,35 @@ _PLAN = '{"run": {"hours": %s}, "cluster": {"instance": "p5.48xlarge", "nodes": 
         ("/v1/forecast", _PLAN % "1e400", "run.hours"),  # overflows to inf while parsing
         ("/v1/forecast", _PLAN % '"inf"', "run.hours"),
         ("/v1/sizing", _PLAN % '"inf"', "run.hours"),
-        ("/v1/simulate", '{"trials": 10, "plan": %s}' % (_PLAN % '"inf"'), "plan.run.hours"),  # was 500
+        # was 500
+        ("/v1/simulate", '{"trials": 10, "plan": %s}' % (_PLAN % '"inf"'), "plan.run.hours"),
         ("/v1/optimize", '{"plan": %s}' % (_PLAN % '"inf"'), "plan.run.hours"),  # was 500
-        ("/v1/forecast", ('{"model": {"params": 7e10, "tokens": "inf"},'
-                          ' "cluster": {"instance": "p5.48xlarge", "nodes": 4}}'), "model.tokens"),
-        ("/v1/forecast", ('{"run": {"hours": 10, "deadline_hours": "Infinity"},'
-                          ' "cluster": {"instance": "p5.48xlarge", "nodes": 4}}'), "run.deadline_hours"),
-        ("/v1/forecast", ('{"run": {"hours": 10}, "checkpoint": {"interval_hours": Infinity},'
-                          ' "cluster": {"instance": "p5.48xlarge", "nodes": 4}}'), "checkpoint.interval_hours"),
+        (
+            "/v1/forecast",
+            (
+                '{"model": {"params": 7e10, "tokens": "inf"},'
+                ' "cluster": {"instance": "p5.48xlarge", "nodes": 4}}'
+            ),
+            "model.tokens",
+        ),
+        (
+            "/v1/forecast",
+            (
+                '{"run": {"hours": 10, "deadline_hours": "Infinity"}, "cluster": {"instance": '
+                '"p5.48xlarge", "nodes": 4}}'
+            ),
+            "run.deadline_hours",
+        ),
+        (
+            "/v1/forecast",
+            (
+                '{"run": {"hours": 10}, "checkpoint": {"interval_hours": Infinity}, "cluster": '
+                '{"instance": "p5.48xlarge", "nodes": 4}}'
+            ),
+            "checkpoint.interval_hours",
+        ),
     ],
-)  # fmt: skip
+)
 def test_non_finite_plan_numbers_are_refused(url: str, body: str, field: str) -> None:
     """An infinite hour count used to price as `$inf` (200 with null costs) or crash (500)."""
     out = _refused(_raw(url, body), field)
@@ -125,13 +144,28 @@ def test_overflowing_model_size_is_not_a_500() -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ('{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1000000000}}', "cluster.nodes"),
-        ('{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1%s}}' % ("0" * 400), "cluster.nodes"),
-        ('{"run": {"hours": 1}, "cluster": {"gpu": "h100", "gpus": 1%s}}' % ("0" * 400), "cluster.gpus"),
-        (('{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1,'
-          ' "extra_groups": [{"instance": "p5.48xlarge", "count": 1000000000000}]}}'), "cluster.extra_groups.0.count"),
+        (
+            '{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1000000000}}',
+            "cluster.nodes",
+        ),
+        (
+            '{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1%s}}'
+            % ("0" * 400),
+            "cluster.nodes",
+        ),
+        (
+            '{"run": {"hours": 1}, "cluster": {"gpu": "h100", "gpus": 1%s}}' % ("0" * 400),
+            "cluster.gpus",
+        ),
+        (
+            (
+                '{"run": {"hours": 1}, "cluster": {"instance": "p5.48xlarge", "nodes": 1, '
+                '"extra_groups": [{"instance": "p5.48xlarge", "count": 1000000000000}]}}'
+            ),
+            "cluster.extra_groups.0.count",
+        ),
     ],
-)  # fmt: skip
+)
 def test_node_counts_are_capped(body: str, field: str) -> None:
     """10**9 nodes priced a $3.5e17 bill; 10**400 GPUs overflowed (500)."""
     out = _refused(_raw("/v1/forecast", body), field)
@@ -156,15 +190,32 @@ _SPACE = {"instances": ["p5.48xlarge"], "nodes": [1, 2]}
     ("url", "body", "field"),
     [
         ("/v1/simulate", {"plan": zero_hidden_plan(), "trials": True}, "trials"),  # ran 1 trial
-        ("/v1/simulate", {"plan": zero_hidden_plan(), "trials": 10, "seed": True}, "seed"),  # seed 1
-        ("/v1/optimize", {"plan": _OPT_PLAN, "deadline_hours": True, "space": _SPACE}, "deadline_hours"),
+        # seed 1
+        ("/v1/simulate", {"plan": zero_hidden_plan(), "trials": 10, "seed": True}, "seed"),
+        (
+            "/v1/optimize",
+            {"plan": _OPT_PLAN, "deadline_hours": True, "space": _SPACE},
+            "deadline_hours",
+        ),
         ("/v1/optimize", {"plan": _OPT_PLAN, "budget_usd": True, "space": _SPACE}, "budget_usd"),
-        ("/v1/optimize", {"plan": _OPT_PLAN, "space": {**_SPACE, "nodes": [True]}}, "space.nodes.0"),
-        ("/v1/optimize", {"plan": _OPT_PLAN, "space": {**_SPACE, "spot_fractions": [True]}}, "space.spot_fractions.0"),
+        (
+            "/v1/optimize",
+            {"plan": _OPT_PLAN, "space": {**_SPACE, "nodes": [True]}},
+            "space.nodes.0",
+        ),
+        (
+            "/v1/optimize",
+            {"plan": _OPT_PLAN, "space": {**_SPACE, "spot_fractions": [True]}},
+            "space.spot_fractions.0",
+        ),
         ("/v1/charts/waterfall", {"quote_usd": True, "by_category": {}}, "quote_usd"),
-        ("/v1/charts/waterfall", {"quote_usd": 1, "by_category": {"compute": True}}, "by_category.compute"),
+        (
+            "/v1/charts/waterfall",
+            {"quote_usd": 1, "by_category": {"compute": True}},
+            "by_category.compute",
+        ),
     ],
-)  # fmt: skip
+)
 def test_booleans_are_not_numbers(url: str, body: dict[str, Any], field: str) -> None:
     """`true` was read as 1: one trial, seed 1, a 1-hour deadline, a $1 budget, one node."""
     out = _refused(_call("POST", url, json=body), field)
@@ -191,20 +242,28 @@ def test_optimize_non_finite_inputs_name_the_field(body: dict[str, Any], field: 
     ("body", "field"),
     [
         ({"quote_usd": "inf", "by_category": {}}, "quote_usd"),
-        ({"quote_usd": 1, "by_category": {"compute": "nan"}}, "by_category.compute"),  # drew y="nan"
+        # drew y="nan"
+        ({"quote_usd": 1, "by_category": {"compute": "nan"}}, "by_category.compute"),
         ({"quote_usd": 1, "by_category": {"storage": "-inf"}}, "by_category.storage"),
-        ({"quote_usd": 100, "by_category": {"compute": 100, "storage": -500}}, "by_category.storage"),
-        ({"quote_usd": 100, "by_category": {"compute": 100, "discount": 50}}, "by_category.discount"),
+        (
+            {"quote_usd": 100, "by_category": {"compute": 100, "storage": -500}},
+            "by_category.storage",
+        ),
+        (
+            {"quote_usd": 100, "by_category": {"compute": 100, "discount": 50}},
+            "by_category.discount",
+        ),
         ({"quote_usd": 1e308, "by_category": {"compute": 1e308, "storage": 1e308}}, "by_category"),
     ],
-)  # fmt: skip
+)
 def test_waterfall_refuses_impossible_amounts(body: dict[str, Any], field: str) -> None:
     """NaN, infinite, negative (except discount) and overflowing amounts drew a broken SVG (200)."""
     _refused(_call("POST", "/v1/charts/waterfall", json=body), field)
 
 
 def test_waterfall_still_draws_a_negative_discount() -> None:
-    """A Savings Plan discount is negative by nature: $100 quote, -$30 discount draws (real bill $70)."""
+    """A Savings Plan discount is negative by nature: $100 quote, -$30 discount draws (real bill
+    $70)."""
     r = _call(
         "POST",
         "/v1/charts/waterfall",
@@ -238,7 +297,8 @@ def test_known_query_parameters_and_the_page_still_work() -> None:
 
 
 def test_body_that_is_not_utf8_json_names_the_body() -> None:
-    """Bytes that are not UTF-8 answered {"detail": "There was an error parsing the body"} with no field."""
+    """Bytes that are not UTF-8 answered {"detail": "There was an error parsing the body"} with no
+    field."""
     r = _call("POST", "/v1/forecast", content=b'{"run": "\xff"}', headers=_JSON)
     out = _refused(r, "body", status=400)
     assert "JSON" in out["detail"]

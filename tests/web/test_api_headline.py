@@ -23,7 +23,8 @@ def _call(method: str, url: str, **kw: Any) -> Any:
 
 
 def test_forecast_carries_planned_hidden_and_budget() -> None:
-    """Planned 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96 < quote; budget ≥ real bill."""
+    """Planned 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96 < quote; budget ≥ real
+    bill."""
     r = _call("POST", "/v1/forecast", json=seed_json())
     assert r.status_code == 200, r.text
     d = r.json()
@@ -33,8 +34,11 @@ def test_forecast_carries_planned_hidden_and_budget() -> None:
     assert d["budget_usd"] >= d["total_usd"]
     assert d["actions"]
     assert [s["label"] for s in d["waterfall"] if s["total"]] == [
-        "quote (on-demand list)", "planned (at the plan's purchase mix)", "real bill (expected)", "budget (P90)",
-    ]  # fmt: skip
+        "quote (on-demand list)",
+        "planned (at the plan's purchase mix)",
+        "real bill (expected)",
+        "budget (P90)",
+    ]
 
 
 def test_waterfall_chart_draws_a_forecasts_steps() -> None:
@@ -50,8 +54,13 @@ def test_waterfall_chart_draws_a_forecasts_steps() -> None:
 
 def test_waterfall_steps_are_escaped_and_checked() -> None:
     """A label is text, never markup; no steps and no quote is a 422 naming the field."""
-    r = _call("POST", "/v1/charts/waterfall",
-              json={"steps": [{"label": "<script>alert(1)</script>", "start": 0, "end": 1, "total": True}]})  # fmt: skip
+    r = _call(
+        "POST",
+        "/v1/charts/waterfall",
+        json={
+            "steps": [{"label": "<script>alert(1)</script>", "start": 0, "end": 1, "total": True}]
+        },
+    )
     assert r.status_code == 200
     assert "<script>" not in r.text
     assert "&lt;script&gt;" in r.text

@@ -27,7 +27,8 @@ DEFAULT_QUOTE = "$226,529"  # 32 × p5.48xlarge $98.32/h × 72 h = 226,529.28
 
 
 def _seed_total() -> str:
-    """The library's real bill for the seed file, to the cent (the server prices with today's date)."""
+    """The library's real bill for the seed file, to the cent (the server prices with today's
+    date)."""
     return f"${forecast(load_plan(SEED), load_catalog()).total_usd:,.2f}"
 
 
@@ -59,9 +60,17 @@ def test_seed_file_imported_shows_the_cli_real_bill_to_the_cent(page: tuple[Any,
     p, expect, url = page
     _import_seed(p, expect, url)
     # 70e9 params, FSx 24,000 GB, data from S3, 10,000 IOPS: the file's values, in their inputs.
-    for field, value in [("nodes", "32"), ("params", "70000000000"), ("fsx-gb", "24000"),
-                         ("data-source", "s3"), ("data-location", "cross_az"), ("ebs-iops", "10000"),
-                         ("s3nat", "true"), ("ckpt-target", "fsx"), ("orchestrator", "ec2")]:  # fmt: skip
+    for field, value in [
+        ("nodes", "32"),
+        ("params", "70000000000"),
+        ("fsx-gb", "24000"),
+        ("data-source", "s3"),
+        ("data-location", "cross_az"),
+        ("ebs-iops", "10000"),
+        ("s3nat", "true"),
+        ("ckpt-target", "fsx"),
+        ("orchestrator", "ec2"),
+    ]:
         expect(p.locator(f"#{field}")).to_have_value(value)
     expect(p.locator("#extras li")).to_have_count(0)  # every field of the file has an input
     expect(p.locator("#notices li")).to_have_count(0)  # the model size is known: all modelled
@@ -112,7 +121,8 @@ def test_report_downloads_from_the_page(page: tuple[Any, Any, str], tmp_path: Pa
 
 
 def test_simulate_and_optimize_on_the_page(page: tuple[Any, Any, str]) -> None:
-    """Simulate shows P50/P90 and the odds of missing a deadline; optimize the best plan and the front."""
+    """Simulate shows P50/P90 and the odds of missing a deadline; optimize the best plan and the
+    front."""
     p, expect, url = page
     p.goto(url)
     expect(p.locator("#quote")).to_have_text(DEFAULT_QUOTE, timeout=T)
@@ -198,7 +208,8 @@ def test_phone_shows_the_bill_without_scrolling_and_never_overflows(
 
 
 def test_print_shows_results_without_the_form(page: tuple[Any, Any, str]) -> None:
-    """Printed: the bill, the ledger with every basis open, no form or buttons, nothing wider than the page."""
+    """Printed: the bill, the ledger with every basis open, no form or buttons, nothing wider than
+    the page."""
     p, expect, url = page
     p.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
     p.goto(url)
@@ -215,10 +226,11 @@ def test_print_shows_results_without_the_form(page: tuple[Any, Any, str]) -> Non
 
 
 HOSTILE = (
-    "#run.name=%3Cscript%3Ewindow.__pwned%3D1%3C%2Fscript%3E%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D2%22%3E"
-    "&cluster.instance=p5.48xlarge&cluster.nodes=1e400&run.hours=72&purchase.spot_fraction=0.5"
-    "&prices.as_of=2025-05-01&checkpoint.interval_hours=2"
-    "&cluster.nodez=5&__proto__.polluted=1&storage.fsx_tier=%3Cb%3Ebold%3C%2Fb%3E"
+    "#run.name=%3Cscript%3Ewindow.__pwned%3D1%3C%2Fscript%3E"
+    "%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D2%22%3E&"
+    "cluster.instance=p5.48xlarge&cluster.nodes=1e400&run.hours=72&"
+    "purchase.spot_fraction=0.5&prices.as_of=2025-05-01&checkpoint.interval_hours=2&"
+    "cluster.nodez=5&__proto__.polluted=1&storage.fsx_tier=%3Cb%3Ebold%3C%2Fb%3E"
 )
 
 

@@ -86,7 +86,8 @@ def test_loading_the_page_logs_no_console_error(calc: Page) -> None:
     calc.no_leaks()
 
 
-#: (field, pasted text, what its message must say); the field's good value restores the default plan.
+#: (field, pasted text, what its message must say); the field's good value restores the default
+#: plan.
 BAD_NUMBERS = [
     ("nodes", "", "required"),
     ("nodes", "-1", "at least 1"),
@@ -127,14 +128,21 @@ def test_bad_number_is_named_next_to_its_field_and_clears_the_result(calc: Page)
 
 
 def test_model_size_text_is_parsed_strictly(calc: Page) -> None:
-    """Text like "0x10" was priced as a 16-parameter model and "1,000" got a message about run.hours;
+    """Text like "0x10" was priced as a 16-parameter model and "1,000" got a message about
+    run.hours;
     now both are named at the field, and "7B" means 7 × 10^9 (the same bill as "7e9")."""
     calc.page.goto(calc.url)
     calc.ready()
     calc.page.check("#mode-model")
     slot = calc.page.locator("#params-error")
-    for typed, message in [("0x10", "not a number"), ("1,000", "without commas"), ("NaN", "not a number"),
-                           ("Infinity", "not a number"), ("1e400", "far too large"), ("  ", "required")]:  # fmt: skip
+    for typed, message in [
+        ("0x10", "not a number"),
+        ("1,000", "without commas"),
+        ("NaN", "not a number"),
+        ("Infinity", "not a number"),
+        ("1e400", "far too large"),
+        ("  ", "required"),
+    ]:
         calc.type_into("params", typed)
         calc.expect(slot).to_contain_text(message, timeout=T)
         calc.results_cleared()
@@ -174,7 +182,8 @@ def test_gcp_and_azure_instances_are_priced_and_spotless_ones_point_at_spot(calc
     calc.page.goto(calc.url)
     calc.ready()
     calc.page.select_option("#instance", "a3-highgpu-8g")
-    # 32 × a3-highgpu-8g $88.48999990/h (us-central1, Billing Catalog snapshot of 2025-05-01, in force
+    # 32 × a3-highgpu-8g $88.48999990/h (us-central1, Billing Catalog snapshot of 2025-05-01, in
+    # force
     # on 2025-05-01 after the GCP price refresh) × 72 h = 203,880.96
     calc.expect(calc.page.locator("#quote")).to_have_text("$203,881", timeout=T)
     calc.expect(calc.page.locator("#error")).to_have_text("")
@@ -231,7 +240,8 @@ def test_a_hung_request_times_out_and_a_late_answer_is_ignored(calc: Page) -> No
 
 
 def test_narrow_viewport_has_no_sideways_scroll(calc: Page) -> None:
-    """At 360 px the long instance names and the ledger pushed the page 160 px wide of the screen."""
+    """At 360 px the long instance names and the ledger pushed the page 160 px wide of the
+    screen."""
     calc.page.set_viewport_size({"width": 360, "height": 740})
     calc.page.goto(calc.url)
     calc.ready()

@@ -35,7 +35,8 @@ def _call(app: Any, method: str, url: str, **kw: Any) -> httpx.Response:
 
 
 def test_a_foreign_host_is_refused() -> None:
-    """DNS rebinding: Host evil.example reaching a localhost server gets a 4xx, localhost is served."""
+    """DNS rebinding: Host evil.example reaching a localhost server gets a 4xx, localhost is
+    served."""
     app = create_app(today=TODAY)
     bad = _call(app, "GET", "/healthz", host="evil.example")
     assert 400 <= bad.status_code < 500
@@ -51,7 +52,8 @@ def test_an_added_host_is_served() -> None:
 
 
 def test_an_oversized_chunked_body_is_413() -> None:
-    """No Content-Length, chunks adding past the cap: 413 (FastAPI made it 400, 'error parsing the body')."""
+    """No Content-Length, chunks adding past the cap: 413 (FastAPI made it 400, 'error parsing the
+    body')."""
     app = create_app(today=TODAY, limits=Limits(max_body_bytes=100))
 
     async def chunks() -> AsyncIterator[bytes]:
@@ -102,7 +104,8 @@ def test_utf16_json_is_refused() -> None:
 
 
 def test_a_full_heavy_queue_answers_503_with_retry_after() -> None:
-    """With 1 heavy slot and no queue, a second concurrent simulate is refused at once, not queued."""
+    """With 1 heavy slot and no queue, a second concurrent simulate is refused at once, not
+    queued."""
     app = create_app(today=TODAY, limits=Limits(heavy_workers=1, heavy_queue=0, retry_after_s=7))
     body = {"plan": _SMALL_FORECAST, "trials": 20_000, "seed": 0}
 

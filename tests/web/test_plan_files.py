@@ -120,7 +120,15 @@ def test_simulate_is_the_library_simulation_with_deadline_odds(catalog: Catalog)
     body["run"]["deadline_hours"] = 80
     r = _call("POST", "/v1/simulate", json={"plan": body, "trials": 500, "seed": 3})
     assert r.status_code == 200
-    sim = simulate(load_plan(SEED).model_copy(update={"run": load_plan(SEED).run.model_copy(update={"deadline_hours": 80.0})}), catalog, trials=500, rng=3, today=TODAY)  # fmt: skip
+    sim = simulate(
+        load_plan(SEED).model_copy(
+            update={"run": load_plan(SEED).run.model_copy(update={"deadline_hours": 80.0})}
+        ),
+        catalog,
+        trials=500,
+        rng=3,
+        today=TODAY,
+    )
     got = r.json()
     assert got["p50_usd"] == sim.cost_usd.p50
     assert got["p90_usd"] == sim.cost_usd.p90
