@@ -30,7 +30,8 @@ def test_pareto_front_drops_dominated_points() -> None:
 
 
 def test_simulation_summary_percentiles() -> None:
-    """Bills 1..10: P50 = 5.5, P90 = 1 + 0.9 × 9 = 9.1 (linear interpolation); 2 of 10 runs > 8 h."""
+    """Bills 1..10: P50 = 5.5, P90 = 1 + 0.9 × 9 = 9.1 (linear interpolation); 2 of 10 runs > 8
+    h."""
     s = simulation_summary(
         range(1, 11), [float(h) for h in range(1, 11)], deadline_hours=8.0, bins=5
     )
@@ -42,7 +43,8 @@ def test_simulation_summary_percentiles() -> None:
 
 
 def test_right_sizing_with_fixed_hours_keeps_the_quote(catalog: Catalog) -> None:
-    """Fixed run.hours → constant node-hours: every size's quote is 32 × $98.32 × 72 h = $226,529.28."""
+    """Fixed run.hours → constant node-hours: every size's quote is 32 × $98.32 × 72 h =
+    $226,529.28."""
     points, basis = right_sizing(load_plan(SEED), catalog, today=TODAY)
     assert "perfect scaling" in basis
     assert len(points) >= 5
@@ -52,7 +54,8 @@ def test_right_sizing_with_fixed_hours_keeps_the_quote(catalog: Catalog) -> None
 
 
 def test_analysis_simulation_is_the_simulators(catalog: Catalog) -> None:
-    """The report's P50/P90 and deadline odds are ``trainbill.simulate``'s for the same seed, not a recount."""
+    """The report's P50/P90 and deadline odds are ``trainbill.simulate``'s for the same seed, not a
+    recount."""
     plan = load_plan(SEED)
     data = analyse(plan, catalog, today=TODAY, trials=500, seed=7, search=False)
     sim = simulate(plan, catalog, trials=500, rng=7, today=TODAY)

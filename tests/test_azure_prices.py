@@ -104,7 +104,8 @@ def test_later_service_price_found_in_the_plans_own_region(tmp_path: Path) -> No
     early = service_rate_at(
         cat, "test.svc", provider="azure", region="eastus", as_of=TODAY.replace(year=2025)
     )
-    # eastus's own (later) $2.0, said to be dated after the plan, not NOT PRICED and not eastus2's $1.0.
+    # eastus's own (later) $2.0, said to be dated after the plan, not NOT PRICED and not eastus2's
+    # $1.0.
     assert early.usd == 2.0
     assert "AFTER the plan's price date" in early.source
     late = service_rate_at(

@@ -13,7 +13,8 @@ from trainbill.errors import SpecError
 
 
 def test_article_claim_is_impossible(catalog: Catalog) -> None:
-    """$1.5M / (512 × $98.32/8) = 238.4 h; 5.88e23 FLOPs / (512 × 238.4 h × 3600) ≈ 1,338 TFLOP/s > 989."""
+    """$1.5M / (512 × $98.32/8) = 238.4 h; 5.88e23 FLOPs / (512 × 238.4 h × 3600) ≈ 1,338 TFLOP/s >
+    989."""
     a = audit_quote(
         catalog=catalog,
         cost_usd=1.5e6,
@@ -32,7 +33,8 @@ def test_article_claim_is_impossible(catalog: Catalog) -> None:
 
 
 def test_generous_quote_is_plausible(catalog: Catalog) -> None:
-    """At $5M the same run needs 5.88e23 / (512 × (5e6/(512×12.29)) h × 3600) ≈ 401 TFLOP/s: 41% MFU."""
+    """At $5M the same run needs 5.88e23 / (512 × (5e6/(512×12.29)) h × 3600) ≈ 401 TFLOP/s: 41%
+    MFU."""
     a = audit_quote(
         catalog=catalog,
         cost_usd=5e6,
@@ -95,12 +97,27 @@ def test_default_price_is_the_forecasts_instance(catalog: Catalog) -> None:
 
 
 def test_cli_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "check", "--cost", "1e6", "--params", "70e9", "--tokens", "1e12", "--gpu", "h100",
-                           "--gpus", "512", "--usd-per-gpu-hour", "inf")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "check",
+        "--cost",
+        "1e6",
+        "--params",
+        "70e9",
+        "--tokens",
+        "1e12",
+        "--gpu",
+        "h100",
+        "--gpus",
+        "512",
+        "--usd-per-gpu-hour",
+        "inf",
+    )
     assert code == 1
     assert (
         err.strip()
-        == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number >= 0.001 (got inf)"
+        == "trainbill: error: command line: --usd-per-gpu-hour: must be a finite number >= "
+        "0.001 (got inf)"
     )
 
 

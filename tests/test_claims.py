@@ -89,8 +89,12 @@ def test_article_lines_do_not_add_up(catalog: Catalog) -> None:
     assert [a.line.number for a in audit.impossible] == [4]
 
 
-_PLAN = {"run": {"hours": 10}, "model": {"params": 7e9}, "cluster": {"instance": "p5.48xlarge", "nodes": 2},
-         "prices": {"as_of": "2025-05-01"}}  # fmt: skip
+_PLAN = {
+    "run": {"hours": 10},
+    "model": {"params": 7e9},
+    "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+    "prices": {"as_of": "2025-05-01"},
+}
 
 
 def _audit(catalog: Catalog, **doc: object) -> ClaimAudit:
@@ -163,7 +167,8 @@ def test_percent_disagreeing_with_amount_is_impossible(catalog: Catalog) -> None
     ],
 )
 def test_bad_claims_name_the_line(doc: dict[str, object], needle: str) -> None:
-    """Unknown category, negative amount, non-numeric total: one error naming file, line and field."""
+    """Unknown category, negative amount, non-numeric total: one error naming file, line and
+    field."""
     with pytest.raises(SpecError) as err:
         claims_from_dict(doc, source="c.toml")
     assert needle in str(err.value)
@@ -190,8 +195,8 @@ def test_cli_bad_claims_file_is_one_line(
     code, _, err = run_cli(capsys, "check", "--claims", str(f))
     assert code == 1
     assert (
-        err
-        == f"trainbill: error: {f}: lines[1].category: unknown category 'gpu'; allowed: {', '.join(CATEGORIES)}.\n"
+        err == f"trainbill: error: {f}: lines[1].category: unknown category 'gpu'; allowed: "
+        f"{', '.join(CATEGORIES)}.\n"
     )
 
 

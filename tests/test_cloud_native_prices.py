@@ -1,4 +1,5 @@
-"""GCP and Azure plans are priced with their own providers' products, never AWS services or prices."""
+"""GCP and Azure plans are priced with their own providers' products, never AWS services or
+prices."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def _line(fc: Any, category: str, item: str) -> Any:
 def test_non_aws_plan_names_no_aws_service_or_price(
     catalog: Catalog, cloud: str, instance: str, region: str, purchase: dict[str, Any]
 ) -> None:
-    """The seed example moved to GCP or Azure: no line's item or source is an AWS service or AWS price."""
+    """The seed example moved to GCP or Azure: no line's item or source is an AWS service or AWS
+    price."""
     fc = forecast(_seed_on(cloud, instance, region, **purchase), catalog, today=TODAY)
     for ln in fc.ledger.lines:
         for word in AWS_WORDS:
@@ -55,7 +57,8 @@ def test_gcp_lines_hand_computed(catalog: Catalog) -> None:
     plan["monitoring"] = {"custom_metrics_per_node": 0, "logs_gb_per_node_hour": 0.05}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     assert fc.usage.wall_hours == pytest.approx(10.0)
-    # pd-balanced $0.10/GiB-month (Cloud Billing Catalog 2025-05-01): 4 × 1000 GB × 10 h / 730 h × $0.10.
+    # pd-balanced $0.10/GiB-month (Cloud Billing Catalog 2025-05-01): 4 × 1000 GB × 10 h / 730 h ×
+    # $0.10.
     disk = _line(fc, "storage", "Balanced Persistent Disk volumes")
     assert disk.cost_usd == pytest.approx(4 * 1000 * 10 / 730 * 0.10)
     # A Persistent Disk bills capacity only: no IOPS line even at 10,000 IOPS.
@@ -134,7 +137,8 @@ def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:
 
 
 def test_gcp_managed_lustre_hand_computed(catalog: Catalog) -> None:
-    """36,000 GB of Managed Lustre 250 MBps/TiB for 10 h: $0.21/GiB-month (us-central1 SKU export)."""
+    """36,000 GB of Managed Lustre 250 MBps/TiB for 10 h: $0.21/GiB-month (us-central1 SKU
+    export)."""
     plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
     plan["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 36000, "fsx_tier": "persistent_250"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)

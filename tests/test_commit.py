@@ -121,7 +121,8 @@ def test_horizon_is_bounded(catalog: Catalog) -> None:
 
 
 def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """Excel's "CSV UTF-8" starts with a byte-order mark; the header read as '\\ufeffmonth' before."""
+    """Excel's "CSV UTF-8" starts with a byte-order mark; the header read as '\\ufeffmonth'
+    before."""
     f = tmp_path / "usage.csv"
     f.write_bytes(b"\xef\xbb\xbfmonth,gpu_hours\n2026-01,1000\n2026-02,1000\n")
     code, out, _err = run_argv(["commit", str(f), "--json", "--as-of", "2026-06-01"], capsys)

@@ -49,7 +49,8 @@ def test_s3_cross_az_warns_that_it_is_free(catalog: Catalog) -> None:
 
 
 def test_fsx_in_another_zone_pays_inter_az_both_ways(catalog: Catalog) -> None:
-    """FSx in use1-az2 read from a cluster in use1-az4: 2,000 GB × $0.01 out + 2,000 GB × $0.01 in."""
+    """FSx in use1-az2 read from a cluster in use1-az4: 2,000 GB × $0.01 out + 2,000 GB × $0.01
+    in."""
     plan = _plan({"source": "fsx", "zone": "use1-az2"}, zone="use1-az4", region="us-east-1")
     plan["storage"]["fsx_capacity_gb"] = 1200
     plan["checkpoint"] = {"target": "ebs"}
@@ -105,7 +106,8 @@ def test_s3_in_another_region_pays_the_general_inter_region_rate(catalog: Catalo
 
 
 def test_inter_region_pair_rate_us_east_1_to_us_east_2(catalog: Catalog) -> None:
-    """us-east-1 → us-east-2 has its own rate: 2,000 GB × $0.01 (transfer.inter_region.us-east-2)."""
+    """us-east-1 → us-east-2 has its own rate: 2,000 GB × $0.01
+    (transfer.inter_region.us-east-2)."""
     fc = _fc(_plan({"source": "s3", "region": "us-east-1"}, region="us-east-2"), catalog)
     (line,) = _transfer(fc)
     assert line.unit_price_usd == pytest.approx(0.01)
@@ -121,7 +123,8 @@ def test_cross_region_without_a_named_region_uses_the_general_rate(catalog: Cata
 
 
 def test_data_in_gcp_pays_gcp_internet_egress(catalog: Catalog) -> None:
-    """A GCS dataset read by an AWS cluster: 2,000 GB × $0.12/GiB ÷ 1.073741824 = $223.52, billed by GCP."""
+    """A GCS dataset read by an AWS cluster: 2,000 GB × $0.12/GiB ÷ 1.073741824 = $223.52, billed
+    by GCP."""
     plan = _plan({"source": "other_cloud", "provider": "gcp"})
     plan["prices"] = {"as_of": "2026-12-01"}
     fc = _fc(plan, catalog)
@@ -152,7 +155,8 @@ def test_data_in_aws_read_from_gcp_pays_aws_egress_tiers(catalog: Catalog) -> No
 
 
 def test_egress_tiers_are_monthly(catalog: Catalog) -> None:
-    """A 1,460-h run is 2 billing months: 40,000 GB = 20,000/month, each month 10,240 @ $0.09 + 9,760 @ $0.085."""
+    """A 1,460-h run is 2 billing months: 40,000 GB = 20,000/month, each month 10,240 @ $0.09 +
+    9,760 @ $0.085."""
     plan = _plan({"source": "other_cloud", "provider": "aws", "dataset_gb": 40000, "epochs": 1})
     plan["cluster"] = {
         "provider": "gcp",
@@ -168,7 +172,8 @@ def test_egress_tiers_are_monthly(catalog: Catalog) -> None:
 
 
 def test_data_in_azure_pays_azure_egress_tiers(catalog: Catalog) -> None:
-    """20,000 GB of Blob data read by an AWS cluster in one month: Azure's own tiers, billed by Azure.
+    """20,000 GB of Blob data read by an AWS cluster in one month: Azure's own tiers, billed by
+    Azure.
 
     Azure Retail Prices API 'Standard Data Transfer Out' (eastus, Microsoft network routing):
     $0.087/GB to 10,335 GB, then $0.083/GB: 10,335 × 0.087 + 9,665 × 0.083 = 899.145 + 802.195.

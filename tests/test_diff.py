@@ -35,9 +35,16 @@ def plan_file(tmp_path: Path) -> Path:
 
 
 def test_doubling_nodes_doubles_the_compute_line(catalog: Catalog) -> None:
-    """2 → 4 p5.48xlarge for 10 h at $98.32: 20 → 40 instance-hours, $1,966.40 → $3,932.80, +100%."""
-    base = plan_from_dict({"run": {"hours": 10}, "model": {"params": 7e9},
-                           "cluster": {"instance": "p5.48xlarge", "nodes": 2}, "prices": {"as_of": "2025-05-01"}})  # fmt: skip
+    """2 → 4 p5.48xlarge for 10 h at $98.32: 20 → 40 instance-hours, $1,966.40 → $3,932.80,
+    +100%."""
+    base = plan_from_dict(
+        {
+            "run": {"hours": 10},
+            "model": {"params": 7e9},
+            "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+            "prices": {"as_of": "2025-05-01"},
+        }
+    )
     new = base.model_copy(update={"cluster": base.cluster.model_copy(update={"nodes": 4})})
     d = diff_forecasts(
         forecast(base, catalog), forecast(new, catalog), base, new, base_name="a", new_name="b"

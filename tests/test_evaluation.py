@@ -19,7 +19,8 @@ def _eval_lines(fc: Any) -> list[Any]:
 
 
 def test_seed_example_uses_megatron_defaults(catalog: Catalog) -> None:
-    """72 h × (100 eval steps / 1,000 steps) × (compute / 3) / (compute + host) ≈ 2.342 cluster-hours.
+    """72 h × (100 eval steps / 1,000 steps) × (compute / 3) / (compute + host) ≈ 2.342
+    cluster-hours.
 
     The plan gives hours and a model size (70e9) but no tokens: the time model models one
     step (``seed_step_seconds``: ≈ 12.14 s compute + 0.30 s host), and an eval step is a

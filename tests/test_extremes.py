@@ -59,7 +59,8 @@ def test_model_size_cap_reads_as_a_number() -> None:
 
 
 def test_caps_are_inclusive(catalog: Catalog) -> None:
-    """1,000,000 h on 4 × p5.48xlarge is still priced: 4 × $98.32 (2025-05-01) × 1e6 h = $393,280,000."""
+    """1,000,000 h on 4 × p5.48xlarge is still priced: 4 × $98.32 (2025-05-01) × 1e6 h =
+    $393,280,000."""
     plan = zero_hidden_plan()
     plan["run"]["hours"] = 1e6
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
@@ -227,7 +228,10 @@ def test_region_of_another_cloud_is_refused(catalog: Catalog) -> None:
     plan["cluster"]["region"] = "us-central1"
     with pytest.raises(
         SpecError,
-        match=r"cluster\.region: 'us-central1' is a gcp region, not aws; aws regions in the catalog: .*us-east-1",
+        match=(
+            r"cluster\.region: 'us-central1' is a gcp region, not aws; aws regions in the "
+            r"catalog: .*us-east-1"
+        ),
     ):
         forecast(plan_from_dict(plan), catalog, today=TODAY)
     plan["cluster"]["region"] = "eu-north-7"  # in no cloud's catalog: reference region, warned

@@ -41,7 +41,8 @@ def seed(catalog: Catalog) -> Forecast:
 
 
 def test_seed_planned_bill_is_the_quote_hours_at_the_purchase_mix(seed: Forecast) -> None:
-    """Planned = 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96, below the $226,529.28 quote."""
+    """Planned = 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96, below the $226,529.28
+    quote."""
     assert pytest.approx(142_824.96) == SEED_PLANNED
     assert seed.planned_usd == pytest.approx(SEED_PLANNED, abs=0.005)
     assert seed.quote_usd == pytest.approx(SEED_QUOTE)
@@ -51,14 +52,16 @@ def test_seed_planned_bill_is_the_quote_hours_at_the_purchase_mix(seed: Forecast
 
 
 def test_seed_hidden_costs_are_real_minus_planned(seed: Forecast) -> None:
-    """hidden = real − planned > 0 and hidden multiplier = real / planned > 1 (the quote's 0.72 hid it)."""
+    """hidden = real − planned > 0 and hidden multiplier = real / planned > 1 (the quote's 0.72 hid
+    it)."""
     assert seed.hidden_usd == pytest.approx(seed.total_usd - SEED_PLANNED, abs=0.01)
     assert seed.hidden_multiplier == pytest.approx(seed.total_usd / SEED_PLANNED)
     assert seed.hidden_multiplier > 1 > seed.multiplier
 
 
 def test_hidden_by_category_adds_up_to_hidden(seed: Forecast) -> None:
-    """Every category but compute's planned lines is hidden; no extra groups, so hidden compute is 0."""
+    """Every category but compute's planned lines is hidden; no extra groups, so hidden compute is
+    0."""
     hidden = seed.hidden_by_category()
     assert list(hidden) == list(CATEGORIES)
     assert sum(hidden.values()) == pytest.approx(seed.hidden_usd)
@@ -100,7 +103,8 @@ def test_budget_is_the_simulated_p90_and_repeats(catalog: Catalog, seed: Forecas
 
 def test_budget_never_below_the_expected_bill(catalog: Catalog) -> None:
     """0.001 failures/GPU-day × 32 GPUs × 10 h / 24 = 0.0133 expected: 98.7% of runs have none, so
-    the P90 run costs the quote 4 × 10 × $98.32 = $3,932.80, below the expected bill; budget = expected."""
+    the P90 run costs the quote 4 × 10 × $98.32 = $3,932.80, below the expected bill; budget =
+    expected."""
     raw = zero_hidden_plan()
     raw["reliability"] = {**raw["reliability"], "gpu_failure_rate_per_gpu_day": 0.001}
     fc = _advised(plan_from_dict(raw), catalog)
@@ -126,7 +130,8 @@ def test_existing_commitment_is_planned(commitment_catalog: Catalog) -> None:
 
 
 def test_unused_commitment_term_is_hidden(commitment_catalog: Catalog) -> None:
-    """Bought 1yr SP: planned $2,400 at the commitment rate; the unused 8,750 h × $240/h = $2,100,000 is hidden."""
+    """Bought 1yr SP: planned $2,400 at the commitment rate; the unused 8,750 h × $240/h =
+    $2,100,000 is hidden."""
     raw = zero_hidden_plan()
     raw["purchase"] = {"savings_plan": "1yr"}
     fc = forecast(plan_from_dict(raw), commitment_catalog, today=TODAY)
@@ -146,7 +151,8 @@ def test_extra_instance_groups_are_hidden(catalog: Catalog) -> None:
 
 
 def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
-    """Quote → mix savings → planned → hidden costs (largest first) → real bill → P90 margin → budget."""
+    """Quote → mix savings → planned → hidden costs (largest first) → real bill → P90 margin →
+    budget."""
     steps = waterfall(seed)
     totals = [s for s in steps if s.total]
     assert [s.label.split(" ")[0] for s in totals] == ["quote", "planned", "real", "budget"]
@@ -171,7 +177,8 @@ def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
 
 
 def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
-    """All 32 on spot saves at least the compute difference 16 × 72 × ($98.32 − $25.66) = $83,704.32;
+    """All 32 on spot saves at least the compute difference 16 × 72 × ($98.32 − $25.66) =
+    $83,704.32;
     zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the spot nodes."""
     assert seed.outlook is not None
     acts = {a.kind: a for a in seed.outlook.actions}
@@ -204,7 +211,8 @@ def test_spot_action_states_the_deadline_odds(catalog: Catalog) -> None:
 
 
 def test_checkpoint_interval_action_moves_to_the_optimum(catalog: Catalog) -> None:
-    """Seed at 0.5 h: 144 checkpoints of ~3 min instead of 36; the optimum is capped at the catalog's 2 h."""
+    """Seed at 0.5 h: 144 checkpoints of ~3 min instead of 36; the optimum is capped at the
+    catalog's 2 h."""
     raw: dict[str, Any] = load_plan(SEED).model_dump(mode="json", exclude_none=True)
     raw["checkpoint"]["interval_hours"] = 0.5
     fc = _advised(plan_from_dict(raw), catalog)
@@ -219,7 +227,8 @@ def test_checkpoint_interval_action_moves_to_the_optimum(catalog: Catalog) -> No
 
 
 def test_savings_plan_action_only_where_it_pays(commitment_catalog: Catalog) -> None:
-    """3 years of 4 nodes: a bought 3yr SP at $45 saves 4 × 26,280 h × ($98.32 − $45) = $5,604,998.40."""
+    """3 years of 4 nodes: a bought 3yr SP at $45 saves 4 × 26,280 h × ($98.32 − $45) =
+    $5,604,998.40."""
     raw = zero_hidden_plan()
     raw["run"] = {"name": "three-years", "hours": 26_280}
     fc = _advised(plan_from_dict(raw), commitment_catalog)
@@ -236,7 +245,8 @@ def test_savings_plan_action_only_where_it_pays(commitment_catalog: Catalog) -> 
 
 
 def test_right_size_within_the_deadline(catalog: Catalog) -> None:
-    """64 × p5 pretraining with 1,000 h allowed: a smaller cluster within the deadline is cheaper."""
+    """64 × p5 pretraining with 1,000 h allowed: a smaller cluster within the deadline is
+    cheaper."""
     raw: dict[str, Any] = load_plan(EXAMPLES / "pretrain-512-h100.toml").model_dump(
         mode="json", exclude_none=True
     )
@@ -250,7 +260,8 @@ def test_right_size_within_the_deadline(catalog: Catalog) -> None:
 
 
 def test_no_right_size_that_only_takes_longer(seed: Forecast) -> None:
-    """Without a deadline the plan's own wall-clock is the limit: no 'use 11 nodes for 3× the time'."""
+    """Without a deadline the plan's own wall-clock is the limit: no 'use 11 nodes for 3× the
+    time'."""
     assert seed.outlook is not None
     assert all(a.kind != "right_size" for a in seed.outlook.actions)
 
@@ -264,11 +275,19 @@ def test_forecast_without_outlook_has_null_budget(catalog: Catalog) -> None:
 
 
 def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) -> None:
-    """The table view prints the waterfall in order, whole dollars with separators, and what to do."""
+    """The table view prints the waterfall in order, whole dollars with separators, and what to
+    do."""
     code, out, err = run_cli(capsys, "forecast", str(SEED))
     assert code == 0, err
-    order = ["= Quote (on-demand list)", "Spot and commitment savings", "= Planned", "= Real bill (expected)",
-             "= Budget (P90)", "What to do", "1. Run all 32 nodes on spot"]  # fmt: skip
+    order = [
+        "= Quote (on-demand list)",
+        "Spot and commitment savings",
+        "= Planned",
+        "= Real bill (expected)",
+        "= Budget (P90)",
+        "What to do",
+        "1. Run all 32 nodes on spot",
+    ]
     positions = [out.index(s) for s in order]
     assert positions == sorted(positions)
     assert "$226,529" in out
@@ -279,8 +298,10 @@ def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_savings_plan_action_tries_the_published_kind(catalog: Catalog) -> None:
-    """p5en has only a published 3yr EC2 Instance SP ($23.80, AWS SP price file 20261003071546, in the
-    packaged catalog): over its 26,280 h term 4 nodes save 4 × 26,280 × ($63.296 − $23.80) = $4,151,819.52."""
+    """p5en has only a published 3yr EC2 Instance SP ($23.80, AWS SP price file 20261003071546, in
+    the
+    packaged catalog): over its 26,280 h term 4 nodes save 4 × 26,280 × ($63.296 − $23.80) =
+    $4,151,819.52."""
     raw = zero_hidden_plan(instance="p5en.48xlarge")
     raw["run"] = {"name": "three-years", "hours": 26_280}
     raw["prices"] = {"as_of": "2026-12-01"}
@@ -295,11 +316,27 @@ def test_savings_plan_action_tries_the_published_kind(catalog: Catalog) -> None:
 def test_calibrated_forecast_gets_the_budget_but_no_actions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With --calibration the plan's variants would drop the measured MFU: budget yes, actions none, and why."""
+    """With --calibration the plan's variants would drop the measured MFU: budget yes, actions
+    none, and why."""
     cal = tmp_path / "profile.toml"
     cal.write_text(PROFILE_TOML, encoding="utf-8")
-    code, out, err = run_cli(capsys, "forecast", "--params", "7e9", "--tokens", "1e11", "--instance", "p5.48xlarge",
-                             "--nodes", "8", "--as-of", "2025-05-01", "--calibration", str(cal), "--json")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "forecast",
+        "--params",
+        "7e9",
+        "--tokens",
+        "1e11",
+        "--instance",
+        "p5.48xlarge",
+        "--nodes",
+        "8",
+        "--as-of",
+        "2025-05-01",
+        "--calibration",
+        str(cal),
+        "--json",
+    )
     assert code == 0, err
     d = json.loads(out)
     assert d["budget_usd"] >= d["total_usd"]

@@ -39,7 +39,8 @@ def test_hyperpod_article_instance_groups(catalog: Catalog) -> None:
 
 
 def test_hyperpod_create_cluster_head_node_and_prefix(catalog: Catalog) -> None:
-    """ml. prefixes are stripped; the CPU controller group becomes an extra group; ARN gives the region."""
+    """ml. prefixes are stripped; the CPU controller group becomes an extra group; ARN gives the
+    region."""
     r = import_cluster("hyperpod", DATA / "hyperpod-create-cluster.json", catalog=catalog)
     c = r.plan["cluster"]
     assert (c["instance"], c["nodes"], c["region"]) == ("p5.48xlarge", 16, "us-west-2")
@@ -51,8 +52,10 @@ def test_hyperpod_create_cluster_head_node_and_prefix(catalog: Catalog) -> None:
 
 
 def test_extra_group_priced_as_its_own_line(catalog: Catalog) -> None:
-    """A head node adds exactly count × wall hours × $0.192 (EC2 m5.xlarge): no ml.m5.xlarge price is
-    published in the catalog, so no HyperPod premium is guessed (it was the article's 20%: $0.2304/h)."""
+    """A head node adds exactly count × wall hours × $0.192 (EC2 m5.xlarge): no ml.m5.xlarge price
+    is
+    published in the catalog, so no HyperPod premium is guessed (it was the article's 20%:
+    $0.2304/h)."""
     base = {
         "run": {"hours": 10},
         "cluster": {"instance": "p5.48xlarge", "nodes": 2, "orchestrator": "hyperpod"},
@@ -134,7 +137,8 @@ def test_hyperpod_bad_input(catalog: Catalog, text: str, pattern: str) -> None:
 
 
 def test_terraform_plan(catalog: Catalog) -> None:
-    """Node group via launch template, head instance, EBS, FSx, NAT, EIP; S3 bucket listed as unsupported.
+    """Node group via launch template, head instance, EBS, FSx, NAT, EIP; S3 bucket listed as
+    unsupported.
 
     EBS: (100 GiB root + 2000 GiB volume) × 1.073741824 GB/GiB / 8 nodes = 281.857 GB per node.
     FSx: 12000 GiB × 1.073741824 = 12884.90 GB, PERSISTENT_2 at 250 MB/s/TiB.
@@ -162,18 +166,48 @@ def test_terraform_plan(catalog: Catalog) -> None:
 
 
 def test_terraform_without_gpus_and_bad_fsx(catalog: Catalog) -> None:
-    """A plan with only a CPU instance, or an unpriced FSx tier, is a clear error naming the element."""
-    cpu_only = {"planned_values": {"root_module": {"resources": [
-        {"address": "aws_instance.a", "type": "aws_instance", "values": {"instance_type": "c5.large"}}]}}}  # fmt: skip
+    """A plan with only a CPU instance, or an unpriced FSx tier, is a clear error naming the
+    element."""
+    cpu_only = {
+        "planned_values": {
+            "root_module": {
+                "resources": [
+                    {
+                        "address": "aws_instance.a",
+                        "type": "aws_instance",
+                        "values": {"instance_type": "c5.large"},
+                    }
+                ]
+            }
+        }
+    }
     with pytest.raises(
         ClusterImportError,
         match=r"plan\.json: no GPU instances found .*c5\.large \(aws_instance\.a\)",
     ):
         import_text("terraform", json.dumps(cpu_only), source="plan.json", catalog=catalog)
-    bad_fsx = {"planned_values": {"root_module": {"resources": [
-        {"address": "aws_instance.g", "type": "aws_instance", "values": {"instance_type": "p5.48xlarge"}},
-        {"address": "aws_fsx_lustre_file_system.f", "type": "aws_fsx_lustre_file_system",
-         "values": {"storage_capacity": 1200, "deployment_type": "PERSISTENT_1", "per_unit_storage_throughput": 200}}]}}}  # fmt: skip
+    bad_fsx = {
+        "planned_values": {
+            "root_module": {
+                "resources": [
+                    {
+                        "address": "aws_instance.g",
+                        "type": "aws_instance",
+                        "values": {"instance_type": "p5.48xlarge"},
+                    },
+                    {
+                        "address": "aws_fsx_lustre_file_system.f",
+                        "type": "aws_fsx_lustre_file_system",
+                        "values": {
+                            "storage_capacity": 1200,
+                            "deployment_type": "PERSISTENT_1",
+                            "per_unit_storage_throughput": 200,
+                        },
+                    },
+                ]
+            }
+        }
+    }
     with pytest.raises(
         ClusterImportError, match=r"aws_fsx_lustre_file_system\.f: .*not priced; allowed"
     ):
@@ -181,7 +215,8 @@ def test_terraform_without_gpus_and_bad_fsx(catalog: Catalog) -> None:
 
 
 def test_provenance_lists_defaulted_fields(catalog: Catalog) -> None:
-    """Fields neither imported nor given are reported as defaulted; gpu/gpus are moot once an instance is imported."""
+    """Fields neither imported nor given are reported as defaulted; gpu/gpus are moot once an
+    instance is imported."""
     r = import_cluster("hyperpod", DATA / "hyperpod-article.json", catalog=catalog)
     prov = provenance(r, {"run": {"hours": 72}})
     assert "run.hours" in prov["given"]
@@ -192,7 +227,8 @@ def test_provenance_lists_defaulted_fields(catalog: Catalog) -> None:
 
 
 def test_export_skypilot_round_trip(catalog: Catalog) -> None:
-    """Exporting the seed plan and importing the YAML gives back 32 × p5.48xlarge; a 50% spot mix asks for on-demand."""
+    """Exporting the seed plan and importing the YAML gives back 32 × p5.48xlarge; a 50% spot mix
+    asks for on-demand."""
     plan = load_plan(SEED)
     text = export_skypilot(plan, catalog)
     assert "50% of nodes on spot" in text
@@ -203,9 +239,22 @@ def test_export_skypilot_round_trip(catalog: Catalog) -> None:
 
 
 def test_cli_forecast_from_hyperpod(capsys: pytest.CaptureFixture[str]) -> None:
-    """forecast --from hyperpod: quote is 16 nodes × p5 on-demand × 72 h; the JSON carries the import report."""
-    code, out, _err = run_argv(["forecast", "--from", "hyperpod", str(DATA / "hyperpod-article.json"),
-                               "--hours", "72", "--as-of", "2025-05-01", "--json"], capsys)  # fmt: skip
+    """forecast --from hyperpod: quote is 16 nodes × p5 on-demand × 72 h; the JSON carries the
+    import report."""
+    code, out, _err = run_argv(
+        [
+            "forecast",
+            "--from",
+            "hyperpod",
+            str(DATA / "hyperpod-article.json"),
+            "--hours",
+            "72",
+            "--as-of",
+            "2025-05-01",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     data = json.loads(out)
     assert data["cluster"]["nodes"] == 16
@@ -229,7 +278,8 @@ def test_cli_forecast_from_bad_file(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_forecast_plan_file_under_import(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The imported cluster overrides the plan file's gpu/gpus; the plan file still supplies the run."""
+    """The imported cluster overrides the plan file's gpu/gpus; the plan file still supplies the
+    run."""
     plan = tmp_path / "p.toml"
     plan.write_text(
         '[run]\nhours = 5\n[cluster]\ngpu = "a100-80gb"\ngpus = 64\n[prices]\nas_of = 2025-05-01\n'
@@ -267,7 +317,8 @@ def test_cli_forecast_plan_file_under_import(
 def test_a_document_nested_past_the_recursion_limit_is_one_error(
     kind: str, text: str, catalog: Catalog
 ) -> None:
-    """30,000 levels of nesting (RecursionError in the parser) is a ClusterImportError naming the file."""
+    """30,000 levels of nesting (RecursionError in the parser) is a ClusterImportError naming the
+    file."""
     from trainbill.errors import TrainbillError
     from trainbill.importers import import_text
 
@@ -293,42 +344,133 @@ _P5 = {
 @pytest.mark.parametrize(
     ("kind", "text", "pattern"),
     [
-        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,"InstanceStorageConfigs":5}]',
-         r"instance-groups\[0\]\.InstanceStorageConfigs: must be a list"),
-        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
-                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":"500"}}]}]'),
-         r"VolumeSizeInGB: must be a number >= 1 \(got '500'\)"),
-        ("hyperpod", ('[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
-                      '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":NaN}}]}]'),
-         r"VolumeSizeInGB: must be a finite number"),
-        ("hyperpod", '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":1000000000000000000000}]',
-         r"more than the plan's limit of 100,000 nodes"),
-        ("skypilot", 'resources:\n  accelerators: H100:8\n  use_spot: "false"\n',
-         r"resources\.use_spot: must be true or false \(got 'false'\)"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: 256GB\n",
-         r"resources\.disk_size: must be a number >= 1 \(got '256GB'\)"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  disk_size: -5\n",
-         r"resources\.disk_size: must be a finite number >= 1"),
-        ("skypilot", "resources:\n  accelerators: H100:8\n  region: [a, b]\n",
-         r"resources\.region: must be a region name"),
-        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": "abc"}}, _P5]),
-         r"aws_ebs_volume\.d\.size: must be a number"),
-        ("terraform", _tf([{"type": "aws_ebs_volume", "address": "aws_ebs_volume.d", "values": {"size": -100}}, _P5]),
-         r"aws_ebs_volume\.d\.size: must be a finite number >= 0"),
-        ("terraform", _tf([{"type": "aws_instance", "address": "aws_instance.x", "values": "oops"}]),
-         r"aws_instance\.x\.values: must be an object"),
-        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": 5}}}),
-         r"planned_values\.root_module\.resources: must be a list"),
-        ("terraform", _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
-            "desired_capacity": 4, "mixed_instances_policy": [{
-                "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
-                "instances_distribution": [{"on_demand_percentage_above_base_capacity": 150}]}]}}]),
-         r"on_demand_percentage_above_base_capacity: must be a percentage between 0 and 100"),
-        ("terraform", _tf([{"type": "aws_eks_node_group", "address": "ng", "values": {
-            "instance_types": "p5.48xlarge", "scaling_config": [{"desired_size": 2}]}}]),
-         r"ng\.instance_types: must be a list of instance type names"),
+        (
+            "hyperpod",
+            '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,"InstanceStorageConfigs":5}]',
+            r"instance-groups\[0\]\.InstanceStorageConfigs: must be a list",
+        ),
+        (
+            "hyperpod",
+            (
+                '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":"500"}}]}]'
+            ),
+            r"VolumeSizeInGB: must be a number >= 1 \(got '500'\)",
+        ),
+        (
+            "hyperpod",
+            (
+                '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":2,'
+                '"InstanceStorageConfigs":[{"EbsVolumeConfig":{"VolumeSizeInGB":NaN}}]}]'
+            ),
+            r"VolumeSizeInGB: must be a finite number",
+        ),
+        (
+            "hyperpod",
+            '[{"InstanceType":"ml.p5.48xlarge","InstanceCount":1000000000000000000000}]',
+            r"more than the plan's limit of 100,000 nodes",
+        ),
+        (
+            "skypilot",
+            'resources:\n  accelerators: H100:8\n  use_spot: "false"\n',
+            r"resources\.use_spot: must be true or false \(got 'false'\)",
+        ),
+        (
+            "skypilot",
+            "resources:\n  accelerators: H100:8\n  disk_size: 256GB\n",
+            r"resources\.disk_size: must be a number >= 1 \(got '256GB'\)",
+        ),
+        (
+            "skypilot",
+            "resources:\n  accelerators: H100:8\n  disk_size: -5\n",
+            r"resources\.disk_size: must be a finite number >= 1",
+        ),
+        (
+            "skypilot",
+            "resources:\n  accelerators: H100:8\n  region: [a, b]\n",
+            r"resources\.region: must be a region name",
+        ),
+        (
+            "terraform",
+            _tf(
+                [
+                    {
+                        "type": "aws_ebs_volume",
+                        "address": "aws_ebs_volume.d",
+                        "values": {"size": "abc"},
+                    },
+                    _P5,
+                ]
+            ),
+            r"aws_ebs_volume\.d\.size: must be a number",
+        ),
+        (
+            "terraform",
+            _tf(
+                [
+                    {
+                        "type": "aws_ebs_volume",
+                        "address": "aws_ebs_volume.d",
+                        "values": {"size": -100},
+                    },
+                    _P5,
+                ]
+            ),
+            r"aws_ebs_volume\.d\.size: must be a finite number >= 0",
+        ),
+        (
+            "terraform",
+            _tf([{"type": "aws_instance", "address": "aws_instance.x", "values": "oops"}]),
+            r"aws_instance\.x\.values: must be an object",
+        ),
+        (
+            "terraform",
+            json.dumps({"planned_values": {"root_module": {"resources": 5}}}),
+            r"planned_values\.root_module\.resources: must be a list",
+        ),
+        (
+            "terraform",
+            _tf(
+                [
+                    {
+                        "type": "aws_autoscaling_group",
+                        "address": "asg",
+                        "values": {
+                            "desired_capacity": 4,
+                            "mixed_instances_policy": [
+                                {
+                                    "launch_template": [
+                                        {"override": [{"instance_type": "p5.48xlarge"}]}
+                                    ],
+                                    "instances_distribution": [
+                                        {"on_demand_percentage_above_base_capacity": 150}
+                                    ],
+                                }
+                            ],
+                        },
+                    }
+                ]
+            ),
+            r"on_demand_percentage_above_base_capacity: must be a percentage between 0 and 100",
+        ),
+        (
+            "terraform",
+            _tf(
+                [
+                    {
+                        "type": "aws_eks_node_group",
+                        "address": "ng",
+                        "values": {
+                            "instance_types": "p5.48xlarge",
+                            "scaling_config": [{"desired_size": 2}],
+                        },
+                    }
+                ]
+            ),
+            r"ng\.instance_types: must be a list of instance type names",
+        ),
     ],
-)  # fmt: skip
+)
 def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern: str) -> None:
     """Malformed HyperPod, SkyPilot and Terraform files name the file and the element at fault."""
     with pytest.raises(TrainbillError, match=r"^cluster\.file: .*" + pattern):
@@ -338,10 +480,25 @@ def test_malformed_cluster_files_name_the_element(kind: str, text: str, pattern:
 def test_asg_on_demand_percentage_sets_spot_share() -> None:
     # 4 nodes, 25% on-demand above base: 1 on-demand + 3 spot -> spot_fraction 3/4.
     """An autoscaling group 25% on demand above base runs 3 of its 4 nodes on spot."""
-    text = _tf([{"type": "aws_autoscaling_group", "address": "asg", "values": {
-        "desired_capacity": 4, "mixed_instances_policy": [{
-            "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
-            "instances_distribution": [{"on_demand_percentage_above_base_capacity": 25}]}]}}])  # fmt: skip
+    text = _tf(
+        [
+            {
+                "type": "aws_autoscaling_group",
+                "address": "asg",
+                "values": {
+                    "desired_capacity": 4,
+                    "mixed_instances_policy": [
+                        {
+                            "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}]}],
+                            "instances_distribution": [
+                                {"on_demand_percentage_above_base_capacity": 25}
+                            ],
+                        }
+                    ],
+                },
+            }
+        ]
+    )
     report = import_text("terraform", text, source="f", catalog=load_catalog())
     assert report.plan["purchase"]["spot_fraction"] == 0.75
 

@@ -1,4 +1,5 @@
-"""The one file-writing rule (trainbill._io): atomic, no clobber, regular files only, never an input."""
+"""The one file-writing rule (trainbill._io): atomic, no clobber, regular files only, never an
+input."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def _error_line(err: str) -> str:
 
 
 def test_a_file_that_appears_before_the_commit_is_kept(tmp_path: Path) -> None:
-    """Without replace, the commit itself fails when the name exists: no check-then-rename window."""
+    """Without replace, the commit itself fails when the name exists: no check-then-rename
+    window."""
     dest = tmp_path / "report.html"
     assert destination_problem(dest, replace=False) is None  # the early check passes...
     dest.write_text("theirs", encoding="utf-8")  # ...then someone else creates the file

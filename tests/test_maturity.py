@@ -36,11 +36,24 @@ def test_kernel_time_divides_by_maturity(catalog: Catalog) -> None:
     hours = {}
     for age in (None, 1.5):
         est = estimate_time(
-            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=catalog.instance("p5.48xlarge"),
-            nodes=1, precision="bf16", hours=None, params=1e9, active_params=None, tokens=1e11,
-            global_batch_tokens=4e6, seq_len=2048, layers=16, d_model=4096, straggler_cv=0.0, recompute=False,
-            fit=fp, software_age_years=age,
-        )  # fmt: skip
+            catalog=catalog,
+            accelerator=catalog.accelerator("h100"),
+            instance=catalog.instance("p5.48xlarge"),
+            nodes=1,
+            precision="bf16",
+            hours=None,
+            params=1e9,
+            active_params=None,
+            tokens=1e11,
+            global_batch_tokens=4e6,
+            seq_len=2048,
+            layers=16,
+            d_model=4096,
+            straggler_cv=0.0,
+            recompute=False,
+            fit=fp,
+            software_age_years=age,
+        )
         hours[age] = est.compute_hours
         note = dict(est.factors)["maturity"]
         assert ("launch date unknown" in note) is (age is None)
@@ -67,7 +80,8 @@ def test_every_packaged_accelerator_has_a_launch_date(catalog: Catalog) -> None:
 
 def test_forecast_date_sets_the_age(catalog: Catalog) -> None:
     """The same H100 plan priced for 2024-09-01 (1.95 years after launch; the catalog's first
-    S3 price point) runs slower than for 2026-06-01 (3.70 years): the pure-training hours differ by the ratio of the maturities, with
+    S3 price point) runs slower than for 2026-06-01 (3.70 years): the pure-training hours differ by
+    the ratio of the maturities, with
     the catalog's fitted immaturity a and τ: (1 − a·e^(−3.70/τ)) / (1 − a·e^(−1.95/τ)) > 1."""
     from trainbill.timemodel import fit_params
 
@@ -96,18 +110,40 @@ def test_forecast_date_sets_the_age(catalog: Catalog) -> None:
 
 
 def _fit(immaturity: float = 0.4, tau: float = 1.5) -> FitParams:
-    return FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0,
-                     immaturity=immaturity, maturity_tau_years=tau)  # fmt: skip
+    return FitParams(
+        e_max=0.5,
+        k_mem=0.0,
+        eta_fp8=1.0,
+        overlap=0.0,
+        step_overhead_s=0.0,
+        k_attn=0.0,
+        immaturity=immaturity,
+        maturity_tau_years=tau,
+    )
 
 
 def _h100_1b(catalog: Catalog, *, age: float | None, **kw: Any) -> TimeEstimate:
     """1e9 params, 1e11 tokens, 16 × 4096 shape, seq 2048 on one p5.48xlarge (8 H100)."""
     return estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=catalog.instance("p5.48xlarge"),
-        nodes=1, precision="bf16", hours=None, params=1e9, active_params=None, tokens=1e11,
-        global_batch_tokens=4e6, seq_len=2048, layers=16, d_model=4096, straggler_cv=0.0, recompute=False,
-        fit=kw.pop("fit", _fit()), software_age_years=age, **kw,
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=catalog.accelerator("h100"),
+        instance=catalog.instance("p5.48xlarge"),
+        nodes=1,
+        precision="bf16",
+        hours=None,
+        params=1e9,
+        active_params=None,
+        tokens=1e11,
+        global_batch_tokens=4e6,
+        seq_len=2048,
+        layers=16,
+        d_model=4096,
+        straggler_cv=0.0,
+        recompute=False,
+        fit=kw.pop("fit", _fit()),
+        software_age_years=age,
+        **kw,
+    )
 
 
 def test_explain_arithmetic_reproduces_the_printed_factor(catalog: Catalog) -> None:

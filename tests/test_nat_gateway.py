@@ -45,7 +45,8 @@ def _fc(plan: dict[str, Any], catalog: Catalog) -> Forecast:
 
 
 def test_seed_example_nat_counts_s3_reads_not_fsx_checkpoints(catalog: Catalog) -> None:
-    """Seed: 32 nodes × wall × 0.5 GB + 2,000 GB × 3 epochs of S3 reads; its FSx checkpoints add nothing."""
+    """Seed: 32 nodes × wall × 0.5 GB + 2,000 GB × 3 epochs of S3 reads; its FSx checkpoints add
+    nothing."""
     fc = forecast(load_plan(SEED), catalog, today=TODAY)
     wall = fc.usage.wall_hours  # 80.34 h from the time model (not under test here)
     expected = 32 * wall * 0.5 + 2000 * 3  # = 1,285.4 + 6,000 = 7,285.4 GB
@@ -75,7 +76,8 @@ def test_seed_example_nat_data_ignores_fsx_checkpoint_size(catalog: Catalog) -> 
 
 
 def test_s3_checkpoints_through_nat_are_nat_data(catalog: Catalog) -> None:
-    """5 checkpoints (10 h / 2 h) × 100 GB to S3 without a gateway endpoint: 500 GB × $0.045 = $22.50."""
+    """5 checkpoints (10 h / 2 h) × 100 GB to S3 without a gateway endpoint: 500 GB × $0.045 =
+    $22.50."""
     fc = _fc(_plan({"target": "s3"}, {}, via_nat=True), catalog)
     assert _nat_gb(fc) == pytest.approx(500.0)
     assert _nat_gb(fc) * NAT_PER_GB == pytest.approx(22.50)

@@ -68,7 +68,8 @@ def test_compare_orchestrators_needs_an_aws_plan(catalog: Catalog) -> None:
 
 
 def test_optimizer_labels_other_clouds_vm(catalog: Catalog) -> None:
-    """Searching GCP with the default orchestrator list (ec2, hyperpod, eks) tries only VMs there."""
+    """Searching GCP with the default orchestrator list (ec2, hyperpod, eks) tries only VMs
+    there."""
     plan = plan_from_dict(_plan("gcp", "a3-highgpu-8g"))
     space = SearchSpace(instances=("a3-highgpu-8g",), nodes=(2, 4), spot_fractions=(0.0,),
                         checkpoint_intervals_hours=(1.0,))  # fmt: skip
@@ -78,8 +79,11 @@ def test_optimizer_labels_other_clouds_vm(catalog: Catalog) -> None:
 
 def test_cli_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "plan.toml"
-    f.write_text('[model]\nparams = 7e9\ntokens = 1e10\n[cluster]\nprovider = "azure"\n'
-                 'instance = "Standard_ND96isr_H100_v5"\nnodes = 2\norchestrator = "eks"\n', encoding="utf-8")  # fmt: skip
+    f.write_text(
+        '[model]\nparams = 7e9\ntokens = 1e10\n[cluster]\nprovider = "azure"\n'
+        'instance = "Standard_ND96isr_H100_v5"\nnodes = 2\norchestrator = "eks"\n',
+        encoding="utf-8",
+    )
     code, _out, err = run_argv(["forecast", str(f)], capsys)
     assert code == 1
     assert err.count("\n") == 1
@@ -95,7 +99,11 @@ def test_gpu_only_plan_on_another_cloud_uses_its_vm_name(catalog: Catalog) -> No
     )
     fc = forecast(plan, catalog, today=TODAY)
     assert (fc.usage.provider, fc.usage.orchestrator) == ("gcp", "vm")
-    hp = plan_from_dict({"model": {"params": 7e9, "tokens": 1e10},
-                         "cluster": {"gpu": "tpu-v6e", "gpus": 64, "orchestrator": "hyperpod"}})  # fmt: skip
+    hp = plan_from_dict(
+        {
+            "model": {"params": 7e9, "tokens": 1e10},
+            "cluster": {"gpu": "tpu-v6e", "gpus": 64, "orchestrator": "hyperpod"},
+        }
+    )
     with pytest.raises(SpecError, match="allowed values for gcp: vm"):
         forecast(hp, catalog, today=TODAY)

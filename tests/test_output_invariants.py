@@ -140,7 +140,8 @@ def test_forecast_json_adds_up(name: str, commitment_catalog: Catalog) -> None:
 
 
 def test_tpu_savings_plan_line_is_in_chip_hours(commitment_catalog: Catalog) -> None:
-    """TPUs are billed per chip-hour, so the commitment discount on them is too (was "instance-hour").
+    """TPUs are billed per chip-hour, so the commitment discount on them is too (was
+    "instance-hour").
 
     tpu-v6e: 1 chip per node, $2.70/chip-hour on demand; illustrative 1-year commitment rate
     $1.89 (conftest), so the line saves $2.70 − $1.89 = $0.81 per chip-hour on 8 chips × 1.0
@@ -218,7 +219,8 @@ def test_optimize_instance_that_never_fits_is_skipped(catalog: Catalog) -> None:
 
 
 def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -> None:
-    """The default grid spans ⅛× to 8× the plan's GPUs; it may not leave the plan schema's 100,000 nodes.
+    """The default grid spans ⅛× to 8× the plan's GPUs; it may not leave the plan schema's 100,000
+    nodes.
 
     20,000 tpu-v6e chips at 1 chip per node: 8× = 160,000 nodes > 100,000, so the top of the grid
     is 100,000 (before the fix: candidate_plan raised "cluster.nodes: must be at most 100,000").
@@ -273,7 +275,8 @@ def test_stall_hours_without_modelled_fractions_are_billed(commitment_catalog: C
     (line,) = slow.ledger.in_category("sync_stall")
     assert line.quantity == pytest.approx(2.0)
     assert line.cost_usd == pytest.approx(2.0 * 4 * 98.32)  # $786.56
-    # A slower run never costs less: the stall costs the cluster rate, the discount (98.32 − 60) × 4 of it.
+    # A slower run never costs less: the stall costs the cluster rate, the discount (98.32 − 60) × 4
+    # of it.
     assert slow.total_usd > forecast_usage(u, catalog, today=TODAY).total_usd
 
 
@@ -294,7 +297,8 @@ def test_optimize_finds_a_cluster_when_the_users_own_does_not_fit(catalog: Catal
 
 
 def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
-    """Every searched instance too small for 405B (6,480 GB of state): the error used to blame prices."""
+    """Every searched instance too small for 405B (6,480 GB of state): the error used to blame
+    prices."""
     from trainbill.errors import SpecError
 
     plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
@@ -355,7 +359,8 @@ REPORT_AND_WHATIF_PLANS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("name", sorted(REPORT_AND_WHATIF_PLANS))
 def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) -> None:
-    """The report shows the forecast's own numbers: total, quote, categories, lines, hours, waterfall."""
+    """The report shows the forecast's own numbers: total, quote, categories, lines, hours,
+    waterfall."""
     catalog = (
         commitment_catalog  # HyperPod SageMaker SP rates and ml.* price: illustrative (conftest)
     )
@@ -383,7 +388,8 @@ def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) ->
         u.wall_hours,
     ):
         assert hours(h) in page
-    # The report's waterfall is the headline's (issue #20): quote → planned → hidden costs → real bill.
+    # The report's waterfall is the headline's (issue #20): quote → planned → hidden costs → real
+    # bill.
     bars = {
         html.unescape(k): html.unescape(v)
         for k, v in re.findall(r"<rect [^>]*><title>([^<:]*): ([^<]*)</title></rect>", page)

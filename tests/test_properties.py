@@ -285,11 +285,28 @@ def _hyperpod(draw: st.DrawFn) -> Any:
 
 
 _ACCELERATORS = st.one_of(
-    st.sampled_from(["H100:8", "H100:8", "A100:8", "A100-80GB:8", "H100", "H100:x", "H100:0", "L4:1",
-                     "Trainium2:16", ":8", "H100:99999999999", "B200:8", "TPU-v5p:4"]),
-    st.dictionaries(st.sampled_from(["H100", "A100", "B200", "nope"]), st.one_of(st.none(), _COUNT), max_size=2),
+    st.sampled_from(
+        [
+            "H100:8",
+            "H100:8",
+            "A100:8",
+            "A100-80GB:8",
+            "H100",
+            "H100:x",
+            "H100:0",
+            "L4:1",
+            "Trainium2:16",
+            ":8",
+            "H100:99999999999",
+            "B200:8",
+            "TPU-v5p:4",
+        ]
+    ),
+    st.dictionaries(
+        st.sampled_from(["H100", "A100", "B200", "nope"]), st.one_of(st.none(), _COUNT), max_size=2
+    ),
     st.lists(st.sampled_from(["H100:8", "A100:8"]), max_size=2),
-)  # fmt: skip
+)
 
 
 @st.composite
@@ -312,10 +329,20 @@ def _skypilot(draw: st.DrawFn) -> Any:
     return doc
 
 
-_TF_TYPES = st.sampled_from([
-    "aws_instance", "aws_eks_node_group", "aws_autoscaling_group", "aws_launch_template",
-    "aws_eks_cluster", "aws_ebs_volume", "aws_fsx_lustre_file_system", "aws_nat_gateway", "aws_eip", "aws_s3_bucket",
-])  # fmt: skip
+_TF_TYPES = st.sampled_from(
+    [
+        "aws_instance",
+        "aws_eks_node_group",
+        "aws_autoscaling_group",
+        "aws_launch_template",
+        "aws_eks_cluster",
+        "aws_ebs_volume",
+        "aws_fsx_lustre_file_system",
+        "aws_nat_gateway",
+        "aws_eip",
+        "aws_s3_bucket",
+    ]
+)
 _MIXED = {
     "launch_template": [{"override": [{"instance_type": "p5.48xlarge"}],
                          "launch_template_specification": [{"launch_template_name": "lt"}]}],
@@ -680,9 +707,20 @@ def test_markup_in_a_cluster_file_prints_as_typed(
     """A Terraform address "aws_instance.[/bold]x" crashed `forecast --from` (MarkupError)."""
     from cli_runner import run_cli
 
-    doc = {"planned_values": {"root_module": {"resources": [
-        {"address": "aws_instance.[/bold]x", "type": "aws_instance", "name": "x", "values": {"instance_type": "p5.48xlarge"}},
-    ]}}}  # fmt: skip
+    doc = {
+        "planned_values": {
+            "root_module": {
+                "resources": [
+                    {
+                        "address": "aws_instance.[/bold]x",
+                        "type": "aws_instance",
+                        "name": "x",
+                        "values": {"instance_type": "p5.48xlarge"},
+                    },
+                ]
+            }
+        }
+    }
     path = tmp_path / "tf.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     code, out, err = run_cli(capsys, "forecast", "--from", "terraform", str(path), "--hours", "10")
@@ -693,13 +731,34 @@ def test_markup_in_a_cluster_file_prints_as_typed(
 @pytest.mark.parametrize(
     ("kind", "text"),
     [
-        ("hyperpod", ('[{"InstanceType": "ml.p5.48xlarge", "InstanceCount": 2},'
-                     ' {"InstanceGroupName": "\\udc00", "InstanceType": "ml.m5.xlarge", "InstanceCount": 1}]')),
-        ("terraform", json.dumps({"planned_values": {"root_module": {"resources": [
-            {"address": "aws_instance.\ud800", "type": "aws_instance", "name": "x", "values": {"instance_type": "p5.48xlarge"}},
-        ]}}})),
+        (
+            "hyperpod",
+            (
+                '[{"InstanceType": "ml.p5.48xlarge", "InstanceCount": 2}, {"InstanceGroupName": '
+                '"\\udc00", "InstanceType": "ml.m5.xlarge", "InstanceCount": 1}]'
+            ),
+        ),
+        (
+            "terraform",
+            json.dumps(
+                {
+                    "planned_values": {
+                        "root_module": {
+                            "resources": [
+                                {
+                                    "address": "aws_instance.\ud800",
+                                    "type": "aws_instance",
+                                    "name": "x",
+                                    "values": {"instance_type": "p5.48xlarge"},
+                                },
+                            ]
+                        }
+                    }
+                }
+            ),
+        ),
     ],
-)  # fmt: skip
+)
 def test_an_unpaired_surrogate_escape_is_one_line(kind: str, text: str) -> None:
     """JSON's "\\ud800" decodes to half a UTF-16 pair; printing it raised UnicodeEncodeError."""
     with pytest.raises(

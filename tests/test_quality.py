@@ -42,8 +42,8 @@ def test_import_is_light() -> None:
     none since the fast path), so it is what a plain ``trainbill --help`` pays for.
     """
     code = (
-        "import sys, trainbill, trainbill.cli, trainbill.cli._commands; "
-        "heavy = [m for m in ('duckdb', 'torch', 'fastapi', 'pyspark', 'ibis') if m in sys.modules]; "
+        "import sys, trainbill, trainbill.cli, trainbill.cli._commands; heavy = [m for m in "
+        "('duckdb', 'torch', 'fastapi', 'pyspark', 'ibis') if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

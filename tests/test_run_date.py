@@ -34,7 +34,8 @@ def _plan(**sections: dict[str, Any]) -> Any:
 
 
 def test_young_interval_formula() -> None:
-    """sqrt(2 · δ · M): δ = 0.05 h, M = 10 h → sqrt(1) = 1 h; δ = 180 s, M = 125 h → sqrt(12.5) = 3.54 h."""
+    """sqrt(2 · δ · M): δ = 0.05 h, M = 10 h → sqrt(1) = 1 h; δ = 180 s, M = 125 h → sqrt(12.5) =
+    3.54 h."""
     assert young_daly_interval_hours(0.05, 10.0) == pytest.approx(1.0)
     assert young_daly_interval_hours(180 / 3600, 125.0) == pytest.approx(3.5355, abs=1e-4)
 
@@ -63,7 +64,8 @@ def test_default_interval_is_young_optimum(catalog: Catalog) -> None:
 
 
 def test_stated_interval_wins_and_optimum_is_shown(catalog: Catalog) -> None:
-    """A stated 2 h interval is used (100 / 2 = 50 checkpoints); the 1 h optimum is still reported."""
+    """A stated 2 h interval is used (100 / 2 = 50 checkpoints); the 1 h optimum is still
+    reported."""
     plan = _plan(
         reliability={"gpu_failure_rate_per_gpu_day": 0.15}, checkpoint={"interval_hours": 2}
     )
@@ -83,7 +85,8 @@ def test_optimum_capped_at_catalog_interval(catalog: Catalog) -> None:
 
 
 def test_no_failures_uses_catalog_interval(catalog: Catalog) -> None:
-    """With no interruptions Young's optimum is unbounded: the catalog's 2 h is used, never infinity."""
+    """With no interruptions Young's optimum is unbounded: the catalog's 2 h is used, never
+    infinity."""
     u = usage_for(_plan(reliability={"gpu_failure_rate_per_gpu_day": 0}), catalog, today=TODAY)
     assert u.checkpoint_interval_hours == 2.0
     assert u.checkpoint_interval_optimum_hours is None
@@ -95,16 +98,14 @@ def test_explain_shows_optimum_beside_stated_interval(
     """--explain prints the stated interval with the optimum next to it, and both dates."""
     plan = tmp_path / "plan.toml"
     plan.write_text(
-        "[cluster]\ninstance='p4d.24xlarge'\nnodes=2\n[run]\nhours=100\ndate=2023-01-10\n"
-        "[checkpoint]\nsize_gb=720\ninterval_hours=2\n[reliability]\ngpu_failure_rate_per_gpu_day=0.15\n"
-        "[prices]\nas_of=2023-03-15\n"
+        "[cluster]\ninstance='p4d.24xlarge'\nnodes=2\n[run]\nhours=100\ndate=2023-01-10\n[checkpoint]\nsize_gb=720\ninterval_hours=2\n[reliability]\ngpu_failure_rate_per_gpu_day=0.15\n[prices]\nas_of=2023-03-15\n"
     )
     code, out, err = run_cli(capsys, "forecast", str(plan), "--explain")
     assert code == 0, err
     flat = " ".join(out.split())
     assert (
-        "2 h stated in the plan; Young/Daly optimum sqrt(2 × 180 s write stall × 10 h cluster MTBF) = 1 h"
-        in flat
+        "2 h stated in the plan; Young/Daly optimum sqrt(2 × 180 s write stall × 10 h cluster "
+        "MTBF) = 1 h" in flat
     )
     assert "run date (software maturity, run.date / --run-date): 2023-01-10" in flat
     assert "price date (prices.as_of / --as-of): 2023-03-15" in flat
@@ -151,8 +152,18 @@ def test_run_date_flag(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_bad_run_date_flag_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """A malformed --run-date names the flag."""
-    code, _, err = run_cli(capsys, "forecast", "--instance", "p4d.24xlarge", "--nodes", "2", "--hours", "1",
-                           "--run-date", "spring")  # fmt: skip
+    code, _, err = run_cli(
+        capsys,
+        "forecast",
+        "--instance",
+        "p4d.24xlarge",
+        "--nodes",
+        "2",
+        "--hours",
+        "1",
+        "--run-date",
+        "spring",
+    )
     assert (code, err.strip()) == (
         1,
         "trainbill: error: command line: --run-date: 'spring' is not a date (YYYY-MM-DD)",
@@ -215,15 +226,29 @@ def test_as_of_before_launch_is_an_error(catalog: Catalog) -> None:
     with pytest.raises(PriceNotFoundError) as exc:
         forecast(_plan(prices={"as_of": "2019-03-15"}), catalog, today=TODAY)
     assert str(exc.value) == (
-        "p4d.24xlarge was not sold on 2019-03-15: it launched on 2020-11-02 (catalog instances.csv, launched). "
-        "To fix: use [prices] as_of (--as-of) on or after 2020-11-02, or an instance sold on that day."
+        "p4d.24xlarge was not sold on 2019-03-15: it launched on 2020-11-02 (catalog "
+        "instances.csv, launched). To fix: use [prices] as_of (--as-of) on or after 2020-11-02, "
+        "or an instance sold on that day."
     )
 
 
 def test_must_show_command(capsys: pytest.CaptureFixture[str]) -> None:
     """The issue's command prices a 2023 p4d run instead of failing on 2024-only price history."""
-    code, out, err = run_cli(capsys, "forecast", "--instance", "p4d.24xlarge", "--nodes", "64", "--params", "13e9",
-                             "--tokens", "1e12", "--as-of", "2023-03-15", "--json")  # fmt: skip
+    code, out, err = run_cli(
+        capsys,
+        "forecast",
+        "--instance",
+        "p4d.24xlarge",
+        "--nodes",
+        "64",
+        "--params",
+        "13e9",
+        "--tokens",
+        "1e12",
+        "--as-of",
+        "2023-03-15",
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["lines"][0]["unit_price_usd"] == 32.7726
 
@@ -246,7 +271,8 @@ def test_run_date_before_accelerator_launch_warns(catalog: Catalog) -> None:
 
 
 def test_run_date_long_after_prices_warns(catalog: Catalog) -> None:
-    """run.date 2025-06-01 is 809 days = 2.2 years after prices.as_of 2023-03-15: both fields named."""
+    """run.date 2025-06-01 is 809 days = 2.2 years after prices.as_of 2023-03-15: both fields
+    named."""
     fc = forecast(
         _plan(run={"date": "2025-06-01"}, prices={"as_of": "2023-03-15"}), catalog, today=TODAY
     )
@@ -257,7 +283,8 @@ def test_run_date_long_after_prices_warns(catalog: Catalog) -> None:
 
 
 def test_as_of_beyond_price_horizon_warns(catalog: Catalog) -> None:
-    """2099-01-01 is past the catalog snapshot and today: the newest prices are carried forward, said so."""
+    """2099-01-01 is past the catalog snapshot and today: the newest prices are carried forward,
+    said so."""
     fc = forecast(_plan(prices={"as_of": "2099-01-01"}), catalog, today=TODAY)
     assert any(
         w.startswith("prices.as_of 2099-01-01 is beyond the price data") for w in fc.warnings

@@ -30,7 +30,8 @@ def _discount(fc: Forecast) -> dict[str, float]:
 
 
 def test_existing_compute_plan_charges_the_commitment_rate(commitment_catalog: Catalog) -> None:
-    """Existing 1yr Compute SP: −(98.32 − 60) × 4 × 10 = −$1,532.80; the run costs 4 × 10 × $60 = $2,400."""
+    """Existing 1yr Compute SP: −(98.32 − 60) × 4 × 10 = −$1,532.80; the run costs 4 × 10 × $60 =
+    $2,400."""
     fc = _forecast(commitment_catalog, {"savings_plan": "1yr", "commitment": "existing"})
     assert _discount(fc) == {"1yr Compute Savings Plan on p5.48xlarge": pytest.approx(-1532.80)}
     assert fc.total_usd == pytest.approx(2400.0)
@@ -40,7 +41,8 @@ def test_existing_compute_plan_charges_the_commitment_rate(commitment_catalog: C
 
 
 def test_bought_compute_plan_charges_its_whole_term(commitment_catalog: Catalog) -> None:
-    """Bought 1yr Compute SP: $60 × 4 = $240/h for 8,760 h = $2,102,400; unused 8,750 h × $240 = $2,100,000."""
+    """Bought 1yr Compute SP: $60 × 4 = $240/h for 8,760 h = $2,102,400; unused 8,750 h × $240 =
+    $2,100,000."""
     fc = _forecast(commitment_catalog, {"savings_plan": "1yr"})  # commitment defaults to "buy"
     d = _discount(fc)
     assert d["1yr Compute Savings Plan on p5.48xlarge"] == pytest.approx(-1532.80)
@@ -81,9 +83,12 @@ def test_partial_coverage_buys_a_smaller_commitment(commitment_catalog: Catalog)
 
 
 def test_ec2_instance_plan_is_cheaper_than_compute(commitment_catalog: Catalog) -> None:
-    """EC2 Instance SP 1yr $50: existing 4 × 10 × $50 = $2,000; bought $200/h × 8,760 h = $1,752,000."""
-    existing = _forecast(commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance",
-                                              "commitment": "existing"})  # fmt: skip
+    """EC2 Instance SP 1yr $50: existing 4 × 10 × $50 = $2,000; bought $200/h × 8,760 h =
+    $1,752,000."""
+    existing = _forecast(
+        commitment_catalog,
+        {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance", "commitment": "existing"},
+    )
     assert existing.total_usd == pytest.approx(2000.0)
     bought = _forecast(
         commitment_catalog, {"savings_plan": "1yr", "savings_plan_kind": "ec2-instance"}
@@ -93,7 +98,8 @@ def test_ec2_instance_plan_is_cheaper_than_compute(commitment_catalog: Catalog) 
 
 def test_sagemaker_plan_on_hyperpod(commitment_catalog: Catalog) -> None:
     """HyperPod bills ml.p5.48xlarge: EC2 4 × 10 × $98.32 = $3,932.80 + premium 40 × ($120 − $98.32)
-    = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600: $3,200 = 40 × $80.
+    = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600: $3,200 = 40 ×
+    $80.
     Bought instead: + $320/h × 8,750 h unused = $2,803,200 = $320 × 8,760."""
     existing = _forecast(
         commitment_catalog,
@@ -126,7 +132,8 @@ def test_hyperpod_spot_is_allowed_and_said(commitment_catalog: Catalog) -> None:
 
 
 def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
-    """The packaged catalog has no published p5 Compute SP rate: an error, never the article's 42%."""
+    """The packaged catalog has no published p5 Compute SP rate: an error, never the article's
+    42%."""
     with pytest.raises(
         PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5\.48xlarge"
     ):
@@ -136,18 +143,39 @@ def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("purchase", "cluster", "field", "would"),
     [
-        ({"savings_plan_kind": "ec2-instance", "savings_plan_family": "p4d"}, {}, "savings_plan_family",
-         "a Compute Savings Plan would"),
+        (
+            {"savings_plan_kind": "ec2-instance", "savings_plan_family": "p4d"},
+            {},
+            "savings_plan_family",
+            "a Compute Savings Plan would",
+        ),
         # The article's "switching to Trainium loses the discount": a p5 EC2 Instance plan on trn1.
-        ({"savings_plan_kind": "ec2-instance", "savings_plan_family": "p5"}, {"instance": "trn1.32xlarge"},
-         "savings_plan_family", "a Compute Savings Plan would"),
-        ({"savings_plan_kind": "sagemaker"}, {}, "savings_plan_kind", "a Compute Savings Plan would"),
-        ({"savings_plan_kind": "compute"}, {"orchestrator": "hyperpod"}, "savings_plan_kind",
-         "a SageMaker Savings Plan would"),
-        ({"savings_plan_kind": "compute"}, {"provider": "gcp", "instance": "tpu-v6e"}, "savings_plan_kind",
-         "do not apply on gcp"),
+        (
+            {"savings_plan_kind": "ec2-instance", "savings_plan_family": "p5"},
+            {"instance": "trn1.32xlarge"},
+            "savings_plan_family",
+            "a Compute Savings Plan would",
+        ),
+        (
+            {"savings_plan_kind": "sagemaker"},
+            {},
+            "savings_plan_kind",
+            "a Compute Savings Plan would",
+        ),
+        (
+            {"savings_plan_kind": "compute"},
+            {"orchestrator": "hyperpod"},
+            "savings_plan_kind",
+            "a SageMaker Savings Plan would",
+        ),
+        (
+            {"savings_plan_kind": "compute"},
+            {"provider": "gcp", "instance": "tpu-v6e"},
+            "savings_plan_kind",
+            "do not apply on gcp",
+        ),
     ],
-)  # fmt: skip
+)
 def test_kind_that_does_not_cover_the_usage_names_the_one_that_would(
     commitment_catalog: Catalog,
     purchase: dict[str, Any],
@@ -155,14 +183,16 @@ def test_kind_that_does_not_cover_the_usage_names_the_one_that_would(
     field: str,
     would: str,
 ) -> None:
-    """A Savings Plan kind that cannot cover the plan's instances is an error naming the field and the kind that would."""
+    """A Savings Plan kind that cannot cover the plan's instances is an error naming the field and
+    the kind that would."""
     with pytest.raises(SpecError, match=would) as err:
         _forecast(commitment_catalog, {"savings_plan": "1yr", **purchase}, **cluster)
     assert err.value.field == f"purchase.{field}"
 
 
 def test_compute_plan_covers_trainium(commitment_catalog: Catalog) -> None:
-    """A Compute SP covers trn1 (illustrative $15): existing, 4 × 10 h × $15 = $600 at as_of 2025-07-01."""
+    """A Compute SP covers trn1 (illustrative $15): existing, 4 × 10 h × $15 = $600 at as_of
+    2025-07-01."""
     plan = zero_hidden_plan(instance="trn1.32xlarge")
     plan["prices"] = {"as_of": "2025-07-01"}
     plan["purchase"] = {"savings_plan": "1yr", "commitment": "existing"}
@@ -171,7 +201,8 @@ def test_compute_plan_covers_trainium(commitment_catalog: Catalog) -> None:
 
 
 def test_missing_rate_error_names_the_commitment_rates_that_do_exist(tmp_path: Any) -> None:
-    """Only a later 3-yr EC2 Instance rate exists for p4d (tiny overlay): the 1-yr Compute error says so."""
+    """Only a later 3-yr EC2 Instance rate exists for p4d (tiny overlay): the 1-yr Compute error
+    says so."""
     from trainbill.catalog import load_catalog
 
     (tmp_path / "prices.csv").write_text(

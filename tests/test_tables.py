@@ -42,7 +42,8 @@ def test_forecast_keeps_instance_names_and_amounts(
 
 
 def test_drop_order_and_the_note() -> None:
-    """Columns go highest rank first until the rest fits; the note names them; keep cells stay whole."""
+    """Columns go highest rank first until the rest fits; the note names them; keep cells stay
+    whole."""
     con = Console(width=40, record=True, highlight=False)
     cols = [Col("instance"), Col("price", "right"), Col("a", drop=1), Col("b", drop=2)]
     rows = [["Standard_ND96isr_H100_v5", "$98.32", "x" * 10, "y" * 10]]
@@ -75,13 +76,28 @@ def test_shell_completion_completes_commands_and_options() -> None:
     import sys
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    script = subprocess.run([sys.executable, "-m", "trainbill", "--show-completion", "bash"], env=env,
-                            capture_output=True, text=True, check=False)  # fmt: skip
+    script = subprocess.run(
+        [sys.executable, "-m", "trainbill", "--show-completion", "bash"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "complete -o default -F _trainbill_completion trainbill" in script.stdout
     for words, cword, want in (
         ("trainbill pri", "1", "prices"),
         ("trainbill prices list --s", "3", "--sort"),
     ):
-        done = subprocess.run([sys.executable, "-m", "trainbill"], capture_output=True, text=True, check=False,
-                              env={**env, "COMP_WORDS": words, "COMP_CWORD": cword, "_TRAINBILL_COMPLETE": "complete_bash"})  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "trainbill"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={
+                **env,
+                "COMP_WORDS": words,
+                "COMP_CWORD": cword,
+                "_TRAINBILL_COMPLETE": "complete_bash",
+            },
+        )
         assert want in done.stdout.split()

@@ -34,7 +34,8 @@ def test_attention_share_by_hand() -> None:
 
 
 def test_article_claim_needs_long_sequences(catalog: Catalog) -> None:
-    """38% saving at 100% sparsity needs share ≥ 0.38: s ≥ 0.38·6N / (0.62·12·L·d) = 19452.6 → 19,453 tokens."""
+    """38% saving at 100% sparsity needs share ≥ 0.38: s ≥ 0.38·6N / (0.62·12·L·d) = 19452.6 →
+    19,453 tokens."""
     plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
     full = sparse_attention(plan, catalog, sparsity=1.0, today=TODAY)
     assert full.min_seq_len_for_claim == 19453
@@ -65,7 +66,8 @@ def test_sparse_attention_needs_shape(catalog: Catalog) -> None:
 
 
 def test_rule_of_thumb_seed(catalog: Catalog) -> None:
-    """Article's run: base 32 × $98.32 × 72 h = $226,529.28; × 1.3 × 1.1 = $323,936.87, × 1.5 × 1.1 = $373,773.31."""
+    """Article's run: base 32 × $98.32 × 72 h = $226,529.28; × 1.3 × 1.1 = $323,936.87, × 1.5 × 1.1
+    = $373,773.31."""
     fc = forecast(load_plan(SEED), catalog, today=TODAY)
     r = rule_of_thumb(fc, catalog)
     assert r.base_usd == pytest.approx(226_529.28)
@@ -80,7 +82,8 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
     """HyperPod's ml.* price is not published in the packaged catalog: no premium line, a warning
     (the article's "20%" is not a price); EKS $0.10/h, EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
 
-    Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on HyperPod.
+    Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on
+    HyperPod.
     """
     plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, catalog, today=TODAY)}
@@ -103,7 +106,8 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 
 def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Catalog) -> None:
     """With an ml.p5.48xlarge price (illustrative $120/h, conftest) HyperPod pays the difference
-    over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall hours."""
+    over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall
+    hours."""
     plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, commitment_catalog, today=TODAY)}
     hp = rows["hyperpod"].forecast.usage
@@ -111,7 +115,8 @@ def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Cata
 
 
 def test_storage_fits_for_seed(catalog: Catalog) -> None:
-    """Seed run reads 2,000 GB × 3 epochs in 72 h over 32 nodes = 6e12 / 259,200 s / 32 / 2^20 = 0.690 MiB/s per node."""
+    """Seed run reads 2,000 GB × 3 epochs in 72 h over 32 nodes = 6e12 / 259,200 s / 32 / 2^20 =
+    0.690 MiB/s per node."""
     rep = storage_check(load_plan(SEED), catalog, today=TODAY)
     assert rep.read_mibps_per_node == pytest.approx(6e12 / 259_200 / 32 / 1_048_576)
     assert rep.ebs_fits
@@ -119,7 +124,8 @@ def test_storage_fits_for_seed(catalog: Catalog) -> None:
 
 
 def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
-    """1e12 tokens in 1 h on one node: 1.111e9 B/s = 1,059.6 MiB/s, 16 KiB reads → 67,817 IOPS > 16,000.
+    """1e12 tokens in 1 h on one node: 1.111e9 B/s = 1,059.6 MiB/s, 16 KiB reads → 67,817 IOPS >
+    16,000.
 
     Reads throttle to 16,000 IOPS: the hour stretches by 67,817/16,000 − 1 = 3.2385 h.
     """
@@ -150,7 +156,8 @@ def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_cli_sparse_attention_and_forecast_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the attention share."""
+    """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the
+    attention share."""
     plan = str(EXAMPLES / "pretrain-512-h100.toml")
     code, out, _err = run_argv(["sparse-attention", plan, "--attention-sparsity", "1"], capsys)
     assert code == 0
@@ -170,7 +177,8 @@ def _close_rel(a: float, b: float, rel: float = 1e-9) -> bool:
 
 
 def test_sparse_attention_mfu_is_on_flops_performed(catalog: Catalog) -> None:
-    """Was: MFU after --attention-sparsity divided the *dense* FLOPs by the shortened hours (108% here).
+    """Was: MFU after --attention-sparsity divided the *dense* FLOPs by the shortened hours (108%
+    here).
 
     Per token: dense 6 × 13e9 = 7.8e10 FLOPs, attention 12 × 40 × 5120 × 32768 = 8.0530637e10, so
     attention is 8.053e10 / 1.5853e11 = 50.8% of the FLOPs. At sparsity 1 all of it is skipped: the
@@ -201,16 +209,20 @@ def test_forecast_json_says_attention_sparsity_was_applied(
     """
     plan = tmp_path / "plan.toml"
     plan.write_text(
-        '[run]\nname = "s"\n[model]\nparams = 13e9\ntokens = 1e11\nlayers = 40\nd_model = 5120\nseq_len = 4096\n'
-        '[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of = 2026-01-01\n'
+        '[run]\nname = "s"\n[model]\nparams = 13e9\ntokens = 1e11\nlayers = 40\nd_model = '
+        '5120\nseq_len = 4096\n[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of '
+        "= 2026-01-01\n"
     )
     code, out, _err = run_cli(
         capsys, "forecast", str(plan), "--attention-sparsity", "0.5", "--json"
     )
     assert code == 0
     warnings = json.loads(out)["warnings"]
-    assert any("attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs" in w and "(−5.7%)" in w
-               for w in warnings), warnings  # fmt: skip
+    assert any(
+        "attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs" in w
+        and "(−5.7%)" in w
+        for w in warnings
+    ), warnings
     code, out, _err = run_cli(capsys, "forecast", str(plan), "--json")
     assert not any("attention sparsity" in w for w in json.loads(out)["warnings"])
 

@@ -40,14 +40,16 @@ def test_az_id_picks_that_zones_spot_price(catalog: Catalog) -> None:
 
 
 def test_az_name_uses_the_region_price_and_says_why(catalog: Catalog) -> None:
-    """us-east-1c is an account-specific AZ name: the region's $25.66, and a note asking for the AZ ID."""
+    """us-east-1c is an account-specific AZ name: the region's $25.66, and a note asking for the AZ
+    ID."""
     fc = _spot_fc(catalog, "us-east-1c")
     assert _spot_line(fc).unit_price_usd == pytest.approx(25.66)
     assert any("AZ name" in w and "use1-az1" in w for w in fc.warnings)
 
 
 def test_region_price_newer_than_the_zone_snapshot_wins(catalog: Catalog) -> None:
-    """On 2026-12-01 the region's spot point (2026-09-20, $23.67) is newer than the zone's (2025-01-01)."""
+    """On 2026-12-01 the region's spot point (2026-09-20, $23.67) is newer than the zone's
+    (2025-01-01)."""
     line = _spot_line(_spot_fc(catalog, "use1-az3", as_of="2026-12-01"))
     assert line.unit_price_usd == pytest.approx(23.67)
     assert "older" in line.source
@@ -70,7 +72,8 @@ def test_zone_of_another_region_says_which(catalog: Catalog) -> None:
 
 
 def test_unknown_zone_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """The CLI prints one line naming cluster.zone and the allowed zones, exit code 1, no traceback."""
+    """The CLI prints one line naming cluster.zone and the allowed zones, exit code 1, no
+    traceback."""
     text = (SEED).read_text(encoding="utf-8")
     plan = tmp_path / "plan.toml"
     plan.write_text(
@@ -89,7 +92,8 @@ def test_unknown_zone_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_pa
 def test_unknown_data_source_through_the_loader_and_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """data.source = "gcs": the plan loader and the CLI both name the field and list the five sources."""
+    """data.source = "gcs": the plan loader and the CLI both name the field and list the five
+    sources."""
     text = (SEED).read_text(encoding="utf-8")
     plan = tmp_path / "plan.toml"
     plan.write_text(text.replace('source = "s3"', 'source = "gcs"'), encoding="utf-8")
