@@ -15,11 +15,18 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "src" / "trainbill" / "catalog" / "data"
 FILES = {
     "accelerators.csv": "Vendor datasheets (see each row's source)",
-    "instances.csv": "Provider instance pages and ../shared/data/REFERENCE-billing-and-prices.md §4",
-    "prices.csv": "AWS Price List, SkyPilot catalogs, real CUR/FOCUS bills (REFERENCE §4; each row cites)",
+    "instances.csv": (
+        "Provider instance pages and ../shared/data/REFERENCE-billing-and-prices.md §4"
+    ),
+    "prices.csv": (
+        "AWS Price List, SkyPilot catalogs, real CUR/FOCUS bills (REFERENCE §4; each row cites)"
+    ),
     "spot_advisor.csv": "AWS Spot Instance Advisor feed snapshots (REFERENCE §5.1)",
     "assumptions.toml": "Published runs, failure studies and stated assumptions (each entry cites)",
-    "time_model_fit.toml": "Time-model parameters fitted to published runs by tools/fit_time_model.py (fit date and residuals inside)",
+    "time_model_fit.toml": (
+        "Time-model parameters fitted to published runs by "
+        "tools/fit_time_model.py (fit date and residuals inside)"
+    ),
 }
 
 
