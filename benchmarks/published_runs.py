@@ -176,63 +176,203 @@ class WholeRun:
 
 # Meta states no GPU count below 405B; its largest stated cluster per generation stands in.
 _META_A100 = "GPU count not published: 2048 A100 assumed (LLaMA-65B's cluster)"
-_META_H100 = "GPU count not published: 2048 H100 assumed (as for Meta's A100 rows); batch 16M tokens assumed (Llama 3 405B, arXiv 2407.21783)"
+_META_H100 = (
+    "GPU count not published: 2048 H100 assumed (as for Meta's A100 rows); batch 16M tokens "
+    "assumed (Llama 3 405B, arXiv 2407.21783)"
+)
 _PHI = "batch not published: 4M tokens assumed"
-# fmt: off
 WHOLE_RUNS: dict[str, WholeRun] = {
-    "llama2-13b": WholeRun(shape="llama-13b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
-    "llama2-70b": WholeRun(shape="llama2-70b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
-    "llama1-33b": WholeRun(shape="llama-33b", cluster=A100_1600, gpus=2048, seq_len=2048, batch_tokens=4e6, note=_META_A100),
-    "llama1-65b": WholeRun(shape="llama-65b", cluster=A100_1600, seq_len=2048, batch_tokens=4e6,
-                           note="2048 A100 (Sec. 2.4); GPU-hours Table 15"),
-    "llama3-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100),
-    "llama3-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100),
-    "llama31-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                           note=_META_H100 + "; 8K sequence as the 405B main stage"),
-    "llama31-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                            note=_META_H100 + "; 8K sequence as the 405B main stage"),
-    "llama31-405b": WholeRun(shape="llama3-405b", cluster=H100, batch_tokens=2048 * 8192.0,
-                             note="up to 16,384 H100 (paper); card GPU-hours; batch 2,048 sequences × 8,192 = 16.8M (paper Table 4, the 16K-GPU stage)"),
-    "llama32-1b": WholeRun(shape="llama32-1b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                           note=_META_H100 + "; 8K sequence assumed; distillation logits not counted"),
-    "llama32-3b": WholeRun(shape="llama32-3b", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                           note=_META_H100 + "; 8K sequence assumed; distillation logits not counted"),
-    "llama4-scout": WholeRun(shape="llama4-scout", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                             note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
-    "llama4-maverick": WholeRun(shape="llama4-maverick", cluster=H100, gpus=2048, seq_len=8192, batch_tokens=16e6,
-                                note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
-    "deepseek-v3": WholeRun(shape="deepseek-v3", cluster=H800, precision="fp8", batch_tokens=15360 * 4096.0,
-                            note="pre-training GPU-hours, 2048 H800, FP8; batch 15360 x 4K (final, after ramp)"),
-    "bloom-176b": WholeRun(shape="bloom-176b", cluster=A100_1600, batch_tokens=2048 * 2048.0, fused_attention=False,
-                           note="384 A100 (Jean Zay, Omni-Path; stand-in 8x200G IB); batch 2048 seqs assumed (BLOOM paper, not checked); 2022 kernels: unfused attention"),
-    "gpt-neox-20b": WholeRun(shape="gpt-neox-20b", cluster=A100_40_1600, batch_tokens=1538 * 2048.0, fused_attention=False,
-                             note="96 A100-40GB x 1830 h; batch 1538 x 2048 (paper); fp16 run as bf16; unfused attention"),
-    "falcon-180b": WholeRun(shape="falcon-180b", cluster=A100_40_P4D, batch_tokens=4e6,
-                            note="'up to 4096' A100-40GB on P4d; ~7M GPU-hours; batch not checked: 4M assumed"),
-    "mpt-7b": WholeRun(shape="mpt-7b", cluster=A100_40_1600, batch_tokens=4e6,
-                       note="440 A100-40GB x ~9.5 days (MosaicML RoCE, stand-in 8x200G); batch not checked: 4M assumed"),
-    "mpt-1b": WholeRun(shape="mpt-1b", cluster=A100_40_1600, batch_tokens=4e6,
-                       note="440 A100-40GB x ~half a day (12 h assumed); batch not checked: 4M assumed"),
-    "starcoderbase-15b": WholeRun(shape="starcoderbase-15b", cluster=A100_1600, batch_tokens=512 * 8192.0,
-                                  note="512 A100-80GB x 24 days; batch 512 x 8K (paper)"),
-    "tinyllama-1.1b": WholeRun(shape="tinyllama-1.1b", cluster=A100_40_1600, batch_tokens=2048 * 1024.0,
-                               note="16 A100-40GB x 90 days (the plan stated at launch); batch 2M (README)"),
-    "phi-2": WholeRun(shape="phi-2", cluster=A100_1600, batch_tokens=4e6, note="96 A100-80GB x 14 days; " + _PHI),
-    "phi-3-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
-                           note="512 H100 x 10 days; 4K sequence (report's default context); " + _PHI),
-    "phi-3-medium": WholeRun(shape="phi-3-medium", cluster=H100, batch_tokens=4e6, note="512 H100 x 42 days; " + _PHI),
-    "phi-3.5-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
-                             note="512 H100 x 10 days; 4K sequence assumed as Phi-3-mini; " + _PHI),
-    "phi-4": WholeRun(shape="phi-4", cluster=H100, seq_len=4096, batch_tokens=4e6,
-                      note="1920 H100 x 21 days; 4K sequence assumed (card's 16K is the final context); " + _PHI),
-    "grin-moe": WholeRun(shape="grin-moe", cluster=H100, batch_tokens=4e6,
-                         note="512 H100 x 18 days; MoE 6.6B active; " + _PHI),
-    "granite-3.0-8b": WholeRun(shape="granite-3.0-8b", cluster=H100, gpus=2048, batch_tokens=4e6,
-                               note="GPU count not published: 2048 H100 assumed; batch not checked: 4M assumed"),
-    "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
-                           note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
+    "llama2-13b": WholeRun(
+        shape="llama-13b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100
+    ),
+    "llama2-70b": WholeRun(
+        shape="llama2-70b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100
+    ),
+    "llama1-33b": WholeRun(
+        shape="llama-33b",
+        cluster=A100_1600,
+        gpus=2048,
+        seq_len=2048,
+        batch_tokens=4e6,
+        note=_META_A100,
+    ),
+    "llama1-65b": WholeRun(
+        shape="llama-65b",
+        cluster=A100_1600,
+        seq_len=2048,
+        batch_tokens=4e6,
+        note="2048 A100 (Sec. 2.4); GPU-hours Table 15",
+    ),
+    "llama3-8b": WholeRun(
+        shape="llama3-8b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100
+    ),
+    "llama3-70b": WholeRun(
+        shape="llama3-70b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100
+    ),
+    "llama31-8b": WholeRun(
+        shape="llama3-8b",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence as the 405B main stage",
+    ),
+    "llama31-70b": WholeRun(
+        shape="llama3-70b",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence as the 405B main stage",
+    ),
+    "llama31-405b": WholeRun(
+        shape="llama3-405b",
+        cluster=H100,
+        batch_tokens=2048 * 8192.0,
+        note=(
+            "up to 16,384 H100 (paper); card GPU-hours; batch 2,048 "
+            "sequences × 8,192 = 16.8M (paper Table 4, the 16K-GPU stage)"
+        ),
+    ),
+    "llama32-1b": WholeRun(
+        shape="llama32-1b",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence assumed; distillation logits not counted",
+    ),
+    "llama32-3b": WholeRun(
+        shape="llama32-3b",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence assumed; distillation logits not counted",
+    ),
+    "llama4-scout": WholeRun(
+        shape="llama4-scout",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence assumed; MoE: 17B active",
+    ),
+    "llama4-maverick": WholeRun(
+        shape="llama4-maverick",
+        cluster=H100,
+        gpus=2048,
+        seq_len=8192,
+        batch_tokens=16e6,
+        note=_META_H100 + "; 8K sequence assumed; MoE: 17B active",
+    ),
+    "deepseek-v3": WholeRun(
+        shape="deepseek-v3",
+        cluster=H800,
+        precision="fp8",
+        batch_tokens=15360 * 4096.0,
+        note="pre-training GPU-hours, 2048 H800, FP8; batch 15360 x 4K (final, after ramp)",
+    ),
+    "bloom-176b": WholeRun(
+        shape="bloom-176b",
+        cluster=A100_1600,
+        batch_tokens=2048 * 2048.0,
+        fused_attention=False,
+        note=(
+            "384 A100 (Jean Zay, Omni-Path; stand-in 8x200G IB); batch 2048 "
+            "seqs assumed (BLOOM paper, not checked); 2022 kernels: unfused "
+            "attention"
+        ),
+    ),
+    "gpt-neox-20b": WholeRun(
+        shape="gpt-neox-20b",
+        cluster=A100_40_1600,
+        batch_tokens=1538 * 2048.0,
+        fused_attention=False,
+        note=(
+            "96 A100-40GB x 1830 h; batch 1538 x 2048 (paper); fp16 run as bf16; unfused attention"
+        ),
+    ),
+    "falcon-180b": WholeRun(
+        shape="falcon-180b",
+        cluster=A100_40_P4D,
+        batch_tokens=4e6,
+        note="'up to 4096' A100-40GB on P4d; ~7M GPU-hours; batch not checked: 4M assumed",
+    ),
+    "mpt-7b": WholeRun(
+        shape="mpt-7b",
+        cluster=A100_40_1600,
+        batch_tokens=4e6,
+        note=(
+            "440 A100-40GB x ~9.5 days (MosaicML RoCE, stand-in 8x200G); batch "
+            "not checked: 4M assumed"
+        ),
+    ),
+    "mpt-1b": WholeRun(
+        shape="mpt-1b",
+        cluster=A100_40_1600,
+        batch_tokens=4e6,
+        note="440 A100-40GB x ~half a day (12 h assumed); batch not checked: 4M assumed",
+    ),
+    "starcoderbase-15b": WholeRun(
+        shape="starcoderbase-15b",
+        cluster=A100_1600,
+        batch_tokens=512 * 8192.0,
+        note="512 A100-80GB x 24 days; batch 512 x 8K (paper)",
+    ),
+    "tinyllama-1.1b": WholeRun(
+        shape="tinyllama-1.1b",
+        cluster=A100_40_1600,
+        batch_tokens=2048 * 1024.0,
+        note="16 A100-40GB x 90 days (the plan stated at launch); batch 2M (README)",
+    ),
+    "phi-2": WholeRun(
+        shape="phi-2", cluster=A100_1600, batch_tokens=4e6, note="96 A100-80GB x 14 days; " + _PHI
+    ),
+    "phi-3-mini": WholeRun(
+        shape="phi-3-mini",
+        cluster=H100,
+        seq_len=4096,
+        batch_tokens=4e6,
+        note="512 H100 x 10 days; 4K sequence (report's default context); " + _PHI,
+    ),
+    "phi-3-medium": WholeRun(
+        shape="phi-3-medium", cluster=H100, batch_tokens=4e6, note="512 H100 x 42 days; " + _PHI
+    ),
+    "phi-3.5-mini": WholeRun(
+        shape="phi-3-mini",
+        cluster=H100,
+        seq_len=4096,
+        batch_tokens=4e6,
+        note="512 H100 x 10 days; 4K sequence assumed as Phi-3-mini; " + _PHI,
+    ),
+    "phi-4": WholeRun(
+        shape="phi-4",
+        cluster=H100,
+        seq_len=4096,
+        batch_tokens=4e6,
+        note="1920 H100 x 21 days; 4K sequence assumed (card's 16K is the final context); " + _PHI,
+    ),
+    "grin-moe": WholeRun(
+        shape="grin-moe",
+        cluster=H100,
+        batch_tokens=4e6,
+        note="512 H100 x 18 days; MoE 6.6B active; " + _PHI,
+    ),
+    "granite-3.0-8b": WholeRun(
+        shape="granite-3.0-8b",
+        cluster=H100,
+        gpus=2048,
+        batch_tokens=4e6,
+        note="GPU count not published: 2048 H100 assumed; batch not checked: 4M assumed",
+    ),
+    "smollm3-3b": WholeRun(
+        shape="smollm3-3b",
+        cluster=H100,
+        batch_tokens=2359296.0,
+        note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)",
+    ),
 }
-# fmt: on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,7 +405,8 @@ class Case:
 #: trainbill forecasts); ``model_total`` the source's total GPU time for the released model, which
 #: may include stages it does not split out (long context, annealing, post-training: Meta's Llama 3
 #: and 3.1 cards, the Phi cards); ``with_distillation`` also pruning from a larger model and
-#: training on its logits (Llama 3.2 1B/3B); ``planned`` a schedule stated before the run (TinyLlama).
+#: training on its logits (Llama 3.2 1B/3B); ``planned`` a schedule stated before the run
+#: (TinyLlama).
 #: ``benchmarks/accuracy.py`` reports the ``training_run`` rows apart from the rest.
 HOURS_COVERS = ("training_run", "model_total", "with_distillation", "planned")
 
@@ -288,7 +429,10 @@ def _rows() -> dict[str, dict[str, str]]:
         rows = {r["id"]: r for r in csv.DictReader(fh)}
     for rid, r in rows.items():
         if not (r.get("source_key") or "").strip():
-            msg = f"{CSV.name}: row {rid!r} has no source_key (one key per independent source document)"
+            msg = (
+                f"{CSV.name}: row {rid!r} has no source_key (one key per independent source "
+                "document)"
+            )
             raise ValueError(msg)
     return rows
 
@@ -299,8 +443,10 @@ def cases() -> Iterator[Case]:
     for c in _cases(rows):
         cover = (rows[c.id].get("gpu_hours_cover") or "").strip()
         if c.kind == "whole_run" and cover not in HOURS_COVERS:
-            msg = (f"{CSV.name}: row {c.id!r} gpu_hours_cover is {cover!r}; a whole run needs one of "
-                   f"{', '.join(HOURS_COVERS)}")  # fmt: skip
+            msg = (
+                f"{CSV.name}: row {c.id!r} gpu_hours_cover is {cover!r}; a whole run needs one of "
+                f"{', '.join(HOURS_COVERS)}"
+            )
             raise ValueError(msg)
         yield replace(c, source_key=rows[c.id]["source_key"], hours_cover=cover)
 
@@ -308,11 +454,23 @@ def cases() -> Iterator[Case]:
 def _whole_run(rid: str, r: dict[str, str], w: WholeRun) -> Case:
     """A ``WHOLE_RUNS`` row as a case: the source's GPU-hours against the plan's."""
     active = float(r["active_params_b"]) * 1e9 if r["active_params_b"] else None
-    return Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=float(r["params_b"]) * 1e9,
-                active_params=active, tokens=float(r["tokens_b"]) * 1e9, gpus=w.gpus or int(r["gpu_count"]),
-                cluster=w.cluster, precision=w.precision, seq_len=w.seq_len or int(r["seq_len"]),
-                batch_tokens=w.batch_tokens, shape=SHAPES[w.shape], recompute=w.recompute,
-                fused_attention=w.fused_attention, note=w.note)  # fmt: skip
+    return Case(
+        id=rid,
+        kind="whole_run",
+        published=float(r["gpu_hours"]),
+        params=float(r["params_b"]) * 1e9,
+        active_params=active,
+        tokens=float(r["tokens_b"]) * 1e9,
+        gpus=w.gpus or int(r["gpu_count"]),
+        cluster=w.cluster,
+        precision=w.precision,
+        seq_len=w.seq_len or int(r["seq_len"]),
+        batch_tokens=w.batch_tokens,
+        shape=SHAPES[w.shape],
+        recompute=w.recompute,
+        fused_attention=w.fused_attention,
+        note=w.note,
+    )
 
 
 def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
@@ -325,26 +483,76 @@ def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
         if rid in WHOLE_RUNS:
             yield _whole_run(rid, r, WHOLE_RUNS[rid])
         elif rid.startswith("llama3-405b-cfg"):
-            yield Case(id=rid, kind="throughput", published=float(r["mfu"]) * 989, params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=H100, precision="bf16", seq_len=seq, batch_tokens=2048 * 8192.0,
-                       shape=SHAPES["llama3-405b"], note="BF16 MFU x 989")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=float(r["mfu"]) * 989,
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=H100,
+                precision="bf16",
+                seq_len=seq,
+                batch_tokens=2048 * 8192.0,
+                shape=SHAPES["llama3-405b"],
+                note="BF16 MFU x 989",
+            )
         elif rid.startswith("megatron-2021") and not rid.endswith("proj"):
             size = rid.split("-")[2].replace("p", ".")
             batch = float(r["notes"].split("batch=")[1].split()[0])
-            yield Case(id=rid, kind="throughput", published=float(r["tflops_per_gpu"]) * 0.75, params=params,
-                       active_params=None, tokens=1e12, gpus=gpus, cluster=A100_1600, precision="bf16", seq_len=seq,
-                       batch_tokens=batch * seq, shape=SHAPES[f"megatron-{size}"], recompute=True,
-                       fused_attention=False, note="HFU-like TFLOP/s x 3/4 (recompute)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=float(r["tflops_per_gpu"]) * 0.75,
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=A100_1600,
+                precision="bf16",
+                seq_len=seq,
+                batch_tokens=batch * seq,
+                shape=SHAPES[f"megatron-{size}"],
+                recompute=True,
+                fused_attention=False,
+                note="HFU-like TFLOP/s x 3/4 (recompute)",
+            )
         elif rid == "megatron-2021-gpt3-175b-proj":
-            yield Case(id=rid, kind="throughput", published=140 * 0.75, params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=A100_1600, precision="bf16", seq_len=seq,
-                       batch_tokens=1536 * seq, shape=SHAPES["gpt3-175b"], recompute=True, fused_attention=False,
-                       note="projection's measured 140 TFLOP/s x 3/4 (recompute)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=140 * 0.75,
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=A100_1600,
+                precision="bf16",
+                seq_len=seq,
+                batch_tokens=1536 * seq,
+                shape=SHAPES["gpt3-175b"],
+                recompute=True,
+                fused_attention=False,
+                note="projection's measured 140 TFLOP/s x 3/4 (recompute)",
+            )
         elif rid.startswith("mlperf31"):
-            yield Case(id=rid, kind="throughput", published=float(n["tok_s_gpu"]), params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=H100, precision="fp8", seq_len=seq, batch_tokens=2048 * seq,
-                       shape=SHAPES["gpt3-175b"], extra={"unit": "tok/s"},
-                       note="tokens/s/GPU (resumed checkpoint: throughput only)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=float(n["tok_s_gpu"]),
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=H100,
+                precision="fp8",
+                seq_len=seq,
+                batch_tokens=2048 * seq,
+                shape=SHAPES["gpt3-175b"],
+                extra={"unit": "tok/s"},
+                note="tokens/s/GPU (resumed checkpoint: throughput only)",
+            )
         elif rid.startswith("llmfoundry"):
             fp8 = "fp8" in r["precision"]
             peak = 312 if r["gpu"].startswith("A100") else (1979 if fp8 else 989)
@@ -355,55 +563,146 @@ def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
                 if r["gpu"] == "A100-40GB"
                 else H100
             )
-            yield Case(id=rid, kind="throughput", published=float(r["mfu"]) * peak, params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=cl, precision="fp8" if fp8 else "bf16", seq_len=seq,
-                       batch_tokens=float(n["global_batch_tokens"]), shape=SHAPES[_mpt(rid)],
-                       recompute=n.get("activation_checkpointing") == "True", note=f"MFU x {peak} (incl. attention)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=float(r["mfu"]) * peak,
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=cl,
+                precision="fp8" if fp8 else "bf16",
+                seq_len=seq,
+                batch_tokens=float(n["global_batch_tokens"]),
+                shape=SHAPES[_mpt(rid)],
+                recompute=n.get("activation_checkpointing") == "True",
+                note=f"MFU x {peak} (incl. attention)",
+            )
         elif rid.startswith("megatronbridge"):
             size = "llama3-405b" if "405b" in rid else "llama3-70b" if "70b" in rid else "llama3-8b"
             gbs = float(r["notes"].split("GBS ")[1].split()[0])
-            yield Case(id=rid, kind="throughput", published=float(n["tok_s_gpu"]), params=params, active_params=None,
-                       tokens=1e12, gpus=gpus, cluster=H100, precision="fp8", seq_len=seq, batch_tokens=gbs * seq,
-                       shape=SHAPES[size], extra={"unit": "tok/s"}, note="tokens/s/GPU (FP8)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=float(n["tok_s_gpu"]),
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=gpus,
+                cluster=H100,
+                precision="fp8",
+                seq_len=seq,
+                batch_tokens=gbs * seq,
+                shape=SHAPES[size],
+                extra={"unit": "tok/s"},
+                note="tokens/s/GPU (FP8)",
+            )
         elif rid.startswith("torchtitan"):
             continue  # non-standard 500 W H100 with HBM2e: not a catalog accelerator
         elif rid in {"llama2-7b", "llama1-7b", "llama1-13b"}:
             shape = SHAPES["llama-13b" if "13b" in rid else "llama-7b"]
-            yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=None,
-                       tokens=float(r["tokens_b"]) * 1e9, gpus=2048, cluster=A100_1600, precision="bf16",
-                       seq_len=int(r["seq_len"] or 2048), batch_tokens=4e6, shape=shape,
-                       note="GPU count not published: 2048 A100 assumed (LLaMA-65B's cluster)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="whole_run",
+                published=float(r["gpu_hours"]),
+                params=params,
+                active_params=None,
+                tokens=float(r["tokens_b"]) * 1e9,
+                gpus=2048,
+                cluster=A100_1600,
+                precision="bf16",
+                seq_len=int(r["seq_len"] or 2048),
+                batch_tokens=4e6,
+                shape=shape,
+                note="GPU count not published: 2048 A100 assumed (LLaMA-65B's cluster)",
+            )
         elif rid == "opt-175b":
-            yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=None,
-                       tokens=300e9, gpus=992, cluster=A100_1600, precision="bf16", seq_len=2048, batch_tokens=2e6,
-                       shape=SHAPES["opt-175b"], recompute=True, fused_attention=False,
-                       note="GPU-hours are LLaMA-1 authors' 992 x 34 days; recompute: chronicles' 4.30e23 FLOPs = 4/3 x model FLOPs")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="whole_run",
+                published=float(r["gpu_hours"]),
+                params=params,
+                active_params=None,
+                tokens=300e9,
+                gpus=992,
+                cluster=A100_1600,
+                precision="bf16",
+                seq_len=2048,
+                batch_tokens=2e6,
+                shape=SHAPES["opt-175b"],
+                recompute=True,
+                fused_attention=False,
+                note=(
+                    "GPU-hours are LLaMA-1 authors' 992 x 34 days; recompute: chronicles' "
+                    "4.30e23 FLOPs = 4/3 x model FLOPs"
+                ),
+            )
         elif rid.startswith("falcon"):
             cl = {"provider": "aws", "instance": "p4d.24xlarge"}
-            yield Case(id=rid, kind="whole_run", published=gpus * float(r["wall_hours"]), params=params,
-                       active_params=None, tokens=float(r["tokens_b"]) * 1e9, gpus=gpus, cluster=cl, precision="bf16",
-                       seq_len=2048, batch_tokens=4.7e6 if "7b" in rid else 2.4e6, shape=SHAPES[rid],
-                       note="384 x approximate wall hours (P4d)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="whole_run",
+                published=gpus * float(r["wall_hours"]),
+                params=params,
+                active_params=None,
+                tokens=float(r["tokens_b"]) * 1e9,
+                gpus=gpus,
+                cluster=cl,
+                precision="bf16",
+                seq_len=2048,
+                batch_tokens=4.7e6 if "7b" in rid else 2.4e6,
+                shape=SHAPES[rid],
+                note="384 x approximate wall hours (P4d)",
+            )
         elif rid == "palm-540b":
-            yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=None,
-                       tokens=780e9, gpus=6144, cluster=TPU4, precision="bf16", seq_len=2048, batch_tokens=4e6,
-                       shape=SHAPES["palm-540b"], note="chip-hours; 6144 TPU v4")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="whole_run",
+                published=float(r["gpu_hours"]),
+                params=params,
+                active_params=None,
+                tokens=780e9,
+                gpus=6144,
+                cluster=TPU4,
+                precision="bf16",
+                seq_len=2048,
+                batch_tokens=4e6,
+                shape=SHAPES["palm-540b"],
+                note="chip-hours; 6144 TPU v4",
+            )
         elif rid.startswith("deepseek"):
             v2 = "v2" in rid
-            yield Case(id=rid, kind="whole_run", published=float(r["gpu_hours"]), params=params, active_params=active,
-                       tokens=1e12, gpus=2048, cluster=H800, precision="bf16", seq_len=4096,
-                       batch_tokens=(9216 if v2 else 4608) * 4096.0,
-                       shape=SHAPES["deepseek-v2" if v2 else "deepseek-67b"],
-                       note="per 1T tokens; 2048 H800 assumed (DeepSeek-V3's cluster)")  # fmt: skip
+            yield Case(
+                id=rid,
+                kind="whole_run",
+                published=float(r["gpu_hours"]),
+                params=params,
+                active_params=active,
+                tokens=1e12,
+                gpus=2048,
+                cluster=H800,
+                precision="bf16",
+                seq_len=4096,
+                batch_tokens=(9216 if v2 else 4608) * 4096.0,
+                shape=SHAPES["deepseek-v2" if v2 else "deepseek-67b"],
+                note="per 1T tokens; 2048 H800 assumed (DeepSeek-V3's cluster)",
+            )
 
 
 def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float:
     """trainbill's figure for the case, in the unit of ``case.published``."""
     layers, d = case.shape
     if case.kind == "whole_run":
-        model: dict[str, Any] = {"params": case.params, "tokens": case.tokens, "precision": case.precision,
-                                 "seq_len": case.seq_len, "global_batch_tokens": case.batch_tokens,
-                                 "layers": layers, "d_model": d}  # fmt: skip
+        model: dict[str, Any] = {
+            "params": case.params,
+            "tokens": case.tokens,
+            "precision": case.precision,
+            "seq_len": case.seq_len,
+            "global_batch_tokens": case.batch_tokens,
+            "layers": layers,
+            "d_model": d,
+        }
         if case.active_params:
             model["active_params"] = case.active_params
         # run.date is the day of the run, so usage_for's software age is the run's; only usage is
@@ -417,12 +716,25 @@ def predict(case: Case, catalog: Catalog, fit: FitParams | None = None) -> float
     nodes = -(-case.gpus // inst.accelerator_count)
     age = software_age_years(acc, run_date(case.id))
     est = estimate_time(
-        catalog=catalog, accelerator=acc, instance=inst, nodes=nodes, precision=case.precision, hours=None,
-        params=case.params, active_params=case.active_params, tokens=case.tokens,
-        global_batch_tokens=case.batch_tokens, seq_len=case.seq_len, layers=layers, d_model=d,
-        straggler_cv=float(catalog.value("reliability.straggler_cv")), recompute=case.recompute, fit=fit,
-        fused_attention=case.fused_attention, software_age_years=age,
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=acc,
+        instance=inst,
+        nodes=nodes,
+        precision=case.precision,
+        hours=None,
+        params=case.params,
+        active_params=case.active_params,
+        tokens=case.tokens,
+        global_batch_tokens=case.batch_tokens,
+        seq_len=case.seq_len,
+        layers=layers,
+        d_model=d,
+        straggler_cv=float(catalog.value("reliability.straggler_cv")),
+        recompute=case.recompute,
+        fit=fit,
+        fused_attention=case.fused_attention,
+        software_age_years=age,
+    )
     assert est.flops is not None
     seconds = est.compute_hours * (1.0 + est.sync_stall_fraction) * 3600.0
     gpus = nodes * inst.accelerator_count

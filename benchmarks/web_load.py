@@ -163,7 +163,8 @@ async def _phases(base: str, heavy: int) -> None:
         stop.set()
         await poller
         print(
-            f"  stalled bodies answered: {sorted(set(codes[:-1]))} (-1: closed by the server after its 408) in {wall:.1f} s; oversized chunked: "
+            f"  stalled bodies answered: {sorted(set(codes[:-1]))} (-1: closed by the server "
+            f"after its 408) in {wall:.1f} s; oversized chunked: "
             f"{codes[-1] if codes[-1] > 0 else 'closed by the server mid-upload (413 sent)'}"
         )
         _line("GET /healthz during abuse", health, wall, f"max {max(health) * 1e3:.1f} ms")
