@@ -4,13 +4,13 @@ input."""
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import SEED
+from conftest import SEED, run_cli
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
 
 
@@ -145,3 +145,20 @@ def test_the_current_folder_is_named_as_a_folder_not_an_empty_path() -> None:
     assert destination_problem(Path(), replace=False) == (
         "give a file name, not the current folder '.'"
     )
+
+
+def test_atomic_writes_keep_modes(tmp_path: Path) -> None:
+    """mkstemp makes 0600 temp files; renamed as is, a shared 0644 file turned private."""
+    shared = tmp_path / "shared.toml"
+    shared.write_text("old", encoding="utf-8")
+    shared.chmod(0o640)
+    atomic_write_text(shared, "new", replace=True)
+    assert shared.read_text(encoding="utf-8") == "new"
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.toml"
+        atomic_write_text(fresh, "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # 0666 & ~0022

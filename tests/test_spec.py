@@ -1,6 +1,10 @@
-"""Sanity caps on every numeric plan field: one table (``spec.PLAN_CAPS``) used by plan files,
-CLI flags and the web API, so ``data.dataset_gb = 1e300`` is a one-line error naming the field
-and its allowed range instead of a $2e302 bill (issue #23)."""
+"""The plan schema (``trainbill.spec``): what a plan file, CLI flags or a web body may say.
+
+Sanity caps on every numeric plan field come from one table (``spec.PLAN_CAPS``) used by plan
+files, CLI flags and the web API, so ``data.dataset_gb = 1e300`` is a one-line error naming the
+field and its allowed range instead of a $2e302 bill (issue #23). Non-finite numbers, counts
+below one and plan files that are not UTF-8 are refused the same way, naming the field or byte.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_cli
+from conftest import run_cli, zero_hidden_plan
 from trainbill.errors import SpecError
-from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, plan_from_dict
+from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, load_plan, plan_from_dict
 
 _BASE: dict[str, Any] = {"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
 
@@ -190,3 +194,63 @@ def test_web_api_refuses_with_422_naming_the_field() -> None:
     body = r.json()
     assert body["field"] == "data.dataset_gb"
     assert "allowed: 0 to 1e+09" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("run", "hours", "inf", "finite number"),
+        ("run", "hours", float("nan"), "finite number"),
+        ("run", "hours", 1e308, "must be at most 1,000,000: too large for any real run"),
+        ("run", "deadline_hours", float("inf"), "finite number"),
+        ("storage", "ebs_gb_per_node", "-inf", "finite number"),
+        ("cluster", "nodes", 10**9, "must be at most 100,000"),
+        ("cluster", "gpus", 10**29, "must be at most 1,000,000"),
+    ],
+)
+def test_outsized_plan_numbers_name_the_field(
+    section: str, key: str, value: Any, expected: str
+) -> None:
+    plan = zero_hidden_plan()
+    if key == "gpus":
+        plan["cluster"] = {"gpu": "h100", "gpus": value}
+    else:
+        plan[section][key] = value
+    with pytest.raises(SpecError) as err:
+        plan_from_dict(plan)
+    assert f"{section}.{key}" in str(err.value)
+    assert expected in str(err.value)
+
+
+def test_model_size_cap_reads_as_a_number() -> None:
+    with pytest.raises(SpecError, match=r"model\.params: must be at most 1e\+15: too large"):
+        plan_from_dict(
+            {
+                "model": {"params": 1e308, "tokens": 1e12},
+                "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+            }
+        )
+
+
+def test_counts_below_one_are_refused() -> None:
+    with pytest.raises(
+        SpecError, match=r"model\.params: input should be greater than or equal to 1"
+    ):
+        plan_from_dict(
+            {"model": {"params": 1e-300, "tokens": 1e11}, "cluster": {"gpu": "h100", "gpus": 8}}
+        )
+
+
+def test_plan_file_with_bom_reads_and_latin1_is_named(tmp_path: Path) -> None:
+    """Windows editors write a UTF-8 byte-order mark (TOML forbids it: 'Invalid statement')."""
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(
+        b'\xef\xbb\xbf[run]\nhours = 10\n[cluster]\ninstance = "p5.48xlarge"\nnodes = 2\n'
+    )
+    assert load_plan(bom).cluster.nodes == 2
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(
+        b'[run]\nname = "caf\xe9"\n'
+    )  # é (Latin-1 0xE9) after len('[run]\n') 6 + len('name = "caf') 11 = byte 17
+    with pytest.raises(SpecError, match=r"not UTF-8 text \(byte 17: b'\\xe9'\)"):
+        load_plan(latin)
