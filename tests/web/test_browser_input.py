@@ -1,4 +1,5 @@
-"""A careless user in Chromium: junk in every field, odd instance choices, a hung server, a phone.
+"""The calculator page's input handling in Chromium: junk in every field, odd instance choices,
+a hung server, a phone-sized viewport.
 
 Same approach as ``test_browser.py`` (uvicorn in a thread, Debian's Chromium through the
 ``playwright`` package, skipped when either is missing), but one browser for the whole file

@@ -1,5 +1,5 @@
-"""HTTP API under careless input: booleans, non-finite and absurd numbers, stray query
-parameters and non-JSON bodies get a 4xx naming the field, never a 500 or a 200 with nulls."""
+"""HTTP API input validation: booleans, non-finite and absurd numbers, stray query parameters
+and non-JSON bodies get a 4xx naming the field, never a 500 or a 200 with nulls."""
 
 from __future__ import annotations
 
