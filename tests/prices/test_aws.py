@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import TODAY
 from trainbill.catalog import load_catalog
 from trainbill.prices import PriceUpdateError, aws
 from trainbill.prices.update import run_update
@@ -18,7 +19,6 @@ HOST = "https://pricing.us-east-1.amazonaws.com"
 EC2_CSV = f"{HOST}/offers/v1.0/aws/AmazonEC2/20260728175247/us-east-1/index.csv"
 SP_INDEX = f"{HOST}/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/current/region_index.json"
 SP_CSV = f"{HOST}/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/20261003071546/us-east-1/index.csv"
-TODAY = date(2026, 12, 2)
 DATA = Path(__file__).resolve().parents[1] / "data" / "prices"
 
 

@@ -4,12 +4,13 @@ Stubber)."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import TODAY
 from trainbill.catalog import load_catalog
 from trainbill.prices import aws
 from trainbill.prices.update import run_update
@@ -22,7 +23,6 @@ HOST = "https://pricing.us-east-1.amazonaws.com"
 EC2_CSV = f"{HOST}/offers/v1.0/aws/AmazonEC2/20260728175247/us-east-1/index.csv"
 SP_INDEX = f"{HOST}/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/current/region_index.json"
 SP_CSV = f"{HOST}/savingsPlan/v1.0/aws/AWSComputeSavingsPlan/20261003071546/us-east-1/index.csv"
-TODAY = date(2026, 12, 2)
 
 
 def _product(instance: str, usd: str) -> str:

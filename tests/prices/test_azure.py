@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import TODAY
 from trainbill.catalog import load_catalog
 from trainbill.prices import PriceUpdateError, azure
 from trainbill.prices.update import run_update
 
 httpx = pytest.importorskip("httpx")
 
-TODAY = date(2026, 12, 2)
 DATA = Path(__file__).resolve().parents[1] / "data" / "prices"
 # NextPageLink has the same path (":443" is normalised away): pages are served in order.
 PAGE2 = azure.RETAIL_PRICES_URL

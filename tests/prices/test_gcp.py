@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import TODAY
 from trainbill.catalog import load_catalog
 from trainbill.prices import PriceUpdateError, gcp
 from trainbill.prices.update import run_update
 
 httpx = pytest.importorskip("httpx")
 
-TODAY = date(2026, 12, 2)
 COMPUTE = gcp.SKUS_URL.format(service=gcp.COMPUTE_SERVICE)
 TPU = gcp.SKUS_URL.format(service=gcp.TPU_SERVICE)
 

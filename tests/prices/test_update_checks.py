@@ -4,20 +4,18 @@ typo'd region or an unwritable cache is one line, and the recorder sees no reque
 from __future__ import annotations
 
 import os
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cli_runner import run_cli
+from conftest import TODAY
 from trainbill.catalog import load_catalog
 from trainbill.prices import PriceUpdateError
 from trainbill.prices.update import check_region, run_update
 
 httpx = pytest.importorskip("httpx")
-
-TODAY = date(2026, 12, 2)
 
 
 @pytest.mark.parametrize(

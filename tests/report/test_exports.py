@@ -14,14 +14,13 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
 from trainbill.report.exports import COLUMNS, ledger_csv, ledger_xlsx
 from trainbill.spec import load_plan
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
 #: A plain decimal: what a number cell of the CSV may hold (no exponent, no noise past 6 places).
 DECIMAL = re.compile(r"^-?\d+(\.\d{1,6})?$")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import InfeasibleError
@@ -17,7 +17,6 @@ from trainbill.report.charts import nice_ticks, waterfall_steps, waterfall_svg
 from trainbill.report.format import money, money_precise
 from trainbill.spec import load_plan, plan_from_dict
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 HAS_SIMULATE = importlib.util.find_spec("trainbill.simulate") is not None
 
 #: Anything that would make a browser fetch: src/href/action with a scheme or protocol-relative

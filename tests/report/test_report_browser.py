@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.report import ReportData, build_report, render_html
 from trainbill.report.format import money
@@ -35,7 +35,7 @@ MAX_PAGES = 6
 
 @pytest.fixture(scope="module")
 def seed(catalog: Catalog) -> ReportData:
-    return build_report(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    return build_report(load_plan(SEED), catalog, today=TODAY)
 
 
 @pytest.fixture(scope="module")

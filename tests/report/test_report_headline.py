@@ -8,15 +8,13 @@ from html import escape
 import pytest
 
 from cli_runner import run_cli
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.headline import Step
 from trainbill.report import build_report, render_html
 from trainbill.report.charts import headline_waterfall_svg
 from trainbill.report.format import money, money_change, money_precise
 from trainbill.spec import load_plan
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def test_unit_prices_keep_their_cents() -> None:

@@ -10,15 +10,13 @@ from typing import Any
 import pytest
 import typer.main
 
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.cli import app, register_commands
 from trainbill.ledger import CATEGORIES
 from trainbill.report import build_report, render_html
 from trainbill.report.format import category_name, plain_text
 from trainbill.spec import load_plan
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def _visible_text(html: str) -> str:

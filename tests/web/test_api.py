@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
@@ -18,8 +18,6 @@ from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.web import Limits, create_app
 from web.asgi_client import call, seed_json
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def _call(method: str, url: str, *, app: Any = None, **kw: Any) -> Any:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import TODAY
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
@@ -14,7 +14,6 @@ httpx = pytest.importorskip("httpx")
 from trainbill.web import create_app
 from web.asgi_client import call, seed_json
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 _APP = create_app(today=TODAY)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import SEED
 from trainbill.catalog import load_catalog
 from trainbill.forecast import forecast
 from trainbill.spec import Plan, load_plan
@@ -22,7 +22,6 @@ from trainbill.spec import Plan, load_plan
 pytestmark = pytest.mark.browser
 
 T = 20_000  # ms; generous for a shared 2-core machine, never reached when the page works
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 DEFAULT_QUOTE = "$226,529"  # 32 × p5.48xlarge $98.32/h × 72 h = 226,529.28
 
 

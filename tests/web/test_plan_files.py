@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
@@ -23,7 +23,6 @@ from trainbill.spec import load_plan
 from trainbill.web import create_app
 from web.asgi_client import call, seed_json
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 _APP = create_app(today=TODAY)
 
 
