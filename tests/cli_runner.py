@@ -1,7 +1,8 @@
 """The CLI runner under its older import name; it lives in ``tests/conftest.py``.
 
-Kept so test files that still write ``from cli_runner import run_cli`` (bills, report, profile,
-web) run unchanged; new tests import from ``conftest`` or use the ``cli`` fixture.
+Kept only for the test files that still write ``from cli_runner import ...`` (``bills/`` and
+``test_simulate.py`` at this writing); every other test imports ``run_cli`` / ``run_argv`` from
+``conftest``. Delete this file once those move.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from cli_runner import run_cli
+from conftest import run_cli
 from trainbill.catalog import Catalog
 from trainbill.check import audit_quote
 from trainbill.errors import SpecError

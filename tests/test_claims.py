@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import EXAMPLES
+from conftest import EXAMPLES, run_cli
 from trainbill.catalog import Catalog
 from trainbill.claims import ClaimAudit, audit_claims, claims_from_dict
 from trainbill.errors import SpecError

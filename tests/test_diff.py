@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import EXAMPLES, SEED
+from conftest import EXAMPLES, SEED, run_cli
 from trainbill.catalog import Catalog
 from trainbill.diff import diff_forecasts
 from trainbill.forecast import forecast

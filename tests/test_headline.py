@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import EXAMPLES, PROFILE_TOML, SEED, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, PROFILE_TOML, SEED, TODAY, run_cli, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.forecast import Forecast, forecast
 from trainbill.headline import HIDDEN_LABELS, advise, waterfall

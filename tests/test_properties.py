@@ -685,7 +685,7 @@ def test_rich_markup_in_plan_text_prints_as_typed(
 ) -> None:
     """A run named "[/x] run" and an extra group "[/bold] head" crashed forecast and simulate
     with Rich's MarkupError (a traceback); they print as typed."""
-    from cli_runner import run_cli
+    from conftest import run_cli
 
     plan = tmp_path / "p.toml"
     plan.write_text(
@@ -705,7 +705,7 @@ def test_markup_in_a_cluster_file_prints_as_typed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A Terraform address "aws_instance.[/bold]x" crashed `forecast --from` (MarkupError)."""
-    from cli_runner import run_cli
+    from conftest import run_cli
 
     doc = {
         "planned_values": {

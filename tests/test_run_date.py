@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_cli
+from conftest import run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError
 from trainbill.forecast import forecast

@@ -6,8 +6,7 @@ import pytest
 from rich.console import Console
 
 import trainbill.cli._common as common
-from cli_runner import run_cli
-from conftest import SEED
+from conftest import SEED, run_cli
 from trainbill.cli._tables import Col, print_table
 
 

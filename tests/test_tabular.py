@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import SEED
+from conftest import SEED, run_cli
 from trainbill.tabular import cell, to_csv
 
 

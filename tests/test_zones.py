@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import SEED, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, run_cli, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.forecast import Forecast, forecast

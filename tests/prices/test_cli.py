@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import trainbill.cli.prices as cli_prices
-from cli_runner import run_cli
+from conftest import run_cli
 
 httpx = pytest.importorskip("httpx")
 

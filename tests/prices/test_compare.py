@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from cli_runner import run_cli
+from conftest import run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.prices import price_table

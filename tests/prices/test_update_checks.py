@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import TODAY
+from conftest import TODAY, run_cli
 from trainbill.catalog import load_catalog
 from trainbill.prices import PriceUpdateError
 from trainbill.prices.update import check_region, run_update

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_argv
+from conftest import run_argv
 from trainbill.profile import calibrated_efficiency, read_calibration
 
 JSON_KEYS = {

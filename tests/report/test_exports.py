@@ -13,8 +13,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import SEED, TODAY
+from conftest import SEED, TODAY, run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast

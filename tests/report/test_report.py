@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, SEED, TODAY, run_cli, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import InfeasibleError
 from trainbill.report import build_report, render_html
 from trainbill.report.charts import nice_ticks, waterfall_steps, waterfall_svg
@@ -113,19 +112,18 @@ def test_report_command_refuses_to_overwrite(
     """First write succeeds; a second without --force exits 1 and leaves the file; --force replaces
     it."""
     out = tmp_path / "report.html"
-    with pytest.raises(SystemExit) as exc:
-        main(["report", str(SEED), "-o", str(out), "--trials", "0"])
-    assert exc.value.code in (0, None)
+    code, _stdout, _err = run_cli(capsys, "report", str(SEED), "-o", str(out), "--trials", "0")
+    assert code == 0
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     out.write_text("mine", encoding="utf-8")
-    with pytest.raises(SystemExit) as exc:
-        main(["report", str(SEED), "-o", str(out), "--trials", "0"])
-    assert exc.value.code == 1
-    assert "already exists; pass --force" in capsys.readouterr().err
+    code, _stdout, err = run_cli(capsys, "report", str(SEED), "-o", str(out), "--trials", "0")
+    assert code == 1
+    assert "already exists; pass --force" in err
     assert out.read_text(encoding="utf-8") == "mine"
-    with pytest.raises(SystemExit) as exc:
-        main(["report", str(SEED), "-o", str(out), "--trials", "0", "--force"])
-    assert exc.value.code in (0, None)
+    code, _stdout, _err = run_cli(
+        capsys, "report", str(SEED), "-o", str(out), "--trials", "0", "--force"
+    )
+    assert code == 0
     assert "$226,529" in out.read_text(encoding="utf-8")
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temp file left behind
 
@@ -133,10 +131,11 @@ def test_report_command_refuses_to_overwrite(
 def test_report_command_caps_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--trials above the cap is a one-line error naming the flag, and writes nothing."""
     out = tmp_path / "r.html"
-    with pytest.raises(SystemExit) as exc:
-        main(["report", str(SEED), "-o", str(out), "--trials", "100000000"])
-    assert exc.value.code == 1
-    assert "--trials" in capsys.readouterr().err
+    code, _stdout, err = run_cli(
+        capsys, "report", str(SEED), "-o", str(out), "--trials", "100000000"
+    )
+    assert code == 1
+    assert "--trials" in err
     assert not out.exists()
 
 

@@ -7,8 +7,7 @@ from html import escape
 
 import pytest
 
-from cli_runner import run_cli
-from conftest import SEED, TODAY
+from conftest import SEED, TODAY, run_cli
 from trainbill.catalog import Catalog
 from trainbill.headline import Step
 from trainbill.report import build_report, render_html

@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from conftest import SEED, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, run_cli, zero_hidden_plan
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.web import Limits, create_app
 from web.asgi_client import call, seed_json
 
@@ -37,10 +36,9 @@ def test_healthz(catalog: Catalog) -> None:
 def test_forecast_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     """POST /v1/forecast answers exactly what `trainbill forecast --json` prints for the same
     plan."""
-    with pytest.raises(SystemExit) as exc:
-        main(["forecast", str(SEED), "--json"])
-    assert exc.value.code in (0, None)
-    cli = json.loads(capsys.readouterr().out)
+    code, out, _err = run_cli(capsys, "forecast", str(SEED), "--json")
+    assert code == 0
+    cli = json.loads(out)
     r = _call("POST", "/v1/forecast", app=create_app(), json=seed_json())
     assert r.status_code == 200
     assert r.json() == cli
@@ -171,10 +169,9 @@ def test_optimize_is_the_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
         "--deadline-hours",
         "100",
     ]
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    assert exc.value.code in (0, None)
-    cli = json.loads(capsys.readouterr().out)
+    code, out, _err = run_cli(capsys, *args)
+    assert code == 0
+    cli = json.loads(out)
     body = {"plan": seed_json(), "deadline_hours": 100, "clouds": ["aws"],
             "space": {"instances": ["p5.48xlarge", "p4d.24xlarge"]}}  # fmt: skip
     r = _call("POST", "/v1/optimize", app=create_app(), json=body)

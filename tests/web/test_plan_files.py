@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from conftest import SEED, TODAY
+from conftest import SEED, TODAY, run_cli
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.forecast import forecast
 from trainbill.simulate import simulate
 from trainbill.spec import load_plan
@@ -61,10 +60,9 @@ def test_downloaded_toml_is_the_same_plan_and_the_cli_prices_it_the_same(
     assert load_plan(path) == load_plan(SEED)
     totals = []
     for file in (SEED, path):
-        with pytest.raises(SystemExit) as exc:
-            main(["forecast", str(file), "--json"])
-        assert exc.value.code in (0, None)
-        totals.append(json.loads(capsys.readouterr().out)["total_usd"])
+        code, out, _err = run_cli(capsys, "forecast", str(file), "--json")
+        assert code == 0
+        totals.append(json.loads(out)["total_usd"])
     assert _cents(totals[0]) == _cents(totals[1])
 
 
