@@ -15,9 +15,18 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli, zero_hidden_plan
+from conftest import EXAMPLES, run_cli, zero_hidden_plan
 from trainbill.errors import SpecError
-from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, load_plan, plan_from_dict
+from trainbill.spec import (
+    PLAN_CAPS,
+    ExtraGroup,
+    Plan,
+    load_plan,
+    merge_plan_dicts,
+    plan_from_dict,
+    plan_from_toml,
+    plan_to_toml,
+)
 
 _BASE: dict[str, Any] = {"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}}
 
@@ -254,3 +263,117 @@ def test_plan_file_with_bom_reads_and_latin1_is_named(tmp_path: Path) -> None:
     )  # é (Latin-1 0xE9) after len('[run]\n') 6 + len('name = "caf') 11 = byte 17
     with pytest.raises(SpecError, match=r"not UTF-8 text \(byte 17: b'\\xe9'\)"):
         load_plan(latin)
+
+
+def test_unknown_key_is_named_with_a_suggestion_and_the_allowed_keys() -> None:
+    """A typo must not silently become a default: ``hourz`` is refused, ``hours`` suggested."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "run": {"hourz": 10}})
+    assert err.value.field == "run.hourz"
+    assert "unknown key. Did you mean 'hours'?" in str(err.value)
+    assert "Allowed: name, hours, deadline_hours, date" in str(err.value)
+
+
+def test_unknown_section_lists_the_sections() -> None:
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "sizes": {}})
+    assert err.value.field == "sizes"
+    assert (
+        "Allowed: run, model, cluster, purchase, prices, storage, data, checkpoint, evaluation, "
+        "network, monitoring, reliability"
+    ) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("plan", "needle"),
+    [
+        ({"run": {"hours": 10}, "cluster": {"nodes": 4}}, "cluster needs an instance"),
+        ({"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge"}}, "cluster needs nodes"),
+        (
+            {"cluster": {"instance": "p5.48xlarge", "nodes": 4}},
+            "give run.hours, or model.params and model.tokens",
+        ),
+    ],
+)
+def test_a_plan_must_say_enough_to_be_priced(plan: dict[str, Any], needle: str) -> None:
+    with pytest.raises(SpecError, match=needle):
+        plan_from_dict(plan)
+
+
+def test_hours_may_come_from_params_and_tokens_instead() -> None:
+    plan = plan_from_dict(
+        {"model": {"params": 7e9, "tokens": 1e11}, "cluster": {"gpu": "h100", "gpus": 8}}
+    )
+    assert plan.run.hours is None
+    assert plan.model.params == 7e9
+
+
+def test_a_boolean_is_not_a_count() -> None:
+    """Lax parsing read ``nodes = true`` as one node."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "cluster": {"instance": "p5.48xlarge", "nodes": True}})
+    assert err.value.field == "cluster.nodes"
+    assert "not the boolean true" in str(err.value)
+
+
+def test_active_params_cannot_exceed_params() -> None:
+    with pytest.raises(
+        SpecError, match=r"active_params \(8e\+09\) cannot exceed params \(7e\+09\)"
+    ):
+        plan_from_dict({**_BASE, "model": {"params": 7e9, "active_params": 8e9}})
+
+
+def test_an_aws_orchestrator_on_another_cloud_names_that_clouds_choices() -> None:
+    cluster = {"provider": "gcp", "instance": "a3-highgpu-8g", "nodes": 4}
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({"run": {"hours": 10}, "cluster": {**cluster, "orchestrator": "hyperpod"}})
+    assert err.value.field == "cluster.orchestrator"
+    assert "'hyperpod' is an AWS service, not offered on gcp" in str(err.value)
+
+
+def test_plans_are_frozen() -> None:
+    plan = plan_from_dict(_BASE)
+    with pytest.raises(ValueError, match="frozen"):
+        plan.run.hours = 20  # type: ignore[misc]
+
+
+def test_merge_lets_the_override_win_key_by_key_and_leaves_the_base_alone() -> None:
+    """Flags over a file: the override's keys replace the base's, the others stay."""
+    merged = merge_plan_dicts(_BASE, {"cluster": {"nodes": 8}, "purchase": {"spot_fraction": 0.5}})
+    assert merged == {
+        "run": {"hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 8},
+        "purchase": {"spot_fraction": 0.5},
+    }
+    assert _BASE["cluster"]["nodes"] == 4
+
+
+#: The example plans (``article-claims.toml`` is a claims file for ``trainbill check``, not a plan).
+PLAN_EXAMPLES = sorted(p for p in EXAMPLES.glob("*.toml") if p.name != "article-claims.toml")
+
+
+@pytest.mark.parametrize("example", PLAN_EXAMPLES, ids=lambda p: p.name)
+def test_every_example_survives_a_round_trip_through_toml(example: Path) -> None:
+    plan = load_plan(example)
+    assert plan_from_toml(plan_to_toml(plan, header="round trip")) == plan
+
+
+def test_a_name_with_quotes_and_newlines_stays_one_toml_string() -> None:
+    name = 'x"\n[cluster]\nnodes = 999'
+    plan = plan_from_dict({**_BASE, "run": {"hours": 10, "name": name}})
+    back = plan_from_toml(plan_to_toml(plan))
+    assert back.run.name == name
+    assert back.cluster.nodes == 4
+
+
+def test_malformed_toml_names_line_and_column() -> None:
+    # line 2 is "hours = ", the value is missing at column 9 (1-based, after "hours = ")
+    with pytest.raises(SpecError, match=r"invalid TOML: .*\(at line 2, column 9\)"):
+        plan_from_toml("[run]\nhours = \n")
+
+
+def test_a_missing_plan_file_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(SpecError) as err:
+        load_plan(missing)
+    assert str(err.value) == f"{missing}: file not found"
