@@ -255,7 +255,7 @@ def _cheapest(
 def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
     """The Young/Daly interval ``usage`` works out, where the plan states another one."""
     u = fc.usage
-    opt, given = u.checkpoint_interval_optimum_hours, plan.checkpoint.interval_hours
+    opt, given = u.checkpoint.interval_optimum_hours, plan.checkpoint.interval_hours
     if opt is None or given is None:
         return None
     target = round(opt, 2)
@@ -267,8 +267,8 @@ def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None
                   f"{given / 2:.2g} h, and checkpoints also serve rollbacks after a loss spike: a rollback goes "
                   f"back up to {target:g} h")  # fmt: skip
     else:
-        caveat = (f"{alt.usage.checkpoint_count - u.checkpoint_count:,.0f} more checkpoint writes, each pausing "
-                  f"training {_duration(u.checkpoint_stall_hours_each)} (priced)")  # fmt: skip
+        caveat = (f"{alt.usage.checkpoint.count - u.checkpoint.count:,.0f} more checkpoint writes, each pausing "
+                  f"training {_duration(u.checkpoint.stall_hours_each)} (priced)")  # fmt: skip
     title = f"Checkpoint every {target:g} h instead of {given:g} h (Young/Daly optimum for this cluster)"
     return _action(
         "checkpoint_interval", fc, alt, title, caveat, {"checkpoint.interval_hours": target}
@@ -290,7 +290,9 @@ def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base
                  notes: list[str]) -> Action | None:  # fmt: skip
     """All nodes on spot (when some are not) or all on demand (when some are on spot)."""
     u = fc.usage
-    targets = ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else [])
+    targets = ([1.0] if u.purchase.spot_fraction < 1 else []) + (
+        [0.0] if u.purchase.spot_fraction > 0 else []
+    )
     best = _cheapest(price, (
         (t, functools.partial(_variant, plan, {"purchase": {"spot_fraction": t}}),
          _not_priced(f"spot share {t:.0%}"))
@@ -314,16 +316,16 @@ def _spot_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, base
         seen = (f"Spot Advisor: {row.interruption_bucket} interrupted per month in {u.region}" if row is not None
                 else f"no spot interruption data for {inst} in {u.region}")  # fmt: skip
         caveat = "; ".join(x for x in (
-            risk or f"no deadline in the plan (run.deadline_hours) to check against: {alt.usage.reclaim_events:.2g} expected "
+            risk or f"no deadline in the plan (run.deadline_hours) to check against: {alt.usage.reliability.reclaim_events:.2g} expected "
                     f"reclaims make the run {alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
             f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
         ) if x)  # fmt: skip
-        title = f"Run all {nodes} nodes on spot (the plan: {u.spot_fraction * nodes:g})"
+        title = f"Run all {nodes} nodes on spot (the plan: {u.purchase.spot_fraction * nodes:g})"
     else:
         caveat = "; ".join(
             x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
         )
-        title = f"Run all {nodes} nodes on demand (the plan: {u.spot_fraction * nodes:g} on spot)"
+        title = f"Run all {nodes} nodes on demand (the plan: {u.purchase.spot_fraction * nodes:g} on spot)"
     return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
 
 
@@ -374,7 +376,7 @@ def _savings_plan_action(
     catalog may publish a rate for one and not the other (p5en: EC2 Instance 3yr only).
     """
     u = fc.usage
-    if u.spot_fraction >= 1 or u.savings_plan != "none":
+    if u.purchase.spot_fraction >= 1 or u.purchase.savings_plan != "none":
         return None
     kinds: tuple[str | None, ...] = (None,)
     if u.provider == "aws" and u.orchestrator != "hyperpod":
@@ -424,7 +426,7 @@ def _region_action(
     """The cheapest other region of the same cloud with its own price for the instance."""
     u = fc.usage
     inst = u.instance.instance
-    options = ["on_demand"] + (["spot"] if u.spot_fraction > 0 else [])
+    options = ["on_demand"] + (["spot"] if u.purchase.spot_fraction > 0 else [])
     priced = [
         r for r in sorted(catalog.regions(u.provider) - {u.region})
         if all(any(p.effective_from <= u.as_of for p in catalog.history(inst, o, provider=u.provider, region=r))
@@ -461,7 +463,7 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     """The zone of the plan's region with the cheapest spot price (on-demand is the same in every zone)."""
     u = fc.usage
     zones = catalog.zones(u.provider, u.region)
-    if u.spot_fraction <= 0 or not zones:
+    if u.purchase.spot_fraction <= 0 or not zones:
         return None
     inst = u.instance.instance
     priced = [
@@ -481,7 +483,7 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     usd = point.usd
     dated = f" of {point.effective_from}"
     caveat = (f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot node must "
-              f"launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free")  # fmt: skip
+              f"launch in {z}, where {u.nodes * u.purchase.spot_fraction:g} × {inst} may not be free")  # fmt: skip
     return _action(
         "zone", fc, alt, f"Run in zone {z} (spot ${usd:,.2f}/h)", caveat, {"cluster.zone": z}
     )
