@@ -53,7 +53,7 @@ def test_profile_mfu_sets_compute_hours(tmp_path: Path, catalog: Catalog) -> Non
         plan_from_dict(_plan()), catalog, [read_calibration_file(cal_file)], today=TODAY
     )
     flops = 6 * 7e9 * 1e11 + 12 * 32 * 4096 * 4096 * 1e11  # 4.844e21
-    assert fc.usage.compute_hours == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
+    assert fc.usage.compute.hours == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
     assert any("measured MFU 40.0%" in v for _, v in fc.usage.time.factors)
 
 

@@ -65,7 +65,7 @@ def test_fsx_in_another_zone_pays_inter_az_both_ways(catalog: Catalog) -> None:
         assert ln.quantity == pytest.approx(2000.0)
         assert ln.cost_usd == pytest.approx(2000 * 0.01)
     assert "use1-az2, cluster in use1-az4" in lines[0].item
-    assert fc.usage.data_location == "cross_az"
+    assert fc.usage.data.location == "cross_az"
 
 
 def test_fsx_in_the_cluster_zone_is_free(catalog: Catalog) -> None:
@@ -74,7 +74,7 @@ def test_fsx_in_the_cluster_zone_is_free(catalog: Catalog) -> None:
     plan["storage"]["fsx_capacity_gb"] = 1200
     fc = _fc(plan, catalog)
     assert fc.ledger.in_category("data_transfer") == ()
-    assert fc.usage.data_location == "same_az"
+    assert fc.usage.data.location == "same_az"
 
 
 def test_checkpoints_to_fsx_in_another_zone_cross_it_too(catalog: Catalog) -> None:
@@ -102,7 +102,7 @@ def test_s3_in_another_region_pays_the_general_inter_region_rate(catalog: Catalo
     (line,) = _transfer(fc)
     assert line.item == "inter-region transfer of training data (us-east-1 → us-west-2)"
     assert line.cost_usd == pytest.approx(2000 * 0.02)
-    assert fc.usage.data_location == "cross_region"
+    assert fc.usage.data.location == "cross_region"
 
 
 def test_inter_region_pair_rate_us_east_1_to_us_east_2(catalog: Catalog) -> None:

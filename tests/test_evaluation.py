@@ -65,7 +65,7 @@ def test_failures_strike_during_evaluation(catalog: Catalog) -> None:
     d["evaluation"] = {"interval_steps": 500, "steps": 50}
     d["reliability"]["gpu_failure_rate_per_gpu_day"] = 0.01
     fc = forecast(plan_from_dict(d), catalog, today=TODAY)
-    assert fc.usage.failure_events == pytest.approx(0.01 * 32 * (10 + 1 / 3) / 24)
+    assert fc.usage.reliability.failure_events == pytest.approx(0.01 * 32 * (10 + 1 / 3) / 24)
 
 
 def test_interval_zero_turns_evaluation_off(catalog: Catalog) -> None:
@@ -73,7 +73,7 @@ def test_interval_zero_turns_evaluation_off(catalog: Catalog) -> None:
     d["evaluation"] = {"interval_steps": 0, "steps": 100}
     fc = forecast(plan_from_dict(d), catalog, today=TODAY)
     assert _eval_lines(fc) == []
-    assert fc.usage.eval_hours == 0.0
+    assert fc.usage.evaluation.hours == 0.0
     assert fc.usage.wall_hours == pytest.approx(10.0)
 
 
@@ -98,8 +98,10 @@ def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) ->
     kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog))
     host = catalog.value("time.fit.step_overhead_s")
     fraction = kernel / 3 / (kernel + host)
-    assert fc.usage.eval_step_fraction == pytest.approx(fraction)
-    assert fc.usage.eval_hours == pytest.approx(fc.usage.compute_hours * 100 / 1000 * fraction)
+    assert fc.usage.evaluation.step_fraction == pytest.approx(fraction)
+    assert fc.usage.evaluation.hours == pytest.approx(
+        fc.usage.compute.hours * 100 / 1000 * fraction
+    )
 
 
 def test_recompute_is_not_charged_to_evaluation(catalog: Catalog) -> None:
@@ -112,7 +114,9 @@ def test_recompute_is_not_charged_to_evaluation(catalog: Catalog) -> None:
     lay = fc.usage.time.layout
     assert lay is not None
     assert lay.memory.recompute
-    assert fc.usage.eval_step_fraction == pytest.approx(lay.compute_s * 3 / 4 / 3 / lay.busy_s)
+    assert fc.usage.evaluation.step_fraction == pytest.approx(
+        lay.compute_s * 3 / 4 / 3 / lay.busy_s
+    )
 
 
 @pytest.mark.parametrize(

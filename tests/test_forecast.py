@@ -109,7 +109,7 @@ def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
     )  # fixed seconds per step × 350,000 steps of 4M tokens
     # Kernels at e_max × the H100's software maturity on TODAY (conftest.h100_maturity).
     expected = (flops * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog)) + host) / 3600
-    assert fc.usage.compute_hours == pytest.approx(expected)
+    assert fc.usage.compute.hours == pytest.approx(expected)
     assert fc.usage.instance.instance == "p5.48xlarge"
     assert fc.usage.nodes == 64
 
@@ -177,7 +177,7 @@ def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
     assert lo < 1.0 < hi  # the band straddles the forecast
     at_lo = usage_for(plan, catalog, today=TODAY, time_scale=lo)
     # Training hours scale exactly: 64 GPUs × compute hours × lo.
-    assert at_lo.compute_hours == pytest.approx(fc.usage.compute_hours * lo, rel=1e-12)
+    assert at_lo.compute.hours == pytest.approx(fc.usage.compute.hours * lo, rel=1e-12)
     doc = fc.as_dict()
     assert doc["time"]["gpu_hours_p10"] == pytest.approx(at_lo.wall_hours * 64, rel=1e-12)
     assert doc["time"]["gpu_hours_p10"] < doc["time"]["gpu_hours"] < doc["time"]["gpu_hours_p90"]

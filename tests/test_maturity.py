@@ -94,7 +94,7 @@ def test_forecast_date_sets_the_age(catalog: Catalog) -> None:
         fc = forecast(
             plan_from_dict({**plan, "prices": {"as_of": day}}), catalog, today=date(2026, 12, 3)
         )
-        hours[day] = fc.usage.compute_hours
+        hours[day] = fc.usage.compute.hours
     fp = fit_params(catalog)
     young = (date(2024, 9, 1) - date(2022, 9, 20)).days / 365.25
     old = (date(2026, 6, 1) - date(2022, 9, 20)).days / 365.25
@@ -241,7 +241,7 @@ def test_as_of_changes_kernel_hours_by_the_ratio_of_maturities(catalog: Catalog)
         lay = usage.time.layout
         assert lay is not None
         kernel[day] = lay.compute_s
-        hours[day] = usage.compute_hours
+        hours[day] = usage.compute.hours
     assert kernel["2024-09-01"] / kernel["2026-06-01"] == pytest.approx(expected, rel=1e-12)
     if a == 0.3736 and tau == 1.5:  # the shipped fit: the docstring's figures
         assert expected == pytest.approx(1.078020, abs=1e-6)

@@ -68,7 +68,7 @@ def test_seed_example_nat_data_ignores_fsx_checkpoint_size(catalog: Catalog) -> 
         update={"checkpoint": plan.checkpoint.model_copy(update={"size_gb": 1960.0})}
     )
     small, big = forecast(plan, catalog, today=TODAY), forecast(bigger, catalog, today=TODAY)
-    assert big.usage.checkpoint_size_gb == 2 * small.usage.checkpoint_size_gb
+    assert big.usage.checkpoint.size_gb == 2 * small.usage.checkpoint.size_gb
     for fc in (small, big):
         assert _nat_gb(fc) - 32 * fc.usage.wall_hours * 0.5 == pytest.approx(6000.0)
     delta_wall = big.usage.wall_hours - small.usage.wall_hours

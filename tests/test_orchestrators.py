@@ -57,7 +57,7 @@ def test_gcp_plan_pays_no_managed_service_fee(catalog: Catalog) -> None:
     assert fc.usage.orchestrator == "vm"
     assert fc.ledger.by_category()["orchestration"] == 0.0
     # Self-managed VMs restart like raw EC2: the catalog's 1.0 h (reliability.restart_hours_vm).
-    assert fc.usage.restart_hours == 1.0
+    assert fc.usage.reliability.restart_hours == 1.0
 
 
 def test_compare_orchestrators_needs_an_aws_plan(catalog: Catalog) -> None:

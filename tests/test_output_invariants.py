@@ -256,7 +256,6 @@ def test_stall_hours_without_modelled_fractions_are_billed(commitment_catalog: C
     would already have paid for the extra hours, so only then may a slower run cost the same.
     """
     catalog = commitment_catalog
-    from dataclasses import replace
 
     from trainbill.forecast import forecast_usage
     from trainbill.usage import usage_for
@@ -270,8 +269,8 @@ def test_stall_hours_without_modelled_fractions_are_billed(commitment_catalog: C
     })  # fmt: skip
     u = usage_for(plan, catalog, today=TODAY)
     assert u.time.sync_stall_fraction == 0
-    assert u.sync_stall_hours == 0
-    slow = forecast_usage(replace(u, sync_stall_hours=2.0), catalog, today=TODAY)
+    assert u.compute.sync_stall_hours == 0
+    slow = forecast_usage(u.with_values({"compute.sync_stall_hours": 2.0}), catalog, today=TODAY)
     (line,) = slow.ledger.in_category("sync_stall")
     assert line.quantity == pytest.approx(2.0)
     assert line.cost_usd == pytest.approx(2.0 * 4 * 98.32)  # $786.56
@@ -381,10 +380,10 @@ def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) ->
         assert money(line.cost_usd) in page
     u = fc.usage
     for h in (
-        u.compute_hours,
-        u.sync_stall_hours,
-        u.eval_hours,
-        u.checkpoint_stall_hours,
+        u.compute.hours,
+        u.compute.sync_stall_hours,
+        u.evaluation.hours,
+        u.checkpoint.stall_hours,
         u.wall_hours,
     ):
         assert hours(h) in page
@@ -423,9 +422,9 @@ def test_whatifs_add_up(name: str, commitment_catalog: Catalog) -> None:
             assert row.orchestration_usd == 0
     rule = rule_of_thumb(fc, catalog)
     base = (
-        fc.usage.nodes * instance_rate(catalog, fc.usage, "on_demand").usd * fc.usage.compute_hours
+        fc.usage.nodes * instance_rate(catalog, fc.usage, "on_demand").usd * fc.usage.compute.hours
     )
-    risk = 1.1 if fc.usage.spot_fraction > 0 else 1.0
+    risk = 1.1 if fc.usage.purchase.spot_fraction > 0 else 1.0
     assert _close(rule.base_usd, base)
     assert _close(rule.base_usd, fc.quote_usd)
     assert _close(rule.low_usd, base * 1.3 * risk)

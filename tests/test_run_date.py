@@ -51,16 +51,16 @@ def test_default_interval_is_young_optimum(catalog: Catalog) -> None:
     16 GPUs / 24 = 0.1/h: M = 10 h. Interval sqrt(2 × 0.05 × 10) = 1 h, so 100 h / 1 h = 100
     checkpoints stalling 100 × 0.05 = 5 h; the interval is listed as assumed."""
     u = usage_for(_plan(reliability={"gpu_failure_rate_per_gpu_day": 0.15}), catalog, today=TODAY)
-    assert u.checkpoint_stall_hours_each == pytest.approx(0.05)
-    assert u.checkpoint_interval_hours == pytest.approx(1.0)
-    assert u.checkpoint_interval_optimum_hours == pytest.approx(1.0)
-    assert u.checkpoint_count == pytest.approx(100.0)
-    assert u.checkpoint_stall_hours == pytest.approx(5.0)
+    assert u.checkpoint.stall_hours_each == pytest.approx(0.05)
+    assert u.checkpoint.interval_hours == pytest.approx(1.0)
+    assert u.checkpoint.interval_optimum_hours == pytest.approx(1.0)
+    assert u.checkpoint.count == pytest.approx(100.0)
+    assert u.checkpoint.stall_hours == pytest.approx(5.0)
     assert any(
         a.startswith("checkpoint.interval_hours = 1 h: Young/Daly optimum") for a in u.assumed
     )
     # Each failure loses half the interval plus the ec2 restart: 1 / 2 + 1 = 1.5 h.
-    assert u.failure_lost_hours == pytest.approx(u.failure_events * 1.5)
+    assert u.reliability.failure_lost_hours == pytest.approx(u.reliability.failure_events * 1.5)
 
 
 def test_stated_interval_wins_and_optimum_is_shown(catalog: Catalog) -> None:
@@ -70,9 +70,9 @@ def test_stated_interval_wins_and_optimum_is_shown(catalog: Catalog) -> None:
         reliability={"gpu_failure_rate_per_gpu_day": 0.15}, checkpoint={"interval_hours": 2}
     )
     u = usage_for(plan, catalog, today=TODAY)
-    assert (u.checkpoint_interval_hours, u.checkpoint_count) == (2, 50)
-    assert u.checkpoint_interval_optimum_hours == pytest.approx(1.0)
-    assert u.checkpoint_interval_basis.startswith("2 h stated in the plan; Young/Daly optimum")
+    assert (u.checkpoint.interval_hours, u.checkpoint.count) == (2, 50)
+    assert u.checkpoint.interval_optimum_hours == pytest.approx(1.0)
+    assert u.checkpoint.interval_basis.startswith("2 h stated in the plan; Young/Daly optimum")
     assert not any(a.startswith("checkpoint.interval_hours") for a in u.assumed)
 
 
@@ -80,16 +80,16 @@ def test_optimum_capped_at_catalog_interval(catalog: Catalog) -> None:
     """Rare failures: 0.0015/GPU-day × 16 / 24 = 0.001/h, M = 1000 h, sqrt(2 × 0.05 × 1000) = 10 h,
     capped at defaults.checkpoint.interval_hours = 2 h (checkpoints also serve rollbacks)."""
     u = usage_for(_plan(reliability={"gpu_failure_rate_per_gpu_day": 0.0015}), catalog, today=TODAY)
-    assert u.checkpoint_interval_hours == pytest.approx(2.0)
-    assert "capped at defaults.checkpoint.interval_hours" in u.checkpoint_interval_basis
+    assert u.checkpoint.interval_hours == pytest.approx(2.0)
+    assert "capped at defaults.checkpoint.interval_hours" in u.checkpoint.interval_basis
 
 
 def test_no_failures_uses_catalog_interval(catalog: Catalog) -> None:
     """With no interruptions Young's optimum is unbounded: the catalog's 2 h is used, never
     infinity."""
     u = usage_for(_plan(reliability={"gpu_failure_rate_per_gpu_day": 0}), catalog, today=TODAY)
-    assert u.checkpoint_interval_hours == 2.0
-    assert u.checkpoint_interval_optimum_hours is None
+    assert u.checkpoint.interval_hours == 2.0
+    assert u.checkpoint.interval_optimum_hours is None
 
 
 def test_explain_shows_optimum_beside_stated_interval(
@@ -184,7 +184,7 @@ def test_p4d_priced_in_2023(catalog: Catalog) -> None:
     compute = fc.ledger.in_category("compute")[0]
     assert compute.unit_price_usd == 32.7726
     assert "effective 2020-11-02" in compute.source
-    assert fc.quote_usd == pytest.approx(64 * 32.7726 * fc.usage.compute_hours)
+    assert fc.quote_usd == pytest.approx(64 * 32.7726 * fc.usage.compute.hours)
 
 
 def test_p5_launch_price(catalog: Catalog) -> None:

@@ -66,7 +66,7 @@ def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:
     assert q[:, 4].max() >= 1
     for i in sorted(picks):
         trial = sim.samples.usage(usage, i)
-        assert trial.spot_price_scale == sim.samples.spot_scale[i]
+        assert trial.purchase.spot_price_scale == sim.samples.spot_scale[i]
         direct = forecast_usage(trial, catalog).total_usd
         assert sim.samples.cost_usd[i] == pytest.approx(direct, rel=1e-9)
         assert sim.samples.wall_hours[i] == pytest.approx(trial.wall_hours, rel=1e-12)
@@ -169,9 +169,8 @@ def test_deadline_miss_probability(catalog: Catalog) -> None:
 
 def test_young_daly_hand_computed(catalog: Catalog) -> None:
     """δ = 0.1 h, 32 GPUs × 0.024/GPU-day = 0.032/h ⇒ MTBF 31.25 h, τ = sqrt(2 × 0.1 × 31.25) = 2.5 h."""
-    usage = replace(
-        usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY),
-        checkpoint_stall_hours_each=0.1,
+    usage = usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY).with_values(
+        {"checkpoint.stall_hours_each": 0.1}
     )
     p = replace(SimulationParams.from_usage(usage, catalog), failure_rate_per_gpu_day=0.024)
     assert young_daly_interval(usage, p) == pytest.approx(2.5)
@@ -200,8 +199,8 @@ def test_async_checkpoint_stall_is_snapshot_only(catalog: Catalog) -> None:
     sync = usage_for(plan_from_dict(d), catalog, today=TODAY)
     d["checkpoint"]["asynchronous"] = True
     asyn = usage_for(plan_from_dict(d), catalog, today=TODAY)
-    assert sync.checkpoint_stall_hours_each * 3600 == pytest.approx(17.5)
-    assert asyn.checkpoint_stall_hours_each * 3600 == pytest.approx(0.7)
+    assert sync.checkpoint.stall_hours_each * 3600 == pytest.approx(17.5)
+    assert asyn.checkpoint.stall_hours_each * 3600 == pytest.approx(0.7)
     s_study = checkpoint_study(sync, catalog, trials=300, rng=1)
     a_study = checkpoint_study(asyn, catalog, trials=300, rng=1)
     assert s_study is not None
@@ -273,11 +272,11 @@ def test_trials_across_a_kink_are_priced_like_forecast(catalog: Catalog) -> None
     d["checkpoint"] = {"target": "s3", "keep_last": 5, "size_gb": 100.0}
     probe = usage_for(plan_from_dict(d), catalog, today=TODAY)
     # An interval giving 5 checkpoints at the forecast's hours: a trial k x longer writes 5k.
-    d["checkpoint"]["interval_hours"] = probe.compute_hours / 5.0
+    d["checkpoint"]["interval_hours"] = probe.compute.hours / 5.0
     usage = usage_for(plan_from_dict(d), catalog, today=TODAY)
     sim = simulate(usage, catalog, trials=400, rng=4, keep_samples=True)
     assert sim.samples is not None
-    count = sim.samples.quantities[:, simmod.PERTURBED.index("checkpoint_count")]
+    count = sim.samples.quantities[:, simmod.PERTURBED.index("checkpoint.count")]
     below, above = int(np.argmin(count)), int(np.argmax(count))
     assert count[below] < 5 < count[above]
     for i in (below, above):

@@ -75,8 +75,8 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     assert "data-parallel gradient sync not hidden by compute" not in lines
     assert "pipeline bubble" not in lines  # pp = 1
     # Hours, not tokens, stay the run's length; FLOPs/MFU stay unknown rather than invented.
-    assert fc.usage.compute_hours == 72
-    assert fc.usage.flops is None
+    assert fc.usage.compute.hours == 72
+    assert fc.usage.compute.flops is None
 
 
 def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
@@ -133,7 +133,7 @@ def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
         10 * 0.012 * math.sqrt(2 * math.log(32))
     )
     assert "MoE all-to-all token exchange" not in lines  # a dense model
-    assert sum(lines.values()) == pytest.approx(fc.usage.sync_stall_hours, rel=1e-12)
+    assert sum(lines.values()) == pytest.approx(fc.usage.compute.sync_stall_hours, rel=1e-12)
 
 
 def test_hours_only_plan_without_params_has_only_stragglers(catalog: Catalog) -> None:

@@ -30,12 +30,12 @@ def test_a_swapped_in_time_function_is_never_answered_from_the_cache(
             "model": plan.model.model_copy(update={"tokens": 20e9}),
         }
     )
-    shipped = usage_mod.usage_for(plan, catalog).compute_hours  # now cached
+    shipped = usage_mod.usage_for(plan, catalog).compute.hours  # now cached
 
     def twice_as_slow(**kw: Any) -> Any:
         est = estimate_time(**kw)
         return replace(est, compute_hours=est.compute_hours * 2)
 
     monkeypatch.setattr(usage_mod, "estimate_time", twice_as_slow)
-    slowed = usage_mod.usage_for(plan, catalog).compute_hours
+    slowed = usage_mod.usage_for(plan, catalog).compute.hours
     assert slowed == pytest.approx(2 * shipped)  # 2 × the same hours, not the cached answer

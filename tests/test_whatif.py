@@ -99,8 +99,8 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
         0.10 * rows["eks"].forecast.usage.wall_hours
     )
     ec2 = rows["ec2"].forecast.usage
-    assert ec2.failure_lost_hours / ec2.failure_events == pytest.approx(2.0)
-    assert hp.failure_lost_hours / hp.failure_events == pytest.approx(1.25)
+    assert ec2.reliability.failure_lost_hours / ec2.reliability.failure_events == pytest.approx(2.0)
+    assert hp.reliability.failure_lost_hours / hp.reliability.failure_events == pytest.approx(1.25)
     assert rows["hyperpod"].setup_time == "45 min"
 
 
@@ -190,9 +190,9 @@ def test_sparse_attention_mfu_is_on_flops_performed(catalog: Catalog) -> None:
     sparse, _note = apply_attention_sparsity(plan, catalog, 1.0, today=TODAY)
     after = forecast(sparse, catalog, today=TODAY)
     share = 12 * 40 * 5120 * 32768 / (6 * 13e9 + 12 * 40 * 5120 * 32768)
-    assert _close_rel(after.usage.compute_hours, before.usage.compute_hours * (1 - share))
-    assert after.usage.flops is not None
-    assert _close_rel(after.usage.flops, 7.8e20)
+    assert _close_rel(after.usage.compute.hours, before.usage.compute.hours * (1 - share))
+    assert after.usage.compute.flops is not None
+    assert _close_rel(after.usage.compute.flops, 7.8e20)
     assert before.usage.mfu is not None
     assert after.usage.mfu is not None
     assert _close_rel(after.usage.mfu, before.usage.mfu, 1e-9)

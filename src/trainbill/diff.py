@@ -249,9 +249,9 @@ def resolved_inputs(plan: Plan, fc: Forecast) -> dict[str, Any]:
     for key, value in (
         ("provider", u.provider), ("region", u.region), ("instance", u.instance.instance),
         ("accelerator", u.accelerator.id), ("nodes", u.nodes), ("gpus", u.gpus),
-        ("orchestrator", u.orchestrator), ("spot_fraction", u.spot_fraction),
+        ("orchestrator", u.orchestrator), ("spot_fraction", u.purchase.spot_fraction),
         ("prices_as_of", u.as_of.isoformat()), ("run_date", u.run_date.isoformat()),
-        ("compute_hours", round(u.compute_hours, 6)),
+        ("compute_hours", round(u.compute.hours, 6)),
     ):  # fmt: skip
         out[f"resolved.{key}"] = value
     return out

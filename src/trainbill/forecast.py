@@ -207,9 +207,9 @@ class Forecast:
         if covered and u.wall_hours > 0:
             ln = covered[0]
             nodes = ln.quantity / u.wall_hours  # the line's quantity is covered nodes × wall hours
-            saving = ln.unit_price_usd * nodes * u.compute_hours
+            saving = ln.unit_price_usd * nodes * u.compute.hours
             parts.append(
-                f"{nodes:,.4g} covered nodes × {u.compute_hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})"
+                f"{nodes:,.4g} covered nodes × {u.compute.hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})"
             )
         planned_compute = float(sum(ln.cost_usd for ln in compute))
         basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned_compute + saving:,.2f}"
@@ -310,17 +310,17 @@ class Forecast:
                 "gpu_hours_p10": self.band.gpu_hours_p10 if self.band else None,
                 "gpu_hours_p90": self.band.gpu_hours_p90 if self.band else None,
                 "error_band_basis": self.band.basis if self.band else None,
-                "compute_hours": u.compute_hours,
-                "compute_gpu_hours": u.compute_hours * u.gpus,
-                "sync_stall_hours": u.sync_stall_hours,
-                "eval_hours": u.eval_hours,
-                "checkpoint_stall_hours": u.checkpoint_stall_hours,
-                "checkpoint_interval_hours": u.checkpoint_interval_hours,
-                "checkpoint_interval_optimum_hours": u.checkpoint_interval_optimum_hours,
-                "failure_lost_hours": u.failure_lost_hours,
-                "reclaim_lost_hours": u.reclaim_lost_hours,
-                "expected_failures": u.failure_events,
-                "expected_reclaims": u.reclaim_events,
+                "compute_hours": u.compute.hours,
+                "compute_gpu_hours": u.compute.hours * u.gpus,
+                "sync_stall_hours": u.compute.sync_stall_hours,
+                "eval_hours": u.evaluation.hours,
+                "checkpoint_stall_hours": u.checkpoint.stall_hours,
+                "checkpoint_interval_hours": u.checkpoint.interval_hours,
+                "checkpoint_interval_optimum_hours": u.checkpoint.interval_optimum_hours,
+                "failure_lost_hours": u.reliability.failure_lost_hours,
+                "reclaim_lost_hours": u.reliability.reclaim_lost_hours,
+                "expected_failures": u.reliability.failure_events,
+                "expected_reclaims": u.reliability.reclaim_events,
                 "mfu": u.mfu,
                 "layout": (
                     {
@@ -335,7 +335,7 @@ class Forecast:
                     if u.time.layout is not None
                     else None
                 ),
-                "flops": u.flops,
+                "flops": u.compute.flops,
                 "factors": [{"factor": k, "explanation": v} for k, v in u.time.factors],
             },
             "cluster": {
@@ -346,9 +346,9 @@ class Forecast:
                 "nodes": u.nodes,
                 "gpus": u.gpus,
                 "orchestrator": u.orchestrator,
-                "spot_fraction": u.spot_fraction,
-                "savings_plan": u.savings_plan,
-                "savings_plan_coverage": u.savings_plan_coverage,
+                "spot_fraction": u.purchase.spot_fraction,
+                "savings_plan": u.purchase.savings_plan,
+                "savings_plan_coverage": u.purchase.savings_plan_coverage,
             },
             "lines": [line.as_dict() for line in self.ledger.lines],
             "by_category": dict(self.ledger.by_category()),
@@ -364,10 +364,10 @@ class Forecast:
 def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None) -> Forecast:
     """Price an already-worked-out usage (the simulation and optimizer enter here)."""
     od = instance_rate(catalog, usage, "on_demand")
-    quote = usage.nodes * od.usd * usage.compute_hours
+    quote = usage.nodes * od.usd * usage.compute.hours
     quote_basis = (
         f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h {od.words} × "
-        f"{usage.compute_hours:,.2f} h = ${quote:,.2f}"
+        f"{usage.compute.hours:,.2f} h = ${quote:,.2f}"
     )
     ledger = estimate(usage, catalog)
     _check_finite(usage, ledger, quote)
@@ -433,16 +433,18 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     """
     if not math.isfinite(usage.wall_hours) or usage.wall_hours > MAX_WALL_HOURS:
         parts = {
-            "training": usage.compute_hours, "synchronization": usage.sync_stall_hours,
-            "evaluation": usage.eval_hours, "checkpoint stalls": usage.checkpoint_stall_hours,
-            "failures (reliability.*, checkpoint.interval_hours)": usage.failure_lost_hours,
-            "spot reclaims (reliability.*, purchase.spot_fraction)": usage.reclaim_lost_hours,
+            "training": usage.compute.hours, "synchronization": usage.compute.sync_stall_hours,
+            "evaluation": usage.evaluation.hours, "checkpoint stalls": usage.checkpoint.stall_hours,
+            "failures (reliability.*, checkpoint.interval_hours)": usage.reliability.failure_lost_hours,
+            "spot reclaims (reliability.*, purchase.spot_fraction)": usage.reliability.reclaim_lost_hours,
         }  # fmt: skip
         worst = max(parts, key=lambda k: parts[k] if math.isfinite(parts[k]) else math.inf)
         msg = (f"the run's wall-clock ({usage.wall_hours:.3g} h) is over {MAX_WALL_HOURS:.0e} h (about 114 years); "
                f"most of it is {worst}: a value in the plan is far too large")  # fmt: skip
         # Training itself too long: the tokens (hours derived from the model) are what to change.
-        field = "model.tokens" if worst == "training" and usage.flops is not None else "plan"
+        field = (
+            "model.tokens" if worst == "training" and usage.compute.flops is not None else "plan"
+        )
         raise SpecError(msg, field=field)
     bad = [
         ln for ln in ledger.lines if not (math.isfinite(ln.quantity) and math.isfinite(ln.cost_usd))
@@ -517,7 +519,11 @@ def _recovery_overload(usage: Usage) -> tuple[str, ...]:
     the run spends its time recovering (and at one per recovery it never progresses), so the
     expected-value bill understates: say so."""
     exposed = usage.exposed_hours
-    per_hour = (usage.failure_events + usage.reclaim_events) / exposed if exposed > 0 else 0.0
+    per_hour = (
+        (usage.reliability.failure_events + usage.reliability.reclaim_events) / exposed
+        if exposed > 0
+        else 0.0
+    )
     busy = per_hour * usage.lost_hours_each
     if busy < OVERLOADED_RECOVERY:
         return ()

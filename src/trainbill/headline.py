@@ -290,7 +290,7 @@ def _cheapest(
 def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
     """The Young/Daly interval ``usage`` works out, where the plan states another one."""
     u = fc.usage
-    opt, given = u.checkpoint_interval_optimum_hours, plan.checkpoint.interval_hours
+    opt, given = u.checkpoint.interval_optimum_hours, plan.checkpoint.interval_hours
     if opt is None or given is None:
         return None
     target = round(opt, 2)
@@ -305,8 +305,8 @@ def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None
         )
     else:
         caveat = (
-            f"{alt.usage.checkpoint_count - u.checkpoint_count:,.0f} more checkpoint writes, "
-            f"each pausing training {_duration(u.checkpoint_stall_hours_each)} (priced)"
+            f"{alt.usage.checkpoint.count - u.checkpoint.count:,.0f} more checkpoint writes, "
+            f"each pausing training {_duration(u.checkpoint.stall_hours_each)} (priced)"
         )
     title = (
         f"Checkpoint every {target:g} h instead of {given:g} h (Young/Daly optimum for this "
@@ -338,7 +338,9 @@ def _spot_action(
 ) -> Action | None:
     """All nodes on spot (when some are not) or all on demand (when some are on spot)."""
     u = fc.usage
-    targets = ([1.0] if u.spot_fraction < 1 else []) + ([0.0] if u.spot_fraction > 0 else [])
+    targets = ([1.0] if u.purchase.spot_fraction < 1 else []) + (
+        [0.0] if u.purchase.spot_fraction > 0 else []
+    )
     best = _cheapest(price, (
         (t, functools.partial(_variant, plan, {"purchase": {"spot_fraction": t}}),
          _not_priced(f"spot share {t:.0%}"))
@@ -369,18 +371,18 @@ def _spot_action(
             for x in (
                 risk
                 or "no deadline in the plan (run.deadline_hours) to check against: "
-                f"{alt.usage.reclaim_events:.2g} expected reclaims make the run "
+                f"{alt.usage.reliability.reclaim_events:.2g} expected reclaims make the run "
                 f"{alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
                 f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
             )
             if x
         )
-        title = f"Run all {nodes} nodes on spot (the plan: {u.spot_fraction * nodes:g})"
+        title = f"Run all {nodes} nodes on spot (the plan: {u.purchase.spot_fraction * nodes:g})"
     else:
         caveat = "; ".join(
             x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
         )
-        title = f"Run all {nodes} nodes on demand (the plan: {u.spot_fraction * nodes:g} on spot)"
+        title = f"Run all {nodes} nodes on demand (the plan: {u.purchase.spot_fraction * nodes:g} on spot)"
     return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
 
 
@@ -438,7 +440,7 @@ def _savings_plan_action(
     catalog may publish a rate for one and not the other (p5en: EC2 Instance 3yr only).
     """
     u = fc.usage
-    if u.spot_fraction >= 1 or u.savings_plan != "none":
+    if u.purchase.spot_fraction >= 1 or u.purchase.savings_plan != "none":
         return None
     kinds: tuple[str | None, ...] = (None,)
     if u.provider == "aws" and u.orchestrator != "hyperpod":
@@ -491,7 +493,7 @@ def _region_action(
     """The cheapest other region of the same cloud with its own price for the instance."""
     u = fc.usage
     inst = u.instance.instance
-    options = ["on_demand"] + (["spot"] if u.spot_fraction > 0 else [])
+    options = ["on_demand"] + (["spot"] if u.purchase.spot_fraction > 0 else [])
     priced = [
         r
         for r in sorted(catalog.regions(u.provider) - {u.region})
@@ -544,7 +546,7 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     zone)."""
     u = fc.usage
     zones = catalog.zones(u.provider, u.region)
-    if u.spot_fraction <= 0 or not zones:
+    if u.purchase.spot_fraction <= 0 or not zones:
         return None
     inst = u.instance.instance
     priced = [
@@ -567,7 +569,7 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     dated = f" of {point.effective_from}"
     caveat = (
         f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot "
-        f"node must launch in {z}, where {u.nodes * u.spot_fraction:g} × {inst} may not be free"
+        f"node must launch in {z}, where {u.nodes * u.purchase.spot_fraction:g} × {inst} may not be free"
     )
     return _action(
         "zone", fc, alt, f"Run in zone {z} (spot ${usd:,.2f}/h)", caveat, {"cluster.zone": z}

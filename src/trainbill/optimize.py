@@ -57,7 +57,7 @@ from trainbill.errors import CatalogError, InfeasibleError, SpecError, Trainbill
 from trainbill.forecast import forecast
 from trainbill.memory import MemoryFitError
 from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, orchestrator_on, plan_from_dict
-from trainbill.usage import Usage, instance_family, resolve_cluster, usage_for
+from trainbill.usage import Job, Usage, instance_family, resolve_cluster, resolve_job, usage_for
 
 __all__ = [
     "ORCHESTRATORS",
@@ -257,14 +257,14 @@ def own_mix_space(usage: Usage, nodes: tuple[int, ...] | None = None) -> SearchS
     return SearchSpace(
         instances=(usage.instance.instance,),
         nodes=nodes,
-        spot_fractions=(usage.spot_fraction,),
-        savings_plans=(usage.savings_plan,),
-        coverages=(usage.savings_plan_coverage,)
-        if usage.savings_plan != "none"
+        spot_fractions=(usage.purchase.spot_fraction,),
+        savings_plans=(usage.purchase.savings_plan,),
+        coverages=(usage.purchase.savings_plan_coverage,)
+        if usage.purchase.savings_plan != "none"
         else defaults.coverages,
         orchestrators=(usage.orchestrator,),
-        checkpoint_intervals_hours=(usage.checkpoint_interval_hours,)
-        if usage.checkpoint_interval_hours > 0
+        checkpoint_intervals_hours=(usage.checkpoint.interval_hours,)
+        if usage.checkpoint.interval_hours > 0
         else defaults.checkpoint_intervals_hours,
     )
 
@@ -386,9 +386,9 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
 
 def _fits(u: Usage, catalog: Catalog) -> bool:
     """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test)."""
-    if u.params is None:
+    if u.compute.params is None:
         return True
-    need = u.params * float(catalog.value("time.model_state_bytes_per_param")) / 1e9
+    need = u.compute.params * float(catalog.value("time.model_state_bytes_per_param")) / 1e9
     return need <= u.gpus * u.accelerator.hbm_gb
 
 
@@ -396,9 +396,9 @@ def _fits(u: Usage, catalog: Catalog) -> bool:
 def _wall_sd(u: Usage) -> FloatArray:
     """Standard deviation of the hours lost to interruptions (compound Poisson, module doc):
     events × (L² + I²/12), L = interval / 2 + restart the mean loss per event."""
-    events = np.asarray(u.failure_events + u.reclaim_events)
+    events = np.asarray(u.reliability.failure_events + u.reliability.reclaim_events)
     each = u.lost_hours_each
-    return np.sqrt(events * (each**2 + u.checkpoint_interval_hours**2 / 12.0))
+    return np.sqrt(events * (each**2 + u.checkpoint.interval_hours**2 / 12.0))
 
 
 def _schedule(base: Usage, iv: FloatArray, sp: FloatArray) -> Usage:
@@ -415,14 +415,15 @@ def _with_p90(u: Usage) -> Usage:
     its cost is the drivers' (every wall-clock line lengthens too), not a linearisation.
     """
     extra = P90_Z * _wall_sd(u)
-    events = np.asarray(u.failure_events + u.reclaim_events, dtype=np.float64)
-    share = np.divide(u.failure_events, events, out=np.zeros(np.shape(events)), where=events > 0)
-    fail = np.stack(np.broadcast_arrays(u.failure_lost_hours, u.failure_lost_hours + extra * share))
+    r = u.reliability
+    events = np.asarray(r.failure_events + r.reclaim_events, dtype=np.float64)
+    share = np.divide(r.failure_events, events, out=np.zeros(np.shape(events)), where=events > 0)
+    fail = np.stack(np.broadcast_arrays(r.failure_lost_hours, r.failure_lost_hours + extra * share))
     reclaim = np.stack(
-        np.broadcast_arrays(u.reclaim_lost_hours, u.reclaim_lost_hours + extra * (1.0 - share))
+        np.broadcast_arrays(r.reclaim_lost_hours, r.reclaim_lost_hours + extra * (1.0 - share))
     )
     stacked: dict[str, Any] = {"failure_lost_hours": fail, "reclaim_lost_hours": reclaim}
-    return replace(u, **stacked)
+    return replace(u, reliability=replace(r, **stacked))
 
 
 @dataclass(slots=True)
@@ -473,8 +474,9 @@ class _Pricer:
         if (orch, term) in self.dead:
             return out
         cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
+        option = replace(grid, purchase=replace(grid.purchase, savings_plan=term, **cov))
         try:
-            total, _ = price_arrays(replace(grid, savings_plan=term, **cov), self.catalog)
+            total, _ = price_arrays(option, self.catalog)
         except CatalogError as exc:
             if term == "none":
                 raise
@@ -794,10 +796,16 @@ def _base_usage(
     interval: float,
     region: str | None,
     today: date | None,
+    jobs: dict[str, Job],
 ) -> Usage:
     """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
     the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
-    commitment (``_Pricer`` sets each option's)."""
+    commitment (``_Pricer`` sets each option's).
+
+    The job (cluster, region, data placement, commitment kind, warnings) is resolved once per
+    orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
+    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it.
+    """
     cand = candidate_plan(
         plan,
         catalog,
@@ -810,7 +818,10 @@ def _base_usage(
         checkpoint_interval_hours=interval,
         region=region,
     )
-    return usage_for(cand, catalog, today=today)
+    job = jobs.get(orchestrator)
+    if job is None:
+        job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
+    return usage_for(cand, catalog, job=replace(job, nodes=nodes))
 
 
 @dataclass(slots=True)
@@ -884,11 +895,12 @@ def _evaluate_instance(
     )
     pricer = _Pricer(catalog=catalog, inst=inst, axes=axes)
     bases: dict[tuple[int, int], Usage] = {}
+    jobs: dict[str, Job] = {}
     too_small: MemoryFitError | None = None
     for ni, nodes in enumerate(axes.nodes):
         for oi, orch in enumerate(axes.orchestrators):
             try:
-                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today)
+                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today, jobs)
             except MemoryFitError as exc:
                 too_small = exc
                 break
@@ -1243,10 +1255,10 @@ def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candida
         nodes=u.nodes,
         gpus=u.gpus,
         orchestrator=u.orchestrator,
-        spot_fraction=u.spot_fraction,
-        savings_plan=u.savings_plan,
-        savings_plan_coverage=u.savings_plan_coverage,
-        checkpoint_interval_hours=u.checkpoint_interval_hours,
+        spot_fraction=u.purchase.spot_fraction,
+        savings_plan=u.purchase.savings_plan,
+        savings_plan_coverage=u.purchase.savings_plan_coverage,
+        checkpoint_interval_hours=u.checkpoint.interval_hours,
         total_usd=float(totals[0]),
         wall_hours=u.wall_hours,
         p90_usd=float(totals[1]) if fits else math.nan,

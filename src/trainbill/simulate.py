@@ -4,8 +4,8 @@ The deterministic forecast prices *expected* disruptions. Finance asks for the w
 this module samples the disruptions of many runs and prices every trial with the very same
 cost drivers (``trainbill.costs``) as the forecast: it perturbs the ``Usage``, never the code
 path. The drivers' arithmetic broadcasts, so a chunk of trials is one ``Usage`` whose sampled
-fields (``PERTURBED``) and spot price multiplier (``spot_price_scale``) are arrays, priced in
-one pass by ``costs.price_arrays``: no per-trial Python loop, no fitted or linearised copy of
+fields (``PERTURBED``) and spot price multiplier (``purchase.spot_price_scale``) are arrays,
+priced in one pass by ``costs.price_arrays``: no per-trial Python loop, no fitted or linearised copy of
 the drivers, and a trial's cost is what ``forecast_usage`` says for that trial's usage.
 
 Per trial we sample, all vectorized (no Python loop per trial or per event):
@@ -82,17 +82,18 @@ __all__ = [
 MAX_TRIALS = 10_000_000
 #: Trials per random-stream block; chunks are whole blocks so chunking cannot change results.
 BLOCK = 4096
-#: Usage fields a trial samples (columns of ``TrialSamples.quantities``, in this order).
+#: Usage fields a trial samples, by dotted name (``Usage.with_values``; columns of
+#: ``TrialSamples.quantities``, in this order).
 PERTURBED = (
-    "sync_stall_hours",
-    "checkpoint_stall_hours",
-    "failure_events",
-    "failure_lost_hours",
-    "reclaim_events",
-    "reclaim_lost_hours",
-    "compute_hours",
-    "eval_hours",
-    "checkpoint_count",
+    "compute.sync_stall_hours",
+    "checkpoint.stall_hours",
+    "reliability.failure_events",
+    "reliability.failure_lost_hours",
+    "reliability.reclaim_events",
+    "reliability.reclaim_lost_hours",
+    "compute.hours",
+    "evaluation.hours",
+    "checkpoint.count",
 )
 _QUANTILES = (10, 50, 90, 99)
 _STREAMS = 11  # independent random components per block (see _sample_block)
@@ -166,9 +167,9 @@ class SimulationParams:
             msg = f"unknown simulation parameter(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
             raise SimulationError(msg)
         values: dict[str, float] = {
-            "failure_rate_per_gpu_day": usage.failure_rate_per_gpu_day,
-            "spot_reclaim_rate_per_node_hour": usage.spot_reclaim_rate_per_node_hour,
-            "restart_hours": usage.restart_hours,
+            "failure_rate_per_gpu_day": usage.reliability.failure_rate_per_gpu_day,
+            "spot_reclaim_rate_per_node_hour": usage.reliability.spot_reclaim_rate_per_node_hour,
+            "restart_hours": usage.reliability.restart_hours,
             "restart_cv": float(catalog.value("simulation.restart_cv")),
             "checkpoint_stall_cv": float(catalog.value("simulation.checkpoint_stall_cv")),
             "spot_price_low": float(catalog.value("simulation.spot_price_scale_low")),
@@ -228,14 +229,11 @@ def _trial_usage(
     even when ``params`` overrides the plan's rate.
     """
     values: dict[str, Any] = {name: q[:, k] for k, name in enumerate(PERTURBED)}
-    values["spot_price_scale"] = spot
-    return replace(
-        usage,
-        failure_rate_per_gpu_day=p.failure_rate_per_gpu_day,
-        spot_reclaim_rate_per_node_hour=p.spot_reclaim_rate_per_node_hour,
-        restart_hours=p.restart_hours,
-        **values,
-    )
+    values["purchase.spot_price_scale"] = spot
+    values["reliability.failure_rate_per_gpu_day"] = p.failure_rate_per_gpu_day
+    values["reliability.spot_reclaim_rate_per_node_hour"] = p.spot_reclaim_rate_per_node_hour
+    values["reliability.restart_hours"] = p.restart_hours
+    return usage.with_values(values)
 
 
 # --- sampling --------------------------------------------------------------------------------
@@ -256,8 +254,9 @@ class TrialSamples:
         one = _trial_usage(
             base, self.params, self.quantities[i : i + 1], self.spot_scale[i : i + 1]
         )
-        values: dict[str, Any] = {name: float(getattr(one, name)[0]) for name in PERTURBED}
-        return replace(one, spot_price_scale=float(self.spot_scale[i]), **values)
+        values: dict[str, Any] = {name: float(one.value(name)[0]) for name in PERTURBED}
+        values["purchase.spot_price_scale"] = float(self.spot_scale[i])
+        return one.with_values(values)
 
 
 #: Above this many events in one trial, ``_uniform_sums`` draws the sum's normal approximation.
@@ -312,21 +311,23 @@ def _sample_block(
         k = p.time_error_median * np.exp(p.time_error_sigma * g[10].standard_normal(n))
     else:
         k = np.ones(n)
-    compute = usage.compute_hours * k
-    evaluation = usage.eval_hours * k
+    compute = usage.compute.hours * k
+    evaluation = usage.evaluation.hours * k
     # Stragglers: throttling episodes anywhere in the cluster slow every synchronous step.
     episodes = g[1].poisson(p.throttle_rate_per_gpu_hour * usage.gpus * compute)
     throttled = _gamma_sum(g[2], episodes, p.throttle_hours_mean, p.throttle_hours_cv)
-    sync = usage.sync_stall_hours * k + p.throttle_slowdown * throttled
-    count = usage.checkpoint_count * k
-    ck = _gamma_sum(g[3], count, usage.checkpoint_stall_hours_each, p.checkpoint_stall_cv)
+    sync = usage.compute.sync_stall_hours * k + p.throttle_slowdown * throttled
+    count = usage.checkpoint.count * k
+    ck = _gamma_sum(g[3], count, usage.checkpoint.stall_hours_each, p.checkpoint_stall_cv)
     exposed = compute + evaluation + sync + ck
-    interval = usage.checkpoint_interval_hours
+    interval = usage.checkpoint.interval_hours
     fails = g[4].poisson(failures_per_hour(p.failure_rate_per_gpu_day, usage.gpus) * exposed)
     fail_lost = interval * _uniform_sums(g[5], fails) + _gamma_sum(
         g[6], fails, p.restart_hours, p.restart_cv
     )
-    hazard = reclaims_per_hour(p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.spot_fraction)
+    hazard = reclaims_per_hour(
+        p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.purchase.spot_fraction
+    )
     reclaims = g[7].poisson(hazard * exposed)
     reclaim_lost = interval * _uniform_sums(g[8], reclaims) + _gamma_sum(
         g[9], reclaims, p.restart_hours, p.restart_cv
@@ -450,6 +451,11 @@ class Simulation:
         }
 
 
+def _at_spot_price(usage: Usage, scale: float) -> Usage:
+    """The usage with the spot price at ``scale`` × the catalog's."""
+    return usage.with_values({"purchase.spot_price_scale": scale})
+
+
 def expected_usage(usage: Usage, p: SimulationParams) -> Usage:
     """The usage at the analytic expectation of every sampled quantity (Wald's identity).
 
@@ -459,13 +465,15 @@ def expected_usage(usage: Usage, p: SimulationParams) -> Usage:
     must converge to.
     """
     ek = p.time_error_median * math.exp(p.time_error_sigma**2 / 2.0)  # E[k] of the lognormal
-    compute = usage.compute_hours * ek
+    compute = usage.compute.hours * ek
     throttled = p.throttle_rate_per_gpu_hour * usage.gpus * (compute * p.throttle_hours_mean)
-    scaled = replace(
-        usage,
-        compute_hours=compute,
-        eval_hours=usage.eval_hours * ek,
-        sync_stall_hours=usage.sync_stall_hours * ek + p.throttle_slowdown * throttled,
+    scaled = usage.with_values(
+        {
+            "compute.hours": compute,
+            "evaluation.hours": usage.evaluation.hours * ek,
+            "compute.sync_stall_hours": usage.compute.sync_stall_hours * ek
+            + p.throttle_slowdown * throttled,
+        }
     )
     return scaled.with_schedule(
         failure_rate_per_gpu_day=p.failure_rate_per_gpu_day,
@@ -586,7 +594,7 @@ def simulate(
     det = forecast_usage(usage, catalog)
     exp_usage = expected_usage(usage, p)
     mean_s = (p.spot_price_low + p.spot_price_high) / 2.0
-    expected_total = forecast_usage(replace(exp_usage, spot_price_scale=mean_s), catalog).total_usd
+    expected_total = forecast_usage(_at_spot_price(exp_usage, mean_s), catalog).total_usd
     warnings: list[str] = []
     if p.throttle_rate_per_gpu_hour > 0 and usage.time.sync_stall_fraction <= 0:
         warnings.append(
@@ -623,12 +631,12 @@ def simulate(
         by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(sum_cat / trials), strict=True)),
         deterministic_by_category_usd=dict(det.ledger.by_category()),
         mean_events={
-            "failures": mean_q["failure_events"],
-            "reclaims": mean_q["reclaim_events"],
-            "failure_lost_hours": mean_q["failure_lost_hours"],
-            "reclaim_lost_hours": mean_q["reclaim_lost_hours"],
-            "sync_stall_hours": mean_q["sync_stall_hours"],
-            "checkpoint_stall_hours": mean_q["checkpoint_stall_hours"],
+            "failures": mean_q["reliability.failure_events"],
+            "reclaims": mean_q["reliability.reclaim_events"],
+            "failure_lost_hours": mean_q["reliability.failure_lost_hours"],
+            "reclaim_lost_hours": mean_q["reliability.reclaim_lost_hours"],
+            "sync_stall_hours": mean_q["compute.sync_stall_hours"],
+            "checkpoint_stall_hours": mean_q["checkpoint.stall_hours"],
         },
         warnings=tuple(warnings),
         samples=samples,
@@ -651,7 +659,9 @@ def with_interval(usage: Usage, interval_hours: float) -> Usage:
 def _interruptions_per_hour(usage: Usage, p: SimulationParams) -> float:
     """The whole job's failures plus spot reclaims per hour at the simulation's rates."""
     return failures_per_hour(p.failure_rate_per_gpu_day, usage.gpus) + float(
-        reclaims_per_hour(p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.spot_fraction)
+        reclaims_per_hour(
+            p.spot_reclaim_rate_per_node_hour, usage.nodes, usage.purchase.spot_fraction
+        )
     )
 
 
@@ -662,7 +672,7 @@ def young_daly_interval(usage: Usage, p: SimulationParams) -> float | None:
     whole job's: 1 / (GPU failures per hour + spot reclaims per hour). None when either is zero.
     """
     per_hour = _interruptions_per_hour(usage, p)
-    delta = usage.checkpoint_stall_hours_each
+    delta = usage.checkpoint.stall_hours_each
     if per_hour <= 0 or delta <= 0:
         return None
     return young_daly_interval_hours(delta, 1.0 / per_hour)
@@ -721,17 +731,17 @@ def checkpoint_study(
     the plan's own interval. Returns None when the plan writes no checkpoints.
     """
     usage, _ = _resolve(plan_or_usage, catalog, today)
-    if usage.checkpoint_size_gb <= 0 or usage.checkpoint_stall_hours_each <= 0:
+    if usage.checkpoint.size_gb <= 0 or usage.checkpoint.stall_hours_each <= 0:
         return None
     p = params if params is not None else SimulationParams.from_usage(usage, catalog)
     yd = young_daly_interval(usage, p)
-    plan_interval = usage.checkpoint_interval_hours
+    plan_interval = usage.checkpoint.interval_hours
     if grid is None:
         centre = yd if yd is not None else plan_interval
         points = set(np.round(centre * np.geomspace(0.25, 4.0, 13), 6).tolist())
         points.add(plan_interval)
         # Never beyond the run itself: one checkpoint at the end is the longest useful interval.
-        horizon = max(usage.compute_hours, plan_interval)
+        horizon = max(usage.compute.hours, plan_interval)
         grid = sorted(x for x in points if x <= horizon) or [plan_interval]
     seed = 0 if rng is None else rng
     rows: list[tuple[float, float, float]] = []
@@ -746,8 +756,8 @@ def checkpoint_study(
         plan_interval_hours=plan_interval,
         young_daly_hours=yd,
         mtbf_hours=1.0 / per_hour if per_hour > 0 else None,
-        checkpoint_stall_hours_each=usage.checkpoint_stall_hours_each,
-        asynchronous=usage.asynchronous_checkpoint,
+        checkpoint_stall_hours_each=usage.checkpoint.stall_hours_each,
+        asynchronous=usage.checkpoint.asynchronous,
         simulated_optimum_hours=best[0],
         grid=tuple(rows),
         plan_mean_usd=plan_row[1],
@@ -808,7 +818,7 @@ def spot_comparison(
     spreadsheet shows. Expected savings are what the sampled runs keep after reclaims.
     """
     usage, _ = _resolve(plan_or_usage, catalog, today)
-    if usage.spot_fraction <= 0:
+    if usage.purchase.spot_fraction <= 0:
         return None
     p = params if params is not None else SimulationParams.from_usage(usage, catalog)
     od = on_demand_usage(usage)
@@ -818,12 +828,13 @@ def spot_comparison(
         od, catalog, trials=trials, rng=seed, params=replace(p, spot_reclaim_rate_per_node_hour=0.0)
     )
     mean_s = (p.spot_price_low + p.spot_price_high) / 2.0
-    no_reclaims = replace(usage, reclaim_events=0.0, reclaim_lost_hours=0.0)
+    no_reclaims = usage.with_values(
+        {"reliability.reclaim_events": 0.0, "reliability.reclaim_lost_hours": 0.0}
+    )
     quiet = replace(p.quiet(), spot_price_low=mean_s, spot_price_high=mean_s)
     nominal_spot = forecast_usage(
-        replace(
-            expected_usage(no_reclaims, replace(quiet, failure_rate_per_gpu_day=0.0)),
-            spot_price_scale=mean_s,
+        _at_spot_price(
+            expected_usage(no_reclaims, replace(quiet, failure_rate_per_gpu_day=0.0)), mean_s
         ),
         catalog,
     ).total_usd
@@ -831,7 +842,7 @@ def spot_comparison(
         expected_usage(on_demand_usage(no_reclaims), quiet), catalog
     ).total_usd
     return SpotComparison(
-        spot_fraction=usage.spot_fraction,
+        spot_fraction=usage.purchase.spot_fraction,
         spot_mean_usd=spot_sim.cost_usd.mean,
         spot_p90_usd=spot_sim.cost_usd.p90,
         on_demand_mean_usd=od_sim.cost_usd.mean,

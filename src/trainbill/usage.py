@@ -4,7 +4,9 @@ Splitting usage from price is what lets the Monte Carlo (``trainbill.simulate``)
 the quantities (how many failures, how many hours lost) and price every trial with the very
 same cost drivers as the deterministic forecast. ``usage_for`` resolves every value a plan left
 out from the catalog's assumptions and records the citation in ``assumed`` so the output can
-say what was assumed and on whose authority.
+say what was assumed and on whose authority. ``usage_for`` is one named step per record of the
+``Usage`` (compute, checkpoint, evaluation, reliability, storage, data, network, monitoring,
+purchase), after ``resolve_job`` has settled the context.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -23,8 +26,17 @@ from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_tim
 
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
+    "Checkpoint",
+    "Compute",
+    "Data",
+    "Evaluation",
     "Interruptions",
     "Job",
+    "Monitoring",
+    "Network",
+    "Purchase",
+    "Reliability",
+    "Storage",
     "Usage",
     "failures_per_hour",
     "hours_lost_per_interruption",
@@ -54,11 +66,156 @@ _RUN_AFTER_PRICES_DAYS = 365
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Compute:
+    """The model and its pure training time: what the time model said, before any stall."""
+
+    params: float | None
+    active_params: float | None
+    tokens: float | None
+    #: FLOPs actually performed (a sparse-attention what-if skips some); None without a model.
+    flops: float | None
+    #: Wall-clock hours of pure training (the time model's, times ``usage_for``'s time scale).
+    hours: float
+    #: Hours the cluster waits on communication, the pipeline and the slowest GPU.
+    sync_stall_hours: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checkpoint:
+    """What is written, where, how often, and the training it stalls."""
+
+    size_gb: float
+    target: str
+    asynchronous: bool
+    keep_last: int
+    retention_days: float
+    interval_hours: float
+    #: Young's optimum interval for this cluster's interruption rate and checkpoint stall
+    #: (``young_daly_interval_hours``); ``None`` without checkpoints or interruptions. The
+    #: interval used is this one unless the plan stated one.
+    interval_optimum_hours: float | None
+    #: How the interval used was chosen, with the arithmetic (``--explain``).
+    interval_basis: str
+    stall_hours_each: float
+    #: Checkpoints written over the run: training hours / interval (``Interruptions``).
+    count: float
+    #: Hours training stalls writing them: count × stall of one.
+    stall_hours: float
+
+    @property
+    def write_gb(self) -> float:
+        """GB of checkpoints written over the run."""
+        return self.count * self.size_gb
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """Forward-only validation passes run during training."""
+
+    hours: float
+    interval_steps: int
+    steps: int
+    #: Hours of one evaluation step per hour of one training step.
+    step_fraction: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reliability:
+    """Interruption rates and, over the run, the failures and reclaims with the hours they lose.
+
+    ``*_lost_hours`` are totals over the run: expected values in a forecast, sampled values in a
+    simulation trial.
+    """
+
+    failure_rate_per_gpu_day: float
+    spot_reclaim_rate_per_node_hour: float
+    restart_hours: float
+    failure_events: float
+    failure_lost_hours: float
+    reclaim_events: float
+    reclaim_lost_hours: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Storage:
+    """Block storage per node and the shared file system."""
+
+    ebs_gb_per_node: float
+    ebs_iops: float
+    ebs_throughput_mibps: float
+    fsx_capacity_gb: float
+    fsx_tier: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Data:
+    """The training data: how much, how often read, and where it lives.
+
+    ``source`` is a ``spec.DataSource``; for s3/fsx/ebs ``location`` says where relative to the
+    cluster (``same_az``/``cross_az``/``cross_region``); ``provider``/``region``: the cloud and
+    region holding it (the cluster's own for s3/fsx/ebs in its region; empty for on-premises
+    data); ``zone``: the zone of fsx/ebs data when the plan names it.
+    """
+
+    dataset_gb: float
+    source: str
+    location: str
+    provider: str
+    region: str
+    zone: str | None
+    epochs: float
+    object_mb: float
+
+    @property
+    def read_gb(self) -> float:
+        """GB the data loaders read over the run: the dataset once per epoch."""
+        return self.dataset_gb * self.epochs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Network:
+    """NAT gateways, the traffic through them, and public IPs."""
+
+    nat_gateways: int
+    nat_gb_per_node_hour: float
+    s3_via_nat: bool
+    public_ips_per_node: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Monitoring:
+    """Custom metrics and logs shipped per node."""
+
+    custom_metrics_per_node: float
+    logs_gb_per_node_hour: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Purchase:
+    """How the nodes are bought: spot share, commitment term, coverage and kind."""
+
+    spot_fraction: float
+    savings_plan: str
+    savings_plan_coverage: float
+    #: "compute", "ec2-instance" or "sagemaker" on AWS; "" elsewhere (or with no plan).
+    savings_plan_kind: str = ""
+    #: "existing" (commitment rate, cost sunk/shared) or "buy" (whole term charged).
+    commitment: str = "buy"
+    #: The instance's spot price as a multiple of the catalog's (``costs._pricing.instance_rate``):
+    #: 1 for a forecast; a simulated trial's sampled spot price (``trainbill.simulate``).
+    spot_price_scale: float = 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Everything a plan consumes, in physical units. Drivers price it; nothing here is money.
 
-    Time fields are wall-clock hours of the whole cluster. ``*_lost_hours`` are totals over the
-    run (expected values in a forecast, sampled values in a simulation trial).
+    A flat context (who, where, when, how many nodes) and one frozen record per aspect of the
+    run: ``compute``, ``checkpoint``, ``evaluation``, ``reliability``, ``storage``, ``data``,
+    ``network``, ``monitoring``, ``purchase``. Time fields are wall-clock hours of the whole
+    cluster. Every quantity is typed ``float`` and may be a NumPy array (a simulation's trials,
+    a planner's grid): the arithmetic here and in the drivers broadcasts. ``with_values``
+    replaces fields by dotted name (``"checkpoint.count"``), as ``simulate.PERTURBED`` names them.
     """
 
     # Context resolved from the plan and catalog.
@@ -77,97 +234,27 @@ class Usage:
     as_of: date
     #: The run's software date (``run.date``, else ``as_of``): the time model's maturity input.
     run_date: date
-    spot_fraction: float
-    savings_plan: str
-    savings_plan_coverage: float
-    #: "compute", "ec2-instance" or "sagemaker" on AWS; "" elsewhere (or with no plan).
-    savings_plan_kind: str = ""
-    #: "existing" (commitment rate, cost sunk/shared) or "buy" (whole term charged).
-    commitment: str = "buy"
-    # Model.
-    params: float | None
-    active_params: float | None
-    tokens: float | None
-    flops: float | None
-    # Time.
-    compute_hours: float
-    sync_stall_hours: float
-    checkpoint_count: float
-    checkpoint_stall_hours: float
-    checkpoint_stall_hours_each: float
-    checkpoint_size_gb: float
-    checkpoint_interval_hours: float
-    eval_hours: float
-    eval_interval_steps: int
-    eval_steps: int
-    eval_step_fraction: float
-    failure_events: float
-    failure_lost_hours: float
-    reclaim_events: float
-    reclaim_lost_hours: float
-    restart_hours: float
-    #: Young's optimum interval for this cluster's interruption rate and checkpoint stall
-    #: (``young_daly_interval_hours``); ``None`` without checkpoints or interruptions. The
-    #: interval used is this one unless the plan stated one.
-    checkpoint_interval_optimum_hours: float | None
-    #: How the interval used was chosen, with the arithmetic (``--explain``).
-    checkpoint_interval_basis: str
-    failure_rate_per_gpu_day: float
-    spot_reclaim_rate_per_node_hour: float
-    # Storage.
-    ebs_gb_per_node: float
-    ebs_iops: float
-    ebs_throughput_mibps: float
-    fsx_capacity_gb: float
-    fsx_tier: str
-    checkpoint_target: str
-    keep_last: int
-    retention_days: float
-    asynchronous_checkpoint: bool
-    # Data.
-    dataset_gb: float
-    #: Where the data lives (``spec.DataSource``) and, for s3/fsx/ebs, where relative to the
-    #: cluster (``same_az``/``cross_az``/``cross_region``); ``data_provider``/``data_region``: the
-    #: cloud and region holding it (the cluster's own for s3/fsx/ebs in its region; empty for
-    #: on-premises data); ``data_zone``: the zone of fsx/ebs data when the plan names it.
-    data_source: str
-    data_location: str
-    data_provider: str
-    data_region: str
-    data_zone: str | None
-    epochs: float
-    object_mb: float
-    # Network and monitoring.
-    nat_gateways: int
-    nat_gb_per_node_hour: float
-    s3_via_nat: bool
-    public_ips_per_node: float
-    custom_metrics_per_node: float
-    logs_gb_per_node_hour: float
+    # The run, aspect by aspect.
+    compute: Compute
+    checkpoint: Checkpoint
+    evaluation: Evaluation
+    reliability: Reliability
+    storage: Storage
+    data: Data
+    network: Network
+    monitoring: Monitoring
+    purchase: Purchase
     # Provenance.
     time: TimeEstimate
     #: Further instance groups (e.g. a CPU head node): (name, instance, count, spot).
     extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
-    #: The instance's spot price as a multiple of the catalog's (``costs._pricing.instance_rate``):
-    #: 1 for a forecast; a simulated trial's sampled spot price (``trainbill.simulate``).
-    spot_price_scale: float = 1.0
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
     #: Notes of the what-ifs applied to the plan (``Plan.whatif``): what the forecast did not
     #: derive from the plan as written.
     whatif_notes: tuple[str, ...] = ()
-
-    @property
-    def dataset_read_gb(self) -> float:
-        """GB the data loaders read over the run: the dataset once per epoch."""
-        return self.dataset_gb * self.epochs
-
-    @property
-    def checkpoint_write_gb(self) -> float:
-        """GB of checkpoints written over the run."""
-        return self.checkpoint_count * self.checkpoint_size_gb
 
     @property
     def gpus(self) -> int:
@@ -176,23 +263,26 @@ class Usage:
 
     @property
     def steady_hours(self) -> float:
-        """Training plus evaluation: the hours no simulated trial perturbs (``simulate.PERTURBED``)."""
-        return self.compute_hours + self.eval_hours
+        """Training plus evaluation: the hours the sampled stalls and interruptions add to."""
+        return self.compute.hours + self.evaluation.hours
 
     @property
     def exposed_hours(self) -> float:
         """Hours the cluster trains, evaluates or writes checkpoints (failures can strike)."""
-        return self.steady_hours + self.sync_stall_hours + self.checkpoint_stall_hours
+        return self.steady_hours + self.compute.sync_stall_hours + self.checkpoint.stall_hours
 
     @property
     def wall_hours(self) -> float:
         """Whole-run wall-clock: exposed hours plus everything lost to failures and reclaims."""
-        return self.exposed_hours + self.failure_lost_hours + self.reclaim_lost_hours
+        r = self.reliability
+        return self.exposed_hours + r.failure_lost_hours + r.reclaim_lost_hours
 
     @property
     def lost_hours_each(self) -> float:
         """Hours one failure or reclaim costs on average (``hours_lost_per_interruption``)."""
-        return hours_lost_per_interruption(self.checkpoint_interval_hours, self.restart_hours)
+        return hours_lost_per_interruption(
+            self.checkpoint.interval_hours, self.reliability.restart_hours
+        )
 
     @property
     def node_hours(self) -> float:
@@ -207,10 +297,33 @@ class Usage:
     @property
     def mfu(self) -> float | None:
         """Model FLOPs / (GPUs · peak · (compute + sync) time); None without model size."""
-        if self.flops is None:
+        c = self.compute
+        if c.flops is None:
             return None
-        seconds = (self.compute_hours + self.sync_stall_hours) * 3600.0
-        return self.flops / (self.gpus * self.time.peak_tflops_per_gpu * 1e12 * seconds)
+        seconds = (c.hours + c.sync_stall_hours) * 3600.0
+        return c.flops / (self.gpus * self.time.peak_tflops_per_gpu * 1e12 * seconds)
+
+    def value(self, name: str) -> Any:
+        """A field by dotted name (``"checkpoint.count"``) or context name (``"nodes"``)."""
+        out: Any = self
+        for part in name.split("."):
+            out = getattr(out, part)
+        return out
+
+    def with_values(self, values: Mapping[str, Any]) -> Usage:
+        """The usage with fields replaced by dotted name (``{"checkpoint.count": n}``): the
+        simulation's sampled quantities and the planner's grid axes, each record replaced once."""
+        top: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for name, v in values.items():
+            record, _, leaf = name.partition(".")
+            if leaf:
+                nested.setdefault(record, {})[leaf] = v
+            else:
+                top[record] = v
+        for record, leaves in nested.items():
+            top[record] = replace(getattr(self, record), **leaves)
+        return replace(self, **top)
 
     def with_schedule(
         self,
@@ -226,25 +339,26 @@ class Usage:
         (``Interruptions``, as ``usage_for`` derives them), elementwise for arrays. The spot
         share changes how many nodes can be reclaimed, not the price of the others (the
         drivers read it from this usage)."""
-        interval = self.checkpoint_interval_hours if interval_hours is None else interval_hours
-        s = self.spot_fraction if spot_fraction is None else spot_fraction
+        ck, rel = self.checkpoint, self.reliability
+        interval = ck.interval_hours if interval_hours is None else interval_hours
+        s = self.purchase.spot_fraction if spot_fraction is None else spot_fraction
         fail_rate = (
-            self.failure_rate_per_gpu_day
+            rel.failure_rate_per_gpu_day
             if failure_rate_per_gpu_day is None
             else failure_rate_per_gpu_day
         )
         hazard = (
-            self.spot_reclaim_rate_per_node_hour
+            rel.spot_reclaim_rate_per_node_hour
             if spot_reclaim_rate_per_node_hour is None
             else spot_reclaim_rate_per_node_hour
         )
-        restart = self.restart_hours if restart_hours is None else restart_hours
+        restart = rel.restart_hours if restart_hours is None else restart_hours
         events = Interruptions.of(
             steady_hours=self.steady_hours,
-            compute_hours=self.compute_hours,
-            sync_stall_hours=self.sync_stall_hours,
-            checkpoints=self.checkpoint_size_gb > 0,
-            stall_each_hours=self.checkpoint_stall_hours_each,
+            compute_hours=self.compute.hours,
+            sync_stall_hours=self.compute.sync_stall_hours,
+            checkpoints=ck.size_gb > 0,
+            stall_each_hours=ck.stall_hours_each,
             interval_hours=interval,
             failures_per_hour=failures_per_hour(fail_rate, self.gpus),
             reclaims_per_hour=reclaims_per_hour(hazard, self.nodes, s),
@@ -252,24 +366,29 @@ class Usage:
         )
         return replace(
             self,
-            checkpoint_interval_hours=interval,
-            spot_fraction=s,
-            failure_rate_per_gpu_day=fail_rate,
-            spot_reclaim_rate_per_node_hour=hazard,
-            restart_hours=restart,
-            **events.fields(),
+            checkpoint=events.checkpoint(replace(ck, interval_hours=interval)),
+            reliability=events.reliability(
+                replace(
+                    rel,
+                    failure_rate_per_gpu_day=fail_rate,
+                    spot_reclaim_rate_per_node_hour=hazard,
+                    restart_hours=restart,
+                )
+            ),
+            purchase=replace(self.purchase, spot_fraction=s),
         )
 
     def without_disruptions(self) -> Usage:
         """The same run with no failures, reclaims, stalls or stragglers: the quote's world."""
-        return replace(
-            self,
-            sync_stall_hours=0.0,
-            checkpoint_stall_hours=0.0,
-            failure_events=0.0,
-            failure_lost_hours=0.0,
-            reclaim_events=0.0,
-            reclaim_lost_hours=0.0,
+        return self.with_values(
+            {
+                "compute.sync_stall_hours": 0.0,
+                "checkpoint.stall_hours": 0.0,
+                "reliability.failure_events": 0.0,
+                "reliability.failure_lost_hours": 0.0,
+                "reliability.reclaim_events": 0.0,
+                "reliability.reclaim_lost_hours": 0.0,
+            }
         )
 
 
@@ -652,16 +771,19 @@ class Interruptions:
             reclaim_lost_hours=reclaims * lost_each,
         )
 
-    def fields(self) -> dict[str, Any]:
-        """As ``Usage`` field values."""
-        return {
-            "checkpoint_count": self.checkpoint_count,
-            "checkpoint_stall_hours": self.checkpoint_stall_hours,
-            "failure_events": self.failure_events,
-            "failure_lost_hours": self.failure_lost_hours,
-            "reclaim_events": self.reclaim_events,
-            "reclaim_lost_hours": self.reclaim_lost_hours,
-        }
+    def checkpoint(self, ck: Checkpoint) -> Checkpoint:
+        """``ck`` with these checkpoint count and stall."""
+        return replace(ck, count=self.checkpoint_count, stall_hours=self.checkpoint_stall_hours)
+
+    def reliability(self, rel: Reliability) -> Reliability:
+        """``rel`` with these failures and reclaims and the hours they lose."""
+        return replace(
+            rel,
+            failure_events=self.failure_events,
+            failure_lost_hours=self.failure_lost_hours,
+            reclaim_events=self.reclaim_events,
+            reclaim_lost_hours=self.reclaim_lost_hours,
+        )
 
 
 def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
@@ -798,6 +920,7 @@ def usage_for(
     today: date | None = None,
     measured_mfu: float | None = None,
     time_scale: float = 1.0,
+    job: Job | None = None,
 ) -> Usage:
     """Work out everything the plan consumes, filling gaps from catalog assumptions.
 
@@ -806,23 +929,80 @@ def usage_for(
     hour-driven line (stalls, failures, storage-months) moves with the time, as it would.
 
     ``measured_mfu`` (a profile calibration that matches the plan's accelerator and
-    precision) replaces the time model's kernel efficiency.
+    precision) replaces the time model's kernel efficiency. ``job``: the plan already resolved
+    (``resolve_job``), by a caller that prices many plans sharing one context (the planner).
+
+    One named step per record; the steps run in this order because each cites the catalog
+    assumptions it falls back on (``assumed``, in order of use) and some need an earlier one's
+    result (the interval needs the write stall and the interruption rates).
     """
-    job = resolve_job(plan, catalog, today=today)
+    job = job if job is not None else resolve_job(plan, catalog, today=today)
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
-    inst, nodes, accel = job.instance, job.nodes, job.accelerator
-    provider, orchestrator, region = job.provider, job.orchestrator, job.region
-    zone_id, as_of, run_date = job.zone_id, job.as_of, job.run_date
-    data_source, data_location, data_provider = (
-        job.data_source,
-        job.data_location,
-        job.data_provider,
+    est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
+    writes = _checkpoint_writes(plan, d, job.nodes)
+    rel = _reliability_rates(plan, catalog, d, job)
+    schedule = _checkpoint_schedule(plan, d, est, writes, rel, job)
+    evaluation = _evaluation(plan, d, est, compute.hours)
+    events = Interruptions.of(
+        steady_hours=compute.hours + evaluation.hours,
+        compute_hours=compute.hours,
+        sync_stall_hours=compute.sync_stall_hours,
+        checkpoints=writes.size_gb > 0,
+        stall_each_hours=writes.stall_each,
+        interval_hours=schedule[0],
+        failures_per_hour=failures_per_hour(rel.failure_rate_per_gpu_day, job.gpus),
+        reclaims_per_hour=reclaims_per_hour(
+            rel.spot_reclaim_rate_per_node_hour, job.nodes, plan.purchase.spot_fraction
+        ),
+        restart_hours=rel.restart_hours,
     )
-    data_region, data_zone = job.data_region, job.data_zone
-    gpus = nodes * inst.accelerator_count
-    m = plan.model
+    dataset_gb = _dataset_gb(plan, catalog, d)
+    storage = _storage(plan, d, writes)
+    checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
+    return Usage(
+        name=plan.run.name,
+        provider=job.provider,
+        region=job.region,
+        instance=job.instance,
+        accelerator=job.accelerator,
+        nodes=job.nodes,
+        orchestrator=job.orchestrator,
+        zone=plan.cluster.zone,
+        zone_id=job.zone_id,
+        warnings=job.warnings,
+        whatif_notes=job.whatif_notes,
+        precision=plan.model.precision,
+        as_of=job.as_of,
+        run_date=job.run_date,
+        compute=compute,
+        checkpoint=checkpoint,
+        evaluation=evaluation,
+        reliability=events.reliability(rel),
+        storage=storage,
+        data=_data(plan, d, job, dataset_gb),
+        network=_network(plan, d),
+        monitoring=_monitoring(plan, d),
+        purchase=_purchase(plan, job),
+        time=est,
+        extra_groups=tuple(
+            (g.name, g.instance, g.count, g.spot) for g in plan.cluster.extra_groups
+        ),
+        assumed=tuple(dict.fromkeys(d.used)),
+        hours_per_month=float(catalog.value("reliability.hours_per_month")),
+    )
 
+
+def _compute(
+    plan: Plan,
+    catalog: Catalog,
+    d: _Defaults,
+    job: Job,
+    measured_mfu: float | None,
+    time_scale: float,
+) -> tuple[TimeEstimate, Compute]:
+    """The time model's answer for the plan, and the training and sync-stall hours it gives."""
+    m = plan.model
     seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
     batch, batch_note = 0.0, None
     if m.global_batch_tokens is not None:
@@ -830,7 +1010,7 @@ def usage_for(
     elif m.params:
         # The batch a competent team picks grows with the cluster (timemodel.default_global_batch).
         batch, batch_note = default_global_batch(
-            catalog, gpus=gpus, params=m.params, active_params=m.active_params, seq_len=seq_len
+            catalog, gpus=job.gpus, params=m.params, active_params=m.active_params, seq_len=seq_len
         )
         d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
     cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
@@ -840,9 +1020,9 @@ def usage_for(
     per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
     est = _estimate_time(
         catalog=catalog,
-        accelerator=accel,
-        instance=inst,
-        nodes=nodes,
+        accelerator=job.accelerator,
+        instance=job.instance,
+        nodes=job.nodes,
         precision=m.precision,
         hours=None if per_step_only else plan.run.hours,
         params=m.params,
@@ -854,16 +1034,39 @@ def usage_for(
         d_model=m.d_model,
         straggler_cv=cv,
         measured_mfu=measured_mfu,
-        software_age_years=software_age_years(accel, run_date),
+        software_age_years=software_age_years(job.accelerator, job.run_date),
         batch_note=batch_note,
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
-    compute_hours = est.compute_hours * time_scale
-    sync_hours = compute_hours * est.sync_stall_fraction
+    hours = est.compute_hours * time_scale
+    return est, Compute(
+        params=m.params,
+        active_params=m.active_params,
+        tokens=m.tokens,
+        # A sparse-attention what-if (``Plan.whatif``) cut the hours by the FLOPs it skips: MFU
+        # is on the FLOPs actually performed, not the dense model's.
+        flops=None if est.flops is None else est.flops * (1.0 - plan.whatif.flops_saving),
+        hours=hours,
+        sync_stall_hours=hours * est.sync_stall_fraction,
+    )
 
-    # Checkpoints: size from parameters (or given), write stall from aggregate bandwidth.
-    ck = plan.checkpoint
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Writes:
+    """How a checkpoint is written: its size, where, and how long one stalls training."""
+
+    size_gb: float
+    target: str
+    asynchronous: bool
+    fsx_gb: float
+    fsx_tier: str
+    stall_each: float
+
+
+def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int) -> _Writes:
+    """Size from parameters (or given), write stall from aggregate bandwidth."""
+    ck, m, st = plan.checkpoint, plan.model, plan.storage
     target = str(d.get(ck.target, "defaults.checkpoint.target"))
     asynchronous = bool(d.get(ck.asynchronous, "defaults.checkpoint.asynchronous"))
     if ck.size_gb is not None:
@@ -874,7 +1077,6 @@ def usage_for(
         )
     else:
         size_gb = 0.0
-    st = plan.storage
     fsx_gb = float(d.get(st.fsx_capacity_gb, "defaults.storage.fsx_capacity_gb"))
     fsx_tier = str(d.get(st.fsx_tier, "defaults.storage.fsx_tier"))
     if target == "fsx" and fsx_gb <= 0:
@@ -884,133 +1086,133 @@ def usage_for(
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
         rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier)
-    stall_each = size_gb / rate / 3600.0 if size_gb > 0 else 0.0
+    return _Writes(
+        size_gb=size_gb,
+        target=target,
+        asynchronous=asynchronous,
+        fsx_gb=fsx_gb,
+        fsx_tier=fsx_tier,
+        stall_each=size_gb / rate / 3600.0 if size_gb > 0 else 0.0,
+    )
 
-    # Reliability: expected events over the exposed hours, each losing half an interval of
-    # work on average (failures are uniform within an interval) plus the restart.
+
+def _reliability_rates(plan: Plan, catalog: Catalog, d: _Defaults, job: Job) -> Reliability:
+    """Restart time and interruption rates; the events over the run come later
+    (``Interruptions``: they need the exposed hours), zero until then."""
     rel = plan.reliability
-    restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{orchestrator}"))
+    restart = float(d.get(rel.restart_hours, f"reliability.restart_hours_{job.orchestrator}"))
     fail_rate = float(
         d.get(rel.gpu_failure_rate_per_gpu_day, "reliability.gpu_failure_rate_per_gpu_day")
     )
-    spot_fraction = plan.purchase.spot_fraction
-    hazard = _spot_hazard(plan, catalog, d, inst, provider, region, as_of)
-    fail_per_hour = failures_per_hour(fail_rate, gpus)
-    reclaim_per_hour = reclaims_per_hour(hazard, nodes, spot_fraction)
-
-    # The interval: the plan's, else the Young/Daly optimum for this cluster (both kinds of
-    # interruption lose work back to the last checkpoint), no shorter than a step or than
-    # persisting an asynchronous snapshot, no longer than the catalog's longest default.
-    floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
-    if (
-        asynchronous
-        and size_gb > 0
-        and ck.interval_hours is None
-        and fail_per_hour + reclaim_per_hour > 0
-    ):
-        persist = (
-            size_gb
-            / _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier)
-            / 3600.0
-        )
-        floor = max(floor, persist)
-    interval, optimum, interval_basis = _checkpoint_interval(
-        d, ck.interval_hours, stall_each, fail_per_hour + reclaim_per_hour, floor
-    )
-    ev = plan.evaluation
-    eval_interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
-    eval_steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if eval_interval else 0
-    eval_fraction = _eval_step_fraction(est)
-    eval_hours = (
-        compute_hours * eval_steps / eval_interval * eval_fraction if eval_interval else 0.0
-    )
-
-    events = Interruptions.of(
-        steady_hours=compute_hours + eval_hours,
-        compute_hours=compute_hours,
-        sync_stall_hours=sync_hours,
-        checkpoints=size_gb > 0,
-        stall_each_hours=stall_each,
-        interval_hours=interval,
-        failures_per_hour=fail_per_hour,
-        reclaims_per_hour=reclaim_per_hour,
-        restart_hours=restart,
-    )
-
-    data = plan.data
-    bytes_per_token = float(catalog.value("defaults.model.bytes_per_token"))
-    if data.dataset_gb is not None:
-        dataset_gb = data.dataset_gb
-    elif m.tokens is not None:
-        dataset_gb = m.tokens * bytes_per_token / 1e9
-        d.used.append(catalog.assumption("defaults.model.bytes_per_token").cite())
-    else:
-        dataset_gb = 0.0
-    coverage = plan.purchase.savings_plan_coverage
-    if coverage is None:
-        coverage = 0.0 if plan.purchase.savings_plan == "none" else 1.0
-    net = plan.network
-    mon = plan.monitoring
-    return Usage(
-        name=plan.run.name,
-        provider=provider,
-        region=region,
-        instance=inst,
-        accelerator=accel,
-        nodes=nodes,
-        orchestrator=orchestrator,
-        zone=plan.cluster.zone,
-        zone_id=zone_id,
-        warnings=job.warnings,
-        whatif_notes=job.whatif_notes,
-        precision=m.precision,
-        as_of=as_of,
-        run_date=run_date,
-        spot_fraction=spot_fraction,
-        savings_plan=plan.purchase.savings_plan,
-        savings_plan_coverage=coverage,
-        savings_plan_kind=job.savings_plan_kind,
-        commitment=plan.purchase.commitment or "buy",
-        params=m.params,
-        active_params=m.active_params,
-        tokens=m.tokens,
-        # A sparse-attention what-if (``Plan.whatif``) cut the hours by the FLOPs it skips: MFU
-        # is on the FLOPs actually performed, not the dense model's.
-        flops=None if est.flops is None else est.flops * (1.0 - plan.whatif.flops_saving),
-        compute_hours=compute_hours,
-        sync_stall_hours=sync_hours,
-        checkpoint_stall_hours_each=stall_each,
-        checkpoint_size_gb=size_gb,
-        checkpoint_interval_hours=interval,
-        checkpoint_interval_optimum_hours=optimum,
-        checkpoint_interval_basis=interval_basis,
-        eval_hours=eval_hours,
-        eval_interval_steps=eval_interval,
-        eval_steps=eval_steps,
-        eval_step_fraction=eval_fraction,
-        **events.fields(),
-        restart_hours=restart,
+    hazard = _spot_hazard(plan, catalog, d, job.instance, job.provider, job.region, job.as_of)
+    return Reliability(
         failure_rate_per_gpu_day=fail_rate,
         spot_reclaim_rate_per_node_hour=hazard,
+        restart_hours=restart,
+        failure_events=0.0,
+        failure_lost_hours=0.0,
+        reclaim_events=0.0,
+        reclaim_lost_hours=0.0,
+    )
+
+
+def _checkpoint_schedule(
+    plan: Plan, d: _Defaults, est: TimeEstimate, writes: _Writes, rel: Reliability, job: Job
+) -> tuple[float, float | None, str]:
+    """The interval (and Young's optimum, and why): the plan's, else the Young/Daly optimum for
+    this cluster (both kinds of interruption lose work back to the last checkpoint), no shorter
+    than a step or than persisting an asynchronous snapshot, no longer than the catalog's
+    longest default."""
+    ck = plan.checkpoint
+    per_hour = failures_per_hour(rel.failure_rate_per_gpu_day, job.gpus) + reclaims_per_hour(
+        rel.spot_reclaim_rate_per_node_hour, job.nodes, plan.purchase.spot_fraction
+    )
+    floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
+    if writes.asynchronous and writes.size_gb > 0 and ck.interval_hours is None and per_hour > 0:
+        given = ck.write_gbytes_per_s_per_node
+        rate = _write_rate(d, given, job.nodes, writes.target, writes.fsx_gb, writes.fsx_tier)
+        floor = max(floor, writes.size_gb / rate / 3600.0)
+    return _checkpoint_interval(d, ck.interval_hours, writes.stall_each, per_hour, floor)
+
+
+def _evaluation(plan: Plan, d: _Defaults, est: TimeEstimate, compute_hours: float) -> Evaluation:
+    """Evaluation steps every so many training steps, each a fraction of a training step."""
+    ev = plan.evaluation
+    interval = int(d.get(ev.interval_steps, "defaults.evaluation.interval_steps"))
+    steps = int(d.get(ev.steps, "defaults.evaluation.steps")) if interval else 0
+    fraction = _eval_step_fraction(est)
+    return Evaluation(
+        hours=compute_hours * steps / interval * fraction if interval else 0.0,
+        interval_steps=interval,
+        steps=steps,
+        step_fraction=fraction,
+    )
+
+
+def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
+    """The plan's dataset size, else its tokens at the catalog's bytes per token, else 0."""
+    if plan.data.dataset_gb is not None:
+        return plan.data.dataset_gb
+    if plan.model.tokens is not None:
+        d.used.append(catalog.assumption("defaults.model.bytes_per_token").cite())
+        return plan.model.tokens * float(catalog.value("defaults.model.bytes_per_token")) / 1e9
+    return 0.0
+
+
+def _storage(plan: Plan, d: _Defaults, writes: _Writes) -> Storage:
+    """Block storage per node (the plan's, else defaults) and the file system already read."""
+    st = plan.storage
+    return Storage(
         ebs_gb_per_node=float(d.get(st.ebs_gb_per_node, "defaults.storage.ebs_gb_per_node")),
         ebs_iops=float(d.get(st.ebs_iops, "defaults.storage.ebs_iops")),
         ebs_throughput_mibps=float(
             d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps")
         ),
-        fsx_capacity_gb=fsx_gb,
-        fsx_tier=fsx_tier,
-        checkpoint_target=target,
+        fsx_capacity_gb=writes.fsx_gb,
+        fsx_tier=writes.fsx_tier,
+    )
+
+
+def _checkpoint(
+    plan: Plan, d: _Defaults, writes: _Writes, schedule: tuple[float, float | None, str]
+) -> Checkpoint:
+    """The checkpoint record; count and stall are zero until ``Interruptions`` sets them."""
+    ck = plan.checkpoint
+    interval, optimum, basis = schedule
+    return Checkpoint(
+        size_gb=writes.size_gb,
+        target=writes.target,
+        asynchronous=writes.asynchronous,
         keep_last=int(d.get(ck.keep_last, "defaults.checkpoint.keep_last")),
         retention_days=float(d.get(ck.retention_days, "defaults.checkpoint.retention_days")),
-        asynchronous_checkpoint=asynchronous,
+        interval_hours=interval,
+        interval_optimum_hours=optimum,
+        interval_basis=basis,
+        stall_hours_each=writes.stall_each,
+        count=0.0,
+        stall_hours=0.0,
+    )
+
+
+def _data(plan: Plan, d: _Defaults, job: Job, dataset_gb: float) -> Data:
+    """The dataset, its placement (``resolve_job``), epochs and object size."""
+    data = plan.data
+    return Data(
         dataset_gb=dataset_gb,
-        data_source=data_source,
-        data_location=data_location,
-        data_provider=data_provider,
-        data_region=data_region,
-        data_zone=data_zone,
+        source=job.data_source,
+        location=job.data_location,
+        provider=job.data_provider,
+        region=job.data_region,
+        zone=job.data_zone,
         epochs=float(d.get(data.epochs, "defaults.data.epochs")),
         object_mb=float(d.get(data.object_mb, "defaults.data.object_mb")),
+    )
+
+
+def _network(plan: Plan, d: _Defaults) -> Network:
+    """NAT gateways and their traffic, public IPs: the plan's, else the catalog's defaults."""
+    net = plan.network
+    return Network(
         nat_gateways=int(d.get(net.nat_gateways, "defaults.network.nat_gateways")),
         nat_gb_per_node_hour=float(
             d.get(net.nat_gb_per_node_hour, "defaults.network.nat_gb_per_node_hour")
@@ -1019,18 +1221,34 @@ def usage_for(
         public_ips_per_node=float(
             d.get(net.public_ips_per_node, "defaults.network.public_ips_per_node")
         ),
+    )
+
+
+def _monitoring(plan: Plan, d: _Defaults) -> Monitoring:
+    """Metrics and logs per node: the plan's, else the catalog's defaults."""
+    mon = plan.monitoring
+    return Monitoring(
         custom_metrics_per_node=float(
             d.get(mon.custom_metrics_per_node, "defaults.monitoring.custom_metrics_per_node")
         ),
         logs_gb_per_node_hour=float(
             d.get(mon.logs_gb_per_node_hour, "defaults.monitoring.logs_gb_per_node_hour")
         ),
-        time=est,
-        extra_groups=tuple(
-            (g.name, g.instance, g.count, g.spot) for g in plan.cluster.extra_groups
-        ),
-        assumed=tuple(dict.fromkeys(d.used)),
-        hours_per_month=float(catalog.value("reliability.hours_per_month")),
+    )
+
+
+def _purchase(plan: Plan, job: Job) -> Purchase:
+    """Spot share and commitment; coverage defaults to all of it when a term is bought."""
+    p = plan.purchase
+    coverage = p.savings_plan_coverage
+    if coverage is None:
+        coverage = 0.0 if p.savings_plan == "none" else 1.0
+    return Purchase(
+        spot_fraction=p.spot_fraction,
+        savings_plan=p.savings_plan,
+        savings_plan_coverage=coverage,
+        savings_plan_kind=job.savings_plan_kind,
+        commitment=p.commitment or "buy",
     )
 
 

@@ -108,7 +108,7 @@ def compare_orchestrators(
                 label=_LABELS[o],
                 forecast=fc,
                 orchestration_usd=cats["orchestration"],
-                restart_hours=fc.usage.restart_hours,
+                restart_hours=fc.usage.reliability.restart_hours,
                 disruption_usd=cats["failures"] + cats["spot_reclaim"],
                 setup_time=str(catalog.value(f"whatif.setup_time_{o}")),
                 failure_risk=str(catalog.value(f"whatif.failure_risk_{o}")),
@@ -185,11 +185,11 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     u = fc.usage
     notes: list[str] = []
     bpt = float(catalog.value("defaults.model.bytes_per_token"))
-    seconds = u.compute_hours * 3600.0
-    if u.tokens is not None:
-        tokens_per_s = u.tokens / seconds
-    elif u.dataset_gb > 0:
-        tokens_per_s = u.dataset_gb * 1e9 * u.epochs / bpt / seconds
+    seconds = u.compute.hours * 3600.0
+    if u.compute.tokens is not None:
+        tokens_per_s = u.compute.tokens / seconds
+    elif u.data.dataset_gb > 0:
+        tokens_per_s = u.data.dataset_gb * 1e9 * u.data.epochs / bpt / seconds
         notes.append("no model.tokens: read rate from dataset_gb × epochs over the training hours")
     else:
         tokens_per_s = 0.0
@@ -200,36 +200,38 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     io_kib = min(seq_len * bpt / 1024.0, float(catalog.value("whatif.ebs_max_io_kib")))
     read_mibps = tokens_per_s * bpt / u.nodes / _MIB
     read_iops = read_mibps * 1024.0 / io_kib if io_kib > 0 else 0.0
-    ck_gb_node = u.checkpoint_size_gb / u.nodes if u.checkpoint_target == "ebs" else 0.0
+    ck_gb_node = u.checkpoint.size_gb / u.nodes if u.checkpoint.target == "ebs" else 0.0
     want_write = float(
         plan.checkpoint.write_gbytes_per_s_per_node
         or catalog.value("defaults.checkpoint.write_gbytes_per_s_per_node")
     )
     write_mibps = want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0
-    if u.checkpoint_target != "ebs":
+    if u.checkpoint.target != "ebs":
         notes.append(
-            f"checkpoints go to {u.checkpoint_target}, not EBS: only data-loader reads load the "
+            f"checkpoints go to {u.checkpoint.target}, not EBS: only data-loader reads load the "
             "gp3 volumes"
         )
     max_iops = float(catalog.value("whatif.gp3_max_iops"))
     max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
     ebs_fits = read_iops <= max_iops and read_mibps <= max_mibps
-    provisioning_fits = read_iops <= u.ebs_iops and read_mibps <= u.ebs_throughput_mibps
+    provisioning_fits = (
+        read_iops <= u.storage.ebs_iops and read_mibps <= u.storage.ebs_throughput_mibps
+    )
     # Stall: reads throttled to the limit slow training in proportion; checkpoints written at the
     # cap.
     slow = max(read_iops / max_iops, read_mibps / max_mibps, 1.0)
-    stall_hours = u.compute_hours * (slow - 1.0)
+    stall_hours = u.compute.hours * (slow - 1.0)
     if write_mibps > max_mibps:
         per_ck = ck_gb_node * 1e9 / _MIB * (1.0 / max_mibps - 1.0 / write_mibps) / 3600.0
-        stall_hours += u.checkpoint_count * per_ck
+        stall_hours += u.checkpoint.count * per_ck
         ebs_fits = False
     rate, _words = cluster_rate(catalog, u)
     stall_usd = stall_hours * rate
     # FSx sizing: the whole cluster's reads (+ checkpoint writes if they go to shared storage).
     need_mbps = tokens_per_s * bpt / 1e6
     ck_mbps = 0.0
-    if u.checkpoint_size_gb > 0 and u.checkpoint_target in ("ebs", "fsx"):
-        ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint_size_gb * 1e3 / 60.0)
+    if u.checkpoint.size_gb > 0 and u.checkpoint.target in ("ebs", "fsx"):
+        ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint.size_gb * 1e3 / 60.0)
         notes.append(
             f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one "
             "in a minute)"
@@ -237,8 +239,12 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     need_mbps = max(need_mbps, ck_mbps)
     # Capacity: the dataset, plus the retained checkpoints only when they would live there too
     # (checkpoints bound for S3 neither load nor fill the file system, as for the throughput above).
-    kept_gb = u.checkpoint_size_gb * u.keep_last if u.checkpoint_target in ("ebs", "fsx") else 0.0
-    data_gb = u.dataset_gb + kept_gb
+    kept_gb = (
+        u.checkpoint.size_gb * u.checkpoint.keep_last
+        if u.checkpoint.target in ("ebs", "fsx")
+        else 0.0
+    )
+    data_gb = u.data.dataset_gb + kept_gb
     step = float(catalog.value("whatif.fsx_capacity_step_gb"))
     minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
     best: tuple[float, str, float] | None = None
@@ -266,10 +272,10 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         checkpoint_write_mibps_per_node=write_mibps,
         gp3_max_iops=max_iops,
         gp3_max_mibps=max_mibps,
-        provisioned_iops=u.ebs_iops,
-        provisioned_mibps=u.ebs_throughput_mibps,
+        provisioned_iops=u.storage.ebs_iops,
+        provisioned_mibps=u.storage.ebs_throughput_mibps,
         ebs_fits=ebs_fits,
-        provisioning_fits=provisioning_fits and write_mibps <= u.ebs_throughput_mibps,
+        provisioning_fits=provisioning_fits and write_mibps <= u.storage.ebs_throughput_mibps,
         stall_hours=stall_hours,
         stall_usd=stall_usd,
         fsx_needed_mbps=need_mbps,
@@ -365,7 +371,7 @@ def sparse_attention(
     )
     plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
     before = forecast(plan, catalog, today=today)
-    hours_after = before.usage.compute_hours * (1.0 - plan_saving)
+    hours_after = before.usage.compute.hours * (1.0 - plan_saving)
     after_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": hours_after})})
     after = forecast(after_plan, catalog, today=today)
     claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
@@ -383,7 +389,7 @@ def sparse_attention(
         rows=rows,
         plan_seq_len=seq,
         plan_saving=plan_saving,
-        hours_before=before.usage.compute_hours,
+        hours_before=before.usage.compute.hours,
         hours_after=hours_after,
         usd_before=before.total_usd,
         usd_after=after.total_usd,
@@ -436,10 +442,10 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
     """
     u = fc.usage
     od = instance_rate(catalog, u, "on_demand")
-    base = u.nodes * od.usd * u.compute_hours
+    base = u.nodes * od.usd * u.compute.hours
     lo = float(catalog.value("whatif.rule_utilization_low"))
     hi = float(catalog.value("whatif.rule_utilization_high"))
-    risk = float(catalog.value("whatif.rule_risk_spot")) if u.spot_fraction > 0 else 1.0
+    risk = float(catalog.value("whatif.rule_risk_spot")) if u.purchase.spot_fraction > 0 else 1.0
     cats = fc.ledger.by_category()
     rows = []
     for c in CATEGORIES:
@@ -448,7 +454,7 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog) -> RuleOfThumb:
         rows.append((c, amount, beyond))
     return RuleOfThumb(
         base_usd=base,
-        base_basis=f"{u.nodes} × ${od.usd:,.2f}/h × {u.compute_hours:,.2f} h",
+        base_basis=f"{u.nodes} × ${od.usd:,.2f}/h × {u.compute.hours:,.2f} h",
         utilization_low=lo,
         utilization_high=hi,
         risk=risk,

@@ -52,8 +52,8 @@ def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
 def test_usage_counts_the_stated_checkpoints(catalog: Catalog) -> None:
     """The plan above gives 5 checkpoints of 0.05 h each (the figures the tests below price)."""
     u = _usage(catalog, target="s3")
-    assert u.checkpoint_count == pytest.approx(5.0)
-    assert u.checkpoint_stall_hours == pytest.approx(0.25)
+    assert u.checkpoint.count == pytest.approx(5.0)
+    assert u.checkpoint.stall_hours == pytest.approx(0.25)
     assert u.wall_hours == pytest.approx(10.25)
 
 
@@ -87,7 +87,7 @@ def test_s3_target_adds_retained_storage_and_puts(catalog: Catalog) -> None:
     assert store.unit == "GB-month"
     assert store.quantity == pytest.approx(gb_months)
     assert store.cost_usd == pytest.approx(gb_months * 0.02)
-    assert u.object_mb == 64  # packaged assumption: the part size the PUT count uses
+    assert u.data.object_mb == 64  # packaged assumption: the part size the PUT count uses
     assert puts.unit == "1000 requests"
     assert puts.quantity == pytest.approx(56.25)
     assert puts.cost_usd == pytest.approx(281.25)
@@ -104,7 +104,7 @@ def test_no_checkpoint_size_gives_no_lines(catalog: Catalog) -> None:
     """A plan with no model size and no checkpoint size writes nothing: no checkpoint lines."""
     plan = zero_hidden_plan()
     u = usage_for(plan_from_dict(plan), catalog, today=TODAY)
-    assert u.checkpoint_size_gb == 0
+    assert u.checkpoint.size_gb == 0
     assert _lines(u, _tiny(catalog)) == []
 
 
@@ -112,8 +112,8 @@ def test_asynchronous_snapshot_stall_is_priced_and_named(catalog: Catalog) -> No
     """Async: the stall is the usage's snapshot time (shorter than the 0.25 h synchronous write),
     priced at 4 × $10 = $40 per cluster-hour, and the basis says it was a snapshot."""
     u = _usage(catalog, target="ebs", asynchronous=True)
-    assert 0 < u.checkpoint_stall_hours < 0.25
+    assert 0 < u.checkpoint.stall_hours < 0.25
     (stall,) = _lines(u, _tiny(catalog))
-    assert stall.quantity == pytest.approx(u.checkpoint_stall_hours)
-    assert stall.cost_usd == pytest.approx(u.checkpoint_stall_hours * 40.0)
+    assert stall.quantity == pytest.approx(u.checkpoint.stall_hours)
+    assert stall.cost_usd == pytest.approx(u.checkpoint.stall_hours * 40.0)
     assert "async snapshot" in stall.basis()

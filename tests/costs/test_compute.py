@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -40,7 +39,7 @@ def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
 def test_all_on_demand_is_one_line(catalog: Catalog) -> None:
     """No spot: one on-demand line, 4 nodes × 10 h = 40 instance-hours × $10 = $400."""
     usage = _usage(catalog)
-    assert usage.compute_hours == pytest.approx(10.0)
+    assert usage.compute.hours == pytest.approx(10.0)
     (line,) = _lines(usage, _tiny(catalog))
     assert line.item == "p5.48xlarge on-demand"
     assert line.unit == "instance-hour"
@@ -71,7 +70,7 @@ def test_all_spot_has_no_on_demand_line(catalog: Catalog) -> None:
 
 def test_spot_price_scale_multiplies_only_the_spot_rate(catalog: Catalog) -> None:
     """A trial's spot price at 1.5 × list: spot $4 × 1.5 = $6; on-demand stays $10 (half spot: 20 h each)."""
-    usage = replace(_usage(catalog, spot_fraction=0.5), spot_price_scale=1.5)
+    usage = _usage(catalog, spot_fraction=0.5).with_values({"purchase.spot_price_scale": 1.5})
     od, spot = _lines(usage, _tiny(catalog))
     assert od.unit_price_usd == 10.0
     assert spot.unit_price_usd == pytest.approx(6.0)

@@ -77,7 +77,7 @@ def test_checkpoints_to_fsx_in_another_zone_cross_it_too(catalog: Catalog) -> No
     before the data's $20 + $40."""
     ckpt = {"interval_hours": 2, "size_gb": 720, "target": "fsx", "write_gbytes_per_s_per_node": 1}
     usage = _usage(catalog, source="fsx", location="cross_az", checkpoint=ckpt)
-    assert usage.checkpoint_count == pytest.approx(5.0)
+    assert usage.checkpoint.count == pytest.approx(5.0)
     c_out, c_in, d_out, d_in = _lines(usage, _tiny(catalog))
     assert "checkpoints written to" in c_out.item
     assert c_out.quantity == pytest.approx(3600.0)

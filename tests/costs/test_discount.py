@@ -3,7 +3,6 @@ term, on round tiny prices ($10 on-demand, $6 commitment rate per instance-hour)
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -75,8 +74,8 @@ def test_three_year_term_and_spot_share(catalog: Catalog) -> None:
 
 def test_run_longer_than_a_term_buys_consecutive_terms(catalog: Catalog) -> None:
     """10,000 h of training > one 8,760 h term: 2 terms = 17,520 h − 10,000 h = 7,520 h × $12 = $90,240."""
-    usage = replace(
-        _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5), compute_hours=10_000.0
+    usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5).with_values(
+        {"compute.hours": 10_000.0}
     )
     saving, unused = _lines(usage, _tiny(catalog))
     assert saving.quantity == pytest.approx(2 * 10_000.0)

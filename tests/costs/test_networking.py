@@ -83,7 +83,7 @@ def test_public_ips_per_node_are_billed_without_a_gateway(catalog: Catalog) -> N
 def test_s3_reads_through_a_gateway_endpoint_do_not_cross_nat(catalog: Catalog) -> None:
     """Same-region S3 with an endpoint (s3_via_nat false): dataset reads add no NAT bytes."""
     u, lines = _priced(catalog, data={"dataset_gb": 1000, "source": "s3"})
-    assert u.dataset_read_gb > 0
+    assert u.data.read_gb > 0
     assert lines[DATA_LINE].quantity == 0  # 4 × 10 × 0 GB/node-hour, nothing else
 
 
@@ -102,9 +102,9 @@ def test_dataset_reads_that_leave_the_vpc_cross_nat(
     """Reads from S3 without an endpoint, another region, another cloud or on-premises cross NAT."""
     u, lines = _priced(catalog, data={"dataset_gb": 1000, **data}, s3_via_nat=via_nat)
     # GB = 4 × 10 × 0 + every GB read (usage.dataset_read_gb: dataset × epochs), at $0.05
-    assert u.dataset_read_gb >= 1000
-    assert lines[DATA_LINE].quantity == pytest.approx(u.dataset_read_gb)
-    assert lines[DATA_LINE].cost_usd == pytest.approx(u.dataset_read_gb * 0.05)
+    assert u.data.read_gb >= 1000
+    assert lines[DATA_LINE].quantity == pytest.approx(u.data.read_gb)
+    assert lines[DATA_LINE].cost_usd == pytest.approx(u.data.read_gb * 0.05)
 
 
 def test_checkpoints_cross_nat_only_to_s3_without_an_endpoint(catalog: Catalog) -> None:
@@ -115,7 +115,7 @@ def test_checkpoints_cross_nat_only_to_s3_without_an_endpoint(catalog: Catalog) 
     assert endpoint[DATA_LINE].quantity == 0
     u, lines = _priced(catalog, s3_via_nat=True, target="s3")
     # 5 checkpoints × 100 GB = 500 GB × $0.05 = $25
-    assert u.checkpoint_write_gb == pytest.approx(CKPTS * 100)
+    assert u.checkpoint.write_gb == pytest.approx(CKPTS * 100)
     assert lines[DATA_LINE].quantity == pytest.approx(CKPTS * 100)
     assert lines[DATA_LINE].cost_usd == pytest.approx(CKPTS * 100 * 0.05)
 

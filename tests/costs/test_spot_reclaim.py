@@ -54,7 +54,7 @@ def test_reclaims_lose_half_an_interval_plus_restart_for_the_whole_cluster(
     reclaims = HAZARD * 2 * exposed
     # each loses 2 h / 2 + 0.5 h = 1.5 h of the whole cluster ≈ 0.3 cluster-hours
     lost = reclaims * (INTERVAL / 2 + RESTART)
-    assert u.reclaim_events == pytest.approx(reclaims)
+    assert u.reliability.reclaim_events == pytest.approx(reclaims)
     assert line.unit == "cluster-hour"
     assert line.quantity == pytest.approx(lost)
     # cluster-hour = 4 × (0.5 × $10 + 0.5 × $4) = $28; ≈ 0.3 × $28 = $8.4

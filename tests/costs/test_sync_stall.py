@@ -9,7 +9,6 @@ themselves on the packaged catalog.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 
@@ -53,7 +52,7 @@ def test_unmodelled_slow_steps_are_still_billed(catalog: Catalog) -> None:
     bills those hours, so a slower trial never comes out cheaper."""
     tiny = tiny_catalog(catalog, OD)
     u = usage_for(plan_from_dict(zero_hidden_plan()), tiny, today=TODAY)
-    (line,) = sync_stall.price(replace(u, sync_stall_hours=3.0), tiny)
+    (line,) = sync_stall.price(u.with_values({"compute.sync_stall_hours": 3.0}), tiny)
     # 3 h × 4 nodes × $10 = $120
     assert line.item == "slow steps (throttling, stragglers)"
     assert line.quantity == 3.0
@@ -72,9 +71,9 @@ def test_seed_stall_is_split_by_cause_and_sums_to_the_stalled_hours(catalog: Cat
     # (dp sync hidden by compute, no pipeline, no experts): one line each.
     tp = "tensor-parallel activation all-reduce"
     assert set(lines) == {tp, STRAGGLERS}
-    assert lines[tp].quantity == pytest.approx(u.compute_hours * lay.tp_s / lay.busy_s)
-    assert lines[STRAGGLERS].quantity == pytest.approx(u.compute_hours * u.time.straggler_fraction)
-    assert sum(c.quantity for c in lines.values()) == pytest.approx(u.sync_stall_hours)
+    assert lines[tp].quantity == pytest.approx(u.compute.hours * lay.tp_s / lay.busy_s)
+    assert lines[STRAGGLERS].quantity == pytest.approx(u.compute.hours * u.time.straggler_fraction)
+    assert sum(c.quantity for c in lines.values()) == pytest.approx(u.compute.sync_stall_hours)
     for c in lines.values():
         assert c.unit_price_usd == pytest.approx(224.0)  # 32 × $7
 
@@ -84,7 +83,7 @@ def test_missing_instance_price_is_an_error(catalog: Catalog) -> None:
     plan = zero_hidden_plan()
     plan["reliability"] = {**plan["reliability"], "straggler_cv": 0.01}
     u = usage_for(plan_from_dict(plan), tiny_catalog(catalog, OD), today=TODAY)
-    assert u.sync_stall_hours > 0
+    assert u.compute.sync_stall_hours > 0
     tiny = tiny_catalog(catalog, price("p4d.24xlarge", "on_demand", "instance-hour", 10.0))
     with pytest.raises(PriceNotFoundError, match=r"p5\.48xlarge"):
         list(sync_stall.price(u, tiny))

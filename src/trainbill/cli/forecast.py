@@ -225,7 +225,7 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
     )
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
     console.print(
-        f"Time: {u.compute_hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
+        f"Time: {u.compute.hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
         f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}"
     )
     b = fc.band
@@ -245,7 +245,7 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
         console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
         console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
         console.print("\n[bold]Checkpoint interval[/bold]")
-        console.print(f"  {escape(u.checkpoint_interval_basis)}")
+        console.print(f"  {escape(u.checkpoint.interval_basis)}")
         console.print("\n[bold]Time model factors[/bold]")
         for k, v in u.time.factors:
             console.print(escape(f"  {k}: {v}"))

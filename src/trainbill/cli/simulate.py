@@ -208,7 +208,7 @@ def simulate_cmd(
     usage = usage_for(plan, catalog)
     params = SimulationParams.from_usage(usage, catalog)
     if spot_range is not None:
-        if usage.spot_fraction <= 0:
+        if usage.purchase.spot_fraction <= 0:
             msg = (
                 f"--spot-price-of-on-demand: {plan_file} runs no nodes on spot "
                 "(purchase.spot_fraction = 0), so a spot price range would change nothing; set "

@@ -69,12 +69,12 @@ def _point(catalog: Catalog, usage: Usage, item: str, option: str) -> PricePoint
 
 def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``; the spot price
-    times ``usage.spot_price_scale`` (1 for a forecast; a simulated trial's spot price)."""
+    times ``usage.purchase.spot_price_scale`` (1 for a forecast; a simulated trial's spot price)."""
     rate = _listed_instance_rate(catalog, usage, option)
-    scale = usage.spot_price_scale
+    scale = usage.purchase.spot_price_scale
     if option != "spot" or (np.ndim(scale) == 0 and scale == 1.0):  # a forecast: as listed
         return rate
-    return replace(rate, usd=rate.usd * usage.spot_price_scale)
+    return replace(rate, usd=rate.usd * usage.purchase.spot_price_scale)
 
 
 def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
@@ -166,13 +166,13 @@ _KIND_NAME = {
 
 def commitment_name(usage: Usage) -> str:
     """``1yr Compute Savings Plan``, ``3yr commitment`` (GCP/Azure): for items and errors."""
-    return f"{usage.savings_plan} {_KIND_NAME[usage.savings_plan_kind]}"
+    return f"{usage.purchase.savings_plan} {_KIND_NAME[usage.purchase.savings_plan_kind]}"
 
 
 def covered_item(usage: Usage) -> str:
     """What the commitment is a discount on: ``ml.<instance>`` for SageMaker, else the instance."""
     inst = usage.instance.instance
-    return f"ml.{inst}" if usage.savings_plan_kind == "sagemaker" else inst
+    return f"ml.{inst}" if usage.purchase.savings_plan_kind == "sagemaker" else inst
 
 
 def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
@@ -182,7 +182,9 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     how to add it, instead of deriving a rate from a claimed discount (the seed article's
     42 %/55 % is a claim, not a price).
     """
-    option = f"{_KIND_OPTION.get(usage.savings_plan_kind, 'sp')}_{usage.savings_plan}"
+    option = (
+        f"{_KIND_OPTION.get(usage.purchase.savings_plan_kind, 'sp')}_{usage.purchase.savings_plan}"
+    )
     item = covered_item(usage)
     p = catalog.find_price(
         item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
@@ -238,7 +240,7 @@ def cluster_rate_source(catalog: Catalog, usage: Usage) -> str:
     A line billed at the blended rate cites the on-demand price when some node is on demand,
     the spot price when some node is on spot, and both when the plan mixes them.
     """
-    s = usage.spot_fraction
+    s = usage.purchase.spot_fraction
     cited: list[tuple[str, str]] = []
     if some(s < 1):
         cited.append(("on-demand", instance_rate(catalog, usage, "on_demand").source))
@@ -258,7 +260,7 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], st
     (a ledger line's basis), from a single plan only: like the usage's fields, the rate is an
     array when the usage's spot share or spot price is (``costs.price_arrays``).
     """
-    s = usage.spot_fraction
+    s = usage.purchase.spot_fraction
     nodes = usage.nodes
     if not some(s < 1):  # every node on spot: no on-demand price is needed, nor may one exist
         spot_only = instance_rate(catalog, usage, "spot")

@@ -27,29 +27,29 @@ CATEGORY = "checkpoint"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Write stall, S3 storage of retained checkpoints and PUT requests."""
-    if usage.checkpoint_size_gb <= 0:
+    if usage.checkpoint.size_gb <= 0:
         return
     rate, words = cluster_rate(catalog, usage)
     u = usage
     mode = (
         "async snapshot"
-        if usage.asynchronous_checkpoint
-        else f"synchronous write to {usage.checkpoint_target}"
+        if usage.checkpoint.asynchronous
+        else f"synchronous write to {usage.checkpoint.target}"
     )
     yield Charge(
         category=CATEGORY,
         item="training stalled while checkpointing",
-        quantity=usage.checkpoint_stall_hours,
+        quantity=usage.checkpoint.stall_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.checkpoint_count:,.1f} checkpoints (every {u.checkpoint_interval_hours:g} h) × "
-            f"{u.checkpoint_stall_hours_each * 60:,.2f} min ({u.checkpoint_size_gb:,.0f} GB, {mode}); {words()}"
+            f"{u.checkpoint.count:,.1f} checkpoints (every {u.checkpoint.interval_hours:g} h) × "
+            f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB, {mode}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         driver=__name__,
     )
-    if usage.checkpoint_target != "s3":
+    if usage.checkpoint.target != "s3":
         return
     yield from _object_storage(usage, catalog)
 
@@ -58,17 +58,17 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Retained checkpoints in object storage and the multipart PUTs that wrote them."""
     store = service(catalog, u, "object_storage")
     assert store is not None
-    retention_months = u.retention_days * 24.0 / u.hours_per_month
-    kept = np.minimum(float(u.keep_last), np.maximum(u.checkpoint_count, 1.0))
+    retention_months = u.checkpoint.retention_days * 24.0 / u.hours_per_month
+    kept = np.minimum(float(u.checkpoint.keep_last), np.maximum(u.checkpoint.count, 1.0))
     yield Charge(
         category=CATEGORY,
         item=f"checkpoint storage ({store.product})",
-        quantity=kept * u.checkpoint_size_gb * (u.months + retention_months),
+        quantity=kept * u.checkpoint.size_gb * (u.months + retention_months),
         unit="GB-month",
         unit_price_usd=store.usd,
         basis=lambda: (
-            f"{kept:g} retained × {u.checkpoint_size_gb:,.0f} GB × ({u.wall_hours:,.1f} h run + "
-            f"{u.retention_days:g} days retention) / {u.hours_per_month:g} h per month"
+            f"{kept:g} retained × {u.checkpoint.size_gb:,.0f} GB × ({u.wall_hours:,.1f} h run + "
+            f"{u.checkpoint.retention_days:g} days retention) / {u.hours_per_month:g} h per month"
         ),
         source=store.source,
         driver=__name__,
@@ -76,15 +76,15 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
     )
     puts = service(catalog, u, "object_writes")
     assert puts is not None
-    parts = u.checkpoint_size_gb * 1000.0 / u.object_mb
+    parts = u.checkpoint.size_gb * 1000.0 / u.data.object_mb
     yield Charge(
         category=CATEGORY,
         item=f"checkpoint writes: {puts.product} (multipart parts)",
-        quantity=u.checkpoint_count * parts / 1000.0,
+        quantity=u.checkpoint.count * parts / 1000.0,
         unit="1000 requests",
         unit_price_usd=puts.usd,
         basis=lambda: (
-            f"{u.checkpoint_count:,.1f} checkpoints × {parts:,.0f} parts of {u.object_mb:g} MB"
+            f"{u.checkpoint.count:,.1f} checkpoints × {parts:,.0f} parts of {u.data.object_mb:g} MB"
         ),
         source=puts.source,
         driver=__name__,

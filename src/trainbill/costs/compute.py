@@ -26,7 +26,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """On-demand and spot instance-hours of the pure training time."""
     inst = usage.instance.instance
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    s, nodes, hours = usage.spot_fraction, usage.nodes, usage.compute_hours
+    s, nodes, hours = usage.purchase.spot_fraction, usage.nodes, usage.compute.hours
     if some(s < 1):
         od = instance_rate(catalog, usage, "on_demand")
         yield Charge(

@@ -43,36 +43,36 @@ CATEGORY = "data_transfer"
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Transfer charges by where the data lives, and object-storage GET requests."""
     if (
-        usage.data_source == "fsx"
-        and usage.data_location == "cross_az"
-        and usage.checkpoint_target == "fsx"
-        and some(usage.checkpoint_write_gb > 0)
+        usage.data.source == "fsx"
+        and usage.data.location == "cross_az"
+        and usage.checkpoint.target == "fsx"
+        and some(usage.checkpoint.write_gb > 0)
     ):
         u = usage
 
         def writes() -> str:
-            return f"{u.checkpoint_count:,.1f} checkpoints × {u.checkpoint_size_gb:,.0f} GB"
+            return f"{u.checkpoint.count:,.1f} checkpoints × {u.checkpoint.size_gb:,.0f} GB"
 
         what = f"checkpoints written to {_store(usage, catalog)} {_zones(usage)}"
-        yield from _inter_az(usage, catalog, usage.checkpoint_write_gb, what, writes)
-    read_gb = usage.dataset_read_gb
+        yield from _inter_az(usage, catalog, usage.checkpoint.write_gb, what, writes)
+    read_gb = usage.data.read_gb
     if read_gb <= 0:
         return
-    reads = f"{usage.dataset_gb:,.0f} GB × {usage.epochs:g} epochs"
-    if usage.data_source == "other_cloud":
+    reads = f"{usage.data.dataset_gb:,.0f} GB × {usage.data.epochs:g} epochs"
+    if usage.data.source == "other_cloud":
         yield from _internet_egress(usage, catalog, read_gb, reads)
         return
-    if usage.data_source == "on_premises":
+    if usage.data.source == "on_premises":
         return
-    if usage.data_location == "cross_region":
+    if usage.data.location == "cross_region":
         yield _inter_region(usage, catalog, read_gb, reads)
-    elif usage.data_location == "cross_az" and usage.data_source in ("fsx", "ebs"):
+    elif usage.data.location == "cross_az" and usage.data.source in ("fsx", "ebs"):
         what = f"training data read from {_store(usage, catalog)} {_zones(usage)}"
         yield from _inter_az(usage, catalog, read_gb, what, lambda: reads)
-    if usage.data_source == "s3":
+    if usage.data.source == "s3":
         gets = service(catalog, usage, "object_reads")
         assert gets is not None
-        requests = read_gb * 1000.0 / usage.object_mb
+        requests = read_gb * 1000.0 / usage.data.object_mb
         yield Charge(
             category=CATEGORY,
             item=f"{gets.product} for training data",
@@ -80,7 +80,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="1000 requests",
             unit_price_usd=gets.usd,
             basis=lambda: (
-                f"{read_gb:,.0f} GB read in {usage.object_mb:g} MB objects = {requests:,.0f} GETs"
+                f"{read_gb:,.0f} GB read in {usage.data.object_mb:g} MB objects = {requests:,.0f} GETs"
             ),
             source=gets.source,
             driver=__name__,
@@ -90,14 +90,14 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
 
 def _store(usage: Usage, catalog: Catalog) -> str:
     """The provider's product that holds the data (``fsx`` on GCP is Managed Lustre)."""
-    role = {"fsx": "shared_fs", "ebs": "block_storage", "s3": "object_storage"}[usage.data_source]
+    role = {"fsx": "shared_fs", "ebs": "block_storage", "s3": "object_storage"}[usage.data.source]
     return service_item(catalog, usage.provider, role)[1]
 
 
 def _zones(usage: Usage) -> str:
     """ "in use1-az2, cluster in use1-az4", or "in another zone" when the plan names none."""
-    if usage.data_zone is not None and usage.zone is not None:
-        return f"in {usage.data_zone}, cluster in {usage.zone}"
+    if usage.data.zone is not None and usage.zone is not None:
+        return f"in {usage.data.zone}, cluster in {usage.zone}"
     return "in another zone"
 
 
@@ -146,19 +146,19 @@ def _inter_region(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> Charg
     """Out of the data's region at the pair's own rate where the catalog has one."""
     # ``location = "cross_region"`` without ``data.region``: the source region is unknown, and
     # the general rate of the cluster's region stands for it.
-    known = usage.data_region != usage.region
-    origin = usage.data_region if known else "another region"
+    known = usage.data.region != usage.region
+    origin = usage.data.region if known else "another region"
     base, _ = service_item(catalog, usage.provider, "inter_region")
     own = catalog.find_price(
         f"{base}.{usage.region}",
         "on_demand",
         provider=usage.provider,
-        region=usage.data_region,
+        region=usage.data.region,
         as_of=usage.as_of,
     )
-    pair = known and own is not None and own.region == usage.data_region
+    pair = known and own is not None and own.region == usage.data.region
     rate = service(
-        catalog, usage, "inter_region", f".{usage.region}" if pair else "", region=usage.data_region
+        catalog, usage, "inter_region", f".{usage.region}" if pair else "", region=usage.data.region
     )
     assert rate is not None
     return Charge(
@@ -167,7 +167,7 @@ def _inter_region(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> Charg
         quantity=gb,
         unit="GB",
         unit_price_usd=rate.usd,
-        basis=lambda: f"{how} out of {origin} ({usage.data_source}); data in is free",
+        basis=lambda: f"{how} out of {origin} ({usage.data.source}); data in is free",
         source=rate.source,
         driver=__name__,
         service_category="Networking",
@@ -184,12 +184,12 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> It
     """
     months = np.maximum(usage.months, 1.0)  # elementwise: the run's length may be an array
     per_month = gb / months
-    item, product = service_item(catalog, usage.data_provider, "internet_egress")
+    item, product = service_item(catalog, usage.data.provider, "internet_egress")
     tiers = volume_tiers(
         catalog,
         item,
-        provider=usage.data_provider,
-        region=usage.data_region,
+        provider=usage.data.provider,
+        region=usage.data.region,
         as_of=usage.as_of,
     )
     for t in tiers:
@@ -201,7 +201,7 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> It
         yield Charge(
             category=CATEGORY,
             item=(
-                f"{product} of training data from {usage.data_provider} {usage.data_region} "
+                f"{product} of training data from {usage.data.provider} {usage.data.region} "
                 f"({band}/month tier)"
             ),
             quantity=in_tier * months,
@@ -217,6 +217,6 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> It
 def _egress_basis(usage: Usage, how: str, gb: Amount, months: Amount, in_tier: Amount) -> str:
     return (
         f"{how} = {gb:,.0f} GB over {months:,.2f} billing month(s): "
-        f"{in_tier:,.0f} GB/month in this tier; billed by {usage.data_provider} "
+        f"{in_tier:,.0f} GB/month in this tier; billed by {usage.data.provider} "
         f"(data gravity), data in to {usage.provider} is free"
     )

@@ -43,8 +43,8 @@ _YEARS = {"1yr": 1, "3yr": 3}
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Commitment-rate line for the covered hours, plus the unused term of a commitment bought."""
-    covers = (usage.savings_plan_coverage > 0) & (usage.spot_fraction < 1)
-    if usage.savings_plan == "none" or not some(covers):
+    covers = (usage.purchase.savings_plan_coverage > 0) & (usage.purchase.spot_fraction < 1)
+    if usage.purchase.savings_plan == "none" or not some(covers):
         return
     # The commitment rate first: without a published rate (p5e has no On-Demand SKU either) the
     # error to show is "no published … Savings Plan rate", which says how to add one.
@@ -53,9 +53,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     name = commitment_name(usage)
     item = covered_item(usage)
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    covered_nodes = usage.savings_plan_coverage * (1 - usage.spot_fraction) * usage.nodes
+    covered_nodes = (
+        usage.purchase.savings_plan_coverage * (1 - usage.purchase.spot_fraction) * usage.nodes
+    )
     wall = usage.wall_hours
-    if usage.commitment == "existing":
+    if usage.purchase.commitment == "existing":
         whose = (
             "covered by an existing commitment: its cost is sunk or shared with other workloads, so the "
             "run is charged the commitment rate on its own hours only"
@@ -69,16 +71,18 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
         basis=lambda: (
-            f"{usage.savings_plan_coverage:.0%} coverage × {1 - usage.spot_fraction:.0%} on-demand × {usage.nodes} "
+            f"{usage.purchase.savings_plan_coverage:.0%} coverage × {1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.nodes} "
             f"nodes × {wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; {whose}"
         ),
         source=f"commitment rate: {sp.source}; on-demand: {od.source}",
         driver=__name__,
         pricing_category="Committed",
     )
-    if usage.commitment != "buy":
+    if usage.purchase.commitment != "buy":
         return
-    term_hours = _YEARS[usage.savings_plan] * float(catalog.value("commitment.hours_per_year"))
+    term_hours = _YEARS[usage.purchase.savings_plan] * float(
+        catalog.value("commitment.hours_per_year")
+    )
     terms = np.maximum(1.0, np.ceil(wall / term_hours))  # elementwise: wall may be an array
     hourly = covered_nodes * sp.usd
     unused = terms * term_hours - wall

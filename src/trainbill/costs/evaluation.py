@@ -24,19 +24,19 @@ CATEGORY = "evaluation"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One line: forward-only validation passes, when the plan evaluates at all."""
-    if not some(usage.eval_hours > 0):
+    if not some(usage.evaluation.hours > 0):
         return
     rate, words = cluster_rate(catalog, usage)
     u = usage
     yield Charge(
         category=CATEGORY,
         item="validation passes (forward only)",
-        quantity=usage.eval_hours,
+        quantity=usage.evaluation.hours,
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.compute_hours:,.2f} h × {u.eval_steps} eval steps every "
-            f"{u.eval_interval_steps:,} steps × {u.eval_step_fraction:.3f} (an eval step's time "
+            f"{u.compute.hours:,.2f} h × {u.evaluation.steps} eval steps every "
+            f"{u.evaluation.interval_steps:,} steps × {u.evaluation.step_fraction:.3f} (an eval step's time "
             f"per training step: forward only, no recompute, sync or optimizer); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),

@@ -21,20 +21,20 @@ CATEGORY = "failures"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Cluster-hours lost to hardware failures."""
-    if usage.failure_rate_per_gpu_day <= 0:
+    if usage.reliability.failure_rate_per_gpu_day <= 0:
         return
     rate, words = cluster_rate(catalog, usage)
     u = usage
     yield Charge(
         category=CATEGORY,
         item="work lost and restarts after hardware failures",
-        quantity=usage.failure_lost_hours,
+        quantity=usage.reliability.failure_lost_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.failure_events:.2f} failures ({u.failure_rate_per_gpu_day:.2e}/GPU-day × {u.gpus} GPUs × "
-            f"{u.exposed_hours:,.1f} h / 24) × ({u.checkpoint_interval_hours:g} h interval / 2 + "
-            f"{u.restart_hours:g} h restart on {u.orchestrator}); {words()}"
+            f"{u.reliability.failure_events:.2f} failures ({u.reliability.failure_rate_per_gpu_day:.2e}/GPU-day × {u.gpus} GPUs × "
+            f"{u.exposed_hours:,.1f} h / 24) × ({u.checkpoint.interval_hours:g} h interval / 2 + "
+            f"{u.reliability.restart_hours:g} h restart on {u.orchestrator}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         driver=__name__,

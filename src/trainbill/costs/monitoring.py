@@ -22,34 +22,34 @@ CATEGORY = "monitoring"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Custom metrics and logs ingest."""
-    if usage.custom_metrics_per_node > 0:
+    if usage.monitoring.custom_metrics_per_node > 0:
         metric = service(catalog, usage, "metrics")
         assert metric is not None
         yield Charge(
             category=CATEGORY,
             item=metric.product,
-            quantity=usage.nodes * usage.custom_metrics_per_node * usage.months,
+            quantity=usage.nodes * usage.monitoring.custom_metrics_per_node * usage.months,
             unit="metric-month",
             unit_price_usd=metric.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {usage.custom_metrics_per_node:g} metrics × {usage.wall_hours:,.1f} h / "
+                f"{usage.nodes} nodes × {usage.monitoring.custom_metrics_per_node:g} metrics × {usage.wall_hours:,.1f} h / "
                 f"{usage.hours_per_month:g} h (prorated hourly)"
             ),
             source=metric.source,
             driver=__name__,
             service_category="Management and Governance",
         )
-    if usage.logs_gb_per_node_hour > 0:
+    if usage.monitoring.logs_gb_per_node_hour > 0:
         logs = service(catalog, usage, "logs")
         assert logs is not None
         yield Charge(
             category=CATEGORY,
             item=logs.product,
-            quantity=usage.nodes * usage.wall_hours * usage.logs_gb_per_node_hour,
+            quantity=usage.nodes * usage.wall_hours * usage.monitoring.logs_gb_per_node_hour,
             unit="GB",
             unit_price_usd=logs.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.logs_gb_per_node_hour:g} GB/node-hour"
+                f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.monitoring.logs_gb_per_node_hour:g} GB/node-hour"
             ),
             source=logs.source,
             driver=__name__,

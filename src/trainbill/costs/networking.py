@@ -33,16 +33,16 @@ CATEGORY = "networking"
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """NAT gateway hours, NAT data processing and public IPv4 hours."""
     wall = usage.wall_hours
-    if usage.nat_gateways > 0:
+    if usage.network.nat_gateways > 0:
         hours = service(catalog, usage, "nat_hours")
         assert hours is not None
         yield Charge(
             category=CATEGORY,
             item=f"{hours.product} hours",
-            quantity=usage.nat_gateways * wall,
+            quantity=usage.network.nat_gateways * wall,
             unit="hour",
             unit_price_usd=hours.usd,
-            basis=lambda: f"{usage.nat_gateways} gateway(s) × {wall:,.1f} h",
+            basis=lambda: f"{usage.network.nat_gateways} gateway(s) × {wall:,.1f} h",
             source=hours.source,
             driver=__name__,
             service_category="Networking",
@@ -50,12 +50,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         data = service(catalog, usage, "nat_data")
         assert data is not None
         crossing = tuple(_through_nat(usage))
-        gb = usage.nodes * wall * usage.nat_gb_per_node_hour + sum(extra for extra, _ in crossing)
+        gb = usage.nodes * wall * usage.network.nat_gb_per_node_hour + sum(
+            extra for extra, _ in crossing
+        )
 
         def basis() -> str:
-            base = (
-                f"{usage.nodes} nodes × {wall:,.1f} h × {usage.nat_gb_per_node_hour:g} GB/node-hour"
-            )
+            base = f"{usage.nodes} nodes × {wall:,.1f} h × {usage.network.nat_gb_per_node_hour:g} GB/node-hour"
             return base + "".join(f" + {extra:,.0f} GB {why}" for extra, why in crossing)
 
         yield Charge(
@@ -69,7 +69,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             driver=__name__,
             service_category="Networking",
         )
-    addresses = usage.public_ips_per_node * usage.nodes + usage.nat_gateways
+    addresses = usage.network.public_ips_per_node * usage.nodes + usage.network.nat_gateways
     if addresses > 0:
         ip = service(catalog, usage, "public_ipv4")
         assert ip is not None
@@ -80,7 +80,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="address-hour",
             unit_price_usd=ip.usd,
             basis=lambda: (
-                f"({usage.public_ips_per_node:g} per node × {usage.nodes} nodes + {usage.nat_gateways} NAT "
+                f"({usage.network.public_ips_per_node:g} per node × {usage.nodes} nodes + {usage.network.nat_gateways} NAT "
                 f"Elastic IP) × {wall:,.1f} h"
             ),
             source=ip.source,
@@ -91,21 +91,25 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
 
 def _through_nat(usage: Usage) -> Iterable[tuple[Amount, str]]:
     """The run's data and checkpoint bytes that cross the NAT gateway, with the reason."""
-    reads = usage.dataset_read_gb
+    reads = usage.data.read_gb
     if reads > 0:
-        if usage.data_source == "s3" and usage.data_location == "cross_region":
+        if usage.data.source == "s3" and usage.data.location == "cross_region":
             why = "of dataset reads from another region's object storage (no endpoint reaches it)"
             yield reads, why
-        elif usage.data_source == "s3" and usage.s3_via_nat:
+        elif usage.data.source == "s3" and usage.network.s3_via_nat:
             yield (
                 reads,
                 "of dataset reads from object storage routed through NAT (no gateway endpoint)",
             )
-        elif usage.data_source in ("other_cloud", "on_premises"):
-            where = usage.data_source.replace("_", " ")
+        elif usage.data.source in ("other_cloud", "on_premises"):
+            where = usage.data.source.replace("_", " ")
             yield reads, f"of dataset reads from {where} over the internet"
-    if usage.checkpoint_target == "s3" and usage.s3_via_nat and some(usage.checkpoint_write_gb > 0):
+    if (
+        usage.checkpoint.target == "s3"
+        and usage.network.s3_via_nat
+        and some(usage.checkpoint.write_gb > 0)
+    ):
         yield (
-            usage.checkpoint_write_gb,
+            usage.checkpoint.write_gb,
             "of checkpoint writes to object storage routed through NAT (no gateway endpoint)",
         )

@@ -30,10 +30,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     if usage.orchestrator == "hyperpod":
         inst = usage.instance.instance
         ml = sagemaker_rate(catalog, usage, inst)
-        if ml is None or not some(usage.spot_fraction < 1):
+        if ml is None or not some(usage.purchase.spot_fraction < 1):
             return  # usage.warnings says what is not priced and why
         ec2 = instance_rate(catalog, usage, "on_demand")
-        od_nodes = usage.nodes * (1 - usage.spot_fraction)
+        od_nodes = usage.nodes * (1 - usage.purchase.spot_fraction)
         unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
         yield Charge(
             category=CATEGORY,
@@ -42,7 +42,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit=unit,
             unit_price_usd=ml.usd - ec2.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {1 - usage.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
+                f"{usage.nodes} nodes × {1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
                 f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
             ),
             source=f"ml.*: {ml.source}; EC2: {ec2.source}",

@@ -23,20 +23,20 @@ CATEGORY = "spot_reclaim"
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """Cluster-hours lost to spot reclaims."""
-    if not some(usage.spot_fraction > 0):
+    if not some(usage.purchase.spot_fraction > 0):
         return
     rate, words = cluster_rate(catalog, usage)
     u = usage
     yield Charge(
         category=CATEGORY,
         item="work lost and restarts after spot reclaims",
-        quantity=usage.reclaim_lost_hours,
+        quantity=usage.reliability.reclaim_lost_hours,
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.reclaim_events:.2f} reclaims ({u.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
-            f"{u.nodes * u.spot_fraction:g} spot nodes × {u.exposed_hours:,.1f} h) × "
-            f"({u.checkpoint_interval_hours:g} h interval / 2 + {u.restart_hours:g} h restart); {words()}"
+            f"{u.reliability.reclaim_events:.2f} reclaims ({u.reliability.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
+            f"{u.nodes * u.purchase.spot_fraction:g} spot nodes × {u.exposed_hours:,.1f} h) × "
+            f"({u.checkpoint.interval_hours:g} h interval / 2 + {u.reliability.restart_hours:g} h restart); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         driver=__name__,

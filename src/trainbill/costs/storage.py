@@ -30,78 +30,80 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     def span() -> str:
         return f"{u.wall_hours:,.1f} h / {u.hours_per_month:g} h per month"
 
-    if usage.ebs_gb_per_node > 0:
+    if usage.storage.ebs_gb_per_node > 0:
         gb = service(catalog, usage, "block_storage")
         assert gb is not None  # every provider has a block volume
         yield Charge(
             category=CATEGORY,
             item=f"{gb.product} volumes",
-            quantity=usage.nodes * usage.ebs_gb_per_node * months,
+            quantity=usage.nodes * usage.storage.ebs_gb_per_node * months,
             unit="GB-month",
             unit_price_usd=gb.usd,
-            basis=lambda: f"{usage.nodes} nodes × {usage.ebs_gb_per_node:,.0f} GB × {span()}",
+            basis=lambda: (
+                f"{usage.nodes} nodes × {usage.storage.ebs_gb_per_node:,.0f} GB × {span()}"
+            ),
             source=gb.source,
             driver=__name__,
             service_category="Storage",
         )
         free_iops = float(catalog.value("defaults.storage.ebs_iops"))
         # Above the free baseline only: a volume at baseline needs no IOPS price at all.
-        iops = service(catalog, usage, "block_iops") if usage.ebs_iops > free_iops else None
+        iops = service(catalog, usage, "block_iops") if usage.storage.ebs_iops > free_iops else None
         if iops is not None:
             yield Charge(
                 category=CATEGORY,
                 item=f"{iops.product} provisioned IOPS above baseline",
-                quantity=usage.nodes * (usage.ebs_iops - free_iops) * months,
+                quantity=usage.nodes * (usage.storage.ebs_iops - free_iops) * months,
                 unit="IOPS-month",
                 unit_price_usd=iops.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
+                    f"{usage.nodes} nodes × ({usage.storage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
                 ),
                 source=iops.source,
                 driver=__name__,
                 service_category="Storage",
             )
         free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-        above = usage.ebs_throughput_mibps > free_tp
+        above = usage.storage.ebs_throughput_mibps > free_tp
         tp = service(catalog, usage, "block_throughput") if above else None
         if tp is not None:
             yield Charge(
                 category=CATEGORY,
                 item=f"{tp.product} throughput above baseline",
-                quantity=usage.nodes * (usage.ebs_throughput_mibps - free_tp) * months,
+                quantity=usage.nodes * (usage.storage.ebs_throughput_mibps - free_tp) * months,
                 unit="MiBps-month",
                 unit_price_usd=tp.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
+                    f"{usage.nodes} nodes × ({usage.storage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
                 ),
                 source=tp.source,
                 driver=__name__,
                 service_category="Storage",
             )
-    if usage.fsx_capacity_gb > 0:
-        fsx = service(catalog, usage, "shared_fs", usage.fsx_tier)
+    if usage.storage.fsx_capacity_gb > 0:
+        fsx = service(catalog, usage, "shared_fs", usage.storage.fsx_tier)
         assert fsx is not None  # every provider has a Lustre service
         yield Charge(
             category=CATEGORY,
-            item=f"{fsx.product} ({usage.fsx_tier})",
-            quantity=usage.fsx_capacity_gb * months,
+            item=f"{fsx.product} ({usage.storage.fsx_tier})",
+            quantity=usage.storage.fsx_capacity_gb * months,
             unit="GB-month",
             unit_price_usd=fsx.usd,
-            basis=lambda: f"{usage.fsx_capacity_gb:,.0f} GB × {span()}",
+            basis=lambda: f"{usage.storage.fsx_capacity_gb:,.0f} GB × {span()}",
             source=fsx.source,
             driver=__name__,
             service_category="Storage",
         )
-    if usage.dataset_gb > 0:
+    if usage.data.dataset_gb > 0:
         s3 = service(catalog, usage, "object_storage")
         assert s3 is not None  # every provider has object storage
         yield Charge(
             category=CATEGORY,
             item=f"training dataset in {s3.product}",
-            quantity=usage.dataset_gb * months,
+            quantity=usage.data.dataset_gb * months,
             unit="GB-month",
             unit_price_usd=s3.usd,
-            basis=lambda: f"{usage.dataset_gb:,.0f} GB dataset × {span()}",
+            basis=lambda: f"{usage.data.dataset_gb:,.0f} GB dataset × {span()}",
             source=s3.source,
             driver=__name__,
             service_category="Storage",

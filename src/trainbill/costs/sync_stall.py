@@ -30,7 +30,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     source = cluster_rate_source(catalog, usage)
     t = usage.time
     total = t.sync_stall_fraction
-    stalled = usage.sync_stall_hours
+    stalled = usage.compute.sync_stall_hours
     if total <= 0:
         # No modelled stall, but the usage has some (a simulated trial's throttling episodes):
         # those hours are billed too, or a slower trial would come out cheaper.
@@ -46,7 +46,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 driver=__name__,
             )
         return
-    hours = usage.compute_hours
+    hours = usage.compute.hours
     for label, fraction, why in _causes(t):
         if fraction <= 0:
             continue

@@ -342,12 +342,18 @@ def _spend_section(spend: SpendOverTime) -> str:
 def _time_table(data: ReportData) -> str:
     u = data.forecast.usage
     rows = [
-        ("Pure training", u.compute_hours),
-        ("Gradient-sync and straggler stalls", u.sync_stall_hours),
-        ("Evaluation (validation passes)", u.eval_hours),
-        ("Checkpoint write stalls", u.checkpoint_stall_hours),
-        (f"Failures ({number(u.failure_events)} expected)", u.failure_lost_hours),
-        (f"Spot reclaims ({number(u.reclaim_events)} expected)", u.reclaim_lost_hours),
+        ("Pure training", u.compute.hours),
+        ("Gradient-sync and straggler stalls", u.compute.sync_stall_hours),
+        ("Evaluation (validation passes)", u.evaluation.hours),
+        ("Checkpoint write stalls", u.checkpoint.stall_hours),
+        (
+            f"Failures ({number(u.reliability.failure_events)} expected)",
+            u.reliability.failure_lost_hours,
+        ),
+        (
+            f"Spot reclaims ({number(u.reliability.reclaim_events)} expected)",
+            u.reliability.reclaim_lost_hours,
+        ),
         ("Wall-clock", u.wall_hours),
     ]
     total_cls = ' class="total"'
@@ -742,7 +748,7 @@ def _header(data: ReportData, title: str) -> str:
         f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × '
         f"{escape(u.accelerator.name)}), "
         f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
-        f"spot share {percent(100 * u.spot_fraction, 0)}, Savings Plan {escape(u.savings_plan)}; "
+        f"spot share {percent(100 * u.purchase.spot_fraction, 0)}, Savings Plan {escape(u.purchase.savings_plan)}; "
         f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
     )
 

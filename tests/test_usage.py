@@ -1,0 +1,142 @@
+"""``usage_for`` composes one record per aspect of the run; each quantity is checked by hand.
+
+The plan states every input the arithmetic needs (hours, checkpoint size and write rate,
+failure and reclaim rates, restart, evaluation cadence), so no catalog figure enters the
+expected values: a change of the packaged assumptions cannot move them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import FrozenInstanceError, replace
+from datetime import date
+from typing import Any
+
+import numpy as np
+import pytest
+
+from trainbill.catalog import Catalog
+from trainbill.spec import plan_from_dict
+from trainbill.usage import Usage, resolve_job, usage_for
+
+TODAY = date(2025, 6, 1)
+
+
+def _plan(nodes: int = 4) -> dict[str, Any]:
+    return {
+        "run": {"name": "tiny", "hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": nodes},  # 8 GPUs per node
+        "prices": {"as_of": "2025-05-01"},
+        "purchase": {"spot_fraction": 0.5},
+        "checkpoint": {
+            "size_gb": 100,
+            "interval_hours": 2,
+            "write_gbytes_per_s_per_node": 5,
+            "asynchronous": False,
+            "target": "s3",
+        },
+        "reliability": {
+            "gpu_failure_rate_per_gpu_day": 0.024,
+            "spot_reclaim_rate_per_node_hour": 0.01,
+            "restart_hours": 0.5,
+            "straggler_cv": 0,
+        },
+        "evaluation": {"interval_steps": 1000, "steps": 100},
+        "storage": {"ebs_gb_per_node": 0, "fsx_capacity_gb": 0},
+        "data": {"dataset_gb": 500, "epochs": 2},
+        "network": {"nat_gateways": 0, "public_ips_per_node": 0, "nat_gb_per_node_hour": 0},
+        "monitoring": {"custom_metrics_per_node": 0, "logs_gb_per_node_hour": 0},
+    }
+
+
+def _usage(catalog: Catalog, **changes: Any) -> Usage:
+    return usage_for(plan_from_dict({**_plan(), **changes}), catalog, today=TODAY)
+
+
+# Hand arithmetic for _plan() (4 nodes × 8 GPUs = 32 GPUs, 10 h of training stated):
+STALL_EACH = 100 / (5 * 4) / 3600  # 100 GB at 5 GB/s × 4 nodes = 5 s = 1/720 h
+COUNT = 10 / 2  # training hours / interval = 5 checkpoints
+# No model size: no layout, so an evaluation step is a plain third of a training step (forward
+# only); 100 eval steps every 1,000 → 10 h × 100 / 1000 × 1/3 = 1/3 h.
+EVAL_HOURS = 10 * 100 / 1000 / 3
+EXPOSED = 10 + EVAL_HOURS + 0.0 + COUNT * STALL_EACH  # training, evaluation, sync (cv 0), stall
+FAILURES = 0.024 * 32 / 24 * EXPOSED  # 0.032 failures per cluster-hour
+RECLAIMS = 0.01 * 4 * 0.5 * EXPOSED  # hazard × 2 spot nodes = 0.02 reclaims per hour
+LOST_EACH = 2 / 2 + 0.5  # half an interval of work + the restart
+
+
+def test_records_hold_the_hand_computed_quantities(catalog: Catalog) -> None:
+    u = _usage(catalog)
+    assert u.nodes == 4
+    assert u.gpus == 32
+    assert u.compute.hours == pytest.approx(10.0)
+    assert u.compute.sync_stall_hours == 0.0  # straggler cv 0, no model to sync
+    assert u.evaluation.step_fraction == pytest.approx(1 / 3)
+    assert u.evaluation.hours == pytest.approx(EVAL_HOURS)
+    ck = u.checkpoint
+    assert (ck.size_gb, ck.target, ck.asynchronous, ck.interval_hours) == (100, "s3", False, 2)
+    assert ck.stall_hours_each == pytest.approx(STALL_EACH)
+    assert ck.count == pytest.approx(COUNT)
+    assert ck.stall_hours == pytest.approx(COUNT * STALL_EACH)  # 5 × 5 s = 25 s
+    assert ck.write_gb == pytest.approx(COUNT * 100)  # 500 GB written
+    r = u.reliability
+    assert (r.failure_rate_per_gpu_day, r.spot_reclaim_rate_per_node_hour) == (0.024, 0.01)
+    assert r.failure_events == pytest.approx(FAILURES)  # ≈ 0.331
+    assert r.failure_lost_hours == pytest.approx(FAILURES * LOST_EACH)
+    assert r.reclaim_events == pytest.approx(RECLAIMS)  # ≈ 0.207
+    assert r.reclaim_lost_hours == pytest.approx(RECLAIMS * LOST_EACH)
+    assert u.exposed_hours == pytest.approx(EXPOSED)
+    assert u.wall_hours == pytest.approx(EXPOSED + (FAILURES + RECLAIMS) * LOST_EACH)
+    assert u.data.read_gb == pytest.approx(500 * 2)
+    assert u.purchase.spot_fraction == 0.5
+    assert u.purchase.savings_plan_coverage == 0.0  # no commitment: nothing covered
+    assert u.purchase.spot_price_scale == 1.0
+    assert u.storage.ebs_gb_per_node == 0.0
+    assert u.network.nat_gateways == 0
+    assert u.monitoring.custom_metrics_per_node == 0.0
+
+
+def test_records_are_frozen(catalog: Catalog) -> None:
+    u = _usage(catalog)
+    with pytest.raises(FrozenInstanceError):
+        u.checkpoint.count = 1.0  # type: ignore[misc]
+
+
+def test_with_values_replaces_by_dotted_name_and_keeps_the_rest(catalog: Catalog) -> None:
+    u = _usage(catalog)
+    v = u.with_values({"checkpoint.count": 7.0, "reliability.restart_hours": 2.0, "nodes": 8})
+    assert v.value("checkpoint.count") == 7.0
+    assert v.checkpoint.interval_hours == u.checkpoint.interval_hours
+    assert v.reliability.restart_hours == 2.0
+    assert v.reliability.failure_events == u.reliability.failure_events
+    assert v.nodes == 8
+    assert u.checkpoint.count == pytest.approx(COUNT)  # the original is untouched
+
+
+def test_with_schedule_rederives_checkpoints_and_interruptions_elementwise(
+    catalog: Catalog,
+) -> None:
+    u = _usage(catalog)
+    grid: dict[str, Any] = {"interval_hours": np.array([1.0, 2.0, 4.0])}
+    g = u.with_schedule(**grid)
+    # 10 h / [1, 2, 4] h = [10, 5, 2.5] checkpoints, each stalling 1/720 h.
+    count = np.array([10.0, 5.0, 2.5])
+    np.testing.assert_allclose(g.checkpoint.count, count)
+    exposed = 10 + EVAL_HOURS + count * STALL_EACH
+    # (0.032 + 0.02) interruptions per hour, each losing interval / 2 + 0.5 h.
+    lost = (0.032 + 0.02) * exposed * (np.array([1.0, 2.0, 4.0]) / 2 + 0.5)
+    np.testing.assert_allclose(
+        g.reliability.failure_lost_hours + g.reliability.reclaim_lost_hours, lost
+    )
+    # The plan's own interval gives back the plan's usage.
+    assert g.value("checkpoint.count")[1] == pytest.approx(u.checkpoint.count)
+
+
+def test_a_resolved_job_gives_the_same_usage(catalog: Catalog) -> None:
+    """``usage_for(..., job=...)`` is the planner's short cut: the job of one node count, with
+    the count replaced, prices another count exactly as resolving it afresh does."""
+    four, eight = plan_from_dict(_plan(4)), plan_from_dict(_plan(8))
+    job = resolve_job(four, catalog, today=TODAY)
+    assert usage_for(four, catalog, job=job) == usage_for(four, catalog, today=TODAY)
+    shared = usage_for(eight, catalog, job=replace(job, nodes=8))
+    assert shared == usage_for(eight, catalog, today=TODAY)
+    assert shared.gpus == 64
