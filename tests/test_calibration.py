@@ -9,7 +9,7 @@ import pytest
 
 from conftest import EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY, run_argv
 from trainbill.calibration import forecast_calibrated, read_calibration_file
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.errors import SpecError
 from trainbill.spec import load_plan, plan_from_dict
 
@@ -84,6 +84,10 @@ def test_bill_factors_replace_overheads(tmp_path: Path, catalog: Catalog) -> Non
     assert all(line.service_category != "Storage" for line in fc.ledger.in_category("checkpoint"))
     assert fc.ledger.in_category("checkpoint")
     assert sum(line.cost_usd for line in fc.ledger.lines) == pytest.approx(fc.total_usd)
+    # The fitted lines say they come from bills, as a field; the modelled ones keep their prices'.
+    fitted = [ln for ln in fc.ledger.lines if ln.provenance is Provenance.BILLS]
+    assert {ln.category for ln in fitted} == {"storage", "networking"}
+    assert all(ln.item.endswith("(calibrated from bills)") for ln in fitted)
 
 
 def test_unknown_kind_is_an_error(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
 from trainbill.ledger import Ledger, LineItem
@@ -105,6 +105,7 @@ def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
                 f"({cal.gpu_node_hours:,.0f} node-hours)"
             ),
             source=f"calibration from {files} (billing period {period})",
+            provenance=Provenance.BILLS,
             driver=__name__,
             service_category="Other",
         )

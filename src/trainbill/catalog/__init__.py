@@ -28,6 +28,7 @@ from trainbill.catalog.rows import (
     Assumption,
     Instance,
     PricePoint,
+    Provenance,
     SpotAdvisorRow,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "Catalog",
     "Instance",
     "PricePoint",
+    "Provenance",
     "SpotAdvisorRow",
     "file_sha256",
     "load_catalog",

@@ -18,8 +18,8 @@ from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
 
 __all__ = ["REFERENCE_PRICE", "Catalog"]
 
-#: Marks the source of a price point taken from the provider's reference region because the
-#: plan's region has none (``trainbill.forecast`` warns of kind ``reference_region`` on it).
+#: Words in the source of a price point taken from another region because the plan's region
+#: has none, for the reader; code reads ``PricePoint.stands_in_for`` / ``provenance``.
 REFERENCE_PRICE = "price used: no"
 
 
@@ -182,6 +182,7 @@ class Catalog:
                 usd=chosen.usd,
                 effective_from=chosen.effective_from,
                 source=f"{chosen.source} [{chosen.region} {REFERENCE_PRICE} {region} price point]",
+                stands_in_for=region,
             )
         return chosen
 

@@ -7,7 +7,8 @@ the difference: (ml.* on-demand − EC2 on-demand) × on-demand share × nodes �
 rates from ``prices.csv``. Spot nodes carry no premium here: HyperPod supports Spot
 (``orchestration.hyperpod_spot``) but no HyperPod Spot rate is published in the catalog, so
 they stay at the EC2 Spot rate and the forecast warns. Without a published ``ml.*`` price there
-is no line and a warning says so (the seed article's "~20 %" is a claim, not a price). EKS:
+is no line and a warning says so (the seed article's "~20 %" is a claim, not a price); an ml.*
+price below the EC2 one is a $0 premium, never a credit. EKS:
 clusters × wall hours × control-plane $/hour. Raw EC2: nothing.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.costs._arrays import some
 from trainbill.costs._pricing import instance_rate, sagemaker_rate, service_rate
 from trainbill.ledger import Charge
@@ -23,6 +24,10 @@ from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "orchestration"
+#: Said when the ml.* price is below the EC2 rate it is compared with (an instance priced at its
+#: Capacity Block rate, prices of different dates): a managed service never refunds part of the
+#: instances under it, so its premium is at least $0 and the compute lines stand as priced.
+_FLOOR = ", below EC2: no premium ($0, not a refund)"
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
@@ -40,12 +45,14 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             item=f"SageMaker HyperPod ml.{inst} over EC2",
             quantity=od_nodes * usage.wall_hours,
             unit=unit,
-            unit_price_usd=ml.usd - ec2.usd,
+            unit_price_usd=max(ml.usd - ec2.usd, 0.0),
             basis=lambda: (
                 f"{usage.nodes} nodes × {1 - usage.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
-                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
+                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}){_FLOOR if ml.usd < ec2.usd else ''}; "
+                "spot nodes at the EC2 Spot rate"
             ),
             source=f"ml.*: {ml.source}; EC2: {ec2.source}",
+            provenance=Provenance.weakest(ml.provenance, ec2.provenance),
             driver=__name__,
             service_category="AI and Machine Learning",
         )
@@ -60,6 +67,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=cp.usd,
             basis=lambda: f"{clusters} EKS cluster × {usage.wall_hours:,.1f} h",
             source=cp.source,
+            provenance=cp.provenance,
             driver=__name__,
             service_category="Compute",
         )

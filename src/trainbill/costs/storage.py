@@ -41,6 +41,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=gb.usd,
             basis=lambda: f"{usage.nodes} nodes × {usage.ebs_gb_per_node:,.0f} GB × {span()}",
             source=gb.source,
+            provenance=gb.provenance,
             driver=__name__,
             service_category="Storage",
         )
@@ -58,6 +59,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                     f"{usage.nodes} nodes × ({usage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
                 ),
                 source=iops.source,
+                provenance=iops.provenance,
                 driver=__name__,
                 service_category="Storage",
             )
@@ -75,6 +77,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                     f"{usage.nodes} nodes × ({usage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
                 ),
                 source=tp.source,
+                provenance=tp.provenance,
                 driver=__name__,
                 service_category="Storage",
             )
@@ -89,6 +92,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=fsx.usd,
             basis=lambda: f"{usage.fsx_capacity_gb:,.0f} GB × {span()}",
             source=fsx.source,
+            provenance=fsx.provenance,
             driver=__name__,
             service_category="Storage",
         )
@@ -103,6 +107,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=s3.usd,
             basis=lambda: f"{usage.dataset_gb:,.0f} GB dataset × {span()}",
             source=s3.source,
+            provenance=s3.provenance,
             driver=__name__,
             service_category="Storage",
         )
