@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from trainbill.catalog import Catalog, Provenance
+from trainbill.costs import bill_rates as bill_rates_driver
 from trainbill.costs import compute as compute_driver
 from trainbill.costs import discount as discount_driver
 from trainbill.costs import estimate
@@ -466,6 +467,7 @@ def _cautions(
         (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
         (k.TIME_MODEL, usage.time.warnings),  # memory: fits only with recompute/offload
         (k.RECOVERY_OVERLOAD, _recovery_overload(usage)),
+        (k.CALIBRATION, _bill_rates(usage, catalog)),  # overheads fitted from bills
     )
     return tuple(Caution(kind, text) for kind, texts in found for text in texts)
 
@@ -508,6 +510,16 @@ def _reference_region(usage: Usage, ledger: Ledger) -> tuple[str, ...]:
     if not any(ln.provenance is Provenance.REFERENCE_REGION for ln in ledger.lines):
         return ()
     return (f"some prices come from the provider's reference region, not {usage.region}",)
+
+
+def _bill_rates(usage: Usage, catalog: Catalog) -> tuple[str, ...]:
+    """One note per bill calibration on the catalog: which categories its rates replaced."""
+    used = bill_rates_driver.applied(usage, catalog)
+    return tuple(
+        f"overheads calibrated from bills for {rates.period}: "
+        f"{', '.join(sorted(c for c in rates.usd_per_node_hour if c in used))} replaced"
+        for rates in catalog.bill_rates
+    )
 
 
 def _recovery_overload(usage: Usage) -> tuple[str, ...]:

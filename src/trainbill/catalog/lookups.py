@@ -13,7 +13,14 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any
 
-from trainbill.catalog.rows import Accelerator, Assumption, Instance, PricePoint, SpotAdvisorRow
+from trainbill.catalog.rows import (
+    Accelerator,
+    Assumption,
+    BillRates,
+    Instance,
+    PricePoint,
+    SpotAdvisorRow,
+)
 from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
 
 __all__ = ["REFERENCE_PRICE", "Catalog"]
@@ -35,6 +42,9 @@ class Catalog:
     version: str
     snapshot: date
     overlays: tuple[str, ...] = ()
+    #: Overhead rates fitted from bills, in the order given (a later one's categories win);
+    #: empty for list prices only (``trainbill.calibration.calibrate_catalog``).
+    bill_rates: tuple[BillRates, ...] = ()
     _price_index: Mapping[tuple[str, str, str, str], tuple[PricePoint, ...]] = field(
         default_factory=dict, repr=False
     )

@@ -7,6 +7,7 @@ No I/O and no look-ups here: ``trainbill.catalog.loading`` builds these from fil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -19,6 +20,7 @@ __all__ = [
     "STAND_IN_MARK",
     "Accelerator",
     "Assumption",
+    "BillRates",
     "Instance",
     "PricePoint",
     "Provenance",
@@ -171,6 +173,25 @@ class PricePoint:
             f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's price date "
             f"{on.isoformat()}: the earliest {self.provider} price point, none is older)"
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BillRates:
+    """Overhead dollars per GPU node-hour by ledger category, fitted from the organisation's own
+    bills (``trainbill calibrate``; ``trainbill.calibration.calibrate_catalog`` puts them on a
+    catalog). Rates like an overlay's, so they are a catalog input every pricing path sees: the
+    ``costs.bill_rates`` step replaces the modelled lines of these categories in a forecast, a
+    simulation's trials and the planner's grid alike.
+    """
+
+    #: ``ledger.CATEGORIES`` name -> USD per GPU node-hour.
+    usd_per_node_hour: Mapping[str, float]
+    #: The billing period the rates were fitted over, in words (``2026-04-01 to 2026-05-01``).
+    period: str
+    #: The bill files they were fitted from, in words.
+    files: str
+    #: The GPU node-hours on those bills that the dollars were divided by.
+    gpu_node_hours: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
