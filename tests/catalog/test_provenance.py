@@ -3,13 +3,20 @@ lines, so warnings are drawn from it and never from words searched in a source."
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import pytest
 
+from conftest import SEED, TODAY
 from costs.tiny import TINY_FROM, price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
+from trainbill.catalog.lookups import REFERENCE_PRICE
+from trainbill.costs._pricing import UNPRICED
+from trainbill.forecast import forecast
+from trainbill.spec import plan_from_dict
 
 
 def test_a_point_of_the_region_asked_for_is_published(catalog: Catalog) -> None:
@@ -69,3 +76,45 @@ def test_a_blend_has_the_provenance_of_its_weakest_price(
     """Order: published < bills < stand_in < reference_region < unpriced (what a reader must be
     told first wins)."""
     assert Provenance.weakest(*parts) is weakest
+
+
+def _seed_in(as_of: date | None = None, **cluster: object) -> dict[str, Any]:
+    """The seed example's plan, every hidden cost on, with ``cluster`` fields changed."""
+    doc: dict[str, Any] = tomllib.loads(SEED.read_text(encoding="utf-8"))
+    doc["cluster"].update(cluster)
+    if as_of is not None:
+        doc["prices"]["as_of"] = as_of
+    return doc
+
+
+#: Azure in eastus on 2026-10-01 (the catalog's Azure prices are read from 2026-09): the node
+#: priced there, one service only in another region, five with no Azure price at all.
+_AZURE = {"provider": "azure", "instance": "Standard_ND96isr_H100_v5", "region": "eastus",
+          "orchestrator": "vm"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        _seed_in(),
+        _seed_in(region="eu-north-7"),  # in no catalog: the reference region prices every line
+        _seed_in(date(2026, 10, 1), **_AZURE),
+    ],
+    ids=["seed", "unknown-region", "azure-eastus"],
+)
+def test_every_lines_provenance_agrees_with_what_its_source_tells_a_reader(
+    catalog: Catalog, plan: dict[str, Any]
+) -> None:
+    """The words are for people, the field for code; on every line of real plans they agree: a
+    source naming another region's price is a reference-region line, a NOT PRICED one unpriced."""
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    assert fc.ledger.lines
+    if plan["cluster"].get("provider") == "azure":  # the case that mixes all three
+        assert {ln.provenance for ln in fc.ledger.lines} == {
+            Provenance.PUBLISHED,
+            Provenance.REFERENCE_REGION,
+            Provenance.UNPRICED,
+        }
+    for ln in fc.ledger.lines:
+        assert (REFERENCE_PRICE in ln.source) == (ln.provenance is Provenance.REFERENCE_REGION), ln
+        assert ln.source.startswith(UNPRICED) == (ln.provenance is Provenance.UNPRICED), ln
