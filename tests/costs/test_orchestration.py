@@ -97,7 +97,7 @@ def test_an_ml_price_below_ec2_is_no_premium_and_no_refund(catalog: Catalog) -> 
     assert line.quantity == pytest.approx(40.0)  # 4 nodes × 10 h
     assert line.unit_price_usd == 0.0
     assert line.cost_usd == 0.0
-    assert "below EC2: no premium" in line.basis()
+    assert "below EC2's: no premium" in line.basis()
 
 
 def test_the_premium_line_has_the_provenance_of_its_weaker_price(catalog: Catalog) -> None:

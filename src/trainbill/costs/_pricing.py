@@ -31,6 +31,7 @@ __all__ = [
     "commitment_rate",
     "covered_item",
     "covered_on_demand_rate",
+    "group_rate",
     "instance_rate",
     "sagemaker_rate",
     "service",
@@ -71,25 +72,28 @@ def _point(catalog: Catalog, usage: Usage, item: str, option: str) -> PricePoint
     )
 
 
-def instance_rate(
-    catalog: Catalog, usage: Usage, option: str, *, instance: str | None = None
-) -> Rate:
-    """Per node-hour price of an instance of the plan for ``on_demand`` or ``spot``.
-
-    ``instance`` names another instance than the GPU workers' (an extra group's head node):
-    it is looked up the same way (zone spot price, Capacity Block, price age). A simulated
-    trial's spot price (``usage.spot_price_scale``, 1 for a forecast) scales only the workers'
-    spot price: it is sampled from their instance's Spot price history.
-    """
-    rate = _listed_instance_rate(catalog, usage, option, instance or usage.instance.instance)
+def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
+    """Per node-hour price of the plan's instance for ``on_demand`` or ``spot``; the spot price
+    times ``usage.spot_price_scale`` (1 for a forecast; a simulated trial's spot price)."""
+    rate = _listed_instance_rate(catalog, usage, option)
     scale = usage.spot_price_scale
-    if instance is not None or option != "spot" or (np.ndim(scale) == 0 and scale == 1.0):
+    if option != "spot" or (np.ndim(scale) == 0 and scale == 1.0):  # a forecast: as listed
         return rate
     return replace(rate, usd=rate.usd * usage.spot_price_scale)
 
 
-def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str, item: str) -> Rate:
-    """The catalog's per node-hour price of ``item`` for ``on_demand`` or ``spot``.
+def group_rate(catalog: Catalog, usage: Usage, option: str, instance: str) -> Rate:
+    """Per node-hour price of another instance of the plan (an extra group's head node), looked
+    up exactly as the workers' is (zone spot price, Capacity Block, price age). A simulated
+    trial's spot price scale is not applied: it is sampled from the workers' Spot history."""
+    return _listed_instance_rate(catalog, usage, option, instance)
+
+
+def _listed_instance_rate(
+    catalog: Catalog, usage: Usage, option: str, instance: str | None = None
+) -> Rate:
+    """The catalog's per node-hour price of the plan's instance (or ``instance``) for
+    ``on_demand`` or ``spot``.
 
     An instance AWS sells only through EC2 Capacity Blocks (p5e.48xlarge: no On-Demand SKU in
     any region's price list) is priced at its Capacity Block rate for the non-spot share, and
@@ -100,6 +104,7 @@ def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str, item: str
     snapshot), so a plan naming its zone by AZ ID gets that zone's spot price where the catalog
     has one at least as recent as the region's; otherwise the region's, and the source says why.
     """
+    item = instance or usage.instance.instance
     if option == "on_demand" and _capacity_block_only(catalog, usage, item):
         return _capacity_block_rate(catalog, usage, item)
     p = _point(catalog, usage, item, option)

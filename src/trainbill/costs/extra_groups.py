@@ -2,7 +2,7 @@
 
 Pricing rule: every extra group runs for the whole wall-clock of the run (a head node is not
 released while workers wait on a restart), so quantity = count × wall hours at the group's
-own on-demand (or spot) price, looked up as the workers' is (``_pricing.instance_rate``: the
+own on-demand (or spot) price, looked up as the workers' is (``_pricing.group_rate``: the
 plan zone's spot price, a Capacity Block rate where there is no On-Demand SKU, the price's
 age). Under SageMaker HyperPod an on-demand group is billed as ``ml.<instance>``: its published
 SageMaker price is used when the catalog has one, else the EC2 price and the basis says the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import instance_rate, sagemaker_rate
+from trainbill.costs._pricing import group_rate, sagemaker_rate
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -28,7 +28,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One compute line per extra instance group, for the whole wall-clock."""
     wall = usage.wall_hours
     for name, instance, count, spot in usage.extra_groups:
-        rate = instance_rate(catalog, usage, "spot" if spot else "on_demand", instance=instance)
+        rate = group_rate(catalog, usage, "spot" if spot else "on_demand", instance)
         unit_price, source, provenance = rate.usd, rate.source, rate.provenance
         how = f"{count} × {instance} ({name} group, {rate.words})"
         price_note = ""

@@ -15,6 +15,7 @@ clusters × wall hours × control-plane $/hour. Raw EC2: nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from trainbill.catalog import Catalog, Provenance
 from trainbill.costs._arrays import some
@@ -24,10 +25,6 @@ from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "orchestration"
-#: Said when the ml.* price is below the EC2 rate it is compared with (an instance priced at its
-#: Capacity Block rate, prices of different dates): a managed service never refunds part of the
-#: instances under it, so its premium is at least $0 and the compute lines stand as priced.
-_FLOOR = ", below EC2: no premium ($0, not a refund)"
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
@@ -40,22 +37,22 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         ec2 = instance_rate(catalog, usage, "on_demand")
         od_nodes = usage.nodes * (1 - usage.spot_fraction)
         unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-        yield Charge(
+        premium = Charge(
             category=CATEGORY,
             item=f"SageMaker HyperPod ml.{inst} over EC2",
             quantity=od_nodes * usage.wall_hours,
             unit=unit,
-            unit_price_usd=max(ml.usd - ec2.usd, 0.0),
+            unit_price_usd=ml.usd - ec2.usd,
             basis=lambda: (
                 f"{usage.nodes} nodes × {1 - usage.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
-                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}){_FLOOR if ml.usd < ec2.usd else ''}; "
-                "spot nodes at the EC2 Spot rate"
+                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
             ),
             source=f"ml.*: {ml.source}; EC2: {ec2.source}",
             provenance=Provenance.weakest(ml.provenance, ec2.provenance),
             driver=__name__,
             service_category="AI and Machine Learning",
         )
+        yield premium if ml.usd >= ec2.usd else _no_premium(premium)
     elif usage.orchestrator == "eks":
         cp = service_rate(catalog, usage, "eks.control_plane")
         clusters = int(catalog.value("orchestration.eks_clusters"))
@@ -71,3 +68,16 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             driver=__name__,
             service_category="Compute",
         )
+
+
+def _no_premium(premium: Charge) -> Charge:
+    """The premium line when the ml.* price is below the EC2 rate it is compared with (an
+    instance priced at its Capacity Block rate, prices of different dates): a managed service
+    never refunds part of the instances under it, so the premium is $0 and the compute lines
+    stand as priced."""
+    said = premium.basis
+    return replace(
+        premium,
+        unit_price_usd=0.0,
+        basis=lambda: f"{said()}; the ml.* price is below EC2's: no premium ($0, not a refund)",
+    )
