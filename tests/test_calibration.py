@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY, run_argv
-from trainbill.calibration import forecast_calibrated, read_calibration_file
-from trainbill.catalog import Catalog
+from trainbill.calibration import calibrate_catalog, forecast_calibrated, read_calibration_file
+from trainbill.catalog import Catalog, Provenance
+from trainbill.costs import price_arrays
 from trainbill.errors import SpecError
+from trainbill.forecast import CautionKind, forecast
+from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
 
 BILLS_TOML = """
@@ -84,6 +87,60 @@ def test_bill_factors_replace_overheads(tmp_path: Path, catalog: Catalog) -> Non
     assert all(line.service_category != "Storage" for line in fc.ledger.in_category("checkpoint"))
     assert fc.ledger.in_category("checkpoint")
     assert sum(line.cost_usd for line in fc.ledger.lines) == pytest.approx(fc.total_usd)
+    # The fitted lines say they come from bills, as a field; the modelled ones keep their prices'.
+    fitted = [ln for ln in fc.ledger.lines if ln.provenance is Provenance.BILLS]
+    assert {ln.category for ln in fitted} == {"storage", "networking"}
+    assert all(ln.item.endswith("(calibrated from bills)") for ln in fitted)
+
+
+def test_bill_rates_are_a_pricing_input_the_array_path_sees(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """On the calibrated catalog the plain forecast and the array pricing (what simulate and
+    optimize run) give the calibrated bill: storage = node-hours × $2.00 in all three."""
+    cal_file = tmp_path / "b.toml"
+    cal_file.write_text(BILLS_TOML)
+    cal = read_calibration_file(cal_file)
+    plan = load_plan(SEED)
+    calibrated = forecast_calibrated(plan, catalog, [cal], today=TODAY)
+    priced = calibrate_catalog(catalog, [cal])
+    plain = forecast(plan, priced, today=TODAY)
+    assert plain.total_usd == pytest.approx(calibrated.total_usd, rel=1e-12)
+    assert plain.cautions_of(CautionKind.CALIBRATION) == calibrated.cautions_of(
+        CautionKind.CALIBRATION
+    )
+    total, cats = price_arrays(calibrated.usage, priced, by_category=True)
+    assert cats is not None
+    assert float(total) == pytest.approx(calibrated.total_usd, rel=1e-12)
+    node_hours = calibrated.usage.nodes * calibrated.usage.wall_hours
+    assert float(cats[CATEGORIES.index("storage")]) == pytest.approx(2.0 * node_hours)
+    uncalibrated, _ = price_arrays(calibrated.usage, catalog)
+    assert float(uncalibrated) != pytest.approx(calibrated.total_usd)
+
+
+def test_a_later_bill_calibration_wins_for_the_categories_it_names(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """First file: storage $2.00, networking $0.50; second: storage $3.00 only. Storage is
+    node-hours × $3.00, networking node-hours × $0.50, and each file gets its note."""
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first.write_text(BILLS_TOML)
+    second.write_text(
+        BILLS_TOML.replace("storage = 2.0\nnetworking = 0.5\norchestration = 1.0", "storage = 3.0")
+        .replace("period_start = 2026-04-01", "period_start = 2026-06-01")
+        .replace("period_end = 2026-05-01", "period_end = 2026-07-01")
+    )
+    cals = [read_calibration_file(first), read_calibration_file(second)]
+    fc = forecast_calibrated(load_plan(SEED), catalog, cals, today=TODAY)
+    node_hours = fc.usage.nodes * fc.usage.wall_hours
+    by = fc.ledger.by_category()
+    assert by["storage"] == pytest.approx(3.0 * node_hours)
+    assert by["networking"] == pytest.approx(0.5 * node_hours)
+    notes = [c.text for c in fc.cautions_of(CautionKind.CALIBRATION)]
+    assert notes == [
+        "overheads calibrated from bills for 2026-04-01 to 2026-05-01: networking, storage replaced",
+        "overheads calibrated from bills for 2026-06-01 to 2026-07-01: storage replaced",
+    ]
 
 
 def test_unknown_kind_is_an_error(tmp_path: Path) -> None:

@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import SEED, TODAY, h100_maturity, zero_hidden_plan
-from trainbill.catalog import Catalog
-from trainbill.forecast import CautionKind, forecast
+from costs.tiny import price, tiny_catalog
+from trainbill.catalog import Catalog, Provenance
+from trainbill.forecast import CautionKind, forecast, forecast_usage
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
+from trainbill.usage import usage_for
 
 
 def _line(fc: Any, category: str, item_start: str) -> Any:
@@ -210,3 +212,37 @@ def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
     assert {"kind": "reference_region", "text": ref.text} in out["cautions"]
     as_written = forecast(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
     assert not as_written.cautions_of(CautionKind.REFERENCE_REGION)
+
+
+def test_the_reference_region_caution_stands_on_the_lines_provenance(catalog: Catalog) -> None:
+    """eu-north-7 is in no catalog: its lines are priced at the reference region, each line says
+    so as a field, and the one caution of that kind is drawn from those fields."""
+    plan = zero_hidden_plan()
+    plan["cluster"]["region"] = "eu-north-7"
+    fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
+    assert fc.ledger.lines
+    assert all(ln.provenance is Provenance.REFERENCE_REGION for ln in fc.ledger.lines)
+    assert len(fc.cautions_of(CautionKind.REFERENCE_REGION)) == 1
+    own = forecast(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
+    assert {ln.provenance for ln in own.ledger.lines} == {Provenance.PUBLISHED}
+
+
+def test_unpriced_lines_are_named_in_one_caution(catalog: Catalog) -> None:
+    """A GCP NAT gateway on a catalog with no Cloud NAT or IP price: both lines are $0, marked
+    unpriced, and named in the one ``unpriced`` caution; the priced node line is not."""
+    plan = zero_hidden_plan()
+    plan["cluster"] = {"provider": "gcp", "instance": "a3-highgpu-8g", "nodes": 4}
+    plan["network"] = {**plan["network"], "nat_gateways": 1}
+    node = price(
+        "a3-highgpu-8g", "on_demand", "instance-hour", 10.0, provider="gcp", region="us-central1"
+    )
+    tiny = tiny_catalog(catalog, node)
+    fc = forecast_usage(usage_for(plan_from_dict(plan), tiny, today=TODAY), tiny, today=TODAY)
+    unpriced = [ln for ln in fc.ledger.lines if ln.provenance is Provenance.UNPRICED]
+    assert unpriced
+    assert all(ln.cost_usd == 0.0 for ln in unpriced)
+    assert all(ln.category == "networking" for ln in unpriced)
+    (caution,) = fc.cautions_of(CautionKind.UNPRICED)
+    assert caution.text.startswith(f"{len(unpriced)} line(s) are NOT PRICED ($0)")
+    assert all(ln.item in caution.text for ln in unpriced)
+    assert "a3-highgpu-8g" not in caution.text

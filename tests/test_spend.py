@@ -7,16 +7,19 @@ from datetime import date
 import pytest
 
 from conftest import EXAMPLES, TODAY
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.forecast import forecast
 from trainbill.ledger import Ledger, LineItem
 from trainbill.spec import load_plan
 from trainbill.spend import spend_of, spend_over_time
 
 
-def _line(category: str, quantity: float, unit: str, price: float) -> LineItem:
+def _line(
+    category: str, quantity: float, unit: str, price: float, *, after_run: bool = False
+) -> LineItem:
     return LineItem(category=category, item=category, quantity=quantity, unit=unit,
-                    unit_price_usd=price, basis="test", source="test")  # fmt: skip
+                    unit_price_usd=price, basis="test", source="test",
+                    provenance=Provenance.PUBLISHED, after_run=after_run)  # fmt: skip
 
 
 def test_a_run_across_a_month_boundary_splits_by_hours_in_each_month() -> None:
@@ -46,7 +49,10 @@ def test_a_bought_commitments_unused_term_accrues_after_the_run() -> None:
     → $144; Mar 2: hours 72-90 × $2 = $36. February $480, March $180; run hours 48 and 12.
     """
     ledger = Ledger.of(
-        [_line("compute", 60, "cluster-hour", 10.0), _line("discount", 30, "hour", 2.0)]
+        [
+            _line("compute", 60, "cluster-hour", 10.0),
+            _line("discount", 30, "hour", 2.0, after_run=True),
+        ]
     )
     s = spend_over_time(ledger, start=date(2025, 2, 27), wall_hours=60)
     assert [p.label for p in s.days] == ["2025-02-27", "2025-02-28", "2025-03-01", "2025-03-02"]
@@ -57,6 +63,17 @@ def test_a_bought_commitments_unused_term_accrues_after_the_run() -> None:
         ("2025-03", pytest.approx(180)),
     ]
     assert "unused term" in s.basis
+
+
+def test_only_a_line_marked_after_run_accrues_after_the_run() -> None:
+    """A per-hour discount line not marked ``after_run`` accrues with the run like any other:
+    24 h from 2025-01-01, $240 compute − 24 h × $1 = $216, all on Jan 1 (no second day)."""
+    ledger = Ledger.of(
+        [_line("compute", 24, "cluster-hour", 10.0), _line("discount", 24, "hour", -1.0)]
+    )
+    s = spend_over_time(ledger, start=date(2025, 1, 1), wall_hours=24)
+    assert [(p.label, p.usd) for p in s.days] == [("2025-01-01", pytest.approx(216.0))]
+    assert "unused term" not in s.basis
 
 
 def test_the_seed_run_spreads_over_four_days_of_may(catalog: Catalog) -> None:

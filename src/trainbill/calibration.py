@@ -7,11 +7,13 @@ keys in a ``[calibration]`` table whose ``kind`` says which they are):
   replaces the time model's kernel efficiency when the accelerator and precision match; the
   model's layout, communication and straggler terms extrapolate it to the plan's GPU count.
 * ``kind = "bills"`` (``trainbill calibrate``): overhead dollars per GPU node-hour learned
-  from invoices replace the modelled lines of those categories (storage, data transfer,
+  from invoices go on the catalog (``calibrate_catalog``), and the pricing step
+  ``costs.bill_rates`` replaces the modelled lines of those categories (storage, data transfer,
   networking, monitoring, orchestration — the last only when the plan uses a managed
-  orchestrator), scaled by the plan's node-hours. S3 checkpoint
-  storage is part of a bill's storage, so the modelled checkpoint *storage* lines give way
-  too (the checkpoint *stall* is time, which bills cannot see, and stays modelled).
+  orchestrator) with the plan's node-hours at those rates. S3 checkpoint storage is part of a
+  bill's storage, so the modelled checkpoint *storage* lines give way too (the checkpoint
+  *stall* is time, which bills cannot see, and stays modelled). Being a catalog input, not an
+  edit of a finished ledger, the rates reach a simulation and the planner as well.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
-from trainbill.ledger import Ledger, LineItem
-from trainbill.spec import SELF_MANAGED, Plan
+from trainbill.spec import Plan
 from trainbill.usage import resolve_cluster, usage_for
 
-__all__ = ["apply_bill_calibration", "forecast_calibrated", "read_calibration_file"]
+__all__ = ["bill_rates_of", "calibrate_catalog", "forecast_calibrated", "read_calibration_file"]
 
 KINDS = ("profile", "bills")
 
@@ -71,58 +73,39 @@ def read_calibration_file(path: Path | str) -> Any:
     raise SpecError(msg, source=str(p), field="calibration.kind")
 
 
-def apply_bill_calibration(fc: Forecast, cal: Any) -> Forecast:
-    """Replace modelled overhead lines with bill-fitted $/node-hour lines."""
-    u = fc.usage
-    factors: dict[str, float] = {k: float(v) for k, v in cal.factors_usd_per_node_hour.items()}
-    if u.orchestrator in SELF_MANAGED:
-        # Self-managed VMs have no managed-service fee: past EKS/SageMaker fees do not carry over.
-        factors.pop("orchestration", None)
-    node_hours = u.node_hours
-    period = f"{cal.period_start or '?'} to {cal.period_end or '?'}"
-    files = ", ".join(cal.source_files) or "bills"
-
-    def replaced(line: LineItem) -> bool:
-        if line.category in factors:
-            return True
-        return (
-            "storage" in factors
-            and line.category == "checkpoint"
-            and line.service_category == "Storage"
-        )
-
-    kept = [line for line in fc.ledger.lines if not replaced(line)]
-    added = [
-        LineItem(
-            category=cat,
-            item=f"{cat.replace('_', ' ')} (calibrated from bills)",
-            quantity=node_hours,
-            unit="node-hour",
-            unit_price_usd=factor,
-            basis=(
-                f"{u.nodes} nodes × {u.wall_hours:,.1f} h × ${factor:,.4f} per GPU node-hour, the "
-                f"{cat} cost per GPU instance-hour on bills for {period} "
-                f"({cal.gpu_node_hours:,.0f} node-hours)"
-            ),
-            source=f"calibration from {files} (billing period {period})",
-            driver=__name__,
-            service_category="Other",
-        )
-        for cat, factor in factors.items()
-        if factor != 0
-    ]
-    ledger = Ledger.of([*kept, *added])
-    note = f"overheads calibrated from bills for {period}: {', '.join(sorted(factors))} replaced"
-    return replace(
-        fc, ledger=ledger, cautions=(*fc.cautions, Caution(CautionKind.CALIBRATION, note))
+def bill_rates_of(cal: Any) -> BillRates:
+    """A bill calibration's fitted rates as the catalog holds them."""
+    return BillRates(
+        usd_per_node_hour=MappingProxyType(
+            {k: float(v) for k, v in cal.factors_usd_per_node_hour.items()}
+        ),
+        period=f"{cal.period_start or '?'} to {cal.period_end or '?'}",
+        files=", ".join(cal.source_files) or "bills",
+        gpu_node_hours=float(cal.gpu_node_hours),
     )
+
+
+def calibrate_catalog(catalog: Catalog, calibrations: Sequence[Any]) -> Catalog:
+    """The catalog with the bill calibrations' overhead rates on it (profiles are not rates).
+
+    Every pricing path given this catalog (forecast, simulate, optimize) then prices those
+    categories at the fitted $/node-hour instead of modelling them (``costs.bill_rates``).
+    """
+    if not calibrations:
+        return catalog  # and the bills package stays unimported (``forecast --json`` start-up)
+    from trainbill.bills.calibrate import BillCalibration
+
+    fitted = tuple(bill_rates_of(c) for c in calibrations if isinstance(c, BillCalibration))
+    if not fitted:
+        return catalog
+    return replace(catalog, bill_rates=(*catalog.bill_rates, *fitted))
 
 
 def forecast_calibrated(
     plan: Plan, catalog: Catalog, calibrations: Sequence[Any], *, today: date | None = None
 ) -> Forecast:
-    """Forecast with every calibration applied (profile first, then bills)."""
-    from trainbill.bills.calibrate import BillCalibration
+    """Forecast with every calibration applied: a profile's measured MFU to the time model,
+    bills' overhead rates to the catalog the drivers price with."""
     from trainbill.profile.calibration import Calibration, calibrated_efficiency
 
     notes: list[str] = []
@@ -148,12 +131,10 @@ def forecast_calibrated(
             else:
                 measured = mfu
                 notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
+    priced = calibrate_catalog(catalog, calibrations)
     fc = forecast_usage(
-        usage_for(plan, catalog, today=today, measured_mfu=measured), catalog, today=today
+        usage_for(plan, priced, today=today, measured_mfu=measured), priced, today=today
     )
-    for cal in calibrations:
-        if isinstance(cal, BillCalibration):
-            fc = apply_bill_calibration(fc, cal)
     return replace(
         fc, cautions=(*fc.cautions, *(Caution(CautionKind.CALIBRATION, n) for n in notes))
     )

@@ -22,12 +22,12 @@ from datetime import date
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from trainbill.catalog import Catalog
-from trainbill.catalog.lookups import REFERENCE_PRICE
+from trainbill.catalog import Catalog, Provenance
+from trainbill.costs import bill_rates as bill_rates_driver
 from trainbill.costs import compute as compute_driver
 from trainbill.costs import discount as discount_driver
 from trainbill.costs import estimate
-from trainbill.costs._pricing import UNPRICED, instance_rate
+from trainbill.costs._pricing import instance_rate
 from trainbill.errors import SpecError
 from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
@@ -199,7 +199,7 @@ class Forecast:
             [
                 ln
                 for ln in self.ledger.lines
-                if ln.driver == discount_driver.__name__ and ln.unit == compute[0].unit
+                if ln.driver == discount_driver.__name__ and not ln.after_run
             ]
             if compute
             else []
@@ -469,6 +469,7 @@ def _cautions(
         (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
         (k.TIME_MODEL, usage.time.warnings),  # memory: fits only with recompute/offload
         (k.RECOVERY_OVERLOAD, _recovery_overload(usage)),
+        (k.CALIBRATION, _bill_rates(usage, catalog)),  # overheads fitted from bills
     )
     return tuple(Caution(kind, text) for kind, texts in found for text in texts)
 
@@ -496,7 +497,7 @@ def _stale_prices(usage: Usage, catalog: Catalog, today: date | None) -> tuple[s
 
 
 def _unpriced(ledger: Ledger) -> tuple[str, ...]:
-    unpriced = [line.item for line in ledger.lines if line.source.startswith(UNPRICED)]
+    unpriced = [ln.item for ln in ledger.lines if ln.provenance is Provenance.UNPRICED]
     if not unpriced:
         return ()
     text = (
@@ -508,9 +509,19 @@ def _unpriced(ledger: Ledger) -> tuple[str, ...]:
 
 
 def _reference_region(usage: Usage, ledger: Ledger) -> tuple[str, ...]:
-    if not any(REFERENCE_PRICE in line.source for line in ledger.lines):
+    if not any(ln.provenance is Provenance.REFERENCE_REGION for ln in ledger.lines):
         return ()
     return (f"some prices come from the provider's reference region, not {usage.region}",)
+
+
+def _bill_rates(usage: Usage, catalog: Catalog) -> tuple[str, ...]:
+    """One note per bill calibration on the catalog: which categories its rates replaced."""
+    used = bill_rates_driver.applied(usage, catalog)
+    return tuple(
+        f"overheads calibrated from bills for {rates.period}: "
+        f"{', '.join(sorted(c for c in rates.usd_per_node_hour if c in used))} replaced"
+        for rates in catalog.bill_rates
+    )
 
 
 def _recovery_overload(usage: Usage) -> tuple[str, ...]:

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from trainbill.catalog.rows import Provenance
+
 __all__ = ["CATEGORIES", "Amount", "Charge", "Ledger", "LineItem"]
 
 #: A quantity or price: one number when one plan is priced, a float64 array when the drivers
@@ -45,7 +47,10 @@ class LineItem:
     """One priced line: ``cost_usd == quantity * unit_price_usd`` by construction.
 
     ``basis`` says in words how the quantity was derived (formula and assumptions), and
-    ``source`` names the price point and its date, so finance can audit every dollar.
+    ``source`` names the price point and its date, so finance can audit every dollar. Both are
+    for people; code reads the typed fields: ``provenance`` (where the unit price comes from,
+    which the forecast's warnings are drawn from) and ``after_run`` (billed after the run ends,
+    which the spend calendar places).
     """
 
     category: str
@@ -55,9 +60,13 @@ class LineItem:
     unit_price_usd: float
     basis: str
     source: str
+    provenance: Provenance
     driver: str = ""
     service_category: str = "Compute"
     pricing_category: str = "Standard"
+    #: Accrues after the run's wall-clock, one quantity unit per hour from its end (a bought
+    #: commitment's unused term); every other line accrues during the run.
+    after_run: bool = False
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -103,9 +112,13 @@ class Charge:
     unit_price_usd: Amount
     basis: Callable[[], str]
     source: str
+    #: Where the unit price comes from (the weakest of the prices it is worked out of).
+    provenance: Provenance
     driver: str = ""
     service_category: str = "Compute"
     pricing_category: str = "Standard"
+    #: Billed after the run ends (``LineItem.after_run``).
+    after_run: bool = False
 
     @property
     def cost_usd(self) -> Amount:
@@ -123,9 +136,11 @@ class Charge:
             unit_price_usd=float(self.unit_price_usd),
             basis=self.basis(),
             source=self.source,
+            provenance=self.provenance,
             driver=self.driver,
             service_category=self.service_category,
             pricing_category=self.pricing_category,
+            after_run=self.after_run,
         )
 
 

@@ -14,9 +14,9 @@ The rule (one place, so the report, the exports and any later page agree):
   file systems, gateways and monitoring are billed for as long as the cluster is up, and the
   expected stalls, failures and reclaims are expectations spread evenly across the run, not
   events at known times.
-* One exception: a commitment bought for the run is billed every hour of its term, used or not,
-  so its unused term (``trainbill.costs.discount``'s second line: category ``discount``, unit
-  ``hour``, quantity = unused hours) accrues hour by hour from the run's end.
+* One exception: a line marked ``after_run`` (a commitment bought for the run is billed every
+  hour of its term, used or not: ``trainbill.costs.discount``'s unused-term line, quantity =
+  unused hours) accrues hour by hour from the run's end.
 
 Pure: no I/O, amounts stay unrounded floats (rounding is presentation's job).
 """
@@ -35,9 +35,6 @@ __all__ = ["HOURS_PER_DAY", "Period", "SpendOverTime", "spend_of", "spend_over_t
 
 #: Hours in a calendar day (UTC has no daylight-saving shifts).
 HOURS_PER_DAY = 24
-#: The one ledger line billed after the run: a bought commitment's unused term, priced per hour
-#: of term (``trainbill.costs.discount``). Every other line accrues during the run.
-_AFTER_RUN = ("discount", "hour")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +68,7 @@ class SpendOverTime:
 
 def _window(line: LineItem, wall_hours: float) -> tuple[float, float]:
     """Hours after the run's start over which ``line`` accrues (start, end)."""
-    if (line.category, line.unit) == _AFTER_RUN:
+    if line.after_run:  # one quantity unit per hour from the run's end
         return wall_hours, wall_hours + max(line.quantity, 0.0)
     return 0.0, wall_hours
 
@@ -134,7 +131,7 @@ def spend_over_time(ledger: Ledger, *, start: date, wall_hours: float) -> SpendO
         f"the run starts at 00:00 UTC on {start.isoformat()} (the run date; a plan names a day, not an "
         f"hour) and every ledger line accrues evenly over its {wall:,.1f} wall-clock hours"
     )
-    if any(w[0] >= wall and w != (0.0, wall) for w in windows):
+    if any(line.after_run for line in ledger.lines):
         basis += "; a bought commitment's unused term accrues hourly after the run, to the end of its term"
     return SpendOverTime(
         start=t0, end=t0 + timedelta(hours=wall), days=days, months=_months(days), basis=basis

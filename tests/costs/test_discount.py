@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TODAY, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import discount
 from trainbill.ledger import Charge
 from trainbill.spec import plan_from_dict
@@ -116,3 +116,12 @@ def test_sagemaker_plan_discounts_the_ml_price(catalog: Catalog) -> None:
     assert line.item == "1yr SageMaker Savings Plan on ml.p5.48xlarge"
     assert line.quantity == pytest.approx(40.0)
     assert line.cost_usd == pytest.approx(-200.0)
+
+
+def test_only_the_unused_term_is_billed_after_the_run(catalog: Catalog) -> None:
+    """The covered hours are billed with the run; the unused term after it (``after_run``, which
+    the spend calendar reads). Both are priced at published rates."""
+    usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5, commitment="buy")
+    saving, unused = _lines(usage, _tiny(catalog))
+    assert (saving.after_run, unused.after_run) == (False, True)
+    assert saving.provenance is unused.provenance is Provenance.PUBLISHED

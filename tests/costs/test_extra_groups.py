@@ -9,7 +9,7 @@ import pytest
 
 from conftest import TODAY, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import extra_groups
 from trainbill.ledger import Charge
 from trainbill.spec import plan_from_dict
@@ -95,3 +95,58 @@ def test_hyperpod_spot_group_keeps_the_ec2_spot_price(catalog: Catalog) -> None:
     tiny = _tiny(catalog, price("ml.c5.large", "on_demand", "instance-hour", 1.5))
     (pool,) = _lines(usage, tiny)
     assert pool.unit_price_usd == 0.4
+
+
+def test_a_spot_group_in_a_named_zone_gets_that_zones_spot_price(catalog: Catalog) -> None:
+    """Looked up as the workers' spot price is: use1-az4's $0.30 beats the region's $0.40, so
+    3 × 10 h × $0.30 = $9, and the source names the zone."""
+    usage = _usage(
+        catalog,
+        [{"name": "pool", "instance": "c5.large", "count": 3, "spot": True}],
+        region="us-east-1",
+        zone="use1-az4",
+    )
+    zone = price("c5.large", "spot", "instance-hour", 0.3, region="use1-az4")
+    (pool,) = _lines(usage, _tiny(catalog, zone))
+    assert pool.unit_price_usd == 0.3
+    assert pool.cost_usd == pytest.approx(9.0)
+    assert pool.source.startswith("use1-az4 zone spot price")
+
+
+def test_a_groups_source_says_how_old_its_price_is(catalog: Catalog) -> None:
+    """Priced on 2025-05-01 from a point effective 2024-01-01: 366 days of 2024 (a leap year) +
+    31 + 28 + 31 + 30 days of 2025 = 486 days old, as the workers' lines say it."""
+    usage = _usage(catalog, [{"name": "head", "instance": "c5.large"}])
+    (head,) = _lines(usage, _tiny(catalog))
+    assert "486 days old on 2025-05-01" in head.source
+    assert head.provenance is Provenance.PUBLISHED
+
+
+def test_a_group_with_no_on_demand_sku_is_priced_as_capacity_blocks(catalog: Catalog) -> None:
+    """p5e.48xlarge has no On-Demand SKU: a 2-node p5e group in us-east-2 is priced at its
+    Capacity Block rate, 2 × 10 h × $30 = $600, a committed purchase."""
+    usage = _usage(
+        catalog,
+        [{"name": "second", "instance": "p5e.48xlarge", "count": 2}],
+        region="us-east-2",
+    )
+    tiny = tiny_catalog(
+        catalog,
+        price("p5.48xlarge", "on_demand", "instance-hour", 10.0, region="us-east-2"),
+        price("p5e.48xlarge", "capacity_block", "instance-hour", 30.0, region="us-east-2"),
+    )
+    (group,) = _lines(usage, tiny)
+    assert group.item == "p5e.48xlarge second group (Capacity Block)"
+    assert group.cost_usd == pytest.approx(600.0)
+    assert group.pricing_category == "Committed"
+
+
+def test_a_group_priced_in_another_region_is_marked_so(catalog: Catalog) -> None:
+    """Workers in us-west-2 at their own price; c5.large is priced only in us-east-1, so the head
+    node's line is a reference-region line (and the forecast warns of that kind)."""
+    usage = _usage(catalog, [{"name": "head", "instance": "c5.large"}], region="us-west-2")
+    tiny = _tiny(catalog, price("p5.48xlarge", "on_demand", "instance-hour", 10.0,
+                                region="us-west-2"))  # fmt: skip
+    (head,) = _lines(usage, tiny)
+    assert head.unit_price_usd == 1.0
+    assert head.provenance is Provenance.REFERENCE_REGION

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TODAY, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import orchestration
 from trainbill.errors import PriceNotFoundError
 from trainbill.ledger import Charge
@@ -87,3 +87,28 @@ def test_hyperpod_without_an_ml_price_is_a_warning_not_a_guess(catalog: Catalog)
     u, lines = _priced(catalog, "hyperpod", EC2)
     assert lines == []
     assert any("ml.p5.48xlarge" in w and "not included" in w for w in u.warnings)
+
+
+def test_an_ml_price_below_ec2_is_no_premium_and_no_refund(catalog: Catalog) -> None:
+    """ml.p5.48xlarge at $9 under the $10 EC2 rate (prices not comparable, e.g. a Capacity Block
+    rate): the premium is max($9 − $10, 0) = $0 over the 40 on-demand instance-hours, never -$40."""
+    ml_low = price("ml.p5.48xlarge", "on_demand", "instance-hour", 9.0)
+    _, (line,) = _priced(catalog, "hyperpod", EC2, ml_low)
+    assert line.quantity == pytest.approx(40.0)  # 4 nodes × 10 h
+    assert line.unit_price_usd == 0.0
+    assert line.cost_usd == 0.0
+    assert "below EC2's: no premium" in line.basis()
+
+
+def test_the_premium_line_has_the_provenance_of_its_weaker_price(catalog: Catalog) -> None:
+    """EC2 priced in the plan's us-west-2, ml.* only in us-east-1: a reference-region line; both
+    in the plan's region: published."""
+    plan = zero_hidden_plan(orchestrator="hyperpod", region="us-west-2")
+    tiny = tiny_catalog(
+        catalog, price("p5.48xlarge", "on_demand", "instance-hour", 10.0, region="us-west-2"), ML
+    )
+    u = usage_for(plan_from_dict(plan), tiny, today=TODAY)
+    (line,) = orchestration.price(u, tiny)
+    assert line.provenance is Provenance.REFERENCE_REGION
+    _, (own,) = _priced(catalog, "hyperpod", EC2, ML)
+    assert own.provenance is Provenance.PUBLISHED

@@ -136,6 +136,7 @@ def test_a_long_tail_of_days_is_summed_in_one_row() -> None:
     32 days; 14 listed, the other 18 (Jan 15 to Feb 1) in one row of 18 × $24 = $432."""
     from datetime import date
 
+    from trainbill.catalog import Provenance
     from trainbill.ledger import Ledger, LineItem
     from trainbill.report._html import _spend_section
     from trainbill.spend import spend_over_time
@@ -149,6 +150,8 @@ def test_a_long_tail_of_days_is_summed_in_one_row() -> None:
             unit_price_usd=price,
             basis="b",
             source="s",
+            provenance=Provenance.PUBLISHED,
+            after_run=unit == "hour",  # the commitment's unused term
         )
 
     ledger = Ledger.of(

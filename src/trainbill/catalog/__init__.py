@@ -26,8 +26,10 @@ from trainbill.catalog.rows import (
     STAND_IN_MARK,
     Accelerator,
     Assumption,
+    BillRates,
     Instance,
     PricePoint,
+    Provenance,
     SpotAdvisorRow,
 )
 
@@ -38,9 +40,11 @@ __all__ = [
     "STAND_IN_MARK",
     "Accelerator",
     "Assumption",
+    "BillRates",
     "Catalog",
     "Instance",
     "PricePoint",
+    "Provenance",
     "SpotAdvisorRow",
     "file_sha256",
     "load_catalog",

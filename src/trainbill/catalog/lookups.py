@@ -13,13 +13,20 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any
 
-from trainbill.catalog.rows import Accelerator, Assumption, Instance, PricePoint, SpotAdvisorRow
+from trainbill.catalog.rows import (
+    Accelerator,
+    Assumption,
+    BillRates,
+    Instance,
+    PricePoint,
+    SpotAdvisorRow,
+)
 from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
 
 __all__ = ["REFERENCE_PRICE", "Catalog"]
 
-#: Marks the source of a price point taken from the provider's reference region because the
-#: plan's region has none (``trainbill.forecast`` warns of kind ``reference_region`` on it).
+#: Words in the source of a price point taken from another region because the plan's region
+#: has none, for the reader; code reads ``PricePoint.stands_in_for`` / ``provenance``.
 REFERENCE_PRICE = "price used: no"
 
 
@@ -35,6 +42,9 @@ class Catalog:
     version: str
     snapshot: date
     overlays: tuple[str, ...] = ()
+    #: Overhead rates fitted from bills, in the order given (a later one's categories win);
+    #: empty for list prices only (``trainbill.calibration.calibrate_catalog``).
+    bill_rates: tuple[BillRates, ...] = ()
     _price_index: Mapping[tuple[str, str, str, str], tuple[PricePoint, ...]] = field(
         default_factory=dict, repr=False
     )
@@ -182,6 +192,7 @@ class Catalog:
                 usd=chosen.usd,
                 effective_from=chosen.effective_from,
                 source=f"{chosen.source} [{chosen.region} {REFERENCE_PRICE} {region} price point]",
+                stands_in_for=region,
             )
         return chosen
 

@@ -7,8 +7,10 @@ No I/O and no look-ups here: ``trainbill.catalog.loading`` builds these from fil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
@@ -18,8 +20,10 @@ __all__ = [
     "STAND_IN_MARK",
     "Accelerator",
     "Assumption",
+    "BillRates",
     "Instance",
     "PricePoint",
+    "Provenance",
     "SpotAdvisorRow",
     "human_value",
 ]
@@ -31,6 +35,36 @@ PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
 #: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
 #: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
 STAND_IN_MARK = "STAND-IN"
+
+
+class Provenance(StrEnum):
+    """Where a price comes from, as a field code reads (never a phrase searched in a source).
+
+    Members are ordered by how much a reader must be told about them, least first, and a figure
+    worked out of several prices has the provenance of the last (``weakest``): a line blending a
+    published on-demand rate with another region's spot rate is a reference-region line.
+    """
+
+    #: A price the provider publishes for the plan's own region (or a zone of it).
+    PUBLISHED = "published"
+    #: Overhead dollars per node-hour fitted from the organisation's own bills
+    #: (``trainbill.calibration``): measured, but not a list price.
+    BILLS = "bills"
+    #: A catalog stand-in (source begins ``STAND-IN``): a figure no provider publishes.
+    STAND_IN = "stand_in"
+    #: The plan's region has no price point: the provider's reference region (or any region
+    #: that has one) stands in, and the forecast warns (``CautionKind.REFERENCE_REGION``).
+    REFERENCE_REGION = "reference_region"
+    #: The catalog has no price of the charging provider: the line is $0 and the forecast warns.
+    UNPRICED = "unpriced"
+
+    @staticmethod
+    def weakest(*provenances: Provenance) -> Provenance:
+        """The one of several a reader must be told about first (``PUBLISHED`` for none)."""
+        order = tuple(Provenance)
+        return max(provenances, key=order.index, default=Provenance.PUBLISHED)
+
+
 #: Purchase options a price point can carry. Commitment rates are the provider's published
 #: effective hourly rate under a commitment, one option per kind and term: ``sp_<term>`` is an
 #: AWS EC2 Instance Savings Plan (what ``trainbill prices update aws`` writes), a GCP
@@ -106,11 +140,22 @@ class PricePoint:
     usd: float
     effective_from: date
     source: str
+    #: The region a look-up asked for when this point is another region's
+    #: (``Catalog.find_price``); None for a point of the region asked for.
+    stands_in_for: str | None = None
 
     @property
     def stand_in(self) -> bool:
         """A stand-in figure (source begins ``STAND-IN``), not a price the provider publishes."""
         return self.source.lstrip().startswith(STAND_IN_MARK)
+
+    @property
+    def provenance(self) -> Provenance:
+        """Another region's point is ``REFERENCE_REGION`` before anything else: the forecast
+        must say the plan's region is not what was priced, stand-in or not."""
+        if self.stands_in_for is not None:
+            return Provenance.REFERENCE_REGION
+        return Provenance.STAND_IN if self.stand_in else Provenance.PUBLISHED
 
     def cite(self, on: date | None = None) -> str:
         """Source and date in one string, for a ledger line's ``source`` field.
@@ -128,6 +173,25 @@ class PricePoint:
             f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's price date "
             f"{on.isoformat()}: the earliest {self.provider} price point, none is older)"
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BillRates:
+    """Overhead dollars per GPU node-hour by ledger category, fitted from the organisation's own
+    bills (``trainbill calibrate``; ``trainbill.calibration.calibrate_catalog`` puts them on a
+    catalog). Rates like an overlay's, so they are a catalog input every pricing path sees: the
+    ``costs.bill_rates`` step replaces the modelled lines of these categories in a forecast, a
+    simulation's trials and the planner's grid alike.
+    """
+
+    #: ``ledger.CATEGORIES`` name -> USD per GPU node-hour.
+    usd_per_node_hour: Mapping[str, float]
+    #: The billing period the rates were fitted over, in words (``2026-04-01 to 2026-05-01``).
+    period: str
+    #: The bill files they were fitted from, in words.
+    files: str
+    #: The GPU node-hours on those bills that the dollars were divided by.
+    gpu_node_hours: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

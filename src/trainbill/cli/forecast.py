@@ -409,11 +409,12 @@ def forecast_cmd(
         )
     fc = _priced(plan, catalog, cals, plan_file)
     if not as_csv:
+        from trainbill.calibration import calibrate_catalog
         from trainbill.headline import advise
 
-        # The budget and the actions; a calibrated forecast gets the budget only, since the plan's
-        # variants would be priced without its calibration.
-        fc = advise(plan, fc, catalog, actions=not cals)
+        # The budget and the actions, simulated with any bill-fitted rates the forecast used; a
+        # calibrated forecast gets the budget only (the plan's variants lack a measured MFU).
+        fc = advise(plan, fc, calibrate_catalog(catalog, cals), actions=not cals)
     _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
 
 

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from trainbill.catalog import Catalog
 from trainbill.costs import (
+    bill_rates,
     checkpoint,
     compute,
     data_transfer,
@@ -60,9 +61,19 @@ DRIVERS: tuple[CostDriver, ...] = (
 
 
 def charges(usage: Usage, catalog: Catalog) -> Iterator[Charge]:
-    """Every driver's charges, in presentation order."""
+    """Every driver's charges, in presentation order.
+
+    With rates fitted from bills on the catalog (``Catalog.bill_rates``), the modelled charges
+    they stand for give way to the bill-calibrated ones, which come last (``bill_rates``).
+    """
+    calibrated = bill_rates.applied(usage, catalog)
+    if not calibrated:
+        for driver in DRIVERS:
+            yield from driver(usage, catalog)
+        return
     for driver in DRIVERS:
-        yield from driver(usage, catalog)
+        yield from (c for c in driver(usage, catalog) if not bill_rates.replaces(c, calibrated))
+    yield from bill_rates.price(usage, catalog)
 
 
 def estimate(usage: Usage, catalog: Catalog) -> Ledger:

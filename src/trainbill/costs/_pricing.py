@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from trainbill.catalog import Catalog, PricePoint
+from trainbill.catalog import Catalog, PricePoint, Provenance
 from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
 from trainbill.usage import Usage
@@ -25,10 +25,13 @@ __all__ = [
     "ServiceRate",
     "Tier",
     "cluster_rate",
+    "cluster_rate_provenance",
+    "cluster_rate_source",
     "commitment_name",
     "commitment_rate",
     "covered_item",
     "covered_on_demand_rate",
+    "group_rate",
     "instance_rate",
     "sagemaker_rate",
     "service",
@@ -49,6 +52,8 @@ class Rate:
 
     usd: float
     source: str
+    #: Where the price comes from; a charge priced at this rate carries it.
+    provenance: Provenance
     #: The purchase option the price is for: ``capacity_block`` where an instance has no
     #: On-Demand SKU and the "on-demand" share of the cluster is bought as Capacity Blocks.
     option: str = "on_demand"
@@ -77,8 +82,18 @@ def instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     return replace(rate, usd=rate.usd * usage.purchase.spot_price_scale)
 
 
-def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
-    """The catalog's per node-hour price of the plan's instance for ``on_demand`` or ``spot``.
+def group_rate(catalog: Catalog, usage: Usage, option: str, instance: str) -> Rate:
+    """Per node-hour price of another instance of the plan (an extra group's head node), looked
+    up exactly as the workers' is (zone spot price, Capacity Block, price age). A simulated
+    trial's spot price scale is not applied: it is sampled from the workers' Spot history."""
+    return _listed_instance_rate(catalog, usage, option, instance)
+
+
+def _listed_instance_rate(
+    catalog: Catalog, usage: Usage, option: str, instance: str | None = None
+) -> Rate:
+    """The catalog's per node-hour price of the plan's instance (or ``instance``) for
+    ``on_demand`` or ``spot``.
 
     An instance AWS sells only through EC2 Capacity Blocks (p5e.48xlarge: no On-Demand SKU in
     any region's price list) is priced at its Capacity Block rate for the non-spot share, and
@@ -89,27 +104,14 @@ def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
     snapshot), so a plan naming its zone by AZ ID gets that zone's spot price where the catalog
     has one at least as recent as the region's; otherwise the region's, and the source says why.
     """
-    item = usage.instance.instance
-    if option == "on_demand" and _capacity_block_only(catalog, usage):
-        history = catalog.history(
-            item, "capacity_block", provider=usage.provider, region=usage.region
-        )
-        if not history:
-            sold = sorted(r for r in catalog.regions(usage.provider)
-                          if catalog.history(item, "capacity_block", provider=usage.provider, region=r))  # fmt: skip
-            msg = (f"{item} has no On-Demand SKU: {usage.provider} sells it only through EC2 Capacity Blocks, "
-                   f"priced in the catalog for {', '.join(sold)}, not {usage.region}; "
-                   f"set cluster.region to {sold[0]!r} or choose another instance")  # fmt: skip
-            raise PriceNotFoundError(msg)
-        p = _point(catalog, usage, item, "capacity_block")
-        source = (f"{p.cite(usage.as_of)}; {item} has no On-Demand SKU, so its non-spot nodes are priced at the EC2 Capacity "
-                  f"Block rate (reserved ahead and paid upfront in whole days: not modelled)")  # fmt: skip
-        return Rate(usd=p.usd, source=source, option="capacity_block")
+    item = instance or usage.instance.instance
+    if option == "on_demand" and _capacity_block_only(catalog, usage, item):
+        return _capacity_block_rate(catalog, usage, item)
     p = _point(catalog, usage, item, option)
     if option != "spot" or usage.zone_id is None:
-        return Rate(usd=p.usd, source=p.cite(usage.as_of), option=option)
+        return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance, option=option)
     z = catalog.zone_price(
-        usage.instance.instance,
+        item,
         option,
         provider=usage.provider,
         zone=usage.zone_id,
@@ -122,6 +124,7 @@ def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
                 f"{p.cite(usage.as_of)} [no {usage.zone_id} spot price in catalog: "
                 "region's price used]"
             ),
+            provenance=p.provenance,
             option=option,
         )
     if z.effective_from < p.effective_from:
@@ -131,16 +134,36 @@ def _listed_instance_rate(catalog: Catalog, usage: Usage, option: str) -> Rate:
                 f"{p.cite(usage.as_of)} [the {usage.zone_id} spot price is older "
                 f"({z.effective_from}): region's newer used]"
             ),
+            provenance=p.provenance,
             option=option,
         )
     return Rate(
-        usd=z.usd, source=f"{usage.zone_id} zone spot price: {z.cite(usage.as_of)}", option=option
+        usd=z.usd,
+        source=f"{usage.zone_id} zone spot price: {z.cite(usage.as_of)}",
+        provenance=z.provenance,
+        option=option,
     )
 
 
-def _capacity_block_only(catalog: Catalog, usage: Usage) -> bool:
-    """No on-demand price for the instance in any region or date, but a Capacity Block price."""
-    item, provider = usage.instance.instance, usage.provider
+def _capacity_block_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
+    """The EC2 Capacity Block rate of ``item`` in the plan's region, else a clear refusal."""
+    history = catalog.history(item, "capacity_block", provider=usage.provider, region=usage.region)
+    if not history:
+        sold = sorted(r for r in catalog.regions(usage.provider)
+                      if catalog.history(item, "capacity_block", provider=usage.provider, region=r))  # fmt: skip
+        msg = (f"{item} has no On-Demand SKU: {usage.provider} sells it only through EC2 Capacity Blocks, "
+               f"priced in the catalog for {', '.join(sold)}, not {usage.region}; "
+               f"set cluster.region to {sold[0]!r} or choose another instance")  # fmt: skip
+        raise PriceNotFoundError(msg)
+    p = _point(catalog, usage, item, "capacity_block")
+    source = (f"{p.cite(usage.as_of)}; {item} has no On-Demand SKU, so its non-spot nodes are priced at the EC2 Capacity "
+              f"Block rate (reserved ahead and paid upfront in whole days: not modelled)")  # fmt: skip
+    return Rate(usd=p.usd, source=source, provenance=p.provenance, option="capacity_block")
+
+
+def _capacity_block_only(catalog: Catalog, usage: Usage, item: str) -> bool:
+    """No on-demand price for ``item`` in any region or date, but a Capacity Block price."""
+    provider = usage.provider
     if (
         catalog.find_price(
             item, "on_demand", provider=provider, region=usage.region, as_of=date.max
@@ -199,7 +222,7 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
             "purchase.savings_plan"
         )
         raise PriceNotFoundError(msg)
-    return Rate(usd=p.usd, source=p.cite(usage.as_of))
+    return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance)
 
 
 def _held_commitments(catalog: Catalog, provider: str, item: str) -> str:
@@ -222,7 +245,7 @@ _NOT_COMMITMENT = frozenset({"on_demand", "spot", "capacity_block"})
 def covered_on_demand_rate(catalog: Catalog, usage: Usage) -> Rate:
     """On-demand rate of the usage the commitment covers (``ml.*`` for a SageMaker plan)."""
     p = _point(catalog, usage, covered_item(usage), "on_demand")  # raises when not published
-    return Rate(usd=p.usd, source=p.cite(usage.as_of))
+    return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance)
 
 
 def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None:
@@ -231,7 +254,7 @@ def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None
     p = catalog.find_price(
         item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of
     )
-    return None if p is None else Rate(usd=p.usd, source=p.cite())
+    return None if p is None else Rate(usd=p.usd, source=p.cite(), provenance=p.provenance)
 
 
 def cluster_rate_source(catalog: Catalog, usage: Usage) -> str:
@@ -249,6 +272,13 @@ def cluster_rate_source(catalog: Catalog, usage: Usage) -> str:
     if len(cited) == 1:
         return cited[0][1]
     return "; ".join(f"{option}: {source}" for option, source in cited)
+
+
+def cluster_rate_provenance(catalog: Catalog, usage: Usage) -> Provenance:
+    """Where ``cluster_rate``'s prices come from: the weakest of the options it blends."""
+    s = usage.spot_fraction
+    options = [o for o, used in (("on_demand", some(s < 1)), ("spot", some(s > 0))) if used]
+    return Provenance.weakest(*(instance_rate(catalog, usage, o).provenance for o in options))
 
 
 def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], str]]:
@@ -294,17 +324,22 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], st
 class ServiceRate:
     """A provider's price for a service role, with the product name the ledger shows.
 
-    ``priced`` is False when the catalog names the provider's product but holds no price point
-    for it: the line is then shown at $0 with a source that says so (and the forecast warns),
-    rather than at another provider's price.
+    Provenance ``UNPRICED`` when the catalog names the provider's product but holds no price
+    point for it: the line is then shown at $0 with a source that says so (and the forecast
+    warns), rather than at another provider's price.
     """
 
     usd: float
     source: str
     product: str
-    priced: bool = True
+    provenance: Provenance
     #: How many times one GB crossing the boundary is billed (AWS inter-AZ: out and in).
     billed_directions: int = 1
+
+    @property
+    def priced(self) -> bool:
+        """The catalog holds a price for the product (the line is not a NOT PRICED $0)."""
+        return self.provenance is not Provenance.UNPRICED
 
 
 def _role(catalog: Catalog, provider: str, role: str) -> Mapping[str, Any] | None:
@@ -367,9 +402,9 @@ def _priced(
                 "this line is $0 until you add one (--catalog DIR with a prices.csv row)"
             ),
             product=product,
-            priced=False,
+            provenance=Provenance.UNPRICED,
         )
-    return ServiceRate(usd=p.usd, source=p.cite(as_of), product=product)
+    return ServiceRate(usd=p.usd, source=p.cite(as_of), product=product, provenance=p.provenance)
 
 
 def service(
@@ -400,7 +435,7 @@ def service(
         usd=rate.usd,
         source=rate.source,
         product=rate.product,
-        priced=rate.priced,
+        provenance=rate.provenance,
         billed_directions=directions,
     )
 
@@ -428,7 +463,7 @@ def service_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
     )
     if p is None:
         p = _point(catalog, usage, item, "on_demand")  # raises PriceNotFoundError with the details
-    return Rate(usd=p.usd, source=p.cite(usage.as_of))
+    return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance)
 
 
 def service_rate_at(
@@ -441,7 +476,7 @@ def service_rate_at(
     later (the citation says so), else a NOT PRICED $0 rate that the forecast warns about.
     """
     r = _priced(catalog, item, provider=provider, region=region, as_of=as_of, product=item)
-    return Rate(usd=r.usd, source=r.source)
+    return Rate(usd=r.usd, source=r.source, provenance=r.provenance)
 
 
 #: Tier items are ``<item>.above_<N>gb``: the price per GB of monthly volume above N GB.

@@ -17,7 +17,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, cluster_rate_source, service
+from trainbill.costs._pricing import (
+    cluster_rate,
+    cluster_rate_provenance,
+    cluster_rate_source,
+    service,
+)
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -47,6 +52,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB, {mode}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
+        provenance=cluster_rate_provenance(catalog, usage),
         driver=__name__,
     )
     if usage.checkpoint.target != "s3":
@@ -71,6 +77,7 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.checkpoint.retention_days:g} days retention) / {u.hours_per_month:g} h per month"
         ),
         source=store.source,
+        provenance=store.provenance,
         driver=__name__,
         service_category="Storage",
     )
@@ -87,6 +94,7 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.checkpoint.count:,.1f} checkpoints × {parts:,.0f} parts of {u.data.object_mb:g} MB"
         ),
         source=puts.source,
+        provenance=puts.provenance,
         driver=__name__,
         service_category="Storage",
     )

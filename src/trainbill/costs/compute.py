@@ -39,6 +39,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{nodes} nodes × {1 - s:.0%} {od.words} × {hours:,.2f} h of pure training"
             ),
             source=od.source,
+            provenance=od.provenance,
             driver=__name__,
             pricing_category="Committed" if od.option == "capacity_block" else "Standard",
         )
@@ -54,6 +55,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{nodes} nodes × {s:.0%} spot × {hours:,.2f} h at the typical spot price"
             ),
             source=spot.source,
+            provenance=spot.provenance,
             driver=__name__,
             pricing_category="Dynamic",
         )

@@ -83,6 +83,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{read_gb:,.0f} GB read in {usage.data.object_mb:g} MB objects = {requests:,.0f} GETs"
             ),
             source=gets.source,
+            provenance=gets.provenance,
             driver=__name__,
             service_category="Storage",
         )
@@ -137,6 +138,7 @@ def _inter_az(
             unit_price_usd=rate.usd,
             basis=basis,
             source=rate.source,
+            provenance=rate.provenance,
             driver=__name__,
             service_category="Networking",
         )
@@ -169,6 +171,7 @@ def _inter_region(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> Charg
         unit_price_usd=rate.usd,
         basis=lambda: f"{how} out of {origin} ({usage.data.source}); data in is free",
         source=rate.source,
+        provenance=rate.provenance,
         driver=__name__,
         service_category="Networking",
     )
@@ -209,6 +212,7 @@ def _internet_egress(usage: Usage, catalog: Catalog, gb: Amount, how: str) -> It
             unit_price_usd=t.rate.usd,
             basis=partial(_egress_basis, usage, how, gb, months, in_tier),
             source=t.rate.source,
+            provenance=t.rate.provenance,
             driver=__name__,
             service_category="Networking",
         )

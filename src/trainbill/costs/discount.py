@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from trainbill.catalog import Catalog
+from trainbill.catalog import Catalog, Provenance
 from trainbill.costs._arrays import some
 from trainbill.costs._pricing import (
     commitment_name,
@@ -75,6 +75,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"nodes × {wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; {whose}"
         ),
         source=f"commitment rate: {sp.source}; on-demand: {od.source}",
+        provenance=Provenance.weakest(sp.provenance, od.provenance),
         driver=__name__,
         pricing_category="Committed",
     )
@@ -98,6 +99,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"used = {unused:,.1f} h unused; whole commitment ${hourly * terms * term_hours:,.0f}"
         ),
         source=f"commitment rate: {sp.source}; {catalog.assumption('commitment.hours_per_year').cite()}",
+        provenance=sp.provenance,
         driver=__name__,
         pricing_category="Committed",
+        after_run=True,  # billed every hour of the term after the run ends
     )

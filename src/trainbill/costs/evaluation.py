@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, cluster_rate_source
+from trainbill.costs._pricing import cluster_rate, cluster_rate_provenance, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -40,5 +40,6 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"per training step: forward only, no recompute, sync or optimizer); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
+        provenance=cluster_rate_provenance(catalog, usage),
         driver=__name__,
     )

@@ -2,9 +2,11 @@
 
 Pricing rule: every extra group runs for the whole wall-clock of the run (a head node is not
 released while workers wait on a restart), so quantity = count × wall hours at the group's
-own on-demand (or spot) price from ``prices.csv``. Under SageMaker HyperPod an on-demand group
-is billed as ``ml.<instance>``: its published SageMaker price is used when the catalog has one,
-else the EC2 price and the basis says the ml.* premium is not included. No extra groups: no lines.
+own on-demand (or spot) price, looked up as the workers' is (``_pricing.group_rate``: the
+plan zone's spot price, a Capacity Block rate where there is no On-Demand SKU, the price's
+age). Under SageMaker HyperPod an on-demand group is billed as ``ml.<instance>``: its published
+SageMaker price is used when the catalog has one, else the EC2 price and the basis says the
+ml.* premium is not included. No extra groups: no lines.
 """
 
 from __future__ import annotations
@@ -12,25 +14,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import sagemaker_rate
+from trainbill.costs._pricing import group_rate, sagemaker_rate
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "compute"
+#: FOCUS pricing category by purchase option, as the compute driver's lines have it.
+_PRICING_CATEGORY = {"spot": "Dynamic", "capacity_block": "Committed"}
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One compute line per extra instance group, for the whole wall-clock."""
     wall = usage.wall_hours
     for name, instance, count, spot in usage.extra_groups:
-        option = "spot" if spot else "on_demand"
-        point = catalog.price(
-            instance, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
-        )
-        unit_price = point.usd
-        source = point.cite()
-        how = f"{count} × {instance} ({name} group, {option.replace('_', '-')})"
+        rate = group_rate(catalog, usage, "spot" if spot else "on_demand", instance)
+        unit_price, source, provenance = rate.usd, rate.source, rate.provenance
+        how = f"{count} × {instance} ({name} group, {rate.words})"
         price_note = ""
         if usage.orchestrator == "hyperpod" and not spot:
             ml = sagemaker_rate(catalog, usage, instance)
@@ -39,19 +39,20 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             else:
                 unit_price = ml.usd
                 price_note = f" at the SageMaker ml.{instance} price (HyperPod)"
-                source = ml.source
+                source, provenance = ml.source, ml.provenance
 
         def basis(h: str = how, n: str = price_note) -> str:
             return f"{h} × {wall:,.2f} h wall-clock{n}"
 
         yield Charge(
             category=CATEGORY,
-            item=f"{instance} {name} group ({option.replace('_', '-')})",
+            item=f"{instance} {name} group ({rate.words})",
             quantity=count * wall,
             unit="instance-hour",
             unit_price_usd=unit_price,
             basis=basis,
             source=source,
+            provenance=provenance,
             driver=__name__,
-            pricing_category="Dynamic" if spot else "Standard",
+            pricing_category=_PRICING_CATEGORY.get(rate.option, "Standard"),
         )

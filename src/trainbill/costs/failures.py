@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, cluster_rate_source
+from trainbill.costs._pricing import cluster_rate, cluster_rate_provenance, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -37,5 +37,6 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"{u.reliability.restart_hours:g} h restart on {u.orchestrator}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
+        provenance=cluster_rate_provenance(catalog, usage),
         driver=__name__,
     )

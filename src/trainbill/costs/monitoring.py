@@ -36,6 +36,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{usage.hours_per_month:g} h (prorated hourly)"
             ),
             source=metric.source,
+            provenance=metric.provenance,
             driver=__name__,
             service_category="Management and Governance",
         )
@@ -52,6 +53,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.monitoring.logs_gb_per_node_hour:g} GB/node-hour"
             ),
             source=logs.source,
+            provenance=logs.provenance,
             driver=__name__,
             service_category="Management and Governance",
         )

@@ -44,6 +44,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=hours.usd,
             basis=lambda: f"{usage.network.nat_gateways} gateway(s) × {wall:,.1f} h",
             source=hours.source,
+            provenance=hours.provenance,
             driver=__name__,
             service_category="Networking",
         )
@@ -66,6 +67,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=data.usd,
             basis=basis,
             source=data.source,
+            provenance=data.provenance,
             driver=__name__,
             service_category="Networking",
         )
@@ -84,6 +86,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"Elastic IP) × {wall:,.1f} h"
             ),
             source=ip.source,
+            provenance=ip.provenance,
             driver=__name__,
             service_category="Networking",
         )

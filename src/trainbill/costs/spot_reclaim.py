@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, cluster_rate_source
+from trainbill.costs._pricing import cluster_rate, cluster_rate_provenance, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -39,6 +39,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             f"({u.checkpoint.interval_hours:g} h interval / 2 + {u.reliability.restart_hours:g} h restart); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
+        provenance=cluster_rate_provenance(catalog, usage),
         driver=__name__,
         pricing_category="Dynamic",
     )

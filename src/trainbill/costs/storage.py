@@ -43,6 +43,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 f"{usage.nodes} nodes × {usage.storage.ebs_gb_per_node:,.0f} GB × {span()}"
             ),
             source=gb.source,
+            provenance=gb.provenance,
             driver=__name__,
             service_category="Storage",
         )
@@ -60,6 +61,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                     f"{usage.nodes} nodes × ({usage.storage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
                 ),
                 source=iops.source,
+                provenance=iops.provenance,
                 driver=__name__,
                 service_category="Storage",
             )
@@ -77,6 +79,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                     f"{usage.nodes} nodes × ({usage.storage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
                 ),
                 source=tp.source,
+                provenance=tp.provenance,
                 driver=__name__,
                 service_category="Storage",
             )
@@ -91,6 +94,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=fsx.usd,
             basis=lambda: f"{usage.storage.fsx_capacity_gb:,.0f} GB × {span()}",
             source=fsx.source,
+            provenance=fsx.provenance,
             driver=__name__,
             service_category="Storage",
         )
@@ -105,6 +109,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=s3.usd,
             basis=lambda: f"{usage.data.dataset_gb:,.0f} GB dataset × {span()}",
             source=s3.source,
+            provenance=s3.provenance,
             driver=__name__,
             service_category="Storage",
         )

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
-from trainbill.costs._pricing import cluster_rate, cluster_rate_source
+from trainbill.costs._pricing import cluster_rate, cluster_rate_provenance, cluster_rate_source
 from trainbill.ledger import Charge
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage import Usage
@@ -43,6 +43,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 unit_price_usd=rate,
                 basis=lambda: f"{stalled:,.2f} h of slowed steps; {words()}",
                 source=source,
+                provenance=cluster_rate_provenance(catalog, usage),
                 driver=__name__,
             )
         return
@@ -62,6 +63,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit_price_usd=rate,
             basis=basis,
             source=source,
+            provenance=cluster_rate_provenance(catalog, usage),
             driver=__name__,
         )
 
