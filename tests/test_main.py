@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from conftest import REPO, SEED
+from trainbill.__main__ import GC_THRESHOLD, _prepare
 
 #: Starts like the ``trainbill`` console script (import the entry module, call ``run``) but
 #: says "ready" just before ``run``, so the SIGINT lands in trainbill's start-up (the CLI's
@@ -46,3 +49,55 @@ def test_sigint_during_start_up_is_one_line(delay_s: float) -> None:
     assert proc.returncode in {0, 1, 130}, (proc.returncode, err)
     if proc.returncode == 130:
         assert err.strip() == "trainbill: interrupted"
+
+
+@pytest.fixture
+def _gc_restored() -> Iterator[None]:
+    """The process's GC thresholds, back as they were after the test."""
+    saved = gc.get_threshold()
+    yield
+    gc.set_threshold(*saved)
+
+
+@pytest.mark.usefixtures("_gc_restored")
+def test_prepare_defaults_openblas_to_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: 1 thread; a value the user set is kept; ``profile`` keeps OpenBLAS's own count."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    _prepare(["forecast", "--json"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    _prepare(["forecast"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    _prepare(["profile", "--cpu"])
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+@pytest.mark.usefixtures("_gc_restored")
+def test_prepare_raises_only_the_young_gc_threshold() -> None:
+    """Generation 0 waits for ``GC_THRESHOLD`` new objects; the older generations' ratios stay."""
+    gc.set_threshold(700, 11, 12)
+    _prepare([])
+    assert gc.get_threshold() == (GC_THRESHOLD, 11, 12)
+    assert gc.isenabled()
+
+
+def test_process_runs_with_one_blas_thread_and_the_raised_threshold() -> None:
+    """Through ``python -m trainbill``, the settings are in place before NumPy is imported."""
+    code = (
+        "import gc, os, sys, runpy\n"
+        "sys.argv = ['trainbill', 'forecast', '--params', '70e9', '--tokens', '1.4e12',"
+        " '--gpu', 'h100', '--gpus', '512', '--json']\n"
+        "try:\n"
+        "    runpy.run_module('trainbill', run_name='__main__')\n"
+        "finally:\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), gc.get_threshold()[0], file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(REPO / "src")
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.split() == ["1", str(GC_THRESHOLD)]
+    assert '"total_usd"' in res.stdout
