@@ -52,17 +52,19 @@ def test_sigint_during_start_up_is_one_line(delay_s: float) -> None:
 
 
 @pytest.fixture
-def _gc_restored() -> Iterator[None]:
-    """The process's GC thresholds, back as they were after the test."""
+def _prepared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Neither variable set, and what ``_prepare`` changes (environment, GC thresholds) back
+    as it was after the test."""
+    for name in ("OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
     saved = gc.get_threshold()
     yield
     gc.set_threshold(*saved)
 
 
-@pytest.mark.usefixtures("_gc_restored")
+@pytest.mark.usefixtures("_prepared")
 def test_prepare_defaults_openblas_to_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """Unset: 1 thread; a value the user set is kept; ``profile`` keeps OpenBLAS's own count."""
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     _prepare(["forecast", "--json"])
     assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
@@ -73,7 +75,19 @@ def test_prepare_defaults_openblas_to_one_thread(monkeypatch: pytest.MonkeyPatch
     assert "OPENBLAS_NUM_THREADS" not in os.environ
 
 
-@pytest.mark.usefixtures("_gc_restored")
+@pytest.mark.usefixtures("_prepared")
+def test_prepare_disables_pydantic_plugins_but_for_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: no plugins; ``serve`` keeps them; an empty value (plugins on) is kept."""
+    _prepare(["serve"])
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
+    _prepare(["forecast", "--json"])
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")
+    _prepare(["forecast"])
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
+
+
+@pytest.mark.usefixtures("_prepared")
 def test_prepare_raises_only_the_young_gc_threshold() -> None:
     """Generation 0 waits for ``GC_THRESHOLD`` new objects; the older generations' ratios stay."""
     gc.set_threshold(700, 11, 12)
@@ -82,8 +96,9 @@ def test_prepare_raises_only_the_young_gc_threshold() -> None:
     assert gc.isenabled()
 
 
-def test_process_runs_with_one_blas_thread_and_the_raised_threshold() -> None:
-    """Through ``python -m trainbill``, the settings are in place before NumPy is imported."""
+def test_process_runs_with_its_start_up_settings() -> None:
+    """Through ``python -m trainbill``, the settings are in place before NumPy or pydantic is
+    imported: one BLAS thread, no pydantic plugin scan, the raised GC threshold."""
     code = (
         "import gc, os, sys, runpy\n"
         "sys.argv = ['trainbill', 'forecast', '--params', '70e9', '--tokens', '1.4e12',"
@@ -91,13 +106,17 @@ def test_process_runs_with_one_blas_thread_and_the_raised_threshold() -> None:
         "try:\n"
         "    runpy.run_module('trainbill', run_name='__main__')\n"
         "finally:\n"
-        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), gc.get_threshold()[0], file=sys.stderr)\n"
+        "    from pydantic.plugin import _loader\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), _loader._plugins,"
+        " gc.get_threshold()[0], file=sys.stderr)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    unset = {"OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["PYTHONPATH"] = str(REPO / "src")
     res = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
     )
     assert res.returncode == 0, res.stderr
-    assert res.stderr.split() == ["1", str(GC_THRESHOLD)]
+    # ``_plugins`` stays None when pydantic never looked for plugins.
+    assert res.stderr.split() == ["1", "None", str(GC_THRESHOLD)]
     assert '"total_usd"' in res.stdout

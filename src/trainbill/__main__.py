@@ -13,6 +13,11 @@ one-shot ``trainbill forecast`` is mostly start-up; ``benchmarks/startup.py`` ti
   sorting and sampling, never BLAS, so ``OPENBLAS_NUM_THREADS`` defaults to 1. A value the user
   set is kept, and ``trainbill profile`` is left alone: it times real matrix products through
   PyTorch, which may use OpenBLAS.
+* pydantic looks for plugins the first time a model is built by reading the metadata of every
+  installed distribution (5-15 ms here, more in a large environment). The plugins observe
+  validation (Logfire's, for one); the CLI's plan models are internal, so
+  ``PYDANTIC_DISABLE_PLUGINS`` defaults to ``__all__``, except for ``trainbill serve``, whose
+  API a user may well instrument. Set it to an empty value to keep plugins everywhere.
 * The cyclic garbage collector runs every 700 new objects by default, and while modules load
   (Typer, pydantic's schemas, NumPy, every dataclass) nearly nothing is garbage: it re-scans
   the ever-growing heap for nothing, about a tenth of the process's CPU. Its first threshold
@@ -32,13 +37,18 @@ EXIT_INTERRUPTED = 130
 GC_THRESHOLD = 50_000
 #: Commands that keep OpenBLAS's own thread count (see the module docstring).
 _BLAS_COMMANDS = frozenset({"profile"})
+#: Commands that keep pydantic's plugins (see the module docstring).
+_PLUGIN_COMMANDS = frozenset({"serve"})
 
 
 def _prepare(argv: list[str]) -> None:
     """Start-up settings for a short-lived process (module docstring); ``argv`` without the
     program name."""
-    if not argv or argv[0] not in _BLAS_COMMANDS:
+    command = argv[0] if argv else ""
+    if command not in _BLAS_COMMANDS:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if command not in _PLUGIN_COMMANDS:
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(GC_THRESHOLD, older, oldest)
 
