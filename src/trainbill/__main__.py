@@ -8,8 +8,8 @@ traceback from the middle of an import.
 It also sets up the process for a short run before anything heavy is imported (issue #21: a
 one-shot ``trainbill forecast`` is mostly start-up; ``benchmarks/startup.py`` times it):
 
-* OpenBLAS starts one thread per core when NumPy is imported (tens of milliseconds of CPU on a
-  many-core machine, before any work). trainbill's NumPy work is element-wise arithmetic,
+* OpenBLAS starts one thread per core when NumPy is imported (10-25 ms of CPU measured on two
+  cores, before any work; more with more cores). trainbill's NumPy work is element-wise arithmetic,
   sorting and sampling, never BLAS, so ``OPENBLAS_NUM_THREADS`` defaults to 1. A value the user
   set is kept, and ``trainbill profile`` is left alone: it times real matrix products through
   PyTorch, which may use OpenBLAS.
@@ -20,7 +20,7 @@ one-shot ``trainbill forecast`` is mostly start-up; ``benchmarks/startup.py`` ti
   API a user may well instrument. Set it to an empty value to keep plugins everywhere.
 * The cyclic garbage collector runs every 700 new objects by default, and while modules load
   (Typer, pydantic's schemas, NumPy, every dataclass) nearly nothing is garbage: it re-scans
-  the ever-growing heap for nothing, about a tenth of the process's CPU. Its first threshold
+  the ever-growing heap for nothing, 5-10% of the process's CPU (measured). Its first threshold
   is raised to ``GC_THRESHOLD``; cycles are still collected, in larger batches, so a long
   ``trainbill serve`` stays bounded.
 """
