@@ -18,7 +18,14 @@ Without it, only trainbill's times are printed. ``--baseline-src DIR`` also time
 forecast from another checkout's ``src`` (``--baseline-src /path/to/main/src``: before and after
 a change, interleaved, under the same load). ``--importtime`` also prints the ten slowest
 imports of one trainbill run (``python -X importtime``), the first place to look when the
-ratio regresses.
+ratio regresses. ``--floor`` also times the dependency floor: a process with trainbill's
+start-up settings (``trainbill.__main__``) that only imports the third-party libraries the
+forecast needs (NumPy with its random generators, pydantic, Typer), validates one one-field
+model and does nothing else; trainbill can come no closer to llm-analysis than that without
+dropping one of those libraries.
+
+Children run with bytecode writing on (``PYTHONDONTWRITEBYTECODE`` is not passed on): an
+installed trainbill has its ``.pyc`` files, and the warm-up run writes them for a checkout.
 """
 
 from __future__ import annotations
@@ -47,6 +54,20 @@ LLM_ANALYSIS = [
     "--total_num_gpus", "512", "--total_num_tokens", "1.4e12", "--tp_size", "8",
     "--ds_zero", "3", "--activation_recomputation", "2", "--log_level", "ERROR",
 ]  # fmt: skip
+
+#: The floor: trainbill's own start-up settings, then only the third-party imports of
+#: ``trainbill forecast --json`` (no Rich: ``--json`` draws nothing) and one one-field pydantic
+#: model, validated once: pydantic loads its schema machinery at the first model, not at import.
+FLOOR = [
+    "-c",
+    (
+        "import sys; from trainbill.__main__ import _prepare; _prepare(sys.argv[1:])\n"
+        "import numpy, numpy.random, typer; from pydantic import BaseModel\n"
+        "class Floor(BaseModel):\n    x: int = 0\n"
+        "Floor(x=1)\n"
+    ),
+    "forecast",
+]
 
 
 def run_once(python: str, args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -94,12 +115,16 @@ def main() -> None:
     )
     ap.add_argument("--baseline-src", help="also time trainbill from this src directory")
     ap.add_argument("--importtime", action="store_true", help="also list the slowest imports")
+    ap.add_argument("--floor", action="store_true", help="also time the dependency floor")
     opts = ap.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("TRAINBILL_CATALOG", None)
+    for name in ("TRAINBILL_CATALOG", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(name, None)
     subjects = {"trainbill": (sys.executable, TRAINBILL, env)}
     if opts.baseline_src:
         subjects["baseline"] = (sys.executable, TRAINBILL, {**env, "PYTHONPATH": opts.baseline_src})
+    if opts.floor:
+        subjects["floor"] = (sys.executable, FLOOR, env)
     if opts.llm_python:
         subjects["llm-analysis"] = (opts.llm_python, LLM_ANALYSIS, env)
     for python, args, sub_env in subjects.values():  # warm the bytecode and file caches
@@ -120,9 +145,10 @@ def main() -> None:
     if "llm-analysis" in med:
         (tw, tc), (lw, lc) = med["trainbill"], med["llm-analysis"]
         print(f"trainbill / llm-analysis: wall {tw / lw:.2f}x, CPU {tc / lc:.2f}x (goal <= 0.5x)")
-        if "baseline" in med:
-            (bw, bc) = med["baseline"]
-            print(f" baseline / llm-analysis: wall {bw / lw:.2f}x, CPU {bc / lc:.2f}x")
+        for name in ("baseline", "floor"):
+            if name in med:
+                (bw, bc) = med[name]
+                print(f"{name:>9} / llm-analysis: wall {bw / lw:.2f}x, CPU {bc / lc:.2f}x")
     else:
         print("llm-analysis: not measured (give --llm-python; see the module docstring)")
     if opts.importtime:

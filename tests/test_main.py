@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
 from conftest import REPO, SEED
+from trainbill.__main__ import GC_THRESHOLD, _prepare
 
 #: Starts like the ``trainbill`` console script (import the entry module, call ``run``) but
 #: says "ready" just before ``run``, so the SIGINT lands in trainbill's start-up (the CLI's
@@ -46,3 +49,74 @@ def test_sigint_during_start_up_is_one_line(delay_s: float) -> None:
     assert proc.returncode in {0, 1, 130}, (proc.returncode, err)
     if proc.returncode == 130:
         assert err.strip() == "trainbill: interrupted"
+
+
+@pytest.fixture
+def _prepared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Neither variable set, and what ``_prepare`` changes (environment, GC thresholds) back
+    as it was after the test."""
+    for name in ("OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    saved = gc.get_threshold()
+    yield
+    gc.set_threshold(*saved)
+
+
+@pytest.mark.usefixtures("_prepared")
+def test_prepare_defaults_openblas_to_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: 1 thread; a value the user set is kept; ``profile`` keeps OpenBLAS's own count."""
+    _prepare(["forecast", "--json"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    _prepare(["forecast"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    _prepare(["profile", "--cpu"])
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+@pytest.mark.usefixtures("_prepared")
+def test_prepare_disables_pydantic_plugins_but_for_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset: no plugins; ``serve`` keeps them; an empty value (plugins on) is kept."""
+    _prepare(["serve"])
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ
+    _prepare(["forecast", "--json"])
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")
+    _prepare(["forecast"])
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
+
+
+@pytest.mark.usefixtures("_prepared")
+def test_prepare_raises_only_the_young_gc_threshold() -> None:
+    """Generation 0 waits for ``GC_THRESHOLD`` new objects; the older generations' ratios stay."""
+    gc.set_threshold(700, 11, 12)
+    _prepare([])
+    assert gc.get_threshold() == (GC_THRESHOLD, 11, 12)
+    assert gc.isenabled()
+
+
+def test_process_runs_with_its_start_up_settings() -> None:
+    """Through ``python -m trainbill``, the settings are in place before NumPy or pydantic is
+    imported: one BLAS thread, no pydantic plugin scan, the raised GC threshold."""
+    code = (
+        "import gc, os, sys, runpy\n"
+        "sys.argv = ['trainbill', 'forecast', '--params', '70e9', '--tokens', '1.4e12',"
+        " '--gpu', 'h100', '--gpus', '512', '--json']\n"
+        "try:\n"
+        "    runpy.run_module('trainbill', run_name='__main__')\n"
+        "finally:\n"
+        "    from pydantic.plugin import _loader\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), _loader._plugins,"
+        " gc.get_threshold()[0], file=sys.stderr)\n"
+    )
+    unset = {"OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS"}
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    env["PYTHONPATH"] = str(REPO / "src")
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert res.returncode == 0, res.stderr
+    # ``_plugins`` stays None when pydantic never looked for plugins.
+    assert res.stderr.split() == ["1", "None", str(GC_THRESHOLD)]
+    assert '"total_usd"' in res.stdout

@@ -351,6 +351,37 @@ def _sample_block(
 # --- results ---------------------------------------------------------------------------------
 
 
+def percentiles(x: NDArray[np.float64], q: Sequence[float] = _QUANTILES) -> tuple[float, ...]:
+    """``np.percentile(x, q)`` (its default, linear interpolation), bit for bit, as floats.
+
+    The same steps as NumPy's: ranks ``(n - 1) * q / 100``, one partition around the ranks
+    either side of each, then NumPy's two-sided interpolation. NumPy lists those ranks with
+    ``np.unique``, whose first call imports ``numpy.ma`` (about 20 ms, a twentieth of a
+    ``trainbill forecast`` process, issue #21); a set does it here. Anything but a non-empty
+    1-D float64 sample with ``q`` in [0, 100] goes to ``np.percentile`` itself (and its errors).
+    """
+    n = x.shape[0] if x.ndim == 1 else 0
+    if n == 0 or x.dtype != np.float64 or not all(0 <= v <= 100 for v in q):
+        return tuple(float(v) for v in np.percentile(x, q))
+    rank = (n - 1) * np.true_divide(q, 100)
+    below = np.floor(rank)
+    above = below + 1
+    last = rank >= n - 1  # NumPy takes the largest value there (index -1)
+    below[last] = -1
+    above[last] = -1
+    lo, hi = below.astype(np.intp), above.astype(np.intp)
+    kth = np.array(sorted({0, -1, *lo.tolist(), *hi.tolist()}), dtype=np.intp)
+    part = np.partition(x, kth)
+    a, b = part[lo], part[hi]
+    t = rank - lo
+    diff = b - a
+    out = np.add(a, diff * t)
+    np.subtract(b, diff * (1 - t), out=out, where=t >= 0.5)
+    if np.isnan(part[-1]):  # a NaN sorts last; NumPy then answers NaN everywhere
+        out[:] = part[-1]
+    return tuple(float(v) for v in out)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Summary:
     """Mean and percentiles of a sampled quantity."""
@@ -364,7 +395,7 @@ class Summary:
     @classmethod
     def of(cls, x: NDArray[np.float64]) -> Summary:
         """Summarize a sample (linear-interpolated percentiles)."""
-        p10, p50, p90, p99 = (float(v) for v in np.percentile(x, _QUANTILES))
+        p10, p50, p90, p99 = percentiles(x)
         # Shifted mean: exact for a constant sample (a quiet simulation equals the forecast).
         mean = float(x[0] + np.mean(x - x[0]))
         return cls(mean=mean, p10=p10, p50=p50, p90=p90, p99=p99)

@@ -145,3 +145,13 @@ def test_first_read_compiles_with_the_duckdb_compiler_alone(tmp_path: Path) -> N
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert res.stdout.split("\n")[:3] == ["['_compat', 'base', 'duckdb']", "1", "True"]
+
+
+def test_forecast_options_are_annotated_with_objects_not_strings() -> None:
+    """Typer evaluates string annotations (``from __future__ import annotations``) several
+    times per run; ``trainbill.cli.forecast`` keeps them evaluated once, at import."""
+    from trainbill.cli import forecast
+
+    for command in (forecast.forecast_cmd, forecast.check_cmd):
+        kinds = {type(a) for a in command.__annotations__.values()}
+        assert str not in kinds, command.__name__

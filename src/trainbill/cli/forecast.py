@@ -1,7 +1,5 @@
 """``trainbill forecast`` and ``trainbill check``: the itemized bill and the quote audit."""
 
-from __future__ import annotations
-
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,6 +19,9 @@ if TYPE_CHECKING:
 # The library is imported inside the commands, not here: ``trainbill check`` needs no
 # forecast engine, ``--json`` needs no Rich or money formatting, and every import is paid
 # at each start (issue #21: the forecast process against llm-analysis, benchmarks/startup.py).
+# No ``from __future__ import annotations`` either: Typer would then evaluate each option's
+# annotation string several times per run (about 40 options, 5 ms of every start); evaluated
+# once, when the module loads, the library types below are quoted instead.
 
 __all__ = ["build_plan", "render_forecast", "render_headline"]
 
@@ -63,7 +64,7 @@ def build_plan(
     plan_file: Path | None,
     *,
     flags: dict[str, dict[str, Any]],
-) -> Plan:
+) -> "Plan":
     """A plan from a file, flags or both; flags override the file's values."""
     from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
 
@@ -101,7 +102,7 @@ def build_plan(
 TOP_ACTIONS = 3
 
 
-def render_headline(fc: Forecast) -> None:
+def render_headline(fc: "Forecast") -> None:
     """Quote → purchase-mix savings → hidden costs → real bill → P90 budget, then what to do.
 
     Every figure and label is the library's (``trainbill.headline.waterfall``,
@@ -157,7 +158,7 @@ def render_headline(fc: Forecast) -> None:
         console.print(f"  ({len(out.actions) - TOP_ACTIONS} more in --json under 'actions')")
 
 
-def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) -> None:
+def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False) -> None:
     """Rich table grouped by category with % of total, then quote, bill and multiplier.
 
     Instance names and amounts are never cut: at narrow widths low-value columns are left
@@ -261,7 +262,7 @@ def render_forecast(fc: Forecast, *, explain: bool = False, wide: bool = False) 
             console.print(escape(f"  {a}"))
 
 
-def _csv(fc: Forecast) -> str:
+def _csv(fc: "Forecast") -> str:
     from trainbill.tabular import to_csv
 
     fields = [
@@ -419,7 +420,7 @@ def forecast_cmd(
 
 
 def _calibrations(
-    paths: list[Path] | None, plan: Plan, attention_sparsity: float | None
+    paths: list[Path] | None, plan: "Plan", attention_sparsity: float | None
 ) -> list[Any]:
     """The ``--calibration`` files, refused with ``--attention-sparsity`` when one measures MFU."""
     if not paths:
@@ -441,7 +442,9 @@ def _calibrations(
     return cals
 
 
-def _priced(plan: Plan, catalog: Catalog, cals: list[Any], plan_file: Path | None) -> Forecast:
+def _priced(
+    plan: "Plan", catalog: "Catalog", cals: list[Any], plan_file: Path | None
+) -> "Forecast":
     """The forecast (calibrated when calibrations are given); a rule error names the plan's file."""
     try:
         if cals:
@@ -463,7 +466,7 @@ def _priced(plan: Plan, catalog: Catalog, cals: list[Any], plan_file: Path | Non
 
 
 def _show(
-    fc: Forecast,
+    fc: "Forecast",
     imported: tuple[Any, Any] | None,
     *,
     as_json: bool,
@@ -597,7 +600,7 @@ def _audit(
     usd_per_gpu_hour: float | None,
     instance: str | None,
     day: date | None,
-) -> QuoteAudit:
+) -> "QuoteAudit":
     from trainbill.check import audit_quote
 
     return audit_quote(

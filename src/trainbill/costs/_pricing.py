@@ -276,7 +276,7 @@ def cluster_rate_source(catalog: Catalog, usage: Usage) -> str:
 
 def cluster_rate_provenance(catalog: Catalog, usage: Usage) -> Provenance:
     """Where ``cluster_rate``'s prices come from: the weakest of the options it blends."""
-    s = usage.spot_fraction
+    s = usage.purchase.spot_fraction
     options = [o for o, used in (("on_demand", some(s < 1)), ("spot", some(s > 0))) if used]
     return Provenance.weakest(*(instance_rate(catalog, usage, o).provenance for o in options))
 
