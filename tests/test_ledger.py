@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from trainbill.catalog import Provenance
 from trainbill.ledger import CATEGORIES, Charge, Ledger, LineItem
 
 
@@ -23,6 +24,7 @@ def _line(category: str, item: str, quantity: float, price: float) -> LineItem:
         unit_price_usd=price,
         basis=f"{quantity:g} h (test)",
         source="test figure",
+        provenance=Provenance.PUBLISHED,
     )
 
 
@@ -107,6 +109,7 @@ def test_charge_prices_arrays_elementwise() -> None:
         unit_price_usd=np.array([98.32, 98.32, 50.0]),
         basis=lambda: "never rendered for arrays",
         source="test figure",
+        provenance=Provenance.PUBLISHED,
     )
     # 100 × 98.32 = 9,832; 200 × 98.32 = 19,664; 400 × 50 = 20,000
     np.testing.assert_allclose(charge.cost_usd, [9_832.0, 19_664.0, 20_000.0])
@@ -127,6 +130,7 @@ def test_charge_line_renders_the_basis_and_matches_its_cost() -> None:
         unit_price_usd=98.32,
         basis=basis,
         source="test figure",
+        provenance=Provenance.PUBLISHED,
         driver="compute",
     )
     assert calls == []  # the basis is text for one plan only, rendered on demand
