@@ -181,198 +181,93 @@ _META_H100 = (
     "assumed (Llama 3 405B, arXiv 2407.21783)"
 )
 _PHI = "batch not published: 4M tokens assumed"
+# fmt: off
 WHOLE_RUNS: dict[str, WholeRun] = {
-    "llama2-13b": WholeRun(
-        shape="llama-13b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100
-    ),
-    "llama2-70b": WholeRun(
-        shape="llama2-70b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100
-    ),
-    "llama1-33b": WholeRun(
-        shape="llama-33b",
-        cluster=A100_1600,
-        gpus=2048,
-        seq_len=2048,
-        batch_tokens=4e6,
-        note=_META_A100,
-    ),
-    "llama1-65b": WholeRun(
-        shape="llama-65b",
-        cluster=A100_1600,
-        seq_len=2048,
-        batch_tokens=4e6,
-        note="2048 A100 (Sec. 2.4); GPU-hours Table 15",
-    ),
-    "llama3-8b": WholeRun(
-        shape="llama3-8b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100
-    ),
-    "llama3-70b": WholeRun(
-        shape="llama3-70b", cluster=H100, gpus=2048, batch_tokens=16e6, note=_META_H100
-    ),
-    "llama31-8b": WholeRun(
-        shape="llama3-8b",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence as the 405B main stage",
-    ),
-    "llama31-70b": WholeRun(
-        shape="llama3-70b",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence as the 405B main stage",
-    ),
-    "llama31-405b": WholeRun(
-        shape="llama3-405b",
-        cluster=H100,
-        batch_tokens=2048 * 8192.0,
-        note=(
-            "up to 16,384 H100 (paper); card GPU-hours; batch 2,048 "
-            "sequences × 8,192 = 16.8M (paper Table 4, the 16K-GPU stage)"
-        ),
-    ),
-    "llama32-1b": WholeRun(
-        shape="llama32-1b",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence assumed; distillation logits not counted",
-    ),
-    "llama32-3b": WholeRun(
-        shape="llama32-3b",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence assumed; distillation logits not counted",
-    ),
-    "llama4-scout": WholeRun(
-        shape="llama4-scout",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence assumed; MoE: 17B active",
-    ),
-    "llama4-maverick": WholeRun(
-        shape="llama4-maverick",
-        cluster=H100,
-        gpus=2048,
-        seq_len=8192,
-        batch_tokens=16e6,
-        note=_META_H100 + "; 8K sequence assumed; MoE: 17B active",
-    ),
-    "deepseek-v3": WholeRun(
-        shape="deepseek-v3",
-        cluster=H800,
-        precision="fp8",
-        batch_tokens=15360 * 4096.0,
-        note="pre-training GPU-hours, 2048 H800, FP8; batch 15360 x 4K (final, after ramp)",
-    ),
-    "bloom-176b": WholeRun(
-        shape="bloom-176b",
-        cluster=A100_1600,
-        batch_tokens=2048 * 2048.0,
-        fused_attention=False,
-        note=(
-            "384 A100 (Jean Zay, Omni-Path; stand-in 8x200G IB); batch 2048 "
-            "seqs assumed (BLOOM paper, not checked); 2022 kernels: unfused "
-            "attention"
-        ),
-    ),
-    "gpt-neox-20b": WholeRun(
-        shape="gpt-neox-20b",
-        cluster=A100_40_1600,
-        batch_tokens=1538 * 2048.0,
-        fused_attention=False,
-        note=(
-            "96 A100-40GB x 1830 h; batch 1538 x 2048 (paper); fp16 run as bf16; unfused attention"
-        ),
-    ),
-    "falcon-180b": WholeRun(
-        shape="falcon-180b",
-        cluster=A100_40_P4D,
-        batch_tokens=4e6,
-        note="'up to 4096' A100-40GB on P4d; ~7M GPU-hours; batch not checked: 4M assumed",
-    ),
-    "mpt-7b": WholeRun(
-        shape="mpt-7b",
-        cluster=A100_40_1600,
-        batch_tokens=4e6,
-        note=(
-            "440 A100-40GB x ~9.5 days (MosaicML RoCE, stand-in 8x200G); batch "
-            "not checked: 4M assumed"
-        ),
-    ),
-    "mpt-1b": WholeRun(
-        shape="mpt-1b",
-        cluster=A100_40_1600,
-        batch_tokens=4e6,
-        note="440 A100-40GB x ~half a day (12 h assumed); batch not checked: 4M assumed",
-    ),
-    "starcoderbase-15b": WholeRun(
-        shape="starcoderbase-15b",
-        cluster=A100_1600,
-        batch_tokens=512 * 8192.0,
-        note="512 A100-80GB x 24 days; batch 512 x 8K (paper)",
-    ),
-    "tinyllama-1.1b": WholeRun(
-        shape="tinyllama-1.1b",
-        cluster=A100_40_1600,
-        batch_tokens=2048 * 1024.0,
-        note="16 A100-40GB x 90 days (the plan stated at launch); batch 2M (README)",
-    ),
-    "phi-2": WholeRun(
-        shape="phi-2", cluster=A100_1600, batch_tokens=4e6, note="96 A100-80GB x 14 days; " + _PHI
-    ),
-    "phi-3-mini": WholeRun(
-        shape="phi-3-mini",
-        cluster=H100,
-        seq_len=4096,
-        batch_tokens=4e6,
-        note="512 H100 x 10 days; 4K sequence (report's default context); " + _PHI,
-    ),
-    "phi-3-medium": WholeRun(
-        shape="phi-3-medium", cluster=H100, batch_tokens=4e6, note="512 H100 x 42 days; " + _PHI
-    ),
-    "phi-3.5-mini": WholeRun(
-        shape="phi-3-mini",
-        cluster=H100,
-        seq_len=4096,
-        batch_tokens=4e6,
-        note="512 H100 x 10 days; 4K sequence assumed as Phi-3-mini; " + _PHI,
-    ),
-    "phi-4": WholeRun(
-        shape="phi-4",
-        cluster=H100,
-        seq_len=4096,
-        batch_tokens=4e6,
-        note="1920 H100 x 21 days; 4K sequence assumed (card's 16K is the final context); " + _PHI,
-    ),
-    "grin-moe": WholeRun(
-        shape="grin-moe",
-        cluster=H100,
-        batch_tokens=4e6,
-        note="512 H100 x 18 days; MoE 6.6B active; " + _PHI,
-    ),
-    "granite-3.0-8b": WholeRun(
-        shape="granite-3.0-8b",
-        cluster=H100,
-        gpus=2048,
-        batch_tokens=4e6,
-        note="GPU count not published: 2048 H100 assumed; batch not checked: 4M assumed",
-    ),
-    "smollm3-3b": WholeRun(
-        shape="smollm3-3b",
-        cluster=H100,
-        batch_tokens=2359296.0,
-        note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)",
-    ),
+    "llama2-13b": WholeRun(shape="llama-13b", cluster=A100_1600, gpus=2048, batch_tokens=4e6,
+                           note=_META_A100),
+    "llama2-70b": WholeRun(shape="llama2-70b", cluster=A100_1600, gpus=2048, batch_tokens=4e6,
+                           note=_META_A100),
+    "llama1-33b": WholeRun(shape="llama-33b", cluster=A100_1600, gpus=2048, seq_len=2048,
+                           batch_tokens=4e6, note=_META_A100),
+    "llama1-65b": WholeRun(shape="llama-65b", cluster=A100_1600, seq_len=2048, batch_tokens=4e6,
+                           note="2048 A100 (Sec. 2.4); GPU-hours Table 15"),
+    "llama3-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, batch_tokens=16e6,
+                          note=_META_H100),
+    "llama3-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, batch_tokens=16e6,
+                           note=_META_H100),
+    "llama31-8b": WholeRun(shape="llama3-8b", cluster=H100, gpus=2048, seq_len=8192,
+                           batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence as the 405B main stage"),
+    "llama31-70b": WholeRun(shape="llama3-70b", cluster=H100, gpus=2048, seq_len=8192,
+                            batch_tokens=16e6,
+                            note=_META_H100 + "; 8K sequence as the 405B main stage"),
+    "llama31-405b": WholeRun(shape="llama3-405b", cluster=H100, batch_tokens=2048 * 8192.0,
+                             note="up to 16,384 H100 (paper); card GPU-hours; batch 2,048 "
+                                  "sequences × 8,192 = 16.8M (paper Table 4, the 16K-GPU stage)"),
+    "llama32-1b": WholeRun(shape="llama32-1b", cluster=H100, gpus=2048, seq_len=8192,
+                           batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence assumed; distillation logits not "
+                                             "counted"),
+    "llama32-3b": WholeRun(shape="llama32-3b", cluster=H100, gpus=2048, seq_len=8192,
+                           batch_tokens=16e6,
+                           note=_META_H100 + "; 8K sequence assumed; distillation logits not "
+                                             "counted"),
+    "llama4-scout": WholeRun(shape="llama4-scout", cluster=H100, gpus=2048, seq_len=8192,
+                             batch_tokens=16e6,
+                             note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
+    "llama4-maverick": WholeRun(shape="llama4-maverick", cluster=H100, gpus=2048, seq_len=8192,
+                                batch_tokens=16e6,
+                                note=_META_H100 + "; 8K sequence assumed; MoE: 17B active"),
+    "deepseek-v3": WholeRun(shape="deepseek-v3", cluster=H800, precision="fp8",
+                            batch_tokens=15360 * 4096.0,
+                            note="pre-training GPU-hours, 2048 H800, FP8; batch 15360 x 4K "
+                                 "(final, after ramp)"),
+    "bloom-176b": WholeRun(shape="bloom-176b", cluster=A100_1600, batch_tokens=2048 * 2048.0,
+                           fused_attention=False,
+                           note="384 A100 (Jean Zay, Omni-Path; stand-in 8x200G IB); batch 2048 "
+                                "seqs assumed (BLOOM paper, not checked); 2022 kernels: unfused "
+                                "attention"),
+    "gpt-neox-20b": WholeRun(shape="gpt-neox-20b", cluster=A100_40_1600, batch_tokens=1538 * 2048.0,
+                             fused_attention=False,
+                             note="96 A100-40GB x 1830 h; batch 1538 x 2048 (paper); fp16 run as "
+                                  "bf16; unfused attention"),
+    "falcon-180b": WholeRun(shape="falcon-180b", cluster=A100_40_P4D, batch_tokens=4e6,
+                            note="'up to 4096' A100-40GB on P4d; ~7M GPU-hours; batch not "
+                                 "checked: 4M assumed"),
+    "mpt-7b": WholeRun(shape="mpt-7b", cluster=A100_40_1600, batch_tokens=4e6,
+                       note="440 A100-40GB x ~9.5 days (MosaicML RoCE, stand-in 8x200G); batch "
+                            "not checked: 4M assumed"),
+    "mpt-1b": WholeRun(shape="mpt-1b", cluster=A100_40_1600, batch_tokens=4e6,
+                       note="440 A100-40GB x ~half a day (12 h assumed); batch not checked: 4M "
+                            "assumed"),
+    "starcoderbase-15b": WholeRun(shape="starcoderbase-15b", cluster=A100_1600,
+                                  batch_tokens=512 * 8192.0,
+                                  note="512 A100-80GB x 24 days; batch 512 x 8K (paper)"),
+    "tinyllama-1.1b": WholeRun(shape="tinyllama-1.1b", cluster=A100_40_1600,
+                               batch_tokens=2048 * 1024.0,
+                               note="16 A100-40GB x 90 days (the plan stated at launch); batch 2M "
+                                    "(README)"),
+    "phi-2": WholeRun(shape="phi-2", cluster=A100_1600, batch_tokens=4e6,
+                      note="96 A100-80GB x 14 days; " + _PHI),
+    "phi-3-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                           note="512 H100 x 10 days; 4K sequence (report's default context); "
+                                + _PHI),
+    "phi-3-medium": WholeRun(shape="phi-3-medium", cluster=H100, batch_tokens=4e6,
+                             note="512 H100 x 42 days; " + _PHI),
+    "phi-3.5-mini": WholeRun(shape="phi-3-mini", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                             note="512 H100 x 10 days; 4K sequence assumed as Phi-3-mini; " + _PHI),
+    "phi-4": WholeRun(shape="phi-4", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                      note="1920 H100 x 21 days; 4K sequence assumed (card's 16K is the final "
+                           "context); " + _PHI),
+    "grin-moe": WholeRun(shape="grin-moe", cluster=H100, batch_tokens=4e6,
+                         note="512 H100 x 18 days; MoE 6.6B active; " + _PHI),
+    "granite-3.0-8b": WholeRun(shape="granite-3.0-8b", cluster=H100, gpus=2048, batch_tokens=4e6,
+                               note="GPU count not published: 2048 H100 assumed; batch not "
+                                    "checked: 4M assumed"),
+    "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
+                           note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
 }
+# fmt: on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,8 +56,8 @@ def _template() -> Template:
 def _card(label: str, value: str, note: str = "") -> str:
     n = f'<div class="note">{escape(note)}</div>' if note else ""
     return (
-        f'<div class="card"><div class="label">{escape(label)}</div><div '
-        f'class="value">{escape(value)}</div>{n}</div>'
+        f'<div class="card"><div class="label">{escape(label)}</div>'
+        f'<div class="value">{escape(value)}</div>{n}</div>'
     )
 
 
@@ -162,8 +162,8 @@ def _line_row(line: LineItem, first_of_category: bool) -> str:
         f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
         f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
         f'<td class="num">{money(line.cost_usd)}</td><td></td>'
-        f'<td class="basis">{escape(line.basis)}</td><td '
-        f'class="source">{escape(plain_text(line.source))}</td></tr>'
+        f'<td class="basis">{escape(line.basis)}</td>'
+        f'<td class="source">{escape(plain_text(line.source))}</td></tr>'
     )
 
 
@@ -174,11 +174,10 @@ def ledger_table(data: ReportData) -> str:
     pct = fc.percentages()
     rows = [
         (
-            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th><th '
-            'class="num">Quantity</th>'
-            '<th>Unit</th><th class="num">Unit price</th><th class="num">Cost</th><th '
-            'class="num">Share</th>'
-            "<th>Basis</th><th>Source</th></tr></thead><tbody>"
+            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th>'
+            '<th class="num">Quantity</th><th>Unit</th><th class="num">Unit price</th>'
+            '<th class="num">Cost</th><th class="num">Share</th><th>Basis</th>'
+            "<th>Source</th></tr></thead><tbody>"
         )
     ]
     for cat in CATEGORIES:
@@ -193,8 +192,9 @@ def ledger_table(data: ReportData) -> str:
             "<td></td><td></td></tr>"
         )
     rows.append(
-        '<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td><td '
-        f'class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td><td></td></tr>'
+        '<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td>'
+        f'<td class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td>'
+        "<td></td></tr>"
     )
     rows.append("</tbody></table>")
     return "".join(rows)
@@ -210,10 +210,9 @@ def _category_table(fc: Forecast) -> str:
         if fc.ledger.in_category(c)
     )
     return _scroll(
-        '<table class="narrow-table"><thead><tr><th>Category</th><th class="num">Cost</th><th '
-        f'class="num">Share</th></tr></thead><tbody>{body}<tr class="total"><td>Real '
-        f'bill</td><td class="num">{money(fc.total_usd)}</td><td '
-        'class="num">100%</td></tr></tbody></table>'
+        '<table class="narrow-table"><thead><tr><th>Category</th><th class="num">Cost</th>'
+        f'<th class="num">Share</th></tr></thead><tbody>{body}<tr class="total"><td>Real bill</td>'
+        f'<td class="num">{money(fc.total_usd)}</td><td class="num">100%</td></tr></tbody></table>'
     )
 
 
@@ -222,9 +221,9 @@ def _largest_lines(fc: Forecast) -> str:
     lines = sorted(fc.ledger.lines, key=lambda ln: -abs(ln.cost_usd))
     shown = lines[:PRINT_LEDGER_LINES]
     body = "".join(
-        f"<tr><td>{escape(ln.item)}<br><span "
-        f'class="note">{escape(category_name(ln.category))}</span></td><td '
-        f'class="num">{money(ln.cost_usd)}</td><td class="basis">{escape(ln.basis)}</td></tr>'
+        f"<tr><td>{escape(ln.item)}<br>"
+        f'<span class="note">{escape(category_name(ln.category))}</span></td>'
+        f'<td class="num">{money(ln.cost_usd)}</td><td class="basis">{escape(ln.basis)}</td></tr>'
         for ln in shown
     )
     rest = len(lines) - len(shown)
@@ -236,9 +235,8 @@ def _largest_lines(fc: Forecast) -> str:
         else '<p class="note">Every line\'s source is in the CSV/XLSX export.</p>'
     )
     return (
-        f'<div class="print-only"><h3>The {len(shown)} largest lines</h3>'
-        '<table class="largest"><thead><tr><th>Item</th><th '
-        'class="num">Cost</th><th>Basis</th></tr></thead>'
+        f'<div class="print-only"><h3>The {len(shown)} largest lines</h3><table class="largest">'
+        '<thead><tr><th>Item</th><th class="num">Cost</th><th>Basis</th></tr></thead>'
         f"<tbody>{body}</tbody></table>{more}</div>"
     )
 
@@ -301,9 +299,9 @@ def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
     """The first ``limit`` periods, then one row for the rest (a bought commitment can bill for
     three years after a three-day run); every period is in the XLSX export."""
     rows = "".join(
-        f"<tr><td>{escape(p.label)}</td><td "
-        f'class="num">{hours(p.run_hours) if p.run_hours else "-"}</td><td '
-        f'class="num">{money(p.usd)}</td></tr>'
+        f"<tr><td>{escape(p.label)}</td>"
+        f'<td class="num">{hours(p.run_hours) if p.run_hours else "-"}</td>'
+        f'<td class="num">{money(p.usd)}</td></tr>'
         for p in periods[:limit]
     )
     rest = periods[limit:]
@@ -313,9 +311,8 @@ def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
         )
         rows += (
             f'<tr class="subtotal"><td>{len(rest)} more {unit} to {escape(rest[-1].label)} (XLSX '
-            "export)</td><td "
-            f'class="num">{rest_hours}</td><td '
-            f'class="num">{money(sum(p.usd for p in rest))}</td></tr>'
+            f'export)</td><td class="num">{rest_hours}</td>'
+            f'<td class="num">{money(sum(p.usd for p in rest))}</td></tr>'
         )
     return rows
 
@@ -323,8 +320,8 @@ def _period_rows(periods: Sequence[Period], limit: int, unit: str) -> str:
 def _spend_section(spend: SpendOverTime) -> str:
     """Spend by calendar month and day, as ``trainbill.spend`` lays the ledger on the calendar."""
     head = (
-        '<thead><tr><th>{}</th><th class="num">Run hours</th><th '
-        'class="num">Spend</th></tr></thead>'
+        '<thead><tr><th>{}</th><th class="num">Run hours</th>'
+        '<th class="num">Spend</th></tr></thead>'
     )
     month_rows = _period_rows(spend.months, MONTH_ROWS, "months")
     day_rows = _period_rows(spend.days, DAY_ROWS, "days")
@@ -363,8 +360,8 @@ def _time_table(data: ReportData) -> str:
         for i, (k, v) in enumerate(rows)
     )
     return _scroll(
-        '<table class="narrow-table"><thead><tr><th>Time</th><th '
-        f'class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
+        '<table class="narrow-table"><thead><tr><th>Time</th>'
+        f'<th class="num">Hours</th></tr></thead><tbody>{body}</tbody></table>'
     )
 
 
@@ -431,8 +428,8 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
             else "; dashed lines mark P50 and P90."
         )
         parts.append(
-            f"<figure>{_chart(chart)}<figcaption "
-            f'class="caption">{escape(caption)}</figcaption></figure>'
+            f"<figure>{_chart(chart)}"
+            f'<figcaption class="caption">{escape(caption)}</figcaption></figure>'
         )
     if sim.source:
         parts.append(f'<p class="note">Source: {escape(sim.source)}.</p>')
@@ -494,10 +491,10 @@ def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
     body = "".join(
         f'<tr{_HL if r.nodes == user.nodes else ""}><td class="num">{r.nodes:,}</td>'
         f'<td class="num">{r.gpus:,}</td><td class="num">{hours(r.wall_hours)}</td>'
-        f'<td class="num">{percent(100 * r.efficiency, 0)}</td><td '
-        f'class="num">{money(r.total_usd)}</td>'
-        "<td "
-        f'class="num">{_per_hour(r.usd_per_hour_saved)}</td><td>{"yes" if r.pays else "no"}</td>'
+        f'<td class="num">{percent(100 * r.efficiency, 0)}</td>'
+        f'<td class="num">{money(r.total_usd)}</td>'
+        f'<td class="num">{_per_hour(r.usd_per_hour_saved)}</td>'
+        f"<td>{'yes' if r.pays else 'no'}</td>"
         f"<td>{escape(', '.join(_row_notes(r.nodes == user.nodes, r.wall_hours, deadline)))}"
         "</td></tr>"
         for r in rows
@@ -546,9 +543,8 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
     }
     body = "".join(
         f"<tr{_row_class(c.is_user_plan, id(c) in printed)}>"
-        f"<td>{escape(c.provider)}:{escape(c.instance)}</td>"
-        f'<td class="num">{c.nodes:,}</td><td class="num">{c.gpus:,}</td><td '
-        f'class="mix">{escape(_mix(c))}</td>'
+        f'<td>{escape(c.provider)}:{escape(c.instance)}</td><td class="num">{c.nodes:,}</td>'
+        f'<td class="num">{c.gpus:,}</td><td class="mix">{escape(_mix(c))}</td>'
         f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
         f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
         f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
@@ -565,12 +561,11 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
         "optimize PLAN</code>)"
     )
     return _scroll(
-        f'<h3>Pareto front<span class="screen-only">{screen}</span><span '
-        f'class="print-only">{paper}</span></h3>'
-        '<table class="front"><thead><tr><th>Cloud:instance</th><th class="num">Nodes</th>'
-        '<th class="num">GPUs</th><th>Mix</th><th class="num">Wall-clock</th><th '
-        'class="num">Real bill</th>'
-        f"<th>Note</th><th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
+        f'<h3>Pareto front<span class="screen-only">{screen}</span>'
+        f'<span class="print-only">{paper}</span></h3><table class="front"><thead><tr>'
+        '<th>Cloud:instance</th><th class="num">Nodes</th><th class="num">GPUs</th><th>Mix</th>'
+        '<th class="num">Wall-clock</th><th class="num">Real bill</th><th>Note</th>'
+        f"<th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
     ) + (
         '<p class="note">Searched: the plan\'s own cloud and accelerator vendor, instances that '
         "can be bought "
@@ -631,8 +626,8 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
             ),
             _rightsizing(pl, deadline),
             (
-                f"<figure>{_chart(chart)}<figcaption "
-                f'class="caption">{escape(caption)}</figcaption></figure>'
+                f"<figure>{_chart(chart)}"
+                f'<figcaption class="caption">{escape(caption)}</figcaption></figure>'
             ),
             _best_in_deadline(pl, deadline),
             _front_table(pl, deadline),
