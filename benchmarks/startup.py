@@ -6,7 +6,9 @@ llm-analysis's time for the same question: a 70B Llama-2 trained on 1.4e12 token
 H100 SXM GPUs (llm-analysis answers with the training time and GPU-hours; trainbill with the
 time and the itemised bill). Both run as subprocesses, interleaved, ``--runs`` times each; the
 medians of wall time and of CPU seconds (user + system of the child, steadier than wall on a
-shared machine) are printed, with the ratio trainbill / llm-analysis.
+shared machine) are printed, with the ratio trainbill / llm-analysis, and the least CPU time
+of each. Compare ratios from one run: on a heavily loaded machine (more runnable processes
+than cores) every figure grows and the differences shrink.
 
 llm-analysis is not a trainbill dependency: install it into a scratch virtual environment and
 point ``--llm-python`` (or ``LLM_ANALYSIS_PYTHON``) at that environment's interpreter::
@@ -139,8 +141,10 @@ def main() -> None:
             statistics.median(w for w, _ in samples),
             statistics.median(c for _, c in samples),
         )
+        least = min(c for _, c in samples)  # the run least slowed by other load
         print(
-            f"{name:>13}: wall {med[name][0]:.3f} s, CPU {med[name][1]:.3f} s (median of {opts.runs})"
+            f"{name:>13}: wall {med[name][0]:.3f} s, CPU {med[name][1]:.3f} s (median of "
+            f"{opts.runs}; least CPU {least:.3f} s)"
         )
     if "llm-analysis" in med:
         (tw, tc), (lw, lc) = med["trainbill"], med["llm-analysis"]
