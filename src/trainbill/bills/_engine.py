@@ -299,7 +299,12 @@ class Engine:
             # With every grouping column folded the files hold one combination (and >= 1 row:
             # ``_constant_columns`` proves nothing about empty files), so one global aggregate.
             keys = [*dims, *nulls, *(["key"] if key else [])]
-            g = per_row.group_by(keys).aggregate(**sums) if keys else per_row.aggregate(**sums)
+            if not keys:
+                g = per_row.aggregate(**sums)
+            elif self.name == "duckdb":
+                g = _hash_grouped(per_row, keys, sums)
+            else:
+                g = per_row.group_by(keys).aggregate(**sums)
             if key is None:
                 g = g.mutate(key=null_str())
             if folded:
@@ -337,6 +342,49 @@ class Engine:
 
 
 _CONSTANTS_VIEW = "trainbill_parquet_constants"
+#: Column names of the hash grouping (``_hash_grouped``); a bill column of that name is refused
+#: by nothing, so the names are ones no export uses.
+_KEYS = "_trainbill_keys"
+_HASH = "_trainbill_hash"
+
+
+def _hash_grouped(t: Any, keys: list[str], sums: dict[str, Any]) -> Any:
+    """``t.group_by(keys).aggregate(**sums)`` as DuckDB runs it fastest: grouped by one 64-bit
+    ``hash()`` of the keys, each group's key values taken back with one ``ANY_VALUE`` of them
+    packed in a struct.
+
+    Why: grouping by the ~11 raw dimension strings (plus the null flags) makes DuckDB compare
+    every key column of every row with its group's; one integer key halves the grouping's CPU
+    time (20 M CUR rows: 1.8 s -> 0.9 s for the grouping alone). The price is a theoretical
+    one: two different key combinations with the same 64-bit hash would be merged into one
+    group and classified by one of their labels. With k distinct combinations the chance is
+    about k^2 / 2^65: 3e-12 for a bill of 10,000 distinct lines (5e-7 for a 4-million-resource
+    ``--by resource``). Rows and the billed total cannot change (every row's cost is summed
+    once either way); a merge could move rows between categories and, merging rows whose
+    null flags differ, change an effective or list cost by the merged rows' fallback.
+    ``sums`` are expressions on ``t`` (Ibis dereferences them on the keyed table).
+    """
+    import ibis
+    import ibis.expr.datatypes as dt
+
+    def hash_of(value):  # type: ignore[no-untyped-def]
+        """DuckDB's own ``hash()``; Ibis's ``.hash()`` adds two casts per row."""
+
+    # The annotations are set here: under ``from __future__ import annotations`` Ibis would
+    # evaluate the string ``dt.uint64`` in this module's globals.
+    hash_of.__annotations__ = {"return": dt.uint64}
+    duckdb_hash = ibis.udf.scalar.builtin(hash_of, name="hash")
+    keyed = t.mutate(**{_KEYS: ibis.struct({k: t[k] for k in keys})})
+    packed = keyed[_KEYS]
+    g = keyed.group_by(**{_HASH: duckdb_hash(packed)}).aggregate(
+        **{_KEYS: packed.arbitrary()}, **{n: _rebind(e, t, keyed) for n, e in sums.items()}
+    )
+    return g.select(*[g[_KEYS][k].name(k) for k in keys], *sums)
+
+
+def _rebind(expr: Any, old: Any, new: Any) -> Any:
+    """``expr`` (on ``old``) as an expression on ``new``, a table with all of ``old``'s columns."""
+    return expr.op().replace({old.op(): new.op()}).to_expr()
 
 
 def _sql_ident(name: str) -> str:
