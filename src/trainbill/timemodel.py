@@ -908,8 +908,8 @@ def _layout_warnings(
     if lay.memory.offload:
         return [
             (
-                f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded "
-                "to host memory (slow)"
+                f"the model fits on {gpus} × {accelerator.id} only with the optimizer state "
+                "offloaded to host memory (slow)"
             )
         ]
     if lay.memory.recompute and recompute is None:
@@ -997,8 +997,8 @@ def _stragglers(straggler_cv: float, gpus: int) -> tuple[float, tuple[str, str]]
     return straggler, (
         "stragglers",
         (
-            f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per "
-            "step"
+            f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} "
+            "per step"
         ),
     )
 
