@@ -130,8 +130,7 @@ def test_bad_number_is_named_next_to_its_field_and_clears_the_result(calc: Page)
 
 def test_model_size_text_is_parsed_strictly(calc: Page) -> None:
     """Text like "0x10" was priced as a 16-parameter model and "1,000" got a message about
-    run.hours;
-    now both are named at the field, and "7B" means 7 × 10^9 (the same bill as "7e9")."""
+    run.hours; now both are named at the field, and "7B" means 7 × 10^9 (the same bill as "7e9")."""
     calc.page.goto(calc.url)
     calc.ready()
     calc.page.check("#mode-model")
