@@ -177,7 +177,8 @@ def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
 
 def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
     """All 32 on spot saves at least the compute difference 16 × 72 × ($98.32 − $25.66) =
-    $83,704.32; zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the spot nodes."""
+    $83,704.32; zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the
+    spot nodes."""
     assert seed.outlook is not None
     acts = {a.kind: a for a in seed.outlook.actions}
     assert list(acts)[:2] == ["spot", "zone"]
