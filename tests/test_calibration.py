@@ -138,7 +138,10 @@ def test_a_later_bill_calibration_wins_for_the_categories_it_names(
     assert by["networking"] == pytest.approx(0.5 * node_hours)
     notes = [c.text for c in fc.cautions_of(CautionKind.CALIBRATION)]
     assert notes == [
-        "overheads calibrated from bills for 2026-04-01 to 2026-05-01: networking, storage replaced",
+        (
+            "overheads calibrated from bills for 2026-04-01 to 2026-05-01: networking, storage "
+            "replaced"
+        ),
         "overheads calibrated from bills for 2026-06-01 to 2026-07-01: storage replaced",
     ]
 
@@ -152,7 +155,8 @@ def test_unknown_kind_is_an_error(tmp_path: Path) -> None:
 
 
 def test_cli_round_trip_from_bills(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`trainbill calibrate` output feeds `trainbill forecast --calibration` (HyperPod keeps orchestration)."""
+    """`trainbill calibrate` output feeds `trainbill forecast --calibration` (HyperPod keeps
+    orchestration)."""
     pytest.importorskip("duckdb")
     pytest.importorskip("ibis")
     cal = tmp_path / "cal.toml"

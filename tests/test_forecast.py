@@ -96,7 +96,8 @@ def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
         {"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}}
     )
     fc = forecast(plan, catalog, today=TODAY)
-    # Shape rule d = (N · 128 / 12)^(1/3) = (7.467e11)^(1/3) = 9071.6 -> 9072; L = 9072/128 = 70.9 -> 71.
+    # Shape rule d = (N · 128 / 12)^(1/3) = (7.467e11)^(1/3) = 9071.6 -> 9072;
+    # L = 9072/128 = 70.9 -> 71.
     # FLOPs = 6·70e9·1.4e12 + 12·71·9072·4096·1.4e12 (default seq_len 4096) = 5.88e23 + 4.43e22.
     flops = 6 * 70e9 * 1.4e12 + 12 * 71 * 9072 * 4096 * 1.4e12
     e_max, k_mem = (
@@ -171,8 +172,13 @@ def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
     from trainbill.spec import plan_from_dict
     from trainbill.usage import usage_for
 
-    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 1e12}, "cluster": {"gpu": "h100", "gpus": 64},
-                           "prices": {"as_of": "2025-05-01"}})  # fmt: skip
+    plan = plan_from_dict(
+        {
+            "model": {"params": 7e9, "tokens": 1e12},
+            "cluster": {"gpu": "h100", "gpus": 64},
+            "prices": {"as_of": "2025-05-01"},
+        }
+    )
     fc = forecast(plan, catalog, today=TODAY)
     lo = float(catalog.value("time.error_band.whole_run_p10"))
     hi = float(catalog.value("time.error_band.whole_run_p90"))
@@ -199,7 +205,8 @@ def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:
 
 
 def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
-    """A region no cloud lists is priced at the reference region: one caution of that kind, its text among warnings."""
+    """A region no cloud lists is priced at the reference region: one caution of that kind, its text
+    among warnings."""
     plan = zero_hidden_plan()
     plan["cluster"]["region"] = "eu-north-7"  # in no cloud's catalog
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)

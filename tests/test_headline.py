@@ -177,8 +177,8 @@ def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
 
 def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
     """All 32 on spot saves at least the compute difference 16 × 72 × ($98.32 − $25.66) =
-    $83,704.32;
-    zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the spot nodes."""
+    $83,704.32; zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the
+    spot nodes."""
     assert seed.outlook is not None
     acts = {a.kind: a for a in seed.outlook.actions}
     assert list(acts)[:2] == ["spot", "zone"]
@@ -298,9 +298,8 @@ def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) 
 
 def test_savings_plan_action_tries_the_published_kind(catalog: Catalog) -> None:
     """p5en has only a published 3yr EC2 Instance SP ($23.80, AWS SP price file 20261003071546, in
-    the
-    packaged catalog): over its 26,280 h term 4 nodes save 4 × 26,280 × ($63.296 − $23.80) =
-    $4,151,819.52."""
+    the packaged catalog): over its 26,280 h term 4 nodes save 4 × 26,280 × ($63.296 − $23.80)
+    = $4,151,819.52."""
     raw = zero_hidden_plan(instance="p5en.48xlarge")
     raw["run"] = {"name": "three-years", "hours": 26_280}
     raw["prices"] = {"as_of": "2026-12-01"}

@@ -53,8 +53,7 @@ def test_hyperpod_create_cluster_head_node_and_prefix(catalog: Catalog) -> None:
 
 def test_extra_group_priced_as_its_own_line(catalog: Catalog) -> None:
     """A head node adds exactly count × wall hours × $0.192 (EC2 m5.xlarge): no ml.m5.xlarge price
-    is
-    published in the catalog, so no HyperPod premium is guessed (it was the article's 20%:
+    is published in the catalog, so no HyperPod premium is guessed (it was the article's 20%:
     $0.2304/h)."""
     base = {
         "run": {"hours": 10},

@@ -20,8 +20,8 @@ from trainbill.__main__ import GC_THRESHOLD, _prepare
 #: imports take a few tenths of a second). The interpreter's own start-up and the tiny entry
 #: module before it (a few tens of milliseconds) run before any code that could catch it.
 _LAUNCH = (
-    "import sys; from trainbill.__main__ import run; sys.argv = ['trainbill', 'forecast', sys.argv[1]]; "
-    "sys.stderr.write('ready\\n'); sys.stderr.flush(); run()"
+    "import sys; from trainbill.__main__ import run; sys.argv = ['trainbill', 'forecast', "
+    "sys.argv[1]]; sys.stderr.write('ready\\n'); sys.stderr.flush(); run()"
 )
 
 

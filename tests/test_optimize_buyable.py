@@ -64,7 +64,8 @@ def test_seed_caveats_name_what_changes(catalog: Catalog) -> None:
 def test_tpu_recommendation_carries_porting_cloud_memory_spot(catalog: Catalog) -> None:
     """Widening to GCP (--clouds gcp): a 256-chip all-spot TPU v6e cluster is a different vendor
     (google vs nvidia: porting), cloud (gcp vs aws), 32 GB vs 80 GB HBM (memory) and 256 spot
-    chips vs the plan's 16 spot nodes (spot capacity); v6e launched after the H100 (no older_gpu)."""
+    chips vs the plan's 16 spot nodes (spot capacity); v6e launched after the H100 (no
+    older_gpu)."""
     space = SearchSpace(
         instances=("tpu-v6e",),
         nodes=(256,),

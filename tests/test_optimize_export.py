@@ -1,4 +1,5 @@
-"""``trainbill optimize --export skypilot``: the best plan as a SkyPilot task YAML (issue #10 item 2)."""
+"""``trainbill optimize --export skypilot``: the best plan as a SkyPilot task YAML
+(issue #10 item 2)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import yaml
 
 from trainbill.cli import main
 
-#: Every hidden-cost rate zero, 4 × p5.48xlarge for 10 h (as conftest.zero_hidden_plan), no spot reclaims.
+#: Every hidden-cost rate zero, 4 × p5.48xlarge for 10 h (as conftest.zero_hidden_plan), no spot
+#: reclaims.
 _PLAN = """
 [run]
 name = "zero"
@@ -75,7 +77,8 @@ def plan_file(tmp_path: Path) -> Path:
 
 
 def _check_task(task: dict[str, object]) -> None:
-    """8 nodes of p5.48xlarge (8 × H100) on AWS; all on spot, since with no reclaims spot is just cheaper."""
+    """8 nodes of p5.48xlarge (8 × H100) on AWS; all on spot, since with no reclaims spot is just
+    cheaper."""
     assert task["name"] == "zero"
     assert task["num_nodes"] == 8
     resources = task["resources"]
@@ -89,7 +92,8 @@ def _check_task(task: dict[str, object]) -> None:
 def test_export_prints_the_task_instead_of_tables(
     capsys: pytest.CaptureFixture[str], plan_file: Path
 ) -> None:
-    """Without --export-file the YAML alone goes to stdout (pipeable into a file), with its comment header."""
+    """Without --export-file the YAML alone goes to stdout (pipeable into a file), with its comment
+    header."""
     code, out, err = _run(capsys, ["optimize", str(plan_file), *_SEARCH, "--export", "skypilot"])
     assert code == 0, err
     assert out.startswith("# Exported by trainbill")
@@ -100,7 +104,8 @@ def test_export_prints_the_task_instead_of_tables(
 def test_export_file_is_written_and_never_overwritten(
     capsys: pytest.CaptureFixture[str], plan_file: Path
 ) -> None:
-    """--export-file writes atomically next to --json output; a second run needs --force and keeps the file."""
+    """--export-file writes atomically next to --json output; a second run needs --force and keeps
+    the file."""
     task_file = plan_file.parent / "task.yaml"
     args = [
         "optimize",
@@ -146,7 +151,8 @@ def test_export_flag_errors_are_one_line(
     flags: list[str],
     text: str,
 ) -> None:
-    """Unknown format, a file without --export, stdout clash with --json, one path twice: exit 1, nothing written."""
+    """Unknown format, a file without --export, stdout clash with --json, one path twice: exit 1,
+    nothing written."""
     monkeypatch.chdir(plan_file.parent)
     code, out, err = _run(capsys, ["optimize", str(plan_file), *_SEARCH, *flags])
     assert code == 1

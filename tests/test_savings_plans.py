@@ -98,9 +98,8 @@ def test_ec2_instance_plan_is_cheaper_than_compute(commitment_catalog: Catalog) 
 
 def test_sagemaker_plan_on_hyperpod(commitment_catalog: Catalog) -> None:
     """HyperPod bills ml.p5.48xlarge: EC2 4 × 10 × $98.32 = $3,932.80 + premium 40 × ($120 − $98.32)
-    = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600: $3,200 = 40 ×
-    $80.
-    Bought instead: + $320/h × 8,750 h unused = $2,803,200 = $320 × 8,760."""
+    = $867.20; SageMaker SP (default kind on HyperPod) −40 × ($120 − $80) = −$1,600:
+    $3,200 = 40 × $80. Bought instead: + $320/h × 8,750 h unused = $2,803,200 = $320 × 8,760."""
     existing = _forecast(
         commitment_catalog,
         {"savings_plan": "1yr", "commitment": "existing"},

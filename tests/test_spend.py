@@ -77,8 +77,8 @@ def test_only_a_line_marked_after_run_accrues_after_the_run() -> None:
 
 
 def test_the_seed_run_spreads_over_four_days_of_may(catalog: Catalog) -> None:
-    """Seed: from prices.as_of 2025-05-01 (no run.date) for its wall-clock W ≈ 81.8 h: three whole days
-    of 24/W of the bill each and the rest on May 4; one month holding the whole bill."""
+    """Seed: from prices.as_of 2025-05-01 (no run.date) for its wall-clock W ≈ 81.8 h: three whole
+    days of 24/W of the bill each and the rest on May 4; one month holding the whole bill."""
     fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
     w = fc.usage.wall_hours
     assert 72 < w < 96  # the arithmetic below assumes the run ends on the fourth day

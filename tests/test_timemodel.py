@@ -21,7 +21,25 @@ from trainbill.timemodel import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-IDS = ["v100", "a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100", "h800", "h200", "b200", "mi300x", "trainium1", "trainium2", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"]  # fmt: skip
+IDS = [
+    "v100",
+    "a10g",
+    "l4",
+    "l40s",
+    "a100-40gb",
+    "a100-80gb",
+    "h100",
+    "h800",
+    "h200",
+    "b200",
+    "mi300x",
+    "trainium1",
+    "trainium2",
+    "tpu-v4",
+    "tpu-v5e",
+    "tpu-v5p",
+    "tpu-v6e",
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +58,24 @@ def _est(
 ):  # type: ignore[no-untyped-def]
     inst = catalog.instance(gpu)
     return estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator(inst.accelerator), instance=inst, nodes=nodes,
-        precision=precision, hours=None, params=params, active_params=None, tokens=1e11,
-        global_batch_tokens=4e6, seq_len=4096, straggler_cv=0.0,
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=catalog.accelerator(inst.accelerator),
+        instance=inst,
+        nodes=nodes,
+        precision=precision,
+        hours=None,
+        params=params,
+        active_params=None,
+        tokens=1e11,
+        global_batch_tokens=4e6,
+        seq_len=4096,
+        straggler_cv=0.0,
+    )
 
 
 def test_training_flops_hand_computed() -> None:
-    """7B, 1T tokens, 32 layers × 4096 at seq 4096: 6·7e9·1e12 + 12·32·4096·4096·1e12 = 4.2e22 + 6.44e21."""
+    """7B, 1T tokens, 32 layers × 4096 at seq 4096:
+    6·7e9·1e12 + 12·32·4096·4096·1e12 = 4.2e22 + 6.44e21."""
     got = training_flops(active_params=7e9, tokens=1e12, layers=32, d_model=4096, seq_len=4096)
     assert got == pytest.approx(4.2e22 + 12 * 32 * 4096 * 4096 * 1e12)
     assert training_flops(active_params=21e9, tokens=1e12) == pytest.approx(
@@ -56,7 +84,8 @@ def test_training_flops_hand_computed() -> None:
 
 
 def test_shape_rule() -> None:
-    """N = 12·L·d² with d = 128·L: 175B -> d = (175e9·128/12)^(1/3) = 12311, L = 96 (GPT-3 is 96 × 12288)."""
+    """N = 12·L·d² with d = 128·L: 175B -> d = (175e9·128/12)^(1/3) = 12311, L = 96
+    (GPT-3 is 96 × 12288)."""
     layers, d = estimate_shape(175e9, 128)
     assert layers == 96
     assert d == pytest.approx(12311, abs=2)
@@ -86,8 +115,16 @@ def test_fp8_never_slower_than_bf16(catalog: Catalog) -> None:
 
 def test_memory_hand_computed() -> None:
     """7B on 8 GPUs, 32 × 4096, seq 2048: state 16·7e9/8 = 14 GB; acts 32·34·2048·4096 = 9.13 GB."""
-    est = memory_per_gpu(params=7e9, layers=32, d_model=4096, seq_len=2048, hbm_gb=80, usable_fraction=0.9,
-                         state_bytes_per_param=16, dp=8)  # fmt: skip
+    est = memory_per_gpu(
+        params=7e9,
+        layers=32,
+        d_model=4096,
+        seq_len=2048,
+        hbm_gb=80,
+        usable_fraction=0.9,
+        state_bytes_per_param=16,
+        dp=8,
+    )
     assert est.state_gb == pytest.approx(14.0)
     assert est.activations_gb == pytest.approx(32 * 34 * 2048 * 4096 / 1e9)
     assert est.buffer_gb == pytest.approx(4 * 7e9 / 32 / 1e9)  # two layers' bf16 weights
@@ -105,8 +142,26 @@ def test_cannot_fit_raises(catalog: Catalog) -> None:
 def test_contract_every_accelerator(gpu: str, capsys: pytest.CaptureFixture[str]) -> None:
     """forecast --json works for every accelerator id and reports gpu_hours, wall_hours, mfu."""
     with pytest.raises(SystemExit) as exc:
-        main(["forecast", "--params", "7e9", "--active-params", "7e9", "--tokens", "1e11", "--gpu", gpu,
-              "--gpus", "16", "--precision", "fp8", "--json", "--as-of", "2026-12-01"])  # fmt: skip
+        main(
+            [
+                "forecast",
+                "--params",
+                "7e9",
+                "--active-params",
+                "7e9",
+                "--tokens",
+                "1e11",
+                "--gpu",
+                gpu,
+                "--gpus",
+                "16",
+                "--precision",
+                "fp8",
+                "--json",
+                "--as-of",
+                "2026-12-01",
+            ]
+        )
     assert exc.value.code in (0, None)
     t = json.loads(capsys.readouterr().out)["time"]
     assert t["gpu_hours"] >= t["wall_hours"] > 0
@@ -123,7 +178,8 @@ def test_contract_every_accelerator(gpu: str, capsys: pytest.CaptureFixture[str]
     ],
 )
 def test_bad_input(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """Unknown GPU (with suggestion), no fit, active > params, tokens <= 0: one-line error, exit 1."""
+    """Unknown GPU (with suggestion), no fit, active > params, tokens <= 0: one-line error,
+    exit 1."""
     base = {"--params": "7e9", "--tokens": "1e11", "--gpus": "8"}
     for k, v in zip(args[::2], args[1::2], strict=True):
         base[k] = v
@@ -148,7 +204,8 @@ def _shipped() -> tuple[str, dict]:  # type: ignore[type-arg]
 
 
 def test_fit_file_reproducible(catalog: Catalog) -> None:
-    """Re-rendering the shipped fit from its own parameters reproduces time_model_fit.toml exactly."""
+    """Re-rendering the shipped fit from its own parameters reproduces time_model_fit.toml
+    exactly."""
     from trainbill.timemodel import fit_params
 
     tool = _fit_tool()
@@ -166,7 +223,8 @@ def test_fit_file_reproducible(catalog: Catalog) -> None:
 
 @pytest.mark.slow
 def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
-    """Refitting from scratch and rerunning leave-one-source-out reproduces the shipped file (minutes)."""
+    """Refitting from scratch and rerunning leave-one-source-out reproduces the shipped file
+    (minutes)."""
     from datetime import date
 
     from trainbill.timemodel import fit_params
@@ -182,14 +240,28 @@ def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
 
 
 def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
-    """H100, d 4096: m = k_mem · (989e12 FLOP/s ÷ 3.35e12 B/s) / 4096 = 1 · 295.2 / 4096 = 0.0721."""
+    """H100, d 4096: m = k_mem · (989e12 FLOP/s ÷ 3.35e12 B/s) / 4096
+    = 1 · 295.2 / 4096 = 0.0721."""
     fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0)
     inst = catalog.instance("p5.48xlarge")
     est = estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
-        hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
-        layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit,
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=catalog.accelerator("h100"),
+        instance=inst,
+        nodes=1,
+        precision="bf16",
+        hours=None,
+        params=1e9,
+        active_params=None,
+        tokens=1e11,
+        global_batch_tokens=4e6,
+        seq_len=2048,
+        layers=16,
+        d_model=4096,
+        straggler_cv=0.0,
+        recompute=False,
+        fit=fit,
+    )
     m = 989e12 / 3.35e12 / 4096
     flops = 6 * 1e9 * 1e11 + 12 * 16 * 4096 * 2048 * 1e11
     assert est.compute_hours == pytest.approx(flops * (1 + m) / (8 * 989e12 * 0.5) / 3600)
@@ -209,10 +281,24 @@ def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
     hours = {}
     for fused in (True, False):
         est = estimate_time(
-            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
-            hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
-            layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit, fused_attention=fused,
-        )  # fmt: skip
+            catalog=catalog,
+            accelerator=catalog.accelerator("h100"),
+            instance=inst,
+            nodes=1,
+            precision="bf16",
+            hours=None,
+            params=1e9,
+            active_params=None,
+            tokens=1e11,
+            global_batch_tokens=4e6,
+            seq_len=2048,
+            layers=16,
+            d_model=4096,
+            straggler_cv=0.0,
+            recompute=False,
+            fit=fit,
+            fused_attention=fused,
+        )
         hours[fused] = est.compute_hours
         assert any(name == "attention" for name, _ in est.factors) is not fused  # --explain says so
     per_token_flops = 6e9 + 12 * 16 * 4096 * 2048
@@ -225,7 +311,8 @@ def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
 def test_shipped_k_attn_is_the_byte_count(catalog: Catalog) -> None:
     """k_attn is the bytes per score counted by hand for Megatron-LM's fp16 attention path with
     recompute (trainbill.timemodel's docstring), not a fitted value:
-    forward 2 + 2 + 2 + 2 + 2 + 1 + 2 = 13, recompute 13, backward 2 + 5 + 6 + 4 + 2 = 19, total 45."""
+    forward 2 + 2 + 2 + 2 + 2 + 1 + 2 = 13, recompute 13, backward 2 + 5 + 6 + 4 + 2 = 19,
+    total 45."""
     from trainbill.timemodel import fit_params
 
     counted = (2 + 2 + 2 + 2 + 2 + 1 + 2) * 2 + (2 + 5 + 6 + 4 + 2)
@@ -241,16 +328,32 @@ def test_step_overhead_adds_fixed_seconds_per_step(catalog: Catalog) -> None:
         fit = FitParams(
             e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=overhead, k_attn=0.0
         )
-        hours.append(estimate_time(
-            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision="bf16",
-            hours=None, params=1e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=2048,
-            layers=16, d_model=4096, straggler_cv=0.0, recompute=False, fit=fit,
-        ).compute_hours)  # fmt: skip
+        hours.append(
+            estimate_time(
+                catalog=catalog,
+                accelerator=catalog.accelerator("h100"),
+                instance=inst,
+                nodes=1,
+                precision="bf16",
+                hours=None,
+                params=1e9,
+                active_params=None,
+                tokens=1e11,
+                global_batch_tokens=4e6,
+                seq_len=2048,
+                layers=16,
+                d_model=4096,
+                straggler_cv=0.0,
+                recompute=False,
+                fit=fit,
+            ).compute_hours
+        )
     assert hours[1] - hours[0] == pytest.approx(25_000 / 3600)
 
 
 def test_dp_bandwidth_hierarchical() -> None:
-    """p5: 3200 Gbps = 400 GB/s per node. tp 1 -> all 8 NICs: 400 GB/s; tp 8 -> one NIC: 50 GB/s; 1 node: NVLink."""
+    """p5: 3200 Gbps = 400 GB/s per node. tp 1 -> all 8 NICs: 400 GB/s; tp 8 -> one NIC: 50 GB/s;
+    1 node: NVLink."""
     kw = {"gpn": 8, "intra_bw": 900e9, "node_bw": 400e9}
     assert _dp_bandwidth(gpus=64, tp=1, **kw) == pytest.approx(400e9)  # type: ignore[arg-type]
     assert _dp_bandwidth(gpus=64, tp=8, **kw) == pytest.approx(50e9)  # type: ignore[arg-type]
@@ -261,7 +364,7 @@ def test_dp_bandwidth_hierarchical() -> None:
     )  # NVLink cap
 
 
-# --- issue 18: defaults at the plan's scale, layouts as frameworks pick them, MoE expert parallel ---
+# --- issue 18: defaults at the plan's scale, layouts as frameworks pick them, MoE expert parallel
 
 
 @pytest.mark.parametrize(
@@ -282,7 +385,8 @@ def test_dp_bandwidth_hierarchical() -> None:
 def test_default_batch_grows_with_cluster(
     catalog: Catalog, gpus: int, params: float, active: float | None, expected: int
 ) -> None:
-    """The default batch is 2,048 tokens per GPU (× total/active for MoE), within 4M and 16M (63M MoE)."""
+    """The default batch is 2,048 tokens per GPU (× total/active for MoE), within 4M and 16M
+    (63M MoE)."""
     from trainbill.timemodel import default_global_batch
 
     batch, why = default_global_batch(
@@ -302,15 +406,19 @@ def _forecast_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
 def test_default_batch_in_assumed_and_stated_batch_wins(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """16,384 H100 get the 16,777,216-token default (listed in `assumed`); a plan's own batch is used as stated."""
+    """16,384 H100 get the 16,777,216-token default (listed in `assumed`); a plan's own batch is
+    used as stated."""
     out = _forecast_json(
         ["--params", "400e9", "--tokens", "15e12", "--gpu", "h100", "--gpus", "16384"], capsys
     )
     assert any("global batch 16,777,216 tokens" in a for a in out["assumed"])
     assert any(f["factor"] == "batch" for f in out["time"]["factors"])
     plan = tmp_path / "plan.toml"
-    plan.write_text('[model]\nparams = 7e9\ntokens = 1e11\nglobal_batch_tokens = 2097152\n[cluster]\ngpu = "h100"\ngpus = 64\n',
-                    encoding="utf-8")  # fmt: skip
+    plan.write_text(
+        "[model]\nparams = 7e9\ntokens = 1e11\nglobal_batch_tokens = 2097152\n[cluster]\ngpu = "
+        '"h100"\ngpus = 64\n',
+        encoding="utf-8",
+    )
     with pytest.raises(SystemExit):
         main(["forecast", str(plan), "--json", "--as-of", "2026-12-01"])
     stated = json.loads(capsys.readouterr().out)
@@ -322,15 +430,27 @@ def test_default_batch_in_assumed_and_stated_batch_wins(
 
 
 def test_7b_on_64_h100_is_pure_data_parallel(catalog: Catalog) -> None:
-    """7B (32 × 4096) on 64 H100 fits at TP 1: 16·7e9/64 = 1.75 GB state + 4·7e9/32 = 0.875 GB buffer +
-    32·34·4096·4096 = 18.25 GB activations = 20.9 GB of 72 GB, and its sync (2·2·7e9·63/64 bytes over
-    400 GB/s × 0.7 = 0.098 s) hides behind seconds of compute: no stall, so TP 1 × PP 1 × DP 64."""
+    """7B (32 × 4096) on 64 H100 fits at TP 1: 16·7e9/64 = 1.75 GB state + 4·7e9/32 = 0.875 GB
+    buffer + 32·34·4096·4096 = 18.25 GB activations = 20.9 GB of 72 GB, and its sync (2·2·7e9·63/64
+    bytes over 400 GB/s × 0.7 = 0.098 s) hides behind seconds of compute: no stall, so
+    TP 1 × PP 1 × DP 64."""
     inst = catalog.instance("p5.48xlarge")
     est = estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=8, precision="bf16",
-        hours=None, params=7e9, active_params=None, tokens=1e11, global_batch_tokens=4e6, seq_len=4096,
-        layers=32, d_model=4096, straggler_cv=0.0,
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=catalog.accelerator("h100"),
+        instance=inst,
+        nodes=8,
+        precision="bf16",
+        hours=None,
+        params=7e9,
+        active_params=None,
+        tokens=1e11,
+        global_batch_tokens=4e6,
+        seq_len=4096,
+        layers=32,
+        d_model=4096,
+        straggler_cv=0.0,
+    )
     lay = est.layout
     assert lay is not None
     assert (lay.tp, lay.pp, lay.ep, lay.dp) == (1, 1, 1, 64)
@@ -340,14 +460,24 @@ def test_7b_on_64_h100_is_pure_data_parallel(catalog: Catalog) -> None:
 
 
 def test_pipeline_gets_enough_micro_batches(catalog: Catalog) -> None:
-    """400B on 16,384 H100 with 16,777,216 tokens = 4,096 sequences: the chosen pipeline has at least
-    pp micro-batches (one sequence each) per data-parallel rank (Megatron's interleaved schedule)."""
+    """400B on 16,384 H100 with 16,777,216 tokens = 4,096 sequences: the chosen pipeline has at
+    least pp micro-batches (one sequence each) per data-parallel rank (Megatron's interleaved
+    schedule)."""
     inst = catalog.instance("p5.48xlarge")
     est = estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=2048, precision="bf16",
-        hours=None, params=400e9, active_params=None, tokens=1e12, global_batch_tokens=16_777_216, seq_len=4096,
+        catalog=catalog,
+        accelerator=catalog.accelerator("h100"),
+        instance=inst,
+        nodes=2048,
+        precision="bf16",
+        hours=None,
+        params=400e9,
+        active_params=None,
+        tokens=1e12,
+        global_batch_tokens=16_777_216,
+        seq_len=4096,
         straggler_cv=0.0,
-    )  # fmt: skip
+    )
     lay = est.layout
     assert lay is not None
     assert lay.tp <= 8  # tensor parallel never leaves the node
@@ -355,8 +485,9 @@ def test_pipeline_gets_enough_micro_batches(catalog: Catalog) -> None:
 
 
 def test_stated_batch_too_small_to_split_names_smallest(catalog: Catalog) -> None:
-    """4,194,304 tokens = 1,024 sequences cannot feed 16,384 GPUs: even TP 8 leaves 2,048 data-parallel
-    ranks (× pp micro-batches per pipeline), so the smallest batch is 2,048 × 4,096 = 8,388,608 tokens."""
+    """4,194,304 tokens = 1,024 sequences cannot feed 16,384 GPUs: even TP 8 leaves 2,048
+    data-parallel ranks (× pp micro-batches per pipeline), so the smallest batch is
+    2,048 × 4,096 = 8,388,608 tokens."""
     from trainbill.errors import SpecError
 
     inst = catalog.instance("p5.48xlarge")
@@ -364,28 +495,51 @@ def test_stated_batch_too_small_to_split_names_smallest(catalog: Catalog) -> Non
         SpecError, match=r"model.global_batch_tokens.*smallest batch that works is 8,388,608 tokens"
     ):
         estimate_time(
-            catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=2048, precision="bf16",
-            hours=None, params=400e9, active_params=None, tokens=1e12, global_batch_tokens=4_194_304, seq_len=4096,
+            catalog=catalog,
+            accelerator=catalog.accelerator("h100"),
+            instance=inst,
+            nodes=2048,
+            precision="bf16",
+            hours=None,
+            params=400e9,
+            active_params=None,
+            tokens=1e12,
+            global_batch_tokens=4_194_304,
+            seq_len=4096,
             straggler_cv=0.0,
-        )  # fmt: skip
+        )
 
 
 def _moe(catalog: Catalog, *, precision: str = "bf16", fit: FitParams | None = None):  # type: ignore[no-untyped-def]
     inst = catalog.instance("p5.48xlarge")
     return estimate_time(
-        catalog=catalog, accelerator=catalog.accelerator("h100"), instance=inst, nodes=1, precision=precision,
-        hours=None, params=16e9, active_params=2e9, tokens=1e11, global_batch_tokens=4_194_304, seq_len=4096,
-        layers=16, d_model=2048, straggler_cv=0.0,
-        fit=fit or FitParams(e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0),
-    )  # fmt: skip
+        catalog=catalog,
+        accelerator=catalog.accelerator("h100"),
+        instance=inst,
+        nodes=1,
+        precision=precision,
+        hours=None,
+        params=16e9,
+        active_params=2e9,
+        tokens=1e11,
+        global_batch_tokens=4_194_304,
+        seq_len=4096,
+        layers=16,
+        d_model=2048,
+        straggler_cv=0.0,
+        fit=fit
+        or FitParams(
+            e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0
+        ),
+    )
 
 
 def test_moe_takes_expert_parallel_when_experts_do_not_fit(catalog: Catalog) -> None:
-    """16B total / 2B active on 8 H100: the 14e9 expert weights are kept whole per expert-parallel rank
-    (bf16 weights + grads, 4 bytes: ZeRO-1 as Megatron-Core and DeepSeek), so EP 1 needs
+    """16B total / 2B active on 8 H100: the 14e9 expert weights are kept whole per expert-parallel
+    rank (bf16 weights + grads, 4 bytes: ZeRO-1 as Megatron-Core and DeepSeek), so EP 1 needs
     (16·16e9 − 4·14e9)/8 + 4·14e9 = 25 + 56 = 81 GB > 72 GB; EP 2 fits at 25 + 28 GB. With the
-    all-to-all and the gradient sync hidden behind compute (overlap 1) EP 2 has no stall, so it beats
-    PP 2 (bubble) and TP 2 (all-reduce), and ties with EP 4 and 8 (the smaller wins).
+    all-to-all and the gradient sync hidden behind compute (overlap 1) EP 2 has no stall, so it
+    beats PP 2 (bubble) and TP 2 (all-reduce), and ties with EP 4 and 8 (the smaller wins).
     Its all-to-all: 8 bytes × 2048 × top-8 × 16 layers × 524,288 tokens per GPU = 1.0995e12 bytes,
     half of it to the other GPU over NVLink at 900 GB/s × 0.7: 0.8727 s, exposed 0."""
     est = _moe(catalog)
@@ -402,7 +556,8 @@ def test_moe_takes_expert_parallel_when_experts_do_not_fit(catalog: Catalog) -> 
 
 
 def test_moe_fp8_all_to_all_is_six_bytes(catalog: Catalog) -> None:
-    """FP8 (DeepSeek-V3: dispatch in FP8, combine in BF16) moves 6 bytes where BF16 moves 8: 6/8 of the time."""
+    """FP8 (DeepSeek-V3: dispatch in FP8, combine in BF16) moves 6 bytes where BF16 moves 8: 6/8 of
+    the time."""
     bf16, fp8 = _moe(catalog).layout, _moe(catalog, precision="fp8").layout
     assert bf16 is not None
     assert fp8 is not None
@@ -411,7 +566,8 @@ def test_moe_fp8_all_to_all_is_six_bytes(catalog: Catalog) -> None:
 
 
 def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
-    """moe_efficiency 0.5 doubles an MoE model's kernel time (no host overhead, no stall) and leaves dense alone."""
+    """moe_efficiency 0.5 doubles an MoE model's kernel time (no host overhead, no stall) and leaves
+    dense alone."""
     base = FitParams(
         e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=1.0, step_overhead_s=0.0, k_attn=0.0
     )
@@ -440,7 +596,8 @@ def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
 
 
 def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
-    """Ten rows with published/predicted 0.5, 0.6, ... 1.4: P10 = 0.5 + 0.9 × 0.1 = 0.59, P90 = 1.31."""
+    """Ten rows with published/predicted 0.5, 0.6, ... 1.4: P10 = 0.5 + 0.9 × 0.1 = 0.59,
+    P90 = 1.31."""
     tool = _fit_tool()
 
     class Row:
@@ -455,7 +612,8 @@ def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
     rows = [Row(i) for i in range(10)]
     pred = {r.id: 1.0 for r in rows}  # published / 1.0 = the ratios above
     lo, hi = tool.error_band(rows, pred)
-    # Linear interpolation: position 0.1 × 9 = 0.9 between 0.5 and 0.6; 0.9 × 9 = 8.1 between 1.3 and 1.4.
+    # Linear interpolation: position 0.1 × 9 = 0.9 between 0.5 and 0.6;
+    # 0.9 × 9 = 8.1 between 1.3 and 1.4.
     assert lo == pytest.approx(0.59)
     assert hi == pytest.approx(1.31)
 
@@ -468,8 +626,9 @@ def test_band_coverage_leaves_each_source_out() -> None:
         def __init__(self, rid: str, ratio: float, key: str) -> None:
             self.id, self.published, self.source_key, self.kind = rid, ratio, key, "whole_run"
 
-    # Sources a-e at ratio 1.0, source f far out at 3.0: f's band (from a-e) is 1.0-1.0, f is outside;
-    # each of a-e sees the others (four 1.0, one 3.0): P10 = 1.0, P90 = 1.0 + 0.6 × 2.0 = 2.2 -> inside.
+    # Sources a-e at ratio 1.0, source f far out at 3.0: f's band (from a-e) is 1.0-1.0, f is
+    # outside; each of a-e sees the others (four 1.0, one 3.0): P10 = 1.0,
+    # P90 = 1.0 + 0.6 × 2.0 = 2.2 -> inside.
     rows = [Row(k, 1.0, k) for k in "abcde"] + [Row("f", 3.0, "f")]
     pred = {r.id: 1.0 for r in rows}
     assert tool.band_coverage(rows, pred) == pytest.approx(5 / 6)

@@ -77,7 +77,8 @@ class SimulationSummary:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlannerSummary:
-    """What ``trainbill.optimize`` says around the plan (the report's right-sizing and Pareto front).
+    """What ``trainbill.optimize`` says around the plan (the report's right-sizing and Pareto
+    front).
 
     Attributes:
         rightsizing: the plan's own instance and purchase mix at node counts around its own
@@ -145,8 +146,8 @@ def right_sizing(
     else:
         basis = (
             f"run.hours is fixed at {fixed:g} h for {n0} nodes, so other sizes assume the same "
-            f"node-hours (perfect scaling: hours × {n0} / nodes); give model.params and model.tokens "
-            f"for the time model's own scaling"
+            f"node-hours (perfect scaling: hours × {n0} / nodes); give model.params and "
+            "model.tokens for the time model's own scaling"
         )
     counts = sorted({max(1, round(n0 * f)) for f in SIZING_FACTORS})
     points: list[SizingPoint] = []
@@ -178,8 +179,8 @@ def _mix_words(c: Candidate) -> str:
         else f"{c.savings_plan} Savings Plan at {c.savings_plan_coverage:.0%}"
     )
     return (
-        f"{c.instance} ({c.provider} {c.region}), {c.orchestrator}, {c.spot_fraction:.0%} spot, {sp}, "
-        f"checkpoint every {c.checkpoint_interval_hours:g} h"
+        f"{c.instance} ({c.provider} {c.region}), {c.orchestrator}, {c.spot_fraction:.0%} spot, "
+        f"{sp}, checkpoint every {c.checkpoint_interval_hours:g} h"
     )
 
 
@@ -316,7 +317,8 @@ def analyse(
     ``search=False`` skips the planner (about a second) and uses the node-count sweep;
     ``simulate=False`` skips the Monte Carlo.
     """
-    # The headline's budget and actions are the CLI's own (same trials and seed as ``forecast --json``).
+    # The headline's budget and actions are the CLI's own (same trials and seed as
+    # ``forecast --json``).
     fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
@@ -324,7 +326,10 @@ def analyse(
         try:
             planner = planner_summary(plan, catalog, base=fc, today=today)
         except TrainbillError as exc:
-            planner_note = f"The planner could not search around this plan ({exc}); right-sizing from a node-count sweep."
+            planner_note = (
+                f"The planner could not search around this plan ({exc}); right-sizing from a "
+                "node-count sweep."
+            )
     sizing: tuple[SizingPoint, ...] = ()
     basis = ""
     if planner is None:

@@ -69,7 +69,10 @@ def read_calibration_file(path: Path | str) -> Any:
         from trainbill.bills.calibrate import read_calibration as read_bills
 
         return read_bills(p)
-    msg = f"{kind!r} is not a calibration kind; allowed values: {', '.join(KINDS)} (in a [calibration] table)"
+    msg = (
+        f"{kind!r} is not a calibration kind; allowed values: {', '.join(KINDS)} (in a "
+        "[calibration] table)"
+    )
     raise SpecError(msg, source=str(p), field="calibration.kind")
 
 
@@ -118,15 +121,16 @@ def forecast_calibrated(
                 cal, inst.accelerator, plan.model.precision, model_params=params
             )
             if mfu is None:
+                size = f" with {cal.model_params:.3g} params" if cal.model_params else ""
                 notes.append(
-                    f"profile calibration ignored: measured on {cal.accelerator or 'an uncatalogued device'}"
-                    f"/{cal.precision}"
-                    f"{f' with {cal.model_params:.3g} params' if cal.model_params else ''}; the plan is "
-                    f"{inst.accelerator}/{plan.model.precision}"
+                    "profile calibration ignored: measured on "
+                    f"{cal.accelerator or 'an uncatalogued device'}/{cal.precision}{size}; "
+                    f"the plan is {inst.accelerator}/{plan.model.precision}"
                 )
             elif plan.run.hours is not None:
                 notes.append(
-                    "profile calibration not used: the plan fixes run.hours, so nothing is derived from MFU"
+                    "profile calibration not used: the plan fixes run.hours, so nothing is "
+                    "derived from MFU"
                 )
             else:
                 measured = mfu

@@ -73,7 +73,8 @@ assert set(HIDDEN_LABELS) == set(CATEGORIES)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Step:
-    """One bar of the quote-to-budget waterfall: a total (from zero) or a change (``start``→``end``)."""
+    """One bar of the quote-to-budget waterfall: a total (from zero) or a change
+    (``start``→``end``)."""
 
     label: str
     start: float
@@ -209,7 +210,8 @@ class Forecast:
             nodes = ln.quantity / u.wall_hours  # the line's quantity is covered nodes × wall hours
             saving = ln.unit_price_usd * nodes * u.compute.hours
             parts.append(
-                f"{nodes:,.4g} covered nodes × {u.compute.hours:,.2f} h × -${-ln.unit_price_usd:,.2f} ({ln.item})"
+                f"{nodes:,.4g} covered nodes × {u.compute.hours:,.2f} h × "
+                f"-${-ln.unit_price_usd:,.2f} ({ln.item})"
             )
         planned_compute = float(sum(ln.cost_usd for ln in compute))
         basis = f"{' + '.join(parts) or 'no compute lines'} = ${planned_compute + saving:,.2f}"
@@ -396,9 +398,13 @@ def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) 
     u = fc.usage
     gpu_hours = u.wall_hours * u.gpus
     if u.time.hours_given:
-        return ErrorBand(gpu_hours_p10=gpu_hours, gpu_hours_p90=gpu_hours, total_usd_p10=fc.total_usd,
-                         total_usd_p90=fc.total_usd,
-                         basis="training hours stated in the plan (run.hours): no time-model error band")  # fmt: skip
+        return ErrorBand(
+            gpu_hours_p10=gpu_hours,
+            gpu_hours_p90=gpu_hours,
+            total_usd_p10=fc.total_usd,
+            total_usd_p90=fc.total_usd,
+            basis="training hours stated in the plan (run.hours): no time-model error band",
+        )
     lo_a = catalog.assumption("time.error_band.whole_run_p10")
     hi_a = catalog.assumption("time.error_band.whole_run_p90")
     ends = []
@@ -433,14 +439,22 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     """
     if not math.isfinite(usage.wall_hours) or usage.wall_hours > MAX_WALL_HOURS:
         parts = {
-            "training": usage.compute.hours, "synchronization": usage.compute.sync_stall_hours,
-            "evaluation": usage.evaluation.hours, "checkpoint stalls": usage.checkpoint.stall_hours,
-            "failures (reliability.*, checkpoint.interval_hours)": usage.reliability.failure_lost_hours,
-            "spot reclaims (reliability.*, purchase.spot_fraction)": usage.reliability.reclaim_lost_hours,
-        }  # fmt: skip
+            "training": usage.compute.hours,
+            "synchronization": usage.compute.sync_stall_hours,
+            "evaluation": usage.evaluation.hours,
+            "checkpoint stalls": usage.checkpoint.stall_hours,
+            "failures (reliability.*, checkpoint.interval_hours)": (
+                usage.reliability.failure_lost_hours
+            ),
+            "spot reclaims (reliability.*, purchase.spot_fraction)": (
+                usage.reliability.reclaim_lost_hours
+            ),
+        }
         worst = max(parts, key=lambda k: parts[k] if math.isfinite(parts[k]) else math.inf)
-        msg = (f"the run's wall-clock ({usage.wall_hours:.3g} h) is over {MAX_WALL_HOURS:.0e} h (about 114 years); "
-               f"most of it is {worst}: a value in the plan is far too large")  # fmt: skip
+        msg = (
+            f"the run's wall-clock ({usage.wall_hours:.3g} h) is over {MAX_WALL_HOURS:.0e} h "
+            f"(about 114 years); most of it is {worst}: a value in the plan is far too large"
+        )
         # Training itself too long: the tokens (hours derived from the model) are what to change.
         field = (
             "model.tokens" if worst == "training" and usage.compute.flops is not None else "plan"
@@ -451,7 +465,10 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     ]
     if bad or not math.isfinite(quote):
         what = f"line '{bad[0].item}' ({bad[0].category})" if bad else "the quote"
-        msg = f"the bill is not a finite number: {what} overflows; a value in the plan is far too large"
+        msg = (
+            f"the bill is not a finite number: {what} overflows; a value in the plan is far too "
+            "large"
+        )
         raise SpecError(msg, field="plan")
 
 
@@ -540,8 +557,8 @@ def _recovery_overload(usage: Usage) -> tuple[str, ...]:
         return ()
     text = (
         f"failures and spot reclaims arrive every {60.0 / per_hour:,.0f} min and each costs "
-        f"{usage.lost_hours_each:.2g} h of lost work and restart "
-        f"({busy:.0%} of the time): the expected-value estimate understates this run; use fewer "
-        "GPUs, faster restarts (reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
+        f"{usage.lost_hours_each:.2g} h of lost work and restart ({busy:.0%} of the time): the "
+        "expected-value estimate understates this run; use fewer GPUs, faster restarts "
+        "(reliability.restart_hours, orchestrator) or shorter checkpoint intervals"
     )
     return (text,)

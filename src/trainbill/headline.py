@@ -38,6 +38,8 @@ from datetime import date
 from typing import Any, Literal, TypeVar
 
 from trainbill.catalog import Catalog
+from trainbill.costs import discount as discount_driver
+from trainbill.costs._pricing import commitment_name
 from trainbill.errors import TrainbillError
 from trainbill.forecast import HIDDEN_LABELS, CautionKind, Forecast, Step, forecast_usage
 from trainbill.optimize import optimize, own_mix_space
@@ -465,15 +467,13 @@ def _savings_plan_action(
         return None
     purchase, alt = best
     term = str(purchase["savings_plan"])
-    name = next(
-        (ln.item.split(" on ", 1)[0] for ln in alt.ledger.lines if ln.category == "discount"),
-        f"{term} Savings Plan",
-    )
+    name = commitment_name(alt.usage)
+    # The bought commitment's unused term: billed per hour after the run, at the hourly commitment.
     hourly = next(
         (
             ln.unit_price_usd
             for ln in alt.ledger.lines
-            if ln.category == "discount" and ln.unit == "hour"
+            if ln.driver == discount_driver.__name__ and ln.after_run
         ),
         0.0,
     )

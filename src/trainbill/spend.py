@@ -128,11 +128,14 @@ def spend_over_time(ledger: Ledger, *, start: date, wall_hours: float) -> SpendO
         for d in range(min(per_day), max(per_day) + 1)
     )
     basis = (
-        f"the run starts at 00:00 UTC on {start.isoformat()} (the run date; a plan names a day, not an "
-        f"hour) and every ledger line accrues evenly over its {wall:,.1f} wall-clock hours"
+        f"the run starts at 00:00 UTC on {start.isoformat()} (the run date; a plan names a day, "
+        f"not an hour) and every ledger line accrues evenly over its {wall:,.1f} wall-clock hours"
     )
     if any(line.after_run for line in ledger.lines):
-        basis += "; a bought commitment's unused term accrues hourly after the run, to the end of its term"
+        basis += (
+            "; a bought commitment's unused term accrues hourly after the run, to the end of its "
+            "term"
+        )
     return SpendOverTime(
         start=t0, end=t0 + timedelta(hours=wall), days=days, months=_months(days), basis=basis
     )

@@ -27,11 +27,11 @@ which also reports leave-one-out cross-validated errors):
   (DeepSeek-V2 reached about half of DeepSeek 67B's MFU on the same H800 cluster; Megatron-Core
   reports 39.0% MFU for fine-grained Qwen2-57B-A14B vs 49.3% for Mixtral 8x22B, arXiv 2504.14960).
 * software maturity = 1 − immaturity · exp(−age / τ), age = the run's date (the plan's
-  ``run.date``, else ``prices.as_of``, else today) minus the accelerator's ``launched`` date in the catalog, τ =
-  ``time.maturity_tau_years``: kernels, compilers and frameworks for a new architecture keep
-  improving for years after launch (MosaicML's first H100 runs in 2023 reached 0.72–0.80× their
-  A100 MFU; Megatron-Bridge 25.11 gets far more from the same chip), so a run on a young chip
-  is slower than the same run later. Only ``immaturity`` is fitted.
+  ``run.date``, else ``prices.as_of``, else today) minus the accelerator's ``launched`` date in
+  the catalog, τ = ``time.maturity_tau_years``: kernels, compilers and frameworks for a new
+  architecture keep improving for years after launch (MosaicML's first H100 runs in 2023
+  reached 0.72–0.80× their A100 MFU; Megatron-Bridge 25.11 gets far more from the same chip),
+  so a run on a young chip is slower than the same run later. Only ``immaturity`` is fitted.
 * unfused attention (runs before FlashAttention, Dao et al. 2022, arXiv 2205.14135; never a
   plan's default): m += k_attn · L · (d / 128) · seq_len · B / (FLOPs per token), the seq × seq
   scores of every head moved through HBM at k_attn bytes each. Counting Megatron-LM's fp16
@@ -136,13 +136,22 @@ class FitParams:
         # give negative hours, below 0 a chip faster than mature; τ <= 0 divides by zero or
         # overflows. The fit searches immaturity within [0, 0.9].
         if not 0.0 <= self.immaturity < 1.0:
-            msg = f"immaturity must be in [0, 1) (share of mature efficiency missing at launch), got {self.immaturity!r}"
+            msg = (
+                "immaturity must be in [0, 1) (share of mature efficiency missing at launch), got "
+                f"{self.immaturity!r}"
+            )
             raise ValueError(msg)
         if not 0.0 < self.moe_efficiency <= 1.0:
-            msg = f"moe_efficiency must be in (0, 1] (share of a dense model's kernel efficiency), got {self.moe_efficiency!r}"
+            msg = (
+                "moe_efficiency must be in (0, 1] (share of a dense model's kernel efficiency), "
+                f"got {self.moe_efficiency!r}"
+            )
             raise ValueError(msg)
         if not (math.isfinite(self.maturity_tau_years) and self.maturity_tau_years > 0.0):
-            msg = f"maturity_tau_years must be a finite number of years > 0, got {self.maturity_tau_years!r}"
+            msg = (
+                "maturity_tau_years must be a finite number of years > 0, got "
+                f"{self.maturity_tau_years!r}"
+            )
             raise ValueError(msg)
 
     def maturity(self, age_years: float) -> float:
@@ -154,7 +163,10 @@ class FitParams:
         chip dated in the future) counts as age 0. Always in (0, 1].
         """
         if math.isnan(age_years):
-            msg = "software age is NaN: give the years from the accelerator's launch to the run, or None if unknown"
+            msg = (
+                "software age is NaN: give the years from the accelerator's launch to the run, or "
+                "None if unknown"
+            )
             raise ValueError(msg)
         return 1.0 - self.immaturity * math.exp(-max(age_years, 0.0) / self.maturity_tau_years)
 
@@ -293,10 +305,13 @@ def default_global_batch(
     batch = max(min(max(raw, floor), cap), float(seq_len))
     scale = f" × {sparsity:.3g} (total / active parameters: MoE)" if moe else ""
     bound = " (the floor)" if raw < floor else " (the ceiling)" if raw > cap else ""
-    why = (f"global batch {batch:,.0f} tokens ({batch / seq_len:,.4g} sequences of {seq_len}): {per_gpu:,.0f} tokens per GPU × "
-           f"{gpus:,} GPUs{scale} = {raw:,.0f}, held within {floor:,.0f}–{cap:,.0f}{bound} "
-           f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
-           f"{catalog.assumption(cap_key).source})")  # fmt: skip
+    why = (
+        f"global batch {batch:,.0f} tokens ({batch / seq_len:,.4g} sequences of {seq_len}): "
+        f"{per_gpu:,.0f} tokens per GPU × {gpus:,} GPUs{scale} = {raw:,.0f}, held within "
+        f"{floor:,.0f}–{cap:,.0f}{bound} "
+        f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
+        f"{catalog.assumption(cap_key).source})"
+    )
     return batch, why
 
 
@@ -341,11 +356,16 @@ def _maturity_note(
     when = (
         f"{age:.2f} years before the run"
         if age >= 0
-        else f"{-age:.2f} years after the run date (a run before launch counts as age 0, brand-new software)"
+        else (
+            f"{-age:.2f} years after the run date (a run before launch counts as age 0, "
+            "brand-new software)"
+        )
     )
-    return (f"{accelerator.id} launched {launched}, {when}: kernels at "
-            f"1 − {fp.immaturity:.4g} × exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} "
-            f"of mature efficiency (fitted shortfall of new software on a new chip)")  # fmt: skip
+    return (
+        f"{accelerator.id} launched {launched}, {when}: kernels at 1 − {fp.immaturity:.4g} × "
+        f"exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} of mature "
+        "efficiency (fitted shortfall of new software on a new chip)"
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -397,20 +417,32 @@ class _Space:
 
     @property
     def most(self) -> float:
-        """The largest compute a step can have (with recompute): what could hide the most traffic."""
+        """The largest compute a step can have (with recompute): what could hide the most
+        traffic."""
         return self.compute0 * _RECOMPUTE_FACTOR
 
     def memory(self, *, tp: int, pp: int, cp: int, dp: float, ep: int) -> MemoryEstimate:
         """Per-GPU memory of one layout (``trainbill.memory``)."""
         return memory_per_gpu(
-            params=self.params, layers=self.layers, d_model=self.d_model, seq_len=self.seq_len // cp,
-            hbm_gb=self.hbm_gb, usable_fraction=self.usable, state_bytes_per_param=self.state_bytes,
-            tp=tp, pp=pp, dp=max(1, round(dp)), recompute=self.recompute, expert_params=self.expert_params, ep=ep,
-        )  # fmt: skip
+            params=self.params,
+            layers=self.layers,
+            d_model=self.d_model,
+            seq_len=self.seq_len // cp,
+            hbm_gb=self.hbm_gb,
+            usable_fraction=self.usable,
+            state_bytes_per_param=self.state_bytes,
+            tp=tp,
+            pp=pp,
+            dp=max(1, round(dp)),
+            recompute=self.recompute,
+            expert_params=self.expert_params,
+            ep=ep,
+        )
 
 
 #: One candidate layout before its memory check: (lower bound on the step, (tp, pp, cp, ep),
-#: dp, bubble share of compute, TP seconds, one model-volume of DP sync seconds, all-to-all seconds).
+#: dp, bubble share of compute, TP seconds, one model-volume of DP sync seconds, all-to-all
+#: seconds).
 _Cand = tuple[float, tuple[int, int, int, int], float, float, float, float, float]
 
 
@@ -430,8 +462,16 @@ def _precision_speed(
         # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
         # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
         fp8 = False
-        factors.append(("precision", (f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak {accelerator.peak_fp8_tflops:g} "
-                        f"× η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak {bf16:g} TFLOP/s): BF16 speed used")))  # fmt: skip
+        factors.append(
+            (
+                "precision",
+                (
+                    f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak "
+                    f"{accelerator.peak_fp8_tflops:g} × η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak "
+                    f"{bf16:g} TFLOP/s): BF16 speed used"
+                ),
+            )
+        )
     return fp8
 
 
@@ -450,8 +490,16 @@ def _shape_and_flops(
     if layers is None or d_model is None:
         est_l, est_d = estimate_shape(n_active, aspect)
         layers, d_model = layers or est_l, d_model or est_d
-        factors.append(("shape", (f"layers/d_model not given: estimated {layers} × {d_model} from "
-                        f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} ({catalog.assumption('time.aspect_ratio').source})")))  # fmt: skip
+        factors.append(
+            (
+                "shape",
+                (
+                    f"layers/d_model not given: estimated {layers} × {d_model} from "
+                    f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} "
+                    f"({catalog.assumption('time.aspect_ratio').source})"
+                ),
+            )
+        )
     flops = training_flops(
         active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
     )
@@ -486,8 +534,16 @@ def _kernel(
     if not fused_attention:
         heads = d_model / _HEAD_DIM
         m_attn = fp.k_attn * layers * heads * seq_len * flop_per_byte / flops_per_token
-        factors.append(("attention", (f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
-                        f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of matmul time")))  # fmt: skip
+        factors.append(
+            (
+                "attention",
+                (
+                    f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
+                    f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of "
+                    "matmul time"
+                ),
+            )
+        )
         m += m_attn
     g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
     maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
@@ -515,16 +571,32 @@ def _kernel_factors(
     bf16 = accelerator.peak_bf16_tflops
     factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, k.maturity)))
     if software_age_years is not None and software_age_years < 0:
-        warnings.append(f"run.date (default prices.as_of) is {-software_age_years:.2f} years before {accelerator.id} launched "
-                        f"({accelerator.launched}, catalog accelerators.csv launched): its software is taken as brand-new (maturity {k.maturity:.3f})")  # fmt: skip
+        warnings.append(
+            f"run.date (default prices.as_of) is {-software_age_years:.2f} years before "
+            f"{accelerator.id} launched ({accelerator.launched}, catalog accelerators.csv "
+            f"launched): its software is taken as brand-new (maturity {k.maturity:.3f})"
+        )
     flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
-    moe_txt = (f", × MoE kernel efficiency {k.moe_eff:.3f} (fitted: grouped expert GEMMs, token permutation, "
-               f"routing and load imbalance)") if sparse else ""  # fmt: skip
-    factors.append(("kernel", (f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + memory-bound {k.m:.3f}) on BF16 "
-                    f"peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s "
-                    f"= {flop_per_byte:.0f} FLOP/byte) "
-                    f"÷ d_model {d_model}{moe_txt} → {k.kernel_mfu:.1%} of {precision} peak before recompute "
-                    f"and communication (fit: {catalog.assumption('time.fit.e_max').source})")))  # fmt: skip
+    moe_txt = (
+        (
+            f", × MoE kernel efficiency {k.moe_eff:.3f} (fitted: grouped expert GEMMs, token "
+            "permutation, routing and load imbalance)"
+        )
+        if sparse
+        else ""
+    )
+    factors.append(
+        (
+            "kernel",
+            (
+                f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + "
+                f"memory-bound {k.m:.3f}) on BF16 peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} "
+                f"TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s = {flop_per_byte:.0f} FLOP/byte) ÷ "
+                f"d_model {d_model}{moe_txt} → {k.kernel_mfu:.1%} of {precision} peak before "
+                f"recompute and communication (fit: {catalog.assumption('time.fit.e_max').source})"
+            ),
+        )
+    )
 
 
 def _fp8_factor(
@@ -533,22 +605,50 @@ def _fp8_factor(
     """What FP8 buys: only the matmuls speed up, the memory-bound work does not."""
     if k.fp8:
         speedup = (1.0 + k.m) / (k.g + k.m)
-        factors.append(("precision", (f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
-                        f"memory-bound work unchanged → {speedup:.2f}× BF16 speed")))  # fmt: skip
+        factors.append(
+            (
+                "precision",
+                (
+                    f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
+                    f"memory-bound work unchanged → {speedup:.2f}× BF16 speed"
+                ),
+            )
+        )
 
 
 def _measured_kernel(
     k: _Kernel, measured_mfu: float, *, precision: str, peak: float, factors: list[tuple[str, str]]
 ) -> _Kernel:
     """A measured MFU (``trainbill profile``) in place of the modelled kernel efficiency."""
-    factors.append(("calibration", (f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
-                    f"modelled kernel efficiency {k.kernel_mfu:.1%}")))  # fmt: skip
+    factors.append(
+        (
+            "calibration",
+            (
+                f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
+                f"modelled kernel efficiency {k.kernel_mfu:.1%}"
+            ),
+        )
+    )
     # The measured step ran on the user's own software: no modelled ceiling, memory-bound
     # share or software-maturity factor applies (the calibration line names what it replaced).
-    factors.append(("kernel", (f"measured {measured_mfu:.1%} of {precision} peak (trainbill profile) before "
-                    f"communication; the software-maturity factor is not applied to a measurement")))  # fmt: skip
-    return _Kernel(sec_per_flop=1.0 / (measured_mfu * peak * 1e12), kernel_mfu=measured_mfu, fp8=k.fp8,
-                   g=k.g, m=k.m, maturity=k.maturity, moe_eff=k.moe_eff)  # fmt: skip
+    factors.append(
+        (
+            "kernel",
+            (
+                f"measured {measured_mfu:.1%} of {precision} peak (trainbill profile) before "
+                f"communication; the software-maturity factor is not applied to a measurement"
+            ),
+        )
+    )
+    return _Kernel(
+        sec_per_flop=1.0 / (measured_mfu * peak * 1e12),
+        kernel_mfu=measured_mfu,
+        fp8=k.fp8,
+        g=k.g,
+        m=k.m,
+        maturity=k.maturity,
+        moe_eff=k.moe_eff,
+    )
 
 
 def _search_space(
@@ -587,19 +687,38 @@ def _search_space(
     # share one ICI mesh, so there TP spans chips.
     tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
     return _Space(
-        gpus=gpus, gpn=gpn, params=params, layers=layers, d_model=d_model, seq_len=seq_len, batch=batch,
-        seqs=batch / seq_len, hbm_gb=accelerator.hbm_gb, usable=float(catalog.value("time.hbm_usable_fraction")),
-        state_bytes=float(catalog.value("time.model_state_bytes_per_param")), recompute=recompute,
-        measured=measured, fp8=fp8, intra_bw=accelerator.intra_node_gbytes_per_s * 1e9 * net_eff, node_bw=node_bw,
+        gpus=gpus,
+        gpn=gpn,
+        params=params,
+        layers=layers,
+        d_model=d_model,
+        seq_len=seq_len,
+        batch=batch,
+        seqs=batch / seq_len,
+        hbm_gb=accelerator.hbm_gb,
+        usable=float(catalog.value("time.hbm_usable_fraction")),
+        state_bytes=float(catalog.value("time.model_state_bytes_per_param")),
+        recompute=recompute,
+        measured=measured,
+        fp8=fp8,
+        intra_bw=accelerator.intra_node_gbytes_per_s * 1e9 * net_eff,
+        node_bw=node_bw,
         # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
-        nic_bw=node_bw / gpn, vstage=float(catalog.value("time.layers_per_virtual_stage")),
-        host_s=0.0 if measured else fp.step_overhead_s, moe=moe, expert_params=expert_params,
-        dense_params=params - expert_params, top_k=float(catalog.value("time.moe_top_k")),
-        a2a_bytes=float(catalog.value(a2a_key)), a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
-        max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1, tps=tps, overlap=fp.overlap,
+        nic_bw=node_bw / gpn,
+        vstage=float(catalog.value("time.layers_per_virtual_stage")),
+        host_s=0.0 if measured else fp.step_overhead_s,
+        moe=moe,
+        expert_params=expert_params,
+        dense_params=params - expert_params,
+        top_k=float(catalog.value("time.moe_top_k")),
+        a2a_bytes=float(catalog.value(a2a_key)),
+        a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
+        max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1,
+        tps=tps,
+        overlap=fp.overlap,
         # before any recompute
         compute0=flops_per_token * batch / gpus * sec_per_flop,
-    )  # fmt: skip
+    )
 
 
 def _moe_costs(
@@ -648,8 +767,13 @@ def _candidates_at(s: _Space, tp: int, pp: int, cp: int) -> list[_Cand]:
             s, tp=tp, pp=pp, ep=ep, shards=shards, tok_per_gpu=tok_per_gpu
         )
         sync1 = dense_sync + expert_sync
-        bound = (s.compute0 * (1.0 + bubble_share) + s.host_s + tp_s
-                 + max(0.0, 2.0 * sync1 - s.overlap * s.most) + max(0.0, a2a - s.a2a_overlap * s.most))  # fmt: skip
+        bound = (
+            s.compute0 * (1.0 + bubble_share)
+            + s.host_s
+            + tp_s
+            + max(0.0, 2.0 * sync1 - s.overlap * s.most)
+            + max(0.0, a2a - s.a2a_overlap * s.most)
+        )
         out.append((bound, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a))
     return out
 
@@ -690,11 +814,22 @@ def _exact_layout(s: _Space, cand: _Cand, mem: MemoryEstimate) -> Layout:
     vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
     sync = vol * sync1
     return Layout(
-        tp=tp, pp=pp, cp=cp, dp=dp, memory=mem, compute_s=compute, recompute_factor=recompute_cost,
-        host_s=s.host_s, bubble_s=bubble_share * compute, tp_s=tp_s, dp_sync_s=sync,
-        dp_exposed_s=max(0.0, sync - s.overlap * compute), a2a_exposed_s=max(0.0, a2a - s.a2a_overlap * compute),
-        ep=ep, a2a_s=a2a,
-    )  # fmt: skip
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        dp=dp,
+        memory=mem,
+        compute_s=compute,
+        recompute_factor=recompute_cost,
+        host_s=s.host_s,
+        bubble_s=bubble_share * compute,
+        tp_s=tp_s,
+        dp_sync_s=sync,
+        dp_exposed_s=max(0.0, sync - s.overlap * compute),
+        a2a_exposed_s=max(0.0, a2a - s.a2a_overlap * compute),
+        ep=ep,
+        a2a_s=a2a,
+    )
 
 
 def _pick_layout(s: _Space, cands: list[_Cand]) -> Layout | None:
@@ -742,9 +877,12 @@ def _no_layout_error(
     ]
     if fitting:
         smallest = math.ceil(min(fitting))
-        msg = (f"a global batch of {s.batch:,.0f} tokens is {s.seqs:,.4g} sequences of {s.seq_len}: too few to split over "
-               f"{s.gpus} GPUs (every data-parallel rank needs a sequence and a pipeline of pp stages pp "
-               f"micro-batches); the smallest batch that works is {smallest:,} tokens")  # fmt: skip
+        msg = (
+            f"a global batch of {s.batch:,.0f} tokens is {s.seqs:,.4g} sequences of {s.seq_len}: "
+            f"too few to split over {s.gpus} GPUs (every data-parallel rank needs a sequence and "
+            "a pipeline of pp stages pp micro-batches); the smallest batch that works is "
+            f"{smallest:,} tokens"
+        )
         return SpecError(msg, field="model.global_batch_tokens")
     fewest = min_gpus_to_fit(
         params=s.params, layers=s.layers, d_model=s.d_model, seq_len=s.seq_len, hbm_gb=s.hbm_gb,
@@ -756,9 +894,9 @@ def _no_layout_error(
         else f"an accelerator with more than {accelerator.hbm_gb:g} GB"
     )
     msg = (
-        f"a {s.params:.3g}-parameter model at seq_len {s.seq_len} does not fit on {s.gpus} × {accelerator.id} "
-        f"({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and optimizer offload; "
-        f"use {hint}"
+        f"a {s.params:.3g}-parameter model at seq_len {s.seq_len} does not fit on {s.gpus} × "
+        f"{accelerator.id} ({accelerator.hbm_gb:g} GB HBM) even with full sharding, recompute and "
+        f"optimizer offload; use {hint}"
     )
     return MemoryFitError(msg)
 
@@ -769,11 +907,17 @@ def _layout_warnings(
     """What the chosen layout costs that a user should hear about (offload, forced recompute)."""
     if lay.memory.offload:
         return [
-            f"the model fits on {gpus} × {accelerator.id} only with the optimizer state offloaded to host memory (slow)"
+            (
+                f"the model fits on {gpus} × {accelerator.id} only with the optimizer state "
+                "offloaded to host memory (slow)"
+            )
         ]
     if lay.memory.recompute and recompute is None:
         return [
-            f"the model fits on {gpus} × {accelerator.id} only with full activation recompute (+33% compute)"
+            (
+                f"the model fits on {gpus} × {accelerator.id} only with full activation recompute "
+                "(+33% compute)"
+            )
         ]
     return []
 
@@ -793,11 +937,21 @@ def _step_factors(
         where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
     else:
         share = max(1, s.gpn // lay.tp)
-        where = (f"{instance.network_gbps:g} Gbps per node × {share}/{s.gpn} GPUs of the group per node "
-                 f"(hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} GB/s intra-node")  # fmt: skip
-    factors.append(("communication", (f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
-                    f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {s.overlap:.0%}): exposed "
-                    f"{lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step")))  # fmt: skip
+        where = (
+            f"{instance.network_gbps:g} Gbps per node × {share}/{s.gpn} GPUs of the group per "
+            f"node (hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} "
+            "GB/s intra-node"
+        )
+    factors.append(
+        (
+            "communication",
+            (
+                f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
+                f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {s.overlap:.0%}): "
+                f"exposed {lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step"
+            ),
+        )
+    )
     if lay.tp > 1:
         factors.append(
             (
@@ -807,9 +961,16 @@ def _step_factors(
         )
     if lay.pp > 1:
         chunks = max(1.0, s.layers / (lay.pp * s.vstage))
-        factors.append(("pipeline", (f"interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
-                        f"{s.vstage:g} layers) = {lay.pp - 1}/({s.seqs / lay.dp:,.4g} × {chunks:.3g}) = "
-                        f"{lay.bubble_s / c:.1%} of the step")))  # fmt: skip
+        factors.append(
+            (
+                "pipeline",
+                (
+                    "interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
+                    f"{s.vstage:g} layers) = {lay.pp - 1}/({s.seqs / lay.dp:,.4g} × {chunks:.3g}) "
+                    f"= {lay.bubble_s / c:.1%} of the step"
+                ),
+            )
+        )
     if s.moe:
         factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {_a2a_note(s, lay)}"))
 
@@ -817,11 +978,17 @@ def _step_factors(
 def _a2a_note(s: _Space, lay: Layout) -> str:
     """The MoE all-to-all of the chosen layout in words."""
     if lay.ep <= 1:
-        return "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no all-to-all)"
-    return (f"{s.a2a_bytes:g} bytes ({'FP8 dispatch' if s.fp8 else 'BF16'}) × d_model × top-{s.top_k:g} per token per layer, "
-            f"{lay.ep - 1}/{lay.ep} of the copies leave the GPU: {lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s "
-            f"compute; hidden up to {s.a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
-            f"{lay.a2a_exposed_s / lay.busy_s:.1%} of the step")  # fmt: skip
+        return (
+            "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no "
+            "all-to-all)"
+        )
+    return (
+        f"{s.a2a_bytes:g} bytes ({'FP8 dispatch' if s.fp8 else 'BF16'}) × d_model × "
+        f"top-{s.top_k:g} per token per layer, {lay.ep - 1}/{lay.ep} of the copies leave the GPU: "
+        f"{lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s compute; hidden up to "
+        f"{s.a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
+        f"{lay.a2a_exposed_s / lay.busy_s:.1%} of the step"
+    )
 
 
 def _stragglers(straggler_cv: float, gpus: int) -> tuple[float, tuple[str, str]]:
@@ -829,7 +996,10 @@ def _stragglers(straggler_cv: float, gpus: int) -> tuple[float, tuple[str, str]]
     straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
     return straggler, (
         "stragglers",
-        f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} per step",
+        (
+            f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} "
+            "per step"
+        ),
     )
 
 
@@ -845,8 +1015,11 @@ def _hours_only(
     if hours is None:  # pragma: no cover - the plan validator requires hours or a model
         msg = "give either run hours or model params and tokens"
         raise MemoryFitError(msg)
-    factors += [("hours", f"{hours:g} h of pure training, as given in the plan"),
-                ("communication", "model size unknown: gradient sync not modelled"), straggler_factor]  # fmt: skip
+    factors += [
+        ("hours", f"{hours:g} h of pure training, as given in the plan"),
+        ("communication", "model size unknown: gradient sync not modelled"),
+        straggler_factor,
+    ]
     return TimeEstimate(
         compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
         peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors), hours_given=True,
@@ -870,13 +1043,29 @@ def _layout_and_compute_factors(
     if batch_note:
         factors.append(("batch", batch_note))
     ep_txt = f" (expert parallel {lay.ep} within it)" if s.moe else ""
-    factors.append(("layout", (f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data parallel "
-                    f"{lay.dp:g}{ep_txt}, {s.seqs / lay.dp:,.4g} sequences per data-parallel rank per step (of the layouts "
-                    f"that fit in memory and split the batch, the shortest step; tensor parallel within a node)")))  # fmt: skip
+    factors.append(
+        (
+            "layout",
+            (
+                f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data "
+                f"parallel {lay.dp:g}{ep_txt}, {s.seqs / lay.dp:,.4g} sequences per data-parallel "
+                "rank per step (of the layouts that fit in memory and split the batch, the "
+                "shortest step; tensor parallel within a node)"
+            ),
+        )
+    )
     rc = " × 4/3 recompute" if lay.memory.recompute else ""
     host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
-    factors.append(("compute", (f"{flops:.3g} FLOPs / ({s.gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} = "
-                    f"{compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {s.batch:,.0f} tokens)")))  # fmt: skip
+    factors.append(
+        (
+            "compute",
+            (
+                f"{flops:.3g} FLOPs / ({s.gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} "
+                f"= {compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {s.batch:,.0f} "
+                "tokens)"
+            ),
+        )
+    )
 
 
 def estimate_time(
@@ -930,11 +1119,23 @@ def estimate_time(
     peak = accelerator.peak_tflops(precision)
     bf16 = accelerator.peak_bf16_tflops
     factors: list[tuple[str, str]] = [
-        ("accelerator", (f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
-         f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s ({accelerator.source})")),
-        ("gpus", (f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
-         f"{instance.network_gbps:g} Gbps per node between nodes, {accelerator.intra_node_gbytes_per_s:g} GB/s inside")),
-    ]  # fmt: skip
+        (
+            "accelerator",
+            (
+                f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
+                f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s "
+                f"({accelerator.source})"
+            ),
+        ),
+        (
+            "gpus",
+            (
+                f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
+                f"{instance.network_gbps:g} Gbps per node between nodes, "
+                f"{accelerator.intra_node_gbytes_per_s:g} GB/s inside"
+            ),
+        ),
+    ]
     warnings: list[str] = []
     fp8 = _precision_speed(accelerator, precision, fp, factors)
     straggler, straggler_factor = _stragglers(straggler_cv, gpus)
@@ -943,12 +1144,30 @@ def estimate_time(
         return _hours_only(hours, straggler=straggler, straggler_factor=straggler_factor, peak=peak,
                            factors=factors)  # fmt: skip
 
-    layers, d_model, flops = _shape_and_flops(catalog, n_active=n_active, tokens=tokens, layers=layers,
-                                              d_model=d_model, seq_len=seq_len, factors=factors)  # fmt: skip
+    layers, d_model, flops = _shape_and_flops(
+        catalog,
+        n_active=n_active,
+        tokens=tokens,
+        layers=layers,
+        d_model=d_model,
+        seq_len=seq_len,
+        factors=factors,
+    )
     sparse = active_params is not None and active_params < params
-    k = _kernel(accelerator, fp, fp8=fp8, peak=peak, layers=layers, d_model=d_model, seq_len=seq_len,
-                flops_per_token=flops / tokens, sparse=sparse, fused_attention=fused_attention,
-                software_age_years=software_age_years, factors=factors)  # fmt: skip
+    k = _kernel(
+        accelerator,
+        fp,
+        fp8=fp8,
+        peak=peak,
+        layers=layers,
+        d_model=d_model,
+        seq_len=seq_len,
+        flops_per_token=flops / tokens,
+        sparse=sparse,
+        fused_attention=fused_attention,
+        software_age_years=software_age_years,
+        factors=factors,
+    )
     if measured_mfu is not None:
         k = _measured_kernel(k, measured_mfu, precision=precision, peak=peak, factors=factors)
     else:
@@ -957,11 +1176,25 @@ def estimate_time(
                         warnings=warnings)  # fmt: skip
     _fp8_factor(k, fp, peak=peak, bf16=bf16, factors=factors)
 
-    s = _search_space(catalog, accelerator, instance, fp, gpus=gpus, params=params, n_active=n_active,
-                      active_params=active_params, layers=layers, d_model=d_model, seq_len=seq_len,
-                      global_batch_tokens=global_batch_tokens, flops_per_token=flops / tokens,
-                      sec_per_flop=k.sec_per_flop, fp8=k.fp8, recompute=recompute,
-                      measured=measured_mfu is not None)  # fmt: skip
+    s = _search_space(
+        catalog,
+        accelerator,
+        instance,
+        fp,
+        gpus=gpus,
+        params=params,
+        n_active=n_active,
+        active_params=active_params,
+        layers=layers,
+        d_model=d_model,
+        seq_len=seq_len,
+        global_batch_tokens=global_batch_tokens,
+        flops_per_token=flops / tokens,
+        sec_per_flop=k.sec_per_flop,
+        fp8=k.fp8,
+        recompute=recompute,
+        measured=measured_mfu is not None,
+    )
     cands, too_small = _candidates(s)
     lay = _pick_layout(s, cands)
     if lay is None:
@@ -979,7 +1212,10 @@ def estimate_time(
         factors.append(
             (
                 "hours",
-                f"{hours:g} h of pure training, as given in the plan (overrides {compute_hours:,.1f} h)",
+                (
+                    f"{hours:g} h of pure training, as given in the plan (overrides "
+                    f"{compute_hours:,.1f} h)"
+                ),
             )
         )
         compute_hours = hours

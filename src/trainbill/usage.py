@@ -458,12 +458,18 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
     asked = plan.cluster.gpus
     got = nodes * inst.accelerator_count
     if plan.cluster.nodes is not None and asked is not None and asked != got:
-        msg = (f"{asked} GPUs, but cluster.nodes = {nodes} × {inst.instance} ({inst.accelerator_count} per node) "
-               f"hold {got}; give nodes or gpus, or make them agree")  # fmt: skip
+        msg = (
+            f"{asked} GPUs, but cluster.nodes = {nodes} × {inst.instance} "
+            f"({inst.accelerator_count} per node) hold {got}; give nodes or gpus, or make them "
+            "agree"
+        )
         raise SpecError(msg, field="cluster.gpus")
     if plan.cluster.nodes is None and asked is not None and asked != got:
-        msg = (f"cluster.gpus = {asked}, but {inst.instance} holds {inst.accelerator_count} per node: "
-               f"priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill whole instances)")  # fmt: skip
+        msg = (
+            f"cluster.gpus = {asked}, but {inst.instance} holds {inst.accelerator_count} per "
+            f"node: priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill "
+            "whole instances)"
+        )
         return (msg,)
     return ()
 
@@ -491,19 +497,27 @@ def _savings_plan_kind(
                 if p.savings_plan_kind is not None
                 else "purchase.savings_plan_family"
             )
-            msg = (f"AWS Savings Plan settings do not apply on {provider}: its commitment is priced from the "
-                   f"catalog's sp_1yr/sp_3yr rate (committed-use discount or reservation); remove {field}")  # fmt: skip
+            msg = (
+                f"AWS Savings Plan settings do not apply on {provider}: its commitment is priced "
+                "from the catalog's sp_1yr/sp_3yr rate (committed-use discount or reservation); "
+                f"remove {field}"
+            )
             raise SpecError(msg, field=field)
         return ""
     sagemaker = orchestrator == "hyperpod"
     kind = p.savings_plan_kind or ("sagemaker" if sagemaker else "compute")
     if sagemaker and kind != "sagemaker":
-        msg = (f"a {kind} Savings Plan does not cover SageMaker HyperPod (ml.* instances are SageMaker "
-               'usage); a SageMaker Savings Plan would: savings_plan_kind = "sagemaker"')  # fmt: skip
+        msg = (
+            f"a {kind} Savings Plan does not cover SageMaker HyperPod (ml.* instances are "
+            'SageMaker usage); a SageMaker Savings Plan would: savings_plan_kind = "sagemaker"'
+        )
         raise SpecError(msg, field="purchase.savings_plan_kind")
     if not sagemaker and kind == "sagemaker":
-        msg = (f"a SageMaker Savings Plan covers only SageMaker ml.* usage, not {orchestrator} instances; "
-               'a Compute Savings Plan would (savings_plan_kind = "compute"), or "ec2-instance" for one family')  # fmt: skip
+        msg = (
+            f"a SageMaker Savings Plan covers only SageMaker ml.* usage, not {orchestrator} "
+            'instances; a Compute Savings Plan would (savings_plan_kind = "compute"), or '
+            '"ec2-instance" for one family'
+        )
         raise SpecError(msg, field="purchase.savings_plan_kind")
     family = p.savings_plan_family
     if family is not None and kind != "ec2-instance":
@@ -513,9 +527,11 @@ def _savings_plan_kind(
         raise SpecError(msg, field="purchase.savings_plan_family")
     own = instance_family(inst.instance)
     if family is not None and family != own and p.savings_plan != "none":
-        msg = (f"an EC2 Instance Savings Plan for the {family} family does not cover {inst.instance} "
-               f"({own} family, {region}); a Compute Savings Plan would (savings_plan_kind = \"compute\" "
-               "covers any family in any region)")  # fmt: skip
+        msg = (
+            f"an EC2 Instance Savings Plan for the {family} family does not cover {inst.instance} "
+            f"({own} family, {region}); a Compute Savings Plan would (savings_plan_kind = "
+            '"compute" covers any family in any region)'
+        )
         raise SpecError(msg, field="purchase.savings_plan_family")
     return kind
 
@@ -536,9 +552,9 @@ def _hyperpod_warnings(
     ml = f"ml.{inst.instance}"
     if catalog.find_price(ml, "on_demand", provider=provider, region=region, as_of=as_of) is None:
         out.append(
-            f"no published SageMaker {ml} price in the catalog on {as_of}: HyperPod nodes are priced at the "
-            f"EC2 {inst.instance} rate and the ml.* premium is not included; add an {ml} on_demand price "
-            "point (--catalog DIR) from the SageMaker pricing page"
+            f"no published SageMaker {ml} price in the catalog on {as_of}: HyperPod nodes are "
+            f"priced at the EC2 {inst.instance} rate and the ml.* premium is not included; add an "
+            f"{ml} on_demand price point (--catalog DIR) from the SageMaker pricing page"
         )
     if spot > 0:
         a = catalog.assumption("orchestration.hyperpod_spot")
@@ -562,7 +578,10 @@ def _check_region_cloud(
     others = [c for c in PROVIDERS if c != provider and region in catalog.regions(c)]
     if others and region not in own:
         known = ", ".join(sorted(own)) or "none"
-        msg = f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the catalog: {known}"
+        msg = (
+            f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the "
+            f"catalog: {known}"
+        )
         raise SpecError(msg, field=field)
 
 
@@ -602,15 +621,20 @@ def resolve_zone(
         listed = sorted(
             {k.split(".")[2] for k in catalog.assumptions if k.startswith(f"zones.{provider}.")}
         )
-        note = (f"{field} = {zone!r} not checked: the catalog lists no zones for {provider} {region} "
-                f"(zones are listed for {', '.join(listed) or 'no region'})")  # fmt: skip
+        note = (
+            f"{field} = {zone!r} not checked: the catalog lists no zones for {provider} {region} "
+            f"(zones are listed for {', '.join(listed) or 'no region'})"
+        )
         return None, note
     if zone in known:
         return zone, ""
     names = tuple(f"{region}{c}" for c in _zone_letters(len(known))) if provider == "aws" else ()
     if zone in names:
-        note = (f"{field} = {zone!r} is an AZ name, which AWS maps to a physical zone per account: zone-level "
-                f"prices need its AZ ID ({', '.join(known)}; see 'aws ec2 describe-availability-zones')")  # fmt: skip
+        note = (
+            f"{field} = {zone!r} is an AZ name, which AWS maps to a physical zone per account: "
+            f"zone-level prices need its AZ ID ({', '.join(known)}; see 'aws ec2 "
+            "describe-availability-zones')"
+        )
         return None, note
     where = catalog.zone_region(provider, zone)
     hint = f" ({zone!r} is in {where})" if where is not None else suggest(zone, (*known, *names))
@@ -642,8 +666,10 @@ def _derived_location(
         raise SpecError(msg, field="data.zone")
     cluster_id, _ = resolve_zone(catalog, provider, region, zone, "cluster.zone")
     if catalog.zones(provider, region) is not None and (data_id is None) != (cluster_id is None):
-        msg = (f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an account-specific "
-               f"AZ name, which cannot be compared; give both as AZ IDs")  # fmt: skip
+        msg = (
+            f"data.zone = {data_zone!r} and cluster.zone = {zone!r} mix an AZ ID and an "
+            "account-specific AZ name, which cannot be compared; give both as AZ IDs"
+        )
         raise SpecError(msg, field="data.zone")
     return "same_az" if data_zone == zone else "cross_az"
 
@@ -662,15 +688,19 @@ def _data_placement(
     source = str(d.get(data.source, "defaults.data.source"))
     notes: list[str] = []
     if source == "on_premises":
-        notes.append("data.source = on_premises: data comes in over your own network; the cloud charges nothing "
-                     "for data in, and your side's egress or Direct Connect/VPN fees are not cloud list prices, "
-                     "so they are not in this forecast")  # fmt: skip
+        notes.append(
+            "data.source = on_premises: data comes in over your own network; the cloud charges "
+            "nothing for data in, and your side's egress or Direct Connect/VPN fees are not cloud "
+            "list prices, so they are not in this forecast"
+        )
         return source, "external", "", "", None, tuple(notes)
     if source == "other_cloud":
         other = str(data.provider)
         if other == provider:
-            msg = (f"provider {other!r} is the cluster's own cloud; for data there use source = \"s3\", \"fsx\" "
-                   f"or \"ebs\" with region (and zone) instead")  # fmt: skip
+            msg = (
+                f"provider {other!r} is the cluster's own cloud; for data there use source = "
+                '"s3", "fsx" or "ebs" with region (and zone) instead'
+            )
             raise SpecError(msg, field="data.provider")
         if data.region is not None:
             _check_region_cloud(catalog, other, data.region, field="data.region")
@@ -682,13 +712,18 @@ def _data_placement(
     data_zone = data.zone
     derived = _derived_location(catalog, provider, region, zone, data_region, data_zone)
     if derived is not None and data.location is not None and data.location != derived:
-        msg = (f"location = {data.location!r}, but data.region/zone put the data {derived.replace('_', ' ')} "
-               f"of the cluster; give one or make them agree")  # fmt: skip
+        msg = (
+            f"location = {data.location!r}, but data.region/zone put the data "
+            f"{derived.replace('_', ' ')} of the cluster; give one or make them agree"
+        )
         raise SpecError(msg, field="data.location")
     location = derived or str(d.get(data.location, "defaults.data.location"))
     if source == "s3" and location == "cross_az":
-        notes.append("data.location = cross_az has no cost for data in s3: object storage is regional, and reads "
-                     "from any zone of its region carry no transfer charge (AWS S3 pricing, Data Transfer)")  # fmt: skip
+        notes.append(
+            "data.location = cross_az has no cost for data in s3: object storage is regional, and "
+            "reads from any zone of its region carry no transfer charge (AWS S3 pricing, Data "
+            "Transfer)"
+        )
     return source, location, provider, data_region, data_zone, tuple(notes)
 
 
@@ -727,11 +762,12 @@ class Interruptions:
     """Checkpoints written and the expected failures and reclaims of a run, with the hours lost.
 
     Typed as floats like every ``Usage`` quantity; NumPy arrays pass through elementwise
-    (``costs.price_arrays``). The one home of this arithmetic (issue #21): ``usage_for`` builds a forecast's usage with
-    it, ``Usage.with_schedule`` re-derives a usage for another checkpoint interval or spot share
-    (the planner's grid, the simulation's interval study and expectations), elementwise when the
-    interval, spot share or hours are arrays. Each failure or reclaim loses half an interval of
-    work on average (interruptions are uniform within an interval) plus the restart.
+    (``costs.price_arrays``). The one home of this arithmetic (issue #21): ``usage_for`` builds
+    a forecast's usage with it, ``Usage.with_schedule`` re-derives a usage for another
+    checkpoint interval or spot share (the planner's grid, the simulation's interval study and
+    expectations), elementwise when the interval, spot share or hours are arrays. Each failure
+    or reclaim loses half an interval of work on average (interruptions are uniform within an
+    interval) plus the restart.
     """
 
     checkpoint_count: float
@@ -812,15 +848,16 @@ def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -
     if (run_date - as_of).days > _RUN_AFTER_PRICES_DAYS:
         years = (run_date - as_of).days / _DAYS_PER_YEAR
         out.append(
-            f"run.date {run_date.isoformat()} is {years:.1f} years after prices.as_of {as_of.isoformat()}: "
-            "the run is priced at prices older than it; set prices.as_of (--as-of) nearer the run date"
+            f"run.date {run_date.isoformat()} is {years:.1f} years after prices.as_of "
+            f"{as_of.isoformat()}: the run is priced at prices older than it; set prices.as_of "
+            "(--as-of) nearer the run date"
         )
     horizon = max(catalog.snapshot, today)
     if as_of > horizon:
         out.append(
             f"prices.as_of {as_of.isoformat()} is beyond the price data (catalog snapshot "
-            f"{catalog.snapshot.isoformat()}, today {today.isoformat()}): no price after it is known, "
-            "so the newest price points are carried forward"
+            f"{catalog.snapshot.isoformat()}, today {today.isoformat()}): no price after it is "
+            "known, so the newest price points are carried forward"
         )
     return tuple(out)
 
@@ -850,7 +887,8 @@ class Job:
     data_zone: str | None
     savings_plan_kind: str
     warnings: tuple[str, ...]
-    #: Notes of the what-ifs applied to the plan (``Plan.whatif``), forecast warnings of their own kind.
+    #: Notes of the what-ifs applied to the plan (``Plan.whatif``), forecast warnings of their own
+    #: kind.
     whatif_notes: tuple[str, ...]
     #: Catalog assumptions used to fill what the plan left out, cited, in order of use.
     assumed: tuple[str, ...]
@@ -1305,9 +1343,12 @@ def _given_hours_with_step_model(
     """
     lay = step.layout
     assert lay is not None  # a model size was given, so the time model chose a layout
-    note = (f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the stall "
-            f"fractions below come from one modelled step of {batch_tokens:,.0f} tokens: {lay.busy_s:.2f} s "
-            f"of compute and host work, ≈ {hours * 3600.0 / lay.busy_s:,.0f} steps in {hours:g} h")  # fmt: skip
+    note = (
+        f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the "
+        f"stall fractions below come from one modelled step of {batch_tokens:,.0f} tokens: "
+        f"{lay.busy_s:.2f} s of compute and host work, ≈ {hours * 3600.0 / lay.busy_s:,.0f} steps "
+        f"in {hours:g} h"
+    )
     factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
     at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
     factors.insert(at, ("hours", note))
@@ -1351,8 +1392,8 @@ def _checkpoint_interval(
         young = young_daly_interval_hours(stall_hours, mtbf)
         optimum = min(max(young, floor_hours), float(cap.value))
         words = (
-            f"Young/Daly optimum sqrt(2 × {stall_hours * 3600:,.3g} s write stall × {mtbf:,.3g} h cluster MTBF) = "
-            f"{young:.3g} h"
+            f"Young/Daly optimum sqrt(2 × {stall_hours * 3600:,.3g} s write stall × {mtbf:,.3g} h "
+            f"cluster MTBF) = {young:.3g} h"
         )
         if young < floor_hours:
             words += (
@@ -1373,8 +1414,9 @@ def _checkpoint_interval(
             f"{interval:g} h ({cap.key}: no checkpoint writes or no interruptions to balance)",
         )
     d.used.append(
-        f"checkpoint.interval_hours = {optimum:.3g} h: {words} (Young, CACM 17(9) 1974; Daly, FGCS 22(3) 2006; "
-        "MTBF from reliability.gpu_failure_rate_per_gpu_day and spot reclaims, write stall from the checkpoint rule)"
+        f"checkpoint.interval_hours = {optimum:.3g} h: {words} (Young, CACM 17(9) 1974; Daly, "
+        "FGCS 22(3) 2006; MTBF from reliability.gpu_failure_rate_per_gpu_day and spot reclaims, "
+        "write stall from the checkpoint rule)"
     )
     if optimum == float(cap.value):
         d.used.append(cap.cite())

@@ -19,7 +19,10 @@ from trainbill.prices._cache import read_cache
 from trainbill.spec import plan_from_dict
 
 PRICES_HEADER = "provider,region,item,option,unit,usd,effective_from,source\n"
-INSTANCES_HEADER = "provider,instance,accelerator,accelerator_count,vcpus,memory_gib,network_gbps,billing,source,as_of\n"
+INSTANCES_HEADER = (
+    "provider,instance,accelerator,accelerator_count,vcpus,memory_gib,network_gbps,billing,"
+    "source,as_of\n"
+)
 SPOT_HEADER = "provider,region,instance,interruption_bucket,savings_pct,observed,source\n"
 
 
@@ -50,7 +53,8 @@ def test_non_finite_price_is_refused(tmp_path: Path, usd: str) -> None:
 
 
 def test_duplicate_price_rows_are_refused_naming_both_lines(tmp_path: Path) -> None:
-    """Two rows for one price point: which wins would be an accident of order, so both lines are named."""
+    """Two rows for one price point: which wins would be an accident of order, so both lines are
+    named."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40") + _p5_row("70"))
     with pytest.raises(
         CatalogSchemaError, match=r"prices\.csv, line 3: duplicate row .*also on line 2"
@@ -114,7 +118,8 @@ def test_near_future_price_date_is_kept_for_announced_rates(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("unit", ["EUR-hour", "instance-month", "GB-month"])
 def test_wrong_unit_for_an_instance_is_refused(tmp_path: Path, unit: str) -> None:
-    """An instance priced per EUR-hour, month or GB is refused: the drivers multiply instance-hours."""
+    """An instance priced per EUR-hour, month or GB is refused: the drivers multiply
+    instance-hours."""
     d = _overlay(tmp_path, "prices.csv", PRICES_HEADER + _p5_row("40", unit=unit))
     with pytest.raises(CatalogSchemaError, match=r"line 2, unit: .*allowed: instance-hour"):
         load_catalog([d])
@@ -199,7 +204,8 @@ def test_assumptions_toml_in_overlay_is_not_silently_ignored(tmp_path: Path) -> 
 
 
 def test_unknown_spot_bucket_is_refused_not_a_keyerror(tmp_path: Path) -> None:
-    """An interruption bucket the reliability model has no rate for is refused, listing the known ones."""
+    """An interruption bucket the reliability model has no rate for is refused, listing the known
+    ones."""
     d = _overlay(
         tmp_path,
         "spot_advisor.csv",

@@ -31,7 +31,8 @@ def test_a_point_of_the_region_asked_for_is_published(catalog: Catalog) -> None:
 
 
 def test_another_regions_point_says_which_region_it_stands_in_for(catalog: Catalog) -> None:
-    """Only us-east-1 is priced: a us-west-2 look-up gets it, marked as standing in for us-west-2."""
+    """Only us-east-1 is priced: a us-west-2 look-up gets it, marked as standing in for
+    us-west-2."""
     tiny = tiny_catalog(catalog, price("p5.48xlarge", "on_demand", "instance-hour", 10.0))
     p = tiny.find_price(
         "p5.48xlarge", "on_demand", provider="aws", region="us-west-2", as_of=TINY_FROM

@@ -1,4 +1,5 @@
-"""CLI: ``trainbill forecast`` and ``trainbill check``: output contracts, flags, and one-line errors for bad input."""
+"""CLI: ``trainbill forecast`` and ``trainbill check``: output contracts, flags, and one-line errors
+for bad input."""
 
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def test_as_of_today_uses_new_price(capsys: pytest.CaptureFixture[str]) -> None:
             "run.hours: input should be greater than 0",
         ),
         ("[cluster]\ninstance='p5.48xlarg'\nnodes=2\n[run]\nhours=1", "Did you mean 'p5.48xlarge'"),
-        # p5 was first sold on 2023-07-26 (its launch price point): an earlier date names the launch.
+        # p5 was first sold on 2023-07-26 (its launch price point): an earlier date names the
+        # launch.
         (
             "[cluster]\ninstance='p5.48xlarge'\nnodes=2\n[run]\nhours=1\n[prices]\nas_of=2019-01-01",
             "p5.48xlarge was not sold on 2019-01-01: it launched on 2023-07-26",
@@ -198,9 +200,24 @@ PRETRAIN = EXAMPLES / "pretrain-512-h100.toml"
 def test_forecast_gpus_and_nodes_together_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     """--gpus 8 --nodes 3 used to price 3 nodes (24 GPUs) and drop --gpus silently."""
     refused(
-        ["forecast", "--params", "7e9", "--tokens", "1e11", "--gpu", "h100", "--gpus", "8", "--nodes", "3"],
-        capsys, "--gpus", "--nodes", "not both",
-    )  # fmt: skip
+        [
+            "forecast",
+            "--params",
+            "7e9",
+            "--tokens",
+            "1e11",
+            "--gpu",
+            "h100",
+            "--gpus",
+            "8",
+            "--nodes",
+            "3",
+        ],
+        capsys,
+        "--gpus",
+        "--nodes",
+        "not both",
+    )
     refused(["forecast", str(SEED), "--gpus", "64", "--nodes", "2"], capsys, "not both")
 
 
@@ -255,7 +272,8 @@ def test_forecast_sparsity_with_profile_calibration_isrefused(
 def test_a_plan_nested_past_the_recursion_limit_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A TOML array nested 30,000 deep (RecursionError in tomllib) is a one-line error naming the file."""
+    """A TOML array nested 30,000 deep (RecursionError in tomllib) is a one-line error naming the
+    file."""
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")
     refused(["forecast", str(deep)], capsys, "deep.toml", "nested too deeply")

@@ -37,7 +37,8 @@ def test_optimize_non_finite_limits(
 def test_optimize_output_is_a_directory(
     tmp_path: Path, plan_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """-o DIR said 'file exists; pass --force', and with --force was an IsADirectoryError traceback."""
+    """-o DIR said 'file exists; pass --force', and with --force was an IsADirectoryError
+    traceback."""
     for extra in ([], ["--force"]):
         refused(
             ["optimize", str(plan_copy), "-o", str(tmp_path), *extra],
@@ -45,8 +46,20 @@ def test_optimize_output_is_a_directory(
             "--output",
             "is a directory",
         )
-        refused(["optimize", str(plan_copy), "--export", "skypilot", "--export-file", str(tmp_path), *extra],
-                 capsys, "--export-file", "is a directory")  # fmt: skip
+        refused(
+            [
+                "optimize",
+                str(plan_copy),
+                "--export",
+                "skypilot",
+                "--export-file",
+                str(tmp_path),
+                *extra,
+            ],
+            capsys,
+            "--export-file",
+            "is a directory",
+        )
     assert tmp_path.is_dir()
 
 
@@ -62,8 +75,19 @@ def test_optimize_export_never_replaces_the_plan(
     """A SkyPilot YAML written over the plan it was made from destroys it, --force or not."""
     before = plan_copy.read_bytes()
     for extra in ([], ["--force"]):
-        refused(["optimize", str(plan_copy), "--export", "skypilot", "--export-file", str(plan_copy), *extra],
-                 capsys, "--export-file")  # fmt: skip
+        refused(
+            [
+                "optimize",
+                str(plan_copy),
+                "--export",
+                "skypilot",
+                "--export-file",
+                str(plan_copy),
+                *extra,
+            ],
+            capsys,
+            "--export-file",
+        )
     assert plan_copy.read_bytes() == before
 
 

@@ -103,8 +103,12 @@ def test_simulate_spot_range_on_an_all_on_demand_plan(
     od_plan: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The flag changed nothing on a plan with no spot nodes, and said nothing."""
-    refused(["simulate", str(od_plan), "--trials", "10", "--spot-price-of-on-demand", "0.5:0.6"], capsys,
-             "--spot-price-of-on-demand", "spot_fraction = 0")  # fmt: skip
+    refused(
+        ["simulate", str(od_plan), "--trials", "10", "--spot-price-of-on-demand", "0.5:0.6"],
+        capsys,
+        "--spot-price-of-on-demand",
+        "spot_fraction = 0",
+    )
 
 
 @pytest.mark.parametrize(

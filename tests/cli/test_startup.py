@@ -30,7 +30,8 @@ def _loaded_after(args: list[str]) -> set[str]:
 
 @pytest.mark.parametrize("args", [["bill", "summary", "x.csv"], ["calibrate", "--help"], ["bill"]])
 def test_bill_commands_import_only_the_bills_module(args: list[str]) -> None:
-    """``bill``/``calibrate`` command lines import trainbill.cli.bills and no other command module."""
+    """``bill``/``calibrate`` command lines import trainbill.cli.bills and no other command
+    module."""
     assert _loaded_after(args) == {"bills"}
 
 

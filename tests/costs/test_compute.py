@@ -50,7 +50,8 @@ def test_all_on_demand_is_one_line(catalog: Catalog) -> None:
 
 
 def test_part_spot_splits_the_node_hours(catalog: Catalog) -> None:
-    """25 % spot: 4 × 75 % × 10 h = 30 h × $10 = $300 on-demand; 4 × 25 % × 10 h = 10 h × $4 = $40 spot."""
+    """25 % spot: 4 × 75 % × 10 h = 30 h × $10 = $300 on-demand;
+    4 × 25 % × 10 h = 10 h × $4 = $40 spot."""
     od, spot = _lines(_usage(catalog, spot_fraction=0.25), _tiny(catalog))
     assert (od.item, od.quantity, od.unit_price_usd) == ("p5.48xlarge on-demand", 30.0, 10.0)
     assert od.cost_usd == pytest.approx(300.0)
@@ -69,7 +70,8 @@ def test_all_spot_has_no_on_demand_line(catalog: Catalog) -> None:
 
 
 def test_spot_price_scale_multiplies_only_the_spot_rate(catalog: Catalog) -> None:
-    """A trial's spot price at 1.5 × list: spot $4 × 1.5 = $6; on-demand stays $10 (half spot: 20 h each)."""
+    """A trial's spot price at 1.5 × list: spot $4 × 1.5 = $6; on-demand stays $10
+    (half spot: 20 h each)."""
     usage = _usage(catalog, spot_fraction=0.5).with_values({"purchase.spot_price_scale": 1.5})
     od, spot = _lines(usage, _tiny(catalog))
     assert od.unit_price_usd == 10.0
@@ -80,7 +82,8 @@ def test_spot_price_scale_multiplies_only_the_spot_rate(catalog: Catalog) -> Non
 def test_instance_without_on_demand_sku_is_priced_at_its_capacity_block_rate(
     catalog: Catalog,
 ) -> None:
-    """p5e.48xlarge has no On-Demand SKU: its non-spot 4 × 10 h = 40 h at the $30 Capacity Block rate = $1,200."""
+    """p5e.48xlarge has no On-Demand SKU: its non-spot 4 × 10 h = 40 h at the $30 Capacity
+    Block rate = $1,200."""
     cb = tiny_catalog(catalog, price("p5e.48xlarge", "capacity_block", "instance-hour", 30.0))
     (line,) = _lines(_usage(catalog, instance="p5e.48xlarge"), cb)
     assert line.item == "p5e.48xlarge Capacity Block"

@@ -47,7 +47,8 @@ def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
 
 @pytest.mark.parametrize("location", ["same_az", "cross_az"])
 def test_s3_in_region_bills_only_the_gets(catalog: Catalog, location: str) -> None:
-    """S3 is regional: no transfer from any zone; 2,000 GB × 1,000 / 50 MB = 40,000 GETs = 40 × $0.50 = $20."""
+    """S3 is regional: no transfer from any zone; 2,000 GB × 1,000 / 50 MB = 40,000 GETs =
+    40 × $0.50 = $20."""
     (gets,) = _lines(_usage(catalog, source="s3", location=location), _tiny(catalog))
     assert gets.item == "S3 GET requests for training data"
     assert gets.unit == "1000 requests"
@@ -116,7 +117,8 @@ def test_other_region_without_a_pair_rate_uses_the_general_one(catalog: Catalog)
 
 
 def test_other_cloud_pays_that_clouds_egress_by_monthly_tier(catalog: Catalog) -> None:
-    """GCP holds the data: a 10 h run is one billing month; 2,000 GB = 1,000 GB × $0.10 + 1,000 GB × $0.05."""
+    """GCP holds the data: a 10 h run is one billing month;
+    2,000 GB = 1,000 GB × $0.10 + 1,000 GB × $0.05."""
     tiny = _tiny(
         catalog,
         price(
@@ -157,7 +159,8 @@ def test_no_data_no_lines(catalog: Catalog) -> None:
 
 
 def test_gcp_bills_inter_zone_traffic_once(catalog: Catalog) -> None:
-    """GCP bills the sending zone only: Persistent Disk in another zone, 2,000 GB × $0.01 = $20, one line."""
+    """GCP bills the sending zone only: Persistent Disk in another zone, 2,000 GB × $0.01 = $20,
+    one line."""
     plan = zero_hidden_plan(instance="a3-highgpu-8g", provider="gcp", region="us-central1")
     plan["data"] = {**_DATA, "source": "ebs", "location": "cross_az"}
     usage = usage_for(plan_from_dict(plan), catalog, today=TODAY)

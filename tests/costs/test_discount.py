@@ -39,7 +39,8 @@ def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
 
 
 def test_existing_commitment_charges_only_the_rate_on_the_runs_hours(catalog: Catalog) -> None:
-    """50 % coverage × 4 nodes = 2 covered nodes × 10 h = 20 h at −($10 − $6) = −$80; no term line."""
+    """50 % coverage × 4 nodes = 2 covered nodes × 10 h = 20 h at −($10 − $6) = −$80;
+    no term line."""
     usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5, commitment="existing")
     (line,) = _lines(usage, _tiny(catalog))
     assert line.item == "1yr Compute Savings Plan on p5.48xlarge"
@@ -50,7 +51,8 @@ def test_existing_commitment_charges_only_the_rate_on_the_runs_hours(catalog: Ca
 
 
 def test_bought_commitment_charges_its_unused_term(catalog: Catalog) -> None:
-    """Bought for the run: −$80 as above, plus 2 nodes × $6 = $12/h over 8,760 h − 10 h used = 8,750 h = $105,000."""
+    """Bought for the run: −$80 as above, plus 2 nodes × $6 = $12/h over 8,760 h − 10 h used =
+    8,750 h = $105,000."""
     usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5, commitment="buy")
     saving, unused = _lines(usage, _tiny(catalog))
     assert saving.cost_usd == pytest.approx(-80.0)
@@ -62,8 +64,8 @@ def test_bought_commitment_charges_its_unused_term(catalog: Catalog) -> None:
 
 
 def test_three_year_term_and_spot_share(catalog: Catalog) -> None:
-    """3yr, full coverage of the 50 % on-demand share: 1 × 50 % × 4 = 2 nodes × 10 h = 20 h at −($10 − $5) = −$100;
-    unused 3 × 8,760 − 10 = 26,270 h × (2 × $5) = $262,700."""
+    """3yr, full coverage of the 50 % on-demand share: 1 × 50 % × 4 = 2 nodes × 10 h = 20 h at
+    −($10 − $5) = −$100; unused 3 × 8,760 − 10 = 26,270 h × (2 × $5) = $262,700."""
     usage = _usage(catalog, savings_plan="3yr", savings_plan_coverage=1.0, spot_fraction=0.5)
     saving, unused = _lines(usage, _tiny(catalog))
     assert saving.quantity == pytest.approx(20.0)
@@ -73,7 +75,8 @@ def test_three_year_term_and_spot_share(catalog: Catalog) -> None:
 
 
 def test_run_longer_than_a_term_buys_consecutive_terms(catalog: Catalog) -> None:
-    """10,000 h of training > one 8,760 h term: 2 terms = 17,520 h − 10,000 h = 7,520 h × $12 = $90,240."""
+    """10,000 h of training > one 8,760 h term: 2 terms = 17,520 h − 10,000 h =
+    7,520 h × $12 = $90,240."""
     usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5).with_values(
         {"compute.hours": 10_000.0}
     )
@@ -98,7 +101,8 @@ def test_nothing_covered_gives_no_lines(catalog: Catalog, purchase: dict[str, An
 
 
 def test_sagemaker_plan_discounts_the_ml_price(catalog: Catalog) -> None:
-    """HyperPod: the SageMaker plan covers ml.p5.48xlarge: 4 × 10 h = 40 h at −($12 − $7) = −$200."""
+    """HyperPod: the SageMaker plan covers ml.p5.48xlarge: 4 × 10 h = 40 h at
+    −($12 − $7) = −$200."""
     tiny = tiny_catalog(
         catalog,
         price("p5.48xlarge", "on_demand", "instance-hour", 10.0),

@@ -17,7 +17,8 @@ from trainbill.usage import Usage, usage_for
 
 
 def _usage(catalog: Catalog, evaluate: dict[str, Any], spot_fraction: float = 0.0) -> Usage:
-    """4 × p5.48xlarge, a stated 10 h with no model size (an eval step is a plain third of a step)."""
+    """4 × p5.48xlarge, a stated 10 h with no model size (an eval step is a plain third of a
+    step)."""
     plan = zero_hidden_plan()
     plan["evaluation"] = evaluate
     plan["purchase"] = {"spot_fraction": spot_fraction}

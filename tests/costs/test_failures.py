@@ -15,7 +15,8 @@ from trainbill.usage import Usage, usage_for
 
 
 def _usage(catalog: Catalog, rate: float, spot_fraction: float = 0.0) -> Usage:
-    """4 × p5.48xlarge (32 GPUs), a stated 10 h, a 720 GB checkpoint every 2 h at 4 GB/s, 1 h restart.
+    """4 × p5.48xlarge (32 GPUs), a stated 10 h, a 720 GB checkpoint every 2 h at 4 GB/s, 1 h
+    restart.
 
     Exposed hours: 10 h + 5 checkpoints × 720 GB / 4 GB/s (180 s = 0.05 h) = 10.25 h.
     """
@@ -44,7 +45,8 @@ def _lines(usage: Usage, catalog: Catalog) -> list[Charge]:
 
 
 def test_failures_lose_half_an_interval_plus_a_restart_each(catalog: Catalog) -> None:
-    """0.003/GPU-day × 32 GPUs × 10.25 h / 24 = 0.041 failures × (2 h / 2 + 1 h) = 0.082 h × $40 = $3.28."""
+    """0.003/GPU-day × 32 GPUs × 10.25 h / 24 = 0.041 failures × (2 h / 2 + 1 h) = 0.082 h
+    × $40 = $3.28."""
     usage = _usage(catalog, 0.003)
     assert usage.exposed_hours == pytest.approx(10.25)
     (line,) = _lines(usage, _tiny(catalog))

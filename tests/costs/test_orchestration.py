@@ -1,4 +1,5 @@
-"""Orchestration driver on a tiny catalog: raw EC2 nothing, EKS control plane, HyperPod ml.* premium.
+"""Orchestration driver on a tiny catalog: raw EC2 nothing, EKS control plane, HyperPod ml.*
+premium.
 
 Every plan is ``conftest.zero_hidden_plan`` (4 × p5.48xlarge for exactly 10 h, every hidden
 cost off, so the wall-clock is the plan's 10 h) with the orchestrator under test; EC2 is

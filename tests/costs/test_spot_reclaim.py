@@ -46,7 +46,8 @@ def _priced(base: Catalog, spot: float, *prices: object) -> tuple[Usage, list[Ch
 def test_reclaims_lose_half_an_interval_plus_restart_for_the_whole_cluster(
     catalog: Catalog,
 ) -> None:
-    """Half-spot: 0.01 × 2 spot nodes × exposed h reclaims, each costing 1.5 cluster-hours at $28."""
+    """Half-spot: 0.01 × 2 spot nodes × exposed h reclaims, each costing 1.5 cluster-hours at
+    $28."""
     u, (line,) = _priced(catalog, 0.5)
     exposed = u.exposed_hours
     assert exposed == pytest.approx(10.0, abs=0.1)  # 10 h training + checkpoint stall

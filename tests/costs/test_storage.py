@@ -40,7 +40,8 @@ def _lines(base: Catalog, storage_: dict[str, Any], *prices: Any, **data: Any) -
 
 
 def test_ebs_volumes_at_baseline_are_capacity_only(catalog: Catalog) -> None:
-    """730 GB per node at the free 3,000 IOPS / 125 MiB/s: one capacity line, no performance lines."""
+    """730 GB per node at the free 3,000 IOPS / 125 MiB/s: one capacity line, no performance
+    lines."""
     (line,) = _lines(
         catalog, {"ebs_gb_per_node": 730, "ebs_iops": 3000, "ebs_throughput_mibps": 125}
     )

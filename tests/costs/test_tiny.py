@@ -1,4 +1,5 @@
-"""The tiny catalog holds only the prices a test gives (a published price change cannot reach it)."""
+"""The tiny catalog holds only the prices a test gives (a published price change cannot reach
+it)."""
 
 from __future__ import annotations
 

@@ -144,8 +144,7 @@ def test_report_right_sizing_comes_from_the_planner(catalog: Catalog) -> None:
     40/n = $3,932.80.
 
     Node counts are round(4 × SIZING_FACTORS) = 1, 2, 3, 4, 5, 6, 8, 12, 16; with constant cost
-    every
-    step up saves time for $0, so every row pays and scaling is perfect (efficiency 100%).
+    every step up saves time for $0, so every row pays and scaling is perfect (efficiency 100%).
     """
     plan = plan_from_dict(zero_hidden_plan(), source="test")
     data = build_report(plan, catalog, today=TODAY, simulate=False)

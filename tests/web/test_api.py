@@ -268,9 +268,8 @@ def test_optimize_plan_errors_and_unknown_instance() -> None:
 def test_optimize_search_size_is_capped() -> None:
     """Instance types × node counts over the cap is 422 on `space` before any work.
 
-    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's) = 30
-    > 20;
-    65 node counts exceed the per-axis cap of 64.
+    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's)
+    = 30 > 20; 65 node counts exceed the per-axis cap of 64.
     """
     app = create_app(today=TODAY, limits=Limits(max_search_cells=20))
     space = {"instances": ["p5.48xlarge", "p4d.24xlarge"], "nodes": list(range(1, 10))}

@@ -130,8 +130,7 @@ def test_bad_number_is_named_next_to_its_field_and_clears_the_result(calc: Page)
 
 def test_model_size_text_is_parsed_strictly(calc: Page) -> None:
     """Text like "0x10" was priced as a 16-parameter model and "1,000" got a message about
-    run.hours;
-    now both are named at the field, and "7B" means 7 × 10^9 (the same bill as "7e9")."""
+    run.hours; now both are named at the field, and "7B" means 7 × 10^9 (the same bill as "7e9")."""
     calc.page.goto(calc.url)
     calc.ready()
     calc.page.check("#mode-model")
@@ -184,8 +183,7 @@ def test_gcp_and_azure_instances_are_priced_and_spotless_ones_point_at_spot(calc
     calc.ready()
     calc.page.select_option("#instance", "a3-highgpu-8g")
     # 32 × a3-highgpu-8g $88.48999990/h (us-central1, Billing Catalog snapshot of 2025-05-01, in
-    # force
-    # on 2025-05-01 after the GCP price refresh) × 72 h = 203,880.96
+    # force on 2025-05-01 after the GCP price refresh) × 72 h = 203,880.96
     calc.expect(calc.page.locator("#quote")).to_have_text("$203,881", timeout=T)
     calc.expect(calc.page.locator("#error")).to_have_text("")
     calc.page.select_option("#instance", "trn2.48xlarge")  # AWS again, on-demand only

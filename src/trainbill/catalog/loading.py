@@ -176,7 +176,10 @@ def _parse_rows(path: Path) -> tuple[tuple[str, ...], bool, list[tuple[int, dict
                     row.update(dict.fromkeys(later, ""))
                 rows.append((reader.line_num, row))
     except UnicodeDecodeError as exc:
-        msg = f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 CSV."
+        msg = (
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 "
+            "CSV."
+        )
         raise CatalogSchemaError(msg) from None
     except csv.Error as exc:
         msg = f"{path}: not a readable CSV file ({exc})"
@@ -199,7 +202,10 @@ def _check_row(
         if legacy and None in row:
             later = _LATER_COLUMNS.get(path.name, ())
             expected = _TABLE_COLUMNS[path.name]
-            msg += f"; to give {', '.join(later)}, add the column(s) to the header: {','.join(expected)}"
+            msg += (
+                f"; to give {', '.join(later)}, add the column(s) to the header: "
+                f"{','.join(expected)}"
+            )
         raise CatalogSchemaError(msg)
     if not row.get("source", "").strip():
         msg = f"{path}, line {i}: every row needs a source"
@@ -255,7 +261,8 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                     _parse_float(r["intra_node_gbytes_per_s"], f"{w}, intra_node_gbytes_per_s")
                 ),
                 # A launch date more than a year ahead is a typo (2099 for 2019), not an announced
-                # chip: it would silently make every run on the chip brand-new (maturity at its lowest).
+                # chip: it would silently make every run on the chip brand-new (maturity at its
+                # lowest).
                 launched=(
                     _parse_date(r["launched"], f"{w}, launched", latest=latest)
                     if r["launched"].strip()
@@ -377,8 +384,9 @@ def _check_unit(
     if unit not in allowed:
         kind = "service" if item in service_units else "instance"
         msg = (
-            f"{where}, unit: {unit!r} is not the unit of {kind} {item!r}; allowed: {', '.join(allowed)} "
-            "(prices are USD per that unit; convert other currencies or periods first)"
+            f"{where}, unit: {unit!r} is not the unit of {kind} {item!r}; allowed: "
+            f"{', '.join(allowed)} (prices are USD per that unit; convert other currencies or "
+            "periods first)"
         )
         raise CatalogSchemaError(msg)
 
@@ -548,13 +556,17 @@ def _overlay_directory(raw: Path | str) -> Path:
     try:
         present = {p.name for p in directory.iterdir() if p.suffix.lower() in {".csv", ".toml"}}
     except OSError as exc:
-        msg = f"catalog overlay {directory}: cannot list it ({exc.strerror or exc.__class__.__name__})"
+        msg = (
+            f"catalog overlay {directory}: cannot list it "
+            f"({exc.strerror or exc.__class__.__name__})"
+        )
         raise CatalogSchemaError(msg) from None
     unknown = present - known
     if unknown:
         msg = (
-            f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; an overlay is read "
-            f"only from {', '.join(sorted(known))} (assumptions cannot be overlaid), so these would be ignored"
+            f"{directory}: unknown catalog file(s) {', '.join(sorted(unknown))}; an overlay is "
+            f"read only from {', '.join(sorted(known))} (assumptions cannot be overlaid), so "
+            "these would be ignored"
         )
         raise CatalogSchemaError(msg)
     return directory

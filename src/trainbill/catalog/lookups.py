@@ -140,7 +140,8 @@ class Catalog:
         self, item: str, option: str, *, provider: str, zone: str, as_of: date
     ) -> PricePoint | None:
         """The price point of one zone in force on ``as_of`` (prices.csv rows whose ``region`` is a
-        zone ID), or None: never another zone's or the region's price (callers fall back and say so)."""
+        zone ID), or None: never another zone's or the region's price (callers fall back and say
+        so)."""
         valid = [
             p
             for p in self._price_index.get((provider, zone, item, option), ())
@@ -222,9 +223,10 @@ class Catalog:
         inst = self.instances.get(item)
         if inst is not None and inst.launched is not None and as_of < inst.launched:
             msg = (
-                f"{item} was not sold on {as_of.isoformat()}: it launched on {inst.launched.isoformat()} "
-                f"(catalog instances.csv, launched). To fix: use [prices] as_of (--as-of) on or after "
-                f"{inst.launched.isoformat()}, or an instance sold on that day."
+                f"{item} was not sold on {as_of.isoformat()}: it launched on "
+                f"{inst.launched.isoformat()} (catalog instances.csv, launched). To fix: use "
+                f"[prices] as_of (--as-of) on or after {inst.launched.isoformat()}, or an "
+                "instance sold on that day."
             )
             raise PriceNotFoundError(msg)
         msg = (

@@ -168,10 +168,14 @@ class PricePoint:
             return text
         age = (on - self.effective_from).days
         if age >= 0:
-            return f"{text} (price dated {self.effective_from.isoformat()}, {age} days old on {on.isoformat()})"
+            return (
+                f"{text} (price dated {self.effective_from.isoformat()}, {age} days old on "
+                f"{on.isoformat()})"
+            )
         return (
-            f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's price date "
-            f"{on.isoformat()}: the earliest {self.provider} price point, none is older)"
+            f"{text} (price dated {self.effective_from.isoformat()}, {-age} days AFTER the plan's "
+            f"price date {on.isoformat()}: the earliest {self.provider} price point, none is "
+            "older)"
         )
 
 
@@ -219,7 +223,10 @@ class Assumption:
 
     def cite(self) -> str:
         """``key = value unit (source, as of date)``, for bases and ``--explain``."""
-        return f"{self.key} = {human_value(self.value)} {self.unit} ({self.source}; as of {self.as_of})"
+        return (
+            f"{self.key} = {human_value(self.value)} {self.unit} ({self.source}; as of "
+            f"{self.as_of})"
+        )
 
 
 def human_value(value: Any) -> str:

@@ -149,15 +149,22 @@ def _capacity_block_rate(catalog: Catalog, usage: Usage, item: str) -> Rate:
     """The EC2 Capacity Block rate of ``item`` in the plan's region, else a clear refusal."""
     history = catalog.history(item, "capacity_block", provider=usage.provider, region=usage.region)
     if not history:
-        sold = sorted(r for r in catalog.regions(usage.provider)
-                      if catalog.history(item, "capacity_block", provider=usage.provider, region=r))  # fmt: skip
-        msg = (f"{item} has no On-Demand SKU: {usage.provider} sells it only through EC2 Capacity Blocks, "
-               f"priced in the catalog for {', '.join(sold)}, not {usage.region}; "
-               f"set cluster.region to {sold[0]!r} or choose another instance")  # fmt: skip
+        sold = sorted(
+            r
+            for r in catalog.regions(usage.provider)
+            if catalog.history(item, "capacity_block", provider=usage.provider, region=r)
+        )
+        msg = (
+            f"{item} has no On-Demand SKU: {usage.provider} sells it only through EC2 Capacity "
+            f"Blocks, priced in the catalog for {', '.join(sold)}, not {usage.region}; set "
+            f"cluster.region to {sold[0]!r} or choose another instance"
+        )
         raise PriceNotFoundError(msg)
     p = _point(catalog, usage, item, "capacity_block")
-    source = (f"{p.cite(usage.as_of)}; {item} has no On-Demand SKU, so its non-spot nodes are priced at the EC2 Capacity "
-              f"Block rate (reserved ahead and paid upfront in whole days: not modelled)")  # fmt: skip
+    source = (
+        f"{p.cite(usage.as_of)}; {item} has no On-Demand SKU, so its non-spot nodes are priced at "
+        "the EC2 Capacity Block rate (reserved ahead and paid upfront in whole days: not modelled)"
+    )
     return Rate(usd=p.usd, source=source, provenance=p.provenance, option="capacity_block")
 
 
@@ -214,12 +221,12 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
     )
     if p is None:
         msg = (
-            f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, {usage.region}) on "
-            f"{usage.as_of}: the catalog holds only providers' published commitment rates "
-            f"({_held_commitments(catalog, usage.provider, item)}). To fix: add a "
-            f"{option!r} price point with --catalog DIR (e.g. from the provider's Savings Plans / committed-use "
-            "price list; 'trainbill prices update aws' fetches EC2 Instance Savings Plan rates), or drop "
-            "purchase.savings_plan"
+            f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, "
+            f"{usage.region}) on {usage.as_of}: the catalog holds only providers' published "
+            f"commitment rates ({_held_commitments(catalog, usage.provider, item)}). To fix: add "
+            f"a {option!r} price point with --catalog DIR (e.g. from the provider's Savings Plans "
+            "/ committed-use price list; 'trainbill prices update aws' fetches EC2 Instance "
+            "Savings Plan rates), or drop purchase.savings_plan"
         )
         raise PriceNotFoundError(msg)
     return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance)
@@ -297,7 +304,8 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], st
         return (
             nodes * spot_only.usd,
             lambda: (
-                f"{nodes} nodes × ${spot_only.usd:,.4g} spot = ${nodes * spot_only.usd:,.2f}/cluster-hour"
+                f"{nodes} nodes × ${spot_only.usd:,.4g} spot = "
+                f"${nodes * spot_only.usd:,.2f}/cluster-hour"
             ),
         )
     od = instance_rate(catalog, usage, "on_demand")

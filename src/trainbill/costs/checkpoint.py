@@ -49,7 +49,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit_price_usd=rate,
         basis=lambda: (
             f"{u.checkpoint.count:,.1f} checkpoints (every {u.checkpoint.interval_hours:g} h) × "
-            f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB, {mode}); {words()}"
+            f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB, "
+            f"{mode}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         provenance=cluster_rate_provenance(catalog, usage),

@@ -80,7 +80,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="1000 requests",
             unit_price_usd=gets.usd,
             basis=lambda: (
-                f"{read_gb:,.0f} GB read in {usage.data.object_mb:g} MB objects = {requests:,.0f} GETs"
+                f"{read_gb:,.0f} GB read in {usage.data.object_mb:g} MB objects = {requests:,.0f} "
+                "GETs"
             ),
             source=gets.source,
             provenance=gets.provenance,

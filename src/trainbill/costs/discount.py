@@ -59,8 +59,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     wall = usage.wall_hours
     if usage.purchase.commitment == "existing":
         whose = (
-            "covered by an existing commitment: its cost is sunk or shared with other workloads, so the "
-            "run is charged the commitment rate on its own hours only"
+            "covered by an existing commitment: its cost is sunk or shared with other workloads, "
+            "so the run is charged the commitment rate on its own hours only"
         )
     else:
         whose = "commitment bought for this run: its unused term is the next line"
@@ -71,8 +71,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
         basis=lambda: (
-            f"{usage.purchase.savings_plan_coverage:.0%} coverage × {1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.nodes} "
-            f"nodes × {wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; {whose}"
+            f"{usage.purchase.savings_plan_coverage:.0%} coverage × "
+            f"{1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.nodes} nodes × "
+            f"{wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; "
+            f"{whose}"
         ),
         source=f"commitment rate: {sp.source}; on-demand: {od.source}",
         provenance=Provenance.weakest(sp.provenance, od.provenance),
@@ -94,11 +96,15 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit="hour",
         unit_price_usd=hourly,
         basis=lambda: (
-            f"${hourly:,.2f}/h commitment ({covered_nodes:g} covered nodes × ${sp.usd:,.4g}) bought for this run, "
-            f"billed every hour of {int(terms)} × {term_hours:,.0f} h term: {terms * term_hours:,.0f} h − {wall:,.1f} h "
-            f"used = {unused:,.1f} h unused; whole commitment ${hourly * terms * term_hours:,.0f}"
+            f"${hourly:,.2f}/h commitment ({covered_nodes:g} covered nodes × ${sp.usd:,.4g}) "
+            f"bought for this run, billed every hour of {int(terms)} × {term_hours:,.0f} h term: "
+            f"{terms * term_hours:,.0f} h − {wall:,.1f} h used = {unused:,.1f} h unused; whole "
+            f"commitment ${hourly * terms * term_hours:,.0f}"
         ),
-        source=f"commitment rate: {sp.source}; {catalog.assumption('commitment.hours_per_year').cite()}",
+        source=(
+            f"commitment rate: {sp.source}; "
+            f"{catalog.assumption('commitment.hours_per_year').cite()}"
+        ),
         provenance=sp.provenance,
         driver=__name__,
         pricing_category="Committed",

@@ -36,8 +36,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit_price_usd=rate,
         basis=lambda: (
             f"{u.compute.hours:,.2f} h × {u.evaluation.steps} eval steps every "
-            f"{u.evaluation.interval_steps:,} steps × {u.evaluation.step_fraction:.3f} (an eval step's time "
-            f"per training step: forward only, no recompute, sync or optimizer); {words()}"
+            f"{u.evaluation.interval_steps:,} steps × {u.evaluation.step_fraction:.3f} (an eval "
+            "step's time per training step: forward only, no recompute, sync or optimizer); "
+            f"{words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         provenance=cluster_rate_provenance(catalog, usage),

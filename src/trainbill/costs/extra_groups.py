@@ -35,7 +35,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         if usage.orchestrator == "hyperpod" and not spot:
             ml = sagemaker_rate(catalog, usage, instance)
             if ml is None:
-                price_note = f"; EC2 price: no published ml.{instance} price, the HyperPod ml.* premium is not included"
+                price_note = (
+                    f"; EC2 price: no published ml.{instance} price, the HyperPod ml.* premium is "
+                    "not included"
+                )
             else:
                 unit_price = ml.usd
                 price_note = f" at the SageMaker ml.{instance} price (HyperPod)"

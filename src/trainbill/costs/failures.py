@@ -32,7 +32,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.reliability.failure_events:.2f} failures ({u.reliability.failure_rate_per_gpu_day:.2e}/GPU-day × {u.gpus} GPUs × "
+            f"{u.reliability.failure_events:.2f} failures "
+            f"({u.reliability.failure_rate_per_gpu_day:.2e}/GPU-day × {u.gpus} GPUs × "
             f"{u.exposed_hours:,.1f} h / 24) × ({u.checkpoint.interval_hours:g} h interval / 2 + "
             f"{u.reliability.restart_hours:g} h restart on {u.orchestrator}); {words()}"
         ),

@@ -1,4 +1,5 @@
-"""Monitoring: custom metrics and log ingestion for the cluster (CloudWatch, Cloud Monitoring, Azure Monitor).
+"""Monitoring: custom metrics and log ingestion for the cluster (CloudWatch, Cloud Monitoring,
+Azure Monitor).
 
 Pricing rule: metrics are prorated by the hour, so metric-months = nodes × metrics per node ×
 wall hours / 730; logs = nodes × wall hours × GB per node-hour × ingest $/GB. The plan's
@@ -32,8 +33,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="metric-month",
             unit_price_usd=metric.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {usage.monitoring.custom_metrics_per_node:g} metrics × {usage.wall_hours:,.1f} h / "
-                f"{usage.hours_per_month:g} h (prorated hourly)"
+                f"{usage.nodes} nodes × {usage.monitoring.custom_metrics_per_node:g} metrics × "
+                f"{usage.wall_hours:,.1f} h / {usage.hours_per_month:g} h (prorated hourly)"
             ),
             source=metric.source,
             provenance=metric.provenance,
@@ -50,7 +51,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="GB",
             unit_price_usd=logs.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × {usage.monitoring.logs_gb_per_node_hour:g} GB/node-hour"
+                f"{usage.nodes} nodes × {usage.wall_hours:,.1f} h × "
+                f"{usage.monitoring.logs_gb_per_node_hour:g} GB/node-hour"
             ),
             source=logs.source,
             provenance=logs.provenance,

@@ -56,7 +56,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         )
 
         def basis() -> str:
-            base = f"{usage.nodes} nodes × {wall:,.1f} h × {usage.network.nat_gb_per_node_hour:g} GB/node-hour"
+            base = (
+                f"{usage.nodes} nodes × {wall:,.1f} h × {usage.network.nat_gb_per_node_hour:g} "
+                "GB/node-hour"
+            )
             return base + "".join(f" + {extra:,.0f} GB {why}" for extra, why in crossing)
 
         yield Charge(
@@ -82,8 +85,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="address-hour",
             unit_price_usd=ip.usd,
             basis=lambda: (
-                f"({usage.network.public_ips_per_node:g} per node × {usage.nodes} nodes + {usage.network.nat_gateways} NAT "
-                f"Elastic IP) × {wall:,.1f} h"
+                f"({usage.network.public_ips_per_node:g} per node × {usage.nodes} nodes + "
+                f"{usage.network.nat_gateways} NAT Elastic IP) × {wall:,.1f} h"
             ),
             source=ip.source,
             provenance=ip.provenance,

@@ -44,8 +44,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit=unit,
             unit_price_usd=ml.usd - ec2.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.wall_hours:,.1f} h wall-clock "
-                f"× (ml.{inst} ${ml.usd:,.4g} − EC2 ${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
+                f"{usage.nodes} nodes × {1 - usage.purchase.spot_fraction:.0%} on-demand × "
+                f"{usage.wall_hours:,.1f} h wall-clock × (ml.{inst} ${ml.usd:,.4g} − EC2 "
+                f"${ec2.usd:,.4g}); spot nodes at the EC2 Spot rate"
             ),
             source=f"ml.*: {ml.source}; EC2: {ec2.source}",
             provenance=Provenance.weakest(ml.provenance, ec2.provenance),

@@ -34,9 +34,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit="cluster-hour",
         unit_price_usd=rate,
         basis=lambda: (
-            f"{u.reliability.reclaim_events:.2f} reclaims ({u.reliability.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
+            f"{u.reliability.reclaim_events:.2f} reclaims "
+            f"({u.reliability.spot_reclaim_rate_per_node_hour:.2e}/node-hour × "
             f"{u.nodes * u.purchase.spot_fraction:g} spot nodes × {u.exposed_hours:,.1f} h) × "
-            f"({u.checkpoint.interval_hours:g} h interval / 2 + {u.reliability.restart_hours:g} h restart); {words()}"
+            f"({u.checkpoint.interval_hours:g} h interval / 2 + {u.reliability.restart_hours:g} h "
+            f"restart); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         provenance=cluster_rate_provenance(catalog, usage),

@@ -58,7 +58,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 unit="IOPS-month",
                 unit_price_usd=iops.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.storage.ebs_iops:,.0f} − {free_iops:,.0f} free) IOPS × {span()}"
+                    f"{usage.nodes} nodes × ({usage.storage.ebs_iops:,.0f} − {free_iops:,.0f} "
+                    f"free) IOPS × {span()}"
                 ),
                 source=iops.source,
                 provenance=iops.provenance,
@@ -76,7 +77,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 unit="MiBps-month",
                 unit_price_usd=tp.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.storage.ebs_throughput_mibps:,.0f} − {free_tp:,.0f} free) MiB/s × {span()}"
+                    f"{usage.nodes} nodes × ({usage.storage.ebs_throughput_mibps:,.0f} − "
+                    f"{free_tp:,.0f} free) MiB/s × {span()}"
                 ),
                 source=tp.source,
                 provenance=tp.provenance,

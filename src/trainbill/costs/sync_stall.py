@@ -79,14 +79,31 @@ def _causes(t: TimeEstimate) -> list[tuple[str, float, str]]:
     if lay is not None and lay.busy_s > 0:
         per = f"per step of {lay.busy_s:.2f} s compute"
         causes += [
-            ("data-parallel gradient sync not hidden by compute", lay.dp_exposed_s / lay.busy_s,
-             f"{lay.dp_sync_s:.2f} s of sync over {lay.dp:g} data-parallel ranks, {lay.dp_exposed_s:.2f} s exposed {per}"),
-            ("tensor-parallel activation all-reduce", lay.tp_s / lay.busy_s,
-             f"tensor parallel {lay.tp} over NVLink: {lay.tp_s:.2f} s {per}"),
-            ("pipeline bubble", lay.bubble_s / lay.busy_s,
-             f"{lay.pp} pipeline stages, interleaved 1F1B: {lay.bubble_s:.2f} s idle {per}"),
-            ("MoE all-to-all token exchange", lay.a2a_exposed_s / lay.busy_s,
-             f"expert dispatch/combine not overlapped: {lay.a2a_exposed_s:.2f} s {per}"),
-        ]  # fmt: skip
-    causes.append(("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)"))  # fmt: skip
+            (
+                "data-parallel gradient sync not hidden by compute",
+                lay.dp_exposed_s / lay.busy_s,
+                (
+                    f"{lay.dp_sync_s:.2f} s of sync over {lay.dp:g} data-parallel ranks, "
+                    f"{lay.dp_exposed_s:.2f} s exposed {per}"
+                ),
+            ),
+            (
+                "tensor-parallel activation all-reduce",
+                lay.tp_s / lay.busy_s,
+                f"tensor parallel {lay.tp} over NVLink: {lay.tp_s:.2f} s {per}",
+            ),
+            (
+                "pipeline bubble",
+                lay.bubble_s / lay.busy_s,
+                f"{lay.pp} pipeline stages, interleaved 1F1B: {lay.bubble_s:.2f} s idle {per}",
+            ),
+            (
+                "MoE all-to-all token exchange",
+                lay.a2a_exposed_s / lay.busy_s,
+                f"expert dispatch/combine not overlapped: {lay.a2a_exposed_s:.2f} s {per}",
+            ),
+        ]
+    causes.append(
+        ("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)")
+    )
     return causes
