@@ -236,6 +236,9 @@ def test_savings_plan_action_only_where_it_pays(commitment_catalog: Catalog) -> 
     assert sp.saving_usd == pytest.approx(4 * 26_280 * (98.32 - 45.0))
     assert sp.change["purchase.savings_plan"] == "3yr"
     assert "whole 3yr term" in sp.caveat
+    # 26,280 h is exactly one 3-year term (3 × 8,760 h): no unused hours, yet the commitment
+    # still bills 4 covered nodes × $45 = $180.00 every hour of the term.
+    assert "commits $180.00/h" in sp.caveat
     short = _advised(
         plan_from_dict(zero_hidden_plan()), commitment_catalog
     )  # 10 h: the term never pays

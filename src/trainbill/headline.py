@@ -433,7 +433,7 @@ def _right_size_action(
 
 
 def _savings_plan_action(
-    plan: Plan, fc: Forecast, price: Pricer, notes: list[str]
+    plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, notes: list[str]
 ) -> Action | None:
     """A commitment bought for this run, its whole term charged; only at a published rate.
 
@@ -468,15 +468,9 @@ def _savings_plan_action(
     purchase, alt = best
     term = str(purchase["savings_plan"])
     name = commitment_name(alt.usage)
-    # The bought commitment's unused term: billed per hour after the run, at the hourly commitment.
-    hourly = next(
-        (
-            ln.unit_price_usd
-            for ln in alt.ledger.lines
-            if ln.driver == discount_driver.__name__ and ln.after_run
-        ),
-        0.0,
-    )
+    # Billed every hour of the term; not read off the unused-term line, which is absent when the
+    # run fills whole terms exactly.
+    hourly = float(discount_driver.hourly_commitment(alt.usage, catalog))
     caveat = (
         f"commits ${hourly:,.2f}/h for the whole {term} term, billed whether used or not (the "
         "unused term is priced); it pays only while the run, or other work on these instances, "
@@ -622,7 +616,7 @@ def advise(
             ("checkpoint interval", lambda: _checkpoint_action(plan, fc, price)),
             ("spot", lambda: _spot_action(plan, fc, catalog, price, sim, notes)),
             ("right size", lambda: _right_size_action(plan, fc, catalog, price, today, notes)),
-            ("Savings Plan", lambda: _savings_plan_action(plan, fc, price, notes)),
+            ("Savings Plan", lambda: _savings_plan_action(plan, fc, catalog, price, notes)),
             ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
             ("zone", lambda: _zone_action(plan, fc, catalog, price)),
         )

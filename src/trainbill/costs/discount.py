@@ -33,12 +33,25 @@ from trainbill.costs._pricing import (
     covered_item,
     covered_on_demand_rate,
 )
-from trainbill.ledger import Charge
+from trainbill.ledger import Amount, Charge
 from trainbill.usage import Usage
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "discount"
 _YEARS = {"1yr": 1, "3yr": 3}
+
+
+def _covered_nodes(usage: Usage) -> Amount:
+    return usage.purchase.savings_plan_coverage * (1 - usage.purchase.spot_fraction) * usage.nodes
+
+
+def hourly_commitment(usage: Usage, catalog: Catalog) -> Amount:
+    """$/h a bought commitment bills every hour of its term, used or not.
+
+    The headline's caveat quotes it even when the run fills whole terms and the unused-term
+    line is empty (zero quantity), so it is computed here rather than read off that line.
+    """
+    return _covered_nodes(usage) * commitment_rate(catalog, usage).usd
 
 
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
@@ -53,9 +66,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     name = commitment_name(usage)
     item = covered_item(usage)
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
-    covered_nodes = (
-        usage.purchase.savings_plan_coverage * (1 - usage.purchase.spot_fraction) * usage.nodes
-    )
+    covered_nodes = _covered_nodes(usage)
     wall = usage.wall_hours
     if usage.purchase.commitment == "existing":
         whose = (
@@ -87,7 +98,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         catalog.value("commitment.hours_per_year")
     )
     terms = np.maximum(1.0, np.ceil(wall / term_hours))  # elementwise: wall may be an array
-    hourly = covered_nodes * sp.usd
+    hourly = hourly_commitment(usage, catalog)
     unused = terms * term_hours - wall
     yield Charge(
         category=CATEGORY,
