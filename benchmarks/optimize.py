@@ -4,7 +4,8 @@ Run: ``python benchmarks/optimize.py [--repeat 5]``. Prints, per grid, the media
 time over the repeats (every ``usage_for`` and driver call included), the marginal rate between
 the large and the huge grid (same instances, node counts, orchestrators and Savings Plan terms,
 hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
-naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is printed because the machine may be shared.
+naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is
+printed because the machine may be shared.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def main() -> None:
     catalog = load_catalog()
     plan = load_plan(PLAN)
     print(
-        f"cores: {os.cpu_count()}, load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"cores: {os.cpu_count()}, load average before: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     optimize(plan, catalog, space=SMALL, clouds=CLOUDS, today=TODAY)  # import and first-call costs
     rows = []
@@ -70,13 +72,15 @@ def main() -> None:
         dt = statistics.median(times)
         rows.append((name, r.evaluated, dt))
         print(
-            f"{name:6s} {r.evaluated:>11,} configs in {dt:6.2f} s (median of {args.repeat}, "
-            f"min {min(times):.2f}, max {max(times):.2f}) = {r.evaluated / dt:>12,.0f} configs/s end-to-end"
+            f"{name:6s} {r.evaluated:>11,} configs in {dt:6.2f} s (median of {args.repeat}, min "
+            f"{min(times):.2f}, max {max(times):.2f}) = {r.evaluated / dt:>12,.0f} configs/s "
+            "end-to-end"
         )
     (_, n1, t1), (name, n2, t2) = rows[1], rows[2]
     if t2 > t1:
         print(
-            f"marginal large -> huge (array evaluation only, same usage_for calls): {(n2 - n1) / (t2 - t1):,.0f} configs/s"
+            "marginal large -> huge (array evaluation only, same usage_for calls): "
+            f"{(n2 - n1) / (t2 - t1):,.0f} configs/s"
         )
     else:
         print("marginal large -> huge: not measurable (huge ran no slower than large; noise)")
@@ -103,11 +107,13 @@ def main() -> None:
         forecast_usage(usage_for(p, catalog, today=TODAY), catalog, today=TODAY)
     per = (time.perf_counter() - t0) / args.sample
     print(
-        f"naive loop: {1 / per:,.0f} configs/s ({per * 1e3:.2f} ms per forecast, {args.sample} sampled)"
+        f"naive loop: {1 / per:,.0f} configs/s ({per * 1e3:.2f} ms per forecast, {args.sample} "
+        "sampled)"
     )
     for name, n, dt in rows[1:]:
         print(
-            f"{name} grid by the loop (extrapolated): {n * per:,.0f} s vs {dt:.2f} s -> {n * per / dt:,.0f}x faster"
+            f"{name} grid by the loop (extrapolated): {n * per:,.0f} s vs {dt:.2f} s -> "
+            f"{n * per / dt:,.0f}x faster"
         )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -61,7 +61,8 @@ def main() -> int:
         print(
             f"{label}: {args.trials:,} trials in {dt:.2f} s = {args.trials / dt:,.0f} trials/s; "
             f"mean ${sim.cost_usd.mean:,.0f}, P90 ${sim.cost_usd.p90:,.0f}; "
-            f"{sim.mean_events['failures']:.2f} failures/trial; max RSS +{_rss_mb() - before:,.0f} MB"
+            f"{sim.mean_events['failures']:.2f} failures/trial; max RSS "
+            f"+{_rss_mb() - before:,.0f} MB"
         )
     return 0
 

@@ -384,7 +384,10 @@ def _spot_action(
         caveat = "; ".join(
             x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
         )
-        title = f"Run all {nodes} nodes on demand (the plan: {u.purchase.spot_fraction * nodes:g} on spot)"
+        title = (
+            f"Run all {nodes} nodes on demand (the plan: "
+            f"{u.purchase.spot_fraction * nodes:g} on spot)"
+        )
     return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
 
 
@@ -563,7 +566,8 @@ def _zone_action(plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer) -> A
     dated = f" of {point.effective_from}"
     caveat = (
         f"spot prices differ by zone and move: ${usd:,.2f}/h is the {z} price{dated}; every spot "
-        f"node must launch in {z}, where {u.nodes * u.purchase.spot_fraction:g} × {inst} may not be free"
+        f"node must launch in {z}, where {u.nodes * u.purchase.spot_fraction:g} × {inst} may not "
+        "be free"
     )
     return _action(
         "zone", fc, alt, f"Run in zone {z} (spot ${usd:,.2f}/h)", caveat, {"cluster.zone": z}

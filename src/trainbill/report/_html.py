@@ -743,7 +743,8 @@ def _header(data: ReportData, title: str) -> str:
         f'<p class="subtitle">{u.nodes:,} × {escape(u.instance.instance)} ({u.gpus:,} × '
         f"{escape(u.accelerator.name)}), "
         f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
-        f"spot share {percent(100 * u.purchase.spot_fraction, 0)}, Savings Plan {escape(u.purchase.savings_plan)}; "
+        f"spot share {percent(100 * u.purchase.spot_fraction, 0)}, Savings Plan "
+        f"{escape(u.purchase.savings_plan)}; "
         f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
     )
 
