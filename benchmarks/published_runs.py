@@ -87,6 +87,14 @@ SHAPES: dict[str, tuple[int, int]] = {
     "grin-moe": (32, 4096),  # microsoft/GRIN-MoE config.json (32 layers, hidden 4096)
     "granite-3.0-8b": (40, 4096),  # ibm-granite/granite-3.0-8b-base config.json
     "smollm3-3b": (36, 2048),  # HuggingFaceTB/SmolLM3-3B config.json (36 layers, hidden 2048)
+    "santacoder-1.1b": (24, 2048),  # bigcode/santacoder config.json (n_layer 24, n_embd 2048)
+    "glm-130b": (70, 12288),  # apxml.com/models/glm-130b (70 layers, hidden 12288)
+    "stablelm-3b-4e1t": (32, 2560),  # stabilityai/stablelm-3b-4e1t card 'Model Architecture'
+    "jetmoe-8b": (24, 2048),  # research.myshell.ai/jetmoe (24 blocks); hidden 2048: 3rd-party
+    "llama2-34b": (48, 8192),  # codellama/CodeLlama-34b-hf config.json (from Llama 2 34B)
+    "gpt2-1558m": (48, 1600),  # Radford et al. 2019 Table 2; llm.c run_gpt2_1558M.sh depth 48
+    "phi-1": (24, 2048),  # arXiv 2306.11644 (24 layers, hidden 2048)
+    "biomedlm-2.7b": (32, 2560),  # stanford-crfm/BioMedLM card (32 layers, hidden 2560)
 }
 # When each run happened (row-id prefix -> date), from its source.
 RUN_DATES: dict[str, date] = {
@@ -129,6 +137,13 @@ RUN_DATES: dict[str, date] = {
     "grin-moe": date(2024, 5, 15),  # card: trained April to June 2024
     "granite-3.0": date(2024, 10, 1),  # Granite 3.0 report, October 2024
     "smollm3": date(2025, 7, 1),  # SmolLM3 blog, July 2025
+    "santacoder": date(2022, 12, 1),  # SantaCoder, arXiv 2301.03988 (2023-01): approximate
+    "glm-130b": date(2022, 6, 1),  # 60 days before the 2022-08-04 release: approximate
+    "stablelm-3b-4e1t": date(2023, 9, 7),  # card: began 2023-08-23, ~30 days: midpoint
+    "jetmoe": date(2024, 3, 1),  # JetMoE report arXiv 2404.07413 (April 2024): approximate
+    "llmc-gpt2-1558m": date(2024, 7, 1),  # llm.c discussion #677, July 2024: month approximate
+    "phi-1": date(2023, 5, 1),  # 'Textbooks Are All You Need', June 2023: approximate
+    "biomedlm": date(2022, 11, 1),  # MosaicML blog, December 2022: approximate
 }
 
 
@@ -153,6 +168,7 @@ TPU4 = {"provider": "gcp", "instance": "tpu-v4"}
 
 
 A100_40_P4D = {"provider": "aws", "instance": "p4d.24xlarge"}  # AWS P4d, 4x100 Gbps EFA (Falcon)
+V100 = {"provider": "aws", "instance": "p3dn.24xlarge"}  # 8x V100 32GB, 100 Gbps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,6 +282,21 @@ WHOLE_RUNS: dict[str, WholeRun] = {
                                     "checked: 4M assumed"),
     "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
                            note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
+    "santacoder-1.1b": WholeRun(shape="santacoder-1.1b", cluster=V100, batch_tokens=192 * 2048.0, fused_attention=False,
+                                note="96 V100 x 6.2 days (cluster not stated: p3dn stands in); batch 192 x 2048; fp16 run as bf16 (the V100 figure is FP16); V100 has no FlashAttention: unfused"),
+    "glm-130b": WholeRun(shape="glm-130b", cluster=A100_40_1600, batch_tokens=4e6, fused_attention=False,
+                         note="768 A100-40GB (96 DGX-A100) x 60 days; stand-in 8x200G IB; batch not checked: 4M assumed; 2022 software: unfused attention"),
+    "stablelm-3b-4e1t": WholeRun(shape="stablelm-3b-4e1t", cluster=A100_40_P4D, batch_tokens=4e6,
+                                 note="256 A100-40GB on P4d x ~30 days; batch not checked: 4M assumed"),
+    "jetmoe-8b": WholeRun(shape="jetmoe-8b", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                          note="96 H100; paper's 30,000 GPU-hours; MoE 2.2B active; batch and sequence not checked: 4M and 4096 assumed"),
+    "llama2-34b": WholeRun(shape="llama2-34b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
+    "llmc-gpt2-1558m": WholeRun(shape="gpt2-1558m", cluster=H100, batch_tokens=1048576.0,
+                                note="one 8x H100 node x 24 h; batch 1,048,576 tokens (script)"),
+    "phi-1-base": WholeRun(shape="phi-1", cluster=A100_1600, batch_tokens=4e6,
+                           note="8 A100 x 4 days, paper's 770 GPU-hours; batch not checked: 4M assumed"),
+    "biomedlm-2.7b": WholeRun(shape="biomedlm-2.7b", cluster=A100_40_1600, batch_tokens=1024 * 1024.0,
+                              note="128 A100-40GB (MosaicML Cloud, stand-in 8x200G) x ~6.25 days; batch 1024 x 1024 (card)"),
 }
 # fmt: on
 

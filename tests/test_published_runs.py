@@ -79,3 +79,31 @@ def test_hours_cover_marks_what_the_sources_say() -> None:
     assert by_id["llama31-8b"].hours_cover == "model_total"
     assert by_id["bloom-176b"].hours_cover == "training_run"
     assert {c.hours_cover for c in by_id.values() if c.kind == "throughput"} == {""}
+
+
+def test_derived_gpu_hours_are_gpus_times_wall_hours() -> None:
+    """Rows whose notes say their GPU-hours are derived hold gpu_count x wall_hours, e.g. GLM-130B:
+    96 DGX-A100 x 8 = 768 GPUs x 60 days x 24 = 1,105,920; SantaCoder 96 x 6.2 x 24 = 14,284.8."""
+    rows = published_runs._rows()
+    derived = {rid: r for rid, r in rows.items() if "gpu_hours derived" in r["notes"]}
+    assert {"glm-130b", "santacoder-1.1b", "llmc-gpt2-1558m"} <= set(derived)
+    for rid, r in derived.items():
+        product = float(r["gpu_count"]) * float(r["wall_hours"])
+        assert float(r["gpu_hours"]) == pytest.approx(product, rel=1e-9), rid
+    assert float(rows["glm-130b"]["gpu_hours"]) == 768 * 60 * 24
+    assert float(rows["santacoder-1.1b"]["gpu_hours"]) == pytest.approx(96 * 6.2 * 24)
+
+
+def test_llm_c_run_reads_tokens_from_the_script() -> None:
+    """karpathy/llm.c scripts/run_gpt2_1558M.sh: 32,000 steps x 1,048,576 tokens = 33.55B tokens
+    (its comment rounds to 32B), on one 8x H100 node for 24 h = 192 GPU-hours."""
+    case = next(c for c in published_runs.cases() if c.id == "llmc-gpt2-1558m")
+    assert case.tokens == pytest.approx(32_000 * 1_048_576)
+    assert case.published == 8 * 24
+
+
+def test_jetmoe_is_an_moe_case() -> None:
+    """JetMoE-8B (arXiv 2404.07413; research.myshell.ai/jetmoe): 8B total, 2.2B active per token."""
+    case = next(c for c in published_runs.cases() if c.id == "jetmoe-8b")
+    assert (case.params, case.active_params) == (8e9, 2.2e9)
+    assert case.published == 30_000  # the paper's H100 GPU-hours, not 96 x 2 weeks
