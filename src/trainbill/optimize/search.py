@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
@@ -176,21 +176,11 @@ def optimize(
     """
     started = time.perf_counter()
     space = space or SearchSpace()
-    if objective not in {"expected", "p90"}:
-        msg = f"unknown objective {objective!r}; allowed values: expected, p90"
-        raise SpecError(msg, field="objective")
     deadline = deadline_hours if deadline_hours is not None else plan.run.deadline_hours
-    allowed = _validate(deadline, budget_usd, clouds, space)
-    _check_not_empty(space)
-    _check_template(plan, catalog, today)
+    allowed = _check_inputs(plan, catalog, space, objective, deadline, budget_usd, clouds, today)
     use_p90 = objective == "p90"
     skipped: list[str] = []
-    user: Candidate | None
-    try:
-        user = _user_candidate(plan, catalog, today)
-    except MemoryFitError as exc:
-        user = None  # the plan as written cannot run; a larger searched cluster may
-        skipped.append(f"your plan: not a candidate ({exc})")
+    user = _user_or_none(plan, catalog, today, skipped)
     instances, left_out = _instances(
         plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today
     )
@@ -199,41 +189,101 @@ def optimize(
     blocks = _evaluate_all(
         plan, catalog, space, instances, interval, today, use_p90, budget_usd, skipped
     )
-    evaluated = sum(b.size for b in blocks)
     search = _Search(deadline=deadline, budget=budget_usd, use_p90=use_p90)
     for bi, b in enumerate(blocks):
         search.add(bi, b)
-    best, front, feasible, worst = search.best, search.front, search.feasible, search.worst
-
     user_ok = user is not None and _user_feasible(user, deadline, budget_usd, use_p90)
-    if best is None and (user is None or not user_ok):
-        raise _infeasible(worst, deadline, budget_usd, use_p90)
-    chosen = _choose(blocks, best, user if user_ok else None, use_p90)
-    best_plan = (
-        plan
-        if chosen.is_user_plan
-        else candidate_plan(
-            plan,
-            catalog,
-            instance=chosen.instance,
-            nodes=chosen.nodes,
-            orchestrator=chosen.orchestrator,
-            spot_fraction=chosen.spot_fraction,
-            savings_plan=chosen.savings_plan,
-            savings_plan_coverage=chosen.savings_plan_coverage,
-            checkpoint_interval_hours=chosen.checkpoint_interval_hours,
-            region=chosen.region,
-        )
+    if search.best is None and (user is None or not user_ok):
+        raise _infeasible(search.worst, deadline, budget_usd, use_p90)
+    chosen = _choose(blocks, search.best, user if user_ok else None, use_p90)
+    best_plan = plan if chosen.is_user_plan else _plan_of(plan, catalog, chosen)
+    pareto = _front(search.front, user, budget_usd, use_p90)
+    rows = _rightsizing(blocks, chosen, use_p90)
+    noted = _noter(plan, catalog, user, today)
+    return OptimizationResult(
+        best=noted(chosen),
+        best_plan=best_plan,
+        user=noted(user) if user is not None else None,
+        pareto=tuple(noted(c) for c in pareto),
+        rightsizing=rows,
+        evaluated=sum(b.size for b in blocks) + 1,
+        feasible=search.feasible + int(user_ok),
+        elapsed_s=time.perf_counter() - started,
+        objective=objective,
+        deadline_hours=deadline,
+        budget_usd=budget_usd,
+        skipped=tuple(skipped),
     )
+
+
+def _check_inputs(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    objective: str,
+    deadline: float | None,
+    budget_usd: float | None,
+    clouds: Sequence[str] | None,
+    today: date | None,
+) -> tuple[str, ...] | None:
+    """Refuse bad input before any pricing, naming the field; the clouds to search."""
+    if objective not in {"expected", "p90"}:
+        msg = f"unknown objective {objective!r}; allowed values: expected, p90"
+        raise SpecError(msg, field="objective")
+    allowed = _validate(deadline, budget_usd, clouds, space)
+    _check_not_empty(space)
+    _check_template(plan, catalog, today)
+    return allowed
+
+
+def _user_or_none(
+    plan: Plan, catalog: Catalog, today: date | None, skipped: list[str]
+) -> Candidate | None:
+    """The user's plan as a candidate, or None (with a note) when it does not fit in memory."""
+    try:
+        return _user_candidate(plan, catalog, today)
+    except MemoryFitError as exc:
+        # the plan as written cannot run; a larger searched cluster may
+        skipped.append(f"your plan: not a candidate ({exc})")
+        return None
+
+
+def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
+    """The user's plan with the chosen candidate's searched fields (``candidate_plan``)."""
+    return candidate_plan(
+        plan,
+        catalog,
+        instance=chosen.instance,
+        nodes=chosen.nodes,
+        orchestrator=chosen.orchestrator,
+        spot_fraction=chosen.spot_fraction,
+        savings_plan=chosen.savings_plan,
+        savings_plan_coverage=chosen.savings_plan_coverage,
+        checkpoint_interval_hours=chosen.checkpoint_interval_hours,
+        region=chosen.region,
+    )
+
+
+def _front(
+    front: list[Candidate], user: Candidate | None, budget: float | None, use_p90: bool
+) -> list[Candidate]:
+    """The cost/time Pareto front over the blocks' fronts and the user's plan. As for the
+    blocks, only the budget applies, not the deadline: the front shows what each wall-clock
+    costs."""
     pareto_all = (
         [*front, user]
-        if user is not None and _user_feasible(user, None, budget_usd, use_p90)
+        if user is not None and _user_feasible(user, None, budget, use_p90)
         else front
     )
     costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
     walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
-    pareto = tuple(pareto_all[int(k)] for k in _pareto_indices(costs, walls))
-    rows = _rightsizing(blocks, chosen, use_p90)
+    return [pareto_all[int(k)] for k in _pareto_indices(costs, walls)]
+
+
+def _noter(
+    plan: Plan, catalog: Catalog, user: Candidate | None, today: date | None
+) -> Callable[[Candidate], Candidate]:
+    """A function that gives a candidate its caveats against the user's plan (``_caveats``)."""
     user_inst, _ = resolve_cluster(plan, catalog)
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
@@ -241,20 +291,4 @@ def optimize(
     def noted(c: Candidate) -> Candidate:
         return replace(c, caveats=_caveats(c, user_inst, spot_nodes, catalog, as_of))
 
-    chosen = noted(chosen)
-    pareto = tuple(noted(c) for c in pareto)
-    user = noted(user) if user is not None else None
-    return OptimizationResult(
-        best=chosen,
-        best_plan=best_plan,
-        user=user,
-        pareto=pareto,
-        rightsizing=rows,
-        evaluated=evaluated + 1,
-        feasible=feasible + int(user_ok),
-        elapsed_s=time.perf_counter() - started,
-        objective=objective,
-        deadline_hours=deadline,
-        budget_usd=budget_usd,
-        skipped=tuple(skipped),
-    )
+    return noted
