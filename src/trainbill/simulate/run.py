@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trainbill.catalog import Catalog
 from trainbill.costs import price_arrays
@@ -91,64 +93,16 @@ def simulate(
     started = time.perf_counter()
     _check_trials(trials, chunk_size)
     usage, plan_deadline = _resolve(plan_or_usage, catalog, today)
-    deadline = deadline_hours if deadline_hours is not None else plan_deadline
-    if deadline is not None and not deadline > 0:  # NaN-safe
-        msg = f"deadline_hours must be > 0 (got {deadline!r})"
-        raise SimulationError(msg)
+    deadline = _deadline(deadline_hours if deadline_hours is not None else plan_deadline)
     p = params if params is not None else SimulationParams.from_usage(usage, catalog)
     ss = _seed_sequence(rng)
     seed = int(ss.entropy) if isinstance(ss.entropy, int) else 0
-    n_blocks = -(-trials // BLOCK)
-    block_seeds = ss.spawn(n_blocks)
-    per_chunk = max(1, -(-chunk_size // BLOCK))
-    cost = np.empty(trials)
-    wall = np.empty(trials)
-    sum_q = np.zeros(len(PERTURBED))
-    sum_cat = np.zeros(len(CATEGORIES))
-    keep_q = np.empty((trials, len(PERTURBED))) if keep_samples else None
-    keep_s = np.empty(trials) if keep_samples else None
-    for first in range(0, n_blocks, per_chunk):
-        parts = [
-            _sample_block(usage, p, block_seeds[b], min(BLOCK, trials - b * BLOCK))
-            for b in range(first, min(n_blocks, first + per_chunk))
-        ]
-        spot = np.concatenate([x for x, _ in parts])
-        q = np.concatenate([x for _, x in parts])
-        lo, hi = first * BLOCK, first * BLOCK + spot.size
-        trial = _trial_usage(usage, p, q, spot)
-        total, cats = price_arrays(trial, catalog, by_category=True)
-        assert cats is not None
-        cost[lo:hi] = total
-        wall[lo:hi] = trial.wall_hours
-        sum_q += q.sum(axis=0)
-        sum_cat += cats.sum(axis=1)
-        if keep_q is not None and keep_s is not None:
-            keep_q[lo:hi] = q
-            keep_s[lo:hi] = spot
-        if progress is not None:
-            progress(hi, trials)
-
-    mean_q = dict(zip(PERTURBED, (sum_q / trials).tolist(), strict=True))
+    t = _run_trials(usage, p, catalog, ss, trials, chunk_size, keep_samples, progress)
+    cost, wall = t.cost, t.wall
     det = forecast_usage(usage, catalog)
     exp_usage = expected_usage(usage, p)
     mean_s = (p.spot_price_low + p.spot_price_high) / 2.0
     expected_total = forecast_usage(_at_spot_price(exp_usage, mean_s), catalog).total_usd
-    warnings: list[str] = []
-    if p.throttle_rate_per_gpu_hour > 0 and usage.time.sync_stall_fraction <= 0:
-        warnings.append(
-            "the plan has no sync stall (straggler_cv and communication both zero), "
-            "so the sync_stall driver prices no throttling hours; "
-            "they still lengthen the run (storage, monitoring, networking)"
-        )
-    samples = None
-    if keep_q is not None and keep_s is not None:
-        samples = TrialSamples(
-            params=p,
-            spot_scale=keep_s,
-            quantities=keep_q,
-            cost_usd=cost.copy(),
-            wall_hours=wall.copy(),
-        )
     miss = None if deadline is None else float(np.mean(wall > deadline))
     return Simulation(
         name=usage.name,
@@ -167,16 +121,125 @@ def simulate(
         deadline_miss_probability=miss,
         cost_histogram=Histogram.of(cost),
         wall_histogram=Histogram.of(wall),
-        by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(sum_cat / trials), strict=True)),
+        by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(t.sum_cat / trials), strict=True)),
         deterministic_by_category_usd=dict(det.ledger.by_category()),
-        mean_events={
+        mean_events=t.mean_events(trials),
+        warnings=_warnings(usage, p),
+        samples=t.samples(p),
+    )
+
+
+def _deadline(deadline: float | None) -> float | None:
+    if deadline is not None and not deadline > 0:  # NaN-safe
+        msg = f"deadline_hours must be > 0 (got {deadline!r})"
+        raise SimulationError(msg)
+    return deadline
+
+
+@dataclass(slots=True)
+class _Trials:
+    """Per-trial cost and wall-clock, running sums of the sampled quantities and category costs,
+    and, when kept, every trial's samples; filled chunk by chunk, so only these 16 bytes per
+    trial (more with ``keep_samples``) outlive a chunk."""
+
+    cost: NDArray[np.float64]
+    wall: NDArray[np.float64]
+    sum_q: NDArray[np.float64]
+    sum_cat: NDArray[np.float64]
+    keep_q: NDArray[np.float64] | None
+    keep_s: NDArray[np.float64] | None
+
+    @classmethod
+    def empty(cls, trials: int, keep_samples: bool) -> _Trials:
+        return cls(
+            cost=np.empty(trials),
+            wall=np.empty(trials),
+            sum_q=np.zeros(len(PERTURBED)),
+            sum_cat=np.zeros(len(CATEGORIES)),
+            keep_q=np.empty((trials, len(PERTURBED))) if keep_samples else None,
+            keep_s=np.empty(trials) if keep_samples else None,
+        )
+
+    def add(
+        self,
+        lo: int,
+        q: NDArray[np.float64],
+        spot: NDArray[np.float64],
+        trial: Usage,
+        catalog: Catalog,
+    ) -> int:
+        """Price one chunk of trials (first trial ``lo``) and fold it in; the next ``lo``."""
+        hi = lo + spot.size
+        total, cats = price_arrays(trial, catalog, by_category=True)
+        assert cats is not None
+        self.cost[lo:hi] = total
+        self.wall[lo:hi] = trial.wall_hours
+        self.sum_q += q.sum(axis=0)
+        self.sum_cat += cats.sum(axis=1)
+        if self.keep_q is not None and self.keep_s is not None:
+            self.keep_q[lo:hi] = q
+            self.keep_s[lo:hi] = spot
+        return hi
+
+    def mean_events(self, trials: int) -> dict[str, float]:
+        """Mean sampled disruptions per trial, under the names of the JSON contract."""
+        mean_q = dict(zip(PERTURBED, (self.sum_q / trials).tolist(), strict=True))
+        return {
             "failures": mean_q["reliability.failure_events"],
             "reclaims": mean_q["reliability.reclaim_events"],
             "failure_lost_hours": mean_q["reliability.failure_lost_hours"],
             "reclaim_lost_hours": mean_q["reliability.reclaim_lost_hours"],
             "sync_stall_hours": mean_q["compute.sync_stall_hours"],
             "checkpoint_stall_hours": mean_q["checkpoint.stall_hours"],
-        },
-        warnings=tuple(warnings),
-        samples=samples,
-    )
+        }
+
+    def samples(self, p: SimulationParams) -> TrialSamples | None:
+        if self.keep_q is None or self.keep_s is None:
+            return None
+        return TrialSamples(
+            params=p,
+            spot_scale=self.keep_s,
+            quantities=self.keep_q,
+            cost_usd=self.cost.copy(),
+            wall_hours=self.wall.copy(),
+        )
+
+
+def _run_trials(
+    usage: Usage,
+    p: SimulationParams,
+    catalog: Catalog,
+    ss: np.random.SeedSequence,
+    trials: int,
+    chunk_size: int,
+    keep_samples: bool,
+    progress: Callable[[int, int], None] | None,
+) -> _Trials:
+    """Sample and price the trials a chunk of whole ``BLOCK``s at a time (module doc: block b
+    always draws from the b-th child seed, so ``chunk_size`` cannot change the results)."""
+    n_blocks = -(-trials // BLOCK)
+    block_seeds = ss.spawn(n_blocks)
+    per_chunk = max(1, -(-chunk_size // BLOCK))
+    out = _Trials.empty(trials, keep_samples)
+    for first in range(0, n_blocks, per_chunk):
+        parts = [
+            _sample_block(usage, p, block_seeds[b], min(BLOCK, trials - b * BLOCK))
+            for b in range(first, min(n_blocks, first + per_chunk))
+        ]
+        spot = np.concatenate([x for x, _ in parts])
+        q = np.concatenate([x for _, x in parts])
+        hi = out.add(first * BLOCK, q, spot, _trial_usage(usage, p, q, spot), catalog)
+        if progress is not None:
+            progress(hi, trials)
+    return out
+
+
+def _warnings(usage: Usage, p: SimulationParams) -> tuple[str, ...]:
+    if p.throttle_rate_per_gpu_hour > 0 and usage.time.sync_stall_fraction <= 0:
+        no_stall = (
+            "the plan has no sync stall (straggler_cv and communication both zero), "
+            "so the sync_stall driver prices no throttling hours; "
+            "they still lengthen the run (storage, monitoring, networking)"
+        )
+        return (no_stall,)
+    return ()
