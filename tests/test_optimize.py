@@ -15,14 +15,10 @@ from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import forecast
-from trainbill.optimize import (
-    SearchSpace,
-    _axes_for,
-    _candidate,
-    _evaluate_instance,
-    candidate_plan,
-    optimize,
-)
+from trainbill.optimize import SearchSpace, candidate_plan, optimize
+from trainbill.optimize.grid import _evaluate_instance
+from trainbill.optimize.results import _candidate
+from trainbill.optimize.space import _axes_for
 from trainbill.spec import load_plan, plan_from_dict
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"

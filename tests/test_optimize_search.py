@@ -7,7 +7,10 @@ import pytest
 
 from conftest import EXAMPLES, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.optimize import SearchSpace, _axes_for, _candidate, _evaluate_instance, optimize
+from trainbill.optimize import SearchSpace, optimize
+from trainbill.optimize.grid import _evaluate_instance
+from trainbill.optimize.results import _candidate
+from trainbill.optimize.space import _axes_for
 from trainbill.spec import load_plan, plan_from_dict
 
 SEED = EXAMPLES / "seed-70b-finetune.toml"

@@ -23,7 +23,8 @@ from trainbill.catalog import Catalog
 from trainbill.costs._pricing import instance_rate
 from trainbill.forecast import HIDDEN_LABELS, forecast
 from trainbill.ledger import CATEGORIES
-from trainbill.optimize import SearchSpace, _default_nodes, optimize
+from trainbill.optimize import SearchSpace, optimize
+from trainbill.optimize.space import _default_nodes
 from trainbill.report import build_report, render_html
 from trainbill.report.format import hours, money, money_change
 from trainbill.spec import plan_from_dict

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import run_argv
-from trainbill.simulate import _uniform_sums
+from trainbill.simulate.sampling import _uniform_sums
 
 
 def test_uniform_sums_stay_bounded_and_unbiased() -> None:

@@ -1,0 +1,376 @@
+"""Pricing one instance's grid with the real cost drivers, as arrays.
+
+Per (node count, orchestrator) the real ``usage_for``; ``Usage.with_schedule`` spreads it over
+the interval × spot-share grid, ``_with_p90`` stacks the P90 run on it, and ``costs.price_arrays``
+prices every Savings Plan option in one pass. Each chunk is reduced per row at once (``_Rows``)
+so memory is bounded by one chunk; ``_Block.point`` prices any single configuration again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from trainbill.catalog import Catalog, Instance
+from trainbill.costs import price_arrays
+from trainbill.costs._arrays import some
+from trainbill.errors import CatalogError, SpecError
+from trainbill.memory import MemoryFitError
+from trainbill.optimize.space import SearchSpace, _Axes, _axes_for, candidate_plan
+from trainbill.spec import Plan
+from trainbill.usage import Job, Usage, resolve_job, usage_for
+
+FloatArray = npt.NDArray[np.float64]
+
+
+#: One-sided 90% quantile of the standard normal distribution.
+P90_Z = 1.2815515655446004
+
+
+def _fits(u: Usage, catalog: Catalog) -> bool:
+    """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test)."""
+    if u.compute.params is None:
+        return True
+    need = u.compute.params * float(catalog.value("time.model_state_bytes_per_param")) / 1e9
+    return need <= u.gpus * u.accelerator.hbm_gb
+
+
+def _wall_sd(u: Usage) -> FloatArray:
+    """Standard deviation of the hours lost to interruptions (compound Poisson, package doc):
+    events × (L² + I²/12), L = interval / 2 + restart the mean loss per event."""
+    events = np.asarray(u.reliability.failure_events + u.reliability.reclaim_events)
+    each = u.lost_hours_each
+    return np.sqrt(events * (each**2 + u.checkpoint.interval_hours**2 / 12.0))
+
+
+def _schedule(base: Usage, iv: FloatArray, sp: FloatArray) -> Usage:
+    """``base`` over the grid: intervals on axis 0, spot shares on axis 1."""
+    grid: dict[str, Any] = {"interval_hours": iv[:, None], "spot_fraction": sp[None, :]}
+    return base.with_schedule(**grid)
+
+
+def _with_p90(u: Usage) -> Usage:
+    """The usage stacked on a new leading axis: [expected run, run at its P90 lost hours].
+
+    The P90 run loses P90_Z × sd more hours to interruptions, shared between failures and
+    reclaims in proportion to their expected counts; the drivers price both runs at once, so
+    its cost is the drivers' (every wall-clock line lengthens too), not a linearisation.
+    """
+    extra = P90_Z * _wall_sd(u)
+    r = u.reliability
+    events = np.asarray(r.failure_events + r.reclaim_events, dtype=np.float64)
+    share = np.divide(r.failure_events, events, out=np.zeros(np.shape(events)), where=events > 0)
+    fail = np.stack(np.broadcast_arrays(r.failure_lost_hours, r.failure_lost_hours + extra * share))
+    reclaim = np.stack(
+        np.broadcast_arrays(r.reclaim_lost_hours, r.reclaim_lost_hours + extra * (1.0 - share))
+    )
+    stacked: dict[str, Any] = {"failure_lost_hours": fail, "reclaim_lost_hours": reclaim}
+    return replace(u, reliability=replace(r, **stacked))
+
+
+@dataclass(slots=True)
+class _Pricer:
+    """Prices one instance's grids with ``costs.price_arrays``, remembering what has no price.
+
+    A missing spot price takes spot off the instance's grid; a missing commitment rate takes that
+    (orchestrator, term) off it; each once, with a note. Savings Plan options are priced by
+    replacing the usage's term and coverage (the plan's own fields, passed through by
+    ``usage_for``): coverage is an array on its own axis.
+    """
+
+    catalog: Catalog
+    inst: Instance
+    axes: _Axes
+    spot_ok: bool = True
+    dead: set[tuple[str, str]] = field(default_factory=set)  # (orchestrator, term) not priced
+    notes: list[str] = field(default_factory=list)
+
+    def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
+        """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
+        expected run over the grid (its spot shares zero where spot has no price)."""
+        spots = sp if self.spot_ok else np.zeros_like(sp)
+        sched = _schedule(base, iv, spots)
+        try:
+            out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
+        except CatalogError as exc:
+            if not self.spot_ok or not some(sp > 0):
+                raise
+            self.spot_ok = False
+            self.notes.append(f"{self.inst.instance}: spot not searched ({exc})")
+            return self.price(base, iv, sp)
+        if not self.spot_ok:
+            out[..., sp > 0] = np.inf
+        return out, sched
+
+    def _options(self, orch: str, grid: Usage, shape: tuple[int, ...]) -> FloatArray:
+        parts: list[FloatArray] = []
+        for term in dict.fromkeys(o.term for o in self.axes.sp):
+            covs = np.array([o.coverage for o in self.axes.sp if o.term == term])
+            parts.append(self._term(grid, orch, term, covs, shape))
+        return np.concatenate(parts, axis=0)
+
+    def _term(
+        self, grid: Usage, orch: str, term: str, covs: FloatArray, shape: tuple[int, ...]
+    ) -> FloatArray:
+        out = np.full((covs.size, *shape), np.inf)
+        if (orch, term) in self.dead:
+            return out
+        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
+        option = replace(grid, purchase=replace(grid.purchase, savings_plan=term, **cov))
+        try:
+            total, _ = price_arrays(option, self.catalog)
+        except CatalogError as exc:
+            if term == "none":
+                raise
+            self.dead.add((orch, term))
+            self.notes.append(f"{self.inst.instance}: {term} Savings Plan not searched ({exc})")
+            return out
+        out[...] = total
+        return out
+
+
+@dataclass(slots=True)
+class _Block:
+    """One instance's evaluated grid, reduced per row as it was priced.
+
+    A row is one (nodes, orchestrator, interval, spot share) point; the Savings Plan options
+    (last in the flat order) are reduced to the row's cheapest valid one for the objective
+    (first on ties), with its expected and P90 cost, and how many options are priced and within
+    the budget. ``point`` prices any single configuration again with the same code.
+    """
+
+    inst: Instance
+    region: str
+    axes: _Axes
+    pricer: _Pricer
+    bases: dict[tuple[int, int], Usage]
+    wall: FloatArray  # (rows,) expected wall hours
+    p90_wall: FloatArray  # (rows,)
+    row_ok: npt.NDArray[np.bool_]  # (rows,) fits in HBM and at least one option priced
+    best: FloatArray  # (rows,) the cheapest option's objective (inf if none)
+    arg: npt.NDArray[np.intp]  # (rows,) its option index
+    best_total: FloatArray  # (rows,) its expected cost
+    best_p90: FloatArray  # (rows,) its P90 cost
+    priced: npt.NDArray[np.int64]  # (rows,) options with a price
+    within_budget: npt.NDArray[np.int64]  # (rows,) priced options within the budget
+
+    @property
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """(nodes, orchestrators, intervals, spots, Savings Plan options)."""
+        a = self.axes
+        return (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
+
+    @property
+    def size(self) -> int:
+        """Configurations in the block (rows × Savings Plan options)."""
+        return math.prod(self.shape)
+
+    @property
+    def fits(self) -> npt.NDArray[np.bool_]:
+        """Flat validity mask over all configurations (flat order nodes, orch, interval, spot,
+        SP)."""
+        n, o, i, s, _ = self.shape
+        a = self.axes
+        option_ok = np.array(
+            [[(orch, opt.term) not in self.pricer.dead for opt in a.sp] for orch in a.orchestrators]
+        )
+        ok = self.row_ok.reshape(n, o, i, s)[..., None] & option_ok[None, :, None, None, :]
+        return np.asarray(ok.reshape(-1))
+
+    def _costs(self, ni: int, oi: int, ii: int, si: int) -> FloatArray:
+        iv = np.array(self.axes.intervals[ii : ii + 1])
+        sp = np.array(self.axes.spots[si : si + 1])
+        return self.pricer.price(self.bases[ni, oi], iv, sp)[0][:, :, 0, 0]
+
+    def point(self, flat: int) -> tuple[float, float, float, float]:
+        """(total, wall, p90, p90_wall) of one configuration, priced as in the search."""
+        ni, oi, ii, si, k = (int(x) for x in np.unravel_index(int(flat), self.shape))
+        row = int(flat) // self.shape[4]
+        wall, p90_wall = float(self.wall[row]), float(self.p90_wall[row])
+        if k == int(self.arg[row]):
+            return float(self.best_total[row]), wall, float(self.best_p90[row]), p90_wall
+        if (ni, oi) not in self.bases:
+            return math.inf, wall, math.inf, p90_wall
+        costs = self._costs(ni, oi, ii, si)
+        return float(costs[k, 0]), wall, float(costs[k, 1]), p90_wall
+
+
+def _base_usage(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    nodes: int,
+    orchestrator: str,
+    interval: float,
+    region: str | None,
+    today: date | None,
+    jobs: dict[str, Job],
+) -> Usage:
+    """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
+    the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
+    commitment (``_Pricer`` sets each option's).
+
+    The job (cluster, region, data placement, commitment kind, warnings) is resolved once per
+    orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
+    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it.
+    """
+    cand = candidate_plan(
+        plan,
+        catalog,
+        instance=inst.instance,
+        nodes=nodes,
+        orchestrator=orchestrator,
+        spot_fraction=1.0,
+        savings_plan="none",
+        savings_plan_coverage=0.0,
+        checkpoint_interval_hours=interval,
+        region=region,
+    )
+    job = jobs.get(orchestrator)
+    if job is None:
+        job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
+    return usage_for(cand, catalog, job=replace(job, nodes=nodes))
+
+
+@dataclass(slots=True)
+class _Rows:
+    """Per-row results of one instance's grid, filled one (nodes, orchestrator) chunk at a time."""
+
+    shape: tuple[int, int, int, int]
+    use_p90: bool
+    budget: float | None
+    wall: FloatArray = field(init=False)
+    p90_wall: FloatArray = field(init=False)
+    best: FloatArray = field(init=False)
+    arg: npt.NDArray[np.intp] = field(init=False)
+    best_total: FloatArray = field(init=False)
+    best_p90: FloatArray = field(init=False)
+    priced: npt.NDArray[np.int64] = field(init=False)
+    within: npt.NDArray[np.int64] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.wall, self.p90_wall = np.full(self.shape, np.inf), np.full(self.shape, np.inf)
+        self.best, self.best_total = np.full(self.shape, np.inf), np.full(self.shape, np.inf)
+        self.best_p90 = np.full(self.shape, np.inf)
+        self.arg = np.zeros(self.shape, dtype=np.intp)
+        self.priced = np.zeros(self.shape, dtype=np.int64)
+        self.within = np.zeros(self.shape, dtype=np.int64)
+
+    def add(self, ni: int, oi: int, sched: Usage, costs: FloatArray) -> None:
+        """Reduce one chunk's costs (K options, [expected, P90], I, S) along the options."""
+        self.wall[ni, oi] = sched.wall_hours
+        self.p90_wall[ni, oi] = sched.wall_hours + P90_Z * _wall_sd(sched)
+        obj = costs[:, 1 if self.use_p90 else 0]
+        a = np.argmin(obj, axis=0)  # first on ties
+
+        def at(x: FloatArray) -> FloatArray:
+            picked: FloatArray = np.take_along_axis(x, a[None], axis=0)[0]
+            return picked
+
+        self.arg[ni, oi] = a
+        self.best[ni, oi] = at(obj)
+        self.best_total[ni, oi] = at(costs[:, 0])
+        self.best_p90[ni, oi] = at(costs[:, 1])
+        self.priced[ni, oi] = np.isfinite(obj).sum(axis=0)
+        if self.budget is not None:
+            self.within[ni, oi] = (obj <= self.budget).sum(axis=0)
+
+
+def _evaluate_instance(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    axes: _Axes,
+    today: date | None,
+    *,
+    use_p90: bool = False,
+    budget: float | None = None,
+) -> tuple[_Block, list[str]]:
+    """Price one instance's whole grid (nodes × orch × interval × spot × SP) with the drivers.
+
+    Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
+    interruption rates), then the interval × spot grid by ``Usage.with_schedule`` on arrays and
+    every Savings Plan option by ``costs.price_arrays`` in one pass; the chunk is reduced per
+    row at once, so memory is bounded by one chunk. Node counts that cannot hold the model
+    (the time model's memory test, or ``_fits``) are no candidates.
+    """
+    region = plan.cluster.region if inst.provider == plan.cluster.provider else None
+    iv, sp = np.array(axes.intervals), np.array(axes.spots)
+    rows = _Rows(
+        shape=(len(axes.nodes), len(axes.orchestrators), iv.size, sp.size),
+        use_p90=use_p90,
+        budget=budget,
+    )
+    pricer = _Pricer(catalog=catalog, inst=inst, axes=axes)
+    bases: dict[tuple[int, int], Usage] = {}
+    jobs: dict[str, Job] = {}
+    too_small: MemoryFitError | None = None
+    for ni, nodes in enumerate(axes.nodes):
+        for oi, orch in enumerate(axes.orchestrators):
+            try:
+                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today, jobs)
+            except MemoryFitError as exc:
+                too_small = exc
+                break
+            if not _fits(base, catalog):
+                break
+            bases[ni, oi] = base
+            costs, sched = pricer.price(base, iv, sp)
+            rows.add(ni, oi, sched, costs)
+    if not bases and too_small is not None:
+        raise too_small
+    block = _Block(
+        inst=inst,
+        region=next(iter(bases.values())).region if bases else str(region or ""),
+        axes=axes,
+        pricer=pricer,
+        bases=bases,
+        wall=rows.wall.reshape(-1),
+        p90_wall=rows.p90_wall.reshape(-1),
+        row_ok=(rows.priced > 0).reshape(-1),
+        best=rows.best.reshape(-1),
+        arg=rows.arg.reshape(-1),
+        best_total=rows.best_total.reshape(-1),
+        best_p90=rows.best_p90.reshape(-1),
+        priced=rows.priced.reshape(-1),
+        within_budget=rows.within.reshape(-1),
+    )
+    return block, pricer.notes
+
+
+def _evaluate_all(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    instances: Sequence[Instance],
+    interval: float | None,
+    today: date | None,
+    use_p90: bool,
+    budget: float | None,
+    skipped: list[str],
+) -> list[_Block]:
+    """Every instance's block; an instance with no price or no node count that holds the
+    model is left out with a note in ``skipped``."""
+    blocks: list[_Block] = []
+    for inst in instances:
+        axes = _axes_for(plan, catalog, space, inst, interval)
+        try:
+            block, notes = _evaluate_instance(
+                plan, catalog, inst, axes, today, use_p90=use_p90, budget=budget
+            )
+        except (CatalogError, MemoryFitError) as exc:
+            skipped.append(f"{inst.instance}: not searched ({exc})")
+            continue
+        blocks.append(block)
+        skipped.extend(notes)
+    if not blocks:
+        why = "; ".join(skipped[:3]) if skipped else "no instance of the chosen clouds"
+        msg = f"no instance could be searched ({len(skipped)} skipped: {why})"
+        raise SpecError(msg, field="clouds")
+    return blocks

@@ -1,0 +1,374 @@
+"""The candidate space: which instances, orchestrators, node counts, purchase mixes and
+checkpoint intervals the planner tries, and the plan each point stands for.
+
+Kept apart from the pricing so what is *searched* (and refused as bad input) can be read, and
+changed, without reading how a grid is priced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from trainbill.catalog import PROVIDERS, Catalog, Instance
+from trainbill.errors import SpecError, suggest
+from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, orchestrator_on, plan_from_dict
+from trainbill.usage import Usage, instance_family, resolve_cluster
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchSpace:
+    """The grid to search. ``None`` axes are derived from the plan and catalog.
+
+    Attributes:
+        instances: instance types; None = every instance of the allowed clouds with a price.
+        nodes: node counts (chips for per-chip TPUs); None = GPU counts from 1/8× to 8× the
+            plan's in √2 steps, converted to nodes per instance.
+        spot_fractions: shares of nodes on spot.
+        savings_plans: commitment terms to consider ("1yr", "3yr"); None = the plan's own term.
+        coverages: Savings Plan coverage levels tried for each term.
+        orchestrators: tried where the provider offers them (see ``ORCHESTRATORS``).
+        checkpoint_intervals_hours: checkpoint intervals.
+    """
+
+    instances: tuple[str, ...] | None = None
+    nodes: tuple[int, ...] | None = None
+    spot_fractions: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    savings_plans: tuple[str, ...] | None = None
+    coverages: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    orchestrators: tuple[str, ...] = ("ec2", "hyperpod", "eks")
+    checkpoint_intervals_hours: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0)
+
+
+def own_mix_space(usage: Usage, nodes: tuple[int, ...] | None = None) -> SearchSpace:
+    """The grid that varies only the node count: the plan's instance, spot share, commitment,
+    orchestrator and checkpoint interval held fixed (right-sizing, the report and the headline)."""
+    defaults = SearchSpace()
+    return SearchSpace(
+        instances=(usage.instance.instance,),
+        nodes=nodes,
+        spot_fractions=(usage.purchase.spot_fraction,),
+        savings_plans=(usage.purchase.savings_plan,),
+        coverages=(usage.purchase.savings_plan_coverage,)
+        if usage.purchase.savings_plan != "none"
+        else defaults.coverages,
+        orchestrators=(usage.orchestrator,),
+        checkpoint_intervals_hours=(usage.checkpoint.interval_hours,)
+        if usage.checkpoint.interval_hours > 0
+        else defaults.checkpoint_intervals_hours,
+    )
+
+
+def _scaled_hours(plan: Plan, catalog: Catalog, inst: Instance, nodes: int) -> float | None:
+    """run.hours scaled by GPU count × peak throughput (None when the time model derives it)."""
+    if plan.run.hours is None:
+        return None
+    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
+    prec = plan.model.precision
+    ref = (
+        ref_nodes
+        * ref_inst.accelerator_count
+        * catalog.accelerator(ref_inst.accelerator).peak_tflops(prec)
+    )
+    new = nodes * inst.accelerator_count * catalog.accelerator(inst.accelerator).peak_tflops(prec)
+    return plan.run.hours * ref / new
+
+
+def candidate_plan(
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    instance: str,
+    nodes: int,
+    orchestrator: str,
+    spot_fraction: float,
+    savings_plan: str,
+    savings_plan_coverage: float,
+    checkpoint_interval_hours: float,
+    region: str | None = None,
+) -> Plan:
+    """The user's plan with the searched fields replaced (validated, ready to write as TOML).
+
+    Everything else (model, storage, data, network, reliability, prices) is kept. A region is
+    kept only when the provider is unchanged; otherwise the provider's reference region is used.
+    """
+    inst = catalog.instance(instance)
+    data = plan.model_dump(mode="json", exclude_none=True)
+    cluster = {
+        k: v for k, v in data.get("cluster", {}).items() if k not in {"gpu", "gpus", "region"}
+    }
+    same_provider = inst.provider == plan.cluster.provider
+    cluster.update(
+        provider=inst.provider, instance=instance, nodes=nodes, orchestrator=orchestrator
+    )
+    if region is not None:
+        cluster["region"] = region
+    elif same_provider and plan.cluster.region is not None:
+        cluster["region"] = plan.cluster.region
+    data["cluster"] = cluster
+    data["purchase"] = {
+        **_commitment_kept(plan, catalog, inst, orchestrator),
+        "spot_fraction": spot_fraction,
+        "savings_plan": savings_plan,
+        "savings_plan_coverage": savings_plan_coverage if savings_plan != "none" else 0.0,
+    }
+    data.setdefault("checkpoint", {})["interval_hours"] = checkpoint_interval_hours
+    hours = _scaled_hours(plan, catalog, inst, nodes)
+    if hours is not None:
+        data.setdefault("run", {})["hours"] = hours
+    return plan_from_dict(data, source="optimizer candidate")
+
+
+def _commitment_kept(
+    plan: Plan, catalog: Catalog, inst: Instance, orchestrator: str
+) -> dict[str, str]:
+    """The plan's commitment settings a candidate keeps: whose commitment always; the kind and
+    family only where they still cover the candidate (same cloud, HyperPod or not, same family),
+    else the candidate uses the default kind for its orchestrator (``trainbill.usage``)."""
+    p = plan.purchase
+    out: dict[str, str] = {} if p.commitment is None else {"commitment": p.commitment}
+    if p.savings_plan_kind is None or inst.provider != "aws":
+        return out
+    if (p.savings_plan_kind == "sagemaker") != (orchestrator == "hyperpod"):
+        return out
+    if p.savings_plan_kind == "ec2-instance":
+        family = p.savings_plan_family or instance_family(
+            resolve_cluster(plan, catalog)[0].instance
+        )
+        if family != instance_family(inst.instance):
+            return out
+    out["savings_plan_kind"] = p.savings_plan_kind
+    if p.savings_plan_family is not None:
+        out["savings_plan_family"] = p.savings_plan_family
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _SpOption:
+    term: str
+    coverage: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Axes:
+    nodes: tuple[int, ...]
+    orchestrators: tuple[str, ...]
+    intervals: tuple[float, ...]
+    spots: tuple[float, ...]
+    sp: tuple[_SpOption, ...]
+
+
+def _sorted_unique(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(sorted({float(v) for v in values}))
+
+
+def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, ...]:
+    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
+    gpus = ref_nodes * ref_inst.accelerator_count
+    targets = [gpus * 2.0 ** (k / 2.0) for k in range(-6, 7)]
+    # Capped at the plan schema's node limit: a candidate past it is not a valid plan.
+    return tuple(
+        sorted({min(MAX_NODES, max(1, round(g / inst.accelerator_count))) for g in targets})
+    )
+
+
+def _validate(
+    deadline_hours: float | None,
+    budget_usd: float | None,
+    clouds: Sequence[str] | None,
+    space: SearchSpace,
+) -> tuple[str, ...] | None:
+    if deadline_hours is not None and not deadline_hours > 0:
+        msg = f"deadline must be > 0 hours (got {deadline_hours:g})"
+        raise SpecError(msg, field="deadline_hours")
+    if budget_usd is not None and not budget_usd > 0:
+        msg = f"budget must be > 0 USD (got {budget_usd:g})"
+        raise SpecError(msg, field="budget_usd")
+    allowed = _validate_clouds(clouds)
+    _validate_space(space)
+    return allowed
+
+
+def _validate_clouds(clouds: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The clouds to search (None: the plan's own), each one a provider trainbill prices."""
+    allowed = tuple(clouds) if clouds is not None else None
+    if allowed is not None and not allowed:
+        msg = f"no cloud given; allowed values: {', '.join(PROVIDERS)}"
+        raise SpecError(msg, field="clouds")
+    for c in allowed or ():
+        if c not in PROVIDERS:
+            msg = (
+                f"unknown cloud {c!r}.{suggest(c, PROVIDERS)} "
+                f"Allowed values: {', '.join(PROVIDERS)}"
+            )
+            raise SpecError(msg, field="clouds")
+    return allowed
+
+
+def _validate_space(space: SearchSpace) -> None:
+    """Every axis of the search space within what it can mean, else the axis named."""
+    for name, values, lo, hi in (
+        ("spot_fractions", space.spot_fractions, 0.0, 1.0),
+        ("coverages", space.coverages, 0.0, 1.0),
+    ):
+        if any(not lo <= v <= hi for v in values):
+            msg = f"values must lie in [{lo:g}, {hi:g}] (got {list(values)})"
+            raise SpecError(msg, field=f"space.{name}")
+    if any(v <= 0 for v in space.checkpoint_intervals_hours):
+        msg = (
+            f"checkpoint intervals must be > 0 hours (got {list(space.checkpoint_intervals_hours)})"
+        )
+        raise SpecError(msg, field="space.checkpoint_intervals_hours")
+    if space.nodes is not None and any(n < 1 for n in space.nodes):
+        msg = f"node counts must be >= 1 (got {list(space.nodes)})"
+        raise SpecError(msg, field="space.nodes")
+    for term in space.savings_plans or ():
+        if term not in {"none", "1yr", "3yr"}:
+            msg = f"unknown Savings Plan term {term!r}; allowed values: none, 1yr, 3yr"
+            raise SpecError(msg, field="space.savings_plans")
+    known = {o for offered in ORCHESTRATORS.values() for o in offered}
+    for orch in space.orchestrators:
+        if orch not in known:
+            msg = f"unknown orchestrator {orch!r}; allowed values: {', '.join(sorted(known))}"
+            raise SpecError(msg, field="space.orchestrators")
+
+
+def _stand_in_reason(inst: Instance, catalog: Catalog, region: str, as_of: date) -> str | None:
+    """Why an instance is a stand-in (not sold as the catalog prices it), or None.
+
+    Either the instance itself is a catalog stand-in (an H800 node no cloud lists) or the
+    on-demand price the search would use is (trn2.48xlarge has no On-Demand SKU).
+    """
+    if inst.stand_in:
+        return f"catalog stand-in, not an instance a cloud sells ({inst.source})"
+    point = catalog.find_price(
+        inst.instance, "on_demand", provider=inst.provider, region=region, as_of=as_of
+    )
+    if point is not None and point.stand_in:
+        return f"its on-demand price is a catalog stand-in, not a published price ({point.source})"
+    return None
+
+
+def _instances(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    clouds: tuple[str, ...] | None,
+    *,
+    allow_stand_ins: bool,
+    today: date | None,
+) -> tuple[list[Instance], list[str]]:
+    """The instances to search, and a note for each one left out.
+
+    Named instances are searched as named (a stand-in among them needs ``allow_stand_ins``).
+    Otherwise named clouds are searched whole; with no clouds named, only the plan's own cloud
+    and accelerator vendor (the family its code already runs on). Stand-ins are left out unless
+    ``allow_stand_ins``; the plan's own instance is always a candidate.
+    """
+    user_inst, _ = resolve_cluster(plan, catalog)
+    as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+
+    def region_of(inst: Instance) -> str:
+        same = inst.provider == plan.cluster.provider and plan.cluster.region is not None
+        return str(plan.cluster.region) if same else catalog.reference_region(inst.provider)
+
+    notes: list[str] = []
+    if space.instances is not None:
+        out = [catalog.instance(name) for name in space.instances]
+        if not allow_stand_ins:
+            for inst in out:
+                why = _stand_in_reason(inst, catalog, region_of(inst), as_of)
+                if why is not None and inst.instance != user_inst.instance:
+                    msg = f"{inst.instance}: {why}; pass --allow-stand-ins to search it anyway"
+                    raise SpecError(msg, field="instances")
+        if clouds is not None:
+            out = [i for i in out if i.provider in clouds]
+    elif clouds is not None:
+        out = [i for i in catalog.instances.values() if i.provider in clouds]
+    else:
+        vendor = catalog.accelerator(user_inst.accelerator).vendor
+        out = [
+            i
+            for i in catalog.instances.values()
+            if i.provider == user_inst.provider
+            and catalog.accelerator(i.accelerator).vendor == vendor
+        ]
+    if not allow_stand_ins:
+        kept = []
+        for inst in out:
+            why = _stand_in_reason(inst, catalog, region_of(inst), as_of)
+            if why is None or inst.instance == user_inst.instance:
+                kept.append(inst)
+            else:
+                notes.append(
+                    f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)"
+                )
+        out = kept
+    if user_inst.instance not in {i.instance for i in out}:
+        out.append(user_inst)
+    return out, notes
+
+
+def _axes_for(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    inst: Instance,
+    chosen_interval: float | None = None,
+) -> _Axes:
+    """The search grid for one instance; ``chosen_interval`` is the checkpoint interval the user's
+    plan is forecast with (stated, or the Young/Daly optimum), so the plan itself is a grid
+    point."""
+    user_inst, user_nodes = resolve_cluster(plan, catalog)
+    is_user = inst.instance == user_inst.instance
+    nodes = set(space.nodes if space.nodes is not None else _default_nodes(plan, catalog, inst))
+    offered = ORCHESTRATORS[
+        inst.provider
+    ]  # offered[0]: self-managed VMs ("ec2" on AWS, "vm" elsewhere)
+    named = [orchestrator_on(inst.provider, o) for o in space.orchestrators]
+    orchs = [o for o in named if o in offered] or [offered[0]]
+    if is_user:
+        nodes.add(user_nodes)
+        user_orch = orchestrator_on(inst.provider, plan.cluster.orchestrator)
+        if user_orch not in orchs:
+            orchs.append(user_orch)
+    user_interval = (
+        plan.checkpoint.interval_hours
+        or chosen_interval
+        or float(catalog.value("defaults.checkpoint.interval_hours"))
+    )
+    intervals = _sorted_unique([*space.checkpoint_intervals_hours, user_interval])
+    spots = _sorted_unique([*space.spot_fractions, plan.purchase.spot_fraction])
+    terms = (
+        space.savings_plans if space.savings_plans is not None else (plan.purchase.savings_plan,)
+    )
+    sp = [_SpOption(term="none", coverage=0.0)]
+    user_cov = plan.purchase.savings_plan_coverage
+    for term in dict.fromkeys(terms):
+        if term == "none":
+            continue
+        covs = set(space.coverages)
+        if term == plan.purchase.savings_plan:
+            covs.add(1.0 if user_cov is None else user_cov)
+        sp.extend(_SpOption(term=term, coverage=c) for c in sorted(covs) if c > 0)
+    return _Axes(
+        nodes=tuple(sorted(nodes)),
+        orchestrators=tuple(dict.fromkeys(orchs)),
+        intervals=intervals,
+        spots=spots,
+        sp=tuple(sp),
+    )
+
+
+def _check_not_empty(space: SearchSpace) -> None:
+    for name in ("spot_fractions", "checkpoint_intervals_hours", "orchestrators"):
+        if not getattr(space, name):
+            msg = "the search space is empty: give at least one value"
+            raise SpecError(msg, field=f"space.{name}")
+    if space.nodes is not None and not space.nodes:
+        msg = "the search space is empty: give at least one node count"
+        raise SpecError(msg, field="space.nodes")
+    if space.instances is not None and not space.instances:
+        msg = "the search space is empty: give at least one instance type"
+        raise SpecError(msg, field="space.instances")
