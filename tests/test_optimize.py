@@ -193,7 +193,8 @@ def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str,
 def test_cli_json_contract_and_output_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
 ) -> None:
-    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the same."""
+    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the
+    same."""
     out_file = tmp_path / "best.toml"
     code, out, _ = _run(
         capsys,

@@ -50,7 +50,8 @@ _run = run_argv
 
 
 def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:
-    """A sample of trials re-priced by forecast_usage(replace(usage, ...)) matches to 1e-9 relative."""
+    """A sample of trials re-priced by forecast_usage(replace(usage, ...)) matches to 1e-9
+    relative."""
     usage = _usage(catalog)
     sim = simulate(usage, catalog, trials=600, rng=11, keep_samples=True)
     assert sim.samples is not None
@@ -112,7 +113,8 @@ def test_mean_matches_analytic_expectation(catalog: Catalog) -> None:
 def test_failure_counts_match_hand_computed_rate(catalog: Catalog) -> None:
     """4 × p5 (32 GPUs), 10 h, 0.01 failures/GPU-day: E[N] = 0.01 × 32 × 10 / 24 = 0.1333.
 
-    Each failure loses U(0, 2 h) of work (mean 1 h) plus a 1 h restart: E[lost] = 0.1333 × 2 = 0.2667 h.
+    Each failure loses U(0, 2 h) of work (mean 1 h) plus a 1 h restart:
+    E[lost] = 0.1333 × 2 = 0.2667 h.
     """
     d = zero_hidden_plan()
     d["reliability"]["gpu_failure_rate_per_gpu_day"] = 0.01
@@ -154,7 +156,8 @@ def test_category_means_add_up_to_total_mean(catalog: Catalog) -> None:
 
 
 def test_deadline_miss_probability(catalog: Catalog) -> None:
-    """Deadline below the shortest possible run (pure compute 10 h) is always missed; far above never."""
+    """Deadline below the shortest possible run (pure compute 10 h) is always missed; far above
+    never."""
     usage = usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
     assert (
         simulate(usage, catalog, trials=100, rng=1, deadline_hours=9.0).deadline_miss_probability
@@ -168,7 +171,8 @@ def test_deadline_miss_probability(catalog: Catalog) -> None:
 
 
 def test_young_daly_hand_computed(catalog: Catalog) -> None:
-    """δ = 0.1 h, 32 GPUs × 0.024/GPU-day = 0.032/h ⇒ MTBF 31.25 h, τ = sqrt(2 × 0.1 × 31.25) = 2.5 h."""
+    """δ = 0.1 h, 32 GPUs × 0.024/GPU-day = 0.032/h ⇒ MTBF 31.25 h,
+    τ = sqrt(2 × 0.1 × 31.25) = 2.5 h."""
     usage = usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY).with_values(
         {"checkpoint.stall_hours_each": 0.1}
     )
@@ -307,8 +311,19 @@ def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     )
     assert code == 0
     data = json.loads(out)
-    for key in ("trials", "seed", "elapsed_s", "deterministic_total_usd", "cost_usd", "wall_hours",
-                "deadline_miss_probability", "histogram", "by_category_mean_usd", "checkpoint", "spot"):  # fmt: skip
+    for key in (
+        "trials",
+        "seed",
+        "elapsed_s",
+        "deterministic_total_usd",
+        "cost_usd",
+        "wall_hours",
+        "deadline_miss_probability",
+        "histogram",
+        "by_category_mean_usd",
+        "checkpoint",
+        "spot",
+    ):
         assert key in data
     assert data["trials"] == 2000
     assert data["seed"] == 3
@@ -338,10 +353,20 @@ def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     """Table output shows percentiles and the studies; bad trials is a one-line error, exit 1."""
     code, out, _ = _run(
-        ["simulate", str(P4D_PLAN), "--trials", "500", "--seed", "1", "--spot-price-of-on-demand", "0.65:0.75",
-         "--study-trials", "200"],
+        [
+            "simulate",
+            str(P4D_PLAN),
+            "--trials",
+            "500",
+            "--seed",
+            "1",
+            "--spot-price-of-on-demand",
+            "0.65:0.75",
+            "--study-trials",
+            "200",
+        ],
         capsys,
-    )  # fmt: skip
+    )
     assert code == 0
     assert "P90" in out
     assert "Checkpoint interval" in out
@@ -374,8 +399,13 @@ def test_progress_reports_every_chunk(catalog: Catalog) -> None:
 def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) -> None:
     """A plan whose hours the model predicts: each trial's hours × a lognormal whose P10/P90 are
     time.error_band's; with every other source of noise off, wall-clock quantiles are the band's."""
-    plan = plan_from_dict({"model": {"params": 7e9, "tokens": 2e11}, "cluster": {"gpu": "h100", "gpus": 64},
-                           "prices": {"as_of": "2025-05-01"}})  # fmt: skip
+    plan = plan_from_dict(
+        {
+            "model": {"params": 7e9, "tokens": 2e11},
+            "cluster": {"gpu": "h100", "gpus": 64},
+            "prices": {"as_of": "2025-05-01"},
+        }
+    )
     usage = usage_for(plan, catalog, today=TODAY)
     lo = float(catalog.value("time.error_band.whole_run_p10"))
     hi = float(catalog.value("time.error_band.whole_run_p90"))
