@@ -261,7 +261,8 @@ class Engine:
 
         Cleaning, regexes and classification then run once per distinct combination instead
         of once per row (millions). Per row, only the money columns are converted (each once,
-        ``mapping.MONEY``) and the flags computed.
+        ``mapping.MONEY``) and the flags computed. DuckDB groups by one hash of the keys
+        (``_hash_grouped``); the other engines by the key columns.
         """
         import ibis
 
@@ -342,8 +343,8 @@ class Engine:
 
 
 _CONSTANTS_VIEW = "trainbill_parquet_constants"
-#: Column names of the hash grouping (``_hash_grouped``); a bill column of that name is refused
-#: by nothing, so the names are ones no export uses.
+#: Column names of the hash grouping (``_hash_grouped``): names no export uses; a bill column
+#: so named would only be shadowed in that step, which reads nothing but the keys and sums.
 _KEYS = "_trainbill_keys"
 _HASH = "_trainbill_hash"
 
