@@ -49,10 +49,13 @@ def _write(
 def _focus(path: Path, rows: list[dict[str, str]]) -> Path:
     """FOCUS rows in USD for April 2026; EffectiveCost and ListCost default to BilledCost."""
     base = {
-        "BillingCurrency": "USD", "ChargeCategory": "Usage", "ChargePeriodStart": "2026-04-02T00:00:00Z",
-        "BillingPeriodStart": "2026-04-01T00:00:00Z", "BillingPeriodEnd": "2026-05-01T00:00:00Z",
+        "BillingCurrency": "USD",
+        "ChargeCategory": "Usage",
+        "ChargePeriodStart": "2026-04-02T00:00:00Z",
+        "BillingPeriodStart": "2026-04-01T00:00:00Z",
+        "BillingPeriodEnd": "2026-05-01T00:00:00Z",
         "PricingCategory": "Standard",
-    }  # fmt: skip
+    }
     return _write(
         path,
         _FOCUS_COLS,
@@ -115,37 +118,71 @@ def test_fee_attribution_is_per_commitment(tmp_path: Path) -> None:
     bill = _cur(
         tmp_path / "cur.csv",
         [
-            {"line_item_line_item_type": "SavingsPlanCoveredUsage", "line_item_product_code": "AmazonEC2",
-             "line_item_usage_type": "BoxUsage:p5.48xlarge", "line_item_usage_amount": "2",
-             "line_item_unblended_cost": "110", "pricing_public_on_demand_cost": "110",
-             "pricing_unit": "Hrs", "product_instance_type": "p5.48xlarge",
-             "savings_plan_savings_plan_a_r_n": sp},
-            {"line_item_line_item_type": "SavingsPlanNegation", "line_item_product_code": "AmazonEC2",
-             "line_item_usage_type": "BoxUsage:p5.48xlarge", "line_item_usage_amount": "2",
-             "line_item_unblended_cost": "-110", "pricing_public_on_demand_cost": "0",
-             "pricing_unit": "Hrs", "product_instance_type": "p5.48xlarge",
-             "savings_plan_savings_plan_a_r_n": sp},
-            {"line_item_line_item_type": "SavingsPlanRecurringFee",
-             "line_item_product_code": "ComputeSavingsPlans",
-             "line_item_usage_type": "ComputeSP:1yrNoUpfront", "line_item_usage_amount": "720",
-             "line_item_unblended_cost": "55", "pricing_public_on_demand_cost": "0",
-             "pricing_unit": "Hrs", "savings_plan_savings_plan_a_r_n": sp},
-            {"line_item_line_item_type": "DiscountedUsage", "line_item_product_code": "AmazonEC2",
-             "line_item_usage_type": "BoxUsage:m5.large", "line_item_usage_amount": "1000",
-             "line_item_unblended_cost": "0", "pricing_public_on_demand_cost": "1000",
-             "pricing_unit": "Hrs", "product_instance_type": "m5.large",
-             "reservation_reservation_a_r_n": ri},
-            {"line_item_line_item_type": "RIFee", "line_item_product_code": "AmazonEC2",
-             "line_item_usage_type": "HeavyUsage:m5.large", "line_item_usage_amount": "1000",
-             "line_item_unblended_cost": "900", "pricing_public_on_demand_cost": "0",
-             "pricing_unit": "Hrs", "product_instance_type": "m5.large",
-             "reservation_reservation_a_r_n": ri},
-            {"line_item_product_code": "AmazonEC2", "line_item_usage_type": "BoxUsage:p5.48xlarge",
-             "line_item_usage_amount": "3", "line_item_unblended_cost": "300",
-             "pricing_public_on_demand_cost": "300", "pricing_unit": "Hrs",
-             "product_instance_type": "p5.48xlarge"},
+            {
+                "line_item_line_item_type": "SavingsPlanCoveredUsage",
+                "line_item_product_code": "AmazonEC2",
+                "line_item_usage_type": "BoxUsage:p5.48xlarge",
+                "line_item_usage_amount": "2",
+                "line_item_unblended_cost": "110",
+                "pricing_public_on_demand_cost": "110",
+                "pricing_unit": "Hrs",
+                "product_instance_type": "p5.48xlarge",
+                "savings_plan_savings_plan_a_r_n": sp,
+            },
+            {
+                "line_item_line_item_type": "SavingsPlanNegation",
+                "line_item_product_code": "AmazonEC2",
+                "line_item_usage_type": "BoxUsage:p5.48xlarge",
+                "line_item_usage_amount": "2",
+                "line_item_unblended_cost": "-110",
+                "pricing_public_on_demand_cost": "0",
+                "pricing_unit": "Hrs",
+                "product_instance_type": "p5.48xlarge",
+                "savings_plan_savings_plan_a_r_n": sp,
+            },
+            {
+                "line_item_line_item_type": "SavingsPlanRecurringFee",
+                "line_item_product_code": "ComputeSavingsPlans",
+                "line_item_usage_type": "ComputeSP:1yrNoUpfront",
+                "line_item_usage_amount": "720",
+                "line_item_unblended_cost": "55",
+                "pricing_public_on_demand_cost": "0",
+                "pricing_unit": "Hrs",
+                "savings_plan_savings_plan_a_r_n": sp,
+            },
+            {
+                "line_item_line_item_type": "DiscountedUsage",
+                "line_item_product_code": "AmazonEC2",
+                "line_item_usage_type": "BoxUsage:m5.large",
+                "line_item_usage_amount": "1000",
+                "line_item_unblended_cost": "0",
+                "pricing_public_on_demand_cost": "1000",
+                "pricing_unit": "Hrs",
+                "product_instance_type": "m5.large",
+                "reservation_reservation_a_r_n": ri,
+            },
+            {
+                "line_item_line_item_type": "RIFee",
+                "line_item_product_code": "AmazonEC2",
+                "line_item_usage_type": "HeavyUsage:m5.large",
+                "line_item_usage_amount": "1000",
+                "line_item_unblended_cost": "900",
+                "pricing_public_on_demand_cost": "0",
+                "pricing_unit": "Hrs",
+                "product_instance_type": "m5.large",
+                "reservation_reservation_a_r_n": ri,
+            },
+            {
+                "line_item_product_code": "AmazonEC2",
+                "line_item_usage_type": "BoxUsage:p5.48xlarge",
+                "line_item_usage_amount": "3",
+                "line_item_unblended_cost": "300",
+                "pricing_public_on_demand_cost": "300",
+                "pricing_unit": "Hrs",
+                "product_instance_type": "p5.48xlarge",
+            },
         ],
-    )  # fmt: skip
+    )
     s = read_bill(bill)
     assert s.billed_cost == pytest.approx(110 - 110 + 55 + 0 + 900 + 300)  # 1255
     assert s.gpu_instance_hours == pytest.approx(2 + 3)
@@ -214,11 +251,16 @@ def test_cur_rifee_effective_uses_unused_columns_when_present(tmp_path: Path) ->
     path = tmp_path / "cur.csv"
     cols = [*_CUR_COLS, "reservation_unused_amortized_upfront_fee_for_billing_period",
             "reservation_unused_recurring_fee"]  # fmt: skip
-    base = {"bill_billing_period_start_date": "2026-04-01", "bill_billing_period_end_date":
-            "2026-05-01", "line_item_usage_start_date": "2026-04-02",
-            "line_item_currency_code": "USD", "line_item_line_item_type": "RIFee",
-            "line_item_product_code": "AmazonEC2", "line_item_usage_type": "HeavyUsage:m5.large",
-            "reservation_reservation_a_r_n": "arn:aws:ec2:us-east-1:1:reserved-instances/ri-1"}  # fmt: skip
+    base = {
+        "bill_billing_period_start_date": "2026-04-01",
+        "bill_billing_period_end_date": "2026-05-01",
+        "line_item_usage_start_date": "2026-04-02",
+        "line_item_currency_code": "USD",
+        "line_item_line_item_type": "RIFee",
+        "line_item_product_code": "AmazonEC2",
+        "line_item_usage_type": "HeavyUsage:m5.large",
+        "reservation_reservation_a_r_n": "arn:aws:ec2:us-east-1:1:reserved-instances/ri-1",
+    }
     with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, restval="")
         w.writeheader()
@@ -294,16 +336,30 @@ def test_effective_basis_explains_lines_by_effective_cost(tmp_path: Path) -> Non
     bill = _focus(
         tmp_path / "sp.csv",
         [
-            {"BilledCost": "0", "EffectiveCost": "100", "ListCost": "150", "ServiceCategory": "Compute",
-             "ServiceName": "Amazon Elastic Compute Cloud", "PricingCategory": "Committed",
-             "CommitmentDiscountId": "arn:aws:savingsplans::1:savingsplan/sp-1",
-             "ChargeDescription": "p5.48xlarge covered by Savings Plan", "ConsumedQuantity": "2",
-             "ConsumedUnit": "Hours", "x_UsageType": "USE1-BoxUsage:p5.48xlarge"},
-            {"BilledCost": "30", "ServiceCategory": "Compute", "ServiceName": "Amazon Elastic Compute Cloud",
-             "ChargeDescription": "$0.192 per On Demand Linux m5.xlarge Instance Hour", "ConsumedQuantity": "156",
-             "ConsumedUnit": "Hours", "x_UsageType": "USE1-BoxUsage:m5.xlarge"},
+            {
+                "BilledCost": "0",
+                "EffectiveCost": "100",
+                "ListCost": "150",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Amazon Elastic Compute Cloud",
+                "PricingCategory": "Committed",
+                "CommitmentDiscountId": "arn:aws:savingsplans::1:savingsplan/sp-1",
+                "ChargeDescription": "p5.48xlarge covered by Savings Plan",
+                "ConsumedQuantity": "2",
+                "ConsumedUnit": "Hours",
+                "x_UsageType": "USE1-BoxUsage:p5.48xlarge",
+            },
+            {
+                "BilledCost": "30",
+                "ServiceCategory": "Compute",
+                "ServiceName": "Amazon Elastic Compute Cloud",
+                "ChargeDescription": "$0.192 per On Demand Linux m5.xlarge Instance Hour",
+                "ConsumedQuantity": "156",
+                "ConsumedUnit": "Hours",
+                "x_UsageType": "USE1-BoxUsage:m5.xlarge",
+            },
         ],
-    )  # fmt: skip
+    )
     s = read_bill(bill)
     billed = s.lines_for("compute")
     effective = s.lines_for("compute", "effective")

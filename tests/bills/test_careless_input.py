@@ -305,7 +305,8 @@ def test_write_calibration_does_not_clobber_a_file_that_appears(
 
 
 def test_cr_only_line_endings_read_like_lf(tmp_path: Path) -> None:
-    """A CSV saved with classic-Mac CR line endings (header read raised _csv.Error) sums the same."""
+    """A CSV saved with classic-Mac CR line endings (header read raised _csv.Error) sums the
+    same."""
     cr = tmp_path / "cr.csv"
     cr.write_bytes(CUR_MONTH.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r"))
     assert b"\n" not in cr.read_bytes()

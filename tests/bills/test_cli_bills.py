@@ -117,10 +117,10 @@ def _data_exports_folder(root: Path, *, manifests: bool) -> Path:
             for i in range(2):
                 part = folder / f"gpu-export-0000{i + 1}.snappy.parquet"
                 con.execute(
-                    f"COPY (SELECT * REPLACE ('{start}T00:00:00.000Z' AS bill_billing_period_start_date, "
-                    f"'{end}T00:00:00.000Z' AS bill_billing_period_end_date) "
-                    f"FROM read_csv('{CUR_MONTH}', all_varchar = true) LIMIT 12 OFFSET {12 * i}) "
-                    f"TO '{part}' (FORMAT parquet)"
+                    f"COPY (SELECT * REPLACE ('{start}T00:00:00.000Z' AS "
+                    f"bill_billing_period_start_date, '{end}T00:00:00.000Z' AS "
+                    f"bill_billing_period_end_date) FROM read_csv('{CUR_MONTH}', all_varchar = "
+                    f"true) LIMIT 12 OFFSET {12 * i}) TO '{part}' (FORMAT parquet)"
                 )
                 keys.append(f"s3://bucket/exports/{part.relative_to(root).as_posix()}")
         if manifests:

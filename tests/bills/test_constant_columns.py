@@ -30,8 +30,12 @@ def _constants(paths: list[Path]) -> dict[str, str | None]:
 
     con = duckdb.connect()
     listing = ", ".join(f"'{p}'" for p in paths)
-    types = {str(r[0]): str(r[1]) for r in con.execute(
-        f"DESCRIBE SELECT * FROM read_parquet([{listing}], union_by_name = true)").fetchall()}  # fmt: skip
+    types = {
+        str(r[0]): str(r[1])
+        for r in con.execute(
+            f"DESCRIBE SELECT * FROM read_parquet([{listing}], union_by_name = true)"
+        ).fetchall()
+    }
     return _constant_columns(con, [str(p) for p in paths], types)
 
 

@@ -130,7 +130,8 @@ def test_cost_beyond_nine_billion_in_parquet_names_row(tmp_path: Path) -> None:
     pq.write_table(table, path)
     with pytest.raises(
         BillError,
-        match=r"bill\.parquet: row 2: column BilledCost: '10000000000\.0' is beyond the exact ±9 billion range",
+        match=r"bill\.parquet: row 2: column BilledCost: '10000000000\.0' is beyond the exact ±9 "
+        r"billion range",
     ):
         read_bill(path)
 

@@ -77,14 +77,24 @@ def test_focus_x_usagetype_wins_over_skumeter(tmp_path: Path) -> None:
         w = csv.DictWriter(fh, fieldnames=cols, restval="")
         w.writeheader()
         for r in (
-            {"SkuMeter": "DataTransfer-Out-Bytes", "x_UsageType": "EBS:SnapshotUsage", "BilledCost": "3"},
+            {
+                "SkuMeter": "DataTransfer-Out-Bytes",
+                "x_UsageType": "EBS:SnapshotUsage",
+                "BilledCost": "3",
+            },
             {"SkuMeter": "DataTransfer-Out-Bytes", "x_UsageType": "", "BilledCost": "4"},
-        ):  # fmt: skip
-            w.writerow({
-                **_BASE, "ServiceName": "Amazon Elastic Compute Cloud", "ServiceCategory": "Compute",
-                "ChargeDescription": "EC2 charge", "EffectiveCost": r["BilledCost"],
-                "ListCost": r["BilledCost"], **r,
-            })  # fmt: skip
+        ):
+            w.writerow(
+                {
+                    **_BASE,
+                    "ServiceName": "Amazon Elastic Compute Cloud",
+                    "ServiceCategory": "Compute",
+                    "ChargeDescription": "EC2 charge",
+                    "EffectiveCost": r["BilledCost"],
+                    "ListCost": r["BilledCost"],
+                    **r,
+                }
+            )
     s = read_bill(path)
     assert s.by_category["storage"] == pytest.approx(3.0)
     assert s.by_category["data_transfer"] == pytest.approx(4.0)

@@ -43,7 +43,8 @@ def test_format_rows_and_currency(summary) -> None:  # type: ignore[no-untyped-d
 
 
 def test_total_reconciles_with_the_file(summary) -> None:  # type: ignore[no-untyped-def]
-    """Billed total is the sum of BilledCost rounded per row to 1e-9, within the file's by 1000 × 5e-10.
+    """Billed total is the sum of BilledCost rounded per row to 1e-9, within the file's by 1000 ×
+    5e-10.
 
     Money is summed in whole nano-units, each row rounded as floor(x × 10^9 + 0.5); the file's
     exact total may differ by at most 5e-10 a row: 1000 rows → 5e-7.

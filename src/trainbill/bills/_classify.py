@@ -75,12 +75,28 @@ _DB_SERVICE = r"rds|relational database|elasticache|redshift|opensearch|dynamodb
 _TRANSFER_UT = r"datatransfer|-out-bytes|-in-bytes|interzone|cloudfront-(out|in)|aws-(out|in)-"
 # Descriptions name transfer in words, or (FOCUS exports without x_UsageType) by the usage type
 # itself: "USD 0.02 per GB for EUN1-AWS-Out-Bytes", "... for DataTransfer-Out-Bytes ...".
-_TRANSFER_DESC = r"data transfer|bandwidth|transfer out|transfer in\b|datatransfer-|-(out|in)-bytes\b|interzone-(in|out)\b"
-_NETWORK_SVC = r"virtual private cloud|amazonvpc|elastic load balancing|awselb|route ?53|vpc|load balancer|cloudfront|direct connect|transit gateway|network"
-_MONITOR_SVC = r"cloudwatch|x-ray|xray|azure monitor|log analytics|managed grafana|managed service for prometheus|cloud monitoring|cloud logging"
+_TRANSFER_DESC = (
+    r"data transfer|bandwidth|transfer out|transfer in\b|datatransfer-|-(out|in)-bytes\b|"
+    r"interzone-(in|out)\b"
+)
+_NETWORK_SVC = (
+    r"virtual private cloud|amazonvpc|elastic load balancing|awselb|route ?53|vpc|"
+    r"load balancer|cloudfront|direct connect|transit gateway|network"
+)
+_MONITOR_SVC = (
+    r"cloudwatch|x-ray|xray|azure monitor|log analytics|managed grafana|"
+    r"managed service for prometheus|cloud monitoring|cloud logging"
+)
 _ORCH_SVC = r"sagemaker|kubernetes|\beks\b|amazoneks|\baks\b|\bgke\b|aws ?batch|parallelcluster"
-_OTHER_CATS = r"^(databases|analytics|business applications|developer tools|identity|integration|internet of things|media|migration|mobile|multicloud|security|web)$"
-_STORAGE_SVC = r"simple storage service|amazons3|\bs3\b|fsx|elastic file system|amazonefs|\bebs\b|glacier|backup|block_storage|object_storage|storage|container registry|\becr\b|artifact registry"
+_OTHER_CATS = (
+    r"^(databases|analytics|business applications|developer tools|identity|integration|"
+    r"internet of things|media|migration|mobile|multicloud|security|web)$"
+)
+_STORAGE_SVC = (
+    r"simple storage service|amazons3|\bs3\b|fsx|elastic file system|amazonefs|\bebs\b|"
+    r"glacier|backup|block_storage|object_storage|storage|container registry|\becr\b|"
+    r"artifact registry"
+)
 _STORAGE_UT = r"^(ebs:|timedstorage|requests-tier|snapshot|fsx|efs|storage)"
 _STORAGE_DESC = r"managed disk|snapshot|provisioned storage|block volume|\bebs\b"
 _COMPUTE_UT = r"^(boxusage|spotusage|dedicatedusage|hostusage|heavyusage|reservedhostusage)"

@@ -397,7 +397,8 @@ def _sql_str(value: str | None) -> str:
 
 
 def _sql_list(paths: list[str]) -> str:
-    """A DuckDB list literal of file paths, for ``read_parquet``/``read_csv``/``parquet_metadata``."""
+    """A DuckDB list literal of file paths, for
+    ``read_parquet``/``read_csv``/``parquet_metadata``."""
     return "[" + ", ".join(_sql_str(p) for p in paths) + "]"
 
 
@@ -409,9 +410,9 @@ def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict
     monthly export some grouping columns never vary (``BillingCurrency``, the billing period)
     or are entirely empty (``CommitmentDiscountId`` without commitments). A key with a single
     value splits no group, so grouping without it and attaching its value afterwards gives
-    the same result (the benchmark's query runs about a fifth faster). The proof is read from each row
-    group's statistics (a footer read, milliseconds); anything short of proof keeps the column
-    in the GROUP BY: statistics missing or not exact (truncated), a column absent from some
+    the same result (the benchmark's query runs about a fifth faster). The proof is read from
+    each row group's statistics (a footer read, milliseconds); anything short of proof keeps the
+    column in the GROUP BY: statistics missing or not exact (truncated), a column absent from some
     file, a value in a column that is not plain text (its printed statistic need not equal
     the value DuckDB reads) or printed with a backslash (DuckDB's ``\\xHH`` escape of bytes
     that are not UTF-8, which the read refuses), or a column a Hive ``name=value`` folder in a
@@ -423,12 +424,12 @@ def _constant_columns(con: Any, paths: list[str], types: dict[str, str]) -> dict
     parts = [part for p in paths for part in re.split(r"[/\\]", p) if "=" in part]
     partitions = {part.split("=", 1)[0].lower() for part in parts}
     rows = con.execute(
-        "SELECT path_in_schema, count(DISTINCT file_name), "
-        "bool_and(coalesce(num_values = row_group_num_rows AND stats_null_count = num_values, false)), "
-        "bool_and(coalesce(num_values = row_group_num_rows AND stats_null_count = 0 "
-        "AND type = 'BYTE_ARRAY' AND stats_min_value = stats_max_value AND min_is_exact AND max_is_exact, false)), "
-        "count(DISTINCT stats_min_value), min(stats_min_value), sum(row_group_num_rows) "
-        f"FROM parquet_metadata({listing}) GROUP BY path_in_schema"
+        "SELECT path_in_schema, count(DISTINCT file_name), bool_and(coalesce(num_values = "
+        "row_group_num_rows AND stats_null_count = num_values, false)), "
+        "bool_and(coalesce(num_values = row_group_num_rows AND stats_null_count = 0 AND type = "
+        "'BYTE_ARRAY' AND stats_min_value = stats_max_value AND min_is_exact AND max_is_exact, "
+        "false)), count(DISTINCT stats_min_value), min(stats_min_value), "
+        f"sum(row_group_num_rows) FROM parquet_metadata({listing}) GROUP BY path_in_schema"
     ).fetchall()
     out: dict[str, str | None] = {}
     for column, files, all_null, each_one_value, values, value, n_rows in rows:
@@ -463,8 +464,9 @@ def _check_sniffed(files: list[BillFile], columns: list[str]) -> None:
             )
     names = ", ".join(str(f.path) for f in files)
     raise BillError(
-        f"{names}: DuckDB did not find the header's columns (it read {len(columns)} "
-        f"where the header(s) have {len(expected)}); the CSV dialect (comma-separated, double quotes) was not recognised"
+        f"{names}: DuckDB did not find the header's columns (it read {len(columns)} where the "
+        f"header(s) have {len(expected)}); the CSV dialect (comma-separated, double quotes) was "
+        "not recognised"
     )
 
 
@@ -515,8 +517,9 @@ def _table_engine(name: str) -> Engine:
     staging = os.environ.get("TRAINBILL_ATHENA_S3_STAGING_DIR", "").strip()
     if not staging.startswith("s3://"):
         raise BillError(
-            "engine 'athena' needs TRAINBILL_ATHENA_S3_STAGING_DIR, e.g. s3://bucket/athena-results/ "
-            "(and TRAINBILL_ATHENA_SCHEMA, AWS_REGION and AWS credentials as usual)"
+            "engine 'athena' needs TRAINBILL_ATHENA_S3_STAGING_DIR, e.g. "
+            "s3://bucket/athena-results/ (and TRAINBILL_ATHENA_SCHEMA, AWS_REGION and AWS "
+            "credentials as usual)"
         )
     config: dict[str, Any] = {
         "s3_staging_dir": staging,

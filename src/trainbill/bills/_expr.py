@@ -18,7 +18,8 @@ there depends on the column's physical type (``money``):
   obvious spelling, but engines round doubles differently (DuckDB the binary value, Spark its
   shortest decimal form) and DuckDB's ``ROUND`` is twice as slow as ``FLOOR``.
 * DECIMAL is summed exactly in its own type and rounded to nano-units once per group, half away
-  from zero (``money_total``, ``nano_total``): exact for up to 9 decimal places, within $5e-10 a group beyond.
+  from zero (``money_total``, ``nano_total``): exact for up to 9 decimal places, within $5e-10
+  a group beyond.
   The same values as text can therefore differ in the last nano-unit of a total when they
   carry more than 9 decimals (per-row vs per-group rounding); both are exact to the nano-unit.
 

@@ -362,7 +362,8 @@ def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
 
 
 def _expand(path: Path) -> list[Path]:
-    """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a file."""
+    """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a
+    file."""
     if path.is_dir():
         manifests = sorted(path.rglob("*-Manifest.json"))
         if manifests:
@@ -573,7 +574,8 @@ def find_bad_number(
 def find_other_value(
     files: Sequence[BillFile], column: str, expected: str
 ) -> tuple[Path, int, str] | None:
-    """First (file, 1-based data row, value) whose ``column`` is set and differs from ``expected``."""
+    """First (file, 1-based data row, value) whose ``column`` is set and differs from
+    ``expected``."""
     for file in files:
         if not file.local or column.lower() not in {c.lower() for c in file.columns}:
             continue  # a Trino/Athena table or an S3 file cannot be walked row by row from here

@@ -181,7 +181,10 @@ def calibration_to_toml(cal: BillCalibration) -> str:
     }
     lines = [
         "# trainbill calibration fitted from bills (see `trainbill calibrate`).",
-        "# `trainbill forecast --calibration FILE` scales overheads by these USD per GPU node-hour.",
+        (
+            "# `trainbill forecast --calibration FILE` scales overheads by these USD per GPU "
+            "node-hour."
+        ),
         "[calibration]",
     ]
     lines += [f"{k} = {_value(v)}" for k, v in head.items() if v is not None]
@@ -223,7 +226,8 @@ def check_output(path: Path, *, overwrite: bool, inputs: Sequence[Path] = ()) ->
     """
     if path.is_dir():
         raise BillError(
-            f"{path}: is a folder; give the calibration file's path, e.g. {path / 'calibration.toml'}"
+            f"{path}: is a folder; give the calibration file's path, e.g. "
+            f"{path / 'calibration.toml'}"
         )
     problem = destination_problem(path, replace=overwrite, inputs=inputs)
     if problem is not None:

@@ -72,7 +72,8 @@ MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
 
 
 def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
-    """Per-row money (``_expr.money`` values + "not a number" flags) and the optional breakdown key."""
+    """Per-row money (``_expr.money`` values + "not a number" flags) and the optional breakdown
+    key."""
     billed, bad_billed = money(t, fmt, MONEY_COLUMNS["billed"])
     effective, bad_effective = money(t, fmt, MONEY_COLUMNS["effective"])
     list_cost, bad_list = money(t, fmt, MONEY_COLUMNS["list"])

@@ -58,7 +58,8 @@ class BillLine:
     effective_cost: float = 0.0
 
     def cost(self, basis: str = "billed") -> float:
-        """The line's cost on a comparison basis: ``billed`` (invoice) or ``effective`` (amortised)."""
+        """The line's cost on a comparison basis: ``billed`` (invoice) or ``effective``
+        (amortised)."""
         return self.effective_cost if basis == "effective" else self.billed_cost
 
 
@@ -249,7 +250,8 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
         is_money = flag != "bad_quantity"
         rule = (
             "costs must be plain decimal numbers (like 1234.56 or 1.5E-7: no currency sign, "
-            "thousands separator or underscore), finite and within ±9e9 (summed exactly, in nano-units)"
+            "thousands separator or underscore), finite and within ±9e9 (summed exactly, in "
+            "nano-units)"
             if is_money
             else "quantities must be plain decimal numbers (like 720 or 1.5E-7), finite"
         )
