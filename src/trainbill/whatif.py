@@ -416,18 +416,7 @@ def sparse_attention(
         msg = "the sparse-attention what-if needs model.params, model.layers and model.d_model"
         raise SpecError(msg, source=source, field="model")
     seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
-    rows = tuple(
-        SparseRow(
-            seq_len=s,
-            attention_share=(
-                a := attention_share(
-                    active_params=active, layers=m.layers, d_model=m.d_model, seq_len=s
-                )
-            ),
-            flops_saving=a * sparsity,
-        )
-        for s in sorted({*seq_lens, seq})
-    )
+    rows = _sparse_rows(active, m.layers, m.d_model, sparsity, sorted({*seq_lens, seq}))
     plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
     before = forecast(plan, catalog, today=today)
     hours_after = before.usage.compute.hours * (1.0 - plan_saving)
@@ -435,14 +424,6 @@ def sparse_attention(
     after = forecast(after_plan, catalog, today=today)
     claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
     claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
-    notes = [
-        "time assumed proportional to FLOPs (attention at the model's average MFU)",
-        (
-            f"the article's claim: {claimed:.0%} less training time for sequences over "
-            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
-            "sparsity"
-        ),
-    ]
     return SparsityReport(
         sparsity=sparsity,
         rows=rows,
@@ -456,7 +437,37 @@ def sparse_attention(
         claimed_min_seq_len=claimed_seq,
         min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model),
         claim_possible_at_plan=plan_saving >= claimed,
-        notes=tuple(notes),
+        notes=_sparse_notes(claimed, claimed_seq),
+    )
+
+
+def _sparse_rows(
+    active: float, layers: int, d_model: int, sparsity: float, seq_lens: Sequence[int]
+) -> tuple[SparseRow, ...]:
+    """Attention's share of the FLOPs and what ``sparsity`` of it saves, per sequence length."""
+    return tuple(
+        SparseRow(
+            seq_len=s,
+            attention_share=(
+                a := attention_share(
+                    active_params=active, layers=layers, d_model=d_model, seq_len=s
+                )
+            ),
+            flops_saving=a * sparsity,
+        )
+        for s in seq_lens
+    )
+
+
+def _sparse_notes(claimed: float, claimed_seq: int) -> tuple[str, ...]:
+    """The time assumption, and what the article's claim needs."""
+    return (
+        "time assumed proportional to FLOPs (attention at the model's average MFU)",
+        (
+            f"the article's claim: {claimed:.0%} less training time for sequences over "
+            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
+            "sparsity"
+        ),
     )
 
 
