@@ -831,27 +831,6 @@ def _no_layout_error(
     return MemoryFitError(msg)
 
 
-def _layout_warnings(
-    lay: Layout, *, gpus: int, accelerator: Accelerator, recompute: bool | None
-) -> list[str]:
-    """What the chosen layout costs that a user should hear about (offload, forced recompute)."""
-    if lay.memory.offload:
-        return [
-            (
-                f"the model fits on {gpus} × {accelerator.id} only with the optimizer state "
-                "offloaded to host memory (slow)"
-            )
-        ]
-    if lay.memory.recompute and recompute is None:
-        return [
-            (
-                f"the model fits on {gpus} × {accelerator.id} only with full activation recompute "
-                "(+33% compute)"
-            )
-        ]
-    return []
-
-
 def _choose_layout(s: _Space, accelerator: Accelerator) -> Layout:
     """The fastest layout that fits, or the error that says why none does."""
     cands, too_small = _candidates(s)
@@ -1186,6 +1165,27 @@ def _warnings(run: _Run) -> tuple[str, ...]:
         run.layout, gpus=q.gpus, accelerator=q.accelerator, recompute=q.recompute
     )
     return tuple(out)
+
+
+def _layout_warnings(
+    lay: Layout, *, gpus: int, accelerator: Accelerator, recompute: bool | None
+) -> list[str]:
+    """What the chosen layout costs that a user should hear about (offload, forced recompute)."""
+    if lay.memory.offload:
+        return [
+            (
+                f"the model fits on {gpus} × {accelerator.id} only with the optimizer state "
+                "offloaded to host memory (slow)"
+            )
+        ]
+    if lay.memory.recompute and recompute is None:
+        return [
+            (
+                f"the model fits on {gpus} × {accelerator.id} only with full activation recompute "
+                "(+33% compute)"
+            )
+        ]
+    return []
 
 
 def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
