@@ -87,7 +87,7 @@ which also reports leave-one-out cross-validated errors):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import SpecError
@@ -344,28 +344,78 @@ def _pow2_upto(limit: int) -> list[int]:
     return out
 
 
-def _maturity_note(
-    accelerator: Accelerator, fp: FitParams, age: float | None, maturity: float
-) -> str:
-    """The software-maturity factor in words, for ``--explain``."""
-    if age is None:
-        return f"{accelerator.id} launch date unknown: software taken as mature (× 1)"
-    launched = accelerator.launched.isoformat() if accelerator.launched else "?"
-    # Two decimals of age and four digits of immaturity: the printed arithmetic must give the
-    # printed factor by hand (one decimal of age was off by up to 0.004 at two years).
-    when = (
-        f"{age:.2f} years before the run"
-        if age >= 0
-        else (
-            f"{-age:.2f} years after the run date (a run before launch counts as age 0, "
-            "brand-new software)"
-        )
-    )
-    return (
-        f"{accelerator.id} launched {launched}, {when}: kernels at 1 − {fp.immaturity:.4g} × "
-        f"exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} of mature "
-        "efficiency (fitted shortfall of new software on a new chip)"
-    )
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Query:
+    """One ``estimate_time`` question: the workload and cluster facts, and the fit to use.
+
+    The fields are ``estimate_time``'s keywords, with ``fit`` resolved to ``fp`` and the
+    accelerator's peak at the plan's precision read once.
+    """
+
+    catalog: Catalog
+    accelerator: Accelerator
+    instance: Instance
+    fp: FitParams
+    nodes: int
+    precision: str
+    #: Hours of pure training stated by the plan: only the stall is modelled on top of them.
+    hours: float | None
+    params: float | None
+    active_params: float | None
+    tokens: float | None
+    global_batch_tokens: float
+    seq_len: int
+    layers: int | None
+    d_model: int | None
+    straggler_cv: float
+    #: Activation recompute forced on/off (a published config), or None to follow memory.
+    recompute: bool | None
+    #: A measured MFU (``trainbill profile``) in place of the modelled kernel efficiency.
+    measured_mfu: float | None
+    #: False for software from before FlashAttention (2022): seq × seq scores go through HBM.
+    fused_attention: bool
+    #: The run's date minus the accelerator's launch; None: launch unknown, software mature.
+    software_age_years: float | None
+    #: How the global batch was chosen when the plan did not state it (shown among the factors).
+    batch_note: str | None
+    #: Dense peak TFLOP/s per accelerator at ``precision``.
+    peak: float
+
+    @property
+    def gpn(self) -> int:
+        """Accelerators per node (per billed unit)."""
+        return self.instance.accelerator_count
+
+    @property
+    def gpus(self) -> int:
+        """Accelerators in the cluster."""
+        return self.nodes * self.instance.accelerator_count
+
+    @property
+    def bf16(self) -> float:
+        """Dense BF16 peak TFLOP/s: the kernel model's reference speed."""
+        return self.accelerator.peak_bf16_tflops
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Work:
+    """The model's size, shape and total work (FLOPs), the shape estimated when not given."""
+
+    params: float
+    n_active: float
+    tokens: float
+    layers: int
+    d_model: int
+    #: The plan gave no layers or no width, so the shape comes from the size.
+    shape_estimated: bool
+    flops: float
+    #: Whether active < total parameters (an MoE model).
+    sparse: bool
+
+    @property
+    def flops_per_token(self) -> float:
+        """Model FLOPs per training token."""
+        return self.flops / self.tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -377,6 +427,8 @@ class _Kernel:
     fp8: bool
     g: float
     m: float
+    #: The unfused-attention share of ``m`` (0 with fused attention).
+    m_attn: float
     maturity: float
     moe_eff: float
 
@@ -446,262 +498,140 @@ class _Space:
 _Cand = tuple[float, tuple[int, int, int, int], float, float, float, float, float]
 
 
-def _precision_speed(
-    accelerator: Accelerator, precision: str, fp: FitParams, factors: list[tuple[str, str]]
-) -> bool:
-    """Whether the matmuls run at FP8 speed (appending the reason when they do not)."""
-    bf16 = accelerator.peak_bf16_tflops
-    fp8 = precision == "fp8" and accelerator.peak_fp8_tflops is not None
-    if precision == "fp8" and not fp8:
-        factors.append(("precision", f"{accelerator.id} has no FP8 units: BF16 peak used"))
-    elif (
-        fp8
-        and accelerator.peak_fp8_tflops is not None
-        and fp.eta_fp8 * accelerator.peak_fp8_tflops <= bf16
-    ):
-        # FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's
-        # (Trainium1: 190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
-        fp8 = False
-        factors.append(
-            (
-                "precision",
-                (
-                    f"FP8 on {accelerator.id} is no faster than BF16 (FP8 peak "
-                    f"{accelerator.peak_fp8_tflops:g} × η_fp8 {fp.eta_fp8:.2f} ≤ BF16 peak "
-                    f"{bf16:g} TFLOP/s): BF16 speed used"
-                ),
-            )
-        )
-    return fp8
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    """Everything computed for one question: what the explanation lines are rendered from."""
+
+    q: _Query
+    work: _Work
+    #: The modelled kernel efficiency (named even when a measured MFU replaces it).
+    modelled: _Kernel
+    #: The kernel efficiency used: the modelled one, or the measured MFU.
+    kernel: _Kernel
+    space: _Space
+    layout: Layout
+    straggler: float
+
+    @property
+    def steps(self) -> float:
+        """Optimizer steps of the run: tokens over the global batch."""
+        return self.work.tokens / self.space.batch
+
+    @property
+    def modelled_hours(self) -> float:
+        """Hours of pure training the model gives (before any stated hours replace them)."""
+        return self.layout.busy_s * self.steps / _SECONDS_PER_HOUR
+
+    @property
+    def compute_hours(self) -> float:
+        """The hours the estimate reports: the plan's stated hours, else the modelled ones."""
+        return self.q.hours if self.q.hours is not None else self.modelled_hours
 
 
-def _shape_and_flops(
-    catalog: Catalog,
-    *,
-    n_active: float,
-    tokens: float,
-    layers: int | None,
-    d_model: int | None,
-    seq_len: int,
-    factors: list[tuple[str, str]],
-) -> tuple[int, int, float]:
-    """(layers, d_model, model FLOPs): the shape estimated from the size when not given."""
-    aspect = float(catalog.value("time.aspect_ratio"))
+def _fp8_usable(q: _Query) -> bool:
+    """Whether the matmuls run at FP8 speed.
+
+    FP8 pays scaling and casts (η_fp8 < 1); where its peak is no higher than BF16's (Trainium1:
+    190 and 190 TFLOP/s) it would be slower, and nobody trains that way.
+    """
+    fp8_peak = q.accelerator.peak_fp8_tflops
+    if q.precision != "fp8" or fp8_peak is None:
+        return False
+    return not q.fp.eta_fp8 * fp8_peak <= q.bf16
+
+
+def _straggler_share(straggler_cv: float, gpus: int) -> float:
+    """The straggler stall: the expected maximum of G Gaussian step times, cv · sqrt(2 ln G)."""
+    return straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
+
+
+def _work(q: _Query) -> _Work | None:
+    """The model's shape and FLOPs, or None when the plan gives no model size or tokens."""
+    n_active = q.active_params if q.active_params is not None else q.params
+    if q.params is None or n_active is None or q.tokens is None:
+        return None
+    layers, d_model = q.layers, q.d_model
     if layers is None or d_model is None:
-        est_l, est_d = estimate_shape(n_active, aspect)
+        est_l, est_d = estimate_shape(n_active, float(q.catalog.value("time.aspect_ratio")))
         layers, d_model = layers or est_l, d_model or est_d
-        factors.append(
-            (
-                "shape",
-                (
-                    f"layers/d_model not given: estimated {layers} × {d_model} from "
-                    f"{n_active:.3g} = 12·L·d² with d/L = {aspect:g} "
-                    f"({catalog.assumption('time.aspect_ratio').source})"
-                ),
-            )
-        )
     flops = training_flops(
-        active_params=n_active, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
+        active_params=n_active, tokens=q.tokens, layers=layers, d_model=d_model, seq_len=q.seq_len
     )
-    attn = 12.0 * layers * d_model * seq_len * tokens
-    factors.append(("flops", (f"6 × {n_active:.3g} active params × {tokens:.3g} tokens + attention "
-                    f"12 × {layers} × {d_model} × {seq_len} × {tokens:.3g} = {flops:.3g} FLOPs "
-                    f"({attn / flops:.1%} attention)")))  # fmt: skip
-    return layers, d_model, flops
+    return _Work(
+        params=q.params,
+        n_active=n_active,
+        tokens=q.tokens,
+        layers=layers,
+        d_model=d_model,
+        shape_estimated=q.layers is None or q.d_model is None,
+        flops=flops,
+        sparse=q.active_params is not None and q.active_params < q.params,
+    )
 
 
-def _kernel(
-    accelerator: Accelerator,
-    fp: FitParams,
-    *,
-    fp8: bool,
-    peak: float,
-    layers: int,
-    d_model: int,
-    seq_len: int,
-    flops_per_token: float,
-    sparse: bool,
-    fused_attention: bool,
-    software_age_years: float | None,
-    factors: list[tuple[str, str]],
-) -> _Kernel:
+def _machine_balance(accelerator: Accelerator) -> float:
+    """FLOP per HBM byte: dense BF16 peak over HBM bandwidth (datasheet figures)."""
+    return accelerator.peak_bf16_tflops * 1e12 / (accelerator.hbm_tbps * 1e12)
+
+
+def _kernel(q: _Query, w: _Work, *, fp8: bool) -> _Kernel:
     """The modelled kernel efficiency: matmul share g, memory-bound share m, maturity, MoE."""
-    bf16 = accelerator.peak_bf16_tflops
-    flop_per_byte = (
-        bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
-    )  # machine balance, FLOP per HBM byte
-    m = fp.k_mem * flop_per_byte / d_model
-    if not fused_attention:
-        heads = d_model / _HEAD_DIM
-        m_attn = fp.k_attn * layers * heads * seq_len * flop_per_byte / flops_per_token
-        factors.append(
-            (
-                "attention",
-                (
-                    f"unfused attention: k_attn {fp.k_attn:.3g} bytes × {layers} layers × "
-                    f"{heads:g} heads × {seq_len} scores per token through HBM = {m_attn:.3f} of "
-                    "matmul time"
-                ),
-            )
-        )
+    fp, bf16 = q.fp, q.bf16
+    flop_per_byte = _machine_balance(q.accelerator)
+    m = fp.k_mem * flop_per_byte / w.d_model
+    m_attn = 0.0
+    if not q.fused_attention:
+        heads = w.d_model / _HEAD_DIM
+        m_attn = fp.k_attn * w.layers * heads * q.seq_len * flop_per_byte / w.flops_per_token
         m += m_attn
-    g = 1.0 / (fp.eta_fp8 * peak / bf16) if fp8 else 1.0
-    maturity = 1.0 if software_age_years is None else fp.maturity(software_age_years)
-    moe_eff = fp.moe_efficiency if sparse else 1.0
+    g = 1.0 / (fp.eta_fp8 * q.peak / bf16) if fp8 else 1.0
+    age = q.software_age_years
+    maturity = 1.0 if age is None else fp.maturity(age)
+    moe_eff = fp.moe_efficiency if w.sparse else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity * moe_eff)
-    kernel_mfu = 1.0 / (sec_per_flop * peak * 1e12)
+    kernel_mfu = 1.0 / (sec_per_flop * q.peak * 1e12)
     return _Kernel(sec_per_flop=sec_per_flop, kernel_mfu=kernel_mfu, fp8=fp8, g=g, m=m,
-                   maturity=maturity, moe_eff=moe_eff)  # fmt: skip
+                   m_attn=m_attn, maturity=maturity, moe_eff=moe_eff)  # fmt: skip
 
 
-def _kernel_factors(
-    catalog: Catalog,
-    accelerator: Accelerator,
-    fp: FitParams,
-    k: _Kernel,
-    *,
-    precision: str,
-    d_model: int,
-    sparse: bool,
-    software_age_years: float | None,
-    factors: list[tuple[str, str]],
-    warnings: list[str],
-) -> None:
-    """The modelled kernel efficiency in words (maturity, ceiling, memory-bound share, MoE)."""
-    bf16 = accelerator.peak_bf16_tflops
-    factors.append(("maturity", _maturity_note(accelerator, fp, software_age_years, k.maturity)))
-    if software_age_years is not None and software_age_years < 0:
-        warnings.append(
-            f"run.date (default prices.as_of) is {-software_age_years:.2f} years before "
-            f"{accelerator.id} launched ({accelerator.launched}, catalog accelerators.csv "
-            f"launched): its software is taken as brand-new (maturity {k.maturity:.3f})"
-        )
-    flop_per_byte = bf16 * 1e12 / (accelerator.hbm_tbps * 1e12)
-    moe_txt = (
-        (
-            f", × MoE kernel efficiency {k.moe_eff:.3f} (fitted: grouped expert GEMMs, token "
-            "permutation, routing and load imbalance)"
-        )
-        if sparse
-        else ""
-    )
-    factors.append(
-        (
-            "kernel",
-            (
-                f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + "
-                f"memory-bound {k.m:.3f}) on BF16 peak: m = k_mem {fp.k_mem:.3g} × ({bf16:g} "
-                f"TFLOP/s ÷ {accelerator.hbm_tbps:g} TB/s = {flop_per_byte:.0f} FLOP/byte) ÷ "
-                f"d_model {d_model}{moe_txt} → {k.kernel_mfu:.1%} of {precision} peak before "
-                f"recompute and communication (fit: {catalog.assumption('time.fit.e_max').source})"
-            ),
-        )
-    )
-
-
-def _fp8_factor(
-    k: _Kernel, fp: FitParams, *, peak: float, bf16: float, factors: list[tuple[str, str]]
-) -> None:
-    """What FP8 buys: only the matmuls speed up, the memory-bound work does not."""
-    if k.fp8:
-        speedup = (1.0 + k.m) / (k.g + k.m)
-        factors.append(
-            (
-                "precision",
-                (
-                    f"FP8: matmuls at η_fp8 {fp.eta_fp8:.2f} × {peak / bf16:.2f}× BF16 peak, "
-                    f"memory-bound work unchanged → {speedup:.2f}× BF16 speed"
-                ),
-            )
-        )
-
-
-def _measured_kernel(
-    k: _Kernel, measured_mfu: float, *, precision: str, peak: float, factors: list[tuple[str, str]]
-) -> _Kernel:
+def _measured_kernel(k: _Kernel, measured_mfu: float, peak: float) -> _Kernel:
     """A measured MFU (``trainbill profile``) in place of the modelled kernel efficiency."""
-    factors.append(
-        (
-            "calibration",
-            (
-                f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
-                f"modelled kernel efficiency {k.kernel_mfu:.1%}"
-            ),
-        )
-    )
-    # The measured step ran on the user's own software: no modelled ceiling, memory-bound
-    # share or software-maturity factor applies (the calibration line names what it replaced).
-    factors.append(
-        (
-            "kernel",
-            (
-                f"measured {measured_mfu:.1%} of {precision} peak (trainbill profile) before "
-                f"communication; the software-maturity factor is not applied to a measurement"
-            ),
-        )
-    )
-    return _Kernel(
-        sec_per_flop=1.0 / (measured_mfu * peak * 1e12),
-        kernel_mfu=measured_mfu,
-        fp8=k.fp8,
-        g=k.g,
-        m=k.m,
-        maturity=k.maturity,
-        moe_eff=k.moe_eff,
-    )
+    return replace(k, sec_per_flop=1.0 / (measured_mfu * peak * 1e12), kernel_mfu=measured_mfu)
 
 
-def _search_space(
-    catalog: Catalog,
-    accelerator: Accelerator,
-    instance: Instance,
-    fp: FitParams,
-    *,
-    gpus: int,
-    params: float,
-    n_active: float,
-    active_params: float | None,
-    layers: int,
-    d_model: int,
-    seq_len: int,
-    global_batch_tokens: float,
-    flops_per_token: float,
-    sec_per_flop: float,
-    fp8: bool,
-    recompute: bool | None,
-    measured: bool,
-) -> _Space:
+def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
     """The layout search's fixed inputs, read from the catalog and the plan once."""
-    gpn = instance.accelerator_count
+    catalog, instance, gpus, gpn, fp = q.catalog, q.instance, q.gpus, q.gpn, q.fp
     net_eff = float(catalog.value("time.network_efficiency"))
-    batch = max(global_batch_tokens, float(seq_len))
+    batch = max(q.global_batch_tokens, float(q.seq_len))
     node_bw = (
         instance.network_gbps / 8.0 * 1e9 * net_eff
     )  # all NICs of one node (one chip for TPUs)
-    moe = active_params is not None and active_params < params and gpus > 1
+    moe = w.sparse and gpus > 1
     # The parameters a token does not use are all expert weights; the routed experts it does use
     # are counted with the replicated part (an overestimate of it by at most the active experts).
-    expert_params = params - n_active if moe else 0.0
-    a2a_key = "time.moe_all_to_all_bytes_fp8" if fp8 else "time.moe_all_to_all_bytes_bf16"
+    expert_params = w.params - w.n_active if moe else 0.0
+    a2a_key = "time.moe_all_to_all_bytes_fp8" if k.fp8 else "time.moe_all_to_all_bytes_bf16"
     # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
     # share one ICI mesh, so there TP spans chips.
     tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
+    measured = q.measured_mfu is not None
     return _Space(
         gpus=gpus,
         gpn=gpn,
-        params=params,
-        layers=layers,
-        d_model=d_model,
-        seq_len=seq_len,
+        params=w.params,
+        layers=w.layers,
+        d_model=w.d_model,
+        seq_len=q.seq_len,
         batch=batch,
-        seqs=batch / seq_len,
-        hbm_gb=accelerator.hbm_gb,
+        seqs=batch / q.seq_len,
+        hbm_gb=q.accelerator.hbm_gb,
         usable=float(catalog.value("time.hbm_usable_fraction")),
         state_bytes=float(catalog.value("time.model_state_bytes_per_param")),
-        recompute=recompute,
+        recompute=q.recompute,
         measured=measured,
-        fp8=fp8,
-        intra_bw=accelerator.intra_node_gbytes_per_s * 1e9 * net_eff,
+        fp8=k.fp8,
+        intra_bw=q.accelerator.intra_node_gbytes_per_s * 1e9 * net_eff,
         node_bw=node_bw,
         # one GPU's own NIC: personalised all-to-all traffic cannot share NICs
         nic_bw=node_bw / gpn,
@@ -709,7 +639,7 @@ def _search_space(
         host_s=0.0 if measured else fp.step_overhead_s,
         moe=moe,
         expert_params=expert_params,
-        dense_params=params - expert_params,
+        dense_params=w.params - expert_params,
         top_k=float(catalog.value("time.moe_top_k")),
         a2a_bytes=float(catalog.value(a2a_key)),
         a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
@@ -717,7 +647,7 @@ def _search_space(
         tps=tps,
         overlap=fp.overlap,
         # before any recompute
-        compute0=flops_per_token * batch / gpus * sec_per_flop,
+        compute0=w.flops_per_token * batch / gpus * k.sec_per_flop,
     )
 
 
@@ -901,6 +831,342 @@ def _no_layout_error(
     return MemoryFitError(msg)
 
 
+def _choose_layout(s: _Space, accelerator: Accelerator) -> Layout:
+    """The fastest layout that fits, or the error that says why none does."""
+    cands, too_small = _candidates(s)
+    lay = _pick_layout(s, cands)
+    if lay is None:
+        raise _no_layout_error(s, too_small, accelerator)
+    return lay
+
+
+# Explanations: every ``--explain`` line and warning, rendered from the computed records above
+# after the arithmetic is done (in the order the factors are shown).
+
+_Factor = tuple[str, str]
+
+
+def _explain(run: _Run) -> tuple[_Factor, ...]:
+    """Every factor of a modelled run, in the order ``--explain`` shows them."""
+    return (
+        *_cluster_notes(run.q),
+        *_work_notes(run.q, run.work),
+        *_kernel_notes(run),
+        *_layout_notes(run),
+        *_step_notes(run),
+        _straggler_note(run.q, run.straggler),
+        *_hours_note(run),
+    )
+
+
+def _cluster_notes(q: _Query) -> list[_Factor]:
+    """The accelerator, the cluster and, when FP8 was asked for but not used, why."""
+    acc, inst = q.accelerator, q.instance
+    return [
+        (
+            "accelerator",
+            (
+                f"{acc.name}: dense {q.precision} peak {q.peak:g} TFLOP/s, "
+                f"{acc.hbm_gb:g} GB HBM at {acc.hbm_tbps:g} TB/s "
+                f"({acc.source})"
+            ),
+        ),
+        (
+            "gpus",
+            (
+                f"{q.nodes} × {inst.instance} × {q.gpn} = {q.gpus} accelerators; "
+                f"{inst.network_gbps:g} Gbps per node between nodes, "
+                f"{acc.intra_node_gbytes_per_s:g} GB/s inside"
+            ),
+        ),
+        *_precision_note(q),
+    ]
+
+
+def _precision_note(q: _Query) -> list[_Factor]:
+    """Why FP8 was asked for and BF16 speed is used (no FP8 units, or FP8 no faster)."""
+    acc, fp8_peak = q.accelerator, q.accelerator.peak_fp8_tflops
+    if q.precision != "fp8" or _fp8_usable(q):
+        return []
+    if fp8_peak is None:
+        return [("precision", f"{acc.id} has no FP8 units: BF16 peak used")]
+    return [
+        (
+            "precision",
+            (
+                f"FP8 on {acc.id} is no faster than BF16 (FP8 peak "
+                f"{fp8_peak:g} × η_fp8 {q.fp.eta_fp8:.2f} ≤ BF16 peak "
+                f"{q.bf16:g} TFLOP/s): BF16 speed used"
+            ),
+        )
+    ]
+
+
+def _work_notes(q: _Query, w: _Work) -> list[_Factor]:
+    """How the shape was estimated (when it was) and the model FLOPs."""
+    out: list[_Factor] = []
+    if w.shape_estimated:
+        aspect = float(q.catalog.value("time.aspect_ratio"))
+        out.append(
+            (
+                "shape",
+                (
+                    f"layers/d_model not given: estimated {w.layers} × {w.d_model} from "
+                    f"{w.n_active:.3g} = 12·L·d² with d/L = {aspect:g} "
+                    f"({q.catalog.assumption('time.aspect_ratio').source})"
+                ),
+            )
+        )
+    attn = 12.0 * w.layers * w.d_model * q.seq_len * w.tokens
+    out.append(("flops", (f"6 × {w.n_active:.3g} active params × {w.tokens:.3g} tokens + "
+                f"attention 12 × {w.layers} × {w.d_model} × {q.seq_len} × {w.tokens:.3g} = "
+                f"{w.flops:.3g} FLOPs ({attn / w.flops:.1%} attention)")))  # fmt: skip
+    return out
+
+
+def _kernel_notes(run: _Run) -> list[_Factor]:
+    """Unfused attention, the kernel efficiency (modelled or measured) and what FP8 buys."""
+    q, w, k = run.q, run.work, run.kernel
+    out: list[_Factor] = []
+    if not q.fused_attention:
+        out.append(
+            (
+                "attention",
+                (
+                    f"unfused attention: k_attn {q.fp.k_attn:.3g} bytes × {w.layers} layers × "
+                    f"{w.d_model / _HEAD_DIM:g} heads × {q.seq_len} scores per token through HBM "
+                    f"= {k.m_attn:.3f} of matmul time"
+                ),
+            )
+        )
+    if q.measured_mfu is not None:
+        out += _measured_notes(q.measured_mfu, run.modelled, precision=q.precision)
+    else:
+        out += _modelled_kernel_notes(q, w, k)
+    if k.fp8:
+        speedup = (1.0 + k.m) / (k.g + k.m)
+        out.append(
+            (
+                "precision",
+                (
+                    f"FP8: matmuls at η_fp8 {q.fp.eta_fp8:.2f} × {q.peak / q.bf16:.2f}× BF16 "
+                    f"peak, memory-bound work unchanged → {speedup:.2f}× BF16 speed"
+                ),
+            )
+        )
+    return out
+
+
+def _measured_notes(measured_mfu: float, modelled: _Kernel, *, precision: str) -> list[_Factor]:
+    """What a measured MFU replaced, and that the measurement is the kernel efficiency."""
+    # The measured step ran on the user's own software: no modelled ceiling, memory-bound
+    # share or software-maturity factor applies (the calibration line names what it replaced).
+    return [
+        (
+            "calibration",
+            (
+                f"measured MFU {measured_mfu:.1%} (trainbill profile) replaces the "
+                f"modelled kernel efficiency {modelled.kernel_mfu:.1%}"
+            ),
+        ),
+        (
+            "kernel",
+            (
+                f"measured {measured_mfu:.1%} of {precision} peak (trainbill profile) before "
+                f"communication; the software-maturity factor is not applied to a measurement"
+            ),
+        ),
+    ]
+
+
+def _modelled_kernel_notes(q: _Query, w: _Work, k: _Kernel) -> list[_Factor]:
+    """The modelled kernel efficiency in words (maturity, ceiling, memory-bound share, MoE)."""
+    fp, acc = q.fp, q.accelerator
+    moe_txt = (
+        (
+            f", × MoE kernel efficiency {k.moe_eff:.3f} (fitted: grouped expert GEMMs, token "
+            "permutation, routing and load imbalance)"
+        )
+        if w.sparse
+        else ""
+    )
+    kernel = (
+        f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + "
+        f"memory-bound {k.m:.3f}) on BF16 peak: m = k_mem {fp.k_mem:.3g} × ({q.bf16:g} "
+        f"TFLOP/s ÷ {acc.hbm_tbps:g} TB/s = {_machine_balance(acc):.0f} FLOP/byte) ÷ "
+        f"d_model {w.d_model}{moe_txt} → {k.kernel_mfu:.1%} of {q.precision} peak before "
+        f"recompute and communication (fit: {q.catalog.assumption('time.fit.e_max').source})"
+    )
+    return [
+        ("maturity", _maturity_note(acc, fp, q.software_age_years, k.maturity)),
+        ("kernel", kernel),
+    ]
+
+
+def _maturity_note(
+    accelerator: Accelerator, fp: FitParams, age: float | None, maturity: float
+) -> str:
+    """The software-maturity factor in words, for ``--explain``."""
+    if age is None:
+        return f"{accelerator.id} launch date unknown: software taken as mature (× 1)"
+    launched = accelerator.launched.isoformat() if accelerator.launched else "?"
+    # Two decimals of age and four digits of immaturity: the printed arithmetic must give the
+    # printed factor by hand (one decimal of age was off by up to 0.004 at two years).
+    when = (
+        f"{age:.2f} years before the run"
+        if age >= 0
+        else (
+            f"{-age:.2f} years after the run date (a run before launch counts as age 0, "
+            "brand-new software)"
+        )
+    )
+    return (
+        f"{accelerator.id} launched {launched}, {when}: kernels at 1 − {fp.immaturity:.4g} × "
+        f"exp(−{max(age, 0.0):.2f} / {fp.maturity_tau_years:g}) = {maturity:.3f} of mature "
+        "efficiency (fitted shortfall of new software on a new chip)"
+    )
+
+
+def _layout_notes(run: _Run) -> list[_Factor]:
+    """Memory, batch, layout and pure-compute lines of the chosen layout."""
+    q, s, lay = run.q, run.space, run.layout
+    out: list[_Factor] = [("memory", lay.memory.describe())]
+    if q.batch_note:
+        out.append(("batch", q.batch_note))
+    ep_txt = f" (expert parallel {lay.ep} within it)" if s.moe else ""
+    out.append(
+        (
+            "layout",
+            (
+                f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data "
+                f"parallel {lay.dp:g}{ep_txt}, {s.seqs / lay.dp:,.4g} sequences per data-parallel "
+                "rank per step (of the layouts that fit in memory and split the batch, the "
+                "shortest step; tensor parallel within a node)"
+            ),
+        )
+    )
+    rc = " × 4/3 recompute" if lay.memory.recompute else ""
+    host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
+    out.append(
+        (
+            "compute",
+            (
+                f"{run.work.flops:.3g} FLOPs / ({s.gpus} × {q.peak:g} TFLOP/s × "
+                f"{run.kernel.kernel_mfu:.1%}){rc}{host} = {run.modelled_hours:,.1f} h of pure "
+                f"compute ({run.steps:,.0f} steps of {s.batch:,.0f} tokens)"
+            ),
+        )
+    )
+    return out
+
+
+def _step_notes(run: _Run) -> list[_Factor]:
+    """The step's communication, tensor-parallel, pipeline and MoE shares in words."""
+    s, lay, acc = run.space, run.layout, run.q.accelerator
+    net_eff = float(run.q.catalog.value("time.network_efficiency"))
+    c = lay.busy_s
+    if s.gpus <= s.gpn:
+        where = f"NVLink/intra-node {acc.intra_node_gbytes_per_s:g} GB/s"
+    else:
+        share = max(1, s.gpn // lay.tp)
+        where = (
+            f"{run.q.instance.network_gbps:g} Gbps per node × {share}/{s.gpn} GPUs of the group "
+            f"per node (hierarchical collectives), capped by {acc.intra_node_gbytes_per_s:g} "
+            "GB/s intra-node"
+        )
+    out: list[_Factor] = [
+        (
+            "communication",
+            (
+                f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
+                f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {s.overlap:.0%}): "
+                f"exposed {lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step"
+            ),
+        )
+    ]
+    if lay.tp > 1:
+        out.append(
+            (
+                "tensor_parallel",
+                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
+            )
+        )
+    if lay.pp > 1:
+        chunks = max(1.0, s.layers / (lay.pp * s.vstage))
+        out.append(
+            (
+                "pipeline",
+                (
+                    "interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
+                    f"{s.vstage:g} layers) = {lay.pp - 1}/({s.seqs / lay.dp:,.4g} × {chunks:.3g}) "
+                    f"= {lay.bubble_s / c:.1%} of the step"
+                ),
+            )
+        )
+    if s.moe:
+        out.append(("moe_all_to_all", f"MoE token dispatch/combine: {_a2a_note(s, lay)}"))
+    return out
+
+
+def _a2a_note(s: _Space, lay: Layout) -> str:
+    """The MoE all-to-all of the chosen layout in words."""
+    if lay.ep <= 1:
+        return (
+            "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no "
+            "all-to-all)"
+        )
+    return (
+        f"{s.a2a_bytes:g} bytes ({'FP8 dispatch' if s.fp8 else 'BF16'}) × d_model × "
+        f"top-{s.top_k:g} per token per layer, {lay.ep - 1}/{lay.ep} of the copies leave the GPU: "
+        f"{lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s compute; hidden up to "
+        f"{s.a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
+        f"{lay.a2a_exposed_s / lay.busy_s:.1%} of the step"
+    )
+
+
+def _straggler_note(q: _Query, straggler: float) -> _Factor:
+    """The straggler stall's line."""
+    return (
+        "stragglers",
+        (
+            f"slowest of {q.gpus} GPUs: cv {q.straggler_cv:g} × sqrt(2 ln {q.gpus}) = "
+            f"{straggler:.1%} per step"
+        ),
+    )
+
+
+def _hours_note(run: _Run) -> list[_Factor]:
+    """The plan's stated hours, when they override the modelled ones."""
+    if run.q.hours is None:
+        return []
+    return [
+        (
+            "hours",
+            (
+                f"{run.q.hours:g} h of pure training, as given in the plan (overrides "
+                f"{run.modelled_hours:,.1f} h)"
+            ),
+        )
+    ]
+
+
+def _warnings(run: _Run) -> tuple[str, ...]:
+    """What a user should hear about: a run dated before its chip's launch, offload, recompute."""
+    q = run.q
+    out: list[str] = []
+    age = q.software_age_years
+    if q.measured_mfu is None and age is not None and age < 0:
+        out.append(
+            f"run.date (default prices.as_of) is {-age:.2f} years before "
+            f"{q.accelerator.id} launched ({q.accelerator.launched}, catalog accelerators.csv "
+            f"launched): its software is taken as brand-new (maturity {run.kernel.maturity:.3f})"
+        )
+    out += _layout_warnings(
+        run.layout, gpus=q.gpus, accelerator=q.accelerator, recompute=q.recompute
+    )
+    return tuple(out)
+
+
 def _layout_warnings(
     lay: Layout, *, gpus: int, accelerator: Accelerator, recompute: bool | None
 ) -> list[str]:
@@ -922,149 +1188,48 @@ def _layout_warnings(
     return []
 
 
-def _step_factors(
-    s: _Space,
-    lay: Layout,
-    accelerator: Accelerator,
-    instance: Instance,
-    *,
-    net_eff: float,
-    factors: list[tuple[str, str]],
-) -> None:
-    """The step's communication, tensor-parallel, pipeline and MoE shares in words."""
-    c = lay.busy_s
-    if s.gpus <= s.gpn:
-        where = f"NVLink/intra-node {accelerator.intra_node_gbytes_per_s:g} GB/s"
-    else:
-        share = max(1, s.gpn // lay.tp)
-        where = (
-            f"{instance.network_gbps:g} Gbps per node × {share}/{s.gpn} GPUs of the group per "
-            f"node (hierarchical collectives), capped by {accelerator.intra_node_gbytes_per_s:g} "
-            "GB/s intra-node"
-        )
-    factors.append(
-        (
-            "communication",
-            (
-                f"per step {lay.dp_sync_s:.2f} s of data-parallel sync over {where} × "
-                f"{net_eff:.0%} vs {lay.compute_s:.2f} s compute (overlap {s.overlap:.0%}): "
-                f"exposed {lay.dp_exposed_s:.2f} s = {lay.dp_exposed_s / c:.1%} of the step"
-            ),
-        )
-    )
-    if lay.tp > 1:
-        factors.append(
-            (
-                "tensor_parallel",
-                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
-            )
-        )
-    if lay.pp > 1:
-        chunks = max(1.0, s.layers / (lay.pp * s.vstage))
-        factors.append(
-            (
-                "pipeline",
-                (
-                    "interleaved 1F1B bubble (pp − 1)/(micro-batches × virtual stages of "
-                    f"{s.vstage:g} layers) = {lay.pp - 1}/({s.seqs / lay.dp:,.4g} × {chunks:.3g}) "
-                    f"= {lay.bubble_s / c:.1%} of the step"
-                ),
-            )
-        )
-    if s.moe:
-        factors.append(("moe_all_to_all", f"MoE token dispatch/combine: {_a2a_note(s, lay)}"))
-
-
-def _a2a_note(s: _Space, lay: Layout) -> str:
-    """The MoE all-to-all of the chosen layout in words."""
-    if lay.ep <= 1:
-        return (
-            "expert parallel 1: every GPU holds every expert, no token leaves its GPU (no "
-            "all-to-all)"
-        )
-    return (
-        f"{s.a2a_bytes:g} bytes ({'FP8 dispatch' if s.fp8 else 'BF16'}) × d_model × "
-        f"top-{s.top_k:g} per token per layer, {lay.ep - 1}/{lay.ep} of the copies leave the GPU: "
-        f"{lay.a2a_s:.2f} s per step vs {lay.compute_s:.2f} s compute; hidden up to "
-        f"{s.a2a_overlap:.0%} of compute (DualPipe / Megatron-Core EP overlap) → exposed "
-        f"{lay.a2a_exposed_s / lay.busy_s:.1%} of the step"
-    )
-
-
-def _stragglers(straggler_cv: float, gpus: int) -> tuple[float, tuple[str, str]]:
-    """The straggler stall (expected maximum of G Gaussian step times) and its line."""
-    straggler = straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
-    return straggler, (
-        "stragglers",
-        (
-            f"slowest of {gpus} GPUs: cv {straggler_cv:g} × sqrt(2 ln {gpus}) = {straggler:.1%} "
-            "per step"
-        ),
-    )
-
-
-def _hours_only(
-    hours: float | None,
-    *,
-    straggler: float,
-    straggler_factor: tuple[str, str],
-    peak: float,
-    factors: list[tuple[str, str]],
-) -> TimeEstimate:
+def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
     """A plan with stated hours and no model size: only the stragglers can be modelled."""
-    if hours is None:  # pragma: no cover - the plan validator requires hours or a model
+    if q.hours is None:  # pragma: no cover - the plan validator requires hours or a model
         msg = "give either run hours or model params and tokens"
         raise MemoryFitError(msg)
-    factors += [
-        ("hours", f"{hours:g} h of pure training, as given in the plan"),
+    factors = (
+        *_cluster_notes(q),
+        ("hours", f"{q.hours:g} h of pure training, as given in the plan"),
         ("communication", "model size unknown: gradient sync not modelled"),
-        straggler_factor,
-    ]
+        _straggler_note(q, straggler),
+    )
     return TimeEstimate(
-        compute_hours=hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
-        peak_tflops_per_gpu=peak, base_mfu=None, factors=tuple(factors), hours_given=True,
+        compute_hours=q.hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
+        peak_tflops_per_gpu=q.peak, base_mfu=None, factors=factors, hours_given=True,
     )  # fmt: skip
 
 
-def _layout_and_compute_factors(
-    s: _Space,
-    lay: Layout,
-    *,
-    flops: float,
-    peak: float,
-    kernel_mfu: float,
-    compute_hours: float,
-    steps: float,
-    batch_note: str | None,
-    factors: list[tuple[str, str]],
-) -> None:
-    """Memory, batch, layout and pure-compute lines of the chosen layout."""
-    factors.append(("memory", lay.memory.describe()))
-    if batch_note:
-        factors.append(("batch", batch_note))
-    ep_txt = f" (expert parallel {lay.ep} within it)" if s.moe else ""
-    factors.append(
-        (
-            "layout",
-            (
-                f"tensor parallel {lay.tp} × pipeline {lay.pp} × context parallel {lay.cp} × data "
-                f"parallel {lay.dp:g}{ep_txt}, {s.seqs / lay.dp:,.4g} sequences per data-parallel "
-                "rank per step (of the layouts that fit in memory and split the batch, the "
-                "shortest step; tensor parallel within a node)"
-            ),
-        )
-    )
-    rc = " × 4/3 recompute" if lay.memory.recompute else ""
-    host = f" + {lay.host_s:.2f} s host/optimizer overhead per step" if lay.host_s else ""
-    factors.append(
-        (
-            "compute",
-            (
-                f"{flops:.3g} FLOPs / ({s.gpus} × {peak:g} TFLOP/s × {kernel_mfu:.1%}){rc}{host} "
-                f"= {compute_hours:,.1f} h of pure compute ({steps:,.0f} steps of {s.batch:,.0f} "
-                "tokens)"
-            ),
-        )
+def _estimate(q: _Query) -> TimeEstimate:
+    """The named steps: work, kernel efficiency, layout search, then the explanation."""
+    straggler = _straggler_share(q.straggler_cv, q.gpus)
+    w = _work(q)
+    if w is None:
+        return _hours_only(q, straggler)
+    modelled = _kernel(q, w, fp8=_fp8_usable(q))
+    k = modelled
+    if q.measured_mfu is not None:
+        k = _measured_kernel(modelled, q.measured_mfu, q.peak)
+    s = _search_space(q, w, k)
+    lay = _choose_layout(s, q.accelerator)
+    run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay, straggler=straggler)
+    hours = run.compute_hours
+    return TimeEstimate(
+        compute_hours=hours,
+        comm_stall_fraction=lay.stall_s / lay.busy_s,
+        straggler_fraction=straggler,
+        flops=w.flops,
+        peak_tflops_per_gpu=q.peak,
+        base_mfu=w.flops / (q.gpus * q.peak * 1e12 * hours * _SECONDS_PER_HOUR),
+        factors=_explain(run),
+        layout=lay,
+        warnings=_warnings(run),
+        hours_given=q.hours is not None,
     )
 
 
@@ -1095,141 +1260,25 @@ def estimate_time(
 
     When ``hours`` is given it is taken as the wall-clock of pure training and only the stall
     is modelled; otherwise hours are derived from FLOPs and the fitted efficiency model.
-    ``recompute`` forces activation recompute on/off (a published config); ``fit`` overrides
-    the catalog's fitted parameters (the fit script searches over them). ``measured_mfu``
-    (from ``trainbill profile``) replaces the modelled kernel efficiency: a measured step is
-    better evidence than the fit, and it already includes any recompute the user runs, so
-    the recompute factor is not applied again; layout, communication, bubbles and stragglers
-    still come from the model, which is how the measurement extrapolates to the plan's GPUs.
-    ``fused_attention=False`` describes software from before FlashAttention (2022), which
-    writes the seq × seq attention scores to HBM; plans always assume fused attention, and the
-    published runs of that era (Megatron-LM 2021, OPT-175B) use it so the fit can learn from
-    them without mistaking old attention kernels for a slow accelerator.
-    ``software_age_years`` is the run's date minus the accelerator's launch (``None``: launch
-    date unknown, software taken as mature); young chips run below the mature efficiency.
-    ``batch_note`` says how the global batch was chosen when the plan did not state it
-    (``default_global_batch``); it is shown among the factors.
+    ``fit`` overrides the catalog's fitted parameters (the fit script searches over them).
+    ``measured_mfu`` (from ``trainbill profile``) replaces the modelled kernel efficiency: a
+    measured step is better evidence than the fit, and it already includes any recompute the
+    user runs, so the recompute factor is not applied again; layout, communication, bubbles
+    and stragglers still come from the model, which is how the measurement extrapolates to the
+    plan's GPUs. ``fused_attention=False`` describes software from before FlashAttention
+    (2022): the published runs of that era (Megatron-LM 2021, OPT-175B) use it so the fit can
+    learn from them without mistaking old attention kernels for a slow accelerator. The other
+    keywords are described on ``_Query``.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
     """
-    fp = fit or fit_params(catalog)
-    gpn = instance.accelerator_count
-    gpus = nodes * gpn
-    peak = accelerator.peak_tflops(precision)
-    bf16 = accelerator.peak_bf16_tflops
-    factors: list[tuple[str, str]] = [
-        (
-            "accelerator",
-            (
-                f"{accelerator.name}: dense {precision} peak {peak:g} TFLOP/s, "
-                f"{accelerator.hbm_gb:g} GB HBM at {accelerator.hbm_tbps:g} TB/s "
-                f"({accelerator.source})"
-            ),
-        ),
-        (
-            "gpus",
-            (
-                f"{nodes} × {instance.instance} × {gpn} = {gpus} accelerators; "
-                f"{instance.network_gbps:g} Gbps per node between nodes, "
-                f"{accelerator.intra_node_gbytes_per_s:g} GB/s inside"
-            ),
-        ),
-    ]
-    warnings: list[str] = []
-    fp8 = _precision_speed(accelerator, precision, fp, factors)
-    straggler, straggler_factor = _stragglers(straggler_cv, gpus)
-    n_active = active_params if active_params is not None else params
-    if params is None or n_active is None or tokens is None:
-        return _hours_only(hours, straggler=straggler, straggler_factor=straggler_factor, peak=peak,
-                           factors=factors)  # fmt: skip
-
-    layers, d_model, flops = _shape_and_flops(
-        catalog,
-        n_active=n_active,
-        tokens=tokens,
-        layers=layers,
-        d_model=d_model,
-        seq_len=seq_len,
-        factors=factors,
-    )
-    sparse = active_params is not None and active_params < params
-    k = _kernel(
-        accelerator,
-        fp,
-        fp8=fp8,
-        peak=peak,
-        layers=layers,
-        d_model=d_model,
-        seq_len=seq_len,
-        flops_per_token=flops / tokens,
-        sparse=sparse,
-        fused_attention=fused_attention,
-        software_age_years=software_age_years,
-        factors=factors,
-    )
-    if measured_mfu is not None:
-        k = _measured_kernel(k, measured_mfu, precision=precision, peak=peak, factors=factors)
-    else:
-        _kernel_factors(catalog, accelerator, fp, k, precision=precision, d_model=d_model,
-                        sparse=sparse, software_age_years=software_age_years, factors=factors,
-                        warnings=warnings)  # fmt: skip
-    _fp8_factor(k, fp, peak=peak, bf16=bf16, factors=factors)
-
-    s = _search_space(
-        catalog,
-        accelerator,
-        instance,
-        fp,
-        gpus=gpus,
-        params=params,
-        n_active=n_active,
-        active_params=active_params,
-        layers=layers,
-        d_model=d_model,
-        seq_len=seq_len,
-        global_batch_tokens=global_batch_tokens,
-        flops_per_token=flops / tokens,
-        sec_per_flop=k.sec_per_flop,
-        fp8=k.fp8,
-        recompute=recompute,
-        measured=measured_mfu is not None,
-    )
-    cands, too_small = _candidates(s)
-    lay = _pick_layout(s, cands)
-    if lay is None:
-        raise _no_layout_error(s, too_small, accelerator)
-    warnings += _layout_warnings(lay, gpus=gpus, accelerator=accelerator, recompute=recompute)
-    steps = tokens / s.batch
-    compute_hours = lay.busy_s * steps / _SECONDS_PER_HOUR
-    _layout_and_compute_factors(s, lay, flops=flops, peak=peak, kernel_mfu=k.kernel_mfu,
-                                compute_hours=compute_hours, steps=steps, batch_note=batch_note,
-                                factors=factors)  # fmt: skip
-    net_eff = float(catalog.value("time.network_efficiency"))
-    _step_factors(s, lay, accelerator, instance, net_eff=net_eff, factors=factors)
-    factors.append(straggler_factor)
-    if hours is not None:
-        factors.append(
-            (
-                "hours",
-                (
-                    f"{hours:g} h of pure training, as given in the plan (overrides "
-                    f"{compute_hours:,.1f} h)"
-                ),
-            )
-        )
-        compute_hours = hours
-    comm_fraction = lay.stall_s / lay.busy_s
-    base_mfu = flops / (gpus * peak * 1e12 * compute_hours * _SECONDS_PER_HOUR)
-    return TimeEstimate(
-        compute_hours=compute_hours,
-        comm_stall_fraction=comm_fraction,
-        straggler_fraction=straggler,
-        flops=flops,
-        peak_tflops_per_gpu=peak,
-        base_mfu=base_mfu,
-        factors=tuple(factors),
-        layout=lay,
-        warnings=tuple(warnings),
-        hours_given=hours is not None,
-    )
+    q = _Query(catalog=catalog, accelerator=accelerator, instance=instance,
+               fp=fit or fit_params(catalog), nodes=nodes, precision=precision, hours=hours,
+               params=params, active_params=active_params, tokens=tokens,
+               global_batch_tokens=global_batch_tokens, seq_len=seq_len, layers=layers,
+               d_model=d_model, straggler_cv=straggler_cv, recompute=recompute,
+               measured_mfu=measured_mfu, fused_attention=fused_attention,
+               software_age_years=software_age_years, batch_note=batch_note,
+               peak=accelerator.peak_tflops(precision))  # fmt: skip
+    return _estimate(q)

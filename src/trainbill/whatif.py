@@ -28,7 +28,7 @@ from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import training_flops
-from trainbill.usage import FSX_TIER_MBPS_PER_TIB
+from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage
 
 __all__ = [
     "ORCHESTRATORS",
@@ -170,6 +170,20 @@ class StorageReport:
         return "gp3 as provisioned keeps up with the data loader and checkpoint writes"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Gp3Load:
+    """What each node's gp3 volume must sustain: data-loader reads and checkpoint writes."""
+
+    tokens_per_s: float
+    io_kib: float
+    read_mibps: float
+    read_iops: float
+    ck_gb_node: float
+    #: GB/s per node the plan writes checkpoints at (also what FSx must absorb per node).
+    want_write: float
+    write_mibps: float
+
+
 def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) -> StorageReport:
     """Check per-node gp3 against the data loader and checkpoint demand; size FSx if it fails.
 
@@ -181,64 +195,107 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     at the cluster rate; the FSx alternative is the cheapest tier whose throughput (capacity ×
     MB/s per TiB) covers the whole cluster's reads plus checkpoint writes.
     """
-    fc = forecast(plan, catalog, today=today)
-    u = fc.usage
-    notes: list[str] = []
+    u = forecast(plan, catalog, today=today).usage
+    load = _gp3_load(plan, catalog, u)
+    max_iops = float(catalog.value("whatif.gp3_max_iops"))
+    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    stall_hours, ebs_fits = _gp3_stall(u, load, max_iops=max_iops, max_mibps=max_mibps)
+    provisioning_fits = (
+        load.read_iops <= u.storage.ebs_iops and load.read_mibps <= u.storage.ebs_throughput_mibps
+    )
+    rate, _words = cluster_rate(catalog, u)
+    bpt = float(catalog.value("defaults.model.bytes_per_token"))
+    ck_mbps = _checkpoint_burst_mbps(u, load.want_write)
+    need_mbps = max(load.tokens_per_s * bpt / 1e6, ck_mbps)
+    fsx_usd, fsx_tier, fsx_gb = _cheapest_fsx(catalog, u, need_mbps)
+    return StorageReport(
+        tokens_per_s=load.tokens_per_s,
+        read_mibps_per_node=load.read_mibps,
+        read_iops_per_node=load.read_iops,
+        io_kib=load.io_kib,
+        checkpoint_gb_per_node=load.ck_gb_node,
+        checkpoint_write_mibps_per_node=load.write_mibps,
+        gp3_max_iops=max_iops,
+        gp3_max_mibps=max_mibps,
+        provisioned_iops=u.storage.ebs_iops,
+        provisioned_mibps=u.storage.ebs_throughput_mibps,
+        ebs_fits=ebs_fits,
+        provisioning_fits=provisioning_fits and load.write_mibps <= u.storage.ebs_throughput_mibps,
+        stall_hours=stall_hours,
+        stall_usd=stall_hours * rate,
+        fsx_needed_mbps=need_mbps,
+        fsx_tier=fsx_tier,
+        fsx_capacity_gb=fsx_gb,
+        fsx_usd=fsx_usd,
+        notes=_storage_notes(u, ck_mbps),
+    )
+
+
+def _gp3_load(plan: Plan, catalog: Catalog, u: Usage) -> _Gp3Load:
+    """Per-node read rate and IOPS of the data loader, and per-node checkpoint writes."""
     bpt = float(catalog.value("defaults.model.bytes_per_token"))
     seconds = u.compute.hours * 3600.0
     if u.compute.tokens is not None:
         tokens_per_s = u.compute.tokens / seconds
     elif u.data.dataset_gb > 0:
         tokens_per_s = u.data.dataset_gb * 1e9 * u.data.epochs / bpt / seconds
-        notes.append("no model.tokens: read rate from dataset_gb × epochs over the training hours")
     else:
         tokens_per_s = 0.0
-        notes.append(
-            "no model.tokens or data.dataset_gb: the data loader's read rate is unknown (0)"
-        )
     seq_len = plan.model.seq_len or int(catalog.value("defaults.model.seq_len"))
     io_kib = min(seq_len * bpt / 1024.0, float(catalog.value("whatif.ebs_max_io_kib")))
     read_mibps = tokens_per_s * bpt / u.nodes / _MIB
-    read_iops = read_mibps * 1024.0 / io_kib if io_kib > 0 else 0.0
     ck_gb_node = u.checkpoint.size_gb / u.nodes if u.checkpoint.target == "ebs" else 0.0
     want_write = float(
         plan.checkpoint.write_gbytes_per_s_per_node
         or catalog.value("defaults.checkpoint.write_gbytes_per_s_per_node")
     )
-    write_mibps = want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0
-    if u.checkpoint.target != "ebs":
-        notes.append(
-            f"checkpoints go to {u.checkpoint.target}, not EBS: only data-loader reads load the "
-            "gp3 volumes"
-        )
-    max_iops = float(catalog.value("whatif.gp3_max_iops"))
-    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
-    ebs_fits = read_iops <= max_iops and read_mibps <= max_mibps
-    provisioning_fits = (
-        read_iops <= u.storage.ebs_iops and read_mibps <= u.storage.ebs_throughput_mibps
+    return _Gp3Load(
+        tokens_per_s=tokens_per_s,
+        io_kib=io_kib,
+        read_mibps=read_mibps,
+        read_iops=read_mibps * 1024.0 / io_kib if io_kib > 0 else 0.0,
+        ck_gb_node=ck_gb_node,
+        want_write=want_write,
+        write_mibps=want_write * 1e9 / _MIB if ck_gb_node > 0 else 0.0,
     )
-    # Stall: reads throttled to the limit slow training in proportion; checkpoints written at the
-    # cap.
-    slow = max(read_iops / max_iops, read_mibps / max_mibps, 1.0)
+
+
+def _gp3_stall(
+    u: Usage, load: _Gp3Load, *, max_iops: float, max_mibps: float
+) -> tuple[float, bool]:
+    """Hours lost to gp3's per-volume limits, and whether gp3 keeps up at all.
+
+    Reads throttled to the limit slow training in proportion; checkpoints are written at the
+    cap.
+    """
+    ebs_fits = load.read_iops <= max_iops and load.read_mibps <= max_mibps
+    slow = max(load.read_iops / max_iops, load.read_mibps / max_mibps, 1.0)
     stall_hours = u.compute.hours * (slow - 1.0)
-    if write_mibps > max_mibps:
-        per_ck = ck_gb_node * 1e9 / _MIB * (1.0 / max_mibps - 1.0 / write_mibps) / 3600.0
+    if load.write_mibps > max_mibps:
+        per_ck = load.ck_gb_node * 1e9 / _MIB * (1.0 / max_mibps - 1.0 / load.write_mibps) / 3600.0
         stall_hours += u.checkpoint.count * per_ck
         ebs_fits = False
-    rate, _words = cluster_rate(catalog, u)
-    stall_usd = stall_hours * rate
-    # FSx sizing: the whole cluster's reads (+ checkpoint writes if they go to shared storage).
-    need_mbps = tokens_per_s * bpt / 1e6
-    ck_mbps = 0.0
-    if u.checkpoint.size_gb > 0 and u.checkpoint.target in ("ebs", "fsx"):
-        ck_mbps = min(want_write * u.nodes * 1e3, u.checkpoint.size_gb * 1e3 / 60.0)
-        notes.append(
-            f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one "
-            "in a minute)"
-        )
-    need_mbps = max(need_mbps, ck_mbps)
-    # Capacity: the dataset, plus the retained checkpoints only when they would live there too
-    # (checkpoints bound for S3 neither load nor fill the file system, as for the throughput above).
+    return stall_hours, ebs_fits
+
+
+def _checkpoints_on_shared_fs(u: Usage) -> bool:
+    """Whether checkpoints would land on the file system FSx replaces (not S3)."""
+    return u.checkpoint.size_gb > 0 and u.checkpoint.target in ("ebs", "fsx")
+
+
+def _checkpoint_burst_mbps(u: Usage, want_write: float) -> float:
+    """MB/s a checkpoint burst needs from shared storage, capped at writing one in a minute."""
+    if not _checkpoints_on_shared_fs(u):
+        return 0.0
+    return min(want_write * u.nodes * 1e3, u.checkpoint.size_gb * 1e3 / 60.0)
+
+
+def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, str, float]:
+    """(run USD, tier, GB) of the cheapest priced Lustre tier that holds and feeds the run.
+
+    Capacity: the dataset, plus the retained checkpoints only when they would live there too
+    (checkpoints bound for S3 neither load nor fill the file system, as for the throughput).
+    """
     kept_gb = (
         u.checkpoint.size_gb * u.checkpoint.keep_last
         if u.checkpoint.target in ("ebs", "fsx")
@@ -263,27 +320,29 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
             "--catalog"
         )
         raise PriceNotFoundError(msg)
-    return StorageReport(
-        tokens_per_s=tokens_per_s,
-        read_mibps_per_node=read_mibps,
-        read_iops_per_node=read_iops,
-        io_kib=io_kib,
-        checkpoint_gb_per_node=ck_gb_node,
-        checkpoint_write_mibps_per_node=write_mibps,
-        gp3_max_iops=max_iops,
-        gp3_max_mibps=max_mibps,
-        provisioned_iops=u.storage.ebs_iops,
-        provisioned_mibps=u.storage.ebs_throughput_mibps,
-        ebs_fits=ebs_fits,
-        provisioning_fits=provisioning_fits and write_mibps <= u.storage.ebs_throughput_mibps,
-        stall_hours=stall_hours,
-        stall_usd=stall_usd,
-        fsx_needed_mbps=need_mbps,
-        fsx_tier=best[1],
-        fsx_capacity_gb=best[2],
-        fsx_usd=best[0],
-        notes=tuple(notes),
-    )
+    return best
+
+
+def _storage_notes(u: Usage, ck_mbps: float) -> tuple[str, ...]:
+    """Where the read rate came from, what loads gp3, and what else FSx was sized for."""
+    notes: list[str] = []
+    if u.compute.tokens is None and u.data.dataset_gb > 0:
+        notes.append("no model.tokens: read rate from dataset_gb × epochs over the training hours")
+    elif u.compute.tokens is None:
+        notes.append(
+            "no model.tokens or data.dataset_gb: the data loader's read rate is unknown (0)"
+        )
+    if u.checkpoint.target != "ebs":
+        notes.append(
+            f"checkpoints go to {u.checkpoint.target}, not EBS: only data-loader reads load the "
+            "gp3 volumes"
+        )
+    if _checkpoints_on_shared_fs(u):
+        notes.append(
+            f"FSx also sized for checkpoint bursts of {ck_mbps:,.0f} MB/s (capped at writing one "
+            "in a minute)"
+        )
+    return tuple(notes)
 
 
 # --- sparse attention ------------------------------------------------------------------------
@@ -357,18 +416,7 @@ def sparse_attention(
         msg = "the sparse-attention what-if needs model.params, model.layers and model.d_model"
         raise SpecError(msg, source=source, field="model")
     seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
-    rows = tuple(
-        SparseRow(
-            seq_len=s,
-            attention_share=(
-                a := attention_share(
-                    active_params=active, layers=m.layers, d_model=m.d_model, seq_len=s
-                )
-            ),
-            flops_saving=a * sparsity,
-        )
-        for s in sorted({*seq_lens, seq})
-    )
+    rows = _sparse_rows(active, m.layers, m.d_model, sparsity, sorted({*seq_lens, seq}))
     plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
     before = forecast(plan, catalog, today=today)
     hours_after = before.usage.compute.hours * (1.0 - plan_saving)
@@ -376,14 +424,6 @@ def sparse_attention(
     after = forecast(after_plan, catalog, today=today)
     claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
     claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
-    notes = [
-        "time assumed proportional to FLOPs (attention at the model's average MFU)",
-        (
-            f"the article's claim: {claimed:.0%} less training time for sequences over "
-            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
-            "sparsity"
-        ),
-    ]
     return SparsityReport(
         sparsity=sparsity,
         rows=rows,
@@ -397,7 +437,37 @@ def sparse_attention(
         claimed_min_seq_len=claimed_seq,
         min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model),
         claim_possible_at_plan=plan_saving >= claimed,
-        notes=tuple(notes),
+        notes=_sparse_notes(claimed, claimed_seq),
+    )
+
+
+def _sparse_rows(
+    active: float, layers: int, d_model: int, sparsity: float, seq_lens: Sequence[int]
+) -> tuple[SparseRow, ...]:
+    """Attention's share of the FLOPs and what ``sparsity`` of it saves, per sequence length."""
+    return tuple(
+        SparseRow(
+            seq_len=s,
+            attention_share=(
+                a := attention_share(
+                    active_params=active, layers=layers, d_model=d_model, seq_len=s
+                )
+            ),
+            flops_saving=a * sparsity,
+        )
+        for s in seq_lens
+    )
+
+
+def _sparse_notes(claimed: float, claimed_seq: int) -> tuple[str, ...]:
+    """The time assumption, and what the article's claim needs."""
+    return (
+        "time assumed proportional to FLOPs (attention at the model's average MFU)",
+        (
+            f"the article's claim: {claimed:.0%} less training time for sequences over "
+            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
+            "sparsity"
+        ),
     )
 
 
