@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.cli import main
 from trainbill.errors import InfeasibleError, SpecError
@@ -21,7 +21,6 @@ from trainbill.optimize.results import _candidate
 from trainbill.optimize.space import _axes_for
 from trainbill.spec import load_plan, plan_from_dict
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 # p5.48xlarge on-demand before the June-2025 cut: $98.32/h (catalog prices.csv, as_of 2025-05-01).
 P5_OLD = 98.32
 ONLY_P5 = SearchSpace(

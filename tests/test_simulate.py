@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import trainbill.simulate as simmod
 from cli_runner import run_argv
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
@@ -33,7 +33,6 @@ from trainbill.simulate import (
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usage import Usage, usage_for
 
-SEED_PLAN = EXAMPLES / "seed-70b-finetune.toml"
 P4D_PLAN = EXAMPLES / "p4d-spot-experiment.toml"
 
 
@@ -42,7 +41,7 @@ def _packaged() -> Catalog:
     return load_catalog()
 
 
-def _usage(catalog: Catalog, path: Path = SEED_PLAN) -> Usage:
+def _usage(catalog: Catalog, path: Path = SEED) -> Usage:
     return usage_for(load_plan(path), catalog, today=TODAY)
 
 
@@ -290,7 +289,7 @@ def test_trials_across_a_kink_are_priced_like_forecast(catalog: Catalog) -> None
 
 def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--json carries the contract keys; a plan deadline yields a miss probability."""
-    text = SEED_PLAN.read_text(encoding="utf-8").replace(
+    text = SEED.read_text(encoding="utf-8").replace(
         "hours = 72 ", "hours = 72\ndeadline_hours = 80 ", 1
     )
     plan = tmp_path / "plan.toml"
@@ -424,6 +423,6 @@ def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) ->
 
 def test_stated_hours_carry_no_time_model_error(catalog: Catalog) -> None:
     """The seed example states its 72 h: no time-model spread is sampled."""
-    usage = usage_for(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    usage = usage_for(load_plan(SEED), catalog, today=TODAY)
     p = SimulationParams.from_usage(usage, catalog)
     assert (p.time_error_median, p.time_error_sigma) == (1.0, 0.0)

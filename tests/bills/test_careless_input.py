@@ -24,6 +24,7 @@ pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
 
 from cli_runner import run_cli
+from conftest import SEED
 from trainbill.bills import compare, fit_calibration, read_bill, read_calibration, write_calibration
 
 TOTAL = 14197.04
@@ -241,7 +242,7 @@ def test_bad_calibration_fields(tmp_path: Path, old: str, new: str, pattern: str
 def test_forecast_refuses_negative_calibration(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plan = Path(__file__).resolve().parents[2] / "examples" / "seed-70b-finetune.toml"
+    plan = SEED
     bad = _calibration(tmp_path, "storage = 1.05", "storage = -1.05")
     code, _, err = _run(capsys, "forecast", str(plan), "--calibration", str(bad), "--json")
     assert code == 1

@@ -11,11 +11,10 @@ import pytest
 from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
 
 from cli_runner import run_cli
+from conftest import SEED
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 _run = run_cli
@@ -76,7 +75,7 @@ def test_calibrate_writes_file(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 def test_compare_with_example_plan(capsys: pytest.CaptureFixture[str]) -> None:
     """``bill compare`` prices the example plan and reports per-category variance as JSON."""
-    plan = REPO / "examples" / "seed-70b-finetune.toml"
+    plan = SEED
     if not plan.exists():
         pytest.skip("example plan not present")
     code, out, err = _run(capsys, "bill", "compare", str(plan), str(CUR_MONTH), "--json")
