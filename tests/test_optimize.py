@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import SEED, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, run_argv, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import forecast
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
@@ -182,21 +181,13 @@ def test_bad_input_is_a_clear_error(catalog: Catalog, kwargs: dict[str, Any], te
     assert text in str(err.value)
 
 
-def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
-
-
 def test_cli_json_contract_and_output_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
 ) -> None:
     """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the
     same."""
     out_file = tmp_path / "best.toml"
-    code, out, _ = _run(
-        capsys,
+    code, out, _ = run_argv(
         [
             "optimize",
             str(SEED),
@@ -208,6 +199,7 @@ def test_cli_json_contract_and_output_file(
             "-o",
             str(out_file),
         ],
+        capsys,
     )
     assert code == 0
     data = json.loads(out)
@@ -229,7 +221,7 @@ def test_cli_refuses_to_overwrite_without_force(
     """An existing -o file is left untouched unless --force is given."""
     out_file = tmp_path / "best.toml"
     out_file.write_text("keep me", encoding="utf-8")
-    code, _, err = _run(capsys, ["optimize", str(SEED), "-o", str(out_file)])
+    code, _, err = run_argv(["optimize", str(SEED), "-o", str(out_file)], capsys)
     assert code == 1
     assert "--force" in err
     assert out_file.read_text(encoding="utf-8") == "keep me"
@@ -237,7 +229,7 @@ def test_cli_refuses_to_overwrite_without_force(
 
 def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
     """--clouds with a typo exits 1 with 'trainbill: error:' and the allowed values."""
-    code, _, err = _run(capsys, ["optimize", str(SEED), "--clouds", "awz"])
+    code, _, err = run_argv(["optimize", str(SEED), "--clouds", "awz"], capsys)
     assert code == 1
     assert err.startswith("trainbill: error:")
     assert "aws, gcp, azure" in err

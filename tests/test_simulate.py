@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trainbill.simulate as simmod
-from cli_runner import run_argv
-from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, SEED, TODAY, run_argv, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
@@ -43,9 +42,6 @@ def _packaged() -> Catalog:
 
 def _usage(catalog: Catalog, path: Path = SEED) -> Usage:
     return usage_for(load_plan(path), catalog, today=TODAY)
-
-
-_run = run_argv
 
 
 def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:
@@ -294,7 +290,7 @@ def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     )
     plan = tmp_path / "plan.toml"
     plan.write_text(text, encoding="utf-8")
-    code, out, _ = _run(
+    code, out, _ = run_argv(
         [
             "simulate",
             str(plan),
@@ -331,7 +327,7 @@ def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     hist = data["histogram"]["cost_usd"]
     assert len(hist["edges"]) == len(hist["counts"]) + 1
     assert sum(hist["counts"]) == 2000
-    _code2, out2, _ = _run(
+    _code2, out2, _ = run_argv(
         [
             "simulate",
             str(plan),
@@ -351,7 +347,7 @@ def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     """Table output shows percentiles and the studies; bad trials is a one-line error, exit 1."""
-    code, out, _ = _run(
+    code, out, _ = run_argv(
         [
             "simulate",
             str(P4D_PLAN),
@@ -370,12 +366,14 @@ def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "P90" in out
     assert "Checkpoint interval" in out
     assert "Spot or not" in out
-    code, _, err = _run(["simulate", str(P4D_PLAN), "--trials", "0"], capsys)
+    code, _, err = run_argv(["simulate", str(P4D_PLAN), "--trials", "0"], capsys)
     assert code == 1
     assert "trainbill: error:" in err
     assert "trials must be a positive integer" in err
     assert "Traceback" not in err
-    code, _, err = _run(["simulate", str(P4D_PLAN), "--spot-price-of-on-demand", "cheap"], capsys)
+    code, _, err = run_argv(
+        ["simulate", str(P4D_PLAN), "--spot-price-of-on-demand", "cheap"], capsys
+    )
     assert code == 1
     assert "LOW:HIGH" in err
 

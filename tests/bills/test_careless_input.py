@@ -23,8 +23,7 @@ from trainbill.errors import BillError, UnsupportedBillError
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
 
-from cli_runner import run_cli
-from conftest import SEED
+from conftest import SEED, run_cli
 from trainbill.bills import compare, fit_calibration, read_bill, read_calibration, write_calibration
 
 TOTAL = 14197.04
@@ -45,9 +44,6 @@ def _edit(tmp_path: Path, row: int, column: str, value: str) -> Path:
     rows = _rows()
     rows[row][rows[0].index(column)] = value
     return _write(tmp_path / "bill.csv", rows)
-
-
-_run = run_cli
 
 
 @pytest.mark.parametrize(
@@ -244,7 +240,7 @@ def test_forecast_refuses_negative_calibration(
 ) -> None:
     plan = SEED
     bad = _calibration(tmp_path, "storage = 1.05", "storage = -1.05")
-    code, _, err = _run(capsys, "forecast", str(plan), "--calibration", str(bad), "--json")
+    code, _, err = run_cli(capsys, "forecast", str(plan), "--calibration", str(bad), "--json")
     assert code == 1
     assert err.count("\n") == 1
     assert "storage: must be >= 0" in err
@@ -268,16 +264,16 @@ def test_calibrate_output_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture
     was 'File exists'. An existing file is never touched."""
     folder = tmp_path / "out"
     folder.mkdir()
-    code, _, err = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(folder), "--force")
+    code, _, err = run_cli(capsys, "calibrate", str(CUR_MONTH), "-o", str(folder), "--force")
     assert code == 1
     assert "is a folder" in err
     assert "Traceback" not in err
     keep = tmp_path / "keep.toml"
     keep.write_text("mine\n", encoding="utf-8")
-    code, _, err = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(keep / "c.toml"))
+    code, _, err = run_cli(capsys, "calibrate", str(CUR_MONTH), "-o", str(keep / "c.toml"))
     assert code == 1
     assert "keep.toml is a file, not a folder" in err
-    code, _, err = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(keep))
+    code, _, err = run_cli(capsys, "calibrate", str(CUR_MONTH), "-o", str(keep))
     assert code == 1
     assert "already exists" in err
     assert keep.read_text(encoding="utf-8") == "mine\n"
