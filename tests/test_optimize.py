@@ -1,17 +1,16 @@
-"""The planner: vectorized grid consistent with forecast(), constraints, output and bad input."""
+"""The planner: vectorized grid consistent with forecast(), constraints, what it skips and why,
+output and bad input. The command line is tested in ``tests/cli/test_optimize.py``."""
 
 from __future__ import annotations
 
 import itertools
-import json
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from conftest import SEED, TODAY, run_argv, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import forecast
@@ -297,57 +296,3 @@ def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
     assert "p4d.24xlarge: not searched" in text
     assert "does not fit" in text
     assert "price" not in text
-
-
-def test_cli_json_contract_and_output_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
-) -> None:
-    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the
-    same."""
-    out_file = tmp_path / "best.toml"
-    code, out, _ = run_argv(
-        [
-            "optimize",
-            str(SEED),
-            "--clouds",
-            "aws",
-            "--deadline-hours",
-            "100",
-            "--json",
-            "-o",
-            str(out_file),
-        ],
-        capsys,
-    )
-    assert code == 0
-    data = json.loads(out)
-    for key in ("instance", "nodes", "spot_fraction", "savings_plan", "total_usd", "wall_hours"):
-        assert key in data["best"]
-        assert key in data["pareto"][0]
-    assert data["evaluated"] > 1000
-    assert data["elapsed_s"] > 0
-    written = load_plan(out_file)
-    today = load_plan(SEED).prices.as_of
-    assert forecast(written, catalog, today=today).total_usd == pytest.approx(
-        data["best"]["total_usd"], rel=1e-6
-    )
-
-
-def test_cli_refuses_to_overwrite_without_force(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """An existing -o file is left untouched unless --force is given."""
-    out_file = tmp_path / "best.toml"
-    out_file.write_text("keep me", encoding="utf-8")
-    code, _, err = run_argv(["optimize", str(SEED), "-o", str(out_file)], capsys)
-    assert code == 1
-    assert "--force" in err
-    assert out_file.read_text(encoding="utf-8") == "keep me"
-
-
-def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """--clouds with a typo exits 1 with 'trainbill: error:' and the allowed values."""
-    code, _, err = run_argv(["optimize", str(SEED), "--clouds", "awz"], capsys)
-    assert code == 1
-    assert err.startswith("trainbill: error:")
-    assert "aws, gcp, azure" in err
