@@ -38,7 +38,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 
 
 def run_argv(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``run_cli`` with the argument list first, as older tests call it."""
+    """``run_cli`` taking the argument list as one value (tests that build it in a variable)."""
     return run_cli(capsys, *argv)
 
 

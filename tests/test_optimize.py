@@ -1,27 +1,25 @@
-"""The planner: vectorized grid consistent with forecast(), constraints, output and bad input."""
+"""The planner: vectorized grid consistent with forecast(), constraints, what it skips and why,
+output and bad input. The command line is tested in ``tests/cli/test_optimize.py``."""
 
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
+from datetime import date
 from typing import Any
 
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.cli import main
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import forecast
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
 from trainbill.optimize.grid import _evaluate_instance
 from trainbill.optimize.results import _candidate
-from trainbill.optimize.space import _axes_for
+from trainbill.optimize.space import _axes_for, _default_nodes
 from trainbill.spec import load_plan, plan_from_dict
 
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 # p5.48xlarge on-demand before the June-2025 cut: $98.32/h (catalog prices.csv, as_of 2025-05-01).
 P5_OLD = 98.32
 ONLY_P5 = SearchSpace(
@@ -183,62 +181,118 @@ def test_bad_input_is_a_clear_error(catalog: Catalog, kwargs: dict[str, Any], te
     assert text in str(err.value)
 
 
-def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
+def test_optimize_skips_node_counts_too_small_for_the_model(catalog: Catalog) -> None:
+    """A 405B plan that forecasts fine must not make the planner fail on a smaller node count.
 
-
-def test_cli_json_contract_and_output_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
-) -> None:
-    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the
-    same."""
-    out_file = tmp_path / "best.toml"
-    code, out, _ = _run(
-        capsys,
-        [
-            "optimize",
-            str(SEED),
-            "--clouds",
-            "aws",
-            "--deadline-hours",
-            "100",
-            "--json",
-            "-o",
-            str(out_file),
-        ],
+    405e9 params × 16 bytes of weights, gradients and Adam state = 6.48e12 B = 6,480 GB; one
+    p5.48xlarge holds 8 × 80 GB = 640 GB, so 1 node cannot train it (the time model refuses it
+    with MemoryFitError) while the user's 32 nodes (256 × 80 GB = 20,480 GB) can. Before the fix
+    the whole search raised MemoryFitError.
+    """
+    plan = plan_from_dict({
+        "model": {"params": 405e9, "tokens": 1e12},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 32},
+        "prices": {"as_of": date(2026, 1, 1)},
+    })  # fmt: skip
+    own = forecast(plan, catalog, today=TODAY)
+    space = SearchSpace(
+        instances=("p5.48xlarge",),
+        nodes=(1, 32),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("ec2",),
+        checkpoint_intervals_hours=(plan.checkpoint.interval_hours or 2.0,),
     )
-    assert code == 0
-    data = json.loads(out)
-    for key in ("instance", "nodes", "spot_fraction", "savings_plan", "total_usd", "wall_hours"):
-        assert key in data["best"]
-        assert key in data["pareto"][0]
-    assert data["evaluated"] > 1000
-    assert data["elapsed_s"] > 0
-    written = load_plan(out_file)
-    today = load_plan(SEED).prices.as_of
-    assert forecast(written, catalog, today=today).total_usd == pytest.approx(
-        data["best"]["total_usd"], rel=1e-6
+    result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
+    assert result.best.nodes == 32  # the only node count that holds the model
+    assert result.best.total_usd <= own.total_usd * (1 + 1e-9)
+    assert all(row.nodes == 32 for row in result.rightsizing)
+    assert all(c.nodes == 32 for c in result.pareto)
+
+
+def test_optimize_instance_that_never_fits_is_skipped(catalog: Catalog) -> None:
+    """An instance on which no searched node count holds the model is skipped and listed.
+
+    405B × 16 B = 6,480 GB; 2 × p4d.24xlarge = 16 × 40 GB = 640 GB: never enough.
+    """
+    plan = plan_from_dict({
+        "model": {"params": 405e9, "tokens": 1e12},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 32},
+        "prices": {"as_of": date(2026, 1, 1)},
+    })  # fmt: skip
+    space = SearchSpace(
+        instances=("p4d.24xlarge",),
+        nodes=(2,),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("ec2",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, clouds=("aws",), today=TODAY)
+    assert result.best.instance == "p5.48xlarge"
+    assert any(
+        s.startswith("p4d.24xlarge: not searched") and "does not fit" in s for s in result.skipped
     )
 
 
-def test_cli_refuses_to_overwrite_without_force(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """An existing -o file is left untouched unless --force is given."""
-    out_file = tmp_path / "best.toml"
-    out_file.write_text("keep me", encoding="utf-8")
-    code, _, err = _run(capsys, ["optimize", str(SEED), "-o", str(out_file)])
-    assert code == 1
-    assert "--force" in err
-    assert out_file.read_text(encoding="utf-8") == "keep me"
+def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -> None:
+    """The default grid spans ⅛× to 8× the plan's GPUs; it may not leave the plan schema's 100,000
+    nodes.
+
+    20,000 tpu-v6e chips at 1 chip per node: 8× = 160,000 nodes > 100,000, so the top of the grid
+    is 100,000 (before the fix: candidate_plan raised "cluster.nodes: must be at most 100,000").
+    The smallest is 20,000 / 8 = 2,500.
+    """
+    plan = plan_from_dict({
+        "run": {"hours": 1},
+        "cluster": {"provider": "gcp", "instance": "tpu-v6e", "nodes": 20_000},
+        "prices": {"as_of": date(2025, 7, 1)},
+    })  # fmt: skip
+    nodes = _default_nodes(plan, catalog, catalog.instance("tpu-v6e"))
+    assert max(nodes) == 100_000
+    assert min(nodes) == 2_500
+    space = SearchSpace(
+        instances=("tpu-v6e",),
+        spot_fractions=(0.0,),
+        savings_plans=("none",),
+        orchestrators=("vm",),
+        checkpoint_intervals_hours=(2.0,),
+    )
+    result = optimize(plan, catalog, space=space, clouds=("gcp",), today=TODAY)
+    assert result.best.nodes <= 100_000
 
 
-def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """--clouds with a typo exits 1 with 'trainbill: error:' and the allowed values."""
-    code, _, err = _run(capsys, ["optimize", str(SEED), "--clouds", "awz"])
-    assert code == 1
-    assert err.startswith("trainbill: error:")
-    assert "aws, gcp, azure" in err
+def test_optimize_finds_a_cluster_when_the_users_own_does_not_fit(catalog: Catalog) -> None:
+    """405e9 params × 16 B of Adam state = 6,480 GB: one p5 node (8 × 80 GB = 640 GB) cannot hold
+    it, but 32 nodes (20,480 GB) can. The search used to stop at the user's own plan."""
+    plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
+                           "cluster": {"instance": "p5.48xlarge", "nodes": 1}})  # fmt: skip
+    space = SearchSpace(instances=("p5.48xlarge",), nodes=(16, 32), spot_fractions=(0.0,),
+                        checkpoint_intervals_hours=(1.0,))  # fmt: skip
+    result = optimize(plan, catalog, space=space, today=TODAY)
+    assert result.user is None
+    assert result.as_dict()["user"] is None
+    assert result.best.nodes in (16, 32)
+    assert any(
+        s.startswith("your plan: not a candidate") and "does not fit" in s for s in result.skipped
+    )
+
+
+def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
+    """Every searched instance too small for 405B (6,480 GB of state): the error used to blame
+    prices."""
+    plan = plan_from_dict({"model": {"params": 405e9, "tokens": 1e11},
+                           "cluster": {"instance": "p4d.24xlarge", "nodes": 1}})  # fmt: skip
+    space = SearchSpace(
+        instances=("p4d.24xlarge",),
+        nodes=(1,),
+        spot_fractions=(0.0,),
+        checkpoint_intervals_hours=(1.0,),
+    )
+    with pytest.raises(SpecError) as err:
+        optimize(plan, catalog, space=space, today=TODAY)
+    text = str(err.value)
+    assert "no instance could be searched" in text
+    assert "p4d.24xlarge: not searched" in text
+    assert "does not fit" in text
+    assert "price" not in text

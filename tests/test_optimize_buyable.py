@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import EXAMPLES, SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.optimize import Candidate, SearchSpace, optimize
 from trainbill.spec import load_plan
-
-_SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def _buyable(c: Candidate, catalog: Catalog) -> bool:
@@ -25,7 +23,7 @@ def _buyable(c: Candidate, catalog: Catalog) -> bool:
 def test_seed_default_search_is_buyable_aws_nvidia(catalog: Catalog) -> None:
     """The seed plan (p5 H100 on AWS): best and Pareto front hold only AWS NVIDIA instances that
     are sold (no h800-8x-gpu-hour stand-in, no TPU, no Trainium); right-sizing efficiency <= 1."""
-    result = optimize(load_plan(_SEED), catalog, today=TODAY)
+    result = optimize(load_plan(SEED), catalog, today=TODAY)
     shown = [result.best, *result.pareto]
     assert all(c.provider == "aws" for c in shown)
     assert all(catalog.accelerator(c.accelerator).vendor == "nvidia" for c in shown)
@@ -39,7 +37,7 @@ def test_seed_caveats_name_what_changes(catalog: Catalog) -> None:
     """p4de (A100, launched 2020-05-14, before the H100's 2022-09-20) at 100% spot of 45 nodes
     vs the plan's 16 spot nodes: 'older_gpu' and 'spot_capacity'; same cloud, vendor and 80 GB,
     so no 'cloud', 'porting' or 'memory'. The plan itself carries none."""
-    plan = load_plan(_SEED)
+    plan = load_plan(SEED)
     space = SearchSpace(
         instances=("p4de.24xlarge",),
         nodes=(45,),
@@ -73,7 +71,7 @@ def test_tpu_recommendation_carries_porting_cloud_memory_spot(catalog: Catalog) 
         orchestrators=("vm",),
         checkpoint_intervals_hours=(2.0,),
     )
-    result = optimize(load_plan(_SEED), catalog, space=space, clouds=("gcp",), today=TODAY)
+    result = optimize(load_plan(SEED), catalog, space=space, clouds=("gcp",), today=TODAY)
     tpu = next(c for c in result.pareto if c.instance == "tpu-v6e")
     assert [k.kind for k in tpu.caveats] == ["porting", "cloud", "memory", "spot_capacity"]
     assert "JAX" in tpu.caveats[0].text
@@ -82,7 +80,7 @@ def test_tpu_recommendation_carries_porting_cloud_memory_spot(catalog: Catalog) 
 def test_stand_in_needs_opt_in(catalog: Catalog) -> None:
     """Naming the H800 stand-in is refused with the flag that allows it; with the opt-in it is
     searched and every row on it says it is a stand-in."""
-    plan = load_plan(_SEED)
+    plan = load_plan(SEED)
     space = SearchSpace(
         instances=("h800-8x-gpu-hour",), nodes=(32,), checkpoint_intervals_hours=(2.0,)
     )
@@ -98,7 +96,7 @@ def test_stand_in_needs_opt_in(catalog: Catalog) -> None:
 def test_trn2_stand_in_price_is_not_searched_on_aws(catalog: Catalog) -> None:
     """--clouds aws searches every AWS accelerator, but trn2.48xlarge's only On-Demand price is a
     catalog stand-in (no public SKU), so it is left out and says why."""
-    result = optimize(load_plan(_SEED), catalog, clouds=("aws",), today=TODAY)
+    result = optimize(load_plan(SEED), catalog, clouds=("aws",), today=TODAY)
     assert all(
         c.instance not in {"trn2.48xlarge", "h800-8x-gpu-hour"}
         for c in (result.best, *result.pareto)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.optimize.grid import _evaluate_instance
 from trainbill.optimize.results import _candidate
 from trainbill.optimize.space import _axes_for
 from trainbill.spec import load_plan, plan_from_dict
-
-SEED = EXAMPLES / "seed-70b-finetune.toml"
 
 
 def test_feasible_count_with_deadline_and_budget(catalog: Catalog) -> None:

@@ -8,6 +8,7 @@ $50; ml.p5.48xlarge $120 on demand, SageMaker SP 1yr $80. The plan is ``zero_hid
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -214,3 +215,28 @@ def test_missing_rate_error_names_the_commitment_rates_that_do_exist(tmp_path: A
         PriceNotFoundError, match=r"for p4d\.24xlarge: sp_3yr in us-east-1 from 2026-01-01"
     ):
         _forecast(cat, {"savings_plan": "1yr"}, instance="p4d.24xlarge")
+
+
+def test_tpu_savings_plan_line_is_in_chip_hours(commitment_catalog: Catalog) -> None:
+    """TPUs are billed per chip-hour, so the commitment discount on them is too (was
+    "instance-hour").
+
+    tpu-v6e: 1 chip per node, $2.70/chip-hour on demand; illustrative 1-year commitment rate
+    $1.89 (conftest), so the line saves $2.70 − $1.89 = $0.81 per chip-hour on 8 chips × 1.0
+    coverage × wall hours.
+    """
+    catalog = commitment_catalog
+    plan = plan_from_dict({
+        "run": {"hours": 10},
+        "cluster": {"provider": "gcp", "instance": "tpu-v6e", "nodes": 8},
+        "purchase": {"savings_plan": "1yr", "savings_plan_coverage": 1.0, "commitment": "existing"},
+        "prices": {"as_of": date(2025, 7, 1)},
+    })  # fmt: skip
+    fc = forecast(plan, catalog, today=TODAY)
+    (compute,) = fc.ledger.in_category("compute")
+    (disc,) = fc.ledger.in_category("discount")
+    assert compute.unit == "chip-hour"
+    assert disc.unit == "chip-hour"
+    assert "per chip-hour" in disc.basis
+    assert disc.unit_price_usd == pytest.approx(-(2.70 - 1.89))  # -$0.81
+    assert disc.quantity == pytest.approx(1.0 * 8 * fc.usage.wall_hours)

@@ -1,9 +1,9 @@
-"""Monte Carlo: exact pricing through the cost drivers, reproducibility, studies, bad input."""
+"""Monte Carlo: exact pricing through the cost drivers, reproducibility, studies, bad input.
+The command line is tested in ``tests/cli/test_simulate.py``."""
 
 from __future__ import annotations
 
 import functools
-import json
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trainbill.simulate as simmod
-from cli_runner import run_argv
-from conftest import EXAMPLES, TODAY, zero_hidden_plan
+from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
@@ -33,7 +32,6 @@ from trainbill.simulate import (
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usage import Usage, usage_for
 
-SEED_PLAN = EXAMPLES / "seed-70b-finetune.toml"
 P4D_PLAN = EXAMPLES / "p4d-spot-experiment.toml"
 
 
@@ -42,11 +40,8 @@ def _packaged() -> Catalog:
     return load_catalog()
 
 
-def _usage(catalog: Catalog, path: Path = SEED_PLAN) -> Usage:
+def _usage(catalog: Catalog, path: Path = SEED) -> Usage:
     return usage_for(load_plan(path), catalog, today=TODAY)
-
-
-_run = run_argv
 
 
 def test_trials_priced_exactly_like_forecast(catalog: Catalog) -> None:
@@ -288,99 +283,6 @@ def test_trials_across_a_kink_are_priced_like_forecast(catalog: Catalog) -> None
         assert sim.samples.cost_usd[i] == pytest.approx(direct, rel=1e-12)
 
 
-def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--json carries the contract keys; a plan deadline yields a miss probability."""
-    text = SEED_PLAN.read_text(encoding="utf-8").replace(
-        "hours = 72 ", "hours = 72\ndeadline_hours = 80 ", 1
-    )
-    plan = tmp_path / "plan.toml"
-    plan.write_text(text, encoding="utf-8")
-    code, out, _ = _run(
-        [
-            "simulate",
-            str(plan),
-            "--trials",
-            "2000",
-            "--seed",
-            "3",
-            "--json",
-            "--study-trials",
-            "200",
-        ],
-        capsys,
-    )
-    assert code == 0
-    data = json.loads(out)
-    for key in (
-        "trials",
-        "seed",
-        "elapsed_s",
-        "deterministic_total_usd",
-        "cost_usd",
-        "wall_hours",
-        "deadline_miss_probability",
-        "histogram",
-        "by_category_mean_usd",
-        "checkpoint",
-        "spot",
-    ):
-        assert key in data
-    assert data["trials"] == 2000
-    assert data["seed"] == 3
-    assert set(data["cost_usd"]) >= {"mean", "p10", "p50", "p90", "p99"}
-    assert 0.0 <= data["deadline_miss_probability"] <= 1.0
-    hist = data["histogram"]["cost_usd"]
-    assert len(hist["edges"]) == len(hist["counts"]) + 1
-    assert sum(hist["counts"]) == 2000
-    _code2, out2, _ = _run(
-        [
-            "simulate",
-            str(plan),
-            "--trials",
-            "2000",
-            "--seed",
-            "3",
-            "--json",
-            "--study-trials",
-            "200",
-        ],
-        capsys,
-    )
-    again = json.loads(out2)
-    assert again["cost_usd"] == data["cost_usd"]
-
-
-def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    """Table output shows percentiles and the studies; bad trials is a one-line error, exit 1."""
-    code, out, _ = _run(
-        [
-            "simulate",
-            str(P4D_PLAN),
-            "--trials",
-            "500",
-            "--seed",
-            "1",
-            "--spot-price-of-on-demand",
-            "0.65:0.75",
-            "--study-trials",
-            "200",
-        ],
-        capsys,
-    )
-    assert code == 0
-    assert "P90" in out
-    assert "Checkpoint interval" in out
-    assert "Spot or not" in out
-    code, _, err = _run(["simulate", str(P4D_PLAN), "--trials", "0"], capsys)
-    assert code == 1
-    assert "trainbill: error:" in err
-    assert "trials must be a positive integer" in err
-    assert "Traceback" not in err
-    code, _, err = _run(["simulate", str(P4D_PLAN), "--spot-price-of-on-demand", "cheap"], capsys)
-    assert code == 1
-    assert "LOW:HIGH" in err
-
-
 def test_progress_reports_every_chunk(catalog: Catalog) -> None:
     """3 blocks in chunks of one block: progress sees 4096, 8192, then all 8292 trials."""
     usage = usage_for(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
@@ -424,6 +326,6 @@ def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) ->
 
 def test_stated_hours_carry_no_time_model_error(catalog: Catalog) -> None:
     """The seed example states its 72 h: no time-model spread is sampled."""
-    usage = usage_for(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    usage = usage_for(load_plan(SEED), catalog, today=TODAY)
     p = SimulationParams.from_usage(usage, catalog)
     assert (p.time_error_median, p.time_error_sigma) == (1.0, 0.0)

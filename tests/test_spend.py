@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import SEED, TODAY
 from trainbill.catalog import Catalog, Provenance
 from trainbill.forecast import forecast
 from trainbill.ledger import Ledger, LineItem
@@ -79,7 +79,7 @@ def test_only_a_line_marked_after_run_accrues_after_the_run() -> None:
 def test_the_seed_run_spreads_over_four_days_of_may(catalog: Catalog) -> None:
     """Seed: from prices.as_of 2025-05-01 (no run.date) for its wall-clock W ≈ 81.8 h: three whole
     days of 24/W of the bill each and the rest on May 4; one month holding the whole bill."""
-    fc = forecast(load_plan(EXAMPLES / "seed-70b-finetune.toml"), catalog, today=TODAY)
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
     w = fc.usage.wall_hours
     assert 72 < w < 96  # the arithmetic below assumes the run ends on the fourth day
     s = spend_of(fc)

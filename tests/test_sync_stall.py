@@ -1,5 +1,6 @@
 """Sync stall: modelled from the parameter count when a plan gives hours but no tokens, one
-ledger line per cause, each hand-computed from the time model's published formulas."""
+ledger line per cause, each hand-computed from the time model's published formulas; stall hours
+with no modelled cause (a simulated trial's throttling) are billed too."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 
 from conftest import SEED, TODAY, seed_step_seconds
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecast import forecast, forecast_usage
 from trainbill.spec import load_plan, plan_from_dict
+from trainbill.usage import usage_for
 
 #: L4 (g6) launched 2022-10-01 (catalog); to 2025-05-01: 2022-10-01 → 2024-10-01 = 731 days
 #: (leap day 2024-02-29), then Oct 31 + Nov 30 + Dec 31 + Jan 31 + Feb 28 + Mar 31 + Apr 30
@@ -148,3 +150,33 @@ def test_hours_only_plan_without_params_has_only_stragglers(catalog: Catalog) ->
         )
     }
     assert "not modelled" in dict(fc.usage.time.factors)["communication"]
+
+
+def test_stall_hours_without_modelled_fractions_are_billed(commitment_catalog: Catalog) -> None:
+    """A simulated trial's throttling adds sync-stall hours to a plan whose modelled stall is 0.
+
+    Those hours were not billed (the sync_stall driver only split the modelled fractions), while
+    the Savings Plan discount grew with the longer wall-clock: a slower trial came out cheaper,
+    and `simulate`'s mean fell far below the forecast (10,000 p5en nodes with a 3yr plan: $3.97M
+    mean vs $9.09M deterministic). Now: 2 h × 4 nodes × $98.32 (p5 on demand, 2025-05-01) = $786.56.
+    An existing commitment (illustrative $60/h Compute SP rate): a commitment bought for the run
+    would already have paid for the extra hours, so only then may a slower run cost the same.
+    """
+    catalog = commitment_catalog
+    plan = plan_from_dict({
+        "run": {"hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 4},
+        "purchase": {"savings_plan": "1yr", "commitment": "existing"},
+        "prices": {"as_of": date(2025, 5, 1)},
+        "reliability": {"straggler_cv": 0.0},
+    })  # fmt: skip
+    u = usage_for(plan, catalog, today=TODAY)
+    assert u.time.sync_stall_fraction == 0
+    assert u.compute.sync_stall_hours == 0
+    slow = forecast_usage(u.with_values({"compute.sync_stall_hours": 2.0}), catalog, today=TODAY)
+    (line,) = slow.ledger.in_category("sync_stall")
+    assert line.quantity == pytest.approx(2.0)
+    assert line.cost_usd == pytest.approx(2.0 * 4 * 98.32)  # $786.56
+    # A slower run never costs less: the stall costs the cluster rate, the discount (98.32 − 60) × 4
+    # of it.
+    assert slow.total_usd > forecast_usage(u, catalog, today=TODAY).total_usd

@@ -10,20 +10,15 @@ from pathlib import Path
 import pytest
 from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
 
-from cli_runner import run_cli
+from conftest import SEED, run_cli
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-_run = run_cli
-
 
 def test_summary_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     """--json has the contract keys; by_category sums to billed_cost (14,197.04)."""
-    code, out, _ = _run(capsys, "bill", "summary", str(CUR_MONTH), "--json")
+    code, out, _ = run_cli(capsys, "bill", "summary", str(CUR_MONTH), "--json")
     assert code == 0
     data = json.loads(out)
     for key in (
@@ -46,7 +41,7 @@ def test_summary_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_summary_table_and_by_service(capsys: pytest.CaptureFixture[str]) -> None:
     """The table shows categories, the multiplier and a per-service breakdown."""
-    code, out, _ = _run(capsys, "bill", "summary", str(FOCUS_SAMPLE), "--by", "service")
+    code, out, _ = run_cli(capsys, "bill", "summary", str(FOCUS_SAMPLE), "--by", "service")
     assert code == 0
     assert "hidden multiplier" in out
     assert "data_transfer" in out
@@ -57,7 +52,7 @@ def test_bad_file_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path
     """Unknown format: exit 1 and 'trainbill: error: …', no traceback."""
     path = tmp_path / "x.csv"
     path.write_text("a,b\n1,2\n", encoding="utf-8")
-    code, _, err = _run(capsys, "bill", "summary", str(path))
+    code, _, err = run_cli(capsys, "bill", "summary", str(path))
     assert code == 1
     assert err.startswith("trainbill: error: ")
     assert "Traceback" not in err
@@ -66,20 +61,20 @@ def test_bad_file_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path
 def test_calibrate_writes_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """``calibrate -o`` writes a [calibration] kind="bills" file and refuses to overwrite it."""
     out_path = tmp_path / "cal.toml"
-    code, _, _ = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
+    code, _, _ = run_cli(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
     assert code == 0
     assert 'kind = "bills"' in out_path.read_text(encoding="utf-8")
-    code, _, err = _run(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
+    code, _, err = run_cli(capsys, "calibrate", str(CUR_MONTH), "-o", str(out_path))
     assert code == 1
     assert "already exists" in err
 
 
 def test_compare_with_example_plan(capsys: pytest.CaptureFixture[str]) -> None:
     """``bill compare`` prices the example plan and reports per-category variance as JSON."""
-    plan = REPO / "examples" / "seed-70b-finetune.toml"
+    plan = SEED
     if not plan.exists():
         pytest.skip("example plan not present")
-    code, out, err = _run(capsys, "bill", "compare", str(plan), str(CUR_MONTH), "--json")
+    code, out, err = run_cli(capsys, "bill", "compare", str(plan), str(CUR_MONTH), "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["actual_total_usd"] == pytest.approx(14197.04, abs=1e-9)
@@ -137,7 +132,7 @@ def test_summary_of_a_data_exports_folder_sums_every_period(
     """``bill summary DIR/`` over two BILLING_PERIOD= parts of two files each reads all four:
     48 rows, 2 × 14,197.04 = 28,394.08, period 2026-03-01 → 2026-05-01."""
     export = _data_exports_folder(tmp_path, manifests=manifests)
-    code, out, _ = _run(capsys, "bill", "summary", f"{export}/", "--json")
+    code, out, _ = run_cli(capsys, "bill", "summary", f"{export}/", "--json")
     assert code == 0
     data = json.loads(out)
     assert len(data["files"]) == 4
@@ -155,7 +150,7 @@ def test_two_versions_of_one_period_are_refused(
     (march / "20260305T000000Z-cd34").mkdir()
     for part in (march / "20260302T000000Z-ab12").iterdir():
         (march / "20260305T000000Z-cd34" / part.name).write_bytes(part.read_bytes())
-    code, _, err = _run(capsys, "bill", "summary", str(export), "--json")
+    code, _, err = run_cli(capsys, "bill", "summary", str(export), "--json")
     assert code == 1
     assert "BILLING_PERIOD=2026-03 holds 2 export versions" in err
 
@@ -164,7 +159,7 @@ def test_progress_is_off_in_json_and_quiet_modes(capsys: pytest.CaptureFixture[s
     """``--json`` and ``--quiet`` write nothing to stderr; the table run with progress on gives
     the same 14,197.04 total."""
     for args in (("--json",), ("--quiet", "--json"), ("--quiet",)):
-        code, _, err = _run(capsys, "bill", "summary", str(CUR_MONTH), *args)
+        code, _, err = run_cli(capsys, "bill", "summary", str(CUR_MONTH), *args)
         assert (code, err) == (0, "")
     from trainbill.bills import read_bill
 

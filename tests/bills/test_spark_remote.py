@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from cli_runner import run_cli
+from conftest import run_cli
 
 pytest.importorskip("ibis")
 

@@ -1,15 +1,20 @@
-"""``trainbill optimize`` on the command line: bad limits are one-line errors naming the flag,
-and its output and export files never replace something the user owns without --force."""
+"""``trainbill optimize`` on the command line: the --json contract, bad limits are one-line
+errors naming the flag, and its output and export files never replace something the user owns
+without --force."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, refused, run_argv
+from conftest import EXAMPLES, SEED, refused, run_argv
+from trainbill.catalog import Catalog
+from trainbill.forecast import forecast
+from trainbill.spec import load_plan
 
 #: The smallest optimizer search: one instance, one node count, one cloud.
 SMALL_SEARCH = ["--instances", "p5.48xlarge", "--nodes", "32", "--clouds", "aws"]
@@ -136,3 +141,57 @@ def test_optimize_without_deadline_says_why_the_best_is_slow(
     code, out, _ = run_argv(["optimize", plan, *args, "--deadline-hours", "200"], capsys)
     assert code == 0
     assert "no deadline was given" not in out
+
+
+def test_cli_json_contract_and_output_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, catalog: Catalog
+) -> None:
+    """--json has best/pareto/evaluated/elapsed_s; -o writes a plan that loads and forecasts the
+    same."""
+    out_file = tmp_path / "best.toml"
+    code, out, _ = run_argv(
+        [
+            "optimize",
+            str(SEED),
+            "--clouds",
+            "aws",
+            "--deadline-hours",
+            "100",
+            "--json",
+            "-o",
+            str(out_file),
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in ("instance", "nodes", "spot_fraction", "savings_plan", "total_usd", "wall_hours"):
+        assert key in data["best"]
+        assert key in data["pareto"][0]
+    assert data["evaluated"] > 1000
+    assert data["elapsed_s"] > 0
+    written = load_plan(out_file)
+    today = load_plan(SEED).prices.as_of
+    assert forecast(written, catalog, today=today).total_usd == pytest.approx(
+        data["best"]["total_usd"], rel=1e-6
+    )
+
+
+def test_cli_refuses_to_overwrite_without_force(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An existing -o file is left untouched unless --force is given."""
+    out_file = tmp_path / "best.toml"
+    out_file.write_text("keep me", encoding="utf-8")
+    code, _, err = run_argv(["optimize", str(SEED), "-o", str(out_file)], capsys)
+    assert code == 1
+    assert "--force" in err
+    assert out_file.read_text(encoding="utf-8") == "keep me"
+
+
+def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--clouds with a typo exits 1 with 'trainbill: error:' and the allowed values."""
+    code, _, err = run_argv(["optimize", str(SEED), "--clouds", "awz"], capsys)
+    assert code == 1
+    assert err.startswith("trainbill: error:")
+    assert "aws, gcp, azure" in err

@@ -1,5 +1,6 @@
-"""``trainbill simulate`` on the command line: odd counts and ranges are one-line errors naming
-the flag, and no NaN, inf or rounding negative ever reaches the output."""
+"""``trainbill simulate`` on the command line: the --json contract and the tables, odd counts and
+ranges are one-line errors naming the flag, and no NaN, inf or rounding negative ever reaches the
+output."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEED, refused, run_argv
+from conftest import EXAMPLES, SEED, refused, run_argv
+
+#: The p4d example, run wholly on spot.
+P4D_PLAN = EXAMPLES / "p4d-spot-experiment.toml"
 
 #: 2 × p5.48xlarge, 10 h, all on demand, default reliability.
 ON_DEMAND_PLAN = """
@@ -126,3 +130,98 @@ def test_simulate_counts_name_their_flag(
     """Checked before the plan is read and before a progress bar is drawn (10**9 trials used to
     start one on stderr first): the whole of stderr is the one error line."""
     refused(["simulate", str(SEED), *argv], capsys, flag)
+
+
+def test_cli_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--json carries the contract keys; a plan deadline yields a miss probability."""
+    text = SEED.read_text(encoding="utf-8").replace(
+        "hours = 72 ", "hours = 72\ndeadline_hours = 80 ", 1
+    )
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    code, out, _ = run_argv(
+        [
+            "simulate",
+            str(plan),
+            "--trials",
+            "2000",
+            "--seed",
+            "3",
+            "--json",
+            "--study-trials",
+            "200",
+        ],
+        capsys,
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in (
+        "trials",
+        "seed",
+        "elapsed_s",
+        "deterministic_total_usd",
+        "cost_usd",
+        "wall_hours",
+        "deadline_miss_probability",
+        "histogram",
+        "by_category_mean_usd",
+        "checkpoint",
+        "spot",
+    ):
+        assert key in data
+    assert data["trials"] == 2000
+    assert data["seed"] == 3
+    assert set(data["cost_usd"]) >= {"mean", "p10", "p50", "p90", "p99"}
+    assert 0.0 <= data["deadline_miss_probability"] <= 1.0
+    hist = data["histogram"]["cost_usd"]
+    assert len(hist["edges"]) == len(hist["counts"]) + 1
+    assert sum(hist["counts"]) == 2000
+    _code2, out2, _ = run_argv(
+        [
+            "simulate",
+            str(plan),
+            "--trials",
+            "2000",
+            "--seed",
+            "3",
+            "--json",
+            "--study-trials",
+            "200",
+        ],
+        capsys,
+    )
+    again = json.loads(out2)
+    assert again["cost_usd"] == data["cost_usd"]
+
+
+def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """Table output shows percentiles and the studies; bad trials is a one-line error, exit 1."""
+    code, out, _ = run_argv(
+        [
+            "simulate",
+            str(P4D_PLAN),
+            "--trials",
+            "500",
+            "--seed",
+            "1",
+            "--spot-price-of-on-demand",
+            "0.65:0.75",
+            "--study-trials",
+            "200",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "P90" in out
+    assert "Checkpoint interval" in out
+    assert "Spot or not" in out
+    code, _, err = run_argv(["simulate", str(P4D_PLAN), "--trials", "0"], capsys)
+    assert code == 1
+    assert "trainbill: error:" in err
+    assert "trials must be a positive integer" in err
+    assert "Traceback" not in err
+    code, _, err = run_argv(
+        ["simulate", str(P4D_PLAN), "--spot-price-of-on-demand", "cheap"], capsys
+    )
+    assert code == 1
+    assert "LOW:HIGH" in err

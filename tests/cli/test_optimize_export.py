@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainbill.cli import main
+from conftest import run_argv
 
 #: Every hidden-cost rate zero, 4 × p5.48xlarge for 10 h (as conftest.zero_hidden_plan), no spot
 #: reclaims.
@@ -61,13 +61,6 @@ _SEARCH = [
 ]
 
 
-def _run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
-
-
 @pytest.fixture
 def plan_file(tmp_path: Path) -> Path:
     """The zero-hidden-cost plan as a TOML file."""
@@ -94,7 +87,9 @@ def test_export_prints_the_task_instead_of_tables(
 ) -> None:
     """Without --export-file the YAML alone goes to stdout (pipeable into a file), with its comment
     header."""
-    code, out, err = _run(capsys, ["optimize", str(plan_file), *_SEARCH, "--export", "skypilot"])
+    code, out, err = run_argv(
+        ["optimize", str(plan_file), *_SEARCH, "--export", "skypilot"], capsys
+    )
     assert code == 0, err
     assert out.startswith("# Exported by trainbill")
     assert "Pareto" not in out
@@ -117,16 +112,16 @@ def test_export_file_is_written_and_never_overwritten(
         "--export-file",
         str(task_file),
     ]
-    code, out, err = _run(capsys, args)
+    code, out, err = run_argv(args, capsys)
     assert code == 0, err
     assert json.loads(out)["best"]["nodes"] == 8
     _check_task(yaml.safe_load(task_file.read_text(encoding="utf-8")))
     task_file.write_text("mine", encoding="utf-8")
-    code, _, err = _run(capsys, args)
+    code, _, err = run_argv(args, capsys)
     assert code == 1
     assert "--force" in err
     assert task_file.read_text(encoding="utf-8") == "mine"
-    code, _, err = _run(capsys, [*args, "--force"])
+    code, _, err = run_argv([*args, "--force"], capsys)
     assert code == 0, err
     _check_task(yaml.safe_load(task_file.read_text(encoding="utf-8")))
     assert sorted(p.name for p in plan_file.parent.iterdir()) == [
@@ -154,7 +149,7 @@ def test_export_flag_errors_are_one_line(
     """Unknown format, a file without --export, stdout clash with --json, one path twice: exit 1,
     nothing written."""
     monkeypatch.chdir(plan_file.parent)
-    code, out, err = _run(capsys, ["optimize", str(plan_file), *_SEARCH, *flags])
+    code, out, err = run_argv(["optimize", str(plan_file), *_SEARCH, *flags], capsys)
     assert code == 1
     assert err.startswith("trainbill: error:")
     assert text in err
