@@ -11,7 +11,7 @@ import math
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -282,7 +282,7 @@ def optimize_command(
             return
         write_output(export_file, task, flag="--export-file", force=force)
     if as_json:
-        print_json({**result.as_dict(), "cautions": [c.as_dict() for c in cautions]})
+        print_json(_json(result, cautions, calibrated=bool(cals)))
         return
     _render(result, wide=wide)
     for c in cautions:
@@ -294,6 +294,17 @@ def optimize_command(
             f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky "
             "launch' runs it)"
         )
+
+
+def _json(
+    result: OptimizationResult, cautions: tuple[Caution, ...], *, calibrated: bool
+) -> dict[str, Any]:
+    """The result's JSON, with the calibration cautions when calibrated (uncalibrated, it stays
+    what the web API's ``POST /v1/optimize`` answers)."""
+    out = result.as_dict()
+    if calibrated:
+        out["cautions"] = [c.as_dict() for c in cautions]
+    return out
 
 
 def _cautions(result: OptimizationResult, calibrated: Calibrated) -> tuple[Caution, ...]:
