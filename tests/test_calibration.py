@@ -178,3 +178,37 @@ def test_cli_round_trip_from_bills(tmp_path: Path, capsys: pytest.CaptureFixture
     items = {line["item"] for line in data["lines"]}
     assert "orchestration (calibrated from bills)" in items
     assert "storage (calibrated from bills)" in items
+
+
+def test_calibrate_is_the_step_forecast_and_simulate_share(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    """No calibrations: the catalog itself, no measured MFU, nothing to say. A profile and a bill
+    file: the measured MFU (0.40, the file's own) and the bill rates on the catalog; the
+    cautions are the forecast's bill note, then the profile note."""
+    from trainbill.calibration import calibrate, calibration_cautions
+    from trainbill.usage import usage_for
+
+    plan = plan_from_dict(_plan())
+    none = calibrate(plan, catalog, [])
+    assert none.catalog is catalog
+    assert none.measured_mfu is None
+    assert none.cautions == ()
+    (tmp_path / "p.toml").write_text(PROFILE_TOML)
+    (tmp_path / "b.toml").write_text(BILLS_TOML)
+    cals = [read_calibration_file(tmp_path / "p.toml"), read_calibration_file(tmp_path / "b.toml")]
+    both = calibrate(plan, catalog, cals)
+    assert both.measured_mfu == pytest.approx(0.40)
+    assert len(both.catalog.bill_rates) == len(catalog.bill_rates) + 1
+    usage = usage_for(plan, both.catalog, today=TODAY, measured_mfu=both.measured_mfu)
+    texts = [c.text for c in calibration_cautions(usage, both, today=TODAY)]
+    # EC2 is self-managed: the bills' orchestration rate does not carry over.
+    assert texts == [
+        (
+            "overheads calibrated from bills for 2026-04-01 to 2026-05-01: networking, "
+            "storage replaced"
+        ),
+        "time model uses the measured MFU 40.0% from hand-written test calibration",
+    ]
+    fc = forecast_calibrated(plan, catalog, cals, today=TODAY)
+    assert [c.text for c in fc.cautions_of(CautionKind.CALIBRATION)] == texts

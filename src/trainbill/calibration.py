@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from types import MappingProxyType
@@ -30,9 +30,17 @@ from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
 from trainbill.spec import Plan
-from trainbill.usage import resolve_cluster, usage_for
+from trainbill.usage import Usage, resolve_cluster, usage_for
 
-__all__ = ["bill_rates_of", "calibrate_catalog", "forecast_calibrated", "read_calibration_file"]
+__all__ = [
+    "Calibrated",
+    "bill_rates_of",
+    "calibrate",
+    "calibrate_catalog",
+    "calibration_cautions",
+    "forecast_calibrated",
+    "read_calibration_file",
+]
 
 KINDS = ("profile", "bills")
 
@@ -104,11 +112,24 @@ def calibrate_catalog(catalog: Catalog, calibrations: Sequence[Any]) -> Catalog:
     return replace(catalog, bill_rates=(*catalog.bill_rates, *fitted))
 
 
-def forecast_calibrated(
-    plan: Plan, catalog: Catalog, calibrations: Sequence[Any], *, today: date | None = None
-) -> Forecast:
-    """Forecast with every calibration applied: a profile's measured MFU to the time model,
-    bills' overhead rates to the catalog the drivers price with."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibrated:
+    """What calibrations change for one plan: the catalog every driver prices with (bill rates
+    on it), the measured MFU the time model uses (None: modelled) and the profile notes."""
+
+    catalog: Catalog
+    measured_mfu: float | None
+    cautions: tuple[Caution, ...]
+
+
+def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Calibrated:
+    """Apply every calibration to the plan's inputs: a profile's measured MFU (when its
+    accelerator and precision match and the plan derives its hours) and bills' overhead rates.
+
+    Forecast and simulate both start from this, so a calibration means the same in each.
+    """
+    if not calibrations:
+        return Calibrated(catalog=catalog, measured_mfu=None, cautions=())
     from trainbill.profile.calibration import Calibration, calibrated_efficiency
 
     notes: list[str] = []
@@ -135,10 +156,31 @@ def forecast_calibrated(
             else:
                 measured = mfu
                 notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
-    priced = calibrate_catalog(catalog, calibrations)
+    return Calibrated(
+        catalog=calibrate_catalog(catalog, calibrations),
+        measured_mfu=measured,
+        cautions=tuple(Caution(CautionKind.CALIBRATION, n) for n in notes),
+    )
+
+
+def calibration_cautions(
+    usage: Usage, calibrated: Calibrated, *, today: date | None = None
+) -> tuple[Caution, ...]:
+    """What a calibrated result must say, worded as the forecast words it: the bill rates that
+    priced the plan (the forecast's own calibration cautions), then the profile notes."""
+    if not calibrated.catalog.bill_rates:
+        return calibrated.cautions
+    fc = forecast_usage(usage, calibrated.catalog, today=today)
+    return (*fc.cautions_of(CautionKind.CALIBRATION), *calibrated.cautions)
+
+
+def forecast_calibrated(
+    plan: Plan, catalog: Catalog, calibrations: Sequence[Any], *, today: date | None = None
+) -> Forecast:
+    """Forecast with every calibration applied: a profile's measured MFU to the time model,
+    bills' overhead rates to the catalog the drivers price with."""
+    c = calibrate(plan, catalog, calibrations)
     fc = forecast_usage(
-        usage_for(plan, priced, today=today, measured_mfu=measured), priced, today=today
+        usage_for(plan, c.catalog, today=today, measured_mfu=c.measured_mfu), c.catalog, today=today
     )
-    return replace(
-        fc, cautions=(*fc.cautions, *(Caution(CautionKind.CALIBRATION, n) for n in notes))
-    )
+    return replace(fc, cautions=(*fc.cautions, *c.cautions))

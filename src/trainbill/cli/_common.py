@@ -21,18 +21,27 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from trainbill.catalog import Catalog
+    from trainbill.spec import Plan
 
     console: Console
 
 __all__ = [
+    "CALIBRATION_HELP",
     "atomic_write_text",
     "catalog_from_options",
     "check_output_path",
     "console",
     "finite_option",
     "print_json",
+    "read_calibrations",
     "write_output",
 ]
+
+#: The ``--calibration`` option's help, one text for every command that takes it.
+CALIBRATION_HELP = (
+    "Calibration file from `trainbill profile -o` (measured MFU) or `trainbill calibrate` "
+    "(overheads fitted from bills) (repeatable)."
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -144,3 +153,46 @@ def write_output(path: Path, text: str | bytes, *, flag: str, force: bool) -> No
     except OSError as exc:
         msg = f"{flag}: cannot write {path}: {exc.strerror or exc.__class__.__name__}"
         raise TrainbillError(msg) from None
+
+
+def read_calibrations(
+    paths: Sequence[Path] | None,
+    plan: Plan,
+    *,
+    command: str,
+    attention_sparsity: float | None = None,
+    measured_mfu: bool = True,
+) -> list[Any]:
+    """The ``--calibration`` files of any command, read and validated by one reader
+    (``trainbill.calibration.read_calibration_file``: a missing, non-TOML or wrong-kind file is
+    a one-line error naming it).
+
+    A profile calibration (measured MFU) is refused where it would be silently unused: with
+    ``--attention-sparsity`` (the what-if fixes the training hours) and by commands whose other
+    plans have no measured MFU (``measured_mfu=False``: the planner's grid, the report).
+    """
+    if not paths:
+        return []
+    from trainbill.calibration import read_calibration_file
+    from trainbill.errors import SpecError
+
+    cals = [(p, read_calibration_file(p)) for p in paths]
+    from trainbill.profile.calibration import Calibration
+
+    profiles = [p for p, c in cals if isinstance(c, Calibration)]
+    if profiles and not measured_mfu:
+        msg = (
+            f"a profile calibration (measured MFU) is not used by 'trainbill {command}': the "
+            "other plans it prices have no measured MFU; give bill calibrations (trainbill "
+            "calibrate) here, and the profile to 'trainbill forecast' or 'trainbill simulate'"
+        )
+        raise SpecError(msg, source=str(profiles[0]), field="--calibration")
+    if profiles and attention_sparsity is not None and plan.run.hours is None:
+        # The what-if fixes run.hours, after which a measured MFU derives nothing.
+        msg = (
+            "a profile --calibration (measured MFU) cannot be combined with "
+            "--attention-sparsity: the sparsity what-if fixes the training hours, so the "
+            "measured MFU would be ignored; run one at a time"
+        )
+        raise SpecError(msg, source="command line", field="--attention-sparsity")
+    return [c for _, c in cals]

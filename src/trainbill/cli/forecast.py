@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from trainbill.cli import _common, app
-from trainbill.cli._common import catalog_from_options, print_json
+from trainbill.cli._common import (
+    CALIBRATION_HELP,
+    catalog_from_options,
+    print_json,
+    read_calibrations,
+)
 from trainbill.errors import SpecError
 
 if TYPE_CHECKING:
@@ -350,13 +355,7 @@ def forecast_cmd(
     ] = None,
     calibration: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--calibration",
-            help=(
-                "Calibration file from `trainbill profile -o` or `trainbill calibrate` "
-                "(repeatable)."
-            ),
-        ),
+        typer.Option("--calibration", help=CALIBRATION_HELP),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
@@ -400,7 +399,9 @@ def forecast_cmd(
         imported = (report, prov)
     else:
         plan = build_plan(plan_file, flags=flags)
-    cals = _calibrations(calibration, plan, attention_sparsity)
+    cals = read_calibrations(
+        calibration, plan, command="forecast", attention_sparsity=attention_sparsity
+    )
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 
@@ -417,29 +418,6 @@ def forecast_cmd(
         # calibrated forecast gets the budget only (the plan's variants lack a measured MFU).
         fc = advise(plan, fc, calibrate_catalog(catalog, cals), actions=not cals)
     _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
-
-
-def _calibrations(
-    paths: list[Path] | None, plan: "Plan", attention_sparsity: float | None
-) -> list[Any]:
-    """The ``--calibration`` files, refused with ``--attention-sparsity`` when one measures MFU."""
-    if not paths:
-        return []
-    from trainbill.calibration import read_calibration_file
-
-    cals = [read_calibration_file(p) for p in paths]
-    if attention_sparsity is not None and plan.run.hours is None:
-        from trainbill.profile.calibration import Calibration
-
-        if any(isinstance(c, Calibration) for c in cals):
-            # The what-if fixes run.hours, after which a measured MFU derives nothing.
-            msg = (
-                "a profile --calibration (measured MFU) cannot be combined with "
-                "--attention-sparsity: the sparsity what-if fixes the training hours, so the "
-                "measured MFU would be ignored; run one at a time"
-            )
-            raise SpecError(msg, source="command line", field="--attention-sparsity")
-    return cals
 
 
 def _priced(

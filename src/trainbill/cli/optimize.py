@@ -11,23 +11,27 @@ import math
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from trainbill.calibration import Calibrated, calibrate, calibration_cautions
 from trainbill.cli import app
 from trainbill.cli._common import (
+    CALIBRATION_HELP,
     catalog_from_options,
     check_output_path,
     console,
     finite_option,
     print_json,
+    read_calibrations,
     write_output,
 )
 from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
+from trainbill.forecast import Caution
 from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
 from trainbill.spec import load_plan, plan_to_toml
@@ -222,6 +226,9 @@ def optimize_command(
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
     ] = None,
+    calibration: Annotated[
+        list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
+    ] = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""
     _check_export(export, export_file, output, as_json=as_json)
@@ -242,7 +249,10 @@ def optimize_command(
         savings_plans=_split(savings_plans, "--savings-plans"),
     )
     plan = load_plan(plan_file)
-    catalog = catalog_from_options(catalog_dir)
+    # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.
+    cals = read_calibrations(calibration, plan, command="optimize", measured_mfu=False)
+    calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
+    catalog = calibrated.catalog
     result = optimize(
         plan,
         catalog,
@@ -253,6 +263,7 @@ def optimize_command(
         clouds=_split(clouds, "--clouds"),
         allow_stand_ins=allow_stand_ins,
     )
+    cautions = _cautions(result, calibrated) if cals else ()
     if output is not None:
         b = result.best
         header = (
@@ -271,9 +282,11 @@ def optimize_command(
             return
         write_output(export_file, task, flag="--export-file", force=force)
     if as_json:
-        print_json(result.as_dict())
+        print_json(_json(result, cautions, calibrated=bool(cals)))
         return
     _render(result, wide=wide)
+    for c in cautions:
+        console.print(f"[yellow]warning:[/yellow] {escape(c.text)}")
     if output is not None:
         console.print(f"best plan written to {output}")
     if export_file is not None:
@@ -281,6 +294,25 @@ def optimize_command(
             f"SkyPilot task for the best plan written to {export_file} (we forecast; 'sky "
             "launch' runs it)"
         )
+
+
+def _json(
+    result: OptimizationResult, cautions: tuple[Caution, ...], *, calibrated: bool
+) -> dict[str, Any]:
+    """The result's JSON, with the calibration cautions when calibrated (uncalibrated, it stays
+    what the web API's ``POST /v1/optimize`` answers)."""
+    out = result.as_dict()
+    if calibrated:
+        out["cautions"] = [c.as_dict() for c in cautions]
+    return out
+
+
+def _cautions(result: OptimizationResult, calibrated: Calibrated) -> tuple[Caution, ...]:
+    """The calibration cautions of the best plan, worded as its forecast words them."""
+    from trainbill.usage import usage_for
+
+    usage = usage_for(result.best_plan, calibrated.catalog)
+    return calibration_cautions(usage, calibrated)
 
 
 #: Launchers ``--export`` can describe the best plan for.

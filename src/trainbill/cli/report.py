@@ -11,7 +11,14 @@ from typing import Annotated
 import typer
 
 from trainbill.cli import app
-from trainbill.cli._common import catalog_from_options, check_output_path, console, write_output
+from trainbill.cli._common import (
+    CALIBRATION_HELP,
+    catalog_from_options,
+    check_output_path,
+    console,
+    read_calibrations,
+    write_output,
+)
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.report.format import money
 from trainbill.spec import load_plan
@@ -45,8 +52,15 @@ def report_cmd(
             "--ledger-xlsx", help="Also write the ledger workbook (XLSX: ledger, by month, by day)."
         ),
     ] = None,
+    calibration: Annotated[
+        list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report for finance: waterfall, ledger, risk, right-sizing."""
+    from rich.markup import escape
+
+    from trainbill.calibration import calibrate_catalog
+    from trainbill.forecast import CautionKind
     from trainbill.report import build_report, exports, render_html
 
     if not 0 <= trials <= MAX_REPORT_TRIALS:
@@ -59,9 +73,12 @@ def report_cmd(
         plan_file, force=force, output=output, ledger_csv=ledger_csv, ledger_xlsx=ledger_xlsx
     )
     plan = load_plan(plan_file)
-    data = build_report(
-        plan, catalog_from_options(catalog_dir), trials=trials, seed=seed, simulate=trials > 0
-    )
+    # Bill rates only (the planner and the right-sizing price plans with no measured MFU); on
+    # the catalog they reach the forecast, the planner and the simulation alike, and the
+    # forecast's calibration caution is among the warnings the report shows.
+    cals = read_calibrations(calibration, plan, command="report", measured_mfu=False)
+    catalog = calibrate_catalog(catalog_from_options(catalog_dir), cals)
+    data = build_report(plan, catalog, trials=trials, seed=seed, simulate=trials > 0)
     # Every file's content first (a missing XlsxWriter fails here), then the writes.
     writers: dict[str, Callable[[], str | bytes]] = {
         "--output": lambda: render_html(data),
@@ -81,6 +98,8 @@ def report_cmd(
     for flag in ("--ledger-csv", "--ledger-xlsx"):
         if flag in outputs:
             console.print(f"wrote {outputs[flag]}: the ledger's {len(fc.ledger.lines)} lines")
+    for caution in fc.cautions_of(CautionKind.CALIBRATION):
+        console.print(f"note: {escape(caution.text)}")
     if data.simulation is None:
         console.print(f"note: {data.simulation_note}")
 

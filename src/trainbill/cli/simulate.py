@@ -14,8 +14,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from trainbill.calibration import calibrate, calibration_cautions
 from trainbill.cli import app
-from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.cli._common import (
+    CALIBRATION_HELP,
+    catalog_from_options,
+    console,
+    print_json,
+    read_calibrations,
+)
 from trainbill.errors import SimulationError
 from trainbill.ledger import CATEGORIES
 from trainbill.simulate import (
@@ -193,6 +200,9 @@ def simulate_cmd(
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory.")
     ] = None,
+    calibration: Annotated[
+        list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
 ) -> None:
     """Simulate the run many times: P10-P99 of cost and wall-clock, checkpoint interval, spot or not."""
@@ -204,8 +214,12 @@ def simulate_cmd(
         _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
     )
     plan = load_plan(plan_file)
-    catalog = catalog_from_options(catalog_dir)
-    usage = usage_for(plan, catalog)
+    cals = read_calibrations(calibration, plan, command="simulate")
+    # Every trial and study prices with the calibrated catalog (bill rates) and the measured MFU,
+    # as ``forecast --calibration`` does (``trainbill.calibration.calibrate``).
+    calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
+    catalog = calibrated.catalog
+    usage = usage_for(plan, catalog, measured_mfu=calibrated.measured_mfu)
     params = SimulationParams.from_usage(usage, catalog)
     if spot_range is not None:
         if usage.purchase.spot_fraction <= 0:
@@ -234,6 +248,9 @@ def simulate_cmd(
             )
     else:
         sim = simulate(usage, catalog, **run)
+    if cals:
+        notes = tuple(c.text for c in calibration_cautions(usage, calibrated))
+        sim = replace(sim, warnings=(*sim.warnings, *notes))
     study = spot = None
     if study_trials > 0:
         study_seed = sim.seed
