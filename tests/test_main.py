@@ -120,3 +120,30 @@ def test_process_runs_with_its_start_up_settings() -> None:
     # ``_plugins`` stays None when pydantic never looked for plugins.
     assert res.stderr.split() == ["1", "None", str(GC_THRESHOLD)]
     assert '"total_usd"' in res.stdout
+
+
+def test_interrupt_while_the_cli_imports_is_noted_then_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C during the CLI's imports is held until they finish (raised inside the import
+    system it came out as "ModuleNotFoundError: No module named 'typer'"), then it is the
+    usual one line and exit 130, and the SIGINT handler is back as it was."""
+    import trainbill.__main__ as entry
+
+    before = signal.getsignal(signal.SIGINT)
+    went_on: list[bool] = []
+
+    def interrupted_start_up(_argv: list[str]) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # bytecodes at which a raising handler would have fired
+            pass
+        went_on.append(True)
+
+    monkeypatch.setattr(entry, "_prepare", interrupted_start_up)
+    monkeypatch.setattr(sys, "argv", ["trainbill", "--help"])
+    with pytest.raises(SystemExit) as exc:
+        entry.run()
+    assert went_on == [True]  # the start-up (imports) ran to the end
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == "trainbill: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is before

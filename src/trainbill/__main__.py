@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
+from collections.abc import Callable
 
 #: 128 + SIGINT, what shells report for a command stopped by Ctrl-C.
 EXIT_INTERRUPTED = 130
@@ -53,16 +55,39 @@ def _prepare(argv: list[str]) -> None:
     gc.set_threshold(GC_THRESHOLD, older, oldest)
 
 
-def run() -> None:
-    """Import and run the CLI; a Ctrl-C at any point is one line and exit 130."""
+def _import_cli() -> Callable[[], object] | None:
+    """The CLI's entry function, or None when Ctrl-C arrived while it was being imported.
+
+    A KeyboardInterrupt raised inside the import system does not always surface as itself:
+    landing in a path finder it has been seen to come out as ``ModuleNotFoundError: No module
+    named 'typer'`` with a traceback (reproduced by interrupting start-up under load). So while
+    the imports run, SIGINT is only noted, and acted on once they are done.
+    """
+    noted: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, _frame: noted.append(signum))
+    except ValueError:  # not the main thread (an embedding host): leave signals alone
+        previous = None
     try:
         _prepare(sys.argv[1:])
         from trainbill.cli import main
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return None if noted else main
 
-        main()
+
+def run() -> None:
+    """Import and run the CLI; a Ctrl-C at any point is one line and exit 130."""
+    try:
+        main = _import_cli()
+        if main is not None:
+            main()
+            return
     except KeyboardInterrupt:
-        sys.stderr.write("trainbill: interrupted\n")
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        pass
+    sys.stderr.write("trainbill: interrupted\n")
+    raise SystemExit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":
