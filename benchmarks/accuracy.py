@@ -15,7 +15,8 @@ then, separately for throughput rows (model TFLOP/s or tokens/s per GPU) and who
 
 Then the same figures over the whole runs whose published GPU-hours are one pre-training run
 (``gpu_hours_cover`` ``training_run``): a source's total GPU time for a model (``model_total``),
-hours that include distillation, or a plan, measure more (or other) than the run a forecast describes.
+hours that include distillation, or a plan, measure more (or other) than the run a forecast
+describes.
 
 And the P10-P90 band the forecast prints (``time.error_band``): how many whole runs of a source
 the band was not computed from fall inside it.
@@ -74,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         typed = _stored("typed_loso_residuals", rows, published)
         how = f"stored by tools/fit_time_model.py on {doc['report']['fit_date']}"
     print(
-        f"{'row':34} {'source':30} {'kind':10} {'published':>12} {'LOSO':>7} {'typed':>7} {'naive':>7} {'in-smp':>7} {'run':>7}  hours cover"
+        f"{'row':34} {'source':30} {'kind':10} {'published':>12} {'LOSO':>7} {'typed':>7} "
+        f"{'naive':>7} {'in-smp':>7} {'run':>7}  hours cover"
     )
     for c in rows:
 
@@ -82,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
             return f"{p[cid] / published[cid] - 1:+7.1%}" if cid in p else f"{'':>7}"
 
         when = run_date(c.id).strftime("%Y-%m")
-        print(f"{c.id[:34]:34} {c.source_key[:30]:30} {c.kind:10} {c.published:12,.1f} {err(loso)} {err(typed)} "
-              f"{err(base)} {err(pred)} {when:>7}  {c.hours_cover}")  # fmt: skip
+        print(
+            f"{c.id[:34]:34} {c.source_key[:30]:30} {c.kind:10} {c.published:12,.1f} "
+            f"{err(loso)} {err(typed)} {err(base)} {err(pred)} {when:>7}  {c.hours_cover}"
+        )
     n_src = len({c.source_key for c in rows})
     print(f"\n{len(rows)} rows from {n_src} sources; cross-validation {how}.")
     for label, p in (
@@ -96,9 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         for kind, (k, med, within) in fit_time_model.summary(rows, p).items():
             print(f"  {kind:10}: {k:2d} rows, median |error| {med:.1%}, within ±25%: {within:.0%}")
     runs = fit_time_model.training_runs(rows)
-    print(f"\nwhole runs whose published hours are one pre-training run (gpu_hours_cover training_run, {len(runs)} of "
-          f"{sum(c.kind == 'whole_run' for c in rows)}): the others also count stages the source does not split "
-          f"out (model_total), distillation or a plan")  # fmt: skip
+    print(
+        "\nwhole runs whose published hours are one pre-training run (gpu_hours_cover "
+        f"training_run, {len(runs)} of {sum(c.kind == 'whole_run' for c in rows)}): the others "
+        "also count stages the source does not split out (model_total), distillation or a plan"
+    )
     for label, p in (
         ("LOSO", loso),
         ("as typed, LOSO", typed),
@@ -109,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {label:15}: median |error| {med:.1%}, within ±25%: {within:.0%}")
     lo, hi = fit_time_model.error_band(rows, typed)
     cover = fit_time_model.band_coverage(rows, typed)
-    print(f"\nP10-P90 band (actual / forecast GPU-hours): {lo:.3f}-{hi:.3f}; "
-          f"whole runs inside a band computed without their own source: {cover:.0%} (goal: about 80%)")  # fmt: skip
+    print(
+        f"\nP10-P90 band (actual / forecast GPU-hours): {lo:.3f}-{hi:.3f}; "
+        f"whole runs inside a band computed without their own source: {cover:.0%} (goal: about 80%)"
+    )
     return 0
 
 

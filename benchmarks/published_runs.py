@@ -282,21 +282,32 @@ WHOLE_RUNS: dict[str, WholeRun] = {
                                     "checked: 4M assumed"),
     "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
                            note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
-    "santacoder-1.1b": WholeRun(shape="santacoder-1.1b", cluster=V100, batch_tokens=192 * 2048.0, fused_attention=False,
-                                note="96 V100 x 6.2 days (cluster not stated: p3dn stands in); batch 192 x 2048; fp16 run as bf16 (the V100 figure is FP16); V100 has no FlashAttention: unfused"),
-    "glm-130b": WholeRun(shape="glm-130b", cluster=A100_40_1600, batch_tokens=4e6, fused_attention=False,
-                         note="768 A100-40GB (96 DGX-A100) x 60 days; stand-in 8x200G IB; batch not checked: 4M assumed; 2022 software: unfused attention"),
+    "santacoder-1.1b": WholeRun(shape="santacoder-1.1b", cluster=V100, batch_tokens=192 * 2048.0,
+                                fused_attention=False,
+                                note="96 V100 x 6.2 days (cluster not stated: p3dn stands in); "
+                                     "batch 192 x 2048; fp16 run as bf16 (the V100 figure is "
+                                     "FP16); V100 has no FlashAttention: unfused"),
+    "glm-130b": WholeRun(shape="glm-130b", cluster=A100_40_1600, batch_tokens=4e6,
+                         fused_attention=False,
+                         note="768 A100-40GB (96 DGX-A100) x 60 days; stand-in 8x200G IB; batch "
+                              "not checked: 4M assumed; 2022 software: unfused attention"),
     "stablelm-3b-4e1t": WholeRun(shape="stablelm-3b-4e1t", cluster=A100_40_P4D, batch_tokens=4e6,
-                                 note="256 A100-40GB on P4d x ~30 days; batch not checked: 4M assumed"),
+                                 note="256 A100-40GB on P4d x ~30 days; batch not checked: 4M "
+                                      "assumed"),
     "jetmoe-8b": WholeRun(shape="jetmoe-8b", cluster=H100, seq_len=4096, batch_tokens=4e6,
-                          note="96 H100; paper's 30,000 GPU-hours; MoE 2.2B active; batch and sequence not checked: 4M and 4096 assumed"),
-    "llama2-34b": WholeRun(shape="llama2-34b", cluster=A100_1600, gpus=2048, batch_tokens=4e6, note=_META_A100),
+                          note="96 H100; paper's 30,000 GPU-hours; MoE 2.2B active; batch and "
+                               "sequence not checked: 4M and 4096 assumed"),
+    "llama2-34b": WholeRun(shape="llama2-34b", cluster=A100_1600, gpus=2048, batch_tokens=4e6,
+                           note=_META_A100),
     "llmc-gpt2-1558m": WholeRun(shape="gpt2-1558m", cluster=H100, batch_tokens=1048576.0,
                                 note="one 8x H100 node x 24 h; batch 1,048,576 tokens (script)"),
     "phi-1-base": WholeRun(shape="phi-1", cluster=A100_1600, batch_tokens=4e6,
-                           note="8 A100 x 4 days, paper's 770 GPU-hours; batch not checked: 4M assumed"),
-    "biomedlm-2.7b": WholeRun(shape="biomedlm-2.7b", cluster=A100_40_1600, batch_tokens=1024 * 1024.0,
-                              note="128 A100-40GB (MosaicML Cloud, stand-in 8x200G) x ~6.25 days; batch 1024 x 1024 (card)"),
+                           note="8 A100 x 4 days, paper's 770 GPU-hours; batch not checked: 4M "
+                                "assumed"),
+    "biomedlm-2.7b": WholeRun(shape="biomedlm-2.7b", cluster=A100_40_1600,
+                              batch_tokens=1024 * 1024.0,
+                              note="128 A100-40GB (MosaicML Cloud, stand-in 8x200G) x ~6.25 "
+                                   "days; batch 1024 x 1024 (card)"),
 }
 # fmt: on
 

@@ -32,7 +32,8 @@ def test_every_whole_run_table_entry_is_a_case() -> None:
 
 
 def test_moe_whole_runs_pass_active_params() -> None:
-    """DeepSeek-V3 (arXiv 2412.19437): 671B total, 37B active per token, given to the plan as such."""
+    """DeepSeek-V3 (arXiv 2412.19437): 671B total, 37B active per token, given to the plan as
+    such."""
     case = next(c for c in published_runs.cases() if c.id == "deepseek-v3")
     assert (case.params, case.active_params) == (671e9, 37e9)
 
@@ -53,7 +54,8 @@ def test_row_without_source_key_is_refused(tmp_path: Path, monkeypatch: pytest.M
 def test_whole_run_without_hours_cover_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A whole run whose gpu_hours_cover is not a known value fails naming file, row, field and values."""
+    """A whole run whose gpu_hours_cover is not a known value fails naming file, row, field and
+    values."""
     lines = published_runs.CSV.read_text(encoding="utf-8").splitlines()
     header, first = lines[0], lines[1]
     assert header.endswith(",gpu_hours_cover,source_key")
@@ -65,13 +67,15 @@ def test_whole_run_without_hours_cover_is_refused(
     monkeypatch.setattr(published_runs, "CSV", bad)
     with pytest.raises(
         ValueError,
-        match=r"published_runs\.csv: row 'llama2-7b' gpu_hours_cover is 'pretraining'; a whole run needs one of training_run, model_total, with_distillation, planned",
+        match=r"published_runs\.csv: row 'llama2-7b' gpu_hours_cover is 'pretraining'; a whole "
+        r"run needs one of training_run, model_total, with_distillation, planned",
     ):
         list(published_runs.cases())
 
 
 def test_hours_cover_marks_what_the_sources_say() -> None:
-    """Llama 3.2 1B/3B (card: total GPU time incl. pruning and logit distillation), TinyLlama (a 90-day
+    """Llama 3.2 1B/3B (card: total GPU time incl. pruning and logit distillation), TinyLlama (a
+    90-day
     plan), Llama 3.1 8B (card: total GPU time per model) and BLOOM (final training run only)."""
     by_id = {c.id: c for c in published_runs.cases()}
     assert by_id["llama32-1b"].hours_cover == "with_distillation"

@@ -280,7 +280,7 @@ def diff_cmd(
         bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
     ] = False,
 ) -> None:
-    """Two forecasts side by side: headline, category and line deltas, and the inputs that moved them."""
+    """Two forecasts side by side: headline, category and line deltas, and the inputs that moved them."""  # noqa: E501 - Typer lists the first line as written
     from trainbill.diff import diff_forecasts
 
     if as_json and as_markdown:

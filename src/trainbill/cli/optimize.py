@@ -230,7 +230,7 @@ def optimize_command(
         list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
     ] = None,
 ) -> None:
-    """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""
+    """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""  # noqa: E501 - Typer lists the first line as written
     _check_export(export, export_file, output, as_json=as_json)
     finite_option(deadline_hours, "--deadline-hours")
     finite_option(budget_usd, "--budget-usd")

@@ -205,7 +205,7 @@ def simulate_cmd(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
 ) -> None:
-    """Simulate the run many times: P10-P99 of cost and wall-clock, checkpoint interval, spot or not."""
+    """Simulate the run many times: P10-P99 of cost and wall-clock, checkpoint interval, spot or not."""  # noqa: E501 - Typer lists the first line as written
     _check_counts(trials, seed, chunk_size)
     if study_trials < 0 or study_trials > MAX_TRIALS:
         msg = f"--study-trials must be between 0 and {MAX_TRIALS:,} (got {study_trials})"

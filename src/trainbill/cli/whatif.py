@@ -39,7 +39,7 @@ def compare_cmd(
         bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
     ] = False,
 ) -> None:
-    """The same job on raw EC2, SageMaker HyperPod and EKS + Karpenter (the article's table, computed)."""
+    """The same job on raw EC2, SageMaker HyperPod and EKS + Karpenter (the article's table, computed)."""  # noqa: E501 - Typer lists the first line as written
     catalog = catalog_from_options(catalog_dir)
     rows = compare_orchestrators(load_plan(plan_file), catalog)
     if as_json:
@@ -101,7 +101,7 @@ def compare_cmd(
 def storage_cmd(
     plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """Can gp3 feed the data loader and absorb checkpoints? If not, size and price FSx for Lustre."""
+    """Can gp3 feed the data loader and absorb checkpoints? If not, size and price FSx for Lustre."""  # noqa: E501 - Typer lists the first line as written
     rep = storage_check(load_plan(plan_file), catalog_from_options(catalog_dir))
     if as_json:
         d = {k: getattr(rep, k) for k in rep.__dataclass_fields__}
@@ -186,7 +186,7 @@ def sparse_cmd(
 
 @app.command("rule-of-thumb")
 def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """The article's formula (× 1.3–1.5 × 1.1 if spot) next to the itemized bill, gap by category."""
+    """The article's formula (× 1.3–1.5 × 1.1 if spot) next to the itemized bill, gap by category."""  # noqa: E501 - Typer lists the first line as written
     from trainbill.forecast import forecast
 
     catalog = catalog_from_options(catalog_dir)
