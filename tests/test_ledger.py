@@ -49,6 +49,8 @@ def test_line_as_dict_carries_its_arithmetic_and_focus_categories() -> None:
     assert d["source"] == "test figure"
     # defaults: FOCUS ServiceCategory / ChargeCategory-style names for a plain compute line
     assert (d["service_category"], d["pricing_category"]) == ("Compute", "Standard")
+    # where its price comes from, as a code (the lines here are built as published prices)
+    assert (d["provenance"], d["after_run"]) == ("published", False)
 
 
 def test_unknown_category_is_refused_naming_the_allowed_ones() -> None:

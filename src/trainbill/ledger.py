@@ -92,6 +92,10 @@ class LineItem:
             "driver": self.driver,
             "service_category": self.service_category,
             "pricing_category": self.pricing_category,
+            # Where the unit price comes from (published / bills / stand_in / reference_region /
+            # unpriced): what a reader defending the line to finance needs next to its source.
+            "provenance": self.provenance.value,
+            "after_run": self.after_run,
         }
 
 
