@@ -53,6 +53,27 @@ def _template() -> Template:
     return Template(text)
 
 
+def _deadline_markers(deadline: float | None) -> list[Marker]:
+    """The plan's deadline as a solid line on a wall-clock axis (none without one; the plan
+    refuses a deadline of 0)."""
+    if not deadline:
+        return []
+    return [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)]
+
+
+def _cost_time_chart(series: Sequence[Series], deadline: float | None) -> str:
+    """Total cost against wall-clock hours: the planner's and the right-sizing sections' chart."""
+    return xy_svg(
+        series,
+        title="Cost against wall-clock time",
+        x_label="wall-clock hours",
+        y_label="USD",
+        markers=_deadline_markers(deadline),
+        x_unit=" h",
+        x_fmt=lambda v: f"{v:,.0f} h",
+    )
+
+
 def _card(label: str, value: str, note: str = "") -> str:
     n = f'<div class="note">{escape(note)}</div>' if note else ""
     return (
@@ -413,12 +434,7 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
                 label=f"P90 {sim.p90_hours:,.0f} h", value=sim.p90_hours or 0.0, color="#c0392b"
             ),
         ]
-        if deadline is not None:
-            hm.append(
-                Marker(
-                    label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False
-                )
-            )
+        hm += _deadline_markers(deadline)
         chart = histogram_svg(sim.hours_edges, sim.hours_counts, title="Simulated wall-clock hours",
                               x_label="wall-clock hours", markers=hm, x_unit=" h")  # fmt: skip
         caption = "Distribution of the wall-clock time"
@@ -597,20 +613,7 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
     plan_pt = Series(
         name="the plan", points=((user.wall_hours, user.total_usd),), color="#8a5a00", line=False
     )
-    pm = (
-        [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)]
-        if deadline
-        else []
-    )
-    chart = xy_svg(
-        [front, plan_pt],
-        title="Cost against wall-clock time",
-        x_label="wall-clock hours",
-        y_label="USD",
-        markers=pm,
-        x_unit=" h",
-        x_fmt=lambda v: f"{v:,.0f} h",
-    )
+    chart = _cost_time_chart([front, plan_pt], deadline)
     caption = (
         "The planner's Pareto front over every instance, purchase mix, orchestrator and "
         "checkpoint interval searched: no other configuration is both cheaper and faster than a "
@@ -687,20 +690,7 @@ def _sizing_section(data: ReportData) -> str:
         points=tuple((p.wall_hours, p.total_usd) for p in data.pareto),
         color="#c0392b",
     )
-    pm = (
-        [Marker(label=f"deadline {deadline:g} h", value=deadline, color="#8a5a00", dashed=False)]
-        if deadline
-        else []
-    )
-    pareto = xy_svg(
-        [all_pts, front],
-        title="Cost against wall-clock time",
-        x_label="wall-clock hours",
-        y_label="USD",
-        markers=pm,
-        x_unit=" h",
-        x_fmt=lambda v: f"{v:,.0f} h",
-    )
+    pareto = _cost_time_chart([all_pts, front], deadline)
     rows = "".join(_sizing_row(p, p in data.pareto, deadline) for p in pts)
     deadline_words = f"; the solid line is the {deadline:g} h deadline" if deadline else ""
     return (
