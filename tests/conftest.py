@@ -23,6 +23,21 @@ EXAMPLES = REPO / "examples"
 #: The seed article's run (Llama-3-70B fine-tune on 32 × p5.48xlarge): the example most tests use.
 SEED = EXAMPLES / "seed-70b-finetune.toml"
 TODAY = date(2026, 12, 2)
+#: The head of a bills calibration file (what `trainbill calibrate` writes before its factors):
+#: 100 GPU node-hours billed $5,504 in April 2026. Tests append the factors they price.
+BILLS_CALIBRATION_HEAD = """
+[calibration]
+kind = "bills"
+schema_version = 1
+created_at = 2026-11-30T12:00:00Z
+period_start = 2026-04-01
+period_end = 2026-05-01
+currency = "USD"
+basis = "billed_cost"
+gpu_node_hours = 100.0
+gpu_compute_usd = 5504.0
+source_files = ["april.csv"]
+"""
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

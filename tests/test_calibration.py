@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY, run_argv
+from conftest import BILLS_CALIBRATION_HEAD, EXAMPLES, PROFILE_TOML, REPO, SEED, TODAY, run_argv
 from trainbill.calibration import calibrate_catalog, forecast_calibrated, read_calibration_file
 from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import price_arrays
@@ -16,19 +16,9 @@ from trainbill.forecast import CautionKind, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
 
-BILLS_TOML = """
-[calibration]
-kind = "bills"
-schema_version = 1
-created_at = 2026-11-30T12:00:00Z
-period_start = 2026-04-01
-period_end = 2026-05-01
-currency = "USD"
-basis = "billed_cost"
-gpu_node_hours = 100.0
-gpu_compute_usd = 5504.0
-source_files = ["april.csv"]
-
+BILLS_TOML = (
+    BILLS_CALIBRATION_HEAD
+    + """
 [calibration.factors_usd_per_node_hour]
 storage = 2.0
 networking = 0.5
@@ -39,6 +29,7 @@ storage = 200.0
 networking = 50.0
 orchestration = 100.0
 """
+)
 
 
 def _plan() -> dict[str, object]:

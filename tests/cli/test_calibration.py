@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROFILE_TOML, refused, run_argv
+from conftest import BILLS_CALIBRATION_HEAD, PROFILE_TOML, refused, run_argv
 
 #: 2 × p5.48xlarge, 10 h, all on demand (EC2: self-managed, so no orchestration fee carries over).
 PLAN = """
@@ -32,24 +32,11 @@ instance = "p5.48xlarge"
 nodes = 2
 """
 
-_HEADER = """
-[calibration]
-kind = "bills"
-schema_version = 1
-created_at = 2026-11-30T12:00:00Z
-period_start = 2026-04-01
-period_end = 2026-05-01
-currency = "USD"
-basis = "billed_cost"
-gpu_node_hours = 100.0
-gpu_compute_usd = 5504.0
-source_files = ["april.csv"]
-"""
 
 #: Hand-picked: $3.00 of data transfer per GPU node-hour. The plan models no data transfer
 #: ($0, asserted below), so the calibrated line adds exactly nodes × wall hours × $3.00.
 DATA_TRANSFER_TOML = (
-    _HEADER
+    BILLS_CALIBRATION_HEAD
     + """
 [calibration.factors_usd_per_node_hour]
 data_transfer = 3.0
@@ -61,7 +48,7 @@ data_transfer = 300.0
 
 #: Hand-picked: storage $2.00 and networking $0.50 per node-hour, replacing modelled lines.
 OVERHEADS_TOML = (
-    _HEADER
+    BILLS_CALIBRATION_HEAD
     + """
 [calibration.factors_usd_per_node_hour]
 storage = 2.0
@@ -240,7 +227,7 @@ def test_report_refuses_a_profile_calibration(
         ("[calibration\nkind = 'bills'\n", ("missing.toml", "invalid TOML")),
         ("[calibration]\nkind = 'invoice'\n", ("missing.toml", "calibration.kind", "bills")),
         (
-            _HEADER.replace("schema_version = 1\n", ""),
+            BILLS_CALIBRATION_HEAD.replace("schema_version = 1\n", ""),
             ("missing.toml", "schema_version"),
         ),
     ],
