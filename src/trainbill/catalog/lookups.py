@@ -49,8 +49,19 @@ class Catalog:
         default_factory=dict, repr=False
     )
     _regions: Mapping[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    #: (provider, zone ID) -> region, from the ``zones.<provider>.<region>`` assumptions: asked
+    #: once per price key while indexing, so a scan of every assumption each time cost more
+    #: than the rest of the index (start-up, issue #21).
+    _zone_regions: Mapping[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        zone_regions: dict[tuple[str, str], str] = {}
+        for key, a in self.assumptions.items():
+            parts = key.split(".", 2)
+            if parts[0] == "zones" and len(parts) == 3 and isinstance(a.value, list | tuple):
+                for zone in a.value:
+                    zone_regions.setdefault((parts[1], str(zone)), parts[2])
+        object.__setattr__(self, "_zone_regions", MappingProxyType(zone_regions))
         index: dict[tuple[str, str, str, str], list[PricePoint]] = {}
         for p in self.prices:
             index.setdefault((p.provider, p.region, p.item, p.option), []).append(p)
@@ -130,11 +141,7 @@ class Catalog:
 
     def zone_region(self, provider: str, zone: str) -> str | None:
         """The region a zone ID belongs to, or None when ``zone`` is no zone the catalog lists."""
-        prefix = f"zones.{provider}."
-        for key, a in self.assumptions.items():
-            if key.startswith(prefix) and zone in a.value:
-                return key.removeprefix(prefix)
-        return None
+        return self._zone_regions.get((provider, zone))
 
     def zone_price(
         self, item: str, option: str, *, provider: str, zone: str, as_of: date
