@@ -595,9 +595,10 @@ def test_moe_efficiency_divides_kernel_speed(catalog: Catalog) -> None:
         )
 
 
-def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
-    """Ten rows with published/predicted 0.5, 0.6, ... 1.4: P10 = 0.5 + 0.9 × 0.1 = 0.59,
-    P90 = 1.31."""
+def test_error_band_is_the_split_conformal_80_percent_band() -> None:
+    """Ten rows with published/predicted 0.5, 0.6, ... 1.4 (n = 10): the band's ends are the
+    floor(0.1 × 11) = 1st and ceil(0.9 × 11) = ceil(9.9) = 10th smallest: 0.5 and 1.4. (The
+    interpolated P10/P90, 0.59 and 1.31, would cover a new row with probability 8/11 = 73%.)"""
     tool = _fit_tool()
 
     class Row:
@@ -612,10 +613,21 @@ def test_error_band_is_the_p10_p90_of_published_over_predicted() -> None:
     rows = [Row(i) for i in range(10)]
     pred = {r.id: 1.0 for r in rows}  # published / 1.0 = the ratios above
     lo, hi = tool.error_band(rows, pred)
-    # Linear interpolation: position 0.1 × 9 = 0.9 between 0.5 and 0.6;
-    # 0.9 × 9 = 8.1 between 1.3 and 1.4.
-    assert lo == pytest.approx(0.59)
-    assert hi == pytest.approx(1.31)
+    assert lo == pytest.approx(0.5)
+    assert hi == pytest.approx(1.4)
+
+
+def test_error_band_ranks_grow_with_the_rows() -> None:
+    """n = 46 ratios 1, 2, ... 46: floor(0.1 × 47) = 4th smallest = 4, ceil(0.9 × 47) =
+    ceil(42.3) = 43rd = 43; between them lie (43 - 4) / 47 = 83% of new draws' ranks."""
+    tool = _fit_tool()
+
+    class Row:
+        def __init__(self, i: int) -> None:
+            self.id, self.published, self.source_key, self.kind = f"r{i}", float(i), "s", "x"
+
+    rows = [Row(i) for i in range(1, 47)]
+    assert tool.error_band(rows, {r.id: 1.0 for r in rows}) == (4.0, 43.0)
 
 
 def test_band_coverage_leaves_each_source_out() -> None:
@@ -626,9 +638,9 @@ def test_band_coverage_leaves_each_source_out() -> None:
         def __init__(self, rid: str, ratio: float, key: str) -> None:
             self.id, self.published, self.source_key, self.kind = rid, ratio, key, "whole_run"
 
-    # Sources a-e at ratio 1.0, source f far out at 3.0: f's band (from a-e) is 1.0-1.0, f is
-    # outside; each of a-e sees the others (four 1.0, one 3.0): P10 = 1.0,
-    # P90 = 1.0 + 0.6 × 2.0 = 2.2 -> inside.
+    # Sources a-e at ratio 1.0, source f far out at 3.0: f's band (from a-e, n = 5: ranks
+    # floor(0.6) = 0 -> 1 and ceil(5.4) = 6 -> 5, the whole range) is 1.0-1.0, f is outside;
+    # each of a-e sees the others (four 1.0, one 3.0): band 1.0-3.0 -> inside.
     rows = [Row(k, 1.0, k) for k in "abcde"] + [Row("f", 3.0, "f")]
     pred = {r.id: 1.0 for r in rows}
     assert tool.band_coverage(rows, pred) == pytest.approx(5 / 6)
