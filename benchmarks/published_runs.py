@@ -95,6 +95,10 @@ SHAPES: dict[str, tuple[int, int]] = {
     "gpt2-1558m": (48, 1600),  # Radford et al. 2019 Table 2; llm.c run_gpt2_1558M.sh depth 48
     "phi-1": (24, 2048),  # arXiv 2306.11644 (24 layers, hidden 2048)
     "biomedlm-2.7b": (32, 2560),  # stanford-crfm/BioMedLM card (32 layers, hidden 2560)
+    # trainbill's own H200 measurements (benchmarks/results/h200-2026-12-04/): the configs it ran.
+    "h200-eager-d1024-l24": (24, 1024),
+    "h200-eager-d2048-l18": (18, 2048),
+    "h200-eager-d4096-l8": (8, 4096),
 }
 # When each run happened (row-id prefix -> date), from its source.
 RUN_DATES: dict[str, date] = {
@@ -142,6 +146,7 @@ RUN_DATES: dict[str, date] = {
     "stablelm-3b-4e1t": date(2023, 9, 7),  # card: began 2023-08-23, ~30 days: midpoint
     "jetmoe": date(2024, 3, 1),  # JetMoE report arXiv 2404.07413 (April 2024): approximate
     "llmc-gpt2-1558m": date(2024, 7, 1),  # llm.c discussion #677, July 2024: month approximate
+    "h200-eager": date(2026, 12, 4),  # benchmarks/results/h200-2026-12-04 (measured that day)
     "phi-1": date(2023, 5, 1),  # 'Textbooks Are All You Need', June 2023: approximate
     "biomedlm": date(2022, 11, 1),  # MosaicML blog, December 2022: approximate
 }
@@ -163,6 +168,7 @@ A100_1600 = {
 }  # 8x200 Gbps IB (Meta RSC, Selene, MosaicML RoCE)
 A100_40_1600 = {"provider": "azure", "instance": "Standard_ND96asr_v4"}
 H100 = {"provider": "aws", "instance": "p5.48xlarge"}  # 8x400 Gbps
+H200 = {"provider": "aws", "instance": "p5en.48xlarge"}  # 8x H200 141 GB
 H800 = {"provider": "aws", "instance": "h800-8x-gpu-hour"}
 TPU4 = {"provider": "gcp", "instance": "tpu-v4"}
 
@@ -515,6 +521,29 @@ def _cases(rows: dict[str, dict[str, str]]) -> Iterator[Case]:
                 shape=SHAPES[_mpt(rid)],
                 recompute=n.get("activation_checkpointing") == "True",
                 note=f"MFU x {peak} (incl. attention)",
+            )
+        elif rid.startswith("h200-eager"):
+            # One GPU measured; the catalog sells H200 only in 8-GPU nodes, so the case is one
+            # node in data parallelism with the same per-GPU batch (its gradient all-reduce over
+            # NVLink, ~2 GB of bf16 at 900 GB/s, is milliseconds against 0.2-0.6 s steps).
+            layers, d = SHAPES[rid]
+            tokens_step = float(n["tokens_per_step"])
+            model_flops = (6 * params + 12 * layers * d * seq) * tokens_step
+            yield Case(
+                id=rid,
+                kind="throughput",
+                published=model_flops / float(n["step_seconds"]) / 1e12,
+                params=params,
+                active_params=None,
+                tokens=1e12,
+                gpus=8,
+                cluster=H200,
+                precision="bf16",
+                seq_len=seq,
+                batch_tokens=8 * tokens_step,
+                shape=SHAPES[rid],
+                recompute=False,
+                note="model-FLOP TFLOP/s (6ND + attention, the time model's count) per GPU",
             )
         elif rid.startswith("megatronbridge"):
             size = "llama3-405b" if "405b" in rid else "llama3-70b" if "70b" in rid else "llama3-8b"

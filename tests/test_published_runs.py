@@ -111,3 +111,59 @@ def test_jetmoe_is_an_moe_case() -> None:
     case = next(c for c in published_runs.cases() if c.id == "jetmoe-8b")
     assert (case.params, case.active_params) == (8e9, 2.2e9)
     assert case.published == 30_000  # the paper's H100 GPU-hours, not 96 x 2 weeks
+
+
+def test_h200_rows_are_the_recorded_measurements() -> None:
+    """The three H200 rows agree with the raw output they cite
+    (benchmarks/results/h200-2026-12-04/profile_*.json), and each file with itself: the
+    d_model 2048 run took 0.4159 s for 2.2564e14 counted FLOPs, 2.2564e14 / 0.4159 / 1e12 =
+    542.6 TFLOP/s, and 542.6 / 989 (the H200's dense BF16 peak) = 0.5486 MFU."""
+    import csv
+    import json
+
+    results = ROOT / "benchmarks" / "results" / "h200-2026-12-04"
+    with published_runs.CSV.open(encoding="utf-8", newline="") as fh:
+        rows = {r["id"]: r for r in csv.DictReader(fh) if r["id"].startswith("h200-eager")}
+    assert len(rows) == 3
+    for row in rows.values():
+        assert row["source_key"] == "trainbill-h200-2026-12-04"
+        raw = json.loads((results / row["source"].rsplit("/", 1)[1]).read_text(encoding="utf-8"))
+        (big,) = (r for r in raw["results"] if r["model"] == "transformer-1b")
+        prof = big["profile"]
+        assert raw["machine"]["device_name"] == "NVIDIA H200"
+        assert prof["achieved_tflops"] == pytest.approx(
+            prof["flops_per_step"] / prof["step_seconds"] / 1e12
+        )
+        assert prof["mfu"] == pytest.approx(prof["achieved_tflops"] / 989.0)
+        assert float(row["tflops_per_gpu"]) == pytest.approx(prof["achieved_tflops"], abs=0.05)
+        assert float(row["mfu"]) == pytest.approx(prof["mfu"], abs=5e-5)
+        assert float(row["params_b"]) * 1e9 == pytest.approx(big["param_count"])
+        notes = published_runs._notes(row)
+        assert float(notes["step_seconds"]) == pytest.approx(prof["step_seconds"], abs=5e-5)
+    one_b = json.loads((results / "profile_1b.json").read_text(encoding="utf-8"))
+    prof = next(r for r in one_b["results"] if r["model"] == "transformer-1b")["profile"]
+    assert round(prof["achieved_tflops"], 1) == 542.6
+    assert round(prof["mfu"], 4) == 0.5486
+
+
+def test_h200_case_counts_the_time_models_flops() -> None:
+    """Published = (6 N + 12 L d s) T / step: d_model 2048, 18 layers, N = 1,041,387,520,
+    s = 2048, T = 32,768 tokens per step, 0.4159 s: (6.2483e9 + 9.0597e8) × 32,768 / 0.4159 /
+    1e12 = 563.7 TFLOP/s per GPU (6ND plus attention, as ``timemodel.training_flops``)."""
+    case = next(c for c in published_runs.cases() if c.id == "h200-eager-d2048-l18")
+    n, layers, d, s, t = 1_041_387_520, 18, 2048, 2048, 32_768
+    assert case.published == pytest.approx((6 * n + 12 * layers * d * s) * t / 0.4159 / 1e12)
+    assert case.published == pytest.approx(563.7, abs=0.05)
+    # One GPU measured, modelled as one 8-GPU node with the same per-GPU batch.
+    assert (case.gpus, case.batch_tokens) == (8, 8 * 32_768)
+
+
+def test_validation_only_sources_are_never_fitted() -> None:
+    """The fit tool scores the H200 rows but leaves them out of every fit."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import fit_time_model
+
+    cases = list(published_runs.cases())
+    used = fit_time_model.fitted(cases)
+    assert not any(c.source_key == "trainbill-h200-2026-12-04" for c in used)
+    assert len(used) == len(cases) - 3
