@@ -644,3 +644,54 @@ def test_band_coverage_leaves_each_source_out() -> None:
     rows = [Row(k, 1.0, k) for k in "abcde"] + [Row("f", 3.0, "f")]
     pred = {r.id: 1.0 for r in rows}
     assert tool.band_coverage(rows, pred) == pytest.approx(5 / 6)
+
+
+def _small_step(catalog: Catalog, *, nodes: int, measured_mfu: float | None = None):  # type: ignore[no-untyped-def]
+    """A 1.04B decoder (d 2048, 18 layers) at 16 sequences of 2,048 tokens per GPU on H200
+    nodes: the shape trainbill measured on one H200 (benchmarks/results/h200-2026-12-04)."""
+    inst = catalog.instance("p5en.48xlarge")
+    return estimate_time(
+        catalog=catalog,
+        accelerator=catalog.accelerator(inst.accelerator),
+        instance=inst,
+        nodes=nodes,
+        precision="bf16",
+        hours=None,
+        params=1.04e9,
+        active_params=None,
+        tokens=1e10,
+        global_batch_tokens=nodes * 8 * 16 * 2048,
+        seq_len=2048,
+        layers=18,
+        d_model=2048,
+        straggler_cv=0.0,
+        measured_mfu=measured_mfu,
+    )
+
+
+def test_one_node_warns_when_the_fitted_step_overhead_is_much_of_the_step(
+    catalog: Catalog,
+) -> None:
+    """One node, short steps: the fitted per-step overhead (time.fit.step_overhead_s) is more
+    than time.single_node_overhead_warning_share of the step, so the forecast says so; two
+    nodes (the runs it was fitted to) or a measured MFU (no modelled overhead) do not."""
+    est = _small_step(catalog, nodes=1)
+    lay = est.layout
+    overhead = float(catalog.value("time.fit.step_overhead_s"))
+    assert lay.host_s == pytest.approx(overhead)
+    assert lay.host_s > float(catalog.value("time.single_node_overhead_warning_share")) * lay.step_s
+    (warning,) = [w for w in est.warnings if w.startswith("one node:")]
+    assert f"{overhead:.2f} s of each {lay.step_s:.2f} s step" in warning
+    assert "--calibration" in warning
+    assert not any(w.startswith("one node:") for w in _small_step(catalog, nodes=2).warnings)
+    measured = _small_step(catalog, nodes=1, measured_mfu=0.55)
+    assert not any(w.startswith("one node:") for w in measured.warnings)
+
+
+def test_one_node_with_long_steps_does_not_warn(catalog: Catalog) -> None:
+    """7B at a 4M-token batch on one p5 node: steps of tens of seconds, the 0.35 s overhead
+    a few percent of each: below the warning share, no warning."""
+    est = _est(catalog, nodes=1)
+    share = float(catalog.value("time.single_node_overhead_warning_share"))
+    assert est.layout.host_s < share * est.layout.step_s
+    assert not any(w.startswith("one node:") for w in est.warnings)
