@@ -6,6 +6,7 @@ import json
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,8 +56,18 @@ def _est(
     precision: str = "bf16",
     params: float = 7e9,
     gpu: str = "p5.48xlarge",
+    **overrides: Any,
 ):  # type: ignore[no-untyped-def]
+    """A 7B model at a 4M-token batch of 4,096-token sequences, unless ``overrides`` (any other
+    ``estimate_time`` keyword) say otherwise."""
     inst = catalog.instance(gpu)
+    query: dict[str, Any] = {
+        "tokens": 1e11,
+        "global_batch_tokens": 4e6,
+        "seq_len": 4096,
+        "straggler_cv": 0.0,
+        **overrides,
+    }
     return estimate_time(
         catalog=catalog,
         accelerator=catalog.accelerator(inst.accelerator),
@@ -66,10 +77,7 @@ def _est(
         hours=None,
         params=params,
         active_params=None,
-        tokens=1e11,
-        global_batch_tokens=4e6,
-        seq_len=4096,
-        straggler_cv=0.0,
+        **query,
     )
 
 
@@ -649,22 +657,16 @@ def test_band_coverage_leaves_each_source_out() -> None:
 def _small_step(catalog: Catalog, *, nodes: int, measured_mfu: float | None = None):  # type: ignore[no-untyped-def]
     """A 1.04B decoder (d 2048, 18 layers) at 16 sequences of 2,048 tokens per GPU on H200
     nodes: the shape trainbill measured on one H200 (benchmarks/results/h200-2026-12-04)."""
-    inst = catalog.instance("p5en.48xlarge")
-    return estimate_time(
-        catalog=catalog,
-        accelerator=catalog.accelerator(inst.accelerator),
-        instance=inst,
+    return _est(
+        catalog,
         nodes=nodes,
-        precision="bf16",
-        hours=None,
         params=1.04e9,
-        active_params=None,
+        gpu="p5en.48xlarge",
         tokens=1e10,
         global_batch_tokens=nodes * 8 * 16 * 2048,
         seq_len=2048,
         layers=18,
         d_model=2048,
-        straggler_cv=0.0,
         measured_mfu=measured_mfu,
     )
 
