@@ -450,6 +450,21 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
     return inst, nodes
 
 
+def _gpu_name_warnings(plan: Plan, catalog: Catalog) -> tuple[str, ...]:
+    """A GPU named by a family (``a100``) is priced as one part of it: say which, and what
+    else the name covers, since memory, bandwidth and the instance's price differ."""
+    gpu = plan.cluster.gpu
+    others = () if gpu is None else catalog.accelerator_namesakes(gpu)
+    if gpu is None or not others:
+        return ()
+    acc = catalog.accelerator(gpu)
+    note = (
+        f"cluster.gpu {gpu!r} read as {acc.id} ({acc.name}); give {' or '.join(others)} to "
+        "price the other part by that name"
+    )
+    return (note,)
+
+
 def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]:
     """Whole nodes are billed: a GPU count that is not a multiple of the node size rounds up.
 
@@ -923,6 +938,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     run_date = plan.run.date or as_of
     spot = plan.purchase.spot_fraction
     warnings = (
+        *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
         *_hyperpod_warnings(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_date_warnings(catalog, as_of, run_date, day),

@@ -31,6 +31,7 @@ from trainbill.catalog.rows import (
     Instance,
     PricePoint,
     SpotAdvisorRow,
+    accelerator_key,
 )
 from trainbill.errors import CatalogSchemaError, unreadable_value_message
 
@@ -41,6 +42,7 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "accelerators.csv": (
             "id", "name", "vendor", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_gb",
             "hbm_tbps", "intra_node_gbytes_per_s", "tdp_w", "launched", "source", "as_of",
+            "aliases",
         ),
         "instances.csv": (
             "provider", "instance", "accelerator", "accelerator_count", "vcpus", "memory_gib",
@@ -55,10 +57,10 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
     }
 )  # fmt: skip
-#: Columns added after schema v1 was published: a file without them (an overlay written
-#: before) is still read, with the column blank.
+#: Columns added after schema v1 was published, in the order they were added: a file written
+#: before any of them (an overlay) is still read, with the columns it lacks blank.
 _LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"accelerators.csv": ("launched",), "instances.csv": ("launched",)}
+    {"accelerators.csv": ("launched", "aliases"), "instances.csv": ("launched",)}
 )
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
@@ -153,9 +155,23 @@ def _header_problem(header: tuple[str, ...], expected: tuple[str, ...]) -> str:
     )
 
 
-def _parse_rows(path: Path) -> tuple[tuple[str, ...], bool, list[tuple[int, dict[str, str]]]]:
-    """(header, written before a later column, rows with line numbers); unreadable files and
-    headers that match neither the schema nor its legacy form are one error naming the file."""
+def _missing_later(
+    header: tuple[str, ...], expected: tuple[str, ...], later: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """The later columns a header written before them lacks (``()`` for the current header);
+    ``None`` when the header is no form the schema ever had."""
+    for k in range(len(later) + 1):
+        missing = later[len(later) - k :]
+        if header == tuple(c for c in expected if c not in missing):
+            return missing
+    return None
+
+
+def _parse_rows(
+    path: Path,
+) -> tuple[tuple[str, ...], tuple[str, ...], list[tuple[int, dict[str, str]]]]:
+    """(header, the later columns it was written without, rows with line numbers); unreadable
+    files and headers that match no form the schema had are one error naming the file."""
     name = path.name
     expected = _TABLE_COLUMNS[name]
     later = _LATER_COLUMNS.get(name, ())
@@ -166,14 +182,14 @@ def _parse_rows(path: Path) -> tuple[tuple[str, ...], bool, list[tuple[int, dict
             if not header:
                 msg = f"{path}: empty file; expected a header line {','.join(expected)}"
                 raise CatalogSchemaError(msg)
-            legacy = header == tuple(c for c in expected if c not in later)
-            if header != expected and not legacy:
+            missing = _missing_later(header, expected, later)
+            if missing is None:
                 raise CatalogSchemaError(f"{path}: {_header_problem(header, expected)}")
             reader.fieldnames = list(header)
             rows = []
             for row in reader:
-                if legacy:
-                    row.update(dict.fromkeys(later, ""))
+                if missing:
+                    row.update(dict.fromkeys(missing, ""))
                 rows.append((reader.line_num, row))
     except UnicodeDecodeError as exc:
         msg = (
@@ -187,11 +203,11 @@ def _parse_rows(path: Path) -> tuple[tuple[str, ...], bool, list[tuple[int, dict
     except OSError as exc:
         msg = f"{path}: cannot read catalog file ({exc.strerror or exc.__class__.__name__})"
         raise CatalogSchemaError(msg) from None
-    return header, legacy, rows
+    return header, missing, rows
 
 
 def _check_row(
-    path: Path, i: int, row: dict[str, str], header: tuple[str, ...], legacy: bool
+    path: Path, i: int, row: dict[str, str], header: tuple[str, ...], missing: tuple[str, ...]
 ) -> None:
     """Every field present, a source, and the table's required text columns not blank."""
     if None in row or any(v is None for v in row.values()):
@@ -199,11 +215,10 @@ def _check_row(
         msg = (
             f"{path}, line {i}: wrong number of fields (expected {len(header)}: {','.join(header)})"
         )
-        if legacy and None in row:
-            later = _LATER_COLUMNS.get(path.name, ())
+        if missing and None in row:
             expected = _TABLE_COLUMNS[path.name]
             msg += (
-                f"; to give {', '.join(later)}, add the column(s) to the header: "
+                f"; to give {', '.join(missing)}, add the column(s) to the header: "
                 f"{','.join(expected)}"
             )
         raise CatalogSchemaError(msg)
@@ -218,9 +233,9 @@ def _check_row(
 
 def _read_table(path: Path) -> list[tuple[int, dict[str, str]]]:
     """Rows of a catalog CSV with their physical line numbers (a UTF-8 BOM is accepted)."""
-    header, legacy, rows = _parse_rows(path)
+    header, missing, rows = _parse_rows(path)
     for i, row in rows:
-        _check_row(path, i, row, header, legacy)
+        _check_row(path, i, row, header, missing)
     return rows
 
 
@@ -270,9 +285,36 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 ),
                 source=r["source"],
                 as_of=_parse_date(r["as_of"], f"{w}, as_of", latest=today),
+                aliases=_aliases(r["aliases"], f"{w}, aliases"),
             )
         )
+    _no_shared_names(path, out)
     return out
+
+
+def _aliases(text: str, where: str) -> tuple[str, ...]:
+    """``a100;a100-sxm4-40gb`` as lookup keys; a blank entry (``a;;b``) is a typo."""
+    if not text.strip():
+        return ()
+    names = [accelerator_key(n) for n in text.split(";")]
+    if not all(names):
+        msg = f"{where}: {text!r} has an empty name; separate names with one ';'"
+        raise CatalogSchemaError(msg)
+    return tuple(dict.fromkeys(names))
+
+
+def _no_shared_names(path: Path, accels: Sequence[Accelerator]) -> None:
+    """One name, one part: an alias that is another row's id or alias would make a lookup
+    depend on row order."""
+    owner = {a.id: a.id for a in accels}
+    for a in accels:
+        for name in a.aliases:
+            if owner.setdefault(name, a.id) != a.id:
+                msg = (
+                    f"{path}, aliases: {name!r} names both {owner[name]} and {a.id}; give it to "
+                    "one of them"
+                )
+                raise CatalogSchemaError(msg)
 
 
 def _one_of(row: Mapping[str, str], field: str, allowed: Sequence[str], where: str) -> str:

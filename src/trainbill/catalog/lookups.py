@@ -20,6 +20,7 @@ from trainbill.catalog.rows import (
     Instance,
     PricePoint,
     SpotAdvisorRow,
+    accelerator_key,
 )
 from trainbill.errors import CatalogSchemaError, PriceNotFoundError, suggest
 
@@ -53,8 +54,23 @@ class Catalog:
     #: once per price key while indexing, so a scan of every assumption each time cost more
     #: than the rest of the index (start-up, issue #21).
     _zone_regions: Mapping[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    #: Every name an accelerator is looked up by (its id and its aliases, ``accelerator_key``
+    #: form) -> its id.
+    _accel_names: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        names = {acc.id: acc.id for acc in self.accelerators.values()}
+        for acc in self.accelerators.values():
+            for name in acc.aliases:
+                if names.setdefault(name, acc.id) != acc.id:
+                    # An overlay's alias meeting the packaged catalog's (each file is checked
+                    # on its own when read).
+                    msg = (
+                        f"accelerators.csv: alias {name!r} names both {names[name]} and {acc.id}; "
+                        "give it to one of them"
+                    )
+                    raise CatalogSchemaError(msg)
+        object.__setattr__(self, "_accel_names", MappingProxyType(names))
         zone_regions: dict[tuple[str, str], str] = {}
         for key, a in self.assumptions.items():
             parts = key.split(".", 2)
@@ -79,16 +95,28 @@ class Catalog:
 
     # --- hardware -------------------------------------------------------------------------
     def accelerator(self, accel_id: str) -> Accelerator:
-        """Look up an accelerator id (``h100``); unknown ids get a "did you mean"."""
-        key = accel_id.strip().lower()
-        try:
-            return self.accelerators[key]
-        except KeyError:
+        """Look up an accelerator by id (``h100``) or any name it is sold under (``A100``,
+        ``NVIDIA H100 SXM5``: ``Accelerator.aliases``); unknown names get a "did you mean"."""
+        key = accelerator_key(accel_id)
+        found = self._accel_names.get(key)
+        if found is None:
             msg = (
-                f"unknown GPU/accelerator {accel_id!r}.{suggest(key, self.accelerators)} "
+                f"unknown GPU/accelerator {accel_id!r}."
+                f"{suggest(key, self.accelerators) or suggest(key, self._accel_names)} "
                 f"Known: {', '.join(sorted(self.accelerators))}"
             )
-            raise PriceNotFoundError(msg) from None
+            raise PriceNotFoundError(msg)
+        return self.accelerators[found]
+
+    def accelerator_namesakes(self, accel_id: str) -> tuple[str, ...]:
+        """Other parts a name could mean: ``a100`` reads as ``a100-40gb`` (its alias) but
+        ``a100-80gb`` is an A100 too, so a forecast says which one it priced. Empty for an id,
+        an alias no other id extends, or an unknown name."""
+        key = accelerator_key(accel_id)
+        found = self._accel_names.get(key)
+        if found is None or found == key:
+            return ()
+        return tuple(sorted(i for i in self.accelerators if i != found and i.startswith(key + "-")))
 
     def instance(self, name: str) -> Instance:
         """Look up an instance type; unknown names get a "did you mean"."""

@@ -95,6 +95,10 @@ class Accelerator:
     launched: date | None
     source: str
     as_of: date
+    #: Other names a user types for this part (``a100`` for ``a100-40gb``, ``trn1`` for
+    #: ``trainium1``), already in ``accelerator_key`` form; the row's source says why an
+    #: ambiguous one (``a100``) means this part.
+    aliases: tuple[str, ...] = ()
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for a precision; FP8 falls back to BF16 on parts without FP8 units."""
@@ -247,3 +251,21 @@ def human_value(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}: {human_value(v)}" for k, v in value.items())
     return str(value)
+
+
+#: Vendor words a user may put before an accelerator's name ("NVIDIA H100", "AMD Instinct MI300X").
+_VENDOR_PREFIXES = ("nvidia-", "amd-instinct-", "amd-", "google-cloud-", "google-", "aws-")
+
+
+def accelerator_key(name: str) -> str:
+    """The form an accelerator name is looked up in: lower case, spaces and underscores as one
+    hyphen, without a vendor word in front (``"NVIDIA A100_80GB"`` -> ``"a100-80gb"``).
+
+    Names are typed from datasheets, ``nvidia-smi`` and other tools' configs, which differ only
+    in these ways; anything else (``h100-pcie``, a different part) stays distinct.
+    """
+    key = "-".join(name.strip().lower().replace("_", " ").split())
+    for prefix in _VENDOR_PREFIXES:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            return key[len(prefix) :]
+    return key

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from trainbill.catalog import Catalog, PricePoint
+from trainbill.catalog.rows import accelerator_key
 from trainbill.errors import PriceNotFoundError
 
 __all__ = [
@@ -217,16 +218,17 @@ def price_table(
 ) -> tuple[InstanceQuote, ...]:
     """One quote per (provider, region, instance) that has instance prices, filtered.
 
-    ``gpu`` matches the accelerator id (``h100``) or its family (``a100`` matches
-    ``a100-40gb`` and ``a100-80gb``); unknown ids raise with a suggestion.
+    ``gpu`` matches the accelerator id (``h100``), its family (``a100`` matches
+    ``a100-40gb`` and ``a100-80gb``) or another name it is sold under (``H100 SXM5``: the
+    part it names); unknown names raise with a suggestion.
     """
-    gpu_id = gpu.strip().lower() if gpu else None
+    gpu_id = accelerator_key(gpu) if gpu else None
 
     def gpu_matches(accel: str) -> bool:
         return accel == gpu_id or accel.split("-", 1)[0] == gpu_id
 
-    if gpu_id is not None and not any(gpu_matches(a) for a in catalog.accelerators):
-        catalog.accelerator(gpu_id)  # raises with "did you mean"
+    if gpu is not None and not any(gpu_matches(a) for a in catalog.accelerators):
+        gpu_id = catalog.accelerator(gpu).id  # raises with "did you mean"
     keys = sorted(
         {
             (p.provider, p.region, p.item)
