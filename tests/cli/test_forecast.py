@@ -73,6 +73,18 @@ def test_forecast_flags_without_file(capsys: pytest.CaptureFixture[str]) -> None
     assert data["cluster"]["nodes"] == 64
 
 
+def test_counts_with_paper_suffixes(capsys: pytest.CaptureFixture[str]) -> None:
+    """--params 70B --tokens 1.4T is the plan of 70e9 and 1.4e12 (70 × 1e9, 1.4 × 1e12): the
+    same JSON. A suffix alone is still not a number."""
+    tail = ["--gpu", "h100", "--gpus", "512", "--json"]
+    code, written, _ = run_argv(["forecast", "--params", "70B", "--tokens", "1.4t", *tail], capsys)
+    assert code == 0
+    code, plain, _ = run_argv(["forecast", "--params", "70e9", "--tokens", "1.4e12", *tail], capsys)
+    assert code == 0
+    assert json.loads(written) == json.loads(plain)
+    refused(["forecast", "--params", "B", "--tokens", "1T", *tail], capsys, "--params: 'B'")
+
+
 def test_flags_override_file(capsys: pytest.CaptureFixture[str]) -> None:
     """--nodes 16 overrides the file's 32 nodes: quote 16 × 98.32 × 72."""
     code, out, _ = run_argv(["forecast", str(SEED), "--nodes", "16", "--json"], capsys)

@@ -31,13 +31,19 @@ if TYPE_CHECKING:
 __all__ = ["build_plan", "render_forecast", "render_headline"]
 
 
+#: Counts as papers and model cards write them ("7B parameters", "2T tokens", "$1.5M").
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
 def _parse_number(text: str | None, flag: str) -> float | None:
     if text is None:
         return None
+    plain = text.replace("_", "").strip()
+    scale = _SUFFIXES.get(plain[-1:].lower(), 1.0)
     try:
-        value = float(text.replace("_", ""))
+        value = float(plain[:-1] if scale != 1.0 else plain) * scale
     except ValueError:
-        msg = f"{text!r} is not a number (e.g. 70e9)"
+        msg = f"{text!r} is not a number (e.g. 70e9 or 70B; suffixes K, M, B, T)"
         raise SpecError(msg, source="command line", field=flag) from None
     return value
 
@@ -288,11 +294,13 @@ def forecast_cmd(
     plan_file: Annotated[
         Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")
     ] = None,
-    params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9.")] = None,
+    params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9 or 70B.")] = None,
     active_params: Annotated[
         str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")
     ] = None,
-    tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
+    tokens: Annotated[
+        str | None, typer.Option(help="Training tokens, e.g. 1.4e12 or 1.4T.")
+    ] = None,
     gpu: Annotated[
         str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")
     ] = None,
@@ -470,9 +478,11 @@ def _show(
 def check_cmd(
     cost: Annotated[str | None, typer.Option(help="Quoted cost in USD, e.g. 1.5e6.")] = None,
     params: Annotated[
-        str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9.")
+        str | None, typer.Option(help="Parameters (active, for MoE), e.g. 70e9 or 70B.")
     ] = None,
-    tokens: Annotated[str | None, typer.Option(help="Training tokens, e.g. 1.4e12.")] = None,
+    tokens: Annotated[
+        str | None, typer.Option(help="Training tokens, e.g. 1.4e12 or 1.4T.")
+    ] = None,
     gpu: Annotated[str | None, typer.Option(help="Accelerator id, e.g. h100.")] = None,
     gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
     claims: Annotated[
