@@ -18,6 +18,9 @@ Then the same figures over the whole runs whose published GPU-hours are one pre-
 hours that include distillation, or a plan, measure more (or other) than the run a forecast
 describes.
 
+Then the whole runs split by whether their source states the GPU count a user would type
+(``published_runs.gpu_counts_published``): for the others the count is an assumption.
+
 Then the rows of sources that are scored but never fitted (``VALIDATION_ONLY`` in the fit tool:
 trainbill's own H200 measurements), model beside naive. And the 80% band the forecast prints
 (``time.error_band``): how many whole runs of a source the band was not computed from fall
@@ -38,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from published_runs import cases, naive, predict, run_date
+from published_runs import cases, gpu_counts_published, naive, predict, run_date
 
 from trainbill.catalog import load_catalog
 from trainbill.timemodel import fit_params
@@ -116,6 +119,20 @@ def main(argv: list[str] | None = None) -> int:
     ):
         _, med, within = fit_time_model.summary(runs, p)["whole_run"]
         print(f"  {label:15}: median |error| {med:.1%}, within ±25%: {within:.0%}")
+    stated = gpu_counts_published()
+    whole = [c for c in rows if c.kind == "whole_run"]
+    print(
+        "\nwhole runs by whether the source states the GPU count a user would type (the others "
+        "score the forecast on an assumed count, noted per row)"
+    )
+    for label, group in (
+        ("count stated", [c for c in whole if c.id in stated]),
+        ("count assumed", [c for c in whole if c.id not in stated]),
+    ):
+        for how, p in (("as typed, LOSO", typed), ("naive", base)):
+            _, med, within = fit_time_model.summary(group, p)["whole_run"]
+            print(f"  {label:13} {how:15}: {len(group):2d} rows, median |error| {med:.1%}, "
+                  f"within ±25%: {within:.0%}")  # fmt: skip
     held = [c for c in rows if c.source_key in fit_time_model.VALIDATION_ONLY]
     if held:
         print("\nscored, never fitted (VALIDATION_ONLY in tools/fit_time_model.py):")

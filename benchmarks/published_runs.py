@@ -380,6 +380,13 @@ def _rows() -> dict[str, dict[str, str]]:
     return rows
 
 
+def gpu_counts_published() -> frozenset[str]:
+    """Ids of the rows whose source states the GPU count (the CSV's ``gpu_count``). For the
+    others the case's count is an assumption its note names (Meta states none below 405B), so
+    the as-typed forecast of such a row is scored on a count the run may not have used."""
+    return frozenset(rid for rid, r in _rows().items() if r["gpu_count"].strip())
+
+
 def cases() -> Iterator[Case]:
     """Every row the benchmark can use, with the reason for each conversion in ``note``."""
     rows = _rows()
