@@ -64,12 +64,16 @@ def test_missing_required_column(tmp_path: Path) -> None:
 
 
 def test_legacy_cur_is_named(tmp_path: Path) -> None:
-    """Legacy CUR (``lineItem/UsageType``) gets a message pointing to CUR 2.0 / FOCUS."""
+    """A legacy CUR file (``lineItem/UsageType``) without the columns a bill needs is named as
+    legacy CUR, with what is missing under the CUR 2.0 names it is read by."""
     path = tmp_path / "legacy.csv"
     path.write_text(
         "identity/LineItemId,lineItem/UsageType,lineItem/UnblendedCost\na,b,1\n", encoding="utf-8"
     )
-    with pytest.raises(UnsupportedBillError, match="legacy CUR"):
+    with pytest.raises(
+        UnsupportedBillError,
+        match=r"looks like AWS legacy CUR .* lacks required column\(s\) line_item_line_item_type",
+    ):
         read_bill(path)
 
 

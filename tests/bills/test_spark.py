@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.bills.conftest import CUR_EXPORT, CUR_MONTH, FOCUS_SAMPLE
+from tests.bills.conftest import CUR_EXPORT, CUR_MONTH, DATA, FOCUS_SAMPLE
 
 pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
@@ -19,7 +19,14 @@ pytestmark = [
 
 @pytest.mark.spark
 @pytest.mark.usefixtures("spark_available")
-@pytest.mark.parametrize(("path", "by"), [(FOCUS_SAMPLE, "day"), (CUR_EXPORT, "tag:project")])
+@pytest.mark.parametrize(
+    ("path", "by"),
+    [
+        (FOCUS_SAMPLE, "day"),
+        (CUR_EXPORT, "tag:project"),
+        (DATA / "cur_legacy_gpu_month.csv", "tag:project"),  # legacy CUR's own column names
+    ],
+)
 def test_duckdb_and_spark_agree_exactly(path, by) -> None:  # type: ignore[no-untyped-def]
     """Every field of the summary, breakdown included, is identical on both engines."""
     duck = read_bill(path, engine="duckdb", by=by).as_dict()

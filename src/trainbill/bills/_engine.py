@@ -44,7 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from trainbill.bills._expr import money_total, null_str
-from trainbill.bills._files import BillFile, BillFormat, duckdb_database, find_ragged_row
+from trainbill.bills._files import (
+    BillFile,
+    BillFormat,
+    canonical_column,
+    duckdb_database,
+    find_ragged_row,
+)
 from trainbill.errors import BillError
 
 __all__ = ["ENGINES", "TABLE_ENGINES", "Engine", "open_engine"]
@@ -201,8 +207,12 @@ class Engine:
         for f in fmt.files:
             if f.kind == "parquet":
                 for c in f.columns:
-                    spelled.setdefault(c.lower(), c)
-        return [spelled[c.lower()] for c in dimensions if spelled.get(c.lower()) in self.constants]
+                    spelled.setdefault(canonical_column(c), c)
+        return [
+            spelled[canonical_column(c)]
+            for c in dimensions
+            if spelled.get(canonical_column(c)) in self.constants
+        ]
 
     def _load_group(self, files: list[BillFile]) -> Any:
         paths = [f.location for f in files]
@@ -274,7 +284,7 @@ class Engine:
             columns: dict[str, str] = {}
             for f in group:
                 for c in f.columns:
-                    columns.setdefault(c.lower(), c)
+                    columns.setdefault(canonical_column(c), c)
             sub = replace(fmt, columns=columns, files=tuple(group))
             t = self._load_group(group)
             row = mapping.row_values(t, sub, key=key, tag_key=tag_key)

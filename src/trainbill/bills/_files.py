@@ -87,6 +87,36 @@ CUR2_REQUIRED: tuple[str, ...] = (
     "bill_billing_period_end_date",
 )
 _LEGACY_CUR_MARKERS = ("lineitem/usagetype", "lineitem/unblendedcost", "identity/lineitemid")
+#: A legacy CUR billing period's folder (``20240101-20240201``), holding one folder per report
+#: version (assembly).
+_LEGACY_PERIOD = re.compile(r"^\d{8}-\d{8}$")
+
+
+def canonical_column(name: str) -> str:
+    """The name a bill column is looked up by: its lower-case spelling, and a legacy CUR CSV
+    column (``lineItem/UnblendedCost``, ``savingsPlan/SavingsPlanARN``,
+    ``resourceTags/user:Team``) under the name AWS gives it in CUR 2.0 and in legacy CUR's own
+    Athena/Parquet files (``line_item_unblended_cost``, ``savings_plan_savings_plan_a_r_n``,
+    ``resource_tags_user_team``; REFERENCE §2.1): one reader then serves both, with every
+    query still using the file's real spelling (``BillFormat.col``)."""
+    if "/" not in name:
+        return name.lower()
+    category, _, attribute = name.partition("/")
+    return f"{_snake(category)}_{_snake(attribute)}"
+
+
+def _snake(part: str) -> str:
+    """``SavingsPlanARN`` -> ``savings_plan_a_r_n``, ``user:Team`` -> ``user_team`` (an
+    underscore before every capital but the first, other punctuation as one underscore)."""
+    spaced = re.sub(r"(?<=.)([A-Z])", r"_\1", part.strip())
+    return re.sub(r"[^0-9a-z]+", "_", spaced.lower()).strip("_")
+
+
+def _legacy(file: BillFile) -> bool:
+    """A legacy CUR CSV file (``lineItem/UsageType`` columns)."""
+    return any(c.lower() in _LEGACY_CUR_MARKERS for c in file.columns)
+
+
 _CSV_SUFFIXES = (".csv", ".csv.gz")
 _PARQUET_SUFFIXES = (".parquet",)
 
@@ -117,8 +147,9 @@ class BillFile:
 class BillFormat:
     """What a set of files is: ``family`` ("focus"/"cur"), a display ``name`` and the columns.
 
-    ``columns`` maps lower-case column names to the spelling in the files, because real exports
-    vary in case and the queries must use the real spelling.
+    ``columns`` maps lower-case column names (``canonical_column``: a legacy CUR column under
+    its CUR 2.0 name) to the spelling in the files, because real exports vary in case and the
+    queries must use the real spelling.
     """
 
     family: str
@@ -127,12 +158,12 @@ class BillFormat:
     files: tuple[BillFile, ...]
 
     def has(self, column: str) -> bool:
-        """Whether any file has ``column`` (case-insensitive)."""
-        return column.lower() in self.columns
+        """Whether any file has ``column`` (case-insensitive; CUR 2.0 names find legacy CUR's)."""
+        return canonical_column(column) in self.columns
 
     def col(self, column: str) -> str:
         """The real spelling of ``column``."""
-        return self.columns[column.lower()]
+        return self.columns[canonical_column(column)]
 
 
 #: URI schemes of remote bill files (Spark's S3 connector, ``hadoop-aws``); ``s3://`` is read
@@ -288,24 +319,26 @@ def _refuse_duplicates(path: Path, columns: Sequence[str]) -> None:
 
 
 def _manifest_files(manifest: Path) -> list[Path]:
-    """Data files listed in a CUR 2.0 ``*-Manifest.json``, resolved inside its export folder.
+    """Data files listed in a CUR 2.0 ``*-Manifest.json`` (``dataFiles``) or a legacy CUR one
+    (``reportKeys``), resolved inside its export folder.
 
     The manifest names S3 objects (``s3://bucket/prefix/export/data/BILLING_PERIOD=…/x.csv.gz``);
     a downloaded export keeps the key's tail, so we match the longest key suffix that exists.
     """
     try:
         doc = json.loads(manifest.read_text(encoding="utf-8"))
-        entries = doc["dataFiles"]
+        field = "dataFiles" if "dataFiles" in doc or "reportKeys" not in doc else "reportKeys"
+        entries = doc[field]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BillError(f"{manifest}: not a readable Data Exports manifest ({exc})") from None
     if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
         raise BillError(
-            f"{manifest}: dataFiles: expected a list of data file keys (s3://…/x.csv.gz), "
+            f"{manifest}: {field}: expected a list of data file keys (s3://…/x.csv.gz), "
             f"got {entries!r:.80}"
         )
     if not entries:
         raise BillError(
-            f"{manifest}: dataFiles is empty: the export lists no data files for this period"
+            f"{manifest}: {field} is empty: the export lists no data files for this period"
         )
     roots = [manifest.parent, *manifest.parents]
     found: list[Path] = []
@@ -324,12 +357,12 @@ def _manifest_files(manifest: Path) -> list[Path]:
                 break
         if hit is None:
             raise BillError(
-                f"{manifest}: dataFiles entry {entry!r} is not in the folder; "
+                f"{manifest}: {field} entry {entry!r} is not in the folder; "
                 "download the whole export (manifest and data/ folder) together"
             )
         if _kind(hit) is None:
             raise UnsupportedBillError(
-                f"{manifest}: dataFiles entry {entry!r} is not a .csv, .csv.gz or .parquet file"
+                f"{manifest}: {field} entry {entry!r} is not a .csv, .csv.gz or .parquet file"
             )
         found.append(hit)
     return found
@@ -342,11 +375,12 @@ def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
     An export set to "create new data export version" writes each refresh of a month to its own
     ``BILLING_PERIOD=YYYY-MM/<execution>/`` folder; without the ``metadata/`` manifests (which
     name the current version) every version would be summed: the month counted twice or more.
+    A legacy CUR report does the same: ``yyyymmdd-yyyymmdd/<assemblyId>/`` per version.
     """
     versions: dict[str, set[Path]] = defaultdict(set)
     for f in files:
         for i, part in enumerate(f.parts):
-            if part.upper().startswith("BILLING_PERIOD="):
+            if part.upper().startswith("BILLING_PERIOD=") or _LEGACY_PERIOD.match(part):
                 # The period's own folder (files directly in it) or its execution subfolder.
                 versions[part].add(Path(*f.parts[: i + 2]) if i + 2 < len(f.parts) else f.parent)
                 break
@@ -356,16 +390,24 @@ def _refuse_export_versions(folder: Path, files: Sequence[Path]) -> None:
             names = ", ".join(d.name for d in subfolders)
             raise BillError(
                 f"{folder}: {period} holds {len(subfolders)} export versions ({names}); summing "
-                "them would count the month more than once: include the export's metadata/ "
-                "folder (its *-Manifest.json names the current version) or keep only one version"
+                "them would count the month more than once: include the export's manifests "
+                "(a *-Manifest.json names the current version) or keep only one version"
             )
+
+
+def _current_manifests(manifests: Sequence[Path]) -> list[Path]:
+    """The manifests that name a period's current files. A legacy CUR period folder
+    (``20240101-20240201/``) holds the period's manifest, naming the current assembly, and each
+    assembly folder under it its own copy: an older assembly's would add a superseded version."""
+    periods = {m.parent for m in manifests if _LEGACY_PERIOD.match(m.parent.name)}
+    return [m for m in manifests if m.parent.parent not in periods]
 
 
 def _expand(path: Path) -> list[Path]:
     """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a
     file."""
     if path.is_dir():
-        manifests = sorted(path.rglob("*-Manifest.json"))
+        manifests = _current_manifests(sorted(path.rglob("*-Manifest.json")))
         if manifests:
             return [f for manifest in manifests for f in _manifest_files(manifest)]
         files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
@@ -413,12 +455,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
 
 
 def _family(file: BillFile) -> str:
-    lower = {c.lower() for c in file.columns}
-    if any(m in lower for m in _LEGACY_CUR_MARKERS):
-        raise UnsupportedBillError(
-            f"{file.path}: this is a legacy CUR file (columns like 'lineItem/UsageType'); "
-            "export CUR 2.0 or FOCUS from AWS Data Exports instead"
-        )
+    lower = {canonical_column(c) for c in file.columns}
     focus_hits = sum(c.lower() in lower for c in FOCUS_REQUIRED)
     cur_hits = sum(c in lower for c in CUR2_REQUIRED)
     if focus_hits == 0 and cur_hits == 0:
@@ -440,6 +477,8 @@ def _family(file: BillFile) -> str:
     missing = [c for c in required if c.lower() not in lower]
     if missing:
         label = "FOCUS" if family == "focus" else "AWS CUR 2.0"
+        if _legacy(file):
+            label = "AWS legacy CUR (its columns read under their CUR 2.0 names)"
         raise UnsupportedBillError(
             f"{file.path}: looks like {label} but lacks required column(s) "
             f"{', '.join(missing)}; required: {', '.join(required)}"
@@ -464,12 +503,20 @@ def detect(files: Sequence[BillFile]) -> BillFormat:
             f"cannot mix FOCUS and CUR 2.0 files in one bill ({listing}); read them separately"
         )
     family = kinds.pop()
+    legacy = {f.path: _legacy(f) for f in files}
+    if len(set(legacy.values())) > 1:
+        # One column, two spellings (``lineItem/UnblendedCost``, ``line_item_unblended_cost``):
+        # the engines union files by name and would read each half of the bill under one.
+        listing = "; ".join(f"{p}: {'legacy' if v else '2.0'}" for p, v in legacy.items())
+        raise UnsupportedBillError(
+            f"cannot mix legacy CUR and CUR 2.0 files in one bill ({listing}); read them separately"
+        )
     columns: dict[str, str] = {}
     for f in files:
         for c in f.columns:
-            columns.setdefault(c.lower(), c)
+            columns.setdefault(canonical_column(c), c)
     if family == "cur":
-        name = "cur-2.0"
+        name = "cur-legacy" if any(legacy.values()) else "cur-2.0"
     elif FOCUS_12_COLUMNS & columns.keys():
         name = "focus-1.2"
     elif FOCUS_11_COLUMNS & columns.keys():

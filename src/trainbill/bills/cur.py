@@ -1,5 +1,9 @@
 """AWS CUR 2.0 (Data Exports ``COST_AND_USAGE_REPORT``) → the reader's normalised columns.
 
+Legacy CUR CSV (``lineItem/UnblendedCost``) is read by the same code: its columns are looked up
+under the names AWS gives them in CUR 2.0 (``_files.canonical_column``), which are the same
+columns; only tags differ (one ``resourceTags/user:KEY`` column per key, not a map).
+
 CUR has no FOCUS categories, so they are derived here from ``line_item_line_item_type`` and
 the usage type (REFERENCE §2.2-2.3):
 
@@ -116,8 +120,18 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
         f"null_{name}": values[name].isnull() for name in MONEY[1:] if fmt.has(MONEY_COLUMNS[name])
     }
     usage, bad_usage = quantity(t, fmt, "line_item_usage_amount")
+    legacy_tag = next(
+        (
+            c
+            for c in (f"resourceTags/user:{tag_key}", f"resourceTags/{tag_key}")
+            if tag_key is not None and fmt.has(c)
+        ),
+        None,
+    )
     if key != "tag" or tag_key is None:
         tag = null_str()
+    elif legacy_tag is not None:  # legacy CUR: one column per tag key
+        tag = text(t, fmt, legacy_tag)
     elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
         tags_map = t[fmt.col("resource_tags")]
         tag = ibis.coalesce(tags_map.get(tag_key), tags_map.get("user_" + tag_key))
