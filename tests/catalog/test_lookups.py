@@ -110,7 +110,7 @@ def test_overlay_empty_alias_names_file_line_and_column(tmp_path: Path) -> None:
 
 def test_overlay_alias_shared_by_two_rows_is_refused(tmp_path: Path) -> None:
     second = _ROW.replace("q1-big,Q1 Big", "q1-small,Q1 Small").format(aliases="q1")
-    with pytest.raises(CatalogSchemaError, match=r"aliases: 'q1' names both q1-big and q1-small"):
+    with pytest.raises(CatalogSchemaError, match=r"alias 'q1' names both q1-big and q1-small"):
         load_catalog([_overlay(tmp_path, _HEADER + _ROW.format(aliases="q1") + second)])
 
 

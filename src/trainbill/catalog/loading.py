@@ -288,7 +288,6 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 aliases=_aliases(r["aliases"], f"{w}, aliases"),
             )
         )
-    _no_shared_names(path, out)
     return out
 
 
@@ -301,20 +300,6 @@ def _aliases(text: str, where: str) -> tuple[str, ...]:
         msg = f"{where}: {text!r} has an empty name; separate names with one ';'"
         raise CatalogSchemaError(msg)
     return tuple(dict.fromkeys(names))
-
-
-def _no_shared_names(path: Path, accels: Sequence[Accelerator]) -> None:
-    """One name, one part: an alias that is another row's id or alias would make a lookup
-    depend on row order."""
-    owner = {a.id: a.id for a in accels}
-    for a in accels:
-        for name in a.aliases:
-            if owner.setdefault(name, a.id) != a.id:
-                msg = (
-                    f"{path}, aliases: {name!r} names both {owner[name]} and {a.id}; give it to "
-                    "one of them"
-                )
-                raise CatalogSchemaError(msg)
 
 
 def _one_of(row: Mapping[str, str], field: str, allowed: Sequence[str], where: str) -> str:

@@ -63,8 +63,8 @@ class Catalog:
         for acc in self.accelerators.values():
             for name in acc.aliases:
                 if names.setdefault(name, acc.id) != acc.id:
-                    # An overlay's alias meeting the packaged catalog's (each file is checked
-                    # on its own when read).
+                    # Two rows of one file, or an overlay's alias meeting the packaged
+                    # catalog's: the lookup would depend on row order.
                     msg = (
                         f"accelerators.csv: alias {name!r} names both {names[name]} and {acc.id}; "
                         "give it to one of them"
