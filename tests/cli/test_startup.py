@@ -17,12 +17,13 @@ _MODULES = {m.rsplit(".", 1)[1] for m in COMMANDS.values()}
 
 
 def _loaded_after(args: list[str]) -> set[str]:
-    """Which ``trainbill.cli.<module>`` command modules a fresh process imports for ``args``."""
+    """Which ``trainbill.cli.<module>`` command modules a fresh process imports for ``args``
+    (the shared helpers, ``_common`` and ``_plan_flags``, are not command modules)."""
     code = (
         "import sys; from trainbill.cli import register_commands; "
         f"register_commands({args!r}); "
         "print(' '.join(m.rsplit('.', 1)[1] for m in sys.modules "
-        "if m.startswith('trainbill.cli.') and m != 'trainbill.cli._common'))"
+        "if m.startswith('trainbill.cli.') and not m.rsplit('.', 1)[1].startswith('_')))"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return set(res.stdout.split())

@@ -39,7 +39,7 @@ def _set_value(text: str) -> tuple[str, str, Any]:
 
 
 def _priced(path: Path, sets: list[str], catalog: Any) -> tuple[Any, Any, str]:
-    from trainbill.cli.forecast import build_plan
+    from trainbill.cli._plan_flags import build_plan
     from trainbill.forecast import forecast
 
     flags: dict[str, dict[str, Any]] = {}

@@ -13,6 +13,27 @@ from trainbill.cli._common import (
     print_json,
     read_calibrations,
 )
+from trainbill.cli._plan_flags import (
+    ActiveParams,
+    AsOf,
+    Cloud,
+    Gpu,
+    Gpus,
+    Hours,
+    Instance,
+    Nodes,
+    Params,
+    PlanFile,
+    Precision,
+    Region,
+    RunDate,
+    SpotFraction,
+    Tokens,
+    build_plan,
+    check_cluster_flags,
+    parse_number,
+    run_flags,
+)
 from trainbill.errors import SpecError
 
 if TYPE_CHECKING:
@@ -28,85 +49,7 @@ if TYPE_CHECKING:
 # annotation string several times per run (about 40 options, 5 ms of every start); evaluated
 # once, when the module loads, the library types below are quoted instead.
 
-__all__ = ["build_plan", "render_forecast", "render_headline"]
-
-
-#: Counts as papers and model cards write them ("7B parameters", "2T tokens", "$1.5M").
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-
-
-def _parse_number(text: str | None, flag: str) -> float | None:
-    if text is None:
-        return None
-    plain = text.replace("_", "").strip()
-    scale = _SUFFIXES.get(plain[-1:].lower(), 1.0)
-    try:
-        value = float(plain[:-1] if scale != 1.0 else plain) * scale
-    except ValueError:
-        msg = f"{text!r} is not a number (e.g. 70e9 or 70B; suffixes K, M, B, T)"
-        raise SpecError(msg, source="command line", field=flag) from None
-    return value
-
-
-def _parse_date(text: str | None, flag: str) -> date | None:
-    if text is None:
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        msg = f"{text!r} is not a date (YYYY-MM-DD)"
-        raise SpecError(msg, source="command line", field=flag) from None
-
-
-def _check_cluster_flags(flags: dict[str, dict[str, Any]]) -> None:
-    """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU
-    count."""
-    cluster = flags.get("cluster", {})
-    gpus, nodes = cluster.get("gpus"), cluster.get("nodes")
-    if gpus is not None and nodes is not None:
-        msg = (
-            f"give --gpus (accelerators) or --nodes (instances), not both (got --gpus {gpus} and "
-            f"--nodes {nodes})"
-        )
-        raise SpecError(msg, source="command line", field="--gpus/--nodes")
-
-
-def build_plan(
-    plan_file: Path | None,
-    *,
-    flags: dict[str, dict[str, Any]],
-) -> "Plan":
-    """A plan from a file, flags or both; flags override the file's values."""
-    from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
-
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
-    overrides = {k: v for k, v in overrides.items() if v}
-    _check_cluster_flags(flags)
-    if plan_file is None:
-        if not overrides:
-            msg = (
-                "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 "
-                "--gpus 512)"
-            )
-            raise SpecError(msg, source="command line")
-        return plan_from_dict(overrides, source="command line")
-    base = load_plan(plan_file)
-    if not overrides:
-        return base
-    # Instance and GPU flags replace how the cluster is described in the file.
-    merged_cluster = overrides.get("cluster", {})
-    base_dict = base.model_dump(exclude_none=True, exclude_defaults=True)
-    file_cluster = base_dict.get("cluster", {})
-    if "gpu" in merged_cluster and "instance" not in merged_cluster:
-        file_cluster.pop("instance", None)
-    if "instance" in merged_cluster and "gpu" not in merged_cluster:
-        # --instance replaces the file's GPU the same way --gpu replaces its instance.
-        file_cluster.pop("gpu", None)
-    if "gpus" in merged_cluster:
-        base_dict.get("cluster", {}).pop("nodes", None)
-    if "nodes" in merged_cluster:
-        base_dict.get("cluster", {}).pop("gpus", None)
-    return plan_from_dict(merge_plan_dicts(base_dict, overrides), source=f"{plan_file} + flags")
+__all__ = ["render_forecast", "render_headline"]
 
 
 #: Actions the table view lists (the JSON carries them all).
@@ -291,32 +234,20 @@ def _csv(fc: "Forecast") -> str:
 
 @app.command("forecast")
 def forecast_cmd(
-    plan_file: Annotated[
-        Path | None, typer.Argument(help="Plan TOML file (optional when flags describe the run).")
-    ] = None,
-    params: Annotated[str | None, typer.Option(help="Total parameters, e.g. 70e9 or 70B.")] = None,
-    active_params: Annotated[
-        str | None, typer.Option("--active-params", help="Active parameters per token (MoE).")
-    ] = None,
-    tokens: Annotated[
-        str | None, typer.Option(help="Training tokens, e.g. 1.4e12 or 1.4T.")
-    ] = None,
-    gpu: Annotated[
-        str | None, typer.Option(help="Accelerator id, e.g. h100 (picks the provider's instance).")
-    ] = None,
-    gpus: Annotated[int | None, typer.Option(help="Accelerator count.")] = None,
-    precision: Annotated[str | None, typer.Option(help="bf16 or fp8.")] = None,
-    instance: Annotated[str | None, typer.Option(help="Instance type, e.g. p5.48xlarge.")] = None,
-    nodes: Annotated[int | None, typer.Option(help="Instance count.")] = None,
-    hours: Annotated[
-        float | None, typer.Option(help="Hours of pure training (else derived from the model).")
-    ] = None,
-    provider: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
-    region: Annotated[str | None, typer.Option(help="Region, e.g. us-east-1.")] = None,
+    plan_file: PlanFile = None,
+    params: Params = None,
+    active_params: ActiveParams = None,
+    tokens: Tokens = None,
+    gpu: Gpu = None,
+    gpus: Gpus = None,
+    precision: Precision = None,
+    instance: Instance = None,
+    nodes: Nodes = None,
+    hours: Hours = None,
+    provider: Cloud = None,
+    region: Region = None,
     orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
-    spot_fraction: Annotated[
-        float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")
-    ] = None,
+    spot_fraction: SpotFraction = None,
     savings_plan: Annotated[
         str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")
     ] = None,
@@ -340,16 +271,8 @@ def forecast_cmd(
             ),
         ),
     ] = None,
-    as_of: Annotated[
-        str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")
-    ] = None,
-    run_date: Annotated[
-        str | None,
-        typer.Option(
-            "--run-date",
-            help="Day of the run YYYY-MM-DD: its software maturity (default: --as-of, else today).",
-        ),
-    ] = None,
+    as_of: AsOf = None,
+    run_date: RunDate = None,
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
     ] = None,
@@ -378,31 +301,19 @@ def forecast_cmd(
     if as_json and as_csv:
         msg = "choose one of --json and --csv"
         raise SpecError(msg, source="command line")
-    day = _parse_date(as_of, "--as-of")
-    flags: dict[str, dict[str, Any]] = {
-        "model": {
-            "params": _parse_number(params, "--params"),
-            "active_params": _parse_number(active_params, "--active-params"),
-            "tokens": _parse_number(tokens, "--tokens"),
-            "precision": precision,
-        },
-        "cluster": {
-            "gpu": gpu, "gpus": gpus, "instance": instance, "nodes": nodes, "provider": provider,
-            "region": region, "orchestrator": orchestrator,
-        },
-        "run": {"hours": hours, "date": _parse_date(run_date, "--run-date")},
-        "purchase": {
-            "spot_fraction": spot_fraction, "savings_plan": savings_plan,
-            "savings_plan_kind": savings_plan_kind, "commitment": commitment,
-        },
-        "prices": {"as_of": day},
-    }  # fmt: skip
+    flags = run_flags(
+        params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
+        gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
+        orchestrator=orchestrator, spot_fraction=spot_fraction, savings_plan=savings_plan,
+        savings_plan_kind=savings_plan_kind, commitment=commitment, as_of=as_of,
+        run_date=run_date,
+    )  # fmt: skip
     catalog = catalog_from_options(catalog_dir)
     imported = None
     if from_ is not None:  # issue 10: plan file < imported cluster < flags
         from trainbill.cli.whatif import imported_plan
 
-        _check_cluster_flags(flags)
+        check_cluster_flags(flags)
         plan, report, prov = imported_plan(from_[0], from_[1], plan_file, flags, catalog)
         imported = (report, prov)
     else:
@@ -542,7 +453,7 @@ def check_cmd(
     assert gpu is not None
     assert gpus is not None
     values = {
-        f: _parse_number(v, f"--{f}")
+        f: parse_number(v, f"--{f}")
         for f, v in (("cost", cost), ("params", params), ("tokens", tokens))
     }
     for f, v in values.items():

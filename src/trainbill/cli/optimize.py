@@ -29,12 +29,27 @@ from trainbill.cli._common import (
     read_calibrations,
     write_output,
 )
+from trainbill.cli._plan_flags import (
+    ActiveParams,
+    AsOf,
+    Gpu,
+    Gpus,
+    Hours,
+    Params,
+    PlanFile,
+    Precision,
+    Region,
+    RunDate,
+    Tokens,
+    build_plan,
+    run_flags,
+)
 from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
 from trainbill.forecast import Caution
 from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
-from trainbill.spec import load_plan, plan_to_toml
+from trainbill.spec import plan_to_toml
 
 __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
@@ -68,7 +83,7 @@ def _row(c: Candidate) -> list[str]:
         c.orchestrator,
         f"{c.spot_fraction:.0%}",
         sp,
-        f"{c.checkpoint_interval_hours:g} h",
+        f"{c.checkpoint_interval_hours:.3g} h",
         f"{c.wall_hours:,.1f}",
         f"${c.total_usd:,.0f}",
         f"${c.p90_usd:,.0f}",
@@ -162,9 +177,17 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
 
 @app.command("optimize")
 def optimize_command(
-    plan_file: Annotated[
-        Path, typer.Argument(help="Plan TOML (the template; always a candidate).")
-    ],
+    plan_file: PlanFile = None,
+    params: Params = None,
+    active_params: ActiveParams = None,
+    tokens: Tokens = None,
+    gpu: Gpu = None,
+    gpus: Gpus = None,
+    precision: Precision = None,
+    hours: Hours = None,
+    region: Region = None,
+    as_of: AsOf = None,
+    run_date: RunDate = None,
     deadline_hours: Annotated[
         float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
     ] = None,
@@ -231,14 +254,18 @@ def optimize_command(
     ] = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""  # noqa: E501 - Typer lists the first line as written
+    # The plan (a file, the run flags, or both) is the template and always a candidate; the
+    # run flags describe it as ``trainbill forecast``'s do (--nodes and --instances here are
+    # the search's lists, not the template's).
     _check_export(export, export_file, output, as_json=as_json)
+    inputs = () if plan_file is None else (plan_file,)
     finite_option(deadline_hours, "--deadline-hours")
     finite_option(budget_usd, "--budget-usd")
     if output is not None:
-        check_output_path(output, flag="--output", force=force, inputs=(plan_file,))
+        check_output_path(output, flag="--output", force=force, inputs=inputs)
     if export_file is not None:
         # A launcher YAML over the plan it came from would destroy the plan, --force or not.
-        check_output_path(export_file, flag="--export-file", force=force, inputs=(plan_file,))
+        check_output_path(export_file, flag="--export-file", force=force, inputs=inputs)
     node_values = _floats(nodes, "--nodes")
     if node_values is not None and any(not math.isfinite(n) or n != int(n) for n in node_values):
         msg = f"node counts must be whole numbers (got {nodes})"
@@ -248,7 +275,11 @@ def optimize_command(
         nodes=tuple(int(n) for n in node_values) if node_values is not None else None,
         savings_plans=_split(savings_plans, "--savings-plans"),
     )
-    plan = load_plan(plan_file)
+    flags = run_flags(
+        params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
+        gpus=gpus, hours=hours, region=region, as_of=as_of, run_date=run_date,
+    )  # fmt: skip
+    plan = build_plan(plan_file, flags=flags)
     # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.
     cals = read_calibrations(calibration, plan, command="optimize", measured_mfu=False)
     calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
@@ -267,7 +298,8 @@ def optimize_command(
     if output is not None:
         b = result.best
         header = (
-            f"Written by 'trainbill optimize {plan_file.name}': {b.nodes} × {b.instance} "
+            f"Written by 'trainbill optimize {plan_file.name if plan_file else '(flags)'}': "
+            f"{b.nodes} × {b.instance} "
             f"({b.provider}), expected ${b.total_usd:,.0f} in {b.wall_hours:,.1f} h."
         )
         if plan.run.hours is not None and not b.is_user_plan:

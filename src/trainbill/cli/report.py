@@ -19,9 +19,27 @@ from trainbill.cli._common import (
     read_calibrations,
     write_output,
 )
+from trainbill.cli._plan_flags import (
+    ActiveParams,
+    AsOf,
+    Cloud,
+    Gpu,
+    Gpus,
+    Hours,
+    Instance,
+    Nodes,
+    Params,
+    PlanFile,
+    Precision,
+    Region,
+    RunDate,
+    SpotFraction,
+    Tokens,
+    build_plan,
+    run_flags,
+)
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.report.format import money
-from trainbill.spec import load_plan
 
 __all__: list[str] = []
 
@@ -31,8 +49,22 @@ MAX_REPORT_TRIALS = 100_000
 
 @app.command("report")
 def report_cmd(
-    plan_file: Annotated[Path, typer.Argument(help="Plan TOML file.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")],
+    plan_file: PlanFile = None,
+    params: Params = None,
+    active_params: ActiveParams = None,
+    tokens: Tokens = None,
+    gpu: Gpu = None,
+    gpus: Gpus = None,
+    precision: Precision = None,
+    instance: Instance = None,
+    nodes: Nodes = None,
+    hours: Hours = None,
+    provider: Cloud = None,
+    region: Region = None,
+    spot_fraction: SpotFraction = None,
+    as_of: AsOf = None,
+    run_date: RunDate = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the output file if it exists.")
     ] = False,
@@ -72,7 +104,12 @@ def report_cmd(
     outputs = _outputs(
         plan_file, force=force, output=output, ledger_csv=ledger_csv, ledger_xlsx=ledger_xlsx
     )
-    plan = load_plan(plan_file)
+    flags = run_flags(
+        params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
+        gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
+        spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
+    )  # fmt: skip
+    plan = build_plan(plan_file, flags=flags)
     # Bill rates only (the planner and the right-sizing price plans with no measured MFU); on
     # the catalog they reach the forecast, the planner and the simulation alike, and the
     # forecast's calibration caution is among the warnings the report shows.
@@ -104,13 +141,14 @@ def report_cmd(
         console.print(f"note: {data.simulation_note}")
 
 
-def _outputs(plan_file: Path, *, force: bool, **paths: Path | None) -> dict[str, Path]:
+def _outputs(plan_file: Path | None, *, force: bool, **paths: Path | None) -> dict[str, Path]:
     """The files to write by flag, each checked before any work: never the plan file itself,
     never one path for two files (the second would silently replace the first under --force)."""
     chosen = {f"--{name.replace('_', '-')}": p for name, p in paths.items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, path in chosen.items():
-        check_output_path(path, flag=flag, force=force, inputs=(plan_file,))
+        inputs = () if plan_file is None else (plan_file,)
+        check_output_path(path, flag=flag, force=force, inputs=inputs)
         key = path.resolve()
         if key in seen:
             msg = f"{path} is also the {seen[key]} file; give each output its own path"

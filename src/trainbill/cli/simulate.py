@@ -23,6 +23,25 @@ from trainbill.cli._common import (
     print_json,
     read_calibrations,
 )
+from trainbill.cli._plan_flags import (
+    ActiveParams,
+    AsOf,
+    Cloud,
+    Gpu,
+    Gpus,
+    Hours,
+    Instance,
+    Nodes,
+    Params,
+    PlanFile,
+    Precision,
+    Region,
+    RunDate,
+    SpotFraction,
+    Tokens,
+    build_plan,
+    run_flags,
+)
 from trainbill.errors import SimulationError
 from trainbill.ledger import CATEGORIES
 from trainbill.simulate import (
@@ -36,7 +55,6 @@ from trainbill.simulate import (
     spot_comparison,
     spot_range_of_on_demand,
 )
-from trainbill.spec import load_plan
 from trainbill.usage import usage_for
 
 __all__ = ["render_simulation"]
@@ -178,7 +196,21 @@ def render_simulation(
 
 @app.command("simulate")
 def simulate_cmd(
-    plan_file: Annotated[Path, typer.Argument(help="Plan TOML file.")],
+    plan_file: PlanFile = None,
+    params: Params = None,
+    active_params: ActiveParams = None,
+    tokens: Tokens = None,
+    gpu: Gpu = None,
+    gpus: Gpus = None,
+    precision: Precision = None,
+    instance: Instance = None,
+    nodes: Nodes = None,
+    hours: Hours = None,
+    provider: Cloud = None,
+    region: Region = None,
+    spot_fraction: SpotFraction = None,
+    as_of: AsOf = None,
+    run_date: RunDate = None,
     trials: Annotated[int, typer.Option(help=f"Simulated runs (1..{MAX_TRIALS:,}).")] = 100_000,
     seed: Annotated[int | None, typer.Option(help="Random seed (same seed, same results).")] = None,
     chunk_size: Annotated[
@@ -213,27 +245,32 @@ def simulate_cmd(
     spot_range = (
         _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
     )
-    plan = load_plan(plan_file)
+    flags = run_flags(
+        params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
+        gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
+        spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
+    )  # fmt: skip
+    plan = build_plan(plan_file, flags=flags)
     cals = read_calibrations(calibration, plan, command="simulate")
     # Every trial and study prices with the calibrated catalog (bill rates) and the measured MFU,
     # as ``forecast --calibration`` does (``trainbill.calibration.calibrate``).
     calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
     catalog = calibrated.catalog
     usage = usage_for(plan, catalog, measured_mfu=calibrated.measured_mfu)
-    params = SimulationParams.from_usage(usage, catalog)
+    sim_params = SimulationParams.from_usage(usage, catalog)
     if spot_range is not None:
         if usage.purchase.spot_fraction <= 0:
             msg = (
-                f"--spot-price-of-on-demand: {plan_file} runs no nodes on spot "
+                f"--spot-price-of-on-demand: {plan_file or 'the plan'} runs no nodes on spot "
                 "(purchase.spot_fraction = 0), so a spot price range would change nothing; set "
                 "purchase.spot_fraction or drop the flag"
             )
             raise SimulationError(msg)
         lo, hi = spot_range_of_on_demand(usage, catalog, *spot_range)
-        params = replace(params, spot_price_low=lo, spot_price_high=hi)
-        SimulationParams(**params.as_dict())  # re-validate
+        sim_params = replace(sim_params, spot_price_low=lo, spot_price_high=hi)
+        SimulationParams(**sim_params.as_dict())  # re-validate
     run: dict[str, Any] = {
-        "trials": trials, "rng": seed, "chunk_size": chunk_size, "params": params,
+        "trials": trials, "rng": seed, "chunk_size": chunk_size, "params": sim_params,
         "deadline_hours": plan.run.deadline_hours,
     }  # fmt: skip
     if trials >= _PROGRESS_FROM_TRIALS:
@@ -254,8 +291,12 @@ def simulate_cmd(
     study = spot = None
     if study_trials > 0:
         study_seed = sim.seed
-        study = checkpoint_study(usage, catalog, trials=study_trials, rng=study_seed, params=params)
-        spot = spot_comparison(usage, catalog, trials=study_trials, rng=study_seed, params=params)
+        study = checkpoint_study(
+            usage, catalog, trials=study_trials, rng=study_seed, params=sim_params
+        )
+        spot = spot_comparison(
+            usage, catalog, trials=study_trials, rng=study_seed, params=sim_params
+        )
     if as_json:
         out = sim.as_dict()
         out["checkpoint"] = study.as_dict() if study is not None else None
