@@ -5,6 +5,7 @@ with no modelled cause (a simulated trial's throttling) are billed too."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -81,10 +82,29 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     assert fc.usage.compute.flops is None
 
 
+#: Fitted time-model parameters held at the values the hand arithmetic below was written
+#: with: which layout the search picks (and so whether each stall appears at all) depends on
+#: them, and that test is about the ledger's lines, not about the fit (a refit must not break
+#: it; the fit's own figures are tested in test_published_runs.py and benchmarks/accuracy.py).
+_PINNED_FIT = {
+    "time.fit.e_max": 0.6398,
+    "time.fit.k_mem": 1.2299,
+    "time.fit.overlap": 0.7788,
+    "time.fit.step_overhead_s": 0.3471,
+    "time.fit.immaturity": 0.2573,
+}
+
+
+def _pinned(catalog: Catalog) -> Catalog:
+    held = {k: replace(catalog.assumptions[k], value=v) for k, v in _PINNED_FIT.items()}
+    return replace(catalog, assumptions={**catalog.assumptions, **held})
+
+
 def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
     """4 × g6.48xlarge (8 L4, 100 Gbps), 7e9 params (32 × 4096), 32 sequences of 1,024, 10 h:
     exposed data-parallel sync, the TP all-reduce, the pipeline bubble and stragglers each get
-    a labelled line, computed by hand."""
+    a labelled line, computed by hand (with ``_PINNED_FIT``)."""
+    catalog = _pinned(catalog)
     plan = plan_from_dict({
         "run": {"hours": 10},
         "cluster": {"instance": "g6.48xlarge", "nodes": 4},
