@@ -68,7 +68,12 @@ makes an invented cluster match the published hours. Decided before the fit and 
 rule above (fit 2026-12-04, (f)): as-typed whole-run LOSO 16.92% -> 16.86% (63% -> 61% within
 ±25%), on the 28 runs with a stated count 23.4% -> 19.9%, on the 18 without 16.6% -> 15.1%;
 throughput LOSO 20.5%/69% -> 13.7%/69% (with the H200 rows); full-input whole-run 24.5% ->
-23.4%; as-typed training_run 19.0% -> 16.4%; band coverage 83% unchanged. Kept.
+23.4%; as-typed training_run 19.0% -> 16.4%; band coverage 83% unchanged. Kept. On that fit
+set, (d) and (e) were tried again under the same rule (baseline: as typed 16.9%/61%,
+throughput 13.7%/69%, coverage 83%) and again not kept: (d) step_overhead_s 0.051 s per
+doubling, overlap 0.90: throughput 12.0%/79%, as typed 18.2%/54% (stated-count runs 21.5%),
+coverage 80%; (e) whole_run_overhead 0.354, 0.030 s per doubling, e_max 0.79, immaturity 0.54:
+throughput 8.1%/90%, as typed 19.3%/61% (stated-count runs 20.0%), coverage 83%.
 
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
