@@ -20,6 +20,10 @@ Shapes (all synthetic, generated with NumPy/PyArrow in a child process):
 * ``cur-2.0``: a CUR 2.0 Data Exports folder: ``data/BILLING_PERIOD=YYYY-MM/`` parts of Parquet
   files per month, the provider's types (costs DOUBLE, dates TIMESTAMP, ``resource_tags`` a
   ``MAP<VARCHAR, VARCHAR>``).
+* ``cur-legacy-csv``: the same rows as a legacy CUR report delivers them:
+  ``report/yyyymmdd-yyyymmdd/<assembly>/report-N.csv.gz`` with ``lineItem/UnblendedCost``
+  headers and one ``resourceTags/user:KEY`` column per tag; the bare scan reads the same gzip
+  CSV files.
 
 Every shape has high-cardinality resource IDs (one per five rows), hourly charge periods,
 tags, and Savings-Plan, RI, credit, refund and tax rows among ~35 row templates (GPU and CPU
@@ -43,6 +47,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 # (ServiceCategory, ServiceName, ChargeCategory, PricingCategory, PricingUnit, usage type,
@@ -484,7 +490,70 @@ _TAGS = [
     '{"team": "platform"}',
     None,
 ]
-SHAPES = ("focus-1.0-double", "focus-1.2-decimal", "focus-1.2-decimal-18-6", "cur-2.0")
+SHAPES = (
+    "focus-1.0-double",
+    "focus-1.2-decimal",
+    "focus-1.2-decimal-18-6",
+    "cur-2.0",
+    "cur-legacy-csv",
+)
+#: CUR 2.0 column -> its legacy CUR spelling (AWS's ``category/attribute`` form; the reader
+#: maps them back with ``bills._files.canonical_column``).
+_LEGACY = {
+    "bill_billing_period_start_date": "bill/BillingPeriodStartDate",
+    "bill_billing_period_end_date": "bill/BillingPeriodEndDate",
+    "bill_payer_account_id": "bill/PayerAccountId",
+    "line_item_usage_account_id": "lineItem/UsageAccountId",
+    "line_item_line_item_type": "lineItem/LineItemType",
+    "line_item_product_code": "lineItem/ProductCode",
+    "line_item_usage_type": "lineItem/UsageType",
+    "line_item_operation": "lineItem/Operation",
+    "line_item_line_item_description": "lineItem/LineItemDescription",
+    "line_item_resource_id": "lineItem/ResourceId",
+    "line_item_usage_start_date": "lineItem/UsageStartDate",
+    "line_item_usage_end_date": "lineItem/UsageEndDate",
+    "line_item_usage_amount": "lineItem/UsageAmount",
+    "line_item_currency_code": "lineItem/CurrencyCode",
+    "line_item_unblended_rate": "lineItem/UnblendedRate",
+    "line_item_unblended_cost": "lineItem/UnblendedCost",
+    "line_item_blended_cost": "lineItem/BlendedCost",
+    "pricing_public_on_demand_cost": "pricing/publicOnDemandCost",
+    "pricing_term": "pricing/term",
+    "pricing_unit": "pricing/unit",
+    "product_instance_type": "product/instanceType",
+    "savings_plan_savings_plan_a_r_n": "savingsPlan/SavingsPlanARN",
+    "savings_plan_savings_plan_effective_cost": "savingsPlan/SavingsPlanEffectiveCost",
+    "savings_plan_total_commitment_to_date": "savingsPlan/TotalCommitmentToDate",
+    "savings_plan_used_commitment": "savingsPlan/UsedCommitment",
+    "reservation_reservation_a_r_n": "reservation/ReservationARN",
+    "reservation_effective_cost": "reservation/EffectiveCost",
+    "reservation_unused_amortized_upfront_fee_for_billing_period": (
+        "reservation/UnusedAmortizedUpfrontFeeForBillingPeriod"
+    ),
+    "reservation_unused_recurring_fee": "reservation/UnusedRecurringFee",
+}
+
+
+def _legacy_chunk(table: pa.Table) -> pa.Table:
+    """A CUR 2.0 chunk as legacy CUR CSV writes it: legacy headers, one column per tag key,
+    timestamps as ``2026-04-01T00:00:00Z`` text."""
+    tags = table.column("resource_tags").to_pylist()
+    cols: dict[str, Any] = {}
+    for name in table.column_names:
+        if name == "resource_tags":
+            continue
+        col = table.column(name)
+        if pa.types.is_timestamp(col.type):
+            col = pa.array(np.datetime_as_string(col.to_numpy(), unit="s")).cast(pa.string())
+            col = pa.compute.binary_join_element_wise(col, "Z", "")
+        cols[_LEGACY[name]] = col
+    for key in ("project", "team"):
+        cols[f"resourceTags/user:{key}"] = pa.array(
+            [dict(t or []).get(f"user_{key}") for t in tags], pa.string()
+        )
+    return pa.table(cols)
+
+
 _CHUNK = 1_000_000
 _FILE_ROWS = 5_000_000
 
@@ -640,7 +709,7 @@ def generate(shape: str, out: Path, rows: int, *, seed: int = 22) -> None:
     """Write ``rows`` rows of ``shape``: one file (FOCUS) or a Data Exports folder (CUR,
     ``--huge``), in 1M-row chunks so the generator's memory stays flat."""
     rng = np.random.default_rng(seed)
-    folder = shape == "cur-2.0" or shape.startswith("huge")
+    folder = shape in ("cur-2.0", "cur-legacy-csv") or shape.startswith("huge")
     periods = _PERIODS[: max(2, -(-rows // (4 * _FILE_ROWS)))] if folder else _PERIODS[3:4]
     per_period = -(-rows // len(periods))
     written = 0
@@ -652,7 +721,10 @@ def generate(shape: str, out: Path, rows: int, *, seed: int = 22) -> None:
             n_file = min(per_file, todo - f * per_file)
             if n_file <= 0:
                 break
-            if folder:
+            if shape == "cur-legacy-csv":
+                days = f"{period[0].replace('-', '')}-{period[1].replace('-', '')}"
+                target = out / "report" / days / "assembly-1" / f"report-{f + 1}.csv.gz"
+            elif folder:
                 target = (
                     out
                     / "data"
@@ -662,11 +734,19 @@ def generate(shape: str, out: Path, rows: int, *, seed: int = 22) -> None:
             else:
                 target = out
             target.parent.mkdir(parents=True, exist_ok=True)
-            writer = None
+            writer: Any = None
+            sink: Any = None
             hour0 = int(np.datetime64(period[0], "h").astype(int))
             for start in range(0, n_file, _CHUNK):
                 n = min(_CHUNK, n_file - start)
                 d = _draw(rng, n, hour0, 24 * 28)
+                if shape == "cur-legacy-csv":
+                    table = _legacy_chunk(_cur_chunk(d, period))
+                    if writer is None:
+                        sink = pa.CompressedOutputStream(str(target), "gzip")
+                        writer = pacsv.CSVWriter(sink, table.schema)
+                    writer.write_table(table)
+                    continue
                 if shape in ("cur-2.0", "huge-cur"):
                     table = _cur_chunk(d, period)
                 elif shape == "focus-1.0-double":
@@ -680,6 +760,9 @@ def generate(shape: str, out: Path, rows: int, *, seed: int = 22) -> None:
                 writer.write_table(table, row_group_size=_CHUNK)
             assert writer is not None
             writer.close()
+            if sink is not None:
+                sink.close()
+                sink = None
         written += todo
 
 
@@ -726,7 +809,13 @@ def _money_columns(shape: str) -> list[str]:
 
 def _bare(path: Path, columns: list[str]) -> list[str]:
     """A bare DuckDB ``SELECT count(*), sum(c), ...`` over the same files, in a subprocess."""
-    source = f"read_parquet('{path}/**/*.parquet')" if path.is_dir() else f"read_parquet('{path}')"
+    if any(path.rglob("*.csv.gz")) if path.is_dir() else False:  # legacy CUR: its spellings
+        source = f"read_csv('{path}/**/*.csv.gz', header = true)"
+        columns = [f'"{_LEGACY[c]}"' for c in columns]
+    elif path.is_dir():
+        source = f"read_parquet('{path}/**/*.parquet')"
+    else:
+        source = f"read_parquet('{path}')"
     sums = ", ".join(f"sum({c})" for c in columns)
     sql = f"SELECT count(*), {sums} FROM {source}"
     return [sys.executable, "-c", f"import duckdb; print(duckdb.sql({sql!r}).fetchall())"]
@@ -814,7 +903,9 @@ def main() -> None:
         root = args.keep or tmp
         for shape in shapes:
             path = root / (
-                f"{shape}-{rows}" if shape in ("cur-2.0", "huge-cur") else f"{shape}-{rows}.parquet"
+                f"{shape}-{rows}"
+                if shape in ("cur-2.0", "cur-legacy-csv", "huge-cur")
+                else f"{shape}-{rows}.parquet"
             )
             marker = path.with_name(path.name + ".done")
             if not marker.exists():
