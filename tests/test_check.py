@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 from trainbill.catalog import Catalog
-from trainbill.check import audit_quote
+from trainbill.check import QuoteAudit, audit_quote
 from trainbill.errors import SpecError
 
 
@@ -94,6 +94,21 @@ def test_default_price_is_the_forecasts_instance(catalog: Catalog) -> None:
     )
     assert a.price_source.startswith("p5.48xlarge $55.04/h ÷ 8 GPUs")
     assert a.usd_per_gpu_hour == pytest.approx(55.04 / 8)
+
+
+def test_family_gpu_name_says_which_part_it_priced(catalog: Catalog) -> None:
+    """`--gpu A100` audits against the 40 GB part (p4d, as `forecast --gpu a100` prices it) and
+    the price source says so; the exact id needs no such note."""
+
+    def audit(gpu: str) -> QuoteAudit:
+        return audit_quote(catalog=catalog, cost_usd=1e6, params=70e9, tokens=1e12, gpu=gpu,
+                           gpus=512, as_of=date(2026, 1, 1))  # fmt: skip
+
+    family, exact = audit("A100"), audit("a100-40gb")
+    assert family.price_source.startswith("p4d.24xlarge")
+    assert "gpu 'A100' read as a100-40gb; a100-80gb is priced apart" in family.price_source
+    assert "read as" not in exact.price_source
+    assert family.usd_per_gpu_hour == exact.usd_per_gpu_hour
 
 
 def test_cli_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:

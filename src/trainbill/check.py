@@ -119,6 +119,9 @@ def audit_quote(
         )
         rate = p.usd / inst.accelerator_count
         source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
+        others = catalog.accelerator_namesakes(gpu)
+        if others:  # a family name (``a100``): the price is one part's, so say which
+            source += f" (gpu {gpu!r} read as {accel.id}; {' or '.join(others)} is priced apart)"
     else:
         rate = usd_per_gpu_hour
         source = "given on the command line"
