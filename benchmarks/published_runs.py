@@ -758,10 +758,13 @@ def naive(case: Case, catalog: Catalog) -> float:
     return NAIVE_MFU * peak / 1e12
 
 
-def typed_plan(case: Case, catalog: Catalog, *, software_date: date) -> Any:
+def typed_plan(
+    case: Case, catalog: Catalog, *, software_date: date, run_day: date | None = None
+) -> Any:
     """The plan a user builds for a whole-run row from the flags alone
     (``--params --active-params --tokens --gpu --gpus --precision``), dated ``software_date``:
-    no layers, width, batch or sequence length, the default cloud's instance for the GPU."""
+    no layers, width, batch or sequence length, the default cloud's instance for the GPU.
+    ``run_day``: also ``--run-date`` (``run.date``), as a user back-testing a past run types it."""
     acc = catalog.instance(case.cluster["instance"]).accelerator
     model: dict[str, Any] = {
         "params": case.params,
@@ -770,14 +773,26 @@ def typed_plan(case: Case, catalog: Catalog, *, software_date: date) -> Any:
     }
     if case.active_params:
         model["active_params"] = case.active_params
+    run = {"run": {"date": run_day.isoformat()}} if run_day is not None else {}
     return plan_from_dict({"model": model, "cluster": {"gpu": acc, "gpus": case.gpus},
-                           "prices": {"as_of": software_date.isoformat()}})  # fmt: skip
+                           "prices": {"as_of": software_date.isoformat()}, **run})  # fmt: skip
 
 
 def predict_typed(
-    case: Case, catalog: Catalog, fit: FitParams | None = None, *, software_date: date
+    case: Case,
+    catalog: Catalog,
+    fit: FitParams | None = None,
+    *,
+    software_date: date,
+    dated: bool = False,
 ) -> float:
-    """Whole-run GPU-hours (``time.gpu_hours`` of ``trainbill forecast``) from the flags alone."""
+    """Whole-run GPU-hours (``time.gpu_hours`` of ``trainbill forecast``) from the flags alone;
+    ``dated``: with ``--run-date`` the run's own date (a back-test on its software)."""
+    run_day = run_date(case.id) if dated else None
     return _whole_run_with(
-        typed_plan(case, catalog, software_date=software_date), catalog, fit, None, True
+        typed_plan(case, catalog, software_date=software_date, run_day=run_day),
+        catalog,
+        fit,
+        None,
+        True,
     )

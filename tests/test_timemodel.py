@@ -224,7 +224,11 @@ def test_fit_file_reproducible(catalog: Catalog) -> None:
     typed_res = doc["report"]["typed_loso_residuals"]
     typed = {c.id: c.published * (1.0 + typed_res[c.id]) for c in tool.cases() if c.id in typed_res}
     assert set(typed) == {c.id for c in tool.cases() if c.kind == "whole_run"}
-    assert tool.render(fit_params(catalog), doc["report"]["fit_date"], loso, typed) == shipped
+    dated_res = doc["report"]["dated_loso_residuals"]
+    dated = {c.id: c.published * (1.0 + dated_res[c.id]) for c in tool.cases() if c.id in dated_res}
+    assert set(dated) == set(typed)
+    fit_date = doc["report"]["fit_date"]
+    assert tool.render(fit_params(catalog), fit_date, loso, typed, dated) == shipped
     assert doc["report"]["rows"] >= 30  # every usable published row, not a hand-picked few
     assert len(tool.NAMES) <= 7  # a few global parameters, never one per row
 
@@ -240,11 +244,11 @@ def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
     tool = _fit_tool()
     shipped, doc = _shipped()
     rows = list(tool.cases())
-    fp = tool.fit(rows)
+    fp = tool.fit(tool.fitted(rows))
     assert fp == fit_params(catalog)
     fit_date = doc["report"]["fit_date"]
-    loso, typed = tool.cross_validate(rows, fp, software_date=date.fromisoformat(fit_date))
-    assert tool.render(fp, fit_date, loso, typed) == shipped
+    cv = tool.cross_validate(rows, fp, software_date=date.fromisoformat(fit_date))
+    assert tool.render(fp, fit_date, *cv) == shipped
 
 
 def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
