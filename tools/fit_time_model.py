@@ -2,8 +2,9 @@
 
 Usage: ``python tools/fit_time_model.py [FIT_DATE]`` then ``python tools/update_manifest.py``.
 
-Minimises the sum of squared log errors over every usable row of
-tests/data/published_runs/published_runs.csv (throughput and whole-run rows, equal weight) with a
+Minimises the sum of squared log errors over the usable rows of
+tests/data/published_runs/published_runs.csv that ``fitted`` keeps (throughput and whole-run
+rows, equal weight; every row is scored, below) with a
 deterministic Nelder-Mead from a fixed start, so two runs give identical parameters. Seven
 parameters for the rows: e_max (mature matmul efficiency ceiling), k_mem (memory-bound work per
 unit of machine balance and width), eta_fp8 (FP8 matmul efficiency), overlap (communication
@@ -16,7 +17,7 @@ leave-one-out would leak the held-out MoE row's own answer). Two constants are h
 catalog values rather than fitted: that time constant (the data cannot pin it) and the bytes per
 attention score of pre-FlashAttention software (``time.unfused_attention_bytes_per_score``,
 counted by hand; fitted freely it traded against the maturity factor and fell to 20).
-Nothing is tuned per row. Every row is fitted whatever its ``gpu_hours_cover``: leaving the
+Nothing is tuned per row. A row is fitted whatever its ``gpu_hours_cover``: leaving the
 distilled and planned whole runs out was tried (fit 2026-12-03) and made the unseen-source
 figures worse (throughput LOSO 17.6% -> 20.2%, as-typed whole-run 16.9% -> 17.1%, band coverage
 79% -> 74%), so the cover is reported (``training_runs``), not used to select rows.
