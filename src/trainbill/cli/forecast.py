@@ -7,32 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from trainbill.cli import _common, app
+from trainbill.cli import _plan_flags as pf
 from trainbill.cli._common import (
     CALIBRATION_HELP,
     catalog_from_options,
     print_json,
     read_calibrations,
-)
-from trainbill.cli._plan_flags import (
-    ActiveParams,
-    AsOf,
-    Cloud,
-    Gpu,
-    Gpus,
-    Hours,
-    Instance,
-    Nodes,
-    Params,
-    PlanFile,
-    Precision,
-    Region,
-    RunDate,
-    SpotFraction,
-    Tokens,
-    build_plan,
-    check_cluster_flags,
-    parse_number,
-    run_flags,
 )
 from trainbill.errors import SpecError
 
@@ -234,20 +214,20 @@ def _csv(fc: "Forecast") -> str:
 
 @app.command("forecast")
 def forecast_cmd(
-    plan_file: PlanFile = None,
-    params: Params = None,
-    active_params: ActiveParams = None,
-    tokens: Tokens = None,
-    gpu: Gpu = None,
-    gpus: Gpus = None,
-    precision: Precision = None,
-    instance: Instance = None,
-    nodes: Nodes = None,
-    hours: Hours = None,
-    provider: Cloud = None,
-    region: Region = None,
+    plan_file: pf.PlanFile = None,
+    params: pf.Params = None,
+    active_params: pf.ActiveParams = None,
+    tokens: pf.Tokens = None,
+    gpu: pf.Gpu = None,
+    gpus: pf.Gpus = None,
+    precision: pf.Precision = None,
+    instance: pf.Instance = None,
+    nodes: pf.Nodes = None,
+    hours: pf.Hours = None,
+    provider: pf.Cloud = None,
+    region: pf.Region = None,
     orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
-    spot_fraction: SpotFraction = None,
+    spot_fraction: pf.SpotFraction = None,
     savings_plan: Annotated[
         str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")
     ] = None,
@@ -271,8 +251,8 @@ def forecast_cmd(
             ),
         ),
     ] = None,
-    as_of: AsOf = None,
-    run_date: RunDate = None,
+    as_of: pf.AsOf = None,
+    run_date: pf.RunDate = None,
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
     ] = None,
@@ -301,7 +281,7 @@ def forecast_cmd(
     if as_json and as_csv:
         msg = "choose one of --json and --csv"
         raise SpecError(msg, source="command line")
-    flags = run_flags(
+    flags = pf.run_flags(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
         orchestrator=orchestrator, spot_fraction=spot_fraction, savings_plan=savings_plan,
@@ -313,11 +293,11 @@ def forecast_cmd(
     if from_ is not None:  # issue 10: plan file < imported cluster < flags
         from trainbill.cli.whatif import imported_plan
 
-        check_cluster_flags(flags)
+        pf.check_cluster_flags(flags)
         plan, report, prov = imported_plan(from_[0], from_[1], plan_file, flags, catalog)
         imported = (report, prov)
     else:
-        plan = build_plan(plan_file, flags=flags)
+        plan = pf.build_plan(plan_file, flags=flags)
     cals = read_calibrations(
         calibration, plan, command="forecast", attention_sparsity=attention_sparsity
     )
@@ -453,7 +433,7 @@ def check_cmd(
     assert gpu is not None
     assert gpus is not None
     values = {
-        f: parse_number(v, f"--{f}")
+        f: pf.parse_number(v, f"--{f}")
         for f, v in (("cost", cost), ("params", params), ("tokens", tokens))
     }
     for f, v in values.items():

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from trainbill.calibration import Calibrated, calibrate, calibration_cautions
+from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
     CALIBRATION_HELP,
@@ -28,21 +29,6 @@ from trainbill.cli._common import (
     print_json,
     read_calibrations,
     write_output,
-)
-from trainbill.cli._plan_flags import (
-    ActiveParams,
-    AsOf,
-    Gpu,
-    Gpus,
-    Hours,
-    Params,
-    PlanFile,
-    Precision,
-    Region,
-    RunDate,
-    Tokens,
-    build_plan,
-    run_flags,
 )
 from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
 from trainbill.errors import SpecError
@@ -177,17 +163,17 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
 
 @app.command("optimize")
 def optimize_command(
-    plan_file: PlanFile = None,
-    params: Params = None,
-    active_params: ActiveParams = None,
-    tokens: Tokens = None,
-    gpu: Gpu = None,
-    gpus: Gpus = None,
-    precision: Precision = None,
-    hours: Hours = None,
-    region: Region = None,
-    as_of: AsOf = None,
-    run_date: RunDate = None,
+    plan_file: pf.PlanFile = None,
+    params: pf.Params = None,
+    active_params: pf.ActiveParams = None,
+    tokens: pf.Tokens = None,
+    gpu: pf.Gpu = None,
+    gpus: pf.Gpus = None,
+    precision: pf.Precision = None,
+    hours: pf.Hours = None,
+    region: pf.Region = None,
+    as_of: pf.AsOf = None,
+    run_date: pf.RunDate = None,
     deadline_hours: Annotated[
         float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
     ] = None,
@@ -275,11 +261,11 @@ def optimize_command(
         nodes=tuple(int(n) for n in node_values) if node_values is not None else None,
         savings_plans=_split(savings_plans, "--savings-plans"),
     )
-    flags = run_flags(
+    flags = pf.run_flags(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, hours=hours, region=region, as_of=as_of, run_date=run_date,
     )  # fmt: skip
-    plan = build_plan(plan_file, flags=flags)
+    plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.
     cals = read_calibrations(calibration, plan, command="optimize", measured_mfu=False)
     calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
     CALIBRATION_HELP,
@@ -18,25 +19,6 @@ from trainbill.cli._common import (
     console,
     read_calibrations,
     write_output,
-)
-from trainbill.cli._plan_flags import (
-    ActiveParams,
-    AsOf,
-    Cloud,
-    Gpu,
-    Gpus,
-    Hours,
-    Instance,
-    Nodes,
-    Params,
-    PlanFile,
-    Precision,
-    Region,
-    RunDate,
-    SpotFraction,
-    Tokens,
-    build_plan,
-    run_flags,
 )
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.report.format import money
@@ -50,21 +32,21 @@ MAX_REPORT_TRIALS = 100_000
 @app.command("report")
 def report_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")],
-    plan_file: PlanFile = None,
-    params: Params = None,
-    active_params: ActiveParams = None,
-    tokens: Tokens = None,
-    gpu: Gpu = None,
-    gpus: Gpus = None,
-    precision: Precision = None,
-    instance: Instance = None,
-    nodes: Nodes = None,
-    hours: Hours = None,
-    provider: Cloud = None,
-    region: Region = None,
-    spot_fraction: SpotFraction = None,
-    as_of: AsOf = None,
-    run_date: RunDate = None,
+    plan_file: pf.PlanFile = None,
+    params: pf.Params = None,
+    active_params: pf.ActiveParams = None,
+    tokens: pf.Tokens = None,
+    gpu: pf.Gpu = None,
+    gpus: pf.Gpus = None,
+    precision: pf.Precision = None,
+    instance: pf.Instance = None,
+    nodes: pf.Nodes = None,
+    hours: pf.Hours = None,
+    provider: pf.Cloud = None,
+    region: pf.Region = None,
+    spot_fraction: pf.SpotFraction = None,
+    as_of: pf.AsOf = None,
+    run_date: pf.RunDate = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the output file if it exists.")
     ] = False,
@@ -104,12 +86,12 @@ def report_cmd(
     outputs = _outputs(
         plan_file, force=force, output=output, ledger_csv=ledger_csv, ledger_xlsx=ledger_xlsx
     )
-    flags = run_flags(
+    flags = pf.run_flags(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
         spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
     )  # fmt: skip
-    plan = build_plan(plan_file, flags=flags)
+    plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only (the planner and the right-sizing price plans with no measured MFU); on
     # the catalog they reach the forecast, the planner and the simulation alike, and the
     # forecast's calibration caution is among the warnings the report shows.

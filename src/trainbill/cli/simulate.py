@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from trainbill.calibration import calibrate, calibration_cautions
+from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
     CALIBRATION_HELP,
@@ -22,25 +23,6 @@ from trainbill.cli._common import (
     console,
     print_json,
     read_calibrations,
-)
-from trainbill.cli._plan_flags import (
-    ActiveParams,
-    AsOf,
-    Cloud,
-    Gpu,
-    Gpus,
-    Hours,
-    Instance,
-    Nodes,
-    Params,
-    PlanFile,
-    Precision,
-    Region,
-    RunDate,
-    SpotFraction,
-    Tokens,
-    build_plan,
-    run_flags,
 )
 from trainbill.errors import SimulationError
 from trainbill.ledger import CATEGORIES
@@ -196,21 +178,21 @@ def render_simulation(
 
 @app.command("simulate")
 def simulate_cmd(
-    plan_file: PlanFile = None,
-    params: Params = None,
-    active_params: ActiveParams = None,
-    tokens: Tokens = None,
-    gpu: Gpu = None,
-    gpus: Gpus = None,
-    precision: Precision = None,
-    instance: Instance = None,
-    nodes: Nodes = None,
-    hours: Hours = None,
-    provider: Cloud = None,
-    region: Region = None,
-    spot_fraction: SpotFraction = None,
-    as_of: AsOf = None,
-    run_date: RunDate = None,
+    plan_file: pf.PlanFile = None,
+    params: pf.Params = None,
+    active_params: pf.ActiveParams = None,
+    tokens: pf.Tokens = None,
+    gpu: pf.Gpu = None,
+    gpus: pf.Gpus = None,
+    precision: pf.Precision = None,
+    instance: pf.Instance = None,
+    nodes: pf.Nodes = None,
+    hours: pf.Hours = None,
+    provider: pf.Cloud = None,
+    region: pf.Region = None,
+    spot_fraction: pf.SpotFraction = None,
+    as_of: pf.AsOf = None,
+    run_date: pf.RunDate = None,
     trials: Annotated[int, typer.Option(help=f"Simulated runs (1..{MAX_TRIALS:,}).")] = 100_000,
     seed: Annotated[int | None, typer.Option(help="Random seed (same seed, same results).")] = None,
     chunk_size: Annotated[
@@ -245,12 +227,12 @@ def simulate_cmd(
     spot_range = (
         _parse_range(spot_price_of_on_demand) if spot_price_of_on_demand is not None else None
     )
-    flags = run_flags(
+    flags = pf.run_flags(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
         spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
     )  # fmt: skip
-    plan = build_plan(plan_file, flags=flags)
+    plan = pf.build_plan(plan_file, flags=flags)
     cals = read_calibrations(calibration, plan, command="simulate")
     # Every trial and study prices with the calibrated catalog (bill rates) and the measured MFU,
     # as ``forecast --calibration`` does (``trainbill.calibration.calibrate``).
