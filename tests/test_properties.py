@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -487,7 +487,6 @@ _FOCUS = Path(__file__).resolve().parent / "data" / "bills" / "focus_sample.csv"
 with _FOCUS.open(newline="", encoding="utf-8") as _fh:
     _SAMPLE = list(csv.reader(_fh))
 _HEADER = _SAMPLE[0]
-_NANO = Decimal("1e-9")
 
 _AMOUNT = st.integers(-(10**14), 10**14).map(lambda n: Decimal(n).scaleb(-9))  # ±1e5 USD, 9 places
 _VARIANTS: dict[str, st.SearchStrategy[str]] = {
@@ -562,27 +561,29 @@ def _bills(draw: st.DrawFn) -> tuple[list[list[str]], Decimal]:
             elif column == "BilledCost" and draw(st.integers(0, 9)) == 0:
                 row[_HEADER.index(column)] = draw(st.sampled_from(["NULL", ""]))
         billed = row[_HEADER.index("BilledCost")]
-        # Text amounts are rounded per row to nano-units (README, "Money types"); the sample's
-        # own amounts have up to 11 decimals (0.00001605990 -> 0.000016060).
+        # Text amounts are summed exactly (README, "Money types"); the sample's own amounts
+        # have up to 11 decimals (0.00001605990), the drawn ones 9.
         if billed not in ("NULL", ""):
-            total += Decimal(billed).quantize(_NANO, rounding=ROUND_HALF_UP)
+            total += Decimal(billed)
         rows.append(row)
     return rows, total
 
 
-def _exact(x: float) -> Decimal:
-    """A summary float back to nano-units: below 2**53 nano-units (~9e6 USD) the nearest
-    double to a 9-place decimal is within half a nano-unit of it, so rounding recovers it."""
-    return Decimal(x).quantize(_NANO)
+def _sums_to(values: list[float], total: Decimal) -> bool:
+    """Whether the summary's floats add up to ``total``: each is the nearest double to its
+    exact decimal, so within 2^-53 of its size; nothing else may be missing."""
+    got = sum((Decimal(v) for v in values), Decimal(0))
+    slack = sum((abs(Decimal(v)) for v in values), Decimal(0)) * Decimal(2) ** -52
+    return abs(got - total) <= slack
 
 
 @_profile(40)
 @given(bill=_bills())
-def test_random_bills_never_lose_a_row_or_a_nano_unit(
+def test_random_bills_never_lose_a_row_or_an_amount(
     bill: tuple[list[list[str]], Decimal], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Every row lands in exactly one category; categorised + uncategorised (the 'other'
-    category holds the uncategorised rows) = the file's BilledCost total, to the nano-unit."""
+    """Every row lands in exactly one category; the categories add up to the file's exact
+    BilledCost total."""
     pytest.importorskip("duckdb")
     from trainbill.bills import read_bill
 
@@ -595,12 +596,11 @@ def test_random_bills_never_lose_a_row_or_a_nano_unit(
     assert s.rows == len(rows)
     assert sum(s.rows_by_category.values()) == len(rows)
     assert 0 <= s.uncategorized_rows <= s.rows_by_category["other"]
-    categorised = sum((_exact(v) for k, v in s.by_category.items() if k != "other"), Decimal(0))
-    other = _exact(s.by_category["other"])  # known-but-unmodelled rows + the uncategorised ones
-    assert categorised + other == total
-    assert _exact(s.billed_cost) == total
+    # "other" holds the known-but-unmodelled rows and the uncategorised ones.
+    assert _sums_to(list(s.by_category.values()), total)
+    assert s.billed_cost == float(total)  # the nearest double to the exact total
     if s.uncategorized_rows == s.rows_by_category["other"]:
-        assert _exact(s.uncategorized_cost) == other
+        assert s.uncategorized_cost == s.by_category["other"]
 
 
 # --- regressions the properties found -------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import re
-from decimal import ROUND_FLOOR, Decimal
+from decimal import Decimal
 
 import pytest
 from tests.bills.conftest import FOCUS_SAMPLE
@@ -20,13 +20,9 @@ def _rows() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def _nano_sum(rows: list[dict[str, str]]) -> Decimal:
-    """BilledCost summed after rounding each row to 1e-9 (nano-units) as floor(x × 10^9 + 0.5)."""
-    nanos = (
-        (Decimal(r["BilledCost"]) * 10**9 + Decimal("0.5")).to_integral_value(ROUND_FLOOR)
-        for r in rows
-    )
-    return sum(nanos, Decimal(0)).scaleb(-9)
+def _exact_sum(rows: list[dict[str, str]]) -> Decimal:
+    """BilledCost summed exactly, as written (at most 11 decimals in the sample)."""
+    return sum((Decimal(r["BilledCost"]) for r in rows), Decimal(0))
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +39,12 @@ def test_format_rows_and_currency(summary) -> None:  # type: ignore[no-untyped-d
 
 
 def test_total_reconciles_with_the_file(summary) -> None:  # type: ignore[no-untyped-def]
-    """Billed total is the sum of BilledCost rounded per row to 1e-9, within the file's by 1000 ×
-    5e-10.
-
-    Money is summed in whole nano-units, each row rounded as floor(x × 10^9 + 0.5); the file's
-    exact total may differ by at most 5e-10 a row: 1000 rows → 5e-7.
-    """
-    exact = sum((Decimal(r["BilledCost"]) for r in _rows()), Decimal(0))
-    nano = _nano_sum(_rows())
-    assert summary.billed_cost == float(nano)
-    assert abs(Decimal(repr(summary.billed_cost)) - exact) <= Decimal("5e-7")
+    """Billed total is the file's exact sum of BilledCost: text is parsed as a 12-place
+    decimal and summed in whole 1e-12 units (README, "Money types"), and the sample's amounts
+    have at most 11 decimals; computed here with Python's decimal module: 20.52022672899."""
+    exact = _exact_sum(_rows())
+    assert exact == Decimal("20.52022672899")
+    assert summary.billed_cost == float(exact)
     assert sum(summary.by_category.values()) == pytest.approx(summary.billed_cost, abs=1e-9)
     assert sum(summary.rows_by_category.values()) == 1000
     assert set(summary.by_category) == set(BILL_CATEGORIES)
@@ -98,7 +90,7 @@ def test_monitoring_is_every_cloudwatch_row(summary) -> None:  # type: ignore[no
     assert len(cw) == 63
     assert summary.rows_by_category["monitoring"] == 63
     # Each row rounded to 1e-9 (nano-units), so within 63 × 5e-10 of the exact sum.
-    assert summary.by_category["monitoring"] == float(_nano_sum(cw))
+    assert summary.by_category["monitoring"] == float(_exact_sum(cw))
 
 
 def test_data_transfer_matches_descriptions(summary) -> None:  # type: ignore[no-untyped-def]
@@ -186,4 +178,7 @@ def test_parquet_gives_the_same_summary(tmp_path) -> None:  # type: ignore[no-un
     assert b.rows == a.rows == 1000
     assert dict(b.rows_by_category) == dict(a.rows_by_category)
     for cat in BILL_CATEGORIES:
-        assert b.by_category[cat] == pytest.approx(a.by_category[cat], abs=1e-9)
+        # The text is summed exactly; a double is rounded to 1e-9 per row (README, "Money
+        # types"): at most 5e-10 a row apart, plus the floats' last digit.
+        bound = a.rows_by_category[cat] * 5e-10 + 1e-12
+        assert b.by_category[cat] == pytest.approx(a.by_category[cat], abs=bound)

@@ -89,14 +89,22 @@ def test_small_decimal_type_needs_no_range_check(tmp_path: Path) -> None:
 
 
 def test_decimal_beyond_nine_decimals_is_summed_exactly(tmp_path: Path) -> None:
-    """DECIMAL(38, 12) is summed exactly and rounded once per group: 3 × 0.0000000004 +
-    10.0000000006 = 10.0000000018 → 10.000000002 (half away from zero at 1e-9). The same
-    values as text are rounded per row (floor(x × 10^9 + 0.5)): 0 + 0 + 0 + 10.000000001."""
+    """DECIMAL(38, 12) and the same values as text are both summed exactly (whole 1e-12
+    units): 3 × 0.0000000004 + 10.0000000006 = 10.0000000018, not rounded to 1e-9."""
     costs = ["0.0000000004"] * 3 + ["10.0000000006"]
     typed = read_bill(_focus(tmp_path / "typed.parquet", costs, pa.decimal128(38, 12)))
     text = read_bill(_focus(tmp_path / "text.parquet", costs, pa.string()))
-    assert typed.billed_cost == 10.000000002
-    assert text.billed_cost == 10.000000001
+    assert typed.billed_cost == 10.0000000018
+    assert text.billed_cost == 10.0000000018
+
+
+def test_decimal_beyond_twelve_decimals_is_rounded_once_per_group(tmp_path: Path) -> None:
+    """DECIMAL(38, 15): 0.000000000000400 × 3 + 1.000000000000700 = 1.000000000001900 in one
+    group, rounded half away from zero at 1e-12 → 1.000000000002 (the rows alone would each
+    round to 0 and 1.000000000001)."""
+    costs = ["0.000000000000400"] * 3 + ["1.000000000000700"]
+    typed = read_bill(_focus(tmp_path / "typed.parquet", costs, pa.decimal128(38, 15)))
+    assert typed.billed_cost == 1.000000000002
 
 
 def test_decimal_beyond_nine_billion_names_the_row(tmp_path: Path) -> None:

@@ -287,9 +287,10 @@ class Engine:
                     columns.setdefault(canonical_column(c), c)
             sub = replace(fmt, columns=columns, files=tuple(group))
             t = self._load_group(group)
-            row = mapping.row_values(t, sub, key=key, tag_key=tag_key)
+            reused: list[Any] = []
+            row = mapping.row_values(t, sub, key=key, tag_key=tag_key, once=_collect(reused))
             nulls = [name for name in row if name.startswith("null_")]  # see ``cur.row_values``
-            per_row = t.mutate(**row)
+            per_row = _computed_once(t, row, reused)
             folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
             dims = [
                 sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded
@@ -391,6 +392,61 @@ def _hash_grouped(t: Any, keys: list[str], sums: dict[str, Any]) -> Any:
         **{_KEYS: packed.arbitrary()}, **{n: _rebind(e, t, keyed) for n, e in sums.items()}
     )
     return g.select(*[g[_KEYS][k].name(k) for k in keys], *sums)
+
+
+#: Name prefix of the columns ``_computed_once`` adds (names no export uses).
+_ONCE = "_trainbill_once_"
+
+
+def _collect(into: list[Any]) -> Callable[[Any], Any]:
+    """A ``_expr.Once`` that appends each expression it marks to ``into``."""
+
+    def once(expr: Any) -> Any:
+        if all(expr.op() != e.op() for e in into):
+            into.append(expr)
+        return expr
+
+    return once
+
+
+def _computed_once(t: Any, row: dict[str, Any], reused: list[Any]) -> Any:
+    """``t.mutate(**row)``, with each ``reused`` expression computed in an earlier projection
+    and read from there by every expression that contains it.
+
+    Why a projection per level, behind an Ibis ``alias`` (a CTE): Ibis merges consecutive
+    projections back into one, inlining each expression into every use (checked:
+    ``t.mutate(v=...).mutate(z=v.isnull())`` compiles to one SELECT computing ``v`` twice), and
+    DuckDB then computes the copies again per row (it does not share expressions under a
+    ``CASE``, which every conversion is). A text money column's value feeds its "is it empty"
+    and "bad value" flags; inlined, a legacy CUR CSV's 8 columns were converted ~3 times per
+    row. A reused expression that contains another goes one level later. With nothing reused
+    (typed Parquet columns) this is ``t.mutate(**row)``, the SQL unchanged.
+    """
+    if not reused:
+        return t.mutate(**row)
+    import ibis.expr.operations as ops
+
+    marked = [e.op() for e in reused]
+    inside = {m: set(m.find(ops.Value)) - {m} for m in marked}
+    level: dict[Any, int] = {}
+
+    def depth(m: Any) -> int:
+        if m not in level:
+            level[m] = 1 + max((depth(o) for o in marked if o in inside[m]), default=-1)
+        return level[m]
+
+    def on(table: Any, names: dict[Any, str], e: Any) -> Any:
+        """``e`` on ``table`` (``t`` plus computed columns), reading the computed ones."""
+        subs = {m: table[name].op() for m, name in names.items()}
+        return e.replace({**subs, t.op(): table.op()}).to_expr()
+
+    current, names = t, dict[Any, str]()
+    for n in range(1 + max(depth(m) for m in marked)):
+        now = {m: f"{_ONCE}{i}" for i, m in enumerate(marked) if depth(m) == n}
+        current = current.mutate(**{name: on(current, names, m) for m, name in now.items()})
+        current = current.alias(f"trainbill_rows_{n}")
+        names.update(now)
+    return current.mutate(**{k: on(current, names, e.op()) for k, e in row.items()})
 
 
 def _rebind(expr: Any, old: Any, new: Any) -> Any:

@@ -31,11 +31,13 @@ from __future__ import annotations
 from typing import Any
 
 from trainbill.bills._expr import (
+    Once,
+    as_is,
     day,
     lower,
     money,
-    nano_total,
     null_str,
+    pico_total,
     quantity,
     same_kind,
     text,
@@ -95,7 +97,9 @@ MONEY_COLUMNS: dict[str, str] = {
 MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
 
 
-def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
+def row_values(
+    t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None, once: Once = as_is
+) -> dict[str, Any]:
     """Per-row money columns (``MONEY``), "not a number" flags, null flags and the key.
 
     The effective and list cost of a row combine several money columns, chosen by the line
@@ -111,7 +115,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     """
     import ibis
 
-    converted = {name: money(t, fmt, column) for name, column in MONEY_COLUMNS.items()}
+    converted = {name: money(t, fmt, column, once) for name, column in MONEY_COLUMNS.items()}
     # One row's effective and list cost combine several columns: they must be of one kind
     # (all exact decimals, or all per-row nano-units; see ``_expr.money``).
     values = dict(zip(MONEY, same_kind([converted[n][0] for n in MONEY]), strict=True))
@@ -119,7 +123,7 @@ def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None)
     nulls = {
         f"null_{name}": values[name].isnull() for name in MONEY[1:] if fmt.has(MONEY_COLUMNS[name])
     }
-    usage, bad_usage = quantity(t, fmt, "line_item_usage_amount")
+    usage, bad_usage = quantity(t, fmt, "line_item_usage_amount", once)
     legacy_tag = next(
         (
             c
@@ -237,9 +241,9 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         key=g.key,
         rows=g.rows,
         quantity=g.quantity,
-        billed=nano_total(g.unblended),
-        effective=nano_total(_effective(g, lit, ri_arn), like=g.unblended),
-        list=nano_total(ibis.coalesce(g.public, g.unblended), like=g.unblended),
+        billed=pico_total(g.unblended),
+        effective=pico_total(_effective(g, lit, ri_arn), like=g.unblended),
+        list=pico_total(ibis.coalesce(g.public, g.unblended), like=g.unblended),
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,

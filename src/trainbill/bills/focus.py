@@ -16,7 +16,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainbill.bills._expr import day, lower, money, nano_total, null_str, quantity, text
+from trainbill.bills._expr import (
+    Once,
+    as_is,
+    day,
+    lower,
+    money,
+    null_str,
+    pico_total,
+    quantity,
+    text,
+)
 from trainbill.bills._files import BillFormat
 
 __all__ = ["DIMENSIONS", "MONEY", "MONEY_COLUMNS", "normalize", "row_values"]
@@ -71,14 +81,16 @@ MONEY_COLUMNS: dict[str, str] = {
 MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
 
 
-def row_values(t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None) -> dict[str, Any]:
+def row_values(
+    t: Any, fmt: BillFormat, *, key: str | None, tag_key: str | None, once: Once = as_is
+) -> dict[str, Any]:
     """Per-row money (``_expr.money`` values + "not a number" flags) and the optional breakdown
-    key."""
-    billed, bad_billed = money(t, fmt, MONEY_COLUMNS["billed"])
-    effective, bad_effective = money(t, fmt, MONEY_COLUMNS["effective"])
-    list_cost, bad_list = money(t, fmt, MONEY_COLUMNS["list"])
-    consumed, bad_consumed = quantity(t, fmt, "ConsumedQuantity")
-    priced, bad_priced = quantity(t, fmt, "PricingQuantity")
+    key; ``once`` marks what several of them reuse (``_expr.Once``)."""
+    billed, bad_billed = money(t, fmt, MONEY_COLUMNS["billed"], once)
+    effective, bad_effective = money(t, fmt, MONEY_COLUMNS["effective"], once)
+    list_cost, bad_list = money(t, fmt, MONEY_COLUMNS["list"], once)
+    consumed, bad_consumed = quantity(t, fmt, "ConsumedQuantity", once)
+    priced, bad_priced = quantity(t, fmt, "PricingQuantity", once)
     import ibis
 
     keys = {
@@ -157,9 +169,9 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         key=g.key,
         rows=g.rows,
         quantity=g.quantity,
-        billed=nano_total(g.billed),
-        effective=nano_total(g.effective),
-        list=nano_total(g.list),
+        billed=pico_total(g.billed),
+        effective=pico_total(g.effective),
+        list=pico_total(g.list),
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,

@@ -250,8 +250,7 @@ def _check(groups: Sequence[Mapping[str, Any]], fmt: BillFormat) -> str:
         is_money = flag != "bad_quantity"
         rule = (
             "costs must be plain decimal numbers (like 1234.56 or 1.5E-7: no currency sign, "
-            "thousands separator or underscore), finite and within ±9e9 (summed exactly, in "
-            "nano-units)"
+            "thousands separator or underscore), finite and within ±9e9 (summed exactly)"
             if is_money
             else "quantities must be plain decimal numbers (like 720 or 1.5E-7), finite"
         )
@@ -434,14 +433,15 @@ _MONEY_KEYS = ("billed", "effective", "list")
 
 
 def _rows(columns: Sequence[str], records: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
-    """Result rows as dicts, money turned from integer nano-units into exact ``Decimal``."""
+    """Result rows as dicts, money turned from integer pico-units (``_expr.pico_total``) into
+    exact ``Decimal``."""
     out: list[dict[str, Any]] = []
     for record in records:
         row = dict(zip(columns, record, strict=True))
         for k in _MONEY_KEYS:
             v = row.get(k)
             if v is not None:
-                row[k] = Decimal(v).scaleb(-9, _CTX)
+                row[k] = Decimal(v).scaleb(-12, _CTX)
         out.append(row)
     return out
 
