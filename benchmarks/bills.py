@@ -24,6 +24,8 @@ Shapes (all synthetic, generated with NumPy/PyArrow in a child process):
   ``report/yyyymmdd-yyyymmdd/<assembly>/report-N.csv.gz`` with ``lineItem/UnblendedCost``
   headers and one ``resourceTags/user:KEY`` column per tag; the bare scan reads the same gzip
   CSV files.
+* ``focus-1.0-csv``: the FOCUS 1.0 rows as a gzip CSV file (AWS Data Exports writes FOCUS as
+  Parquet or gzip CSV), costs as 10-decimal text.
 
 Every shape has high-cardinality resource IDs (one per five rows), hourly charge periods,
 tags, and Savings-Plan, RI, credit, refund and tax rows among ~35 row templates (GPU and CPU
@@ -496,6 +498,7 @@ SHAPES = (
     "focus-1.2-decimal-18-6",
     "cur-2.0",
     "cur-legacy-csv",
+    "focus-1.0-csv",
 )
 #: CUR 2.0 column -> its legacy CUR spelling (AWS's ``category/attribute`` form; the reader
 #: maps them back with ``bills._files.canonical_column``).
@@ -591,6 +594,8 @@ def _focus_chunk(
     sp = pa.compute.if_else(committed, pa.scalar(_SP_ARN), pa.scalar(None, pa.string()))
 
     def money_array(values: np.ndarray) -> pa.Array:
+        if pa.types.is_string(money):  # CSV: fixed-point text with 10 decimals, as CUR's
+            return pa.array(np.char.mod("%.10f", values))
         if pa.types.is_decimal(money):
             # Through a fixed-point string so each value is the decimal the export would hold.
             return pa.array(np.char.mod(f"%.{money.scale}f", values)).cast(money)
@@ -740,8 +745,12 @@ def generate(shape: str, out: Path, rows: int, *, seed: int = 22) -> None:
             for start in range(0, n_file, _CHUNK):
                 n = min(_CHUNK, n_file - start)
                 d = _draw(rng, n, hour0, 24 * 28)
-                if shape == "cur-legacy-csv":
-                    table = _legacy_chunk(_cur_chunk(d, period))
+                if shape in ("cur-legacy-csv", "focus-1.0-csv"):
+                    table = (
+                        _legacy_chunk(_cur_chunk(d, period))
+                        if shape == "cur-legacy-csv"
+                        else _focus_chunk(d, pa.string(), "1.0", period)
+                    )
                     if writer is None:
                         sink = pa.CompressedOutputStream(str(target), "gzip")
                         writer = pacsv.CSVWriter(sink, table.schema)
@@ -812,6 +821,8 @@ def _bare(path: Path, columns: list[str]) -> list[str]:
     if any(path.rglob("*.csv.gz")) if path.is_dir() else False:  # legacy CUR: its spellings
         source = f"read_csv('{path}/**/*.csv.gz', header = true)"
         columns = [f'"{_LEGACY[c]}"' for c in columns]
+    elif path.name.endswith(".csv.gz"):
+        source = f"read_csv('{path}', header = true)"
     elif path.is_dir():
         source = f"read_parquet('{path}/**/*.parquet')"
     else:
@@ -905,6 +916,8 @@ def main() -> None:
             path = root / (
                 f"{shape}-{rows}"
                 if shape in ("cur-2.0", "cur-legacy-csv", "huge-cur")
+                else f"{shape}-{rows}.csv.gz"
+                if shape.endswith("-csv")
                 else f"{shape}-{rows}.parquet"
             )
             marker = path.with_name(path.name + ".done")
