@@ -75,6 +75,12 @@ throughput 13.7%/69%, coverage 83%) and again not kept: (d) step_overhead_s 0.05
 doubling, overlap 0.90: throughput 12.0%/79%, as typed 18.2%/54% (stated-count runs 21.5%),
 coverage 80%; (e) whole_run_overhead 0.354, 0.030 s per doubling, e_max 0.79, immaturity 0.54:
 throughput 8.1%/90%, as typed 19.3%/61% (stated-count runs 20.0%), coverage 83%.
+(g) Each part's measured matmul ceiling (MAMF, stas00/ml-engineering's comparison table, v2:
+A100 SXM 271.2 of 312 TFLOP/s = 86.9%, H100 SXM 794.5 of 989 = 80.3%, the H800 taken as the
+H100) scaling the kernel efficiency relative to the H100's share, unmeasured parts unchanged
+(the A100 rows ran 7-8% faster): e_max 0.567, k_mem 0.343, overlap 0.80, immaturity 0.12;
+throughput LOSO 13.7% -> 16.8% (76% within ±25%), as typed 16.9%/61% -> 17.5%/63%, full-input
+whole-run 23.4% -> 26.0%. Not kept: the A100 rows' shortfall is not the matmul ceiling's.
 
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
