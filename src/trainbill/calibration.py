@@ -39,6 +39,7 @@ __all__ = [
     "calibrate_catalog",
     "calibration_cautions",
     "forecast_calibrated",
+    "parse_calibration",
     "read_calibration_file",
 ]
 
@@ -52,7 +53,7 @@ def read_calibration_file(path: Path | str) -> Any:
     """
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         msg = "calibration file not found"
         raise SpecError(msg, source=str(p)) from None
@@ -62,26 +63,37 @@ def read_calibration_file(path: Path | str) -> Any:
     except OSError as exc:
         msg = f"cannot read calibration file: {exc.strerror or exc.__class__.__name__}"
         raise SpecError(msg, source=str(p)) from None
+    return parse_calibration(text, source=str(p))
+
+
+def parse_calibration(text: str, *, source: str) -> Any:
+    """A calibration of either kind from its TOML text, validated by its own reader;
+    ``source`` names it in errors (a file, or where it sits in a web request).
+
+    One parser for files and the API, so both accept and refuse exactly the same documents.
+    """
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         msg = f"invalid TOML: {exc}"
-        raise SpecError(msg, source=str(p)) from None
+        raise SpecError(msg, source=source) from None
     except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=str(p)) from None
+        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=source) from None
     table = doc.get("calibration")
     kind = table.get("kind") if isinstance(table, dict) else None
     if kind == "profile":
-        from trainbill.profile.calibration import read_calibration as read_profile
+        from trainbill.profile.calibration import calibration_from_document as profile_of
 
-        return read_profile(p)
+        return profile_of(doc, source=source)
     if kind == "bills":
-        from trainbill.bills.calibrate import read_calibration as read_bills
+        from trainbill.bills.calibrate import calibration_from_document as bills_of
 
-        return read_bills(p)
+        return bills_of(doc, source)
     msg = (
         f"{kind!r} is not a calibration kind; allowed values: {', '.join(KINDS)} (in a "
         "[calibration] table)"
     )
-    raise SpecError(msg, source=str(p), field="calibration.kind")
+    raise SpecError(msg, source=source, field="calibration.kind")
 
 
 def bill_rates_of(cal: Any) -> BillRates:

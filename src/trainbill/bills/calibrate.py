@@ -55,6 +55,7 @@ __all__ = [
     "CALIBRATED_CATEGORIES",
     "SCHEMA_VERSION",
     "BillCalibration",
+    "calibration_from_document",
     "calibration_to_toml",
     "check_output",
     "fit_calibration",
@@ -318,8 +319,17 @@ def read_calibration(path: Path) -> BillCalibration:
         BillError: missing file, not TOML, wrong ``kind``/``schema_version``, or a bad field;
             the message names the file and the field.
     """
-    source = str(path)
-    cal = _calibration_table(_load_toml(path), source)
+    return calibration_from_document(_load_toml(path), str(path))
+
+
+def calibration_from_document(data: Mapping[str, Any], source: str) -> BillCalibration:
+    """A bills calibration from its parsed TOML (a file's, or a web request's text);
+    ``source`` names it in errors.
+
+    Raises:
+        BillError: wrong ``kind``/``schema_version`` or a bad field, naming source and field.
+    """
+    cal = _calibration_table(data, source)
     factors = _factors(cal, source)
     hours = _num(cal, "gpu_node_hours", source)
     if hours <= 0:

@@ -269,6 +269,16 @@ def read_calibration(path: Path) -> Calibration:
         raise CalibrationError(
             f"not valid TOML: {unreadable_value_message(exc)}", source=source
         ) from None
+    return calibration_from_document(data, source=source)
+
+
+def calibration_from_document(data: dict[str, Any], *, source: str) -> Calibration:
+    """A profile calibration from its parsed TOML (a file's, or a web request's text);
+    ``source`` names it in errors.
+
+    Raises:
+        CalibrationError: a field is missing, of the wrong type, out of range or inconsistent.
+    """
     return _check(_parse_document(data, source=source), source=source)
 
 

@@ -2,8 +2,10 @@
 
 The API is a thin shell over the library, like the CLI: a JSON body goes through the same
 ``plan_from_dict`` as a TOML file, so the schema and the error messages are the same, and
-``POST /v1/forecast`` answers exactly the JSON of ``trainbill forecast --json`` (and
-``POST /v1/optimize`` that of ``trainbill optimize --json``). Charts come from
+``POST /v1/forecast`` answers exactly the JSON of ``trainbill forecast --json``,
+``POST /v1/forecast/calibrated`` that of ``trainbill forecast --calibration … --json`` (the
+calibration files' text goes through the CLI's parser, ``trainbill.calibration``), and
+``POST /v1/optimize`` that of ``trainbill optimize --json``. Charts come from
 ``trainbill.report.charts`` (server-drawn SVG), the same functions the HTML report uses; the
 report download is ``trainbill.report``'s own ``build_report`` + ``render_html``.
 

@@ -19,6 +19,8 @@ class Limits:
     max_search_cells: int = 512
     max_axis_values: int = 64
     max_price_rows: int = 1000
+    #: Calibration documents in one calibrated forecast (a profile and a few bills' fits).
+    max_calibrations: int = 8
     #: A plan's ``cluster.nodes`` (and each extra group's ``count``), as for ``space.nodes``.
     max_nodes: int = 100_000
     max_gpus: int = 1_000_000

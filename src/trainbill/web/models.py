@@ -14,6 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from trainbill.web.limits import LIMITS
 
 __all__ = [
+    "CalibratedForecastRequest",
     "OptimizeRequest",
     "OptimizeSpace",
     "PlanBody",
@@ -59,6 +60,14 @@ _Float = Annotated[float, BeforeValidator(_no_boolean), Field(allow_inf_nan=Fals
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class CalibratedForecastRequest(_Request):
+    """A plan and calibration documents: the TOML text of files written by ``trainbill
+    profile -o`` (measured MFU) or ``trainbill calibrate`` (overhead rates fitted to bills)."""
+
+    plan: dict[str, Any]
+    calibrations: list[str] = Field(min_length=1, max_length=LIMITS.max_calibrations)
 
 
 class SimulateRequest(_Request):

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from trainbill import __version__
 from trainbill.analysis import pareto_front, right_sizing, simulation_of
+from trainbill.calibration import calibrate_catalog, forecast_calibrated, parse_calibration
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import Step, forecast
@@ -33,6 +34,7 @@ from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_to_toml, read_plan_toml
 from trainbill.web.limits import Limits
 from trainbill.web.models import (
+    CalibratedForecastRequest,
     OptimizeRequest,
     OptimizeSpace,
     PlanBody,
@@ -98,6 +100,23 @@ def forecast_routes(p: Pricing) -> APIRouter:
         check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="")
         # The budget and the ranked actions, as ``trainbill forecast --json`` prints them.
         return JSONResponse(clean(advise(plan, fc, p.catalog, today=p.today).as_dict()))
+
+    @r.post("/v1/forecast/calibrated")
+    def post_forecast_calibrated(req: CalibratedForecastRequest) -> JSONResponse:
+        """The real bill with calibrations applied: the JSON of ``trainbill forecast
+        --calibration FILE... --json`` (a profile's measured MFU sets the compute hours, bills'
+        fitted rates price the overheads; the budget is simulated with those rates)."""
+        plan = p.plan(req.plan, prefix="plan")
+        cals = [
+            parse_calibration(text, source=f"request body, calibrations[{i}]")
+            for i, text in enumerate(req.calibrations)
+        ]
+        fc = forecast_calibrated(plan, p.catalog, cals, today=p.today)
+        check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="plan.")
+        # As the CLI: a calibrated forecast gets the budget, not the actions (the plan's
+        # variants have no measured MFU).
+        budget = advise(plan, fc, calibrate_catalog(p.catalog, cals), today=p.today, actions=False)
+        return JSONResponse(clean(budget.as_dict()))
 
     @r.post("/v1/sizing")
     def post_sizing(body: PlanBody) -> dict[str, Any]:

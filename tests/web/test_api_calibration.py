@@ -1,0 +1,113 @@
+"""HTTP API: ``POST /v1/forecast/calibrated`` answers what ``trainbill forecast --calibration``
+prints, from the calibration files' TOML text, and refuses a bad document naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import BILLS_CALIBRATION_HEAD, PROFILE_TOML, TODAY, run_argv
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from trainbill.web import create_app
+from web.asgi_client import call
+
+_APP = create_app(today=TODAY)
+
+# Storage $2.00 and networking $0.50 per GPU node-hour, fitted from a bill.
+_BILLS = (
+    BILLS_CALIBRATION_HEAD
+    + """
+[calibration.factors_usd_per_node_hour]
+storage = 2.0
+networking = 0.5
+
+[calibration.totals_usd]
+storage = 200.0
+networking = 50.0
+"""
+)
+# 7e9 parameters, 1e11 tokens, 32 layers of width 4096 on 8 p5.48xlarge (64 H100s).
+_PLAN: dict[str, Any] = {
+    "model": {"params": 7e9, "tokens": 1e11, "layers": 32, "d_model": 4096, "seq_len": 4096},
+    "cluster": {"instance": "p5.48xlarge", "nodes": 8},
+    "prices": {"as_of": "2025-05-01"},
+}
+
+
+def _post(body: dict[str, Any]) -> Any:
+    return call(_APP, "POST", "/v1/forecast/calibrated", json=body)
+
+
+def test_profile_sets_the_compute_hours() -> None:
+    """Measured MFU 40% on H100: compute hours = (6·7e9·1e11 + 12·32·4096·4096·1e11) /
+    (64 × 989e12 × 0.40) / 3600, as the CLI's calibrated forecast computes them."""
+    r = _post({"plan": _PLAN, "calibrations": [PROFILE_TOML]})
+    assert r.status_code == 200, r.text
+    d = r.json()
+    flops = 6 * 7e9 * 1e11 + 12 * 32 * 4096 * 4096 * 1e11
+    assert d["time"]["compute_hours"] == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
+    assert d["budget_usd"] >= d["total_usd"]
+    assert d["actions"] == []  # as the CLI: the plan's variants have no measured MFU
+
+
+def test_bill_rates_price_the_overheads() -> None:
+    """Storage = GPU node-hours × $2.00 and networking × $0.50 (the bill's fitted rates)."""
+    r = _post({"plan": _PLAN, "calibrations": [_BILLS]})
+    assert r.status_code == 200, r.text
+    d = r.json()
+    node_hours = d["cluster"]["nodes"] * d["time"]["wall_hours"]
+    by = d["by_category"]
+    assert by["storage"] == pytest.approx(2.0 * node_hours)
+    assert by["networking"] == pytest.approx(0.5 * node_hours)
+
+
+def test_same_json_as_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The API and ``trainbill forecast PLAN --calibration A --calibration B --json`` agree on
+    every figure (one parser, one calibrated forecast, one budget)."""
+    import json
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        "[model]\nparams = 7e9\ntokens = 1e11\nlayers = 32\nd_model = 4096\nseq_len = 4096\n"
+        '[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of = 2025-05-01\n',
+        encoding="utf-8",
+    )
+    files = []
+    for name, text in (("p.toml", PROFILE_TOML), ("b.toml", _BILLS)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        files += ["--calibration", str(tmp_path / name)]
+    code, out, err = run_argv(["forecast", str(plan), *files, "--json"], capsys)
+    assert code == 0, err
+    cli = json.loads(out)
+    api = _post({"plan": _PLAN, "calibrations": [PROFILE_TOML, _BILLS]}).json()
+    for key in ("total_usd", "quote_usd", "budget_usd", "by_category", "warnings"):
+        assert api[key] == cli[key], key
+
+
+@pytest.mark.parametrize(
+    ("calibrations", "words"),
+    [
+        (["[calibration\nkind = 'bills'\n"], ("calibrations[0]", "invalid TOML")),
+        (["[calibration]\nkind = 'invoice'\n"], ("calibration.kind", "bills", "profile")),
+        ([PROFILE_TOML, "[calibration]\nkind = 'bills'\n"], ("calibrations[1]", "schema_version")),
+        ([], ("calibrations",)),
+        ([PROFILE_TOML] * 9, ("calibrations",)),
+    ],
+    ids=["not-toml", "unknown-kind", "second-bad", "none", "too-many"],
+)
+def test_bad_calibration_is_a_422_naming_it(
+    calibrations: list[str], words: tuple[str, ...]
+) -> None:
+    """A document that is not TOML, of an unknown kind or missing fields, or no or more than 8
+    documents: 422 whose detail or field names which one and what is wrong."""
+    r = _post({"plan": _PLAN, "calibrations": calibrations})
+    assert r.status_code == 422, r.text
+    body = r.json()
+    text = f"{body.get('detail')} {body.get('field')}"
+    for word in words:
+        assert word in text, (word, body)
