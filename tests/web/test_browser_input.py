@@ -256,3 +256,69 @@ def test_narrow_viewport_has_no_sideways_scroll(calc: Page) -> None:
     assert slot is not None
     assert slot["x"] + slot["width"] <= 360
     calc.no_leaks()
+
+
+_BILLS_CAL = b"""[calibration]
+kind = "bills"
+schema_version = 1
+created_at = 2026-11-30T12:00:00Z
+period_start = 2026-04-01
+period_end = 2026-05-01
+currency = "USD"
+basis = "billed_cost"
+gpu_node_hours = 100.0
+gpu_compute_usd = 5504.0
+source_files = ["april.csv"]
+
+[calibration.factors_usd_per_node_hour]
+storage = 2.0
+networking = 0.5
+
+[calibration.totals_usd]
+storage = 200.0
+networking = 50.0
+"""
+
+
+def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
+    calc: Page, server_url: str
+) -> None:
+    """A bill calibration loaded on the page prices the plan through /v1/forecast/calibrated
+    with the file's text: the page shows the real bill that endpoint gives for the page's plan
+    (asked again here, independently), which differs from the uncalibrated one; the file is
+    named; a bad file is refused by its name with no stale figures; clearing brings the
+    uncalibrated bill back."""
+    import httpx
+
+    calc.page.goto(calc.url)
+    calc.ready()
+    plain = calc.page.locator("#total").inner_text()
+    file = {"name": "april-bills.toml", "mimeType": "text/plain", "buffer": _BILLS_CAL}
+    with calc.page.expect_request(lambda r: r.url.endswith("/v1/forecast/calibrated")) as sent:
+        calc.page.set_input_files("#calibration", files=[file])
+    body = sent.value.post_data_json
+    assert body["calibrations"] == [_BILLS_CAL.decode()]
+    answer = httpx.post(server_url + "/v1/forecast/calibrated", json=body, timeout=60).json()
+    uncalibrated = httpx.post(server_url + "/v1/forecast", json=body["plan"], timeout=60).json()
+    assert answer["total_usd"] != uncalibrated["total_usd"]
+    assert f"${round(uncalibrated['total_usd']):,}" == plain
+    calc.expect(calc.page.locator("#calibrations")).to_contain_text("april-bills.toml", timeout=T)
+    calc.expect(calc.page.locator("#total")).to_have_text(
+        f"${round(answer['total_usd']):,}", timeout=T
+    )
+    calc.no_leaks()
+    bad = {
+        "name": "invoice.toml",
+        "mimeType": "text/plain",
+        "buffer": b"[calibration]\nkind = 'invoice'\n",
+    }
+    calc.page.set_input_files("#calibration", files=[bad])
+    calc.expect(calc.page.locator("#error")).to_contain_text("invoice.toml", timeout=T)
+    calc.expect(calc.page.locator("#error")).to_contain_text("calibration.kind")
+    calc.expect(calc.page.locator("#total")).to_have_text("–")
+    calc.no_leaks()
+    calc.page.click("#clear-calibrations")
+    calc.expect(calc.page.locator("#total")).to_have_text(plain, timeout=T)
+    calc.expect(calc.page.locator("#calibrations")).to_have_text("")
+    # The browser logs the refused file's 422 itself; nothing else may reach the console.
+    assert [m for m in calc.console if "status of 422" not in m] == []

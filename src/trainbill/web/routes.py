@@ -108,7 +108,7 @@ def forecast_routes(p: Pricing) -> APIRouter:
         fitted rates price the overheads; the budget is simulated with those rates)."""
         plan = p.plan(req.plan, prefix="plan")
         cals = [
-            parse_calibration(text, source=f"request body, calibrations[{i}]")
+            parse_calibration(text, source=f"calibrations[{i}]")
             for i, text in enumerate(req.calibrations)
         ]
         fc = forecast_calibrated(plan, p.catalog, cals, today=p.today)
