@@ -40,7 +40,9 @@ __all__ = [
     "calibration_cautions",
     "forecast_calibrated",
     "parse_calibration",
+    "plan_cautions",
     "read_calibration_file",
+    "refuse_profiles",
 ]
 
 KINDS = ("profile", "bills")
@@ -94,6 +96,27 @@ def parse_calibration(text: str, *, source: str) -> Any:
         "[calibration] table)"
     )
     raise SpecError(msg, source=source, field="calibration.kind")
+
+
+def refuse_profiles(named: Sequence[tuple[str, Any]], *, command: str, field: str) -> None:
+    """Refuse a profile calibration (measured MFU) where it would be silently unused: the
+    planner and the report price other plans (instance types, node counts) that have no
+    measured MFU, so only bill rates apply there. ``named`` pairs each calibration with where
+    it came from (a file, ``calibrations[1]`` of a request); ``field`` is what to fix.
+
+    Raises:
+        SpecError: naming the first profile, the command, and what to give instead.
+    """
+    from trainbill.profile.calibration import Calibration
+
+    profiles = [source for source, cal in named if isinstance(cal, Calibration)]
+    if profiles:
+        msg = (
+            f"a profile calibration (measured MFU) is not used by {command}: the other plans "
+            "it prices have no measured MFU; give bill calibrations (trainbill calibrate) "
+            "here, and the profile to a forecast or a simulation"
+        )
+        raise SpecError(msg, source=profiles[0], field=field)
 
 
 def bill_rates_of(cal: Any) -> BillRates:
@@ -196,3 +219,12 @@ def forecast_calibrated(
         usage_for(plan, c.catalog, today=today, measured_mfu=c.measured_mfu), c.catalog, today=today
     )
     return replace(fc, cautions=(*fc.cautions, *c.cautions))
+
+
+def plan_cautions(
+    plan: Plan, calibrated: Calibrated, *, today: date | None = None
+) -> tuple[Caution, ...]:
+    """The calibration cautions of one plan priced on the calibrated catalog: the planner's
+    best plan, worded as its own forecast words them (CLI and API alike)."""
+    usage = usage_for(plan, calibrated.catalog, today=today)
+    return calibration_cautions(usage, calibrated, today=today)

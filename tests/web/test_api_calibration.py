@@ -111,3 +111,53 @@ def test_bad_calibration_is_a_422_naming_it(
     text = f"{body.get('detail')} {body.get('field')}"
     for word in words:
         assert word in text, (word, body)
+
+
+def test_simulate_is_calibrated_as_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/v1/simulate with a bill calibration samples the same trials as ``trainbill simulate
+    PLAN --calibration FILE --trials 500 --seed 0 --json`` (same P50 and P90 to the cent),
+    differs from the uncalibrated simulation, and names the rates that priced it."""
+    import json
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        "[model]\nparams = 7e9\ntokens = 1e11\nlayers = 32\nd_model = 4096\nseq_len = 4096\n"
+        '[cluster]\ninstance = "p5.48xlarge"\nnodes = 8\n[prices]\nas_of = 2025-05-01\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "b.toml").write_text(_BILLS, encoding="utf-8")
+    argv = ["simulate", str(plan), "--calibration", str(tmp_path / "b.toml")]
+    code, out, err = run_argv([*argv, "--trials", "500", "--seed", "0", "--json"], capsys)
+    assert code == 0, err
+    cli = json.loads(out)["cost_usd"]
+    body: dict[str, Any] = {"plan": _PLAN, "trials": 500, "seed": 0}
+    api = call(_APP, "POST", "/v1/simulate", json={**body, "calibrations": [_BILLS]}).json()
+    plain = call(_APP, "POST", "/v1/simulate", json=body).json()
+    assert (api["p50_usd"], api["p90_usd"]) == pytest.approx((cli["p50"], cli["p90"]), abs=0.005)
+    assert api["p50_usd"] != plain["p50_usd"]
+    assert "cautions" not in plain
+    assert any("storage" in c for c in api["cautions"])
+
+
+def test_optimize_prices_the_grid_with_bill_rates_and_refuses_a_profile() -> None:
+    """/v1/optimize with a bill calibration prices every candidate on the fitted rates (the
+    best plan's bill differs from the uncalibrated search's and its cautions name the rates);
+    a profile calibration is a 422 naming it, as the CLI refuses it."""
+    body: dict[str, Any] = {
+        "plan": _PLAN,
+        "space": {"instances": ["p5.48xlarge"], "nodes": [4, 8, 16]},
+    }
+    plain = call(_APP, "POST", "/v1/optimize", json=body)
+    assert plain.status_code == 200, plain.text
+    cal = call(_APP, "POST", "/v1/optimize", json={**body, "calibrations": [_BILLS]})
+    assert cal.status_code == 200, cal.text
+    assert cal.json()["best"]["total_usd"] != plain.json()["best"]["total_usd"]
+    assert "cautions" not in plain.json()
+    assert cal.json()["cautions"]
+    r = call(_APP, "POST", "/v1/optimize", json={**body, "calibrations": [PROFILE_TOML]})
+    assert r.status_code == 422, r.text
+    text = f"{r.json()['detail']} {r.json()['field']}"
+    assert "calibrations[0]" in text
+    assert "profile calibration" in text

@@ -307,6 +307,11 @@ def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
         f"${round(answer['total_usd']):,}", timeout=T
     )
     calc.no_leaks()
+    # Simulate goes with the calibration too, as ``trainbill simulate --calibration``.
+    with calc.page.expect_request(lambda r: r.url.endswith("/v1/simulate")) as simulated:
+        calc.page.click("#simulate")
+    assert simulated.value.post_data_json["calibrations"] == [_BILLS_CAL.decode()]
+    calc.expect(calc.page.locator("#sim")).to_contain_text("P90", timeout=T)
     bad = {
         "name": "invoice.toml",
         "mimeType": "text/plain",

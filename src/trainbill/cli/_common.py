@@ -173,20 +173,16 @@ def read_calibrations(
     """
     if not paths:
         return []
-    from trainbill.calibration import read_calibration_file
+    from trainbill.calibration import read_calibration_file, refuse_profiles
     from trainbill.errors import SpecError
 
     cals = [(p, read_calibration_file(p)) for p in paths]
     from trainbill.profile.calibration import Calibration
 
+    if not measured_mfu:
+        named = [(str(p), c) for p, c in cals]
+        refuse_profiles(named, command=f"'trainbill {command}'", field="--calibration")
     profiles = [p for p, c in cals if isinstance(c, Calibration)]
-    if profiles and not measured_mfu:
-        msg = (
-            f"a profile calibration (measured MFU) is not used by 'trainbill {command}': the "
-            "other plans it prices have no measured MFU; give bill calibrations (trainbill "
-            "calibrate) here, and the profile to 'trainbill forecast' or 'trainbill simulate'"
-        )
-        raise SpecError(msg, source=str(profiles[0]), field="--calibration")
     if profiles and attention_sparsity is not None and plan.run.hours is None:
         # The what-if fixes run.hours, after which a measured MFU derives nothing.
         msg = (

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from trainbill.calibration import Calibrated, calibrate, calibration_cautions
+from trainbill.calibration import Calibrated, calibrate, plan_cautions
 from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
@@ -327,10 +327,7 @@ def _json(
 
 def _cautions(result: OptimizationResult, calibrated: Calibrated) -> tuple[Caution, ...]:
     """The calibration cautions of the best plan, worded as its forecast words them."""
-    from trainbill.usage import usage_for
-
-    usage = usage_for(result.best_plan, calibrated.catalog)
-    return calibration_cautions(usage, calibrated)
+    return plan_cautions(result.best_plan, calibrated)
 
 
 #: Launchers ``--export`` can describe the best plan for.

@@ -62,20 +62,25 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: Calibration documents: the TOML text of files written by ``trainbill profile -o`` (measured
+#: MFU) or ``trainbill calibrate`` (overhead rates fitted to bills), as ``--calibration`` takes.
+_Calibrations = list[str]
+
+
 class CalibratedForecastRequest(_Request):
-    """A plan and calibration documents: the TOML text of files written by ``trainbill
-    profile -o`` (measured MFU) or ``trainbill calibrate`` (overhead rates fitted to bills)."""
+    """A plan and calibration documents (at least one)."""
 
     plan: dict[str, Any]
-    calibrations: list[str] = Field(min_length=1, max_length=LIMITS.max_calibrations)
+    calibrations: _Calibrations = Field(min_length=1, max_length=LIMITS.max_calibrations)
 
 
 class SimulateRequest(_Request):
-    """A plan and how many Monte Carlo trials to run."""
+    """A plan, how many Monte Carlo trials to run, and calibrations (``--calibration``)."""
 
     plan: dict[str, Any]
     trials: _Int = Field(default=2000, ge=1, le=LIMITS.max_trials)
     seed: _Int = Field(default=0, ge=0)
+    calibrations: _Calibrations = Field(default_factory=list, max_length=LIMITS.max_calibrations)
 
 
 _AXIS = LIMITS.max_axis_values
@@ -111,6 +116,9 @@ class OptimizeRequest(_Request):
     space: OptimizeSpace | None = None
     #: The CLI's ``--allow-stand-ins``: also search catalog stand-ins.
     allow_stand_ins: bool = False
+    #: Bill calibrations (``--calibration``); a profile is refused, as by the CLI: the grid's
+    #: plans have no measured MFU.
+    calibrations: _Calibrations = Field(default_factory=list, max_length=LIMITS.max_calibrations)
 
 
 class PlanTomlRequest(_Request):

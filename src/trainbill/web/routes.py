@@ -19,7 +19,15 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from trainbill import __version__
 from trainbill.analysis import pareto_front, right_sizing, simulation_of
-from trainbill.calibration import calibrate_catalog, forecast_calibrated, parse_calibration
+from trainbill.calibration import (
+    calibrate,
+    calibrate_catalog,
+    calibration_cautions,
+    forecast_calibrated,
+    parse_calibration,
+    plan_cautions,
+    refuse_profiles,
+)
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
 from trainbill.errors import InfeasibleError, SpecError
 from trainbill.forecast import Step, forecast
@@ -32,6 +40,7 @@ from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.report.format import category_name
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_to_toml, read_plan_toml
+from trainbill.usage import usage_for
 from trainbill.web.limits import Limits
 from trainbill.web.models import (
     CalibratedForecastRequest,
@@ -107,10 +116,7 @@ def forecast_routes(p: Pricing) -> APIRouter:
         --calibration FILE... --json`` (a profile's measured MFU sets the compute hours, bills'
         fitted rates price the overheads; the budget is simulated with those rates)."""
         plan = p.plan(req.plan, prefix="plan")
-        cals = [
-            parse_calibration(text, source=f"calibrations[{i}]")
-            for i, text in enumerate(req.calibrations)
-        ]
+        cals = [cal for _, cal in _calibrations(req.calibrations)]
         fc = forecast_calibrated(plan, p.catalog, cals, today=p.today)
         check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="plan.")
         # As the CLI: a calibrated forecast gets the budget, not the actions (the plan's
@@ -251,13 +257,25 @@ def risk_routes(p: Pricing) -> APIRouter:
     def post_simulate(req: SimulateRequest) -> JSONResponse:
         """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
         plan = p.checked(req.plan, prefix="plan")
-        s = simulation_of(simulate(plan, p.catalog, trials=req.trials, rng=req.seed, today=p.today))
-        return JSONResponse(clean({
+        cals = [cal for _, cal in _calibrations(req.calibrations)]
+        # As ``trainbill simulate --calibration``: every trial priced on the calibrated catalog
+        # with the measured MFU (``trainbill.calibration.calibrate``).
+        c = calibrate(plan, p.catalog, cals)
+        usage = usage_for(plan, c.catalog, today=p.today, measured_mfu=c.measured_mfu)
+        sim = simulate(
+            usage, c.catalog, trials=req.trials, rng=req.seed,
+            deadline_hours=plan.run.deadline_hours, today=p.today,
+        )  # fmt: skip
+        s = simulation_of(sim)
+        out: dict[str, Any] = {
             "trials": s.trials, "p50_usd": s.p50_usd, "p90_usd": s.p90_usd,
             "p50_hours": s.p50_hours, "p90_hours": s.p90_hours,
             "deadline_hours": s.deadline_hours, "p_miss_deadline": s.p_miss_deadline,
             "source": s.source,
-        }))  # fmt: skip
+        }  # fmt: skip
+        if cals:
+            out["cautions"] = [x.text for x in calibration_cautions(usage, c, today=p.today)]
+        return JSONResponse(clean(out))
 
     @r.post(
         "/v1/optimize",
@@ -275,20 +293,37 @@ def risk_routes(p: Pricing) -> APIRouter:
         """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill
         optimize --json``."""
         plan = p.checked(req.plan, prefix="plan", planner=True)
+        named = _calibrations(req.calibrations)
+        refuse_profiles(named, command="the planner (/v1/optimize)", field="calibrations")
+        calibrated = calibrate(plan, p.catalog, [cal for _, cal in named])
         space = _search_space(req.space)
         clouds = tuple(req.clouds) if req.clouds is not None else None
         _check_search_size(p.catalog, space, clouds, p.limits)
         try:
             result = optimize(
-                plan, p.catalog, space=space, objective=req.objective,
+                plan, calibrated.catalog, space=space, objective=req.objective,
                 deadline_hours=req.deadline_hours, budget_usd=req.budget_usd, clouds=clouds,
                 today=p.today, allow_stand_ins=req.allow_stand_ins,
             )  # fmt: skip
         except InfeasibleError as exc:
             return _infeasible(exc)
-        return JSONResponse(clean(result.as_dict()))
+        out = result.as_dict()
+        if named:  # as ``trainbill optimize --calibration --json``
+            out["cautions"] = [
+                x.as_dict() for x in plan_cautions(result.best_plan, calibrated, today=p.today)
+            ]
+        return JSONResponse(clean(out))
 
     return r
+
+
+def _calibrations(texts: list[str]) -> list[tuple[str, Any]]:
+    """Each calibration document parsed by the CLI's own reader, named by its place in the
+    request (``calibrations[1]``) for errors."""
+    return [
+        (f"calibrations[{i}]", parse_calibration(text, source=f"calibrations[{i}]"))
+        for i, text in enumerate(texts)
+    ]
 
 
 # --- catalog ---------------------------------------------------------------------------------
