@@ -161,3 +161,39 @@ def test_optimize_prices_the_grid_with_bill_rates_and_refuses_a_profile() -> Non
     text = f"{r.json()['detail']} {r.json()['field']}"
     assert "calibrations[0]" in text
     assert "profile calibration" in text
+
+
+def _ledger_total(text: str) -> float:
+    """The sum of the CSV ledger's cost_usd column (the csv module, not the app's parser)."""
+    import csv
+    import io
+
+    return sum(float(r["cost_usd"]) for r in csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+
+
+def test_report_and_ledger_take_bill_calibrations_and_refuse_a_profile() -> None:
+    """``{"plan": …, "calibrations": […]}`` prices the ledger download with the bill's rates:
+    its lines add up to the calibrated forecast's total (to the cent of each rounded line), not
+    the uncalibrated one; the report says the rates priced it; a profile is a 422 naming it
+    (as ``trainbill report --calibration``); the bare plan body works as before."""
+    wrapped = {"plan": _PLAN, "calibrations": [_BILLS]}
+    calibrated = _post(wrapped).json()["total_usd"]
+    plain = call(_APP, "POST", "/v1/forecast", json=_PLAN).json()["total_usd"]
+    csv_cal = call(_APP, "POST", "/v1/ledger.csv", json=wrapped)
+    csv_plain = call(_APP, "POST", "/v1/ledger.csv", json=_PLAN)
+    assert csv_cal.status_code == 200, csv_cal.text
+    lines = csv_cal.text.count("\n") - 1  # each line's cost is rounded to the cent
+    assert _ledger_total(csv_cal.text) == pytest.approx(calibrated, abs=0.005 * lines)
+    assert _ledger_total(csv_plain.text) == pytest.approx(plain, abs=0.005 * lines)
+    assert abs(calibrated - plain) > 1.0
+    xlsx = call(_APP, "POST", "/v1/ledger.xlsx", json=wrapped)
+    assert xlsx.status_code == 200, xlsx.text
+    report = call(_APP, "POST", "/v1/report", json=wrapped)
+    assert report.status_code == 200, report.text
+    assert "april.csv" in report.text  # the bill the rates were fitted from
+    r = call(_APP, "POST", "/v1/report", json={"plan": _PLAN, "calibrations": [PROFILE_TOML]})
+    assert r.status_code == 422, r.text
+    assert "calibrations[0]" in r.json()["detail"]
+    bad = call(_APP, "POST", "/v1/ledger.csv", json={**wrapped, "seed": 1})
+    assert bad.status_code == 422
+    assert bad.json()["field"] == "seed"

@@ -312,6 +312,11 @@ def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
         calc.page.click("#simulate")
     assert simulated.value.post_data_json["calibrations"] == [_BILLS_CAL.decode()]
     calc.expect(calc.page.locator("#sim")).to_contain_text("P90", timeout=T)
+    # So does the ledger download (bill rates, as ``trainbill report --calibration``).
+    with calc.page.expect_request(lambda r: r.url.endswith("/v1/ledger.csv")) as ledger:
+        calc.page.click("#download-csv")
+    assert ledger.value.post_data_json["calibrations"] == [_BILLS_CAL.decode()]
+    calc.expect(calc.page.locator("#file-status")).to_contain_text("Downloaded", timeout=T)
     bad = {
         "name": "invoice.toml",
         "mimeType": "text/plain",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
 from typing import Annotated, Any
@@ -317,6 +318,35 @@ def risk_routes(p: Pricing) -> APIRouter:
     return r
 
 
+def _report_inputs(
+    p: Pricing, body: Mapping[str, Any], what: str, *, checked: bool = False
+) -> tuple[Plan, Catalog]:
+    """The plan and the catalog a report or ledger is priced with. The body is the plan, or
+    ``{"plan": …, "calibrations": […]}``: no plan has a ``plan`` section (unknown sections
+    are refused), so the two cannot be confused. Bill rates only, as ``trainbill report
+    --calibration``: a profile is refused (the report prices other plans too)."""
+    if "plan" not in body:
+        return (p.checked(body) if checked else p.plan(body)), p.catalog
+    extra = sorted(set(body) - {"plan", "calibrations"})
+    if extra:
+        msg = "unknown key; a wrapped body has only plan and calibrations"
+        raise SpecError(msg, source="request body", field=extra[0])
+    texts = body.get("calibrations", [])
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        msg = "must be a list of calibration files' TOML text"
+        raise SpecError(msg, source="request body", field="calibrations")
+    if len(texts) > p.limits.max_calibrations:
+        msg = f"at most {p.limits.max_calibrations} calibrations (got {len(texts)})"
+        raise SpecError(msg, source="request body", field="calibrations")
+    inner = body["plan"]
+    if not isinstance(inner, Mapping):
+        raise SpecError("must be a plan (an object)", source="request body", field="plan")
+    plan = p.checked(inner, prefix="plan") if checked else p.plan(inner, prefix="plan")
+    named = _calibrations(texts)
+    refuse_profiles(named, command=what, field="calibrations")
+    return plan, calibrate_catalog(p.catalog, [cal for _, cal in named])
+
+
 def _calibrations(texts: list[str]) -> list[tuple[str, Any]]:
     """Each calibration document parsed by the CLI's own reader, named by its place in the
     request (``calibrations[1]``) for errors."""
@@ -436,17 +466,19 @@ def file_routes(p: Pricing) -> APIRouter:
 
     @r.post("/v1/report", response_class=HTMLResponse)
     def post_report(body: PlanBody) -> HTMLResponse:
-        """The HTML report of ``trainbill report`` for this plan, as a download."""
-        plan = p.checked(body)
-        html = render_html(build_report(plan, p.catalog, today=p.today))
+        """The HTML report of ``trainbill report`` for this plan, as a download; the body may
+        also be ``{"plan": …, "calibrations": […]}`` (bill rates, as ``--calibration``)."""
+        plan, catalog = _report_inputs(p, body, "the report (/v1/report)", checked=True)
+        html = render_html(build_report(plan, catalog, today=p.today))
         headers = {**_attachment(plan.run.name, "html"), "Content-Security-Policy": _REPORT_CSP}
         return HTMLResponse(html, headers=headers)
 
     @r.post("/v1/ledger.csv", response_class=Response)
     def post_ledger_csv(body: PlanBody) -> Response:
-        """The forecast's ledger as the CSV that ``trainbill report --ledger-csv`` writes."""
-        plan = p.plan(body)
-        data = ledger_csv(forecast(plan, p.catalog, today=p.today))
+        """The forecast's ledger as the CSV that ``trainbill report --ledger-csv`` writes (the
+        body as ``/v1/report``'s)."""
+        plan, catalog = _report_inputs(p, body, "the ledger (/v1/ledger.csv)")
+        data = ledger_csv(forecast(plan, catalog, today=p.today))
         return Response(
             data, media_type="text/csv; charset=utf-8", headers=_attachment(plan.run.name, "csv")
         )
@@ -454,8 +486,8 @@ def file_routes(p: Pricing) -> APIRouter:
     @r.post("/v1/ledger.xlsx", response_class=Response)
     def post_ledger_xlsx(body: PlanBody) -> Response:
         """The same ledger as an XLSX workbook (numbers as numbers, the total a formula)."""
-        plan = p.plan(body)
-        data = ledger_xlsx(forecast(plan, p.catalog, today=p.today))
+        plan, catalog = _report_inputs(p, body, "the ledger (/v1/ledger.xlsx)")
+        data = ledger_xlsx(forecast(plan, catalog, today=p.today))
         return Response(data, media_type=_XLSX, headers=_attachment(plan.run.name, "xlsx"))
 
     return r
