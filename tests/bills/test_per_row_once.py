@@ -61,10 +61,10 @@ def test_reused_value_moves_to_an_earlier_projection() -> None:
     once = _collect(reused)
     v = once(t.a.strip().try_cast("decimal(18, 12)"))
     row = {"value": v, "missing": v.isnull()}
-    sql = str(ibis.to_sql(_computed_once(t, row, reused), dialect="duckdb"))
-    assert sql.startswith('WITH "trainbill_rows_0" AS')
+    sql = str(ibis.to_sql(_computed_once(t, row, reused, name="rows"), dialect="duckdb"))
+    assert sql.startswith('WITH "rows_0" AS')
     assert sql.count("TRY_CAST(") == 1
-    plain = str(ibis.to_sql(_computed_once(t, row, []), dialect="duckdb"))
+    plain = str(ibis.to_sql(_computed_once(t, row, [], name="rows"), dialect="duckdb"))
     assert plain == str(ibis.to_sql(t.mutate(**row), dialect="duckdb"))
     assert plain.count("TRY_CAST(") == 2  # what staging avoids: the value inlined twice
 
@@ -78,9 +78,9 @@ def test_nested_reuse_gets_one_level_per_depth() -> None:
     s = once(t.a.strip())
     v = once(s.try_cast("decimal(18, 12)"))
     row = {"value": v, "missing": v.isnull(), "present": s.notnull()}
-    sql = str(ibis.to_sql(_computed_once(t, row, reused), dialect="duckdb"))
-    assert '"trainbill_rows_0" AS' in sql
-    assert '"trainbill_rows_1" AS' in sql
+    sql = str(ibis.to_sql(_computed_once(t, row, reused, name="rows"), dialect="duckdb"))
+    assert '"rows_0" AS' in sql
+    assert '"rows_1" AS' in sql
     assert sql.count("TRIM(") == 1
     assert sql.count("TRY_CAST(") == 1
 
@@ -93,3 +93,23 @@ def test_marking_the_same_expression_twice_stages_it_once() -> None:
     once(t.a.strip())
     once(t.a.strip())
     assert len(reused) == 1
+
+
+def test_two_staged_tables_in_one_union_run() -> None:
+    """Spark, Trino and Athena read CSV and Parquet files of one bill in one query (a union of
+    the two groups): their CTEs must not share a name (DuckDB: "Duplicate CTE name"). Two
+    padded values come back trimmed, one from each table."""
+    duckdb = pytest.importorskip("duckdb")
+
+    def staged(table: str) -> object:
+        t = ibis.table({"a": "string"}, name=table)
+        reused: list[object] = []
+        v = _collect(reused)(t.a.strip())
+        return _computed_once(t, {"v": v}, reused, name=f"trainbill_{table}_rows").select("v")
+
+    union = ibis.union(staged("csv"), staged("parquet"), distinct=False)
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE csv AS SELECT ' x' AS a")
+        con.execute("CREATE TABLE parquet AS SELECT 'y ' AS a")
+        rows = con.execute(str(ibis.to_sql(union, dialect="duckdb"))).fetchall()
+    assert sorted(rows) == [("x",), ("y",)]

@@ -69,3 +69,28 @@ def test_duckdb_and_spark_agree_on_typed_money(money_type: str, tmp_path) -> Non
         assert spark == duck
         if name == "cur":
             assert duck["billed_cost"] == pytest.approx(14197.04, abs=1e-9)
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("spark_available")
+def test_csv_and_text_parquet_in_one_folder_agree(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One folder holding the FOCUS sample as CSV and again as Parquet whose every column is
+    text: Spark reads both groups in one query (a union, each group's per-row values in CTEs of
+    their own; one shared CTE name was a SQL error), and both engines give the same summary,
+    twice the sample's 1,000 rows and exactly twice its billed total (20.52022672899 × 2)."""
+    import shutil
+
+    import duckdb
+
+    shutil.copy(FOCUS_SAMPLE, tmp_path / "part-1.csv")
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT * FROM read_csv('{FOCUS_SAMPLE}', all_varchar = true)) "
+            f"TO '{tmp_path / 'part-2.parquet'}' (FORMAT parquet)"
+        )
+    duck = read_bill(tmp_path, engine="duckdb").as_dict()
+    spark = read_bill(tmp_path, engine="spark").as_dict()
+    duck.pop("engine"), spark.pop("engine")
+    assert spark == duck
+    assert duck["rows"] == 2000
+    assert duck["billed_cost"] == 2 * 20.52022672899

@@ -290,7 +290,7 @@ class Engine:
             reused: list[Any] = []
             row = mapping.row_values(t, sub, key=key, tag_key=tag_key, once=_collect(reused))
             nulls = [name for name in row if name.startswith("null_")]  # see ``cur.row_values``
-            per_row = _computed_once(t, row, reused)
+            per_row = _computed_once(t, row, reused, name=f"trainbill_{kind}_rows")
             folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
             dims = [
                 sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded
@@ -409,7 +409,7 @@ def _collect(into: list[Any]) -> Callable[[Any], Any]:
     return once
 
 
-def _computed_once(t: Any, row: dict[str, Any], reused: list[Any]) -> Any:
+def _computed_once(t: Any, row: dict[str, Any], reused: list[Any], *, name: str) -> Any:
     """``t.mutate(**row)``, with each ``reused`` expression computed in an earlier projection
     and read from there by every expression that contains it.
 
@@ -420,7 +420,9 @@ def _computed_once(t: Any, row: dict[str, Any], reused: list[Any]) -> Any:
     ``CASE``, which every conversion is). A text money column's value feeds its "is it empty"
     and "bad value" flags; inlined, a legacy CUR CSV's 8 columns were converted ~3 times per
     row. A reused expression that contains another goes one level later. With nothing reused
-    (typed Parquet columns) this is ``t.mutate(**row)``, the SQL unchanged.
+    (typed Parquet columns) this is ``t.mutate(**row)``, the SQL unchanged. ``name`` prefixes
+    the CTEs and must differ between tables one query unions (CSV and Parquet groups on Spark,
+    Trino, Athena): two CTEs of one name are a SQL error.
     """
     if not reused:
         return t.mutate(**row)
@@ -444,7 +446,7 @@ def _computed_once(t: Any, row: dict[str, Any], reused: list[Any]) -> Any:
     for n in range(1 + max(depth(m) for m in marked)):
         now = {m: f"{_ONCE}{i}" for i, m in enumerate(marked) if depth(m) == n}
         current = current.mutate(**{name: on(current, names, m) for m, name in now.items()})
-        current = current.alias(f"trainbill_rows_{n}")
+        current = current.alias(f"{name}_{n}")
         names.update(now)
     return current.mutate(**{k: on(current, names, e.op()) for k, e in row.items()})
 
