@@ -94,3 +94,22 @@ def test_csv_and_text_parquet_in_one_folder_agree(tmp_path) -> None:  # type: ig
     assert spark == duck
     assert duck["rows"] == 2000
     assert duck["billed_cost"] == 2 * 20.52022672899
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("spark_available")
+def test_a_malformed_csv_row_is_one_line_naming_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Spark reads CSV with FAILFAST: a row of 2 cells under the sample's header fails the job.
+    The reader says so in one line naming the file and Spark's root cause, not the JVM stack
+    (dozens of lines) it used to raise."""
+    from trainbill.errors import BillError
+
+    bad = tmp_path / "bill.csv"
+    lines = FOCUS_SAMPLE.read_text(encoding="utf-8").splitlines()[:5]
+    bad.write_text("\n".join([*lines, '"x","y"']) + "\n", encoding="utf-8")
+    with pytest.raises(BillError) as info:
+        read_bill(bad, engine="spark")
+    message = str(info.value)
+    assert "\n" not in message
+    assert str(bad) in message
+    assert "MALFORMED_CSV_RECORD" in message

@@ -560,7 +560,10 @@ def _spark_session() -> Any:
             .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate()
         )
-        _SPARK.sparkContext.setLogLevel("ERROR")
+        # Spark logs a failed task's JVM stack traces at ERROR; the reader turns the failure
+        # into one line naming the bill (``summary._engine_message``), so only FATAL is shown
+        # unless TRAINBILL_SPARK_LOG_LEVEL asks for more (ERROR, WARN, INFO…).
+        _SPARK.sparkContext.setLogLevel(os.environ.get("TRAINBILL_SPARK_LOG_LEVEL", "FATAL"))
     return _SPARK
 
 

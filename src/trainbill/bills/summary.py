@@ -11,6 +11,7 @@ independent of the engine's summation order, so DuckDB and Spark agree exactly.
 from __future__ import annotations
 
 import decimal
+import re
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,7 +33,7 @@ from trainbill.bills._files import (
     find_other_value,
     remote_uri,
 )
-from trainbill.errors import BillError
+from trainbill.errors import BillError, TrainbillError
 
 __all__ = ["BY_CHOICES", "BillLine", "BillSummary", "BreakdownRow", "read_bill"]
 
@@ -636,12 +637,44 @@ def _run(
         if eng.name == "duckdb":
             results = _run_duckdb(eng, fmt, kind, tag_key, progress)
         else:
-            results = {name: _fetch(q) for name, q in _queries(eng, fmt, kind, tag_key).items()}
+            queries = _queries(eng, fmt, kind, tag_key)
+            try:
+                results = {name: _fetch(q) for name, q in queries.items()}
+            except TrainbillError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Spark/Trino/Athena errors vary by version
+                raise BillError(_engine_message(exc, fmt, eng.name)) from None
     finally:
         eng.close()
     fields = _summarise(results["summary"], fmt, engine)
     breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
     return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+
+
+#: An engine's error class in its message: Spark's ``[MALFORMED_CSV_RECORD] Malformed CSV
+#: record: …``, Trino's ``INVALID_CAST_ARGUMENT``-style names are found the same way.
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_.]+\][^\n]*")
+
+
+def _engine_message(exc: Exception, fmt: BillFormat, engine: str) -> str:
+    """One line from a Spark, Trino or Athena failure at run time (a malformed CSV row under
+    ``FAILFAST``, a file gone from S3): the engine's own error class and message where it
+    gives one, else its first line, with the files read. A JVM error arrives as dozens of
+    lines of stack; the user needs the first sentence and which bill."""
+    text = str(exc).strip()
+    # The last error class is the root cause: a JVM error lists its causes outermost first
+    # (``[FAILED_READ_FILE.NO_HINT]`` … caused by ``[MALFORMED_CSV_RECORD] Malformed CSV
+    # record: "x","y"``).
+    found = _ERROR_CLASS.findall(text)
+    detail = found[-1].strip() if found else (text.splitlines() or [type(exc).__name__])[0]
+    if len(detail) > _MAX_DETAIL:
+        detail = detail[: _MAX_DETAIL - 1] + "…"
+    names = ", ".join(f.location for f in fmt.files)
+    return f"{names}: {engine} could not read the bill: {detail}"
+
+
+#: Longest engine detail quoted in an error line (a malformed record can be a whole row).
+_MAX_DETAIL = 300
 
 
 def _engine_files(eng: Any, names: list[str]) -> tuple[BillFile, ...]:
