@@ -116,3 +116,24 @@ def test_period_manifest_names_the_current_version(tmp_path: Path) -> None:
     shutil.rmtree(period / "bbbb-new")
     with pytest.raises(BillError, match="reportKeys"):
         read_bill(tmp_path)  # the manifest's file is gone: named, not skipped
+
+
+def test_legacy_parquet_with_athena_names_is_labelled_legacy(tmp_path: Path) -> None:
+    """Legacy CUR's Parquet files (Athena: ``line_item_unblended_cost``, one
+    ``resource_tags_user_project`` column per tag) read as the CSV does and are labelled
+    ``cur-legacy``, not ``cur-2.0``; the tag column still answers ``tag:project`` (6,958.00 over
+    6 rows, as ``test_legacy_tag_column``)."""
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "legacy.parquet"
+    with duckdb.connect() as con:
+        cols = con.execute(f"SELECT * FROM read_csv('{LEGACY}', all_varchar = true) LIMIT 0")
+        renamed = ", ".join(f'"{c[0]}" AS "{canonical_column(c[0])}"' for c in cols.description)
+        con.execute(
+            f"COPY (SELECT {renamed} FROM read_csv('{LEGACY}', all_varchar = true)) "
+            f"TO '{out}' (FORMAT parquet)"
+        )
+    s = read_bill(out, by="tag:project")
+    assert s.format == "cur-legacy"
+    assert s.billed_cost == pytest.approx(TOTAL, abs=1e-9)
+    llm = next(r for r in s.breakdown if r.key == "llm")
+    assert (llm.rows, llm.billed_cost) == (6, pytest.approx(6958.00, abs=1e-9))

@@ -516,7 +516,11 @@ def detect(files: Sequence[BillFile]) -> BillFormat:
         for c in f.columns:
             columns.setdefault(canonical_column(c), c)
     if family == "cur":
-        name = "cur-legacy" if any(legacy.values()) else "cur-2.0"
+        # Legacy CUR's own Parquet (Athena) files use CUR 2.0's snake_case names, but keep one
+        # column per tag (``resource_tags_user_team``) where CUR 2.0 has the ``resource_tags``
+        # map (REFERENCE §2.1); without a tag column the two cannot be told apart.
+        athena = any(c.startswith("resource_tags_") for c in columns)
+        name = "cur-legacy" if any(legacy.values()) or athena else "cur-2.0"
     elif FOCUS_12_COLUMNS & columns.keys():
         name = "focus-1.2"
     elif FOCUS_11_COLUMNS & columns.keys():
