@@ -38,6 +38,20 @@ gpu_node_hours = 100.0
 gpu_compute_usd = 5504.0
 source_files = ["april.csv"]
 """
+#: A bill calibration, hand-picked: storage $2.00 and networking $0.50 per GPU node-hour,
+#: replacing the modelled lines (CLI, API and page tests share it).
+BILLS_OVERHEADS_TOML = (
+    BILLS_CALIBRATION_HEAD
+    + """
+[calibration.factors_usd_per_node_hour]
+storage = 2.0
+networking = 0.5
+
+[calibration.totals_usd]
+storage = 200.0
+networking = 50.0
+"""
+)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

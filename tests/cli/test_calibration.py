@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BILLS_CALIBRATION_HEAD, PROFILE_TOML, refused, run_argv
+from conftest import BILLS_CALIBRATION_HEAD, BILLS_OVERHEADS_TOML, PROFILE_TOML, refused, run_argv
 
 #: 2 × p5.48xlarge, 10 h, all on demand (EC2: self-managed, so no orchestration fee carries over).
 PLAN = """
@@ -47,18 +47,7 @@ data_transfer = 300.0
 )
 
 #: Hand-picked: storage $2.00 and networking $0.50 per node-hour, replacing modelled lines.
-OVERHEADS_TOML = (
-    BILLS_CALIBRATION_HEAD
-    + """
-[calibration.factors_usd_per_node_hour]
-storage = 2.0
-networking = 0.5
-
-[calibration.totals_usd]
-storage = 200.0
-networking = 50.0
-"""
-)
+OVERHEADS_TOML = BILLS_OVERHEADS_TOML
 
 NOTE = "overheads calibrated from bills for 2026-04-01 to 2026-05-01"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BILLS_CALIBRATION_HEAD, PROFILE_TOML, TODAY, run_argv
+from conftest import BILLS_OVERHEADS_TOML, PROFILE_TOML, TODAY, run_argv
 
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
@@ -19,18 +19,7 @@ from web.asgi_client import call
 _APP = create_app(today=TODAY)
 
 # Storage $2.00 and networking $0.50 per GPU node-hour, fitted from a bill.
-_BILLS = (
-    BILLS_CALIBRATION_HEAD
-    + """
-[calibration.factors_usd_per_node_hour]
-storage = 2.0
-networking = 0.5
-
-[calibration.totals_usd]
-storage = 200.0
-networking = 50.0
-"""
-)
+_BILLS = BILLS_OVERHEADS_TOML
 # 7e9 parameters, 1e11 tokens, 32 layers of width 4096 on 8 p5.48xlarge (64 H100s).
 _PLAN: dict[str, Any] = {
     "model": {"params": 7e9, "tokens": 1e11, "layers": 32, "d_model": 4096, "seq_len": 4096},

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from conftest import BILLS_OVERHEADS_TOML
+
 pytestmark = pytest.mark.browser
 
 T = 15_000  # ms; generous for a shared 2-core machine, never reached when the page works
@@ -258,26 +260,7 @@ def test_narrow_viewport_has_no_sideways_scroll(calc: Page) -> None:
     calc.no_leaks()
 
 
-_BILLS_CAL = b"""[calibration]
-kind = "bills"
-schema_version = 1
-created_at = 2026-11-30T12:00:00Z
-period_start = 2026-04-01
-period_end = 2026-05-01
-currency = "USD"
-basis = "billed_cost"
-gpu_node_hours = 100.0
-gpu_compute_usd = 5504.0
-source_files = ["april.csv"]
-
-[calibration.factors_usd_per_node_hour]
-storage = 2.0
-networking = 0.5
-
-[calibration.totals_usd]
-storage = 200.0
-networking = 50.0
-"""
+_BILLS_CAL = BILLS_OVERHEADS_TOML.encode()
 
 
 def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
