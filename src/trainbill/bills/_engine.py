@@ -445,7 +445,7 @@ def _computed_once(t: Any, row: dict[str, Any], reused: list[Any], *, name: str)
     current, names = t, dict[Any, str]()
     for n in range(1 + max(depth(m) for m in marked)):
         now = {m: f"{_ONCE}{i}" for i, m in enumerate(marked) if depth(m) == n}
-        current = current.mutate(**{name: on(current, names, m) for m, name in now.items()})
+        current = current.mutate(**{col: on(current, names, m) for m, col in now.items()})
         current = current.alias(f"{name}_{n}")
         names.update(now)
     return current.mutate(**{k: on(current, names, e.op()) for k, e in row.items()})
