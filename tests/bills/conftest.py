@@ -7,6 +7,7 @@ import shutil
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +44,19 @@ def _sql_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     """One temporary cache for the whole session (the root conftest gives each test an empty
     one): bills tests share compiled SQL, so each schema is compiled by Ibis once, not per test."""
     monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def staged_queries(path: Path, kind: str | None = None, tag: str | None = None) -> dict[str, Any]:
+    """The DuckDB read's Ibis expressions for ``path`` as ``read_bill`` stages them
+    (``scan:…`` and ``table:…`` steps, then the summary and the breakdown)."""
+    from trainbill.bills import summary
+    from trainbill.bills._engine import open_engine
+    from trainbill.bills._files import detect, discover
+
+    eng = open_engine("duckdb")
+    try:
+        fmt = detect(discover([path]))
+        eng.register(fmt)
+        return summary._queries(eng, fmt, kind, tag, staged=True)
+    finally:
+        eng.close()

@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
+from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE, staged_queries
 
 pytest.importorskip("ibis")
 duckdb = pytest.importorskip("duckdb")
@@ -376,8 +376,6 @@ def test_a_breakdown_changes_nothing_else_and_reads_the_files_once(by: str) -> N
     1e-12 units; the FOCUS sample's text has at most 11 decimals, so exact: 20.52022672899),
     and the DuckDB plan scans the files once (it scanned them twice, doubling a CSV read)."""
     from trainbill.bills import summary as summary_mod
-    from trainbill.bills._engine import open_engine
-    from trainbill.bills._files import detect, discover
 
     plain = read_bill(FOCUS_SAMPLE).as_dict()
     split = read_bill(FOCUS_SAMPLE, by=by).as_dict()
@@ -389,13 +387,6 @@ def test_a_breakdown_changes_nothing_else_and_reads_the_files_once(by: str) -> N
     total = sum((Decimal(repr(r.billed_cost)) for r in s.breakdown), Decimal(0))
     assert float(total) == pytest.approx(20.52022672899, abs=1e-9)
     assert s.billed_cost == 20.52022672899
-    kind, tag = summary_mod._parse_by(by)
-    eng = open_engine("duckdb")
-    try:
-        fmt = detect(discover([FOCUS_SAMPLE]))
-        eng.register(fmt)
-        queries = summary_mod._queries(eng, fmt, kind, tag, staged=True)
-    finally:
-        eng.close()
+    queries = staged_queries(FOCUS_SAMPLE, *summary_mod._parse_by(by))
     assert sum(name.startswith("scan:") for name in queries) == 1
     assert {"summary", "breakdown"} <= set(queries)

@@ -12,25 +12,18 @@ import csv
 from pathlib import Path
 
 import pytest
-from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
+from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE, staged_queries
 
 ibis = pytest.importorskip("ibis")
 pytest.importorskip("duckdb")
 
-from trainbill.bills import cur, focus, summary
-from trainbill.bills._engine import _collect, _computed_once, open_engine
-from trainbill.bills._files import detect, discover
+from trainbill.bills import cur, focus
+from trainbill.bills._engine import _collect, _computed_once
 
 
 def _scan_sql(path: Path) -> str:
     """The DuckDB SQL of the grouped-rows scan of ``path`` (the statement that reads files)."""
-    eng = open_engine("duckdb")
-    try:
-        fmt = detect(discover([path]))
-        eng.register(fmt)
-        queries = summary._queries(eng, fmt, None, None, staged=True)
-    finally:
-        eng.close()
+    queries = staged_queries(path)
     (scan,) = [q for name, q in queries.items() if name.startswith("scan:")]
     return str(ibis.to_sql(scan, dialect="duckdb"))
 
