@@ -295,8 +295,12 @@ def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
         calc.page.click("#simulate")
     assert simulated.value.post_data_json["calibrations"] == [_BILLS_CAL.decode()]
     calc.expect(calc.page.locator("#sim")).to_contain_text("P90", timeout=T)
-    # and it says which rates priced the trials (the API's cautions).
+    # and it says which rates priced the trials (the API's cautions); so does the planner.
     calc.expect(calc.page.locator("#sim")).to_contain_text("calibrated from bills")
+    with calc.page.expect_request(lambda r: r.url.endswith("/v1/optimize")) as planned:
+        calc.page.click("#optimize")
+    assert planned.value.post_data_json["calibrations"] == [_BILLS_CAL.decode()]
+    calc.expect(calc.page.locator("#opt")).to_contain_text("calibrated from bills", timeout=60_000)
     # So does the ledger download (bill rates, as ``trainbill report --calibration``).
     with calc.page.expect_request(lambda r: r.url.endswith("/v1/ledger.csv")) as ledger:
         calc.page.click("#download-csv")
