@@ -674,6 +674,8 @@ def _run(
 #: An engine's error class in its message: Spark's ``[MALFORMED_CSV_RECORD] Malformed CSV
 #: record: …``, Trino's ``INVALID_CAST_ARGUMENT``-style names are found the same way.
 _ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_.]+\][^\n]*")
+#: Longest engine detail quoted in an error line (a malformed record can be a whole row).
+_MAX_DETAIL = 300
 
 
 def _engine_message(exc: Exception, fmt: BillFormat, engine: str) -> str:
@@ -691,10 +693,6 @@ def _engine_message(exc: Exception, fmt: BillFormat, engine: str) -> str:
         detail = detail[: _MAX_DETAIL - 1] + "…"
     names = ", ".join(f.location for f in fmt.files)
     return f"{names}: {engine} could not read the bill: {detail}"
-
-
-#: Longest engine detail quoted in an error line (a malformed record can be a whole row).
-_MAX_DETAIL = 300
 
 
 def _engine_files(eng: Any, names: list[str]) -> tuple[BillFile, ...]:

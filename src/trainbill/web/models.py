@@ -19,6 +19,7 @@ __all__ = [
     "OptimizeSpace",
     "PlanBody",
     "PlanTomlRequest",
+    "PlanWithCalibrations",
     "SimulateRequest",
     "WaterfallRequest",
     "WaterfallStepBody",
@@ -72,6 +73,14 @@ class CalibratedForecastRequest(_Request):
 
     plan: dict[str, Any]
     calibrations: _Calibrations = Field(min_length=1, max_length=LIMITS.max_calibrations)
+
+
+class PlanWithCalibrations(_Request):
+    """A plan and optional calibrations: the wrapped body of ``/v1/report`` and the ledger
+    downloads (they also take the bare plan)."""
+
+    plan: dict[str, Any]
+    calibrations: _Calibrations = Field(default_factory=list, max_length=LIMITS.max_calibrations)
 
 
 class SimulateRequest(_Request):

@@ -16,7 +16,9 @@ from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import ValidationError
 
 from trainbill import __version__
 from trainbill.analysis import pareto_front, right_sizing, simulation_of
@@ -49,6 +51,7 @@ from trainbill.web.models import (
     OptimizeSpace,
     PlanBody,
     PlanTomlRequest,
+    PlanWithCalibrations,
     SimulateRequest,
     WaterfallRequest,
 )
@@ -327,22 +330,12 @@ def _report_inputs(
     --calibration``: a profile is refused (the report prices other plans too)."""
     if "plan" not in body:
         return (p.checked(body) if checked else p.plan(body)), p.catalog
-    extra = sorted(set(body) - {"plan", "calibrations"})
-    if extra:
-        msg = "unknown key; a wrapped body has only plan and calibrations"
-        raise SpecError(msg, source="request body", field=extra[0])
-    texts = body.get("calibrations", [])
-    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        msg = "must be a list of calibration files' TOML text"
-        raise SpecError(msg, source="request body", field="calibrations")
-    if len(texts) > p.limits.max_calibrations:
-        msg = f"at most {p.limits.max_calibrations} calibrations (got {len(texts)})"
-        raise SpecError(msg, source="request body", field="calibrations")
-    inner = body["plan"]
-    if not isinstance(inner, Mapping):
-        raise SpecError("must be a plan (an object)", source="request body", field="plan")
-    plan = p.checked(inner, prefix="plan") if checked else p.plan(inner, prefix="plan")
-    named = _calibrations(texts)
+    try:  # the request model's own checks (keys, types, count), answered as any body's 422
+        req = PlanWithCalibrations.model_validate(body)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
+    plan = p.checked(req.plan, prefix="plan") if checked else p.plan(req.plan, prefix="plan")
+    named = _calibrations(req.calibrations)
     refuse_profiles(named, command=what, field="calibrations")
     return plan, calibrate_catalog(p.catalog, [cal for _, cal in named])
 
