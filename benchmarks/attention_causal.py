@@ -43,6 +43,30 @@ def _timed(torch: Any, fn: Any, *, warmup: int, steps: int) -> float:
     return statistics.median(samples)
 
 
+def _gemm_seconds(torch: Any, dev: Any, steps: int) -> float:
+    """Median seconds of a (32,768 × 2048) · (2048 × 8192) bf16 GEMM."""
+    a = torch.randn(_TOKENS, 2048, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(2048, 8192, device=dev, dtype=torch.bfloat16)
+    return _timed(torch, lambda: a @ b, warmup=5, steps=steps)
+
+
+def _attention_seconds(
+    torch: Any, F: Any, dev: Any, size: tuple[int, int], causal: bool, steps: int
+) -> float:
+    """Median seconds of one attention forward + backward at (batch, seq)."""
+    batch, seq = size
+    shape = (batch, _HEADS, seq, _HEAD_DIM)
+    q, k, v = (
+        torch.randn(shape, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3)
+    )
+    grad = torch.randn(shape, device=dev, dtype=torch.bfloat16)
+
+    def call() -> None:
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(grad)
+
+    return _timed(torch, call, warmup=3, steps=steps)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print one line per sequence length and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,32 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     dev = torch.device("cuda")
     results: list[dict[str, Any]] = []
 
-    a = torch.randn(_TOKENS, 2048, device=dev, dtype=torch.bfloat16)
-    b = torch.randn(2048, 8192, device=dev, dtype=torch.bfloat16)
-    gemm_s = _timed(torch, lambda: a @ b, warmup=5, steps=args.steps)
+    gemm_s = _gemm_seconds(torch, dev, args.steps)
     gemm_tflops = 2 * _TOKENS * 2048 * 8192 / gemm_s / 1e12
     print(f"gemm {_TOKENS}x2048x8192: {gemm_s * 1e3:.2f} ms, {gemm_tflops:.1f} TFLOP/s", flush=True)
-    del a, b
 
     for seq in (2048, 8192, 16384):
         batch = _TOKENS // seq
-        shape = (batch, _HEADS, seq, _HEAD_DIM)
-        q, k, v = (
-            torch.randn(shape, device=dev, dtype=torch.bfloat16, requires_grad=True)
-            for _ in range(3)
-        )
-        grad = torch.randn(shape, device=dev, dtype=torch.bfloat16)
         row: dict[str, Any] = {"seq_len": seq, "batch": batch}
         # Full score matrix: QK^T and PV forward (2 matmuls of 2·s²·dh each per head),
         # backward 2.5 times the forward (5 matmuls): 3.5 × 4 · b · h · s² · dh.
         full_flops = 3.5 * 4 * batch * _HEADS * seq * seq * _HEAD_DIM
         for causal in (False, True):
-
-            def call(causal: bool = causal) -> None:
-                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                out.backward(grad)
-
-            seconds = _timed(torch, call, warmup=3, steps=args.steps)
+            seconds = _attention_seconds(torch, F, dev, (batch, seq), causal, args.steps)
             key = "causal" if causal else "full"
             row[f"{key}_seconds"] = seconds
             row[f"{key}_tflops_full_count"] = full_flops / seconds / 1e12
@@ -95,7 +105,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['causal_seconds'] * 1e3:.2f} ms, causal/full {row['causal_over_full']:.3f}",
             flush=True,
         )
-        del q, k, v, grad
         torch.cuda.empty_cache()
 
     payload = {

@@ -109,13 +109,10 @@ def _run_model(
     precision: str,
     warmup: int,
     steps: int,
-    compile_forward: bool = False,
 ) -> dict[str, Any]:
     """Build the model, profile it, and return a JSON-ready result."""
     started = time.perf_counter()
-    step = profile.make_transformer_step(
-        config, device=device, precision=precision, compile_forward=compile_forward
-    )
+    step = profile.make_transformer_step(config, device=device, precision=precision)
     result = profile.profile_step(
         step,
         warmup=warmup,
@@ -138,7 +135,6 @@ def _run_model(
             "n_heads": config.n_heads,
             "seq_len": config.seq_len,
             "batch_size": config.batch_size,
-            "compile_forward": compile_forward,
         },
         "param_count": config.param_count,
         "flops_6nt_per_step": flops_6nt,

@@ -1,4 +1,4 @@
-"""Sweep one-GPU training steps over batch, sequence length, width and compilation.
+"""Sweep one-GPU training steps over batch, sequence length and width.
 
 Why: ``gpu_profile.py`` measured three widths at one batch and one sequence length. The time
 model makes three more claims a single GPU can test, and this one prepared run measures each:
@@ -12,14 +12,11 @@ model makes three more claims a single GPU can test, and this one prepared run m
   16384 with 32,768 tokens per step moves the attention share from 3 % to 54 %.
 * **width**: d 8192 (4 layers, 3.7B parameters) extends the d 1024–4096 widths already measured
   to the width of a 70B model.
-* **compilation**: the d 2048 model with ``torch.compile`` on the forward pass: how far eager
-  PyTorch sits below a fused, compiled stack (the multi-node rows use Megatron-class kernels).
-
 Each configuration is profiled with ``trainbill.profile.profile_step`` exactly as
 ``gpu_profile.py`` does (median of ``--steps`` timed steps after ``--warmup``); out of memory
 halves the batch and is recorded. Results are written after every configuration, so a run cut
 short keeps what it measured. ``--smoke`` runs every configuration scaled down to a tiny model
-(CPU-safe; compilation skipped) to check the script anywhere.
+(CPU-safe) to check the script anywhere.
 
 Run from the repository root on the GPU machine::
 
@@ -53,7 +50,6 @@ class Shape:
     n_heads: int
     seq_len: int
     batch: int
-    compile_forward: bool = False
 
 
 # 32,768 tokens per step unless the sweep is over the batch; heads keep a width of 128.
@@ -66,7 +62,6 @@ SHAPES: tuple[Shape, ...] = (
     Shape("seq-8192", 2048, 18, 16, 8192, 4),
     Shape("seq-16384", 2048, 18, 16, 16384, 2),
     Shape("d8192-l4", 8192, 4, 64, 2048, 8),
-    Shape("compiled-batch-16", 2048, 18, 16, 2048, 16, compile_forward=True),
 )
 _VOCAB = 32000
 
@@ -110,7 +105,6 @@ def _measure(
                 precision="bf16" if on_gpu else "fp32",
                 warmup=args.warmup,
                 steps=args.steps,
-                compile_forward=shape.compile_forward and not args.smoke,
             )
             result["halved_from"] = halved
             return result

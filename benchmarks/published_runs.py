@@ -99,6 +99,10 @@ SHAPES: dict[str, tuple[int, int]] = {
     "h200-eager-d1024-l24": (24, 1024),
     "h200-eager-d2048-l18": (18, 2048),
     "h200-eager-d4096-l8": (8, 4096),
+    # ... and benchmarks/results/h200-2026-12-04-sweep/ (gpu_sweep.py: longer sequences, wider).
+    "h200-eager-d2048-l18-s8192": (18, 2048),
+    "h200-eager-d2048-l18-s16384": (18, 2048),
+    "h200-eager-d8192-l4": (4, 8192),
 }
 # When each run happened (row-id prefix -> date), from its source.
 RUN_DATES: dict[str, date] = {

@@ -115,21 +115,25 @@ def test_jetmoe_is_an_moe_case() -> None:
 
 
 def test_h200_rows_are_the_recorded_measurements() -> None:
-    """The three H200 rows agree with the raw output they cite
-    (benchmarks/results/h200-2026-12-04/profile_*.json), and each file with itself: the
+    """The six H200 rows agree with the raw output they cite (gpu_profile.py's
+    benchmarks/results/h200-2026-12-04/profile_*.json, gpu_sweep.py's
+    benchmarks/results/h200-2026-12-04-sweep/sweep.json), and each file with itself: the
     d_model 2048 run took 0.4159 s for 2.2564e14 counted FLOPs, 2.2564e14 / 0.4159 / 1e12 =
     542.6 TFLOP/s, and 542.6 / 989 (the H200's dense BF16 peak) = 0.5486 MFU."""
     import csv
     import json
 
-    results = ROOT / "benchmarks" / "results" / "h200-2026-12-04"
+    results = ROOT / "benchmarks" / "results"
     with published_runs.CSV.open(encoding="utf-8", newline="") as fh:
         rows = {r["id"]: r for r in csv.DictReader(fh) if r["id"].startswith("h200-eager")}
-    assert len(rows) == 3
+    assert len(rows) == 6
     for row in rows.values():
         assert row["source_key"] == "trainbill-h200-2026-12-04"
-        raw = json.loads((results / row["source"].rsplit("/", 1)[1]).read_text(encoding="utf-8"))
-        (big,) = (r for r in raw["results"] if r["model"] == "transformer-1b")
+        cited = row["source"].split("raw output benchmarks/results/")[1]
+        path, _, shape = cited.partition(" (")
+        raw = json.loads((results / path).read_text(encoding="utf-8"))
+        name = shape.rstrip(")") if shape else "transformer-1b"
+        (big,) = (r for r in raw["results"] if r["model"] == name)
         prof = big["profile"]
         assert raw["machine"]["device_name"] == "NVIDIA H200"
         assert prof["achieved_tflops"] == pytest.approx(
@@ -139,9 +143,10 @@ def test_h200_rows_are_the_recorded_measurements() -> None:
         assert float(row["tflops_per_gpu"]) == pytest.approx(prof["achieved_tflops"], abs=0.05)
         assert float(row["mfu"]) == pytest.approx(prof["mfu"], abs=5e-5)
         assert float(row["params_b"]) * 1e9 == pytest.approx(big["param_count"])
+        assert int(row["seq_len"]) == big["config"]["seq_len"]
         notes = published_runs._notes(row)
         assert float(notes["step_seconds"]) == pytest.approx(prof["step_seconds"], abs=5e-5)
-    one_b = json.loads((results / "profile_1b.json").read_text(encoding="utf-8"))
+    one_b = json.loads((results / "h200-2026-12-04" / "profile_1b.json").read_text("utf-8"))
     prof = next(r for r in one_b["results"] if r["model"] == "transformer-1b")["profile"]
     assert round(prof["achieved_tflops"], 1) == 542.6
     assert round(prof["mfu"], 4) == 0.5486
@@ -161,7 +166,7 @@ def test_h200_case_counts_the_time_models_flops() -> None:
 
 def test_validation_only_sources_are_never_fitted() -> None:
     """The fit tool scores the H200 rows and the whole runs whose GPU count their source does
-    not state, but leaves them out of every fit: 3 H200 rows, and the whole runs with an empty
+    not state, but leaves them out of every fit: 6 H200 rows, and the whole runs with an empty
     ``gpu_count`` in the CSV."""
     sys.path.insert(0, str(ROOT / "tools"))
     import fit_time_model
@@ -174,4 +179,4 @@ def test_validation_only_sources_are_never_fitted() -> None:
     unstated = {c.id for c in cases if c.kind == "whole_run" and c.id in blank}
     assert "llama2-7b" in unstated  # the Llama 2 card states GPU-hours, not GPUs
     assert not unstated & used
-    assert len(used) == len(cases) - 3 - len(unstated)
+    assert len(used) == len(cases) - 6 - len(unstated)

@@ -59,7 +59,7 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     # TP bytes per token: 16 · L · d · (tp − 1)/tp; tokens per GPU = 4e6 / dp 128 = 31,250;
     # NVLink 900 GB/s × network efficiency 0.70 = 630e9 B/s.
     tp_s = 16 * layers * d * 1 / 2 * 31_250 / (900e9 * 0.70)  # = 0.2556 s
-    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 12.15 s + 0.35 s, by hand (conftest)
+    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 12.17 s + 0.31 s, by hand (conftest)
     busy_s = compute_s + host_s
     lines = _lines(fc)
     assert lines["tensor-parallel activation all-reduce"] == pytest.approx(
@@ -70,8 +70,8 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     )
     # DP sync: unsharded bf16 weights + grads 4 B × 70e9 / tp 2 = 140 GB exceed 72 GB, so ZeRO-3
     # (v = 3): 3 · 2 B · 70e9 / 2 · 127/128 over the group's NIC share 3200 Gbps / 8 bits × 0.70
-    # × (8 / tp 2) / 8 GPUs = 140e9 B/s = 1.488 s, below the overlap 0.7788 × 12.15 s = 9.5 s of
-    # compute that hides it: no exposed data-parallel line.
+    # × (8 / tp 2) / 8 GPUs = 140e9 B/s = 1.488 s, below the fitted overlap × compute that hides
+    # it (0.40 × 12.17 s = 4.9 s with the fit of 2026-12-04): no exposed data-parallel line.
     dp_sync_s = 3 * 2 * 70e9 / 2 * 127 / 128 / (3200e9 / 8 * 0.70 * 4 / 8)
     assert lay.dp_sync_s == pytest.approx(dp_sync_s, rel=1e-9)
     assert dp_sync_s < _fit(catalog, "time.fit.overlap") * compute_s
@@ -124,7 +124,8 @@ def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
     sec_per_flop = (1 + m) / (
         121e12 * _fit(catalog, "time.fit.e_max") * _maturity(catalog, _L4_AGE_YEARS)
     )
-    compute_s = (6 * 7e9 + 12 * 32 * 4096 * 1024) * 32_768 / 32 * sec_per_flop  # ≈ 0.678 s
+    # fused causal attention is timed at half its count (time.causal_attention_work_share)
+    compute_s = (6 * 7e9 + 0.5 * 12 * 32 * 4096 * 1024) * 32_768 / 32 * sec_per_flop  # ≈ 0.665 s
     busy_s = compute_s + _fit(catalog, "time.fit.step_overhead_s")
     # TP 2 inside the node over PCIe 32 GB/s × 0.70 = 22.4e9 B/s: 16 · (32 / pp 4) layers · 4096
     # · 1/2 bytes per token × 32,768 / dp 4 = 8,192 tokens per GPU.
@@ -133,23 +134,23 @@ def test_each_stall_cause_has_its_own_line(catalog: Catalog) -> None:
     # activations 2.28 GB fit in 21.6 GB, so v = 2: 2 · 2 B · 7e9 / (tp 2 · pp 4) · 3/4 over the
     # group's NIC share 100 Gbps / 8 × 0.70 × (8 / tp 2) / 8 GPUs = 4.375e9 B/s.
     sync_s = 2 * 2 * 7e9 / 8 * 3 / 4 / (100e9 / 8 * 0.70 * 4 / 8)  # = 0.6 s
-    exposed_s = sync_s - overlap * compute_s  # ≈ 0.072 s
+    exposed_s = sync_s - overlap * compute_s  # ≈ 0.082 s
     # Bubble: (pp − 1) / (micro-batches 32 / dp 4 = 8 × virtual stages 32 / (4 · 2) = 4) = 3/32.
-    bubble_s = 3 / 32 * compute_s  # ≈ 0.064 s
-    # Why this layout: TP 2 × PP 4 stalls 0.096 + 0.072 + 0.064 = 0.23 s a step. TP 1 × PP 4 × DP 8
-    # has half the micro-batches (bubble 3/(4 · 4) × 0.678 = 0.127 s) and syncs over the whole
-    # node's NICs, 2 · 2 · 7e9 / 4 · 7/8 / 8.75e9 = 0.7 s, 0.172 s exposed: 0.30 s. Fewer stages
+    bubble_s = 3 / 32 * compute_s  # ≈ 0.062 s
+    # Why this layout: TP 2 × PP 4 stalls 0.096 + 0.082 + 0.062 = 0.24 s a step. TP 1 × PP 4 × DP 8
+    # has half the micro-batches (bubble 3/(4 · 4) × 0.665 = 0.125 s) and syncs over the whole
+    # node's NICs, 2 · 2 · 7e9 / 4 · 7/8 / 8.75e9 = 0.7 s, 0.182 s exposed: 0.31 s. Fewer stages
     # expose more sync (TP 2 × PP 2: 1.4 s, 0.87 s exposed); more grow the bubble (TP 2 × PP 8:
-    # 7/(16 · 2) × 0.678 = 0.15 s); TP 4 costs 16 · 32 · 4096 · 3/4 · 4096 / 22.4e9 = 0.29 s alone.
+    # 7/(16 · 2) × 0.665 = 0.15 s); TP 4 costs 16 · 32 · 4096 · 3/4 · 4096 / 22.4e9 = 0.29 s alone.
     assert (lay.tp, lay.pp, lay.cp, lay.dp) == (2, 4, 1, 4.0)  # the layout the time model chose
     assert lay.dp_sync_s == pytest.approx(sync_s, rel=1e-9)
     lines = _lines(fc)
     assert lines["data-parallel gradient sync not hidden by compute"] == pytest.approx(
         10 * exposed_s / busy_s, rel=1e-9
-    )  # ≈ 0.70 h
+    )  # ≈ 0.81 h
     assert lines["tensor-parallel activation all-reduce"] == pytest.approx(
         10 * tp_s / busy_s, rel=1e-9
-    )  # ≈ 0.94 h
+    )  # ≈ 0.95 h
     assert lines["pipeline bubble"] == pytest.approx(10 * bubble_s / busy_s, rel=1e-9)  # ≈ 0.62 h
     assert lines["stragglers (slowest GPU sets the step)"] == pytest.approx(
         10 * 0.012 * math.sqrt(2 * math.log(32))

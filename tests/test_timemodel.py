@@ -253,7 +253,9 @@ def test_shipped_fit_and_cross_validation_recomputed(catalog: Catalog) -> None:
 
 def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
     """H100, d 4096: m = k_mem · (989e12 FLOP/s ÷ 3.35e12 B/s) / 4096
-    = 1 · 295.2 / 4096 = 0.0721."""
+    = 1 · 295.2 / 4096 = 0.0721. Fused causal attention runs half its counted FLOPs
+    (``time.causal_attention_work_share`` 0.5): timed per token 6e9 + 0.5 · 12 · 16 · 4096 ·
+    2048 = 6.805e9 of the 7.611e9 counted, so MFU (full count) is 0.5 · 7.611 / 6.805 / (1 + m)."""
     fit = FitParams(e_max=0.5, k_mem=1.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=0.0)
     inst = catalog.instance("p5.48xlarge")
     est = estimate_time(
@@ -276,15 +278,18 @@ def test_memory_bound_share_in_bytes(catalog: Catalog) -> None:
     )
     m = 989e12 / 3.35e12 / 4096
     flops = 6 * 1e9 * 1e11 + 12 * 16 * 4096 * 2048 * 1e11
-    assert est.compute_hours == pytest.approx(flops * (1 + m) / (8 * 989e12 * 0.5) / 3600)
-    assert est.base_mfu == pytest.approx(0.5 / (1 + m))  # 0.4664
+    timed = 6 * 1e9 * 1e11 + 0.5 * 12 * 16 * 4096 * 2048 * 1e11
+    assert est.compute_hours == pytest.approx(timed * (1 + m) / (8 * 989e12 * 0.5) / 3600)
+    assert est.base_mfu == pytest.approx(0.5 * flops / timed / (1 + m))  # 0.5217
 
 
 def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
     """Pre-FlashAttention software pays k_attn bytes per score: H100, L 16, d 4096 (32 heads of
     128), seq 2048, k_attn 40 bytes: per token 40 · 16 · 32 · 2048 = 41,943,040 bytes, times the
     balance 989e12 / 3.35e12 = 295.22 FLOP/byte, over 6e9 + 12 · 16 · 4096 · 2048 = 7.6106e9
-    FLOPs per token: m_attn = 1.627, so the step takes 2.627× the fused one (k_mem 0 isolates it).
+    FLOPs per token: m_attn = 1.627 of the full count, which unfused kernels compute; a fused
+    causal kernel runs 6e9 + 0.5 · 1.6106e9 = 6.8053e9 (k_mem 0 isolates it), so the unfused
+    step takes 7.6106 · 2.627 / 6.8053 = 2.938× the fused one.
     """
     fit = FitParams(
         e_max=0.5, k_mem=0.0, eta_fp8=1.0, overlap=0.0, step_overhead_s=0.0, k_attn=40.0
@@ -313,11 +318,16 @@ def test_unfused_attention_moves_scores_through_hbm(catalog: Catalog) -> None:
         )
         hours[fused] = est.compute_hours
         assert any(name == "attention" for name, _ in est.factors) is not fused  # --explain says so
+        assert any(name == "causal" for name, _ in est.factors) is fused  # and what is timed
     per_token_flops = 6e9 + 12 * 16 * 4096 * 2048
     m_attn = 40 * 16 * 32 * 2048 * (989e12 / 3.35e12) / per_token_flops
     assert m_attn == pytest.approx(1.627, abs=1e-3)
-    assert hours[True] == pytest.approx(per_token_flops * 1e11 / (8 * 989e12 * 0.5) / 3600)
-    assert hours[False] / hours[True] == pytest.approx(1 + m_attn)
+    fused_flops = 6e9 + 0.5 * 12 * 16 * 4096 * 2048
+    assert hours[True] == pytest.approx(fused_flops * 1e11 / (8 * 989e12 * 0.5) / 3600)
+    assert hours[False] == pytest.approx(
+        per_token_flops * (1 + m_attn) * 1e11 / (8 * 989e12 * 0.5) / 3600
+    )
+    assert hours[False] / hours[True] == pytest.approx(2.938, abs=1e-3)
 
 
 def test_shipped_k_attn_is_the_byte_count(catalog: Catalog) -> None:

@@ -14,6 +14,11 @@ which also reports leave-one-out cross-validated errors):
   parameters) + attention 12 · L · d_model · seq_len · D (Narayanan et al. 2021, arXiv 2104.04473
   Eq. 3 without recompute; PaLM arXiv 2204.02311 App. B). Without layers/d_model the shape is
   estimated from N = 12 · L · d² with d / L = ``time.aspect_ratio`` (GPT-3/Llama are 100–160).
+  That is the conventional count MFU is quoted in; the kernels are timed on what they execute:
+  a fused causal kernel skips the score blocks above the diagonal, so its attention is timed at
+  ``time.causal_attention_work_share`` (0.5) of the count (FlashAttention-2, arXiv 2307.08691,
+  Sec. 3.1.1; measured on one H200: causal/full 0.52–0.53 at seq 8192–16384). A measured MFU
+  (``trainbill profile``, which counts causal attention in full) multiplies the full count.
 * kernel time per FLOP = (g + m) / (peak_bf16 · e_max · maturity) where g = 1 for BF16 and
   1 / (η_fp8 · peak_fp8 / peak_bf16) for FP8 (only the matmuls speed up), and the memory-bound
   share m = k_mem · B / d_model with B = peak BF16 FLOP/s ÷ HBM bytes/s, the datasheet machine
@@ -409,6 +414,9 @@ class _Work:
     #: The plan gave no layers or no width, so the shape comes from the size.
     shape_estimated: bool
     flops: float
+    #: FLOPs the kernels execute: ``flops`` with a fused causal kernel's skipped attention
+    #: blocks taken out. Time follows these; MFU keeps the conventional count above.
+    kernel_flops: float
     #: Whether active < total parameters (an MoE model).
     sparse: bool
 
@@ -416,6 +424,11 @@ class _Work:
     def flops_per_token(self) -> float:
         """Model FLOPs per training token."""
         return self.flops / self.tokens
+
+    @property
+    def kernel_flops_per_token(self) -> float:
+        """Executed FLOPs per training token (see ``kernel_flops``)."""
+        return self.kernel_flops / self.tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -557,6 +570,12 @@ def _work(q: _Query) -> _Work | None:
     flops = training_flops(
         active_params=n_active, tokens=q.tokens, layers=layers, d_model=d_model, seq_len=q.seq_len
     )
+    # A fused causal kernel skips the score blocks above the diagonal; an unfused one computes
+    # the whole seq × seq matrix and masks it.
+    skipped = 0.0
+    if q.fused_attention:
+        share = float(q.catalog.value("time.causal_attention_work_share"))
+        skipped = (1.0 - share) * (flops - 6.0 * n_active * q.tokens)
     return _Work(
         params=q.params,
         n_active=n_active,
@@ -565,6 +584,7 @@ def _work(q: _Query) -> _Work | None:
         d_model=d_model,
         shape_estimated=q.layers is None or q.d_model is None,
         flops=flops,
+        kernel_flops=flops - skipped,
         sparse=q.active_params is not None and q.active_params < q.params,
     )
 
@@ -646,8 +666,12 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
         max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1,
         tps=tps,
         overlap=fp.overlap,
-        # before any recompute
-        compute0=w.flops_per_token * batch / gpus * k.sec_per_flop,
+        # before any recompute; a measured MFU (trainbill profile) counts causal attention
+        # in full, as FlopCounterMode does, so its seconds per FLOP go with the full count
+        compute0=(w.flops_per_token if measured else w.kernel_flops_per_token)
+        * batch
+        / gpus
+        * k.sec_per_flop,
     )
 
 
@@ -921,6 +945,12 @@ def _work_notes(q: _Query, w: _Work) -> list[_Factor]:
     out.append(("flops", (f"6 × {w.n_active:.3g} active params × {w.tokens:.3g} tokens + "
                 f"attention 12 × {w.layers} × {w.d_model} × {q.seq_len} × {w.tokens:.3g} = "
                 f"{w.flops:.3g} FLOPs ({attn / w.flops:.1%} attention)")))  # fmt: skip
+    if w.kernel_flops < w.flops:
+        share = q.catalog.assumption("time.causal_attention_work_share")
+        out.append(("causal", (f"fused causal attention runs {share.value:g} of its counted "
+                    f"FLOPs (blocks above the diagonal skipped): {w.kernel_flops:.3g} FLOPs "
+                    f"timed; MFU keeps the full count (time.causal_attention_work_share, "
+                    f"{share.as_of})")))  # fmt: skip
     return out
 
 

@@ -27,7 +27,6 @@ def build_step(
     device: str | torch.device,
     precision: str,
     seed: int,
-    compile_forward: bool = False,
 ) -> Callable[[], object]:
     """Allocate parameters, optimizer and batch on ``device``; return the step closure."""
     dev = torch.device(device)
@@ -77,8 +76,6 @@ def build_step(
         logits = F.linear(F.layer_norm(x, (d,), *final_norm), head)
         return F.cross_entropy(logits.reshape(-1, v).float(), targets.reshape(-1))
 
-    run_forward: Callable[[], torch.Tensor] = torch.compile(forward) if compile_forward else forward
-
     def step() -> torch.Tensor:
         autocast = (
             torch.autocast(dev.type, dtype=_DTYPES[precision])
@@ -86,7 +83,7 @@ def build_step(
             else contextlib.nullcontext()
         )
         with autocast:
-            loss = run_forward()
+            loss = forward()
         torch.autograd.backward(loss)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)

@@ -87,7 +87,6 @@ def make_transformer_step(
     device: str | torch.device = "cpu",
     precision: str = "fp32",
     seed: int = 0,
-    compile_forward: bool = False,
 ) -> Callable[[], object]:
     """Build a model, an AdamW optimizer and one fixed random batch; return a step function.
 
@@ -100,9 +99,6 @@ def make_transformer_step(
         device: where to allocate the model and run the step.
         precision: ``"fp32"`` or ``"bf16"``.
         seed: seeds parameter initialisation and the batch, for repeatable runs.
-        compile_forward: run the forward pass through ``torch.compile`` (its backward is
-            compiled with it): what a fused, compiled stack gains over eager kernels on the
-            same model, which is how far one eager profile sits below a tuned framework.
 
     Returns:
         A function that runs forward, backward and an optimizer step, returning the loss
@@ -117,6 +113,4 @@ def make_transformer_step(
     ensure_torch()
     from trainbill.profile._transformer import build_step
 
-    return build_step(
-        config, device=device, precision=precision, seed=seed, compile_forward=compile_forward
-    )
+    return build_step(config, device=device, precision=precision, seed=seed)
