@@ -120,14 +120,15 @@ def h100_maturity(catalog: Catalog) -> float:
 
 
 def seed_step_seconds(catalog: Catalog) -> tuple[float, float]:
-    """(compute, host) seconds of one 4e6-token step of the seed example, by hand.
+    """(compute, host) seconds of one 4,194,304-token step of the seed example, by hand.
 
-    The plan states no batch: 2,048 tokens per GPU × 256 GPUs = 524,288 is held at the 4e6
-    floor (``default_global_batch``).
+    The plan states no batch: 2,048 tokens per GPU × 256 GPUs = 524,288 is held at the floor
+    2^22 = 4,194,304 (``default_global_batch``; 1,024 sequences of 4,096).
 
     70e9 params, no layers/d_model: d = (70e9 × 128 / 12)^(1/3) = 9072.4 → 9072, L = 71.
     FLOPs per token 6 · 70e9 + 12 · 71 · 9072 · 4096 (attention; fused causal attention is
-    timed at half its count, ``time.causal_attention_work_share`` 0.5), × 4e6 tokens / 256 GPUs, at
+    timed at half its count, ``time.causal_attention_work_share`` 0.5), × 4,194,304 tokens /
+    256 GPUs, at
     (1 + m) / (989e12 · e_max · maturity) s/FLOP with m = k_mem · (989 / 3.35) / 9072 (no
     recompute: at the chosen tp 2 the activations fit). Maturity at prices.as_of 2025-05-01,
     H100 launched 2022-09-20: 103 + 365 + 366 + 120 = 954 days. Host: the fitted fixed overhead
@@ -138,7 +139,7 @@ def seed_step_seconds(catalog: Catalog) -> tuple[float, float]:
     maturity = 1.0 - float(catalog.value("time.fit.immaturity")) * math.exp(-age / tau)
     m = float(catalog.value("time.fit.k_mem")) * (989 / 3.35) / 9072
     sec_per_flop = (1 + m) / (989e12 * float(catalog.value("time.fit.e_max")) * maturity)
-    compute_s = (6 * 70e9 + 0.5 * 12 * 71 * 9072 * 4096) * 4e6 / 256 * sec_per_flop
+    compute_s = (6 * 70e9 + 0.5 * 12 * 71 * 9072 * 4096) * 4_194_304 / 256 * sec_per_flop
     return compute_s, float(catalog.value("time.fit.step_overhead_s"))
 
 

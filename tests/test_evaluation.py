@@ -81,8 +81,9 @@ def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) ->
     """70B on 1.4T tokens on 512 H100 (no recompute): an eval step is a third of a step's kernel
     time and none of its fixed host/optimizer overhead.
 
-    Per step (4M tokens, 350,000 steps): kernel = FLOPs/step × (1 + m) / (512 × 989e12 × e_max),
-    host = step_overhead_s; eval/train step time = kernel / 3 / (kernel + host).
+    Per step (2^22 = 4,194,304 tokens, 1.4e12 / 4,194,304 = 333,786 steps): kernel = FLOPs/step
+    × (1 + m) / (512 × 989e12 × e_max), host = step_overhead_s; eval/train step time =
+    kernel / 3 / (kernel + host).
     """
     plan = plan_from_dict(
         {"model": {"params": 70e9, "tokens": 1.4e12}, "cluster": {"gpu": "h100", "gpus": 512}}
@@ -94,7 +95,8 @@ def test_model_plan_eval_step_is_a_third_of_the_kernel_time(catalog: Catalog) ->
     flops = 6 * 70e9 * 1.4e12 + 0.5 * 12 * 71 * 9072 * 4096 * 1.4e12
     e_max, k_mem = catalog.value("time.fit.e_max"), catalog.value("time.fit.k_mem")
     m = k_mem * (989e12 / 3.35e12) / 9072
-    kernel = flops / 350_000 * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog))
+    steps = 1.4e12 / 4_194_304
+    kernel = flops / steps * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog))
     host = catalog.value("time.fit.step_overhead_s")
     fraction = kernel / 3 / (kernel + host)
     assert fc.usage.evaluation.step_fraction == pytest.approx(fraction)

@@ -109,8 +109,8 @@ def test_flags_only_plan_derives_hours(catalog: Catalog) -> None:
         k_mem * (989e12 / 3.35e12) / 9072
     )  # memory-bound share: H100 989 TFLOP/s over 3.35 TB/s = 295 FLOP/byte, width 9072
     host = (
-        catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4e6
-    )  # fixed seconds per step × 350,000 steps of 4M tokens
+        catalog.value("time.fit.step_overhead_s") * 1.4e12 / 4_194_304
+    )  # fixed seconds per step × 333,786 steps of the 2^22-token floor batch
     # Kernels at e_max × the H100's software maturity on TODAY (conftest.h100_maturity).
     expected = (flops * (1 + m) / (512 * 989e12 * e_max * h100_maturity(catalog)) + host) / 3600
     assert fc.usage.compute.hours == pytest.approx(expected)

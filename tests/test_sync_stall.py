@@ -47,31 +47,31 @@ def test_seed_example_models_sync_from_params_alone(catalog: Catalog) -> None:
     lay = fc.usage.time.layout
     assert lay is not None
     # Shape: d = (70e9 × 128 / 12)^(1/3) = 9072.4 → 9072; L = round(9072.4 / 128) = 71.
-    # Default batch: 2,048 tokens per GPU × 256 GPUs = 524,288, held at the 4e6 floor.
+    # Default batch: 2,048 tokens per GPU × 256 GPUs = 524,288, held at the 2^22 = 4,194,304 floor.
     # Why TP 2: activations 71 layers × 34 × 4096 × 9072 / tp bytes = 89.7 GB at tp 1 exceed the
     # 80 × 0.9 = 72 GB usable (a pipeline does not cut them: 1F1B's first stage holds ~L layers),
-    # so TP 1 (any PP) pays full recompute, +1/3 of 12.14 s = 4.05 s a step; at tp 2 they are
+    # so TP 1 (any PP) pays full recompute, +1/3 of 12.76 s = 4.25 s a step; at tp 2 they are
     # 44.85 GB + state 16 × 70e9 / 256 = 4.4 GB + buffer 4 × 70e9 / (2 × 71) = 2.0 GB = 51.2 GB,
-    # which fits with no recompute, for 0.26 s of all-reduce (below). No sync is exposed either way.
+    # which fits with no recompute, for 0.27 s of all-reduce (below). No sync is exposed either way.
     assert (lay.tp, lay.pp, lay.cp, lay.dp) == (2, 1, 1, 128.0)  # the layout the time model chose
     assert lay.recompute_factor == 1.0
     layers, d = 71, 9072
-    # TP bytes per token: 16 · L · d · (tp − 1)/tp; tokens per GPU = 4e6 / dp 128 = 31,250;
+    # TP bytes per token: 16 · L · d · (tp − 1)/tp; tokens per GPU = 4,194,304 / dp 128 = 32,768;
     # NVLink 900 GB/s × network efficiency 0.70 = 630e9 B/s.
-    tp_s = 16 * layers * d * 1 / 2 * 31_250 / (900e9 * 0.70)  # = 0.2556 s
-    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 12.17 s + 0.31 s, by hand (conftest)
+    tp_s = 16 * layers * d * 1 / 2 * 32_768 / (900e9 * 0.70)  # = 0.2680 s
+    compute_s, host_s = seed_step_seconds(catalog)  # ≈ 12.76 s + 0.31 s, by hand (conftest)
     busy_s = compute_s + host_s
     lines = _lines(fc)
     assert lines["tensor-parallel activation all-reduce"] == pytest.approx(
         72 * tp_s / busy_s, rel=1e-9
-    )  # ≈ 1.473 h
+    )  # ≈ 1.477 h
     assert lines["stragglers (slowest GPU sets the step)"] == pytest.approx(
         72 * 0.012 * math.sqrt(2 * math.log(256))
     )
     # DP sync: unsharded bf16 weights + grads 4 B × 70e9 / tp 2 = 140 GB exceed 72 GB, so ZeRO-3
     # (v = 3): 3 · 2 B · 70e9 / 2 · 127/128 over the group's NIC share 3200 Gbps / 8 bits × 0.70
     # × (8 / tp 2) / 8 GPUs = 140e9 B/s = 1.488 s, below the fitted overlap × compute that hides
-    # it (0.40 × 12.17 s = 4.9 s with the fit of 2026-12-04): no exposed data-parallel line.
+    # it (0.40 × 12.76 s = 5.1 s with the fit of 2026-12-04): no exposed data-parallel line.
     dp_sync_s = 3 * 2 * 70e9 / 2 * 127 / 128 / (3200e9 / 8 * 0.70 * 4 / 8)
     assert lay.dp_sync_s == pytest.approx(dp_sync_s, rel=1e-9)
     assert dp_sync_s < _fit(catalog, "time.fit.overlap") * compute_s

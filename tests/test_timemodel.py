@@ -392,14 +392,16 @@ def test_dp_bandwidth_hierarchical() -> None:
 @pytest.mark.parametrize(
     ("gpus", "params", "active", "expected"),
     [
-        # 2,048 tokens × 64 GPUs = 131,072 < the 4,000,000 floor (LLaMA-1, Llama 2).
-        (64, 7e9, None, 4_000_000),
+        # 2,048 tokens × 64 GPUs = 131,072 < the floor 2^22 = 4,194,304 (LLaMA-1, Llama 2: "4M"
+        # tokens, 1,024 sequences of 4,096).
+        (64, 7e9, None, 4_194_304),
         # 2,048 × 4,096 GPUs = 8,388,608 = 2,048 sequences of 4,096 exactly.
         (4096, 400e9, None, 8_388_608),
         # 2,048 × 16,384 = 33,554,432 > the dense ceiling 16,777,216 (Llama 3: 2,048 × 8,192).
         (16384, 400e9, None, 16_777_216),
-        # MoE: 2,048 × 1,024 × 236 / 21 = 2,097,152 × 11.238 = 23,567,803.6 (DeepSeek-V2 ran 37.7M).
-        (1024, 236e9, 21e9, 2_097_152 * 236 / 21),
+        # MoE: 2,048 × 1,024 × 236 / 21 = 2,097,152 × 11.238 = 23,567,803.6 tokens = 5,753.86
+        # sequences of 4,096, rounded to 5,754 whole ones (DeepSeek-V2 ran 37.7M).
+        (1024, 236e9, 21e9, 5_754 * 4096),
         # MoE: 2,048 × 4,096 × 600 / 40 = 125,829,120 > the MoE ceiling 62,914,560 (DeepSeek-V3).
         (4096, 600e9, 40e9, 62_914_560),
     ],

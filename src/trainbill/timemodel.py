@@ -292,9 +292,10 @@ def default_global_batch(
     3,072 A100) and Llama 3 405B (16M on 8,192 H100). An MoE expert sees only top-k / experts of
     the tokens, so the batch is scaled by total / active parameters to give each expert a dense
     layer's share (DeepSeek-V2 ran 37.7M and DeepSeek-V3 63M tokens on 2,048 H800, where the
-    dense rule gives 4.2M). The batch is held between the published floor (4M) and ceiling
-    (16M dense, 63M MoE): past the critical batch size more tokens per step stop buying progress,
-    and the time model would not charge for that.
+    dense rule gives 4.2M). The batch is held between the published floor (4M = 2^22 tokens)
+    and ceiling (16M dense, 63M MoE): past the critical batch size more tokens per step stop
+    buying progress, and the time model would not charge for that. It is then rounded to whole
+    sequences, as a batch is configured.
     """
     per_gpu = float(catalog.value("defaults.model.batch_tokens_per_gpu"))
     floor = float(catalog.value("defaults.model.global_batch_tokens"))
@@ -307,11 +308,16 @@ def default_global_batch(
     cap = float(catalog.value(cap_key))
     sparsity = params / active_params if moe and active_params else 1.0
     raw = per_gpu * gpus * sparsity
-    batch = max(min(max(raw, floor), cap), float(seq_len))
+    held = max(min(max(raw, floor), cap), float(seq_len))
+    # A batch is a whole number of sequences: the nearest, kept under the ceiling.
+    seqs = max(1, round(held / seq_len))
+    if seqs > 1 and seqs * seq_len > cap:
+        seqs -= 1
+    batch = float(seqs * seq_len)
     scale = f" × {sparsity:.3g} (total / active parameters: MoE)" if moe else ""
     bound = " (the floor)" if raw < floor else " (the ceiling)" if raw > cap else ""
     why = (
-        f"global batch {batch:,.0f} tokens ({batch / seq_len:,.4g} sequences of {seq_len}): "
+        f"global batch {batch:,.0f} tokens ({seqs:,} sequences of {seq_len}): "
         f"{per_gpu:,.0f} tokens per GPU × {gpus:,} GPUs{scale} = {raw:,.0f}, held within "
         f"{floor:,.0f}–{cap:,.0f}{bound} "
         f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
