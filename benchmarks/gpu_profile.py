@@ -109,10 +109,13 @@ def _run_model(
     precision: str,
     warmup: int,
     steps: int,
+    recompute: bool = False,
 ) -> dict[str, Any]:
     """Build the model, profile it, and return a JSON-ready result."""
     started = time.perf_counter()
-    step = profile.make_transformer_step(config, device=device, precision=precision)
+    step = profile.make_transformer_step(
+        config, device=device, precision=precision, recompute=recompute
+    )
     result = profile.profile_step(
         step,
         warmup=warmup,
@@ -135,6 +138,7 @@ def _run_model(
             "n_heads": config.n_heads,
             "seq_len": config.seq_len,
             "batch_size": config.batch_size,
+            "recompute": recompute,
         },
         "param_count": config.param_count,
         "flops_6nt_per_step": flops_6nt,

@@ -10,6 +10,9 @@ model makes three more claims a single GPU can test, and this one prepared run m
 * **sequence length**: the model counts attention as 12 · L · d · seq FLOPs per token, run at
   the matmul efficiency. The same 1.04B model at seq 512, 2048 (from the batch sweep), 8192 and
   16384 with 32,768 tokens per step moves the attention share from 3 % to 54 %.
+* **recompute**: full activation recompute (each layer's forward run again in backward), on
+  the d 2048 model at seq 2048 and 8192 and the d 4096 model (with its plain step beside it):
+  the time model charges 4/3 of the step for it (one extra forward of three passes).
 * **width**: d 8192 (4 layers, 3.7B parameters) extends the d 1024–4096 widths already measured
   to the width of a 70B model.
 Each configuration is profiled with ``trainbill.profile.profile_step`` exactly as
@@ -50,6 +53,7 @@ class Shape:
     n_heads: int
     seq_len: int
     batch: int
+    recompute: bool = False
 
 
 # 32,768 tokens per step unless the sweep is over the batch; heads keep a width of 128.
@@ -62,6 +66,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("seq-8192", 2048, 18, 16, 8192, 4),
     Shape("seq-16384", 2048, 18, 16, 16384, 2),
     Shape("d8192-l4", 8192, 4, 64, 2048, 8),
+    Shape("recompute-batch-16", 2048, 18, 16, 2048, 16, recompute=True),
+    Shape("recompute-seq-8192", 2048, 18, 16, 8192, 4, recompute=True),
+    Shape("recompute-d4096-l8", 4096, 8, 32, 2048, 16, recompute=True),
+    Shape("d4096-l8", 4096, 8, 32, 2048, 16),
 )
 _VOCAB = 32000
 
@@ -105,6 +113,7 @@ def _measure(
                 precision="bf16" if on_gpu else "fp32",
                 warmup=args.warmup,
                 steps=args.steps,
+                recompute=shape.recompute,
             )
             result["halved_from"] = halved
             return result

@@ -314,11 +314,11 @@ def test_savings_plan_action_tries_the_published_kind(catalog: Catalog) -> None:
     assert "EC2 Instance Savings Plan" in sp.title
 
 
-def test_calibrated_forecast_gets_the_budget_but_no_actions(
+def test_calibrated_forecast_prices_its_actions_with_the_measured_mfu(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With --calibration the plan's variants would drop the measured MFU: budget yes, actions
-    none, and why."""
+    """With --calibration the budget and the actions are priced with the measured MFU; the
+    planner's node-count search has none, so right-size is left out and the notes say why."""
     cal = tmp_path / "profile.toml"
     cal.write_text(PROFILE_TOML, encoding="utf-8")
     code, out, err = run_cli(
@@ -341,5 +341,40 @@ def test_calibrated_forecast_gets_the_budget_but_no_actions(
     assert code == 0, err
     d = json.loads(out)
     assert d["budget_usd"] >= d["total_usd"]
-    assert d["actions"] == []
-    assert any("calibrated" in n for n in d["action_notes"])
+    assert d["actions"], d["action_notes"]
+    assert all(a["kind"] != "right_size" for a in d["actions"])
+    assert any(n.startswith("right size: not searched") for n in d["action_notes"])
+
+
+def test_each_calibrated_action_is_its_variant_forecast_with_the_calibration(
+    catalog: Catalog,
+) -> None:
+    """Every action's total is the calibrated forecast of the plan with the action's change
+    applied (one calibration rule for the plan and its variants), and not the uncalibrated
+    one: the measured MFU 40% of PROFILE_TOML against the modelled efficiency."""
+    from trainbill.calibration import calibrate, forecast_calibrated, parse_calibration
+
+    raw: dict[str, Any] = {
+        "model": {"params": 7e9, "tokens": 1e11},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 8},
+        "prices": {"as_of": "2025-05-01"},
+    }
+    cals = [parse_calibration(PROFILE_TOML, source="profile.toml")]
+    plan = plan_from_dict(raw)
+    fc = forecast_calibrated(plan, catalog, cals, today=TODAY)
+    advised = advise(plan, fc, calibrate(plan, catalog, cals).catalog, today=TODAY,
+                     calibrations=cals)  # fmt: skip
+    assert advised.outlook is not None
+    assert advised.outlook.actions
+    for action in advised.outlook.actions:
+        changed = {section: dict(values) for section, values in raw.items()}
+        for key, value in action.change.items():
+            section, name = key.split(".", 1)
+            changed.setdefault(section, {})[name] = value
+        variant = plan_from_dict(changed)
+        priced = forecast_calibrated(variant, catalog, cals, today=TODAY)
+        assert action.total_usd == pytest.approx(priced.total_usd, rel=1e-12), action.kind
+        assert action.saving_usd == pytest.approx(fc.total_usd - priced.total_usd, rel=1e-9)
+        assert priced.total_usd != pytest.approx(
+            forecast(variant, catalog, today=TODAY).total_usd, rel=1e-3
+        )

@@ -39,6 +39,7 @@ __all__ = [
     "calibrate_catalog",
     "calibration_cautions",
     "forecast_calibrated",
+    "measured_mfu_of",
     "parse_calibration",
     "plan_cautions",
     "read_calibration_file",
@@ -165,6 +166,26 @@ def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Cali
     """
     if not calibrations:
         return Calibrated(catalog=catalog, measured_mfu=None, cautions=())
+    measured, notes = _measured_mfu(plan, catalog, calibrations)
+    return Calibrated(
+        catalog=calibrate_catalog(catalog, calibrations),
+        measured_mfu=measured,
+        cautions=tuple(Caution(CautionKind.CALIBRATION, n) for n in notes),
+    )
+
+
+def measured_mfu_of(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> float | None:
+    """The measured MFU a profile calibration gives this plan, or None (modelled): the rule
+    ``calibrate`` applies, for the variants of a plan the advice prices (another checkpoint
+    interval keeps the measurement; another accelerator or precision drops it)."""
+    return _measured_mfu(plan, catalog, calibrations)[0] if calibrations else None
+
+
+def _measured_mfu(
+    plan: Plan, catalog: Catalog, calibrations: Sequence[Any]
+) -> tuple[float | None, list[str]]:
+    """The profile calibrations' measured MFU for the plan (the last that applies), and why
+    each did or did not apply."""
     from trainbill.profile.calibration import Calibration, calibrated_efficiency
 
     notes: list[str] = []
@@ -191,11 +212,7 @@ def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Cali
             else:
                 measured = mfu
                 notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
-    return Calibrated(
-        catalog=calibrate_catalog(catalog, calibrations),
-        measured_mfu=measured,
-        cautions=tuple(Caution(CautionKind.CALIBRATION, n) for n in notes),
-    )
+    return measured, notes
 
 
 def calibration_cautions(

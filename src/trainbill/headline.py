@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, TypeVar
 
+from trainbill.calibration import measured_mfu_of
 from trainbill.catalog import Catalog
 from trainbill.costs import discount as discount_driver
 from trainbill.costs._pricing import commitment_name
@@ -590,12 +591,17 @@ def advise(
     catalog: Catalog,
     *,
     today: date | None = None,
-    actions: bool = True,
+    calibrations: Sequence[Any] = (),
     trials: int = BUDGET_TRIALS,
     seed: int = BUDGET_SEED,
 ) -> Forecast:
-    """The forecast with its ``outlook``: the P90 budget and, unless ``actions`` is False (a
-    calibrated forecast, which the plan's variants cannot reproduce), the ranked actions.
+    """The forecast with its ``outlook``: the P90 budget and the ranked actions.
+
+    ``catalog`` is the one the forecast priced with (bill calibrations' rates on it), and
+    ``calibrations`` the files behind it: each variant of the plan takes a profile's measured
+    MFU by the rule the forecast took it (``calibration.measured_mfu_of``), so a saving is
+    measured against the same kernel efficiency. The planner's node-count search has no
+    measured MFU, so with one the right-size action is left out, and a note says so.
 
     A plan the forecast can price but a variant or the simulation cannot (a run at the
     wall-clock cap, which any extra hour pushes over) loses only that part, and the notes say
@@ -610,30 +616,34 @@ def advise(
         )
     except TrainbillError as exc:
         notes.append(f"budget: the plan cannot be simulated ({exc})")
-    ranked: tuple[Action, ...] = ()
-    if actions:
 
-        def price(variant: Plan) -> Forecast:
-            return forecast_usage(usage_for(variant, catalog, today=today), catalog, today=today)
+    def price(variant: Plan) -> Forecast:
+        mfu = measured_mfu_of(variant, catalog, calibrations)
+        usage = usage_for(variant, catalog, today=today, measured_mfu=mfu)
+        return forecast_usage(usage, catalog, today=today)
 
-        steps: tuple[tuple[str, Callable[[], Action | None]], ...] = (
-            ("checkpoint interval", lambda: _checkpoint_action(plan, fc, price)),
-            ("spot", lambda: _spot_action(plan, fc, catalog, price, sim, notes)),
-            ("right size", lambda: _right_size_action(plan, fc, catalog, price, today, notes)),
-            ("Savings Plan", lambda: _savings_plan_action(plan, fc, catalog, price, notes)),
-            ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
-            ("zone", lambda: _zone_action(plan, fc, catalog, price)),
-        )
-        found: list[Action | None] = []
-        for name, step in steps:
-            try:
-                found.append(step())
-            except TrainbillError as exc:
-                notes.append(f"{name}: not priced ({exc})")
-        ranked = rank_actions(found)
-    else:
-        notes.append(
-            "actions are not worked out for a calibrated forecast: the plan's variants would "
-            "drop the calibration"
-        )
+    def right_size() -> Action | None:
+        if measured_mfu_of(plan, catalog, calibrations) is not None:
+            notes.append(
+                "right size: not searched: the planner prices node counts with the modelled "
+                "kernel efficiency, not the measured MFU"
+            )
+            return None
+        return _right_size_action(plan, fc, catalog, price, today, notes)
+
+    steps: tuple[tuple[str, Callable[[], Action | None]], ...] = (
+        ("checkpoint interval", lambda: _checkpoint_action(plan, fc, price)),
+        ("spot", lambda: _spot_action(plan, fc, catalog, price, sim, notes)),
+        ("right size", right_size),
+        ("Savings Plan", lambda: _savings_plan_action(plan, fc, catalog, price, notes)),
+        ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
+        ("zone", lambda: _zone_action(plan, fc, catalog, price)),
+    )
+    found: list[Action | None] = []
+    for name, step in steps:
+        try:
+            found.append(step())
+        except TrainbillError as exc:
+            notes.append(f"{name}: not priced ({exc})")
+    ranked = rank_actions(found)
     return replace(fc, outlook=Outlook(budget=b, actions=ranked, notes=tuple(notes)))

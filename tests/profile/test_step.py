@@ -77,6 +77,26 @@ def test_tiny_transformer_flops_match_hand_count() -> None:
     assert result.flops_per_step == 230_686_720
 
 
+def test_recompute_reruns_each_layers_forward_and_trains_the_same() -> None:
+    """Full activation recompute gives the plain step's loss (fp32, same seed) and counts each
+    layer's forward again, except the last matmul, whose output backward does not need
+    (PyTorch's non-reentrant checkpoint stops recomputing there).
+
+    tiny-transformer (d=64, S=64, B=4, T=256): per layer the QKV, output and first MLP
+    projections 2·T·d·(3d + d + 4d) = 16·256·4096 = 16_777_216, attention forward
+    4·B·S²·d = 4_194_304; two layers: 2 · 20_971_520 = 41_943_040 on top of the plain
+    230_686_720 (test_tiny_transformer_flops_match_hand_count).
+    """
+    config = builtin_config("tiny-transformer")
+    plain = make_transformer_step(config, device="cpu", precision="fp32")
+    again = make_transformer_step(config, device="cpu", precision="fp32", recompute=True)
+    assert float(again()) == pytest.approx(float(plain()), rel=1e-6)  # type: ignore[arg-type]
+    result = profile_step(
+        again, warmup=0, steps=1, tokens_per_step=config.tokens_per_step, profile_kernels=False
+    )
+    assert result.flops_per_step == 230_686_720 + 41_943_040
+
+
 def test_tiny_transformer_param_count_by_hand() -> None:
     """(V+S)·d + L·(12·d² + 4·d) + 2·d + V·d with V=512, S=64, d=64, L=2.
 

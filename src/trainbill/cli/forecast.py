@@ -313,9 +313,8 @@ def forecast_cmd(
         from trainbill.calibration import calibrate_catalog
         from trainbill.headline import advise
 
-        # The budget and the actions, simulated with any bill-fitted rates the forecast used; a
-        # calibrated forecast gets the budget only (the plan's variants lack a measured MFU).
-        fc = advise(plan, fc, calibrate_catalog(catalog, cals), actions=not cals)
+        # The budget and the actions, priced with the calibrations the forecast used.
+        fc = advise(plan, fc, calibrate_catalog(catalog, cals), calibrations=cals)
     _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from trainbill.profile.models import TransformerConfig
 
@@ -27,6 +28,7 @@ def build_step(
     device: str | torch.device,
     precision: str,
     seed: int,
+    recompute: bool = False,
 ) -> Callable[[], object]:
     """Allocate parameters, optimizer and batch on ``device``; return the step closure."""
     dev = torch.device(device)
@@ -62,17 +64,29 @@ def build_step(
     heads = config.n_heads
     b = config.batch_size
 
+    def block(x: torch.Tensor, *w: torch.Tensor) -> torch.Tensor:
+        w1, b1, qkv, proj, w2, b2, fc1, fc2 = w
+        h = F.layer_norm(x, (d,), w1, b1)
+        q, k, val = F.linear(h, qkv).view(b, s, 3, heads, d // heads).unbind(dim=2)
+        att = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), val.transpose(1, 2), is_causal=True
+        )
+        x = x + F.linear(att.transpose(1, 2).reshape(b, s, d), proj)
+        h = F.layer_norm(x, (d,), w2, b2)
+        return x + F.linear(F.gelu(F.linear(h, fc1)), fc2)
+
+    def run_block(x: torch.Tensor, *w: torch.Tensor) -> torch.Tensor:
+        if not recompute:
+            return block(x, *w)
+        # Full activation recompute per layer, as Megatron's --recompute-granularity full:
+        # only the layer's input is kept; backward reruns its forward.
+        out: torch.Tensor = checkpoint(block, x, *w, use_reentrant=False)
+        return out
+
     def forward() -> torch.Tensor:
         x = token_emb[inputs] + pos_emb[positions]
         for (w1, b1), qkv, proj, (w2, b2), fc1, fc2 in layers:
-            h = F.layer_norm(x, (d,), w1, b1)
-            q, k, val = F.linear(h, qkv).view(b, s, 3, heads, d // heads).unbind(dim=2)
-            att = F.scaled_dot_product_attention(
-                q.transpose(1, 2), k.transpose(1, 2), val.transpose(1, 2), is_causal=True
-            )
-            x = x + F.linear(att.transpose(1, 2).reshape(b, s, d), proj)
-            h = F.layer_norm(x, (d,), w2, b2)
-            x = x + F.linear(F.gelu(F.linear(h, fc1)), fc2)
+            x = run_block(x, w1, b1, qkv, proj, w2, b2, fc1, fc2)
         logits = F.linear(F.layer_norm(x, (d,), *final_norm), head)
         return F.cross_entropy(logits.reshape(-1, v).float(), targets.reshape(-1))
 

@@ -87,6 +87,7 @@ def make_transformer_step(
     device: str | torch.device = "cpu",
     precision: str = "fp32",
     seed: int = 0,
+    recompute: bool = False,
 ) -> Callable[[], object]:
     """Build a model, an AdamW optimizer and one fixed random batch; return a step function.
 
@@ -99,6 +100,9 @@ def make_transformer_step(
         device: where to allocate the model and run the step.
         precision: ``"fp32"`` or ``"bf16"``.
         seed: seeds parameter initialisation and the batch, for repeatable runs.
+        recompute: full activation recompute, layer by layer (what a team turns on when
+            activations do not fit): the step runs each layer's forward twice, which is what
+            the time model's recompute factor charges for.
 
     Returns:
         A function that runs forward, backward and an optimizer step, returning the loss
@@ -113,4 +117,4 @@ def make_transformer_step(
     ensure_torch()
     from trainbill.profile._transformer import build_step
 
-    return build_step(config, device=device, precision=precision, seed=seed)
+    return build_step(config, device=device, precision=precision, seed=seed, recompute=recompute)

@@ -123,10 +123,11 @@ def forecast_routes(p: Pricing) -> APIRouter:
         cals = [cal for _, cal in _calibrations(req.calibrations)]
         fc = forecast_calibrated(plan, p.catalog, cals, today=p.today)
         check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="plan.")
-        # As the CLI: a calibrated forecast gets the budget, not the actions (the plan's
-        # variants have no measured MFU).
-        budget = advise(plan, fc, calibrate_catalog(p.catalog, cals), today=p.today, actions=False)
-        return JSONResponse(clean(budget.as_dict()))
+        # As the CLI: the budget and the actions, priced with the same calibrations.
+        advised = advise(
+            plan, fc, calibrate_catalog(p.catalog, cals), today=p.today, calibrations=cals
+        )
+        return JSONResponse(clean(advised.as_dict()))
 
     @r.post("/v1/sizing")
     def post_sizing(body: PlanBody) -> dict[str, Any]:
