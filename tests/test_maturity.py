@@ -185,6 +185,8 @@ def test_measured_mfu_ignores_maturity_and_says_so(catalog: Catalog) -> None:
     assert young.compute_hours == unknown.compute_hours
     assert young.compute_hours == pytest.approx(flops / (8 * 989e12 * 0.4) / 3600)
     assert young.compute_hours == pytest.approx(66.80, abs=0.01)
+    # The measured MFU counts causal attention in full, so nothing says half of it is timed.
+    assert "causal" not in dict(young.factors)
     factors = dict(young.factors)
     assert "maturity" not in factors
     assert "e_max" not in factors["kernel"]

@@ -951,7 +951,7 @@ def _work_notes(q: _Query, w: _Work) -> list[_Factor]:
     out.append(("flops", (f"6 × {w.n_active:.3g} active params × {w.tokens:.3g} tokens + "
                 f"attention 12 × {w.layers} × {w.d_model} × {q.seq_len} × {w.tokens:.3g} = "
                 f"{w.flops:.3g} FLOPs ({attn / w.flops:.1%} attention)")))  # fmt: skip
-    if w.kernel_flops < w.flops:
+    if w.kernel_flops < w.flops and q.measured_mfu is None:
         share = q.catalog.assumption("time.causal_attention_work_share")
         out.append(("causal", (f"fused causal attention runs {share.value:g} of its counted "
                     f"FLOPs (blocks above the diagonal skipped): {w.kernel_flops:.3g} FLOPs "
