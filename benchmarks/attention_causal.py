@@ -16,38 +16,25 @@ Run on a GPU machine from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
-import time
+import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _cuda_timing import median_cuda_seconds, parse_args  # a sibling module
 
 _TOKENS = 32768
 _HEADS = 16
 _HEAD_DIM = 128
 
 
-def _timed(torch: Any, fn: Any, *, warmup: int, steps: int) -> float:
-    """Median seconds of ``fn()`` with the device synchronised around each call."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(steps):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
 def _gemm_seconds(torch: Any, dev: Any, steps: int) -> float:
     """Median seconds of a (32,768 × 2048) · (2048 × 8192) bf16 GEMM."""
     a = torch.randn(_TOKENS, 2048, device=dev, dtype=torch.bfloat16)
     b = torch.randn(2048, 8192, device=dev, dtype=torch.bfloat16)
-    return _timed(torch, lambda: a @ b, warmup=5, steps=steps)
+    return median_cuda_seconds(torch, lambda: a @ b, warmup=5, steps=steps)
 
 
 def _attention_seconds(
@@ -64,15 +51,12 @@ def _attention_seconds(
     def call() -> None:
         F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(grad)
 
-    return _timed(torch, call, warmup=3, steps=steps)
+    return median_cuda_seconds(torch, call, warmup=3, steps=steps)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per sequence length and write the JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--steps", type=int, default=20)
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, argv)
     import torch
     import torch.nn.functional as F
 

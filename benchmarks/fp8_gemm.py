@@ -13,28 +13,16 @@ Run on a GPU machine from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
-import time
+import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _cuda_timing import median_cuda_seconds, parse_args  # a sibling module
+
 _TOKENS = 16384
-
-
-def _median_seconds(torch: Any, fn: Any, steps: int) -> float:
-    """Median seconds of ``fn()`` with the device synchronised around each call."""
-    for _ in range(5):
-        fn()
-    samples = []
-    for _ in range(steps):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def _pair(torch: Any, m: int, k: int, n: int, steps: int) -> dict[str, Any]:
@@ -46,11 +34,12 @@ def _pair(torch: Any, m: int, k: int, n: int, steps: int) -> dict[str, Any]:
     w8 = w.to(torch.float8_e4m3fn)
     one = torch.ones((), device=dev, dtype=torch.float32)
     flops = 2 * m * k * n
-    bf16_s = _median_seconds(torch, lambda: x @ w.t(), steps)
-    fp8_s = _median_seconds(
+    bf16_s = median_cuda_seconds(torch, lambda: x @ w.t(), warmup=5, steps=steps)
+    fp8_s = median_cuda_seconds(
         torch,
         lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-        steps,
+        warmup=5,
+        steps=steps,
     )
     return {
         "m": m,
@@ -66,10 +55,7 @@ def _pair(torch: Any, m: int, k: int, n: int, steps: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print one line per shape and write the JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--steps", type=int, default=20)
-    args = parser.parse_args(argv)
+    args = parse_args(__doc__, argv)
     import torch
 
     if not torch.cuda.is_available():
