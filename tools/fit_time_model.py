@@ -98,6 +98,13 @@ at seq 8192, which no FLOP convention touches, moved closer (Megatron-Bridge Lla
 The default batch floor then became 2^22 = 4,194,304 tokens, whole sequences (was 4,000,000,
 976.56 sequences of 4,096): a default, not a fitted value, so not judged by the rule; no fitted
 parameter moved, as typed 16.9% -> 17.1% (63% within), coverage 83% unchanged.
+(i) k_mem held at 2.08, measured rather than fitted: the one-H200 steps at d 1024/2048/4096/
+8192 (seq 2048; kernel rates 468.0/563.7/618.9/630.9 TFLOP/s in the conventional count) lie on
+1 / rate = (1 + k_mem · B / d) / R with R 664 TFLOP/s, k_mem · B = 429 and the H200's B = 206
+FLOP/byte. Refit (fit 2026-12-04): e_max 0.65, overlap 0.00, step_overhead_s 0.246; throughput
+LOSO 18.6%/56% -> 17.4%/75% (32 rows), but full-input whole-run 21.6% -> 24.9%, as typed
+17.1%/63% -> 17.8%/63%, coverage 83% -> 78%. Not kept: eager PyTorch's unfused norms, GELU and
+optimizer move more bytes per FLOP than the fused stacks of the published runs.
 
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
