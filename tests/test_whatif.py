@@ -34,21 +34,26 @@ def test_attention_share_by_hand() -> None:
 
 
 def test_article_claim_needs_long_sequences(catalog: Catalog) -> None:
-    """38% saving at 100% sparsity needs share ≥ 0.38: s ≥ 0.38·6N / (0.62·12·L·d) = 19452.6 →
-    19,453 tokens."""
+    """38% saving at 100% sparsity needs attention ≥ 38% of the time, its work timed at half its
+    count (a causal kernel): s ≥ 0.38·6N / (0.62·0.5·12·L·d) = 0.38 · 7.8e10 / (0.31 · 12 · 40 ·
+    5120) = 2.964e10 / 761,856 = 38,904.99 → 38,905 tokens."""
     plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
     full = sparse_attention(plan, catalog, sparsity=1.0, today=TODAY)
-    assert full.min_seq_len_for_claim == 19453
-    assert not full.claim_possible_at_plan  # 11.4% < 38% at the plan's 4,096 tokens
+    assert full.min_seq_len_for_claim == 38905
+    assert not full.claim_possible_at_plan  # 6.1% of the time < 38% at the plan's 4,096 tokens
     # Removing 38% or less of attention can never save 38% of the time.
     assert sparse_attention(plan, catalog, sparsity=0.38, today=TODAY).min_seq_len_for_claim is None
 
 
 def test_sparse_attention_cuts_hours(catalog: Catalog) -> None:
-    """At 50% sparsity the plan's hours shrink by 0.5 × 11.43% and the bill falls."""
+    """At 50% sparsity the plan's hours shrink by 0.5 × attention's share of the time: its
+    12 · 40 · 5120 · 4096 = 1.00663e10 FLOPs per token timed at half (causal), 5.0332e9 of
+    7.8e10 + 5.0332e9 = 6.06%; the bill falls."""
     plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
     rep = sparse_attention(plan, catalog, sparsity=0.5, today=TODAY)
-    share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
+    timed = 0.5 * 12 * 40 * 5120 * 4096
+    share = timed / (6 * 13e9 + timed)
+    assert share == pytest.approx(0.060617, abs=1e-6)
     assert rep.hours_after == pytest.approx(rep.hours_before * (1 - 0.5 * share))
     assert rep.usd_after < rep.usd_before
     new, note = apply_attention_sparsity(plan, catalog, 0.5, today=TODAY)
@@ -156,20 +161,20 @@ def test_cli_whatif_json(command: str, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_cli_sparse_attention_and_forecast_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by the
-    attention share."""
+    """sparse-attention prints the table; forecast --attention-sparsity 1 cuts hours by
+    attention's share of the time (its FLOPs timed at half: causal)."""
     plan = str(EXAMPLES / "pretrain-512-h100.toml")
     code, out, _err = run_argv(["sparse-attention", plan, "--attention-sparsity", "1"], capsys)
     assert code == 0
-    assert "19,453" in out
+    assert "38,905" in out  # test_article_claim_needs_long_sequences
     code, out, _err = run_argv(["forecast", plan, "--json"], capsys)
     assert code == 0
     before = json.loads(out)["time"]["compute_hours"]
     code, out, _err = run_argv(["forecast", plan, "--attention-sparsity", "1", "--json"], capsys)
     assert code == 0
     after = json.loads(out)["time"]["compute_hours"]
-    share = 12 * 40 * 5120 * 4096 / (6 * 13e9 + 12 * 40 * 5120 * 4096)
-    assert after == pytest.approx(before * (1 - share))
+    timed = 0.5 * 12 * 40 * 5120 * 4096
+    assert after == pytest.approx(before * (1 - timed / (6 * 13e9 + timed)))
 
 
 def _close_rel(a: float, b: float, rel: float = 1e-9) -> bool:
@@ -180,22 +185,26 @@ def test_sparse_attention_mfu_is_on_flops_performed(catalog: Catalog) -> None:
     """Was: MFU after --attention-sparsity divided the *dense* FLOPs by the shortened hours (108%
     here).
 
-    Per token: dense 6 × 13e9 = 7.8e10 FLOPs, attention 12 × 40 × 5120 × 32768 = 8.0530637e10, so
-    attention is 8.053e10 / 1.5853e11 = 50.8% of the FLOPs. At sparsity 1 all of it is skipped: the
-    FLOPs performed are 6·N·D = 7.8e10 × 1e10 = 7.8e20, and since the what-if scales time with
-    FLOPs, the utilization is the dense run's (never above 100%).
+    Per token: dense 6 × 13e9 = 7.8e10 FLOPs, attention 12 × 40 × 5120 × 32768 = 8.0530637e10
+    counted (50.8% of the FLOPs), timed at half (a causal kernel): 4.0265e10 of 1.18265e11 =
+    34.0% of the time. At sparsity 1 all of it is skipped: the hours fall by 34.0%, the FLOPs
+    performed are 6·N·D = 7.8e10 × 1e10 = 7.8e20, and MFU (conventional count: causal attention
+    counted in full) goes from (7.8e10 + 8.053e10) / (7.8e10 + 4.0265e10) × r to r, r the rate
+    of the executed work: × 1.18265e11 / 1.58531e11 = 0.746 (never above 100%).
     """
     plan = plan_from_dict(LONG_CONTEXT_PLAN)
     before = forecast(plan, catalog, today=TODAY)
     sparse, _note = apply_attention_sparsity(plan, catalog, 1.0, today=TODAY)
     after = forecast(sparse, catalog, today=TODAY)
-    share = 12 * 40 * 5120 * 32768 / (6 * 13e9 + 12 * 40 * 5120 * 32768)
+    attn = 12 * 40 * 5120 * 32768
+    dense = 6 * 13e9
+    share = 0.5 * attn / (dense + 0.5 * attn)
     assert _close_rel(after.usage.compute.hours, before.usage.compute.hours * (1 - share))
     assert after.usage.compute.flops is not None
     assert _close_rel(after.usage.compute.flops, 7.8e20)
     assert before.usage.mfu is not None
     assert after.usage.mfu is not None
-    assert _close_rel(after.usage.mfu, before.usage.mfu, 1e-9)
+    assert _close_rel(after.usage.mfu, before.usage.mfu * (dense + 0.5 * attn) / (dense + attn))
     assert after.usage.mfu <= 1.0
 
 
@@ -205,7 +214,7 @@ def test_forecast_json_says_attention_sparsity_was_applied(
     """Was: ``forecast --attention-sparsity --json`` gave the shortened bill with no word of why.
 
     At 4,096 tokens: attention 12 × 40 × 5120 × 4096 = 1.00663e10 per token against 7.8e10 dense,
-    11.4% of FLOPs; at 50% sparsity the saving is 5.7%.
+    11.4% of FLOPs; timed at half (causal) 6.1% of the time; at 50% sparsity the saving is 3.0%.
     """
     plan = tmp_path / "plan.toml"
     plan.write_text(
@@ -219,8 +228,9 @@ def test_forecast_json_says_attention_sparsity_was_applied(
     assert code == 0
     warnings = json.loads(out)["warnings"]
     assert any(
-        "attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs" in w
-        and "(−5.7%)" in w
+        "attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs and 6.1% of the time"
+        in w
+        and "(−3.0%)" in w
         for w in warnings
     ), warnings
     code, out, _err = run_cli(capsys, "forecast", str(plan), "--json")

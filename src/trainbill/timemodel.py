@@ -105,6 +105,7 @@ __all__ = [
     "default_global_batch",
     "estimate_shape",
     "estimate_time",
+    "executed_flops",
     "fit_params",
     "training_flops",
 ]
@@ -280,6 +281,29 @@ def training_flops(
     if layers is not None and d_model is not None and seq_len is not None:
         flops += 12.0 * layers * d_model * seq_len * tokens
     return flops
+
+
+def executed_flops(
+    catalog: Catalog,
+    *,
+    active_params: float,
+    tokens: float,
+    layers: int,
+    d_model: int,
+    seq_len: int,
+    fused_attention: bool = True,
+) -> float:
+    """The FLOPs the kernels execute, which time follows: ``training_flops`` with a fused
+    causal kernel's skipped score blocks (above the diagonal) taken out of its attention term
+    (``time.causal_attention_work_share``); an unfused kernel computes the whole matrix."""
+    counted = training_flops(
+        active_params=active_params, tokens=tokens, layers=layers, d_model=d_model, seq_len=seq_len
+    )
+    if not fused_attention:
+        return counted
+    dense = training_flops(active_params=active_params, tokens=tokens)
+    share = float(catalog.value("time.causal_attention_work_share"))
+    return dense + share * (counted - dense)
 
 
 def default_global_batch(
@@ -576,12 +600,9 @@ def _work(q: _Query) -> _Work | None:
     flops = training_flops(
         active_params=n_active, tokens=q.tokens, layers=layers, d_model=d_model, seq_len=q.seq_len
     )
-    # A fused causal kernel skips the score blocks above the diagonal; an unfused one computes
-    # the whole seq × seq matrix and masks it.
-    skipped = 0.0
-    if q.fused_attention:
-        share = float(q.catalog.value("time.causal_attention_work_share"))
-        skipped = (1.0 - share) * (flops - 6.0 * n_active * q.tokens)
+    kernel_flops = executed_flops(q.catalog, active_params=n_active, tokens=q.tokens,
+                                  layers=layers, d_model=d_model, seq_len=q.seq_len,
+                                  fused_attention=q.fused_attention)  # fmt: skip
     return _Work(
         params=q.params,
         n_active=n_active,
@@ -590,7 +611,7 @@ def _work(q: _Query) -> _Work | None:
         d_model=d_model,
         shape_estimated=q.layers is None or q.d_model is None,
         flops=flops,
-        kernel_flops=flops - skipped,
+        kernel_flops=kernel_flops,
         sparse=q.active_params is not None and q.active_params < q.params,
     )
 

@@ -27,7 +27,7 @@ from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
-from trainbill.timemodel import training_flops
+from trainbill.timemodel import executed_flops, training_flops
 from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "StorageReport",
     "apply_attention_sparsity",
     "attention_share",
+    "attention_time_share",
     "compare_orchestrators",
     "rule_of_thumb",
     "sparse_attention",
@@ -355,13 +356,27 @@ def attention_share(*, active_params: float, layers: int, d_model: int, seq_len:
     return (total - dense) / total
 
 
+def attention_time_share(
+    catalog: Catalog, *, active_params: float, layers: int, d_model: int, seq_len: int
+) -> float:
+    """Attention's share of the training *time*: of the FLOPs the kernels execute
+    (``timemodel.executed_flops``: a fused causal kernel runs half the counted score work), so
+    smaller than its share of the counted FLOPs."""
+    total = executed_flops(catalog, active_params=active_params, tokens=1.0, layers=layers,
+                           d_model=d_model, seq_len=seq_len)  # fmt: skip
+    return (total - training_flops(active_params=active_params, tokens=1.0)) / total
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SparseRow:
-    """Attention share and the saving at one sequence length."""
+    """Attention's shares and the savings at one sequence length: of the counted FLOPs (what
+    MFU is quoted in) and of the time (what the hours and the bill follow)."""
 
     seq_len: int
     attention_share: float
     flops_saving: float
+    time_share: float
+    time_saving: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -384,13 +399,14 @@ class SparsityReport:
 
 
 def _min_seq_for(
-    target: float, sparsity: float, active: float, layers: int, d_model: int
+    target: float, sparsity: float, active: float, layers: int, d_model: int, causal: float
 ) -> int | None:
-    """Smallest s with share(s)·S ≥ target: s = target·6N / ((S − target)·12·L·d); None if S ≤
-    target."""
+    """Smallest s with time_share(s)·S ≥ target, the attention work timed at ``causal`` of its
+    count: s = target·6N / ((S − target)·causal·12·L·d); None if S ≤ target."""
     if sparsity <= target:
         return None
-    return math.ceil(target * 6.0 * active / ((sparsity - target) * 12.0 * layers * d_model))
+    work = causal * 12.0 * layers * d_model
+    return math.ceil(target * 6.0 * active / ((sparsity - target) * work))
 
 
 def sparse_attention(
@@ -404,8 +420,10 @@ def sparse_attention(
 ) -> SparsityReport:
     """Remove ``sparsity`` of attention FLOPs; savings vs sequence length and the article's claim.
 
-    Assumes time scales with FLOPs (attention kernels run at the model's average MFU), which is
-    generous to sparse kernels: the article itself reports numerical and engineering trouble.
+    The hours fall by ``sparsity`` of attention's share of the executed work, timed as the time
+    model times it (``timemodel.executed_flops``: a causal kernel already skips half the score
+    matrix, so sparsity removes a share of the other half), at the model's average speed, which
+    is generous to sparse kernels: the article itself reports numerical and engineering trouble.
     """
     if not 0.0 <= sparsity <= 1.0:
         msg = f"must be between 0 and 1 (got {sparsity})"
@@ -416,14 +434,15 @@ def sparse_attention(
         msg = "the sparse-attention what-if needs model.params, model.layers and model.d_model"
         raise SpecError(msg, source=source, field="model")
     seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
-    rows = _sparse_rows(active, m.layers, m.d_model, sparsity, sorted({*seq_lens, seq}))
-    plan_saving = next(r.flops_saving for r in rows if r.seq_len == seq)
+    rows = _sparse_rows(catalog, active, m.layers, m.d_model, sparsity, sorted({*seq_lens, seq}))
+    plan_saving = next(r.time_saving for r in rows if r.seq_len == seq)
     before = forecast(plan, catalog, today=today)
     hours_after = before.usage.compute.hours * (1.0 - plan_saving)
     after_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": hours_after})})
     after = forecast(after_plan, catalog, today=today)
     claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
     claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
+    causal = float(catalog.value("time.causal_attention_work_share"))
     return SparsityReport(
         sparsity=sparsity,
         rows=rows,
@@ -435,37 +454,43 @@ def sparse_attention(
         usd_after=after.total_usd,
         claimed_saving=claimed,
         claimed_min_seq_len=claimed_seq,
-        min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model),
+        min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model, causal),
         claim_possible_at_plan=plan_saving >= claimed,
         notes=_sparse_notes(claimed, claimed_seq),
     )
 
 
 def _sparse_rows(
-    active: float, layers: int, d_model: int, sparsity: float, seq_lens: Sequence[int]
+    catalog: Catalog,
+    active: float,
+    layers: int,
+    d_model: int,
+    sparsity: float,
+    seq_lens: Sequence[int],
 ) -> tuple[SparseRow, ...]:
-    """Attention's share of the FLOPs and what ``sparsity`` of it saves, per sequence length."""
-    return tuple(
-        SparseRow(
-            seq_len=s,
-            attention_share=(
-                a := attention_share(
-                    active_params=active, layers=layers, d_model=d_model, seq_len=s
-                )
-            ),
-            flops_saving=a * sparsity,
+    """Attention's shares of the FLOPs and of the time, and what ``sparsity`` of it saves, per
+    sequence length."""
+    rows = []
+    for s in seq_lens:
+        a = attention_share(active_params=active, layers=layers, d_model=d_model, seq_len=s)
+        t = attention_time_share(
+            catalog, active_params=active, layers=layers, d_model=d_model, seq_len=s
         )
-        for s in seq_lens
-    )
+        rows.append(SparseRow(seq_len=s, attention_share=a, flops_saving=a * sparsity,
+                              time_share=t, time_saving=t * sparsity))  # fmt: skip
+    return tuple(rows)
 
 
 def _sparse_notes(claimed: float, claimed_seq: int) -> tuple[str, ...]:
     """The time assumption, and what the article's claim needs."""
     return (
-        "time assumed proportional to FLOPs (attention at the model's average MFU)",
+        (
+            "time assumed proportional to the executed FLOPs (attention at the model's average "
+            "MFU; a causal kernel runs half its counted score work)"
+        ),
         (
             f"the article's claim: {claimed:.0%} less training time for sequences over "
-            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of FLOPs even at 100% "
+            f"{claimed_seq:,} tokens; needs attention > {claimed:.0%} of the time even at 100% "
             "sparsity"
         ),
     )
@@ -553,11 +578,12 @@ def apply_attention_sparsity(
     rep = sparse_attention(
         plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source
     )
-    # The attention share itself, not saving / sparsity (undefined at sparsity 0).
-    share = next(r.attention_share for r in rep.rows if r.seq_len == rep.plan_seq_len)
+    # The attention shares themselves, not saving / sparsity (undefined at sparsity 0).
+    row = next(r for r in rep.rows if r.seq_len == rep.plan_seq_len)
     note = (
         f"attention sparsity {sparsity:.0%} at seq len {rep.plan_seq_len:,}: attention is "
-        f"{share:.1%} of FLOPs, so pure training "
+        f"{row.attention_share:.1%} of FLOPs and {row.time_share:.1%} of the time (a causal "
+        f"kernel skips half its score work), so pure training "
         f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%}); "
         "MFU is on the FLOPs performed"
     )
@@ -565,7 +591,7 @@ def apply_attention_sparsity(
     earlier = plan.whatif
     applied = WhatIf(
         # Applied twice, the second cut is of the FLOPs the first left.
-        flops_saving=1.0 - (1.0 - earlier.flops_saving) * (1.0 - rep.plan_saving),
+        flops_saving=1.0 - (1.0 - earlier.flops_saving) * (1.0 - row.flops_saving),
         notes=(*earlier.notes, note),
     )
     return base.with_whatif(applied), note

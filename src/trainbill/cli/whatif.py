@@ -153,17 +153,20 @@ def sparse_cmd(
                 "seq_len": r.seq_len,
                 "attention_share": r.attention_share,
                 "flops_saving": r.flops_saving,
+                "time_share": r.time_share,
+                "time_saving": r.time_saving,
             }
             for r in rep.rows
         ]
         print_json(d)
         return
     t = Table(title=f"Sparse attention at {sparsity:.0%} sparsity")
-    for col in ("seq len", "attention share of FLOPs", "time saved"):
+    for col in ("seq len", "attention share of FLOPs", "of the time", "time saved"):
         t.add_column(col, justify="right")
     for r in rep.rows:
         mark = " (plan)" if r.seq_len == rep.plan_seq_len else ""
-        t.add_row(f"{r.seq_len:,}{mark}", f"{r.attention_share:.1%}", f"{r.flops_saving:.1%}")
+        t.add_row(f"{r.seq_len:,}{mark}", f"{r.attention_share:.1%}", f"{r.time_share:.1%}",
+                  f"{r.time_saving:.1%}")  # fmt: skip
     console.print(t)
     console.print(
         f"Plan: {rep.hours_before:,.1f} h → {rep.hours_after:,.1f} h, bill {_m(rep.usd_before)} "
