@@ -51,6 +51,32 @@ def test_profile_mfu_sets_compute_hours(tmp_path: Path, catalog: Catalog) -> Non
     assert any("measured MFU 40.0%" in v for _, v in fc.usage.time.factors)
 
 
+def test_profile_at_another_seq_len_is_read_at_the_plans(tmp_path: Path, catalog: Catalog) -> None:
+    """A step measured at seq 1024 (MFU 40%, 7e9 params) applied to the plan at seq 4096: the
+    same kernel speed on the work executed (causal attention at half its count).
+
+    Per token, 32 layers × 4096: dense 6 · 7e9 = 4.2e10; attention 12 · 32 · 4096 · s counted,
+    half of it executed. At s = 1024: counted 4.2e10 + 1.61061e9 = 4.361061e10, executed
+    4.2e10 + 8.05306e8 = 4.280531e10, share 0.981535. At s = 4096: counted 4.2e10 + 6.44245e9
+    = 4.844245e10, executed 4.2e10 + 3.22123e9 = 4.522123e10, share 0.933504. So the plan reads
+    MFU 0.40 × 0.981535 / 0.933504 = 0.420581, and the hours are the counted 4.844245e21 FLOPs
+    over 64 × 989e12 × 0.420581: the executed 4.522123e21 at 0.40 × 0.981535 of the peak.
+    """
+    cal_file = tmp_path / "p.toml"
+    cal_file.write_text(PROFILE_TOML + "model_params = 7000000000\nseq_len = 1024\n")
+    fc = forecast_calibrated(
+        plan_from_dict(_plan()), catalog, [read_calibration_file(cal_file)], today=TODAY
+    )
+    share_1024 = (4.2e10 + 0.5 * 12 * 32 * 4096 * 1024) / (4.2e10 + 12 * 32 * 4096 * 1024)
+    share_4096 = (4.2e10 + 0.5 * 12 * 32 * 4096 * 4096) / (4.2e10 + 12 * 32 * 4096 * 4096)
+    assert (share_1024, share_4096) == (pytest.approx(0.981535, abs=1e-6),
+                                        pytest.approx(0.933504, abs=1e-6))  # fmt: skip
+    executed = (6 * 7e9 + 0.5 * 12 * 32 * 4096 * 4096) * 1e11
+    hours = executed / (64 * 989e12 * 0.40 * share_1024) / 3600
+    assert fc.usage.compute.hours == pytest.approx(hours)
+    assert any("40.0% at seq 1,024, 42.1% at the plan's seq 4,096" in v for v in fc.warnings)
+
+
 def test_profile_for_other_gpu_is_ignored(tmp_path: Path, catalog: Catalog) -> None:
     """A calibration measured on H100 does not change an A100 plan, and says so."""
     cal_file = tmp_path / "p.toml"

@@ -30,6 +30,7 @@ from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
 from trainbill.spec import Plan
+from trainbill.timemodel import executed_share
 from trainbill.usage import Usage, resolve_cluster, usage_for
 
 __all__ = [
@@ -210,9 +211,38 @@ def _measured_mfu(
                     "derived from MFU"
                 )
             else:
-                measured = mfu
-                notes.append(f"time model uses the measured MFU {mfu:.1%} from {cal.source}")
+                measured, note = _at_plan_seq_len(plan, catalog, cal, mfu)
+                notes.append(f"time model uses the measured MFU {note} from {cal.source}")
     return measured, notes
+
+
+def _at_plan_seq_len(plan: Plan, catalog: Catalog, cal: Any, mfu: float) -> tuple[float, str]:
+    """The measured MFU as the same kernels would show it at the plan's sequence length, and
+    the words for it.
+
+    MFU counts causal attention in full (``FlopCounterMode`` and published MFU alike) while a
+    fused kernel runs half of it, so the conventional MFU of one kernel speed grows with the
+    sequence length. The measured rate of the work executed (``mfu`` x executed / counted at
+    the profile's sequence length) is what carries over; read back at the plan's sequence
+    length it is ``mfu`` x share(profile) / share(plan), ``timemodel.executed_share``. A
+    calibration applies only to a model within 20% of its size (``calibrated_efficiency``), so
+    the plan's shape stands for both; without a measured sequence length, nothing changes.
+    """
+    m = plan.model
+    active = m.active_params or m.params
+    seq = int(m.seq_len or catalog.value("defaults.model.seq_len"))
+    if cal.seq_len is None or active is None or cal.seq_len == seq:
+        return mfu, f"{mfu:.1%}"
+
+    def share(at: int) -> float:
+        return executed_share(catalog, active_params=active, seq_len=at, layers=m.layers,
+                              d_model=m.d_model)  # fmt: skip
+
+    at_plan = mfu * share(cal.seq_len) / share(seq)
+    return at_plan, (
+        f"{mfu:.1%} at seq {cal.seq_len:,}, {at_plan:.1%} at the plan's seq {seq:,} (the same "
+        "kernel speed: MFU counts causal attention in full, a fused kernel runs half of it)"
+    )
 
 
 def calibration_cautions(

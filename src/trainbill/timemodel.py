@@ -106,6 +106,7 @@ __all__ = [
     "estimate_shape",
     "estimate_time",
     "executed_flops",
+    "executed_share",
     "fit_params",
     "training_flops",
 ]
@@ -304,6 +305,28 @@ def executed_flops(
     dense = training_flops(active_params=active_params, tokens=tokens)
     share = float(catalog.value("time.causal_attention_work_share"))
     return dense + share * (counted - dense)
+
+
+def executed_share(
+    catalog: Catalog,
+    *,
+    active_params: float,
+    seq_len: int,
+    layers: int | None = None,
+    d_model: int | None = None,
+) -> float:
+    """Executed over counted FLOPs per token (``executed_flops`` / ``training_flops``) with
+    fused attention, the shape estimated from the size as the time model estimates it when
+    not given: how much of the conventional count a step's kernels run at that sequence length.
+    """
+    if layers is None or d_model is None:
+        est_l, est_d = estimate_shape(active_params, float(catalog.value("time.aspect_ratio")))
+        layers, d_model = layers or est_l, d_model or est_d
+    executed = executed_flops(catalog, active_params=active_params, tokens=1.0, layers=layers,
+                              d_model=d_model, seq_len=seq_len)  # fmt: skip
+    counted = training_flops(active_params=active_params, tokens=1.0, layers=layers,
+                             d_model=d_model, seq_len=seq_len)  # fmt: skip
+    return executed / counted
 
 
 def default_global_batch(
