@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,34 @@ def test_cpu_run_writes_results_for_the_tiny_model(
     assert tiny["profile"]["flops_per_step"] == 230_686_720
     assert tiny["profile"]["mfu"] is None
     assert tiny["profile"]["step_seconds"] > 0
+
+
+def test_sweep_smoke_runs_every_shape_on_a_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/gpu_sweep.py --smoke runs each shape scaled down (so the one prepared GPU run
+    cannot fail on a typo): one result per shape, the recompute shapes counting each layer's
+    forward again (more FLOPs than their plain twin), and an unknown shape refused."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("on a GPU run the sweep itself")
+    sweep = SCRIPT.with_name("gpu_sweep.py")
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    spec = importlib.util.spec_from_file_location("gpu_sweep", sweep)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "gpu_sweep", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    out = tmp_path / "sweep.json"
+    argv = ["--smoke", "--out", str(out), "--steps", "1", "--warmup", "0"]
+    assert module.main(argv) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    by = {r["model"]: r for r in data["results"]}
+    assert list(by) == [s.name for s in module.SHAPES]
+    assert all("error" not in r for r in by.values())
+    flops = {name: r["profile"]["flops_per_step"] for name, r in by.items()}
+    assert flops["recompute-d4096-l8"] > flops["d4096-l8"]
+    assert by["recompute-batch-16"]["config"]["recompute"] is True
+    assert module.main(["--smoke", "--out", str(out), "--only", "nope"]) == 2
