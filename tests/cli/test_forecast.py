@@ -289,3 +289,15 @@ def test_a_plan_nested_past_the_recursion_limit_is_one_line(
     deep = tmp_path / "deep.toml"
     deep.write_text("a = " + "[" * 30_000 + "]" * 30_000 + "\n", encoding="utf-8")
     refused(["forecast", str(deep)], capsys, "deep.toml", "nested too deeply")
+
+
+def test_forecast_counts_its_action_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The terminal says how many things were not priced or not searched (the JSON lists them),
+    so "nothing that can be bought" is not read as "everything was tried"."""
+    code, out, err = run_argv(["forecast", str(PRETRAIN), "--json"], capsys)
+    assert code == 0, err
+    notes = json.loads(out)["action_notes"]
+    assert notes  # no published Savings Plan rate for p5.48xlarge, among others
+    code, out, err = run_argv(["forecast", str(PRETRAIN)], capsys)
+    assert code == 0, err
+    assert f"({len(notes)} notes on what was not priced or not searched" in out

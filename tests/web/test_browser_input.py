@@ -289,6 +289,13 @@ def test_calibration_files_reprice_the_plan_and_a_bad_one_is_named(
     calc.expect(calc.page.locator("#total")).to_have_text(
         f"${round(answer['total_usd']):,}", timeout=T
     )
+    # The calibrated forecast's actions, and how many things were not priced or not searched.
+    for action in answer["actions"]:
+        calc.expect(calc.page.locator("#actions")).to_contain_text(action["title"])
+    if answer["action_notes"]:
+        calc.expect(calc.page.locator("#actions")).to_contain_text(
+            f"Not priced or not searched ({len(answer['action_notes'])})"
+        )
     calc.no_leaks()
     # Simulate goes with the calibration too, as ``trainbill simulate --calibration``.
     with calc.page.expect_request(lambda r: r.url.endswith("/v1/simulate")) as simulated:

@@ -90,6 +90,13 @@ def render_headline(fc: "Forecast") -> None:
         console.print(f"     caveat: {escape(a.caveat)}")
     if len(out.actions) > TOP_ACTIONS:
         console.print(f"  ({len(out.actions) - TOP_ACTIONS} more in --json under 'actions')")
+    if out.notes:
+        # What was not priced or not searched (no published rate, a calibration the planner
+        # cannot use): counted here, listed in the JSON, so an empty list is read rightly.
+        console.print(
+            f"  ({len(out.notes)} note{'s' * (len(out.notes) != 1)} on what was not priced or "
+            "not searched: --json 'action_notes')"
+        )
 
 
 def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False) -> None:
