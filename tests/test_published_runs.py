@@ -13,6 +13,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import published_runs
 
+from trainbill.catalog import Catalog
+
 
 def test_every_case_names_its_source_document() -> None:
     """Each case carries the source_key of its CSV row; a sweep's rows share one key."""
@@ -180,3 +182,22 @@ def test_validation_only_sources_are_never_fitted() -> None:
     assert "llama2-7b" in unstated  # the Llama 2 card states GPU-hours, not GPUs
     assert not unstated & used
     assert len(used) == len(cases) - 6 - len(unstated)
+
+
+def test_fitted_fp8_gain_is_below_the_measured_fp8_gemm_gain(catalog: Catalog) -> None:
+    """An FP8 recipe cannot speed matmuls up more than FP8 GEMMs do: the fitted η_fp8 × (FP8 peak
+    / BF16 peak) of the H100 (1,979 / 989; the H200 has the same tensor cores) must stay below
+    the median FP8/BF16 GEMM speed-up trainbill measured on one H200 at transformer shapes
+    (benchmarks/results/h200-2026-12-04-sweep/fp8_gemm.json: 16 GEMMs, median 1.82×)."""
+    import json
+    import statistics
+
+    raw = ROOT / "benchmarks" / "results" / "h200-2026-12-04-sweep" / "fp8_gemm.json"
+    gemms = json.loads(raw.read_text(encoding="utf-8"))["gemms"]
+    assert len(gemms) == 16
+    measured = statistics.median(g["bf16_seconds"] / g["fp8_seconds"] for g in gemms)
+    assert measured == pytest.approx(1.82, abs=0.005)
+    h100 = catalog.accelerator("h100")
+    assert h100.peak_fp8_tflops is not None
+    fitted = float(catalog.value("time.fit.eta_fp8")) * h100.peak_fp8_tflops / h100.peak_bf16_tflops
+    assert fitted < measured
