@@ -77,15 +77,16 @@ def test_tiny_transformer_flops_match_hand_count() -> None:
     assert result.flops_per_step == 230_686_720
 
 
-def test_recompute_reruns_each_layers_forward_and_trains_the_same() -> None:
-    """Full activation recompute gives the plain step's loss (fp32, same seed) and counts each
-    layer's forward again, except the last matmul, whose output backward does not need
-    (PyTorch's non-reentrant checkpoint stops recomputing there).
+def test_recompute_reruns_each_layers_forward_and_mfu_leaves_it_out() -> None:
+    """Full activation recompute gives the plain step's loss (fp32, same seed) and runs each
+    layer's forward again in backward, except the last matmul, whose output backward does not
+    need (PyTorch's non-reentrant checkpoint stops recomputing there). Those FLOPs are hardware
+    work, not model work: MFU counts the plain step's 230_686_720
+    (test_tiny_transformer_flops_match_hand_count) and the rerun is reported beside it.
 
     tiny-transformer (d=64, S=64, B=4, T=256): per layer the QKV, output and first MLP
     projections 2·T·d·(3d + d + 4d) = 16·256·4096 = 16_777_216, attention forward
-    4·B·S²·d = 4_194_304; two layers: 2 · 20_971_520 = 41_943_040 on top of the plain
-    230_686_720 (test_tiny_transformer_flops_match_hand_count).
+    4·B·S²·d = 4_194_304; two layers: 2 · 20_971_520 = 41_943_040.
     """
     config = builtin_config("tiny-transformer")
     plain = make_transformer_step(config, device="cpu", precision="fp32")
@@ -94,7 +95,14 @@ def test_recompute_reruns_each_layers_forward_and_trains_the_same() -> None:
     result = profile_step(
         again, warmup=0, steps=1, tokens_per_step=config.tokens_per_step, profile_kernels=False
     )
-    assert result.flops_per_step == 230_686_720 + 41_943_040
+    assert result.flops_per_step == 230_686_720
+    assert result.recompute_flops_per_step == 41_943_040
+    assert any("activation recompute: 41,943,040 FLOPs" in n for n in result.notes)
+    without = profile_step(
+        plain, warmup=0, steps=1, tokens_per_step=config.tokens_per_step, profile_kernels=False
+    )
+    assert without.recompute_flops_per_step == 0
+    assert not any("activation recompute" in n for n in without.notes)
 
 
 def test_tiny_transformer_param_count_by_hand() -> None:

@@ -92,7 +92,10 @@ class StepProfile:
         device_name: what the device calls itself (``"NVIDIA H200"``).
         accelerator: catalog accelerator id, ``None`` for a CPU or an unknown device.
         precision: the precision the step computes in; selects the catalog peak.
-        flops_per_step: FLOPs of one step counted by ``FlopCounterMode`` (this process only).
+        flops_per_step: model FLOPs of one step counted by ``FlopCounterMode`` (this process
+            only), without the forward work activation recompute runs again in backward.
+        recompute_flops_per_step: that recomputed forward work (hardware FLOPs the step also
+            runs, in neither MFU nor ``achieved_tflops``); 0 without activation recompute.
         step_seconds: median wall-clock seconds of the timed steps.
         step_seconds_samples: every timed step, in order, so spread is visible.
         achieved_tflops: ``flops_per_step / step_seconds / 1e12``, per process (per GPU).
@@ -126,6 +129,7 @@ class StepProfile:
     peak_memory_bytes: int
     peak_memory_source: str
     world_size: int = 1
+    recompute_flops_per_step: int = 0
     comm_share: float | None = None
     top_kernels: tuple[KernelTime, ...] = ()
     torch_version: str = ""
@@ -144,6 +148,7 @@ class StepProfile:
             "accelerator": self.accelerator,
             "precision": self.precision,
             "flops_per_step": self.flops_per_step,
+            "recompute_flops_per_step": self.recompute_flops_per_step,
             "step_seconds": self.step_seconds,
             "step_seconds_samples": list(self.step_seconds_samples),
             "achieved_tflops": self.achieved_tflops,
@@ -250,7 +255,6 @@ def profile_step(
         raise ProfileError(f"precision: {precision!r} is not one of {allowed}")
     ensure_torch()
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
     dev = resolve_device(device)
     sync = _synchronizer(dev)
@@ -260,12 +264,7 @@ def profile_step(
         step_fn()
     sync()
 
-    with FlopCounterMode(display=False, custom_mapping=_extra_flop_formulas()) as counter:
-        step_fn()
-    sync()
-    flops = int(counter.get_total_flops())
-    if flops == 0:
-        notes.append("FlopCounterMode counted no FLOPs: the step runs no matmul/conv/attention")
+    flops, recomputed = _count_flops(step_fn, sync, notes)
 
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
@@ -314,6 +313,7 @@ def profile_step(
         accelerator=accelerator,
         precision=precision,
         flops_per_step=flops,
+        recompute_flops_per_step=recomputed,
         step_seconds=step_seconds,
         step_seconds_samples=tuple(samples),
         achieved_tflops=achieved,
@@ -328,6 +328,64 @@ def profile_step(
         torch_version=str(torch.__version__),
         notes=tuple(notes),
     )
+
+
+def _recompute_flops_mode() -> Any:
+    """The dispatch mode that counts recomputed forward FLOPs (a class built once torch is
+    imported, so this module loads without torch)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class RecomputeFlops(TorchDispatchMode):  # type: ignore[no-untyped-call]
+        """FLOPs of the forward work activation recompute runs again during backward.
+
+        Inside the autograd engine (a graph task running) the gradient formulas run with grad
+        mode off, while a checkpointed segment's forward is re-run with grad mode on, to build
+        the graph its backward then walks (reentrant or not). Entered inside a
+        ``FlopCounterMode``, each such op's FLOPs are what that counter adds for it. A step
+        that differentiates twice (``create_graph=True``) would be counted here too.
+        """
+
+        def __init__(self, counter: Any) -> None:
+            super().__init__()  # type: ignore[no-untyped-call]
+            self.counter = counter
+            self.flops = 0
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            import torch
+
+            again = torch._C._current_graph_task_id() != -1 and torch.is_grad_enabled()
+            before = self.counter.get_total_flops() if again else 0
+            out = func(*args, **(kwargs or {}))
+            if again:
+                self.flops += int(self.counter.get_total_flops() - before)
+            return out
+
+    return RecomputeFlops
+
+
+def _count_flops(step_fn: Callable[[], object], sync: Callable[[], None], notes: list[str]
+                 ) -> tuple[int, int]:  # fmt: skip
+    """One untimed step under ``FlopCounterMode``: (model FLOPs, recomputed forward FLOPs),
+    with a note for each a reader must know."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False, custom_mapping=_extra_flop_formulas())
+    recomputed = _recompute_flops_mode()(counter)
+    with counter, recomputed:
+        step_fn()
+    sync()
+    counted = int(counter.get_total_flops())
+    if counted == 0:
+        notes.append("FlopCounterMode counted no FLOPs: the step runs no matmul/conv/attention")
+    flops = counted - recomputed.flops
+    if recomputed.flops:
+        notes.append(
+            f"activation recompute: {recomputed.flops:,} FLOPs of forward work run again in "
+            f"backward are left out of MFU (model FLOPs {flops:,}; all counted {counted:,})"
+        )
+    return flops, int(recomputed.flops)
 
 
 def _extra_flop_formulas() -> dict[Any, Any]:
