@@ -307,6 +307,17 @@ def executed_flops(
     return dense + share * (counted - dense)
 
 
+def _shape(
+    catalog: Catalog, active_params: float, layers: int | None, d_model: int | None
+) -> tuple[int, int]:
+    """The model's (layers, d_model): as given, else estimated from its size
+    (``estimate_shape`` with ``time.aspect_ratio``)."""
+    if layers is None or d_model is None:
+        est_l, est_d = estimate_shape(active_params, float(catalog.value("time.aspect_ratio")))
+        return layers or est_l, d_model or est_d
+    return layers, d_model
+
+
 def executed_share(
     catalog: Catalog,
     *,
@@ -319,9 +330,7 @@ def executed_share(
     fused attention, the shape estimated from the size as the time model estimates it when
     not given: how much of the conventional count a step's kernels run at that sequence length.
     """
-    if layers is None or d_model is None:
-        est_l, est_d = estimate_shape(active_params, float(catalog.value("time.aspect_ratio")))
-        layers, d_model = layers or est_l, d_model or est_d
+    layers, d_model = _shape(catalog, active_params, layers, d_model)
     executed = executed_flops(catalog, active_params=active_params, tokens=1.0, layers=layers,
                               d_model=d_model, seq_len=seq_len)  # fmt: skip
     counted = training_flops(active_params=active_params, tokens=1.0, layers=layers,
@@ -616,10 +625,7 @@ def _work(q: _Query) -> _Work | None:
     n_active = q.active_params if q.active_params is not None else q.params
     if q.params is None or n_active is None or q.tokens is None:
         return None
-    layers, d_model = q.layers, q.d_model
-    if layers is None or d_model is None:
-        est_l, est_d = estimate_shape(n_active, float(q.catalog.value("time.aspect_ratio")))
-        layers, d_model = layers or est_l, d_model or est_d
+    layers, d_model = _shape(q.catalog, n_active, q.layers, q.d_model)
     flops = training_flops(
         active_params=n_active, tokens=q.tokens, layers=layers, d_model=d_model, seq_len=q.seq_len
     )
