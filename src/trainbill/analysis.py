@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import numpy as np
 
+from trainbill.calibration import forecast_calibrated
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
@@ -128,7 +130,12 @@ class Analysis:
 
 
 def right_sizing(
-    plan: Plan, catalog: Catalog, *, today: date | None = None, base: Forecast | None = None
+    plan: Plan,
+    catalog: Catalog,
+    *,
+    today: date | None = None,
+    base: Forecast | None = None,
+    calibrations: Sequence[Any] = (),
 ) -> tuple[tuple[SizingPoint, ...], str]:
     """Price the plan at node counts around its own; return the points and how hours were set.
 
@@ -136,8 +143,18 @@ def right_sizing(
     derives the hours at each size, including its communication and straggler losses. With
     fixed ``run.hours`` there is no model to scale, so the sweep assumes the node-hours stay
     constant (perfect scaling) and says so: an optimistic curve, labelled as such.
+
+    ``calibrations`` (with the uncalibrated ``catalog``) price every size as
+    ``forecast_calibrated`` prices the plan: a profile's measured MFU holds at another node
+    count of the same instance, and the time model extrapolates it with its scaling.
     """
-    fc = base or forecast(plan, catalog, today=today)
+
+    def price(variant: Plan) -> Forecast:
+        if calibrations:
+            return forecast_calibrated(variant, catalog, calibrations, today=today)
+        return forecast(variant, catalog, today=today)
+
+    fc = base or price(plan)
     n0 = fc.usage.nodes
     instance = fc.usage.instance.instance
     fixed = plan.run.hours
@@ -156,7 +173,7 @@ def right_sizing(
         run = plan.run if fixed is None else plan.run.model_copy(update={"hours": fixed * n0 / n})
         variant = plan.model_copy(update={"cluster": cluster, "run": run})
         try:
-            f = fc if n == n0 else forecast(variant, catalog, today=today)
+            f = fc if n == n0 else price(variant)
         except TrainbillError:
             continue
         points.append(

@@ -188,3 +188,25 @@ def test_report_and_ledger_take_bill_calibrations_and_refuse_a_profile() -> None
     bad = call(_APP, "POST", "/v1/ledger.csv", json={**wrapped, "seed": 1})
     assert bad.status_code == 422
     assert bad.json()["field"] == "seed"
+
+
+def test_sizing_prices_every_node_count_with_the_calibrations() -> None:
+    """``/v1/sizing`` with ``{"plan", "calibrations"}``: each point is what
+    ``/v1/forecast/calibrated`` says of the plan at that node count (the measured MFU holds on
+    the same instance; the bill's rates price the overheads), not the uncalibrated sweep; the
+    bare plan body works as before; a bad document is a 422 naming it."""
+    wrapped = {"plan": _PLAN, "calibrations": [PROFILE_TOML, _BILLS]}
+    r = call(_APP, "POST", "/v1/sizing", json=wrapped)
+    assert r.status_code == 200, r.text
+    points = r.json()["points"]
+    plain = call(_APP, "POST", "/v1/sizing", json=_PLAN).json()["points"]
+    assert [pt["nodes"] for pt in points] == [pt["nodes"] for pt in plain]
+    for pt, bare in zip(points, plain, strict=True):
+        at = {**_PLAN, "cluster": {**_PLAN["cluster"], "nodes": pt["nodes"]}}
+        one = _post({"plan": at, "calibrations": wrapped["calibrations"]}).json()
+        assert pt["total_usd"] == pytest.approx(one["total_usd"], rel=1e-12)
+        assert pt["wall_hours"] == pytest.approx(one["time"]["wall_hours"], rel=1e-12)
+        assert pt["total_usd"] != pytest.approx(bare["total_usd"], rel=1e-3)
+    bad = call(_APP, "POST", "/v1/sizing", json={"plan": _PLAN, "calibrations": ["[calibration"]})
+    assert bad.status_code == 422, bad.text
+    assert "calibrations[0]" in f"{bad.json()['detail']} {bad.json().get('field')}"

@@ -131,9 +131,13 @@ def forecast_routes(p: Pricing) -> APIRouter:
 
     @r.post("/v1/sizing")
     def post_sizing(body: PlanBody) -> dict[str, Any]:
-        """The plan priced at node counts around its own, and the cost/time Pareto front."""
-        plan = p.checked(body)
-        points, basis = right_sizing(plan, p.catalog, today=p.today)
+        """The plan priced at node counts around its own, and the cost/time Pareto front; the
+        body may also be ``{"plan": …, "calibrations": […]}``: every size priced as
+        ``/v1/forecast/calibrated`` prices the plan (a profile's measured MFU holds at another
+        node count of the same instance)."""
+        plan, named = _plan_and_calibrations(p, body)
+        cals = [cal for _, cal in named]
+        points, basis = right_sizing(plan, p.catalog, today=p.today, calibrations=cals)
         front = {pt.nodes for pt in pareto_front(points)}
         out: dict[str, Any] = clean(
             {
@@ -325,20 +329,28 @@ def risk_routes(p: Pricing) -> APIRouter:
 def _report_inputs(
     p: Pricing, body: Mapping[str, Any], what: str, *, checked: bool = False
 ) -> tuple[Plan, Catalog]:
-    """The plan and the catalog a report or ledger is priced with. The body is the plan, or
-    ``{"plan": …, "calibrations": […]}``: no plan has a ``plan`` section (unknown sections
-    are refused), so the two cannot be confused. Bill rates only, as ``trainbill report
-    --calibration``: a profile is refused (the report prices other plans too)."""
+    """The plan and the catalog a report or ledger is priced with (the body as
+    ``_plan_and_calibrations``). Bill rates only, as ``trainbill report --calibration``: a
+    profile is refused (the report prices other plans too)."""
+    plan, named = _plan_and_calibrations(p, body, checked=checked)
+    refuse_profiles(named, command=what, field="calibrations")
+    return plan, calibrate_catalog(p.catalog, [cal for _, cal in named])
+
+
+def _plan_and_calibrations(
+    p: Pricing, body: Mapping[str, Any], *, checked: bool = True
+) -> tuple[Plan, list[tuple[str, Any]]]:
+    """The plan and its named calibrations from a bare plan or ``{"plan", "calibrations"}``
+    (no plan has a ``plan`` section, since unknown sections are refused, so the two cannot be
+    confused); ``checked`` also applies the web's size limits."""
     if "plan" not in body:
-        return (p.checked(body) if checked else p.plan(body)), p.catalog
+        return (p.checked(body) if checked else p.plan(body)), []
     try:  # the request model's own checks (keys, types, count), answered as any body's 422
         req = PlanWithCalibrations.model_validate(body)
     except ValidationError as exc:
         raise RequestValidationError(exc.errors()) from None
     plan = p.checked(req.plan, prefix="plan") if checked else p.plan(req.plan, prefix="plan")
-    named = _calibrations(req.calibrations)
-    refuse_profiles(named, command=what, field="calibrations")
-    return plan, calibrate_catalog(p.catalog, [cal for _, cal in named])
+    return plan, _calibrations(req.calibrations)
 
 
 def _calibrations(texts: list[str]) -> list[tuple[str, Any]]:
