@@ -95,6 +95,40 @@ def test_script_with_calibration_output(tmp_path: Path, capsys: pytest.CaptureFi
     assert cal.step_seconds == pytest.approx(data["step_seconds"])
 
 
+def test_checkpointed_script_reports_recompute_beside_model_flops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A step that checkpoints Linear(16→16) → ReLU → Linear(16→16) on 8 rows: model FLOPs are
+    the plain step's, 3 · 2 · (2·8·16·16) = 24,576 (forward, grad input, grad weight of both);
+    backward reruns the first Linear to get the ReLU output the second's weight gradient
+    needs, 2·8·16·16 = 4,096 FLOPs, shown beside them and left out of MFU."""
+    pytest.importorskip("torch")
+    script = tmp_path / "step.py"
+    script.write_text(
+        "import torch\n"
+        "from torch.utils.checkpoint import checkpoint\n"
+        "def make_step():\n"
+        "    l1 = torch.nn.Linear(16, 16, bias=False)\n"
+        "    l2 = torch.nn.Linear(16, 16, bias=False)\n"
+        "    x = torch.randn(8, 16, requires_grad=True)\n"
+        "    def block(t):\n"
+        "        return l2(torch.relu(l1(t)))\n"
+        "    def step():\n"
+        "        checkpoint(block, x, use_reentrant=False).sum().backward()\n"
+        "    return step, 8\n",
+        encoding="utf-8",
+    )
+    argv = ["profile", "--script", str(script), "--steps", "1", "--warmup", "0", "--device", "cpu"]
+    code, out, err = _run([*argv, "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["flops_per_step"], data["recompute_flops_per_step"]) == (24_576, 4_096)
+    code, out, err = _run([*argv, "--no-kernels"], capsys)
+    assert code == 0, err
+    assert "recomputed FLOPs / step" in out
+    assert "activation recompute: 4,096 FLOPs" in out
+
+
 def test_table_output_mentions_the_headline_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     """Without --json a table shows step time, achieved TFLOP/s and why MFU is missing."""
     pytest.importorskip("torch")

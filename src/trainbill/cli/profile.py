@@ -172,6 +172,9 @@ def _print_table(result: StepProfile, payload: dict[str, Any]) -> None:
             f"{result.peak_memory_bytes / 2**30:.2f} GiB ({result.peak_memory_source})",
         ),
     ]
+    if result.recompute_flops_per_step:
+        # Hardware work beside the model FLOPs above (MFU leaves it out; the note says why).
+        rows.insert(5, ("recomputed FLOPs / step", f"{result.recompute_flops_per_step:.4g}"))
     if result.comm_share is not None:
         rows.append(("communication", f"{result.comm_share:.1%} of step"))
     if payload["calibration"]:
