@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import numpy as np
 
-from trainbill.calibration import forecast_calibrated
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
@@ -25,6 +23,7 @@ from trainbill.headline import advise
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.simulate import Histogram, Simulation, Summary
 from trainbill.simulate import simulate as run_simulation
+from trainbill.sizing import SIZING_FACTORS, SizingPoint, pareto_front, right_sizing
 from trainbill.spec import Plan
 from trainbill.spend import SpendOverTime, spend_of
 
@@ -41,22 +40,6 @@ __all__ = [
     "simulation_of",
     "simulation_summary",
 ]
-
-
-#: Node counts tried for the right-sizing curve, as multiples of the plan's node count.
-SIZING_FACTORS: tuple[float, ...] = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SizingPoint:
-    """The plan priced at one node count."""
-
-    nodes: int
-    gpus: int
-    wall_hours: float
-    total_usd: float
-    quote_usd: float
-    current: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,66 +112,6 @@ class Analysis:
     spend: SpendOverTime | None = None
 
 
-def right_sizing(
-    plan: Plan,
-    catalog: Catalog,
-    *,
-    today: date | None = None,
-    base: Forecast | None = None,
-    calibrations: Sequence[Any] = (),
-) -> tuple[tuple[SizingPoint, ...], str]:
-    """Price the plan at node counts around its own; return the points and how hours were set.
-
-    With ``model.params`` and ``model.tokens`` (and no fixed ``run.hours``) the time model
-    derives the hours at each size, including its communication and straggler losses. With
-    fixed ``run.hours`` there is no model to scale, so the sweep assumes the node-hours stay
-    constant (perfect scaling) and says so: an optimistic curve, labelled as such.
-
-    ``calibrations`` (with the uncalibrated ``catalog``) price every size as
-    ``forecast_calibrated`` prices the plan: a profile's measured MFU holds at another node
-    count of the same instance, and the time model extrapolates it with its scaling.
-    """
-
-    def price(variant: Plan) -> Forecast:
-        if calibrations:
-            return forecast_calibrated(variant, catalog, calibrations, today=today)
-        return forecast(variant, catalog, today=today)
-
-    fc = base or price(plan)
-    n0 = fc.usage.nodes
-    instance = fc.usage.instance.instance
-    fixed = plan.run.hours
-    if fixed is None:
-        basis = "hours derived by the time model at each node count"
-    else:
-        basis = (
-            f"run.hours is fixed at {fixed:g} h for {n0} nodes, so other sizes assume the same "
-            f"node-hours (perfect scaling: hours × {n0} / nodes); give model.params and "
-            "model.tokens for the time model's own scaling"
-        )
-    counts = sorted({max(1, round(n0 * f)) for f in SIZING_FACTORS})
-    points: list[SizingPoint] = []
-    for n in counts:
-        cluster = plan.cluster.model_copy(update={"nodes": n, "gpus": None, "instance": instance})
-        run = plan.run if fixed is None else plan.run.model_copy(update={"hours": fixed * n0 / n})
-        variant = plan.model_copy(update={"cluster": cluster, "run": run})
-        try:
-            f = fc if n == n0 else price(variant)
-        except TrainbillError:
-            continue
-        points.append(
-            SizingPoint(
-                nodes=n,
-                gpus=f.usage.gpus,
-                wall_hours=f.usage.wall_hours,
-                total_usd=f.total_usd,
-                quote_usd=f.quote_usd,
-                current=n == n0,
-            )
-        )
-    return tuple(points), basis
-
-
 def _mix_words(c: Candidate) -> str:
     sp = (
         "no Savings Plan"
@@ -238,20 +161,6 @@ def planner_summary(
         evaluated=sized.evaluated + wide.evaluated,
         elapsed_s=sized.elapsed_s + wide.elapsed_s,
     )
-
-
-def pareto_front(points: Sequence[SizingPoint]) -> tuple[SizingPoint, ...]:
-    """Points no other point beats on both wall-clock hours and total cost, fastest first."""
-    front = [
-        p
-        for p in points
-        if not any(
-            (q.wall_hours <= p.wall_hours and q.total_usd <= p.total_usd)
-            and (q.wall_hours < p.wall_hours or q.total_usd < p.total_usd)
-            for q in points
-        )
-    ]
-    return tuple(sorted(front, key=lambda p: (p.wall_hours, p.total_usd)))
 
 
 def simulation_summary(

@@ -45,6 +45,7 @@ from trainbill.errors import TrainbillError
 from trainbill.forecast import HIDDEN_LABELS, CautionKind, Forecast, Step, forecast_usage
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
+from trainbill.sizing import SIZING_FACTORS, right_sizing
 from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
 from trainbill.usage import usage_for
 
@@ -436,6 +437,37 @@ def _right_size_action(
     return _action("right_size", fc, alt, title, "; ".join(parts), change)
 
 
+def _sized_action(
+    plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, today: date | None
+) -> Action | None:
+    """Right-size for a plan whose kernel efficiency is measured: the planner prices node
+    counts with the modelled efficiency, so the cheapest point of the node-count sweep
+    (``sizing.right_sizing``: ``SIZING_FACTORS`` × the plan's nodes), each priced as the plan
+    is (the measured MFU holds on the same instance), within the plan's deadline or, without
+    one, its own wall-clock."""
+    u = fc.usage
+    limit = plan.run.deadline_hours if plan.run.deadline_hours is not None else u.wall_hours
+    points, _basis = right_sizing(plan, catalog, today=today, base=fc, price=price)
+    fits = [pt for pt in points if not pt.current and pt.wall_hours <= limit]
+    best = min(fits, key=lambda pt: pt.total_usd, default=None)
+    if best is None or best.total_usd >= fc.total_usd:
+        return None
+    change: dict[str, Any] = {"cluster.nodes": best.nodes}
+    variant = plan.model_copy(
+        update={"cluster": plan.cluster.model_copy(update={"nodes": best.nodes, "gpus": None,
+                                                           "instance": u.instance.instance})}
+    )  # fmt: skip
+    alt = price(variant)
+    caveat = (
+        f"{best.nodes} nodes take {alt.usage.wall_hours:,.1f} h of wall-clock instead of "
+        f"{u.wall_hours:,.1f} h; node counts ×{min(SIZING_FACTORS):g}–×{max(SIZING_FACTORS):g} "
+        "of the plan's, each priced with the measured MFU (the planner's finer search uses the "
+        "modelled efficiency)"
+    )
+    title = f"Use {best.nodes:,} nodes ({best.gpus:,} GPUs) instead of {u.nodes:,}"
+    return _action("right_size", fc, alt, title, caveat, change)
+
+
 def _savings_plan_action(
     plan: Plan, fc: Forecast, catalog: Catalog, price: Pricer, notes: list[str]
 ) -> Action | None:
@@ -601,7 +633,7 @@ def advise(
     ``calibrations`` the files behind it: each variant of the plan takes a profile's measured
     MFU by the rule the forecast took it (``calibration.measured_mfu_of``), so a saving is
     measured against the same kernel efficiency. The planner's node-count search has no
-    measured MFU, so with one the right-size action is left out, and a note says so.
+    measured MFU, so with one right-size takes the node-count sweep instead (``_sized_action``).
 
     A plan the forecast can price but a variant or the simulation cannot (a run at the
     wall-clock cap, which any extra hour pushes over) loses only that part, and the notes say
@@ -624,11 +656,7 @@ def advise(
 
     def right_size() -> Action | None:
         if measured_mfu_of(plan, catalog, calibrations) is not None:
-            notes.append(
-                "right size: not searched: the planner prices node counts with the modelled "
-                "kernel efficiency, not the measured MFU"
-            )
-            return None
+            return _sized_action(plan, fc, catalog, price, today)
         return _right_size_action(plan, fc, catalog, price, today, notes)
 
     steps: tuple[tuple[str, Callable[[], Action | None]], ...] = (

@@ -41,9 +41,12 @@ def test_profile_sets_the_compute_hours() -> None:
     flops = 6 * 7e9 * 1e11 + 12 * 32 * 4096 * 4096 * 1e11
     assert d["time"]["compute_hours"] == pytest.approx(flops / (64 * 989e12 * 0.40) / 3600)
     assert d["budget_usd"] >= d["total_usd"]
-    # As the CLI: actions priced with the measured MFU, the planner's node-count search left out.
-    assert all(a["kind"] != "right_size" for a in d["actions"])
-    assert any(n.startswith("right size: not searched") for n in d["action_notes"])
+    # As the CLI: actions priced with the measured MFU (right-size by the node-count sweep).
+    assert all(
+        "priced with the measured MFU" in a["caveat"]
+        for a in d["actions"]
+        if a["kind"] == "right_size"
+    )
 
 
 def test_bill_rates_price_the_overheads() -> None:

@@ -33,7 +33,7 @@ from trainbill.calibration import (
 )
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
 from trainbill.errors import InfeasibleError, SpecError
-from trainbill.forecast import Step, forecast
+from trainbill.forecast import Forecast, Step, forecast
 from trainbill.headline import advise
 from trainbill.ledger import CATEGORIES
 from trainbill.optimize import SearchSpace, optimize
@@ -137,7 +137,11 @@ def forecast_routes(p: Pricing) -> APIRouter:
         node count of the same instance)."""
         plan, named = _plan_and_calibrations(p, body)
         cals = [cal for _, cal in named]
-        points, basis = right_sizing(plan, p.catalog, today=p.today, calibrations=cals)
+
+        def priced(variant: Plan) -> Forecast:
+            return forecast_calibrated(variant, p.catalog, cals, today=p.today)
+
+        points, basis = right_sizing(plan, p.catalog, today=p.today, price=priced if cals else None)
         front = {pt.nodes for pt in pareto_front(points)}
         out: dict[str, Any] = clean(
             {
