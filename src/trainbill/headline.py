@@ -45,7 +45,7 @@ from trainbill.errors import TrainbillError
 from trainbill.forecast import HIDDEN_LABELS, CautionKind, Forecast, Step, forecast_usage
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
-from trainbill.sizing import SIZING_FACTORS, right_sizing
+from trainbill.sizing import SIZING_FACTORS, at_node_count, right_sizing
 from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
 from trainbill.usage import usage_for
 
@@ -453,11 +453,7 @@ def _sized_action(
     if best is None or best.total_usd >= fc.total_usd:
         return None
     change: dict[str, Any] = {"cluster.nodes": best.nodes}
-    variant = plan.model_copy(
-        update={"cluster": plan.cluster.model_copy(update={"nodes": best.nodes, "gpus": None,
-                                                           "instance": u.instance.instance})}
-    )  # fmt: skip
-    alt = price(variant)
+    alt = price(at_node_count(plan, fc, best.nodes))
     caveat = (
         f"{best.nodes} nodes take {alt.usage.wall_hours:,.1f} h of wall-clock instead of "
         f"{u.wall_hours:,.1f} h; node counts ×{min(SIZING_FACTORS):g}–×{max(SIZING_FACTORS):g} "

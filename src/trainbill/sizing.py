@@ -15,7 +15,7 @@ from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
 from trainbill.spec import Plan
 
-__all__ = ["SIZING_FACTORS", "SizingPoint", "pareto_front", "right_sizing"]
+__all__ = ["SIZING_FACTORS", "SizingPoint", "at_node_count", "pareto_front", "right_sizing"]
 
 
 #: Node counts tried for the right-sizing curve, as multiples of the plan's node count.
@@ -60,7 +60,6 @@ def right_sizing(
 
     fc = base or priced(plan)
     n0 = fc.usage.nodes
-    instance = fc.usage.instance.instance
     fixed = plan.run.hours
     if fixed is None:
         basis = "hours derived by the time model at each node count"
@@ -73,9 +72,7 @@ def right_sizing(
     counts = sorted({max(1, round(n0 * f)) for f in SIZING_FACTORS})
     points: list[SizingPoint] = []
     for n in counts:
-        cluster = plan.cluster.model_copy(update={"nodes": n, "gpus": None, "instance": instance})
-        run = plan.run if fixed is None else plan.run.model_copy(update={"hours": fixed * n0 / n})
-        variant = plan.model_copy(update={"cluster": cluster, "run": run})
+        variant = at_node_count(plan, fc, n)
         try:
             f = fc if n == n0 else priced(variant)
         except TrainbillError:
@@ -91,6 +88,17 @@ def right_sizing(
             )
         )
     return tuple(points), basis
+
+
+def at_node_count(plan: Plan, fc: Forecast, nodes: int) -> Plan:
+    """The plan on ``nodes`` nodes of the instance its forecast ``fc`` resolved: fixed
+    ``run.hours`` scaled to keep the node-hours (perfect scaling, as ``right_sizing`` says)."""
+    n0, fixed = fc.usage.nodes, plan.run.hours
+    cluster = plan.cluster.model_copy(
+        update={"nodes": nodes, "gpus": None, "instance": fc.usage.instance.instance}
+    )
+    run = plan.run if fixed is None else plan.run.model_copy(update={"hours": fixed * n0 / nodes})
+    return plan.model_copy(update={"cluster": cluster, "run": run})
 
 
 def pareto_front(points: Sequence[SizingPoint]) -> tuple[SizingPoint, ...]:
