@@ -140,3 +140,22 @@ def test_a_resolved_job_gives_the_same_usage(catalog: Catalog) -> None:
     shared = usage_for(eight, catalog, job=replace(job, nodes=8))
     assert shared == usage_for(eight, catalog, today=TODAY)
     assert shared.gpus == 64
+
+
+def test_a_checkpoint_to_ebs_is_written_no_faster_than_each_node_s_volume(
+    catalog: Catalog,
+) -> None:
+    """Each node writes its shard to its own gp3 volume, so the volume's provisioned throughput
+    bounds the write: 100 GB over 4 nodes = 25 GB per node; at 125 MiB/s = 131.072 MB/s that
+    is 25e9 / 131.072e6 = 190.7 s, not the 5 s of 5 GB/s per node. With 0.5 GB/s per node
+    stated and a 1,000 MiB/s (1.049 GB/s) volume, the stated rate is the bound: 50 s."""
+    ck = {**_plan()["checkpoint"], "target": "ebs"}
+    storage = {"ebs_gb_per_node": 500, "ebs_throughput_mibps": 125, "fsx_capacity_gb": 0}
+    slow = _usage(catalog, checkpoint=ck, storage=storage).checkpoint
+    assert slow.stall_hours_each == pytest.approx(25e9 / (125 * 1048576) / 3600)
+    fast = _usage(
+        catalog,
+        checkpoint={**ck, "write_gbytes_per_s_per_node": 0.5},
+        storage={**storage, "ebs_throughput_mibps": 1000},
+    ).checkpoint
+    assert fast.stall_hours_each == pytest.approx(25 / 0.5 / 3600)

@@ -60,6 +60,7 @@ FSX_TIER_MBPS_PER_TIB = {
     "persistent_1000": 1000.0,
 }
 _GB_PER_TIB = 1099.511627776
+_MIB = 1048576.0
 _DAYS_PER_YEAR = 365.25  # Julian year: ages in years from day counts
 #: A run dated this many days after its price date is priced at stale prices: warn.
 _RUN_AFTER_PRICES_DAYS = 365
@@ -1107,14 +1108,22 @@ def _compute(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class _Target:
+    """Where a checkpoint is written, with what bounds its write rate there."""
+
+    target: str
+    fsx_gb: float
+    fsx_tier: str
+    ebs_mibps: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Writes:
     """How a checkpoint is written: its size, where, and how long one stalls training."""
 
     size_gb: float
-    target: str
+    to: _Target
     asynchronous: bool
-    fsx_gb: float
-    fsx_tier: str
     stall_each: float
 
 
@@ -1136,16 +1145,20 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int) -> _Writes:
     if target == "fsx" and fsx_gb <= 0:
         msg = "checkpoint target is fsx but storage.fsx_capacity_gb is 0; give the FSx capacity"
         raise SpecError(msg, field="checkpoint.target")
+    ebs_mibps = (
+        float(d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps"))
+        if target == "ebs"
+        else 0.0
+    )
+    to = _Target(target=target, fsx_gb=fsx_gb, fsx_tier=fsx_tier, ebs_mibps=ebs_mibps)
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
-        rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, target, fsx_gb, fsx_tier)
+        rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to)
     return _Writes(
         size_gb=size_gb,
-        target=target,
+        to=to,
         asynchronous=asynchronous,
-        fsx_gb=fsx_gb,
-        fsx_tier=fsx_tier,
         stall_each=size_gb / rate / 3600.0 if size_gb > 0 else 0.0,
     )
 
@@ -1184,7 +1197,7 @@ def _checkpoint_schedule(
     floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
     if writes.asynchronous and writes.size_gb > 0 and ck.interval_hours is None and per_hour > 0:
         given = ck.write_gbytes_per_s_per_node
-        rate = _write_rate(d, given, job.nodes, writes.target, writes.fsx_gb, writes.fsx_tier)
+        rate = _write_rate(d, given, job.nodes, writes.to)
         floor = max(floor, writes.size_gb / rate / 3600.0)
     return _checkpoint_interval(d, ck.interval_hours, writes.stall_each, per_hour, floor)
 
@@ -1222,8 +1235,8 @@ def _storage(plan: Plan, d: _Defaults, writes: _Writes) -> Storage:
         ebs_throughput_mibps=float(
             d.get(st.ebs_throughput_mibps, "defaults.storage.ebs_throughput_mibps")
         ),
-        fsx_capacity_gb=writes.fsx_gb,
-        fsx_tier=writes.fsx_tier,
+        fsx_capacity_gb=writes.to.fsx_gb,
+        fsx_tier=writes.to.fsx_tier,
     )
 
 
@@ -1235,7 +1248,7 @@ def _checkpoint(
     interval, optimum, basis = schedule
     return Checkpoint(
         size_gb=writes.size_gb,
-        target=writes.target,
+        target=writes.to.target,
         asynchronous=writes.asynchronous,
         keep_last=int(d.get(ck.keep_last, "defaults.checkpoint.keep_last")),
         retention_days=float(d.get(ck.retention_days, "defaults.checkpoint.retention_days")),
@@ -1378,14 +1391,17 @@ def _given_hours_with_step_model(
     )
 
 
-def _write_rate(
-    d: _Defaults, given: float | None, nodes: int, target: str, fsx_gb: float, fsx_tier: str
-) -> float:
-    """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by the FSx
-    tier's throughput when writing to FSx."""
+def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> float:
+    """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by what the
+    target can take. FSx: the file system's throughput (capacity × the tier's MB/s per TiB).
+    EBS: each node writes its own shard to its own gp3 volume, which moves no more than the
+    volume's provisioned throughput (MiB/s; a synchronous write to a 125 MiB/s baseline volume
+    is 15× slower than the 2 GB/s per node of an S3 multipart upload)."""
     rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
-    if target == "fsx":
-        rate = min(rate, fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[fsx_tier] / 1000.0)
+    if to.target == "fsx":
+        rate = min(rate, to.fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[to.fsx_tier] / 1000.0)
+    elif to.target == "ebs":
+        rate = min(rate, to.ebs_mibps * _MIB / 1e9 * nodes)
     return rate
 
 

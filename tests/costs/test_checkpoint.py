@@ -30,8 +30,13 @@ def _usage(catalog: Catalog, purchase: dict[str, Any] | None = None, **ckpt: Any
         **ckpt,
     }
     plan["purchase"] = purchase or {}
-    # An FSx fast enough not to cap the 4 GB/s (24,000 GB at 1,000 MB/s per TiB ≈ 21.8 GB/s).
-    plan["storage"] |= {"fsx_capacity_gb": 24000, "fsx_tier": "persistent_1000"}
+    # An FSx fast enough not to cap the 4 GB/s (24,000 GB at 1,000 MB/s per TiB ≈ 21.8 GB/s),
+    # and EBS volumes that take 1 GB/s each (1,000 MiB/s ≈ 1.049 GB/s).
+    plan["storage"] |= {
+        "fsx_capacity_gb": 24000,
+        "fsx_tier": "persistent_1000",
+        "ebs_throughput_mibps": 1000,
+    }
     return usage_for(plan_from_dict(plan), catalog, today=TODAY)
 
 
@@ -66,7 +71,7 @@ def test_fsx_or_ebs_target_is_only_the_stall(catalog: Catalog, target: str) -> N
     assert stall.quantity == pytest.approx(0.25)
     assert stall.unit_price_usd == pytest.approx(40.0)
     assert stall.cost_usd == pytest.approx(10.0)
-    assert f"synchronous write to {target}" in stall.basis()
+    assert f"720 GB at 4 GB/s, synchronous write to {target}" in stall.basis()
 
 
 def test_stall_is_billed_at_the_blended_spot_rate(catalog: Catalog) -> None:

@@ -49,8 +49,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit_price_usd=rate,
         basis=lambda: (
             f"{u.checkpoint.count:,.1f} checkpoints (every {u.checkpoint.interval_hours:g} h) × "
-            f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB, "
-            f"{mode}); {words()}"
+            f"{u.checkpoint.stall_hours_each * 60:,.2f} min ({u.checkpoint.size_gb:,.0f} GB "
+            f"at {_write_gbytes_per_s(u):,.3g} GB/s, {mode}); {words()}"
         ),
         source=cluster_rate_source(catalog, usage),
         provenance=cluster_rate_provenance(catalog, usage),
@@ -59,6 +59,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     if usage.checkpoint.target != "s3":
         return
     yield from _object_storage(usage, catalog)
+
+
+def _write_gbytes_per_s(u: Usage) -> float:
+    """The cluster's write rate the stall implies (the per-node rate, or what the target takes:
+    an FSx file system's or each node's EBS volume's throughput; ``usage``)."""
+    return float(u.checkpoint.size_gb / (u.checkpoint.stall_hours_each * 3600.0))
 
 
 def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
