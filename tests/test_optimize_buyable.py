@@ -3,9 +3,12 @@ default, with a typed caveat for every change of accelerator, cloud or spot shar
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from conftest import EXAMPLES, SEED, TODAY
+from costs.tiny import price
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.optimize import Candidate, SearchSpace, optimize
@@ -124,3 +127,44 @@ def test_rightsizing_efficiency_is_relative_to_the_fewest_node_hours(catalog: Ca
         assert r.efficiency == pytest.approx(min(node_hours) / nh, rel=1e-12)
         assert r.efficiency <= 1.0
     assert max(r.efficiency for r in rows) == 1.0
+
+
+def _hyperpod_space() -> SearchSpace:
+    return SearchSpace(
+        instances=("p5.48xlarge",),
+        nodes=(32,),
+        spot_fractions=(0.0, 1.0),
+        orchestrators=("ec2", "hyperpod"),
+        checkpoint_intervals_hours=(2.0,),
+    )
+
+
+def test_hyperpod_without_an_ml_price_is_not_a_candidate(catalog: Catalog) -> None:
+    """The catalog has no SageMaker ml.p5.48xlarge price: a HyperPod cluster priced at the EC2
+    rate would tie EC2 less its premium and win on its faster restarts, so it is left out, with
+    the forecast's own reason."""
+    result = optimize(load_plan(SEED), catalog, space=_hyperpod_space(), today=TODAY)
+    none = catalog.find_price(
+        "ml.p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=TODAY
+    )
+    assert none is None
+    assert all(c.orchestrator == "ec2" for c in [result.best, *result.pareto])
+    assert any(
+        s.startswith("p5.48xlarge: HyperPod not searched (no published SageMaker ml.p5.48xlarge")
+        for s in result.skipped
+    )
+
+
+def test_hyperpod_with_an_ml_price_is_searched_on_demand_only(catalog: Catalog) -> None:
+    """With an ml.p5.48xlarge price the on-demand premium is priced, so HyperPod is searched; on
+    spot it still has no published HyperPod Spot rate, so every HyperPod candidate found keeps its
+    nodes on demand although spot would be far cheaper (the plan's own EC2 is searched too)."""
+    ml = price("ml.p5.48xlarge", "on_demand", "instance-hour", 1000.0)
+    with_ml = replace(catalog, prices=(*catalog.prices, ml))
+    space = replace(_hyperpod_space(), orchestrators=("hyperpod",))
+    result = optimize(load_plan(SEED), with_ml, space=space, today=TODAY)
+    found = [c for c in [result.best, *result.pareto] if c.orchestrator == "hyperpod"]
+    assert found
+    assert all(c.spot_fraction == 0.0 for c in found)
+    assert any(s.startswith("p5.48xlarge: HyperPod on spot not searched") for s in result.skipped)
+    assert not any(s.startswith("p5.48xlarge: HyperPod not searched") for s in result.skipped)

@@ -6,17 +6,19 @@ premium (an AWS fee on a GCP bill), and every GCP/Azure plan was labelled "ec2".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from conftest import TODAY, run_argv
+from conftest import SEED, TODAY, run_argv
+from costs.tiny import price
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.forecast import forecast
 from trainbill.optimize import SearchSpace, optimize
-from trainbill.spec import plan_from_dict
-from trainbill.whatif import compare_orchestrators
+from trainbill.spec import load_plan, plan_from_dict
+from trainbill.whatif import cheapest_priced, compare_orchestrators
 
 
 def _plan(provider: str, instance: str, orchestrator: str | None = None) -> dict[str, object]:
@@ -107,3 +109,26 @@ def test_gpu_only_plan_on_another_cloud_uses_its_vm_name(catalog: Catalog) -> No
     )
     with pytest.raises(SpecError, match="allowed values for gcp: vm"):
         forecast(hp, catalog, today=TODAY)
+
+
+def test_hyperpod_without_its_premium_is_never_the_cheapest(catalog: Catalog) -> None:
+    """The seed plan on AWS: no ml.p5.48xlarge price and half the nodes on spot, so HyperPod's
+    total misses two charges. It is flagged and left out of the cheapest; with an ml.* price
+    and every node on demand, nothing is missing and it competes."""
+    seed = load_plan(SEED)
+    rows = compare_orchestrators(seed, catalog, today=TODAY)
+    by = {r.orchestrator: r for r in rows}
+    assert len(by["hyperpod"].unpriced) == 2
+    assert by["ec2"].unpriced == ()
+    assert by["eks"].unpriced == ()
+    cheapest = cheapest_priced(rows)
+    assert cheapest is not None
+    assert cheapest.orchestrator != "hyperpod"
+    on_demand = seed.model_copy(
+        update={"purchase": seed.purchase.model_copy(update={"spot_fraction": 0.0})}
+    )
+    ml = price("ml.p5.48xlarge", "on_demand", "instance-hour", 1.0)  # below EC2: a $0 premium
+    with_ml = replace(catalog, prices=(*catalog.prices, ml))
+    rows = compare_orchestrators(on_demand, with_ml, today=TODAY)
+    assert all(r.unpriced == () for r in rows)
+    assert cheapest_priced(rows) == min(rows, key=lambda r: r.total_usd)

@@ -40,6 +40,7 @@ __all__ = [
     "Usage",
     "failures_per_hour",
     "hours_lost_per_interruption",
+    "hyperpod_unpriced",
     "instance_family",
     "reclaims_per_hour",
     "resolve_cluster",
@@ -552,7 +553,7 @@ def _savings_plan_kind(
     return kind
 
 
-def _hyperpod_warnings(
+def hyperpod_unpriced(
     catalog: Catalog,
     inst: Instance,
     orchestrator: str,
@@ -561,7 +562,9 @@ def _hyperpod_warnings(
     region: str,
     as_of: date,
 ) -> tuple[str, ...]:
-    """What HyperPod's bill cannot price from published figures, said rather than guessed."""
+    """What HyperPod's bill cannot price from published figures, said rather than guessed: a
+    forecast warns with it, and the planner and the orchestrator comparison do not rank a
+    HyperPod cluster whose premium is missing against priced ones as if it were free."""
     if orchestrator != "hyperpod":
         return ()
     out: list[str] = []
@@ -941,7 +944,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     warnings = (
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
-        *_hyperpod_warnings(catalog, inst, orchestrator, spot, provider, region, as_of),
+        *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_date_warnings(catalog, as_of, run_date, day),
         *zone_notes,
         *data_notes,

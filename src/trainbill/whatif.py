@@ -28,7 +28,7 @@ from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import executed_flops, training_flops
-from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage
+from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage, hyperpod_unpriced
 
 __all__ = [
     "ORCHESTRATORS",
@@ -40,6 +40,7 @@ __all__ = [
     "apply_attention_sparsity",
     "attention_share",
     "attention_time_share",
+    "cheapest_priced",
     "compare_orchestrators",
     "rule_of_thumb",
     "sparse_attention",
@@ -67,11 +68,21 @@ class OrchestratorRow:
     setup_time: str
     failure_risk: str
     article_cost_100h_usd: float
+    #: Charges of this orchestrator the catalog cannot price (HyperPod's ml.* premium, a
+    #: HyperPod Spot rate; ``usage.hyperpod_unpriced``): the total is then a lower bound.
+    unpriced: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float:
         """The real bill under this orchestrator."""
         return self.forecast.total_usd
+
+
+def cheapest_priced(rows: Sequence[OrchestratorRow]) -> OrchestratorRow | None:
+    """The cheapest orchestrator whose bill is whole: a row missing a charge (``unpriced``)
+    would win by what it leaves out. None when every row misses one."""
+    priced = [r for r in rows if not r.unpriced]
+    return min(priced, key=lambda r: r.total_usd) if priced else None
 
 
 def with_orchestrator(plan: Plan, orchestrator: str) -> Plan:
@@ -103,6 +114,9 @@ def compare_orchestrators(
     for o in ORCHESTRATORS:
         fc = forecast(with_orchestrator(plan, o), catalog, today=today)
         cats = fc.ledger.by_category()
+        u = fc.usage
+        spot = float(u.purchase.spot_fraction)
+        gaps = hyperpod_unpriced(catalog, u.instance, o, spot, u.provider, u.region, u.as_of)
         rows.append(
             OrchestratorRow(
                 orchestrator=o,
@@ -114,6 +128,7 @@ def compare_orchestrators(
                 setup_time=str(catalog.value(f"whatif.setup_time_{o}")),
                 failure_risk=str(catalog.value(f"whatif.failure_risk_{o}")),
                 article_cost_100h_usd=float(catalog.value(f"whatif.article_cost_100h_{o}")),
+                unpriced=gaps,
             )
         )
     return rows

@@ -15,7 +15,13 @@ from trainbill.cli import app
 from trainbill.cli._common import catalog_from_options, console, print_json
 from trainbill.importers import ImportReport, import_cluster, provenance
 from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
-from trainbill.whatif import compare_orchestrators, rule_of_thumb, sparse_attention, storage_check
+from trainbill.whatif import (
+    cheapest_priced,
+    compare_orchestrators,
+    rule_of_thumb,
+    sparse_attention,
+    storage_check,
+)
 
 __all__ = ["imported_plan", "render_import"]
 
@@ -56,6 +62,7 @@ def compare_cmd(
                     "setup_time": r.setup_time,
                     "failure_risk": r.failure_risk,
                     "article_cost_100h_usd": r.article_cost_100h_usd,
+                    "unpriced": list(r.unpriced),
                 }
                 for r in rows
             ]
@@ -78,7 +85,7 @@ def compare_cmd(
     table_rows = [
         [
             r.label,
-            _m(r.total_usd),
+            _m(r.total_usd) + (" *" if r.unpriced else ""),
             _m(r.orchestration_usd),
             f"{r.restart_hours:g}",
             _m(r.disruption_usd),
@@ -90,10 +97,18 @@ def compare_cmd(
         for r in rows
     ]
     print_table(_common.console, "Same job, three orchestrators", cols, table_rows, wide=wide)
-    cheapest = min(rows, key=lambda r: r.total_usd)
+    for r in rows:
+        for gap in r.unpriced:
+            console.print(f"* {r.label}: a lower bound: {escape(gap)}")
+    cheapest = cheapest_priced(rows)
+    whole = "" if cheapest is None or len(rows) == 1 else " among the fully priced"
     console.print(
-        f"Cheapest for this job: [bold]{cheapest.label}[/bold]. Set-up times and risk are the "
-        "article's, not computed."
+        (
+            f"Cheapest{whole} for this job: [bold]{cheapest.label}[/bold]. "
+            if cheapest is not None
+            else "No orchestrator is fully priced: no cheapest. "
+        )
+        + "Set-up times and risk are the article's, not computed."
     )
 
 

@@ -24,7 +24,7 @@ from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
 from trainbill.optimize.space import SearchSpace, _Axes, _axes_for, candidate_plan
 from trainbill.spec import Plan
-from trainbill.usage import Job, Usage, resolve_job, usage_for
+from trainbill.usage import Job, Usage, hyperpod_unpriced, resolve_job, usage_for
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -96,6 +96,8 @@ class _Pricer:
         expected run over the grid (its spot shares zero where spot has no price)."""
         spots = sp if self.spot_ok else np.zeros_like(sp)
         sched = _schedule(base, iv, spots)
+        if base.orchestrator == "hyperpod" and self._hyperpod_unpriced(base, spot=0.0):
+            return np.full((len(self.axes.sp), 2, iv.size, spots.size), np.inf), sched
         try:
             out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
         except CatalogError as exc:
@@ -104,9 +106,31 @@ class _Pricer:
             self.spot_ok = False
             self.notes.append(f"{self.inst.instance}: spot not searched ({exc})")
             return self.price(base, iv, sp)
-        if not self.spot_ok:
+        if not self.spot_ok or (
+            base.orchestrator == "hyperpod" and self._hyperpod_unpriced(base, spot=1.0)
+        ):
             out[..., sp > 0] = np.inf
         return out, sched
+
+    def _hyperpod_unpriced(self, base: Usage, *, spot: float) -> bool:
+        """Whether HyperPod has a charge the catalog cannot price: on demand its ml.* premium,
+        on spot also a HyperPod Spot rate (``usage.hyperpod_unpriced``, the forecast's own
+        warning). Such points are not candidates: ranked, they would win by the missing
+        charge. Noted once per instance."""
+
+        def gaps(share: float) -> tuple[str, ...]:
+            return hyperpod_unpriced(
+                self.catalog, self.inst, "hyperpod", share, base.provider, base.region, base.as_of
+            )
+
+        missing = gaps(spot) if spot == 0 else tuple(g for g in gaps(spot) if g not in gaps(0.0))
+        for gap in missing:
+            note = (
+                f"{self.inst.instance}: HyperPod {'on spot ' if spot else ''}not searched ({gap})"
+            )
+            if note not in self.notes:
+                self.notes.append(note)
+        return bool(missing)
 
     def _options(self, orch: str, grid: Usage, shape: tuple[int, ...]) -> FloatArray:
         parts: list[FloatArray] = []
