@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from conftest import EXAMPLES, run_argv
+from costs.tiny import price
 from trainbill.catalog import Catalog
 from trainbill.commit import MonthlyUsage, advise_commitment, parse_usage_csv
-from trainbill.errors import SpecError
+from trainbill.errors import PriceNotFoundError, SpecError
 
 AS_OF = date(2026, 12, 2)
 # p5.48xlarge on-demand after the June-2025 cut: $55.04/h for 8 H100 = $6.88/GPU-hour (prices.csv).
 OD = 55.04 / 8
+
+
+@pytest.fixture
+def rated(catalog: Catalog) -> Catalog:
+    """The packaged catalog plus made-up published p5.48xlarge commitment rates (the catalog has
+    none): 1yr at 58% and 3yr at 45% of the $55.04 on-demand rate, i.e. 42% and 55% off."""
+    return replace(
+        catalog,
+        prices=(
+            *catalog.prices,
+            price("p5.48xlarge", "sp_1yr", "instance-hour", 0.58 * 55.04),
+            price("p5.48xlarge", "sp_3yr", "instance-hour", 0.45 * 55.04),
+        ),
+    )
 
 
 def _usage(*hours: float) -> MonthlyUsage:
@@ -24,14 +40,16 @@ def _usage(*hours: float) -> MonthlyUsage:
     )
 
 
-def test_optimum_and_break_even_by_hand(catalog: Catalog) -> None:
+def test_optimum_and_break_even_by_hand(rated: Catalog) -> None:
     """Months 100, 100, 100, 200 GPU-h; 1yr = 42% off, so break-even = 0.58.
 
     cost(K) per month in on-demand GPU-h: K=0 → 125; K=100 → 0.58·100 + 25 = 83; K=200 → 116.
     The optimum commits 100 GPU-h: 83 × $6.88 = $571.04/month. A 3yr term over a 12-month
     horizon is paid 36 months: effective rate 0.45 × 3 = 1.35 × on-demand, so commit nothing.
     """
-    a = advise_commitment(_usage(100, 100, 100, 200), catalog, as_of=AS_OF, horizon_months=12)
+    a = advise_commitment(
+        _usage(100, 100, 100, 200), rated, instance="p5.48xlarge", as_of=AS_OF, horizon_months=12
+    )
     one, three = a.terms
     assert one.break_even_utilization == pytest.approx(0.58)
     assert one.commit_gpu_hours_per_month == pytest.approx(100)
@@ -41,13 +59,15 @@ def test_optimum_and_break_even_by_hand(catalog: Catalog) -> None:
     assert a.best_term == "1yr"
 
 
-def test_rule_of_thumb_holds_only_when_usage_shrinks(catalog: Catalog) -> None:
+def test_rule_of_thumb_holds_only_when_usage_shrinks(rated: Catalog) -> None:
     """Steady 1,000 GPU-h: optimum commits 100% of baseline; the 70% rule forgoes 300 h × 42%.
 
     Regret at scale 1.0 = 300 × $6.88 × 0.42 = $866.88/month (> 1% of $6,880 spend): fails.
     At scale 0.7 usage is 700 = 70% of the historical baseline: the rule is optimal (regret 0).
     """
-    a = advise_commitment(_usage(*[1000] * 12), catalog, as_of=AS_OF, horizon_months=12)
+    a = advise_commitment(
+        _usage(*[1000] * 12), rated, instance="p5.48xlarge", as_of=AS_OF, horizon_months=12
+    )
     checks = {c.scale: c for c in a.terms[0].rule_checks}
     assert checks[1.0].rule_regret_usd_per_month == pytest.approx(300 * OD * 0.42)
     assert not checks[1.0].holds
@@ -125,7 +145,7 @@ def test_cli_reads_a_spreadsheet_bom(capsys: pytest.CaptureFixture[str], tmp_pat
     before."""
     f = tmp_path / "usage.csv"
     f.write_bytes(b"\xef\xbb\xbfmonth,gpu_hours\n2026-01,1000\n2026-02,1000\n")
-    code, out, _err = run_argv(["commit", str(f), "--json", "--as-of", "2026-06-01"], capsys)
+    code, out, _err = run_argv(["commit", str(f), "--json", "--as-of", "2026-12-02"], capsys)
     assert code == 0
     assert json.loads(out)["months"] == 2
 
@@ -143,3 +163,20 @@ def test_thousands_separators_still_read() -> None:
     """'2,500.5' is 2500.5 and '1,234,567' is 1234567."""
     u = parse_usage_csv('month,gpu_hours\n2026-01,"2,500.5"\n2026-02,"1,234,567"\n')
     assert u.gpu_hours == (2500.5, 1234567.0)
+
+
+def test_only_a_published_rate_is_advised_on(catalog: Catalog) -> None:
+    """The packaged catalog publishes no p5.48xlarge commitment rate (the seed article's 42%/55%
+    off is a claim): the advice refuses rather than restate the claim, and names instances that
+    have one. p5en.48xlarge has a published 3-yr rate ($23.80/h, prices.csv) and no 1-yr one:
+    the 3-yr term is advised at $23.80 / 8 = $2.975 per GPU-hour, the 1-yr term is listed as
+    not priced."""
+    usage = _usage(*[1000] * 12)
+    with pytest.raises(PriceNotFoundError, match=r"no published commitment rate for p5\.48xlarge"):
+        advise_commitment(usage, catalog, instance="p5.48xlarge", as_of=AS_OF)
+    a = advise_commitment(usage, catalog, instance="p5en.48xlarge", as_of=AS_OF)
+    assert [t.term for t in a.terms] == ["3yr"]
+    assert a.terms[0].rate_usd_per_gpu_hour == pytest.approx(23.80 / 8)
+    assert "3-yr EC2 Instance Savings Plan" in a.terms[0].rate_source
+    (why,) = a.unpriced_terms
+    assert why.startswith("1yr: no published 1yr commitment rate for p5en.48xlarge")

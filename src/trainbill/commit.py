@@ -38,6 +38,7 @@ from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import MAX_GPUS
 
 __all__ = [
+    "DEFAULT_INSTANCE",
     "RULE_OF_THUMB",
     "SCENARIOS",
     "TERMS",
@@ -57,6 +58,9 @@ RULE_OF_THUMB: tuple[float, float] = (0.60, 0.70)
 SCENARIOS: tuple[float, ...] = (0.5, 0.7, 1.0, 1.3)
 #: The rule "holds" when its extra cost over the optimum is within this share of on-demand.
 RULE_TOLERANCE = 0.01
+#: The default instance: AWS's H100-class instance whose Savings Plan rate is published in the
+#: packaged catalog (p5en.48xlarge, 3-yr EC2 Instance Savings Plan); p5.48xlarge has none.
+DEFAULT_INSTANCE = "p5en.48xlarge"
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 #: Commas allowed only as thousands separators: 1,234 or 12,345,678.5.
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
@@ -213,6 +217,8 @@ class CommitAdvice:
     on_demand_usd_per_month: float
     terms: tuple[TermAdvice, ...]
     best_term: str
+    #: Terms left out, each with why: no published rate (a claimed discount is no price).
+    unpriced_terms: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON of ``trainbill commit --json``."""
@@ -230,6 +236,7 @@ class CommitAdvice:
             "on_demand_usd_per_month": self.on_demand_usd_per_month,
             "best_term": self.best_term,
             "terms": [t.as_dict() for t in self.terms],
+            "unpriced_terms": list(self.unpriced_terms),
         }
 
 
@@ -251,30 +258,45 @@ def _optimum(
     return best_k, best
 
 
+#: The commitment options whose published rate prices a term, in order of preference: an EC2
+#: Instance Savings Plan (one family in one region, the deeper discount), else a Compute Savings
+#: Plan; on GCP and Azure ``sp_*`` is the committed-use or reservation rate.
+_OPTIONS = ("sp", "compute_sp")
+
+
 def _rates(
     catalog: Catalog, instance: str, region: str, as_of: date, term: str
-) -> tuple[float, str]:
+) -> tuple[float, str] | None:
+    """The provider's published commitment rate for ``term`` and its citation, or None.
+
+    Only a published rate is used, as the forecast's discount line does
+    (``costs._pricing.commitment_rate``): a rate derived from a claimed discount (the seed
+    article's 42 %/55 % for p5) would make the advice a restatement of the claim.
+    """
     inst = catalog.instance(instance)
-    try:
-        p = catalog.price(
-            instance, f"sp_{term}", provider=inst.provider, region=region, as_of=as_of
+    for option in _OPTIONS:
+        p = catalog.find_price(
+            instance, f"{option}_{term}", provider=inst.provider, region=region, as_of=as_of
         )
-        return p.usd, p.cite()
-    except PriceNotFoundError:
-        od = catalog.price(
-            instance, "on_demand", provider=inst.provider, region=region, as_of=as_of
-        )
-        a = catalog.assumption(f"commitment.{inst.provider}_discount_{term}")
-        return od.usd * (
-            1.0 - float(a.value)
-        ), f"derived: on-demand × (1 − {float(a.value):.2f}); {a.cite()}"
+        if p is not None:
+            return p.usd, p.cite(as_of)
+    return None
+
+
+def _unpriced_term(catalog: Catalog, instance: str, region: str, as_of: date, term: str) -> str:
+    inst = catalog.instance(instance)
+    return (
+        f"{term}: no published {term} commitment rate for {instance} ({inst.provider}, "
+        f"{region}) on {as_of}; add an {_OPTIONS[0]}_{term} price point with --catalog DIR "
+        "('trainbill prices update aws' fetches EC2 Instance Savings Plan rates)"
+    )
 
 
 def advise_commitment(
     usage: MonthlyUsage,
     catalog: Catalog,
     *,
-    instance: str = "p5.48xlarge",
+    instance: str = DEFAULT_INSTANCE,
     region: str | None = None,
     as_of: date,
     horizon_months: int = 36,
@@ -283,8 +305,8 @@ def advise_commitment(
 
     Args:
         usage: monthly GPU-hours (history, used as the forecast).
-        catalog: on-demand and commitment prices (explicit ``sp_*`` price points, else the
-            catalog's discount assumptions).
+        catalog: on-demand and published commitment prices (``sp_*``, else ``compute_sp_*``
+            price points); a term without one is left out (``unpriced_terms``).
         instance: the instance type the GPU-hours run on (rates are per GPU-hour).
         region: price region; default the provider's reference region.
         as_of: price date.
@@ -292,7 +314,8 @@ def advise_commitment(
 
     Raises:
         SpecError: horizon below one month.
-        PriceNotFoundError: the instance has no on-demand price.
+        PriceNotFoundError: the instance has no on-demand price, or no published commitment
+            rate for either term.
     """
     if not 1 <= horizon_months <= MAX_HORIZON_MONTHS:
         msg = f"horizon must be 1 to {MAX_HORIZON_MONTHS} months (got {horizon_months})"
@@ -305,8 +328,13 @@ def advise_commitment(
     baseline = float(u.min())
     od_month = float(u.mean()) * r_od
     advice: list[TermAdvice] = []
+    unpriced: list[str] = []
     for term, length in TERMS.items():
-        rate, source = _rates(catalog, instance, reg, as_of, term)
+        published = _rates(catalog, instance, reg, as_of, term)
+        if published is None:
+            unpriced.append(_unpriced_term(catalog, instance, reg, as_of, term))
+            continue
+        rate, source = published
         r_c = rate / inst.accelerator_count
         paid = math.ceil(horizon_months / length) * length
         r_eff = r_c * paid / horizon_months
@@ -344,6 +372,15 @@ def advise_commitment(
                 rule_checks=tuple(checks),
             )
         )
+    if not advice:
+        msg = (
+            f"no published commitment rate for {instance} ({inst.provider}, {reg}) on {as_of}, "
+            f"for any term: the advice needs the provider's rate, not a claimed discount. "
+            f"Instances with one in the catalog: {_committable(catalog, inst.provider)}. To fix: "
+            f"choose one with --instance, or add {_OPTIONS[0]}_1yr / {_OPTIONS[0]}_3yr price "
+            "points with --catalog DIR"
+        )
+        raise PriceNotFoundError(msg)
     best = min(advice, key=lambda t: t.expected_usd_per_month)
     return CommitAdvice(
         instance=instance,
@@ -359,4 +396,17 @@ def advise_commitment(
         on_demand_usd_per_month=od_month,
         terms=tuple(advice),
         best_term=best.term if best.commit_gpu_hours_per_month > 0 else "none",
+        unpriced_terms=tuple(unpriced),
     )
+
+
+def _committable(catalog: Catalog, provider: str) -> str:
+    """The instances of ``provider`` with a published commitment rate, for an error message."""
+    held = sorted(
+        {
+            p.item
+            for p in catalog.prices
+            if p.provider == provider and p.option.split("_")[-2:-1] == ["sp"]
+        }
+    )
+    return ", ".join(held) or "none"

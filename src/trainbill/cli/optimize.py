@@ -30,7 +30,13 @@ from trainbill.cli._common import (
     read_calibrations,
     write_output,
 )
-from trainbill.commit import RULE_OF_THUMB, CommitAdvice, advise_commitment, parse_usage_csv
+from trainbill.commit import (
+    DEFAULT_INSTANCE,
+    RULE_OF_THUMB,
+    CommitAdvice,
+    advise_commitment,
+    parse_usage_csv,
+)
 from trainbill.errors import SpecError
 from trainbill.forecast import Caution
 from trainbill.importers.export import export_skypilot
@@ -390,6 +396,10 @@ def _render_commit(a: CommitAdvice) -> None:
             f"${x.rule_usd_per_month[0]:,.0f} / ${x.rule_usd_per_month[1]:,.0f}",
         )
     console.print(t)
+    for x in a.terms:
+        console.print(f"{x.term} rate: {escape(x.rate_source)}")
+    for why in a.unpriced_terms:
+        console.print(f"not advised: {escape(why)}")
     r = Table(title="Does 'cover 60-70% of baseline' hold? (future usage = scale × history)")
     for col in (
         "term",
@@ -432,8 +442,12 @@ def commit_command(
         Path, typer.Argument(help="CSV with month (YYYY-MM) and gpu_hours columns.")
     ],
     instance: Annotated[
-        str, typer.Option("--instance", help="Instance type the GPU-hours run on.")
-    ] = "p5.48xlarge",
+        str,
+        typer.Option(
+            "--instance",
+            help="Instance type the GPU-hours run on (it needs a published commitment rate).",
+        ),
+    ] = DEFAULT_INSTANCE,
     region: Annotated[str | None, typer.Option("--region", help="Price region.")] = None,
     as_of: Annotated[
         str | None, typer.Option("--as-of", help="Price date YYYY-MM-DD (default today).")
