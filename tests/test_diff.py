@@ -59,7 +59,7 @@ def test_doubling_nodes_doubles_the_compute_line(catalog: Catalog) -> None:
         "cluster.nodes",
         "resolved.gpus",
     ]  # 16 → 32 GPUs, not an echo
-    quote = next(h for h in d.headlines if h.name == "quote (planned)")
+    quote = next(h for h in d.headlines if h.name == "quote (on-demand list)")
     assert quote.delta == pytest.approx((4 - 2) * 98.32 * 10)  # quote = nodes × $98.32 × 10 h
     assert d.notes == ()
 

@@ -318,9 +318,25 @@ def diff_forecasts(base: Forecast, new: Forecast, base_plan: Plan, new_plan: Pla
     bh, nh = base.as_dict(), new.as_dict()
     headlines = (
         Headline(name="real bill", unit="USD", base=base.total_usd, new=new.total_usd),
-        Headline(name="quote (planned)", unit="USD", base=base.quote_usd, new=new.quote_usd),
-        Headline(name="bill P10", unit="USD", base=bh["total_usd_p10"], new=nh["total_usd_p10"]),
-        Headline(name="bill P90", unit="USD", base=bh["total_usd_p90"], new=nh["total_usd_p90"]),
+        # The quote is the on-demand list price of the planned node-hours; the planned bill is
+        # the same hours at the plan's purchase mix (``Forecast.planned_usd``). The P10/P90 are
+        # the time model's error band (the budget, a simulated P90, is the forecast's own).
+        Headline(name="quote (on-demand list)", unit="USD", base=base.quote_usd, new=new.quote_usd),
+        Headline(
+            name="planned (purchase mix)", unit="USD", base=base.planned_usd, new=new.planned_usd
+        ),
+        Headline(
+            name="bill P10 (time-model band)",
+            unit="USD",
+            base=bh["total_usd_p10"],
+            new=nh["total_usd_p10"],
+        ),
+        Headline(
+            name="bill P90 (time-model band)",
+            unit="USD",
+            base=bh["total_usd_p90"],
+            new=nh["total_usd_p90"],
+        ),
         Headline(
             name="wall-clock hours", unit="h", base=base.usage.wall_hours, new=new.usage.wall_hours
         ),

@@ -124,6 +124,10 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         _candidates_table("Best plan vs yours", [result.best, user], wide=wide)
     for caveat in result.best.caveats:
         console.print(f"caveat ({caveat.kind.replace('_', ' ')}): {escape(caveat.text)}")
+    console.print(
+        "P90 = run-to-run chance (failures, reclaims, restarts; a normal approximation, for "
+        "ranking); `trainbill forecast`'s budget also samples the time model's own error."
+    )
     if (
         user is not None
         and result.deadline_hours is None

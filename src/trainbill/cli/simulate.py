@@ -119,6 +119,15 @@ def render_simulation(
         f"{sim.deterministic_wall_hours:,.1f} h.  Analytic expectation: "
         f"{_money(sim.expected_total_usd)} (simulated mean {_money(sim.cost_usd.mean)}{se})"
     )
+    p = sim.params
+    if p.time_error_sigma > 0:
+        ek = p.time_error_median * math.exp(p.time_error_sigma**2 / 2.0)
+        console.print(
+            "The time model's own error is sampled with the run-to-run chance (actual / "
+            f"forecast compute hours: median ×{p.time_error_median:.2f}, mean ×{ek:.2f}, from "
+            "its leave-one-source-out residuals), so the expectation sits above the "
+            "deterministic forecast."
+        )
     if sim.deadline_miss_probability is not None:
         console.print(
             f"Deadline {sim.deadline_hours:g} h: missed in "
