@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from trainbill.catalog import Catalog
+from trainbill.errors import SpecError
 from trainbill.spec import plan_from_dict
 from trainbill.usage import Usage, resolve_job, usage_for
 
@@ -156,6 +157,36 @@ def test_a_checkpoint_to_ebs_is_written_no_faster_than_each_node_s_volume(
     fast = _usage(
         catalog,
         checkpoint={**ck, "write_gbytes_per_s_per_node": 0.5},
-        storage={**storage, "ebs_throughput_mibps": 1000},
+        storage={**storage, "ebs_iops": 4000, "ebs_throughput_mibps": 1000},
     ).checkpoint
     assert fast.stall_hours_each == pytest.approx(25 / 0.5 / 3600)
+
+
+@pytest.mark.parametrize(
+    ("storage", "field", "allowed"),
+    [
+        # 500 IOPS per GiB: a 10 GB volume takes at most 5,000 (above the 3,000 baseline).
+        ({"ebs_gb_per_node": 10, "ebs_iops": 1_000_000}, "storage.ebs_iops", "3,000 to 5,000"),
+        # 1,000 GB would allow 500,000 by the ratio; the volume limit is 80,000.
+        ({"ebs_gb_per_node": 1000, "ebs_iops": 90_000}, "storage.ebs_iops", "3,000 to 80,000"),
+        # 0.25 MiB/s per IOPS: 4,000 IOPS allow at most 1,000 MiB/s.
+        (
+            {"ebs_gb_per_node": 1000, "ebs_iops": 4000, "ebs_throughput_mibps": 1500},
+            "storage.ebs_throughput_mibps",
+            "125 to 1,000",
+        ),
+    ],
+)
+def test_a_gp3_volume_aws_would_not_create_is_refused(
+    catalog: Catalog, storage: dict[str, float], field: str, allowed: str
+) -> None:
+    with pytest.raises(SpecError, match=f"gp3 allows {allowed} here") as err:
+        _usage(catalog, storage={**_plan()["storage"], **storage})
+    assert err.value.field == field
+
+
+def test_a_gp3_volume_within_its_limits_is_priced(catalog: Catalog) -> None:
+    """100 GB allows 50,000 IOPS; 20,000 IOPS allow 5,000 MiB/s, capped at 2,000 per volume."""
+    st = {"ebs_gb_per_node": 100, "ebs_iops": 20_000, "ebs_throughput_mibps": 2000}
+    u = _usage(catalog, storage={**_plan()["storage"], **st})
+    assert (u.storage.ebs_iops, u.storage.ebs_throughput_mibps) == (20_000, 2000)

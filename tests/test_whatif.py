@@ -129,24 +129,25 @@ def test_storage_fits_for_seed(catalog: Catalog) -> None:
 
 
 def test_storage_gp3_cannot_keep_up(catalog: Catalog) -> None:
-    """1e12 tokens in 1 h on one node: 1.111e9 B/s = 1,059.6 MiB/s, 16 KiB reads → 67,817 IOPS >
-    16,000.
+    """1e12 tokens in 0.25 h on one node: 4.444e9 B/s = 4,238.5 MiB/s, 16 KiB reads → 271,267
+    IOPS > gp3's 80,000 per volume (and > 2,000 MiB/s).
 
-    Reads throttle to 16,000 IOPS: the hour stretches by 67,817/16,000 − 1 = 3.2385 h.
+    Reads throttle to 80,000 IOPS, the tighter limit (271,267 / 80,000 = 3.39 > 4,238.5 / 2,000
+    = 2.12): the 0.25 h of training stretch by 0.25 × (3.3908 − 1) = 0.598 h.
     """
     plan = plan_from_dict(
         {
-            "run": {"hours": 1},
+            "run": {"hours": 0.25},
             "model": {"tokens": 1e12},
             "cluster": {"instance": "p5.48xlarge", "nodes": 1},
         }
     )
     rep = storage_check(plan, catalog, today=TODAY)
-    mibps = 1e12 / 3600 * 4 / 1_048_576
+    mibps = 1e12 / 900 * 4 / 1_048_576
     assert rep.read_mibps_per_node == pytest.approx(mibps)
     assert rep.read_iops_per_node == pytest.approx(mibps * 1024 / 16)
     assert not rep.ebs_fits
-    assert rep.stall_hours == pytest.approx(mibps * 64 / 16000 - 1)
+    assert rep.stall_hours == pytest.approx(0.25 * (mibps * 64 / 80000 - 1))
     assert rep.fsx_tier is not None
     assert rep.fsx_capacity_gb >= 1319.4  # at least the 1.2 TiB minimum
     assert "FSx for Lustre" in rep.recommendation

@@ -1016,7 +1016,7 @@ def usage_for(
         restart_hours=rel.restart_hours,
     )
     dataset_gb = _dataset_gb(plan, catalog, d)
-    storage = _storage(plan, d, writes)
+    storage = _storage(plan, d, writes, job.provider)
     checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
     return Usage(
         name=plan.run.name,
@@ -1229,10 +1229,10 @@ def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
     return 0.0
 
 
-def _storage(plan: Plan, d: _Defaults, writes: _Writes) -> Storage:
+def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str) -> Storage:
     """Block storage per node (the plan's, else defaults) and the file system already read."""
     st = plan.storage
-    return Storage(
+    out = Storage(
         ebs_gb_per_node=float(d.get(st.ebs_gb_per_node, "defaults.storage.ebs_gb_per_node")),
         ebs_iops=float(d.get(st.ebs_iops, "defaults.storage.ebs_iops")),
         ebs_throughput_mibps=float(
@@ -1241,6 +1241,42 @@ def _storage(plan: Plan, d: _Defaults, writes: _Writes) -> Storage:
         fsx_capacity_gb=writes.to.fsx_gb,
         fsx_tier=writes.to.fsx_tier,
     )
+    if provider == "aws":
+        _check_gp3(d.catalog, out)
+    return out
+
+
+def _check_gp3(catalog: Catalog, st: Storage) -> None:
+    """A gp3 volume AWS would not create is an error, not a bill: IOPS above the baseline need
+    500 per GiB of volume and at most the per-volume limit; throughput above the baseline needs
+    0.25 MiB/s per provisioned IOPS and at most the per-volume limit (AWS EBS volume types;
+    ``whatif.gp3_*`` in the catalog). Priced as stated, 1,000,000 IOPS on a 10 GB volume billed
+    thousands of dollars of IOPS no volume can have."""
+    free_iops = float(catalog.value("defaults.storage.ebs_iops"))
+    free_mibps = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
+    max_iops = float(catalog.value("whatif.gp3_max_iops"))
+    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    per_gib = float(catalog.value("whatif.gp3_max_iops_per_gib"))
+    per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
+    if st.ebs_iops > free_iops:
+        most = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
+        if st.ebs_iops > most:
+            msg = (
+                f"{st.ebs_iops:,.0f} IOPS on a {st.ebs_gb_per_node:,.0f} GB gp3 volume: gp3 allows "
+                f"{free_iops:,.0f} to {most:,.0f} here ({per_gib:,.0f} IOPS per GiB, at most "
+                f"{max_iops:,.0f} per volume; AWS EBS volume types)"
+            )
+            raise SpecError(msg, field="storage.ebs_iops")
+    if st.ebs_throughput_mibps > free_mibps:
+        most = min(max_mibps, max(free_mibps, per_iops * st.ebs_iops))
+        if st.ebs_throughput_mibps > most:
+            msg = (
+                f"{st.ebs_throughput_mibps:,.0f} MiB/s on a gp3 volume with "
+                f"{st.ebs_iops:,.0f} IOPS: gp3 allows {free_mibps:,.0f} to {most:,.0f} here "
+                f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume; "
+                "raise storage.ebs_iops for more)"
+            )
+            raise SpecError(msg, field="storage.ebs_throughput_mibps")
 
 
 def _checkpoint(

@@ -31,10 +31,13 @@ def _usage(catalog: Catalog, purchase: dict[str, Any] | None = None, **ckpt: Any
     }
     plan["purchase"] = purchase or {}
     # An FSx fast enough not to cap the 4 GB/s (24,000 GB at 1,000 MB/s per TiB ≈ 21.8 GB/s),
-    # and EBS volumes that take 1 GB/s each (1,000 MiB/s ≈ 1.049 GB/s).
+    # and EBS volumes that take 1 GB/s each (1,000 MiB/s ≈ 1.049 GB/s: gp3 allows it from
+    # 4,000 IOPS at 0.25 MiB/s per IOPS, which needs 8 GiB at 500 IOPS per GiB).
     plan["storage"] |= {
         "fsx_capacity_gb": 24000,
         "fsx_tier": "persistent_1000",
+        "ebs_gb_per_node": 8,
+        "ebs_iops": 4000,
         "ebs_throughput_mibps": 1000,
     }
     return usage_for(plan_from_dict(plan), catalog, today=TODAY)

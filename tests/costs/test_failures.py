@@ -27,8 +27,9 @@ def _usage(catalog: Catalog, rate: float, spot_fraction: float = 0.0) -> Usage:
         "write_gbytes_per_s_per_node": 1,
         "target": "ebs",
     }
-    # Volumes that take the 1 GB/s per node (1,000 MiB/s ≈ 1.049 GB/s).
-    plan["storage"] |= {"ebs_throughput_mibps": 1000}
+    # Volumes that take the 1 GB/s per node (1,000 MiB/s ≈ 1.049 GB/s; gp3 allows it from 4,000
+    # IOPS, which needs 8 GiB).
+    plan["storage"] |= {"ebs_gb_per_node": 8, "ebs_iops": 4000, "ebs_throughput_mibps": 1000}
     plan["reliability"] |= {"gpu_failure_rate_per_gpu_day": rate, "restart_hours": 1}
     plan["purchase"] = {"spot_fraction": spot_fraction}
     return usage_for(plan_from_dict(plan), catalog, today=TODAY)
