@@ -52,11 +52,11 @@ def test_seed_example_straggler_line(catalog: Catalog) -> None:
 
 
 def test_seed_example_checkpoint_stall(catalog: Catalog) -> None:
-    """980 GB (70e9 × 14 B) to FSx at 24,000 GB / 1,099.5 GB/TiB × 250 MB/s/TiB, 36 times."""
+    """980 GB (70e9 × 14 B) to FSx at 24,000 GiB = 24 of AWS's 'TiB' × 250 MB/s/TiB, 36 times."""
     fc = forecast(load_plan(SEED), catalog, today=TODAY)
     line = _line(fc, "checkpoint", "training stalled")
-    fsx_gb_per_s = 24000 / 1099.511627776 * 250 / 1000  # 5.457 GB/s < 32 nodes × 2 GB/s
-    expected_hours = 36 * 980 / fsx_gb_per_s / 3600  # 1.796 h
+    fsx_gb_per_s = 24000 / 1000 * 250 / 1000  # 6 GB/s < 32 nodes × 2 GB/s
+    expected_hours = 36 * 980 / fsx_gb_per_s / 3600  # 1.633 h
     assert line.quantity == pytest.approx(expected_hours)
 
 

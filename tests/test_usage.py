@@ -190,3 +190,18 @@ def test_a_gp3_volume_within_its_limits_is_priced(catalog: Catalog) -> None:
     st = {"ebs_gb_per_node": 100, "ebs_iops": 20_000, "ebs_throughput_mibps": 2000}
     u = _usage(catalog, storage={**_plan()["storage"], **st})
     assert (u.storage.ebs_iops, u.storage.ebs_throughput_mibps) == (20_000, 2000)
+
+
+def test_an_fsx_size_aws_does_not_create_is_priced_as_the_one_it_would_and_said(
+    catalog: Catalog,
+) -> None:
+    """3,000 GiB is not an FSx for Lustre size (1,200, 2,400, then multiples of 2,400): the next
+    one up, 4,800, is what the usage carries and what the warning names; 24,000 (10 × 2,400) is
+    one, so nothing is said."""
+    odd = plan_from_dict({**_plan(), "storage": {**_plan()["storage"], "fsx_capacity_gb": 3000}})
+    assert usage_for(odd, catalog, today=TODAY).storage.fsx_capacity_gb == 4800
+    (note,) = [w for w in resolve_job(odd, catalog, today=TODAY).warnings if "fsx" in w]
+    assert note.startswith("storage.fsx_capacity_gb = 3,000 is not an FSx for Lustre size")
+    assert "priced as the 4,800 GiB file system" in note
+    whole = plan_from_dict({**_plan(), "storage": {**_plan()["storage"], "fsx_capacity_gb": 24000}})
+    assert not [w for w in resolve_job(whole, catalog, today=TODAY).warnings if "fsx" in w]

@@ -243,8 +243,9 @@ def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catal
 
     70e9 params × 14 bytes = 980 GB per checkpoint; 3 kept = 2,940 GB, which pushed the file
     system from 1.2 TiB to 4.8 TiB. The data loader needs 100 GB / 10 h = 100e9 / 4 bytes / 36,000 s
-    = 694,444 tokens/s × 4 bytes = 2.8 MB/s, so the dataset alone (100 GB) sets it: the 1.2 TiB
-    minimum, 1.2 × 1,099.511627776 = 1,319.41 GB, on the cheapest tier (scratch_2, $0.14/GB-month).
+    = 694,444 tokens/s × 4 bytes = 2.8 MB/s, so the dataset alone (100 GB) sets it: the smallest
+    file system AWS creates, 1,200 GiB ("1.2 TiB", billed as 1,200 GB-month), on the cheapest
+    tier (scratch_2, $0.14/GB-month).
     """
     plan = plan_from_dict({
         "run": {"hours": 10},
@@ -258,9 +259,9 @@ def test_storage_check_fsx_not_sized_for_checkpoints_bound_for_s3(catalog: Catal
     assert _close_rel(rep.tokens_per_s, 100e9 / 4 / 36000)
     assert _close_rel(rep.fsx_needed_mbps, 100e9 / 36000 / 1e6)
     assert rep.fsx_tier == "scratch_2"
-    assert _close_rel(rep.fsx_capacity_gb, 1.2 * 1099.511627776)
+    assert _close_rel(rep.fsx_capacity_gb, 1200)
     wall = forecast(plan, catalog, today=TODAY).usage.wall_hours
-    assert _close_rel(rep.fsx_usd, 1.2 * 1099.511627776 * 0.14 * wall / 730)
+    assert _close_rel(rep.fsx_usd, 1200 * 0.14 * wall / 730)
 
 
 def test_attention_sparsity_is_a_typed_whatif_on_the_plan(catalog: Catalog) -> None:

@@ -39,6 +39,8 @@ __all__ = [
     "Storage",
     "Usage",
     "failures_per_hour",
+    "fsx_billed_gb",
+    "fsx_throughput_mbps",
     "hours_lost_per_interruption",
     "hyperpod_unpriced",
     "instance_family",
@@ -60,7 +62,6 @@ FSX_TIER_MBPS_PER_TIB = {
     "persistent_500": 500.0,
     "persistent_1000": 1000.0,
 }
-_GB_PER_TIB = 1099.511627776
 _MIB = 1048576.0
 _DAYS_PER_YEAR = 365.25  # Julian year: ages in years from day counts
 #: A run dated this many days after its price date is priced at stale prices: warn.
@@ -945,6 +946,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
+        *_fsx_size_warnings(plan, catalog, provider),
         *_date_warnings(catalog, as_of, run_date, day),
         *zone_notes,
         *data_notes,
@@ -998,7 +1000,7 @@ def usage_for(
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
     est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
-    writes = _checkpoint_writes(plan, d, job.nodes)
+    writes = _checkpoint_writes(plan, d, job.nodes, job.provider)
     rel = _reliability_rates(plan, catalog, d, job)
     schedule = _checkpoint_schedule(plan, d, est, writes, rel, job)
     evaluation = _evaluation(plan, d, est, compute.hours)
@@ -1130,7 +1132,7 @@ class _Writes:
     stall_each: float
 
 
-def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int) -> _Writes:
+def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _Writes:
     """Size from parameters (or given), write stall from aggregate bandwidth."""
     ck, m, st = plan.checkpoint, plan.model, plan.storage
     target = str(d.get(ck.target, "defaults.checkpoint.target"))
@@ -1144,6 +1146,8 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int) -> _Writes:
     else:
         size_gb = 0.0
     fsx_gb = float(d.get(st.fsx_capacity_gb, "defaults.storage.fsx_capacity_gb"))
+    if provider == "aws":
+        fsx_gb = fsx_billed_gb(d.catalog, fsx_gb)
     fsx_tier = str(d.get(st.fsx_tier, "defaults.storage.fsx_tier"))
     if target == "fsx" and fsx_gb <= 0:
         msg = "checkpoint target is fsx but storage.fsx_capacity_gb is 0; give the FSx capacity"
@@ -1430,6 +1434,38 @@ def _given_hours_with_step_model(
     )
 
 
+def fsx_billed_gb(catalog: Catalog, gb: float) -> float:
+    """The FSx for Lustre file system AWS creates for ``gb`` (GiB): 0, else 1,200, 2,400 or the
+    next multiple of 2,400 (``whatif.fsx_*``); it is billed whole, so a plan asking for 3,000
+    pays for 4,800 and a 100 GB one for 1,200."""
+    if gb <= 0:
+        return 0.0
+    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
+    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
+    return minimum if gb <= minimum else math.ceil(gb / step - 1e-12) * step
+
+
+def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:
+    """MB/s an FSx for Lustre file system of ``gb`` GiB serves: AWS's 'TiB' of the per-unit
+    throughput is 1,000 of its GiB (``whatif.fsx_gib_per_tib``)."""
+    return gb / float(catalog.value("whatif.fsx_gib_per_tib")) * FSX_TIER_MBPS_PER_TIB[tier]
+
+
+def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str, ...]:
+    """A stated FSx size AWS does not create is priced at the size it would create, and said."""
+    gb = plan.storage.fsx_capacity_gb
+    if provider != "aws" or gb is None or gb <= 0 or fsx_billed_gb(catalog, gb) == gb:
+        return ()
+    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
+    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
+    note = (
+        f"storage.fsx_capacity_gb = {gb:,.0f} is not an FSx for Lustre size ({minimum:,.0f}, "
+        f"{step:,.0f} or a multiple of {step:,.0f} GiB): priced as the "
+        f"{fsx_billed_gb(catalog, gb):,.0f} GiB file system AWS would create"
+    )
+    return (note,)
+
+
 def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> float:
     """GB/s the cluster writes a checkpoint to storage: per-node rate × nodes, capped by what the
     target can take. FSx: the file system's throughput (capacity × the tier's MB/s per TiB).
@@ -1438,7 +1474,7 @@ def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> f
     is 15× slower than the 2 GB/s per node of an S3 multipart upload)."""
     rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
     if to.target == "fsx":
-        rate = min(rate, to.fsx_gb / _GB_PER_TIB * FSX_TIER_MBPS_PER_TIB[to.fsx_tier] / 1000.0)
+        rate = min(rate, fsx_throughput_mbps(d.catalog, to.fsx_gb, to.fsx_tier) / 1000.0)
     elif to.target == "ebs":
         rate = min(rate, to.ebs_mibps * _MIB / 1e9 * nodes)
     return rate

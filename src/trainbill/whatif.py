@@ -28,7 +28,7 @@ from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import executed_flops, training_flops
-from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage, hyperpod_unpriced
+from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage, fsx_billed_gb, hyperpod_unpriced
 
 __all__ = [
     "ORCHESTRATORS",
@@ -50,7 +50,6 @@ __all__ = [
 
 ORCHESTRATORS = ("ec2", "hyperpod", "eks")
 _LABELS = {"ec2": "Raw EC2", "hyperpod": "SageMaker HyperPod", "eks": "EKS + Karpenter"}
-_GB_PER_TIB = 1099.511627776
 _MIB = 1048576.0
 
 
@@ -318,12 +317,10 @@ def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, 
         else 0.0
     )
     data_gb = u.data.dataset_gb + kept_gb
-    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
-    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
     best: tuple[float, str, float] | None = None
+    per_tib = float(catalog.value("whatif.fsx_gib_per_tib"))
     for tier, mbps_per_tib in FSX_TIER_MBPS_PER_TIB.items():
-        gb = max(data_gb, need_mbps / mbps_per_tib * _GB_PER_TIB, minimum)
-        gb = minimum if gb <= minimum else math.ceil(gb / step) * step
+        gb = fsx_billed_gb(catalog, max(data_gb, need_mbps / mbps_per_tib * per_tib, 1.0))
         price = service(catalog, u, "shared_fs", tier)
         if price is None or not price.priced:
             continue  # a tier the plan's provider does not sell or the catalog does not price

@@ -72,12 +72,21 @@ def test_ebs_iops_and_throughput_above_the_free_baseline_are_billed(catalog: Cat
 
 def test_fsx_bills_its_whole_capacity_at_the_tier_price(catalog: Catalog) -> None:
     """An FSx file system is one line for its capacity, independent of the node count."""
-    (line,) = _lines(catalog, {"fsx_capacity_gb": 7300, "fsx_tier": "persistent_125"})
-    # 7,300 GB × 10 h / 730 h = 100 GB-month × $0.2 = $20
+    (line,) = _lines(catalog, {"fsx_capacity_gb": 7200, "fsx_tier": "persistent_125"})
+    # 7,200 GiB (3 × 2,400, a size AWS creates) × 10 h / 730 h = 98.63 GB-month × $0.2 = $19.73
     assert line.item == "FSx for Lustre (persistent_125)"
-    assert line.quantity == pytest.approx(100.0)
+    assert line.quantity == pytest.approx(7200 * 10 / 730)
     assert line.unit_price_usd == 0.2
-    assert line.cost_usd == pytest.approx(20.0)
+    assert line.cost_usd == pytest.approx(7200 * 10 / 730 * 0.2)
+
+
+def test_fsx_is_billed_at_the_size_aws_creates(catalog: Catalog) -> None:
+    """FSx for Lustre comes in 1,200 GiB, 2,400 GiB or multiples of 2,400 GiB: 100 GB asked for is
+    a 1,200 GiB file system (1,200 × 10 / 730 = 16.44 GB-month), 3,000 is 4,800 (65.75)."""
+    (small,) = _lines(catalog, {"fsx_capacity_gb": 100, "fsx_tier": "persistent_125"})
+    assert small.quantity == pytest.approx(1200 * 10 / 730)
+    (odd,) = _lines(catalog, {"fsx_capacity_gb": 3000, "fsx_tier": "persistent_125"})
+    assert odd.quantity == pytest.approx(4800 * 10 / 730)
 
 
 def test_dataset_sits_in_object_storage_for_the_run(catalog: Catalog) -> None:
