@@ -205,3 +205,20 @@ def test_an_fsx_size_aws_does_not_create_is_priced_as_the_one_it_would_and_said(
     assert "priced as the 4,800 GiB file system" in note
     whole = plan_from_dict({**_plan(), "storage": {**_plan()["storage"], "fsx_capacity_gb": 24000}})
     assert not [w for w in resolve_job(whole, catalog, today=TODAY).warnings if "fsx" in w]
+
+
+def test_a_spot_share_of_part_of_a_node_is_said(catalog: Catalog) -> None:
+    """0.1 of 3 nodes = 0.3 spot nodes: priced as the mix, warned; 0 or 1 node is 0 or 1/3.
+    Half of _plan()'s 4 nodes is 2 whole nodes: nothing said."""
+    odd = plan_from_dict(
+        {
+            **_plan(),
+            "cluster": {"instance": "p5.48xlarge", "nodes": 3},
+            "purchase": {"spot_fraction": 0.1},
+        }
+    )
+    (note,) = [w for w in resolve_job(odd, catalog, today=TODAY).warnings if "spot_fraction" in w]
+    assert note.startswith("purchase.spot_fraction = 0.1 of 3 nodes is 0.3 spot nodes")
+    assert note.endswith("is a spot_fraction of 0 or 0.3333")
+    whole = resolve_job(plan_from_dict(_plan()), catalog, today=TODAY)
+    assert not [w for w in whole.warnings if "spot_fraction" in w]

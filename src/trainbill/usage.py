@@ -489,7 +489,24 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
             "whole instances)"
         )
         return (msg,)
-    return ()
+    return _spot_share_warnings(plan, nodes)
+
+
+def _spot_share_warnings(plan: Plan, nodes: int) -> tuple[str, ...]:
+    """A spot share that is not a whole number of nodes is priced as the share (an expected mix,
+    as the simulation and the planner need it), but a cluster buys whole nodes: say so."""
+    share = plan.purchase.spot_fraction
+    spot_nodes = share * nodes
+    if abs(spot_nodes - round(spot_nodes)) < 1e-9:
+        return ()
+    lo, hi = math.floor(spot_nodes), math.ceil(spot_nodes)
+    note = (
+        f"purchase.spot_fraction = {share:g} of {nodes} node{'s' if nodes != 1 else ''} is "
+        f"{spot_nodes:.3g} spot nodes: clouds bill whole instances, so the bill is a {share:g} "
+        f"mix, not a cluster you can launch; {lo} or {hi} spot nodes is a spot_fraction of "
+        f"{lo / nodes:.4g} or {hi / nodes:.4g}"
+    )
+    return (note,)
 
 
 def instance_family(instance: str) -> str:
