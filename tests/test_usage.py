@@ -222,3 +222,18 @@ def test_a_spot_share_of_part_of_a_node_is_said(catalog: Catalog) -> None:
     assert note.endswith("is a spot_fraction of 0 or 0.3333")
     whole = resolve_job(plan_from_dict(_plan()), catalog, today=TODAY)
     assert not [w for w in whole.warnings if "spot_fraction" in w]
+
+
+def test_a_plan_that_cannot_size_its_checkpoints_says_they_are_not_priced(
+    catalog: Catalog,
+) -> None:
+    """No model.params and no checkpoint.size_gb: the checkpoint lines are $0, and said so;
+    _plan() states a 100 GB checkpoint, so nothing is said there."""
+    d = _plan()
+    d["checkpoint"] = {k: v for k, v in d["checkpoint"].items() if k != "size_gb"}
+    blind = plan_from_dict(d)
+    assert usage_for(blind, catalog, today=TODAY).checkpoint.size_gb == 0
+    (note,) = [w for w in resolve_job(blind, catalog, today=TODAY).warnings if "checkpoint" in w]
+    assert note.startswith("no checkpoint size: checkpoint writes, their storage and requests")
+    sized = resolve_job(plan_from_dict(_plan()), catalog, today=TODAY)
+    assert not [w for w in sized.warnings if "checkpoint size" in w]

@@ -964,6 +964,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *_cluster_warnings(plan, inst, nodes),
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
+        *_checkpoint_size_warnings(plan),
         *_date_warnings(catalog, as_of, run_date, day),
         *zone_notes,
         *data_notes,
@@ -1466,6 +1467,18 @@ def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:
     """MB/s an FSx for Lustre file system of ``gb`` GiB serves: AWS's 'TiB' of the per-unit
     throughput is 1,000 of its GiB (``whatif.fsx_gib_per_tib``)."""
     return gb / float(catalog.value("whatif.fsx_gib_per_tib")) * FSX_TIER_MBPS_PER_TIB[tier]
+
+
+def _checkpoint_size_warnings(plan: Plan) -> tuple[str, ...]:
+    """Without the model's size or a stated checkpoint size nothing about checkpoints can be
+    priced (stall, storage, requests); a $0 there must be said, not left to look like free."""
+    if plan.checkpoint.size_gb is not None or plan.model.params is not None:
+        return ()
+    note = (
+        "no checkpoint size: checkpoint writes, their storage and requests are not priced ($0); "
+        "give model.params (14 bytes per parameter) or checkpoint.size_gb"
+    )
+    return (note,)
 
 
 def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str, ...]:
