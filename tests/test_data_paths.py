@@ -13,6 +13,7 @@ import pytest
 
 from conftest import TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
+from trainbill.errors import SpecError
 from trainbill.forecast import Forecast, forecast
 from trainbill.spec import plan_from_dict
 
@@ -90,9 +91,17 @@ def test_checkpoints_to_fsx_in_another_zone_cross_it_too(catalog: Catalog) -> No
         assert ln.cost_usd == pytest.approx(500 * 0.01)
 
 
-def test_ebs_in_another_zone_pays_inter_az(catalog: Catalog) -> None:
-    """EBS data served from another AZ: 2,000 GB × ($0.01 + $0.01) = $40."""
-    fc = _fc(_plan({"source": "ebs", "location": "cross_az"}), catalog)
+@pytest.mark.parametrize("location", ["cross_az", "cross_region"])
+def test_ebs_in_another_zone_is_refused(catalog: Catalog, location: str) -> None:
+    """An EBS volume attaches only to instances in its own Availability Zone: data on EBS in
+    another zone or region cannot be read by the cluster, so there is no transfer to price."""
+    with pytest.raises(SpecError, match="attaches only to instances in its own Availability Zone"):
+        _fc(_plan({"source": "ebs", "location": location}), catalog)
+
+
+def test_fsx_in_another_zone_pays_inter_az(catalog: Catalog) -> None:
+    """FSx data served from another AZ: 2,000 GB × ($0.01 + $0.01) = $40."""
+    fc = _fc(_plan({"source": "fsx", "location": "cross_az"}), catalog)
     assert sum(ln.cost_usd for ln in _transfer(fc)) == pytest.approx(2000 * (0.01 + 0.01))
 
 

@@ -755,6 +755,15 @@ def _data_placement(
         )
         raise SpecError(msg, field="data.location")
     location = derived or str(d.get(data.location, "defaults.data.location"))
+    if source == "ebs" and location != "same_az" and provider == "aws":
+        # An EBS volume attaches only to instances in its own Availability Zone (AWS EBS user
+        # guide), and to one region's instances: the data would first need a server or a copy.
+        msg = (
+            f"data.source = ebs with location = {location!r}: an EBS volume attaches only to "
+            "instances in its own Availability Zone, so the cluster cannot read it from there; "
+            'use location = "same_az", or source = "fsx" or "s3" for data in another zone or region'
+        )
+        raise SpecError(msg, field="data.location")
     if source == "s3" and location == "cross_az":
         notes.append(
             "data.location = cross_az has no cost for data in s3: object storage is regional, and "

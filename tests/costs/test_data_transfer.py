@@ -64,7 +64,7 @@ def test_zonal_store_in_the_clusters_zone_is_free(catalog: Catalog, source: str)
 
 def test_zonal_store_in_another_zone_bills_both_directions(catalog: Catalog) -> None:
     """AWS bills inter-AZ out and in: 2,000 GB × $0.01 = $20 out, 2,000 GB × $0.02 = $40 in."""
-    out, inbound = _lines(_usage(catalog, source="ebs", location="cross_az"), _tiny(catalog))
+    out, inbound = _lines(_usage(catalog, source="fsx", location="cross_az"), _tiny(catalog))
     assert out.item.startswith("inter-AZ transfer out: training data read from")
     assert out.quantity == pytest.approx(2000.0)
     assert out.unit_price_usd == 0.01
