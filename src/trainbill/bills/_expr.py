@@ -36,6 +36,7 @@ functions, and ``import trainbill`` must not import ibis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,8 @@ __all__ = [
     "pico_total",
     "quantity",
     "same_kind",
+    "tag",
+    "tag_from_json",
     "text",
 ]
 
@@ -121,6 +124,37 @@ def text(t: Any, fmt: BillFormat, column: str) -> Any:
     if not col.type().is_string():
         col = col.cast("string")
     return _clean(col)
+
+
+def tag_from_json(tags: Any, key: str) -> Any:
+    """Value of ``key`` in a JSON object held as a string (FOCUS ``Tags``, CUR CSV maps).
+
+    A regular expression rather than a JSON function, because it compiles identically on
+    DuckDB (RE2) and Spark (Java regex) and tags are flat string maps.
+    """
+    pattern = '"' + re.escape(key) + r'"\s*:\s*"([^"]*)"'
+    return tags.re_extract(pattern, 1).nullif("")
+
+
+def tag(t: Any, fmt: BillFormat, column: str, *keys: str) -> Any:
+    """The first of ``keys`` that ``column``'s tags hold in a row (an empty value is none).
+
+    One reader for every tag column, because exports write the same map two ways: a
+    ``MAP(VARCHAR, VARCHAR)`` (AWS's FOCUS and CUR 2.0 Parquet) or JSON text (CSV, other
+    providers). A map cast to text is not JSON (DuckDB prints ``{k=v}``), so a map read as
+    text put every row of AWS's FOCUS Parquet in "(none)"; a map is looked up by key.
+    """
+    import ibis
+
+    if not fmt.has(column):
+        return null_str()
+    col = t[fmt.col(column)]
+    if col.type().is_map():
+        found = [col.get(k).cast("string").nullif("") for k in keys]
+    else:
+        tags = text(t, fmt, column)
+        found = [tag_from_json(tags, k) for k in keys]
+    return found[0] if len(found) == 1 else ibis.coalesce(*found)
 
 
 def lower(t: Any, fmt: BillFormat, column: str) -> Any:

@@ -40,10 +40,11 @@ from trainbill.bills._expr import (
     pico_total,
     quantity,
     same_kind,
+    tag,
     text,
 )
 from trainbill.bills._files import BillFormat
-from trainbill.bills.focus import INSTANCE_RE, tag_from_json
+from trainbill.bills.focus import INSTANCE_RE
 
 __all__ = [
     "COMMITTED_TYPES",
@@ -113,8 +114,6 @@ def row_values(
     2.0 export ~5x a bare scan). Seven boolean keys cost DuckDB less than one integer
     packing them (2M rows: 0.43 vs 0.68 billion instructions).
     """
-    import ibis
-
     converted = {name: money(t, fmt, column, once) for name, column in MONEY_COLUMNS.items()}
     # One row's effective and list cost combine several columns: they must be of one kind
     # (all exact decimals, or all per-row nano-units; see ``_expr.money``).
@@ -133,21 +132,17 @@ def row_values(
         None,
     )
     if key != "tag" or tag_key is None:
-        tag = null_str()
+        tag_value = null_str()
     elif legacy_tag is not None:  # legacy CUR: one column per tag key
-        tag = text(t, fmt, legacy_tag)
-    elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
-        tags_map = t[fmt.col("resource_tags")]
-        tag = ibis.coalesce(tags_map.get(tag_key), tags_map.get("user_" + tag_key))
-    else:
-        tags = text(t, fmt, "resource_tags")
-        tag = ibis.coalesce(tag_from_json(tags, tag_key), tag_from_json(tags, "user_" + tag_key))
+        tag_value = text(t, fmt, legacy_tag)
+    else:  # CUR 2.0 ``resource_tags``: ``user_KEY`` in Parquet/Athena, ``KEY`` in some CSVs
+        tag_value = tag(t, fmt, "resource_tags", tag_key, "user_" + tag_key)
     keys = {
         None: null_str(),
         "resource": text(t, fmt, "line_item_resource_id"),
         "service": text(t, fmt, "line_item_product_code"),
         "day": day(t, fmt, "line_item_usage_start_date"),
-        "tag": tag,
+        "tag": tag_value,
     }
     return {
         **values,

@@ -13,7 +13,6 @@ column used beyond the Mandatory ones is optional here.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from trainbill.bills._expr import (
@@ -25,6 +24,7 @@ from trainbill.bills._expr import (
     null_str,
     pico_total,
     quantity,
+    tag,
     text,
 )
 from trainbill.bills._files import BillFormat
@@ -38,16 +38,6 @@ INSTANCE_RE = (
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
 #: SageMaker instance types (``ml.p5.48xlarge``) in usage types and descriptions.
 _ML_INSTANCE_RE = r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)"
-
-
-def tag_from_json(tags: Any, key: str) -> Any:
-    """Value of ``key`` in a JSON object held as a string (FOCUS ``Tags``, CUR CSV maps).
-
-    A regular expression rather than a JSON function, because it compiles identically on
-    DuckDB (RE2) and Spark (Java regex) and tags are flat string maps.
-    """
-    pattern = '"' + re.escape(key) + r'"\s*:\s*"([^"]*)"'
-    return tags.re_extract(pattern, 1).nullif("")
 
 
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
@@ -98,7 +88,7 @@ def row_values(
         "resource": text(t, fmt, "ResourceId"),
         "service": text(t, fmt, "ServiceName"),
         "day": day(t, fmt, "ChargePeriodStart"),
-        "tag": tag_from_json(text(t, fmt, "Tags"), tag_key) if tag_key else null_str(),
+        "tag": tag(t, fmt, "Tags", tag_key) if tag_key else null_str(),
     }
     return {
         "billed": billed,
