@@ -623,6 +623,11 @@ def open_engine(name: str) -> Engine:
                 "engine 'duckdb' needs DuckDB: pip install 'trainbill[bills]'"
             ) from None
         con.execute("SET enable_progress_bar = false")  # never draw on the user's stderr
+        # Bills are in UTC (AWS and FOCUS periods start at 00:00Z). DuckDB cuts a TIMESTAMP
+        # WITH TIME ZONE to a date in its session zone, by default the machine's: in
+        # America/Los_Angeles an October bill began on 2026-09-30 and ``--by day`` moved every
+        # row a day back. UTC here, as Spark's session (``_spark_session``); this cursor only.
+        con.execute("SET TimeZone = 'UTC'")
         return Engine(name, con=con)
     try:
         import ibis
