@@ -403,14 +403,34 @@ def _current_manifests(manifests: Sequence[Path]) -> list[Path]:
     return [m for m in manifests if m.parent.parent not in periods]
 
 
+def _period_folder(file: Path) -> Path | None:
+    """The billing period folder ``file`` lies in (``…/BILLING_PERIOD=2026-09``, legacy CUR's
+    ``…/20240101-20240201``), or ``None``."""
+    for i, part in enumerate(file.parts):
+        if part.upper().startswith("BILLING_PERIOD=") or _LEGACY_PERIOD.match(part):
+            return Path(*file.parts[: i + 1]).resolve()
+    return None
+
+
 def _expand(path: Path) -> list[Path]:
     """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a
-    file."""
+    file.
+
+    In a Data Exports folder where only some periods have a manifest (one not downloaded, or
+    not yet written), each other period is read as in a folder without manifests: every
+    file in it, refused if it holds several export versions. Reading only the
+    manifests' files silently dropped those periods (a two-month folder read as one month);
+    refusing would make the user delete data to read a bill that is not ambiguous.
+    """
     if path.is_dir():
         manifests = _current_manifests(sorted(path.rglob("*-Manifest.json")))
-        if manifests:
-            return [f for manifest in manifests for f in _manifest_files(manifest)]
         files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
+        if manifests:
+            listed = [f for manifest in manifests for f in _manifest_files(manifest)]
+            covered = {_period_folder(f) for f in listed} - {None}
+            unlisted = [f for f in files if (period := _period_folder(f)) and period not in covered]
+            _refuse_export_versions(path, unlisted)
+            return listed + unlisted
         if not files:
             raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
         _refuse_export_versions(path, files)
