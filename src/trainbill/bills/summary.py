@@ -729,19 +729,30 @@ def _named_file(lines: Sequence[str], fmt: BillFormat) -> str:
     quoted = [f.location for f in fmt.files if f'"{f.location}"' in lines[0]]
     if len(quoted) == 1:
         return quoted[0]
+    # A gzip error ends with the path, unquoted ("Unexpected end of GZIP stream: a.csv.gz").
+    ending = [f.location for f in fmt.files if lines[0].endswith(f": {f.location}")]
+    if len(ending) == 1:
+        return ending[0]
     return ", ".join(f.location for f in fmt.files)
 
 
 def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     """One line from a DuckDB error: its first line, the reason a CSV error gives further down
-    ("… This file is not utf-8 encoded.") and the one file it names, else all the files."""
+    ("… This file is not utf-8 encoded.") and the one file it names, else all the files; never
+    the SQL DuckDB quotes (``LINE 1: CREATE … read_csv(…``), which says nothing about the bill.
+    """
     lines = [x.rstrip() for x in str(exc).strip().splitlines()]
     if not lines or not lines[0]:
         lines = [type(exc).__name__]
     detail = lines[0]
     names = _named_file(lines, fmt)
+    if "gzip" in detail.lower():  # DuckDB reads a .csv.gz while it runs (and sniffs) the SQL
+        # The file named already ends the detail ("…GZIP stream: a.csv.gz"): not twice.
+        detail = detail.removesuffix(f": {names}")
+        return f"{names}: truncated or corrupt gzip ({detail}); download the file again"
+    skipped = ("Original Line", "Possible Solution", "LINE ")
     for line in lines[1:]:
-        if not line or line[0].isspace() or line.startswith(("Original Line", "Possible Solution")):
+        if not line or line[0].isspace() or line.startswith(skipped):
             continue
         detail = f"{detail}: {line}"
         break
