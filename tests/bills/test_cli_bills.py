@@ -82,6 +82,29 @@ def test_compare_with_example_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert cats["compute"]["variance_usd"] == pytest.approx(
         cats["compute"]["actual_usd"] - cats["compute"]["forecast_usd"]
     )
+    assert data["warnings"] == []  # an AWS plan against an AWS bill with rows
+
+
+def test_compare_warns_about_a_bill_of_another_provider(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An AWS plan against a Google Cloud FOCUS bill (the sample's rows relabelled): the
+    table says so, naming both."""
+    plan = SEED
+    if not plan.exists():
+        pytest.skip("example plan not present")
+    text = FOCUS_SAMPLE.read_text(encoding="utf-8")
+    gcp = tmp_path / "gcp.csv"
+    gcp.write_text(
+        text.replace('"AWS"', '"Google Cloud"')
+        .replace('"Microsoft"', '"Google Cloud"')
+        .replace('"Oracle"', '"Google Cloud"'),
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(capsys, "bill", "compare", str(plan), str(gcp))
+    assert code == 0, err
+    assert "the plan is for aws but 1,000 of the bill's 1,000 rows" in " ".join(out.split())
+    assert "Google Cloud (1,000 rows)" in " ".join(out.split())
 
 
 def test_import_trainbill_bills_is_light() -> None:

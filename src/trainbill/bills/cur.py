@@ -218,6 +218,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     return g.select(
         currency=text(g, fmt, "line_item_currency_code"),
         payer=text(g, fmt, "bill_payer_account_id"),
+        provider=ibis.literal("AWS"),
         charge=charge,
         lit=lit,
         service=text(g, fmt, "line_item_product_code"),

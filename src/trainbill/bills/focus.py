@@ -58,6 +58,8 @@ DIMENSIONS: tuple[str, ...] = (
     "PricingUnit",
     "BillingPeriodStart",
     "BillingPeriodEnd",
+    "ProviderName",
+    "ServiceProviderName",
 )
 
 
@@ -141,6 +143,8 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     return g.select(
         currency=text(g, fmt, "BillingCurrency"),
         payer=text(g, fmt, "BillingAccountId"),
+        # FOCUS 1.2 deprecates ProviderName for ServiceProviderName.
+        provider=ibis.coalesce(text(g, fmt, "ServiceProviderName"), text(g, fmt, "ProviderName")),
         charge=lower(g, fmt, "ChargeCategory"),
         lit=null_str(),
         service=text(g, fmt, "ServiceName"),

@@ -113,6 +113,9 @@ class BillSummary:
     #: folder holding two payers' exports, or a multi-cloud FOCUS file, is summed and each
     #: payer's part shown, never silently merged. Empty when the files lack the column.
     by_payer: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Rows per provider (FOCUS ``ServiceProviderName``, else ``ProviderName``; CUR: AWS), so
+    #: that ``compare`` can tell a bill of another cloud from the plan's. Empty without it.
+    by_provider: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def hidden_multiplier(self) -> float | None:
@@ -148,6 +151,7 @@ class BillSummary:
             "uncategorized": {"rows": self.uncategorized_rows, "cost": self.uncategorized_cost},
             "hidden_multiplier": self.hidden_multiplier,
             "by_payer": dict(self.by_payer),
+            "by_provider": dict(self.by_provider),
             "top_lines": [
                 {
                     "category": x.category,
@@ -307,6 +311,7 @@ class _Totals:
     uncat_rows: int = 0
     uncat_cost: Decimal = Decimal(0)
     payers: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    providers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     starts: list[str] = field(default_factory=list)
     ends: list[str] = field(default_factory=list)
 
@@ -324,6 +329,8 @@ class _Totals:
             self.gpu_hours = _CTX.add(self.gpu_hours, _d(g["gpu_hours"]))
         if g.get("payer") is not None:
             _add(self.payers, g["payer"], billed)
+        if g.get("provider") is not None:
+            self.providers[g["provider"]] += int(g["rows"])
         if g["uncat"]:
             self.uncat_rows += int(g["rows"])
             self.uncat_cost = _CTX.add(self.uncat_cost, billed)
@@ -401,6 +408,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "uncategorized_rows": t.uncat_rows,
         "uncategorized_cost": float(t.uncat_cost),
         "by_payer": MappingProxyType({k: float(t.payers[k]) for k in sorted(t.payers)}),
+        "by_provider": MappingProxyType({k: t.providers[k] for k in sorted(t.providers)}),
         "period_start": min(t.starts) if t.starts else None,
         "period_end": max(t.ends) if t.ends else None,
         "top_lines": tuple(_top_lines(t.lines)),
@@ -461,6 +469,7 @@ def _summary_expr(c: Any) -> Any:
     keys = [
         "currency",
         "payer",
+        "provider",
         "category",
         "option",
         "gpu",

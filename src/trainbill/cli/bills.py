@@ -169,6 +169,8 @@ def _render_reconciliation(r: Reconciliation) -> None:
         "",
     )
     _common.console.print(table)
+    for warning in r.warnings:
+        _common.console.print(f"warning: {warning}", markup=False, style="yellow")
     for row in r.largest:
         _common.console.print(
             f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:"
@@ -195,9 +197,15 @@ def compare_cmd(
     from trainbill.forecast import forecast
     from trainbill.spec import load_plan
 
-    fc = forecast(load_plan(plan), catalog_from_options())
+    spec = load_plan(plan)
+    fc = forecast(spec, catalog_from_options())
     summary = read_bill(files, engine=engine)
-    rec = compare(forecast_by_bill_category(fc.ledger.lines), summary, basis=basis)
+    rec = compare(
+        forecast_by_bill_category(fc.ledger.lines),
+        summary,
+        basis=basis,
+        provider=spec.cluster.provider,
+    )
     if as_json:
         print_json(rec.as_dict())
     else:
