@@ -199,3 +199,21 @@ def test_progress_bar_polls_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
     with duckdb.connect() as con:
         columns, rows = summary._with_progress(con, "SELECT count(*) AS n FROM range(3000000)", "x")
     assert (columns, rows) == (["n"], [(3000000,)])
+
+
+def test_summary_table_shows_the_reader_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A row without BilledCost (data row 1 emptied) is a warning line under the table."""
+    import csv
+
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[1][rows[0].index("BilledCost")] = ""
+    path = tmp_path / "bill.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    code, out, err = run_cli(capsys, "bill", "summary", str(path))
+    assert code == 0, err
+    assert "warning:" in out
+    assert "1 row(s) have an empty BilledCost" in " ".join(out.split())

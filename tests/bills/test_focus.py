@@ -90,3 +90,35 @@ def test_spark_reads_map_tags_like_duckdb(tmp_path: Path) -> None:
     assert (duck.pop("engine"), spark.pop("engine")) == ("duckdb", "spark")
     assert spark == duck
     assert {r["key"]: (r["rows"], r["billed_cost"]) for r in spark["breakdown"]} == _EXPECTED
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_empty_mandatory_cost_is_counted_and_warned(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str
+) -> None:
+    """Rows 2, 5 and 9 of the FOCUS sample lose their BilledCost: the total is the Decimal sum
+    of the other rows (the empty ones count as 0, as before) and the summary says 3 rows."""
+    import csv
+
+    from tests.bills.conftest import FOCUS_SAMPLE
+
+    if engine == "spark":
+        request.getfixturevalue("spark_available")
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    col = rows[0].index("BilledCost")
+    for i in (2, 5, 9):
+        rows[i][col] = ""
+    total = sum((Decimal(r[col]) for r in rows[1:] if r[col]), Decimal(0))
+    path = tmp_path / "bill.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    s = read_bill(path, engine=engine)
+    assert s.billed_cost == float(total)
+    assert s.null_cost_rows == 3
+    expected = (
+        f"{path}: 3 row(s) have an empty BilledCost or EffectiveCost or ListCost, counted as 0 "
+        "in the totals"
+    )
+    assert s.warnings == (expected,)
+    assert s.as_dict()["warnings"] == list(s.warnings)

@@ -305,6 +305,7 @@ class Engine:
                 "bad_effective": per_row.bad_effective.sum(),
                 "bad_list": per_row.bad_list.sum(),
                 "bad_quantity": per_row.bad_quantity.sum(),
+                "no_cost": per_row.no_cost.sum(),
             }
             # Without a breakdown the key is a null for every row: grouping by it would hash
             # a constant per row for nothing, so it is attached after grouping instead.

@@ -114,6 +114,8 @@ def row_values(
     2.0 export ~5x a bare scan). Seven boolean keys cost DuckDB less than one integer
     packing them (2M rows: 0.43 vs 0.68 billion instructions).
     """
+    import ibis
+
     converted = {name: money(t, fmt, column, once) for name, column in MONEY_COLUMNS.items()}
     # One row's effective and list cost combine several columns: they must be of one kind
     # (all exact decimals, or all per-row nano-units; see ``_expr.money``).
@@ -152,6 +154,8 @@ def row_values(
         "bad_effective": converted["sp_effective"][1] + converted["ri_effective"][1],
         "bad_list": converted["public"][1],
         "bad_quantity": bad_usage,
+        # An empty unblended cost counts as 0 in the totals; how many rows is reported.
+        "no_cost": ibis.cases((values["unblended"].isnull(), 1), else_=0).cast("int64"),
         "key": keys[key],
     }
 
@@ -244,4 +248,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
         bad_quantity=g.bad_quantity,
+        no_cost=g.no_cost,
     )

@@ -102,6 +102,10 @@ def row_values(
         "bad_effective": bad_effective,
         "bad_list": bad_list,
         "bad_quantity": bad_consumed + bad_priced,
+        # Mandatory costs left empty count as 0 in the totals; how many rows is reported.
+        "no_cost": ibis.cases(
+            (billed.isnull() | effective.isnull() | list_cost.isnull(), 1), else_=0
+        ).cast("int64"),
         "key": keys[key],
     }
 
@@ -170,4 +174,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
         bad_quantity=g.bad_quantity,
+        no_cost=g.no_cost,
     )

@@ -116,6 +116,11 @@ class BillSummary:
     #: Rows per provider (FOCUS ``ServiceProviderName``, else ``ProviderName``; CUR: AWS), so
     #: that ``compare`` can tell a bill of another cloud from the plan's. Empty without it.
     by_provider: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: Rows whose mandatory cost (FOCUS BilledCost, EffectiveCost or ListCost; CUR
+    #: ``line_item_unblended_cost``) is empty: counted as 0, which a total alone cannot show.
+    null_cost_rows: int = 0
+    #: What the reader noticed without refusing the bill (``null_cost_rows``), one line each.
+    warnings: tuple[str, ...] = ()
 
     @property
     def hidden_multiplier(self) -> float | None:
@@ -152,6 +157,8 @@ class BillSummary:
             "hidden_multiplier": self.hidden_multiplier,
             "by_payer": dict(self.by_payer),
             "by_provider": dict(self.by_provider),
+            "null_cost_rows": self.null_cost_rows,
+            "warnings": list(self.warnings),
             "top_lines": [
                 {
                     "category": x.category,
@@ -312,6 +319,7 @@ class _Totals:
     uncat_cost: Decimal = Decimal(0)
     payers: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
     providers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    no_cost: int = 0
     starts: list[str] = field(default_factory=list)
     ends: list[str] = field(default_factory=list)
 
@@ -329,6 +337,7 @@ class _Totals:
             self.gpu_hours = _CTX.add(self.gpu_hours, _d(g["gpu_hours"]))
         if g.get("payer") is not None:
             _add(self.payers, g["payer"], billed)
+        self.no_cost += int(g["no_cost"] or 0)
         if g.get("provider") is not None:
             self.providers[g["provider"]] += int(g["rows"])
         if g["uncat"]:
@@ -409,10 +418,28 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "uncategorized_cost": float(t.uncat_cost),
         "by_payer": MappingProxyType({k: float(t.payers[k]) for k in sorted(t.payers)}),
         "by_provider": MappingProxyType({k: t.providers[k] for k in sorted(t.providers)}),
+        "null_cost_rows": t.no_cost,
+        "warnings": _reader_warnings(t, fmt),
         "period_start": min(t.starts) if t.starts else None,
         "period_end": max(t.ends) if t.ends else None,
         "top_lines": tuple(_top_lines(t.lines)),
     }
+
+
+_MANDATORY_COST = {
+    "focus": ("BilledCost", "EffectiveCost", "ListCost"),
+    "cur": ("line_item_unblended_cost",),
+}
+
+
+def _reader_warnings(t: _Totals, fmt: BillFormat) -> tuple[str, ...]:
+    """Rows the totals count as 0 because a mandatory cost is empty: a FOCUS export must fill
+    them, so an empty one is a broken export or a dropped value, which a total never shows."""
+    if not t.no_cost:
+        return ()
+    names = " or ".join(fmt.col(c) for c in _MANDATORY_COST[fmt.family] if fmt.has(c))
+    files = ", ".join(f.location for f in fmt.files)
+    return (f"{files}: {t.no_cost:,} row(s) have an empty {names}, counted as 0 in the totals",)
 
 
 def _gpu_fee_share(
@@ -490,6 +517,7 @@ def _summary_expr(c: Any) -> Any:
         bad_effective=m.bad_effective.sum(),
         bad_list=m.bad_list.sum(),
         bad_quantity=m.bad_quantity.sum(),
+        no_cost=m.no_cost.sum(),
         pmin=m.period_start.min(),
         pmax=m.period_end.max(),
     )

@@ -93,15 +93,7 @@ def _render_summary(s: BillSummary) -> None:
         "hidden multiplier (total / GPU compute): "
         + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
     )
-    if len(s.by_payer) > 1:
-        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
-        for payer, cost in s.by_payer.items():
-            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
-    if s.uncategorized_rows:
-        _common.console.print(
-            f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
-            f"{_money(s.uncategorized_cost, cur)}"
-        )
+    _render_notes(s)
     if s.breakdown_by is not None:
         by = Table(title=f"by {s.breakdown_by}")
         by.add_column(s.breakdown_by)
@@ -116,6 +108,22 @@ def _render_summary(s: BillSummary) -> None:
             _common.console.print(
                 f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)"
             )
+
+
+def _render_notes(s: BillSummary) -> None:
+    """The lines under the summary table: payers, uncategorized rows, the reader's warnings."""
+    cur = s.currency
+    if len(s.by_payer) > 1:
+        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
+        for payer, cost in s.by_payer.items():
+            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
+    if s.uncategorized_rows:
+        _common.console.print(
+            f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
+            f"{_money(s.uncategorized_cost, cur)}"
+        )
+    for warning in s.warnings:
+        _common.console.print(f"warning: {warning}", markup=False, style="yellow")
 
 
 @bill_app.command("summary")
