@@ -82,6 +82,29 @@ def test_compare_with_example_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert cats["compute"]["variance_usd"] == pytest.approx(
         cats["compute"]["actual_usd"] - cats["compute"]["forecast_usd"]
     )
+    assert data["warnings"] == []  # an AWS plan against an AWS bill with rows
+
+
+def test_compare_warns_about_a_bill_of_another_provider(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An AWS plan against a Google Cloud FOCUS bill (the sample's rows relabelled): the
+    table says so, naming both."""
+    plan = SEED
+    if not plan.exists():
+        pytest.skip("example plan not present")
+    text = FOCUS_SAMPLE.read_text(encoding="utf-8")
+    gcp = tmp_path / "gcp.csv"
+    gcp.write_text(
+        text.replace('"AWS"', '"Google Cloud"')
+        .replace('"Microsoft"', '"Google Cloud"')
+        .replace('"Oracle"', '"Google Cloud"'),
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(capsys, "bill", "compare", str(plan), str(gcp))
+    assert code == 0, err
+    assert "the plan is for aws but 1,000 of the bill's 1,000 rows" in " ".join(out.split())
+    assert "Google Cloud (1,000 rows)" in " ".join(out.split())
 
 
 def test_import_trainbill_bills_is_light() -> None:
@@ -176,3 +199,21 @@ def test_progress_bar_polls_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
     with duckdb.connect() as con:
         columns, rows = summary._with_progress(con, "SELECT count(*) AS n FROM range(3000000)", "x")
     assert (columns, rows) == (["n"], [(3000000,)])
+
+
+def test_summary_table_shows_the_reader_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A row without BilledCost (data row 1 emptied) is a warning line under the table."""
+    import csv
+
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    rows[1][rows[0].index("BilledCost")] = ""
+    path = tmp_path / "bill.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    code, out, err = run_cli(capsys, "bill", "summary", str(path))
+    assert code == 0, err
+    assert "warning:" in out
+    assert "1 row(s) have an empty BilledCost" in " ".join(out.split())

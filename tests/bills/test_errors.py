@@ -237,6 +237,21 @@ def test_truncated_parquet_names_the_file(tmp_path: Path) -> None:
         read_bill(tmp_path / "export")
 
 
+@pytest.mark.parametrize("cut", [0.5, 0.95])
+def test_truncated_csv_gz_names_the_file_without_sql(tmp_path: Path, cut: float) -> None:
+    """A .csv.gz cut short (a download stopped) is one line naming the file: DuckDB's error
+    quoted its SQL (``LINE 1: CREATE OR REPLACE TEMP VIEW … read_csv(…``)."""
+    path = tmp_path / "bill.csv.gz"
+    data = gzip.compress(FOCUS_SAMPLE.read_bytes())
+    path.write_bytes(data[: int(len(data) * cut)])
+    with pytest.raises(BillError) as err:
+        read_bill(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: truncated or corrupt gzip (")
+    assert "\n" not in message
+    assert not any(sql in message for sql in ("LINE ", "read_csv", "SELECT"))
+
+
 def test_file_vanishing_mid_read_names_it_and_leaves_nothing_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

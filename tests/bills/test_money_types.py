@@ -224,3 +224,35 @@ def test_cur_fallbacks_apply_row_by_row_within_one_line(tmp_path: Path, money_ty
     pq.write_table(table, path)
     s = read_bill(path)
     assert (s.rows, s.billed_cost, s.effective_cost, s.list_cost) == (5, 210.0, 118.0, 212.0)
+
+
+def _focus_with_nan(path: Path, column: str) -> Path:
+    """Three FOCUS rows with DOUBLE costs 1, 2, 3 and ``column`` (a DOUBLE) NaN in row 2.
+
+    pyarrow writes min/max statistics without the NaN (the Parquet rule), so the footer
+    claims the column lies within [1, 3]."""
+    _focus(path, ["1", "2", "3"], pa.float64())
+    table = pq.read_table(path)
+    nan = pa.array([1.0, float("nan"), 3.0])
+    if column in table.column_names:
+        table = table.set_column(table.column_names.index(column), column, nan)
+    else:
+        table = table.append_column(column, nan)
+    pq.write_table(table, path)
+    return path
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+@pytest.mark.parametrize("column", ["BilledCost", "ConsumedQuantity"])
+def test_nan_double_is_refused_naming_the_row(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str, column: str
+) -> None:
+    """DuckDB trusted the footer's range and failed with its SQL ("Conversion Error … CASE
+    WHEN ABS(…"); Spark took the NaN for an empty cell (cost 0, no hours). Both name it."""
+    if engine == "spark":
+        request.getfixturevalue("spark_available")
+    path = _focus_with_nan(tmp_path / "bill.parquet", column)
+    with pytest.raises(
+        BillError, match=rf"bill\.parquet: row 2: column {column}: 'nan' is not a number \(1 "
+    ):
+        read_bill(path, engine=engine)

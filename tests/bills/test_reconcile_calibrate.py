@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import tomllib
+from collections import Counter
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tests.bills.conftest import CUR_MONTH
+from tests.bills.conftest import CUR_MONTH, FOCUS_SAMPLE
 
 from trainbill.errors import BillError
 
@@ -43,6 +45,37 @@ def test_compare_variances(month) -> None:  # type: ignore[no-untyped-def]
     assert [r.category for r in rec.largest] == ["compute", "credit", "tax"]
     assert rows["storage"].lines[0].service == "AmazonFSx"
     assert rec.actual_total == pytest.approx(14197.04, abs=1e-9)
+
+
+def test_compare_warns_about_an_empty_bill(tmp_path: Path) -> None:
+    """A header-only bill compares as actual 0 everywhere: said, not reported as -100%
+    findings alone."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text(CUR_MONTH.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    rec = compare({"compute": 1_000.0}, read_bill(empty))
+    assert rec.actual_total == 0
+    assert len(rec.warnings) == 1
+    assert rec.warnings[0].startswith(f"{empty}: the bill has no rows")
+    assert rec.as_dict()["warnings"] == list(rec.warnings)
+
+
+def test_compare_warns_about_another_providers_rows(month) -> None:  # type: ignore[no-untyped-def]
+    """The FOCUS sample mixes providers; counted here with the csv module, not the reader."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as fh:
+        providers = Counter(row["ProviderName"] for row in csv.DictReader(fh))
+    bill = read_bill(FOCUS_SAMPLE)
+    assert dict(bill.by_provider) == dict(providers)
+    others = {k: n for k, n in providers.items() if k != "AWS"}  # Microsoft, Oracle
+    (warning,) = compare({"compute": 1.0}, bill, provider="aws").warnings
+    assert f"the plan is for aws but {sum(others.values())} of the bill's 1,000 rows" in warning
+    for name, n in others.items():
+        assert f"{name} ({n} rows)" in warning
+    (warning,) = compare({"compute": 1.0}, bill, provider="gcp").warnings
+    assert "the plan is for gcp but 1,000 of the bill's 1,000 rows" in warning
+    assert compare({"compute": 1.0}, bill).warnings == ()  # no provider given: nothing to say
+    # CUR is AWS's own format.
+    assert compare({"compute": 1.0}, month, provider="aws").warnings == ()
+    assert "but 24 of the bill's 24 rows" in compare({}, month, provider="azure").warnings[0]
 
 
 def test_forecast_lines_fold_into_bill_categories() -> None:

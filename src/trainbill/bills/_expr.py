@@ -36,6 +36,7 @@ functions, and ``import trainbill`` must not import ibis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,8 @@ __all__ = [
     "pico_total",
     "quantity",
     "same_kind",
+    "tag",
+    "tag_from_json",
     "text",
 ]
 
@@ -123,6 +126,37 @@ def text(t: Any, fmt: BillFormat, column: str) -> Any:
     return _clean(col)
 
 
+def tag_from_json(tags: Any, key: str) -> Any:
+    """Value of ``key`` in a JSON object held as a string (FOCUS ``Tags``, CUR CSV maps).
+
+    A regular expression rather than a JSON function, because it compiles identically on
+    DuckDB (RE2) and Spark (Java regex) and tags are flat string maps.
+    """
+    pattern = '"' + re.escape(key) + r'"\s*:\s*"([^"]*)"'
+    return tags.re_extract(pattern, 1).nullif("")
+
+
+def tag(t: Any, fmt: BillFormat, column: str, *keys: str) -> Any:
+    """The first of ``keys`` that ``column``'s tags hold in a row (an empty value is none).
+
+    One reader for every tag column, because exports write the same map two ways: a
+    ``MAP(VARCHAR, VARCHAR)`` (AWS's FOCUS and CUR 2.0 Parquet) or JSON text (CSV, other
+    providers). A map cast to text is not JSON (DuckDB prints ``{k=v}``), so a map read as
+    text put every row of AWS's FOCUS Parquet in "(none)"; a map is looked up by key.
+    """
+    import ibis
+
+    if not fmt.has(column):
+        return null_str()
+    col = t[fmt.col(column)]
+    if col.type().is_map():
+        found = [col.get(k).cast("string").nullif("") for k in keys]
+    else:
+        tags = text(t, fmt, column)
+        found = [tag_from_json(tags, k) for k in keys]
+    return found[0] if len(found) == 1 else ibis.coalesce(*found)
+
+
 def lower(t: Any, fmt: BillFormat, column: str) -> Any:
     """Cleaned, lower-cased string (real exports vary case: ``Usage-Based``/``Usage-based``)."""
     return text(t, fmt, column).lower()
@@ -173,9 +207,11 @@ def money(t: Any, fmt: BillFormat, column: str, once: Once = as_is) -> tuple[Any
         # any bill): the flag makes the reader refuse the file anyway.
         return col, ibis.cases((col.abs() >= _MAX_AMOUNT, 1), else_=0).cast("int64")
     if dtype.is_numeric():
-        # Integers and floats; ``abs < limit`` is false for NaN and ±inf on every engine.
+        # Integers and floats; ``abs < limit`` is false for NaN and ±inf on every engine, and
+        # null (so not flagged) for a null. No ``notnull()`` test: Ibis compiles it for Spark
+        # as "neither null nor NaN", so a NaN cost was counted as an empty one, 0.
         nano = _nano(col)
-        bad = ibis.cases((col.notnull() & ~(col.abs() < _MAX_AMOUNT), 1), else_=0).cast("int64")
+        bad = ibis.cases((~(col.abs() < _MAX_AMOUNT), 1), else_=0).cast("int64")
         return nano, bad
     s = once(_clean(col.cast("string") if not dtype.is_string() else col, per_row=True))
     # A double beyond the limit (``1e400`` is inf, ``NaN``) is refused *before* the cast to
@@ -305,22 +341,20 @@ def quantity(t: Any, fmt: BillFormat, column: str, once: Once = as_is) -> tuple[
     if not fmt.has(column):
         return ibis.null("float64"), zero
     col = t[fmt.col(column)]
-    if col.type().is_numeric():
-        value = col.cast("float64")
-        present = col.notnull()
-    else:
-        s = once(_clean(col.cast("string") if not col.type().is_string() else col, per_row=True))
-        value = once(
-            ibis.cases((s.contains("_"), ibis.null("float64")), else_=s.try_cast("float64"))
-        )
-        present = once(s.notnull())
     # ``abs < 1e308`` is false for NaN and ±inf on every engine (NaN sorts above all numbers
     # in DuckDB and Spark and compares false in Trino), without ``isnan``/``is_infinite``,
     # whose names differ between dialects.
-    finite = ibis.cases((value.abs() < 1e308, value), else_=ibis.null("float64"))
-    if not col.type().is_numeric():
-        finite = once(finite)
-    bad = ibis.cases((present & finite.isnull(), 1), else_=0).cast("int64")
+    if col.type().is_numeric():
+        value = col.cast("float64")
+        finite = ibis.cases((value.abs() < 1e308, value), else_=ibis.null("float64"))
+        # Null for a null, so not flagged. Not ``notnull() & …``: for Spark Ibis compiles
+        # ``notnull`` of a float as "neither null nor NaN", so a NaN passed as an empty value.
+        bad = ibis.cases((~(value.abs() < 1e308), 1), else_=0).cast("int64")
+        return finite, bad
+    s = once(_clean(col.cast("string") if not col.type().is_string() else col, per_row=True))
+    value = once(ibis.cases((s.contains("_"), ibis.null("float64")), else_=s.try_cast("float64")))
+    finite = once(ibis.cases((value.abs() < 1e308, value), else_=ibis.null("float64")))
+    bad = ibis.cases((once(s.notnull()) & finite.isnull(), 1), else_=0).cast("int64")
     return finite, bad
 
 

@@ -11,6 +11,7 @@ a SQL engine cannot do cheaply.
 from __future__ import annotations
 
 import csv
+import decimal
 import functools
 import gzip
 import io
@@ -403,14 +404,34 @@ def _current_manifests(manifests: Sequence[Path]) -> list[Path]:
     return [m for m in manifests if m.parent.parent not in periods]
 
 
+def _period_folder(file: Path) -> Path | None:
+    """The billing period folder ``file`` lies in (``…/BILLING_PERIOD=2026-09``, legacy CUR's
+    ``…/20240101-20240201``), or ``None``."""
+    for i, part in enumerate(file.parts):
+        if part.upper().startswith("BILLING_PERIOD=") or _LEGACY_PERIOD.match(part):
+            return Path(*file.parts[: i + 1]).resolve()
+    return None
+
+
 def _expand(path: Path) -> list[Path]:
     """One argument's data files: a Data Export (manifests) or any other folder, a manifest, a
-    file."""
+    file.
+
+    In a Data Exports folder where only some periods have a manifest (one not downloaded, or
+    not yet written), each other period is read as in a folder without manifests: every
+    file in it, refused if it holds several export versions. Reading only the
+    manifests' files silently dropped those periods (a two-month folder read as one month);
+    refusing would make the user delete data to read a bill that is not ambiguous.
+    """
     if path.is_dir():
         manifests = _current_manifests(sorted(path.rglob("*-Manifest.json")))
-        if manifests:
-            return [f for manifest in manifests for f in _manifest_files(manifest)]
         files = sorted(p for p in path.rglob("*") if p.is_file() and _kind(p) is not None)
+        if manifests:
+            listed = [f for manifest in manifests for f in _manifest_files(manifest)]
+            covered = {_period_folder(f) for f in listed} - {None}
+            unlisted = [f for f in files if (period := _period_folder(f)) and period not in covered]
+            _refuse_export_versions(path, unlisted)
+            return listed + unlisted
         if not files:
             raise BillError(f"{path}: folder holds no .csv, .csv.gz or .parquet bill files")
         _refuse_export_versions(path, files)
@@ -582,6 +603,27 @@ _NUMBER_RE = re.compile(
 )
 
 
+#: Text money is parsed at 12 decimal places (``_expr.MONEY``), rounded half away from zero.
+_MONEY_PLACES = decimal.Decimal(1).scaleb(-12)
+
+
+def _exact(value: Any) -> decimal.Decimal | None:
+    """``value`` as the exact number the queries compare with the limit (``_expr.money``):
+    a DECIMAL or a double as it is, text rounded to 12 places as it is parsed; ``None``
+    when it is not finite."""
+    if isinstance(value, float):
+        return decimal.Decimal(value) if math.isfinite(value) else None
+    number = decimal.Decimal(value) if isinstance(value, int | decimal.Decimal) else None
+    if number is None:
+        number = decimal.Decimal(str(value).strip())
+        places = number.as_tuple().exponent
+        # Rounding only matters near the limit; a 60-digit number is beyond it either way.
+        if number.is_finite() and places < -12 and number.adjusted() < 40:  # type: ignore[operator]
+            with decimal.localcontext(prec=80):
+                number = number.quantize(_MONEY_PLACES, rounding=decimal.ROUND_HALF_UP)
+    return number if number.is_finite() else None
+
+
 def find_bad_number(
     files: Sequence[BillFile], column: str, *, limit: float | None = MAX_AMOUNT
 ) -> tuple[Path, int, str, str] | None:
@@ -591,33 +633,34 @@ def find_bad_number(
     What is wrong reads "is not a number" (``abc``, ``NaN``, ``inf``) or, for a number written
     out past ``limit`` (``10000000000.5``, ``1e400``), "is beyond the exact ±9 billion range":
     it is a number, only too large to sum exactly. Without a limit, ``1e400`` is not finite.
+    The limit is compared exactly, as the queries compare it: through ``float``, a valid
+    ``8999999999.9999999999`` rounded up to 9e9 and was blamed instead of the row beyond it.
     """
+    bound = None if limit is None else decimal.Decimal(repr(limit))
     for file in files:
         if not file.local or column.lower() not in {c.lower() for c in file.columns}:
             continue  # a Trino/Athena table or an S3 file cannot be walked row by row from here
         for i, value in enumerate(_iter_column(file, column), start=1):
             if _is_null(value):
                 continue
-            if isinstance(value, int | float):
-                number = float(value)
-                literal = math.isfinite(number)
+            if isinstance(value, int | float | decimal.Decimal):
+                literal = not isinstance(value, float) or math.isfinite(value)  # NaN, inf
             else:
                 text = str(value).strip()
                 if not _NUMBER_RE.fullmatch(text):
                     return file.path, i, str(value), "is not a number"
-                try:
-                    number = float(text)
-                except (ValueError, OverflowError):  # pragma: no cover - the regex admits floats
-                    return file.path, i, str(value), "is not a number"
                 literal = text.lstrip("+-")[:1] not in ("n", "N", "i", "I")  # 1e400, not NaN/inf
-            if not math.isfinite(number) and not (literal and limit is not None):
+            number = _exact(value) if literal else None
+            # Quantities are doubles in the queries: ``1e400`` is not finite there.
+            finite = number is not None and (bound is not None or math.isfinite(float(number)))
+            if not finite and not (literal and bound is not None):
                 return file.path, i, str(value), "is not a number"
-            if limit is not None and not abs(number) < limit:
+            if bound is not None and (number is None or not abs(number) < bound):
                 return (
                     file.path,
                     i,
                     str(value),
-                    f"is beyond the exact ±{limit / 1e9:g} billion range",
+                    f"is beyond the exact ±{bound.scaleb(-9).normalize()} billion range",
                 )
     return None
 

@@ -40,10 +40,11 @@ from trainbill.bills._expr import (
     pico_total,
     quantity,
     same_kind,
+    tag,
     text,
 )
 from trainbill.bills._files import BillFormat
-from trainbill.bills.focus import INSTANCE_RE, tag_from_json
+from trainbill.bills.focus import INSTANCE_RE
 
 __all__ = [
     "COMMITTED_TYPES",
@@ -133,21 +134,17 @@ def row_values(
         None,
     )
     if key != "tag" or tag_key is None:
-        tag = null_str()
+        tag_value = null_str()
     elif legacy_tag is not None:  # legacy CUR: one column per tag key
-        tag = text(t, fmt, legacy_tag)
-    elif fmt.has("resource_tags") and t[fmt.col("resource_tags")].type().is_map():
-        tags_map = t[fmt.col("resource_tags")]
-        tag = ibis.coalesce(tags_map.get(tag_key), tags_map.get("user_" + tag_key))
-    else:
-        tags = text(t, fmt, "resource_tags")
-        tag = ibis.coalesce(tag_from_json(tags, tag_key), tag_from_json(tags, "user_" + tag_key))
+        tag_value = text(t, fmt, legacy_tag)
+    else:  # CUR 2.0 ``resource_tags``: ``user_KEY`` in Parquet/Athena, ``KEY`` in some CSVs
+        tag_value = tag(t, fmt, "resource_tags", tag_key, "user_" + tag_key)
     keys = {
         None: null_str(),
         "resource": text(t, fmt, "line_item_resource_id"),
         "service": text(t, fmt, "line_item_product_code"),
         "day": day(t, fmt, "line_item_usage_start_date"),
-        "tag": tag,
+        "tag": tag_value,
     }
     return {
         **values,
@@ -157,6 +154,8 @@ def row_values(
         "bad_effective": converted["sp_effective"][1] + converted["ri_effective"][1],
         "bad_list": converted["public"][1],
         "bad_quantity": bad_usage,
+        # An empty unblended cost counts as 0 in the totals; how many rows is reported.
+        "no_cost": ibis.cases((values["unblended"].isnull(), 1), else_=0).cast("int64"),
         "key": keys[key],
     }
 
@@ -223,6 +222,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     return g.select(
         currency=text(g, fmt, "line_item_currency_code"),
         payer=text(g, fmt, "bill_payer_account_id"),
+        provider=ibis.literal("AWS"),
         charge=charge,
         lit=lit,
         service=text(g, fmt, "line_item_product_code"),
@@ -248,4 +248,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
         bad_quantity=g.bad_quantity,
+        no_cost=g.no_cost,
     )

@@ -13,7 +13,6 @@ column used beyond the Mandatory ones is optional here.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from trainbill.bills._expr import (
@@ -25,6 +24,7 @@ from trainbill.bills._expr import (
     null_str,
     pico_total,
     quantity,
+    tag,
     text,
 )
 from trainbill.bills._files import BillFormat
@@ -38,16 +38,6 @@ INSTANCE_RE = (
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
 #: SageMaker instance types (``ml.p5.48xlarge``) in usage types and descriptions.
 _ML_INSTANCE_RE = r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)"
-
-
-def tag_from_json(tags: Any, key: str) -> Any:
-    """Value of ``key`` in a JSON object held as a string (FOCUS ``Tags``, CUR CSV maps).
-
-    A regular expression rather than a JSON function, because it compiles identically on
-    DuckDB (RE2) and Spark (Java regex) and tags are flat string maps.
-    """
-    pattern = '"' + re.escape(key) + r'"\s*:\s*"([^"]*)"'
-    return tags.re_extract(pattern, 1).nullif("")
 
 
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
@@ -68,6 +58,8 @@ DIMENSIONS: tuple[str, ...] = (
     "PricingUnit",
     "BillingPeriodStart",
     "BillingPeriodEnd",
+    "ProviderName",
+    "ServiceProviderName",
 )
 
 
@@ -98,7 +90,7 @@ def row_values(
         "resource": text(t, fmt, "ResourceId"),
         "service": text(t, fmt, "ServiceName"),
         "day": day(t, fmt, "ChargePeriodStart"),
-        "tag": tag_from_json(text(t, fmt, "Tags"), tag_key) if tag_key else null_str(),
+        "tag": tag(t, fmt, "Tags", tag_key) if tag_key else null_str(),
     }
     return {
         "billed": billed,
@@ -110,6 +102,10 @@ def row_values(
         "bad_effective": bad_effective,
         "bad_list": bad_list,
         "bad_quantity": bad_consumed + bad_priced,
+        # Mandatory costs left empty count as 0 in the totals; how many rows is reported.
+        "no_cost": ibis.cases(
+            (billed.isnull() | effective.isnull() | list_cost.isnull(), 1), else_=0
+        ).cast("int64"),
         "key": keys[key],
     }
 
@@ -151,6 +147,8 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
     return g.select(
         currency=text(g, fmt, "BillingCurrency"),
         payer=text(g, fmt, "BillingAccountId"),
+        # FOCUS 1.2 deprecates ProviderName for ServiceProviderName.
+        provider=ibis.coalesce(text(g, fmt, "ServiceProviderName"), text(g, fmt, "ProviderName")),
         charge=lower(g, fmt, "ChargeCategory"),
         lit=null_str(),
         service=text(g, fmt, "ServiceName"),
@@ -176,4 +174,5 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
         bad_quantity=g.bad_quantity,
+        no_cost=g.no_cost,
     )

@@ -52,6 +52,15 @@ FORECAST_TO_BILL: Mapping[str, str] = MappingProxyType(
     }
 )
 _BASES = ("billed", "effective")
+#: A plan's provider (``cluster.provider``) and words that mark it in a bill's provider name
+#: (FOCUS ``ProviderName``: "AWS", "Google Cloud", "Microsoft"; CUR is always AWS).
+_PROVIDER_WORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "aws": ("aws", "amazon"),
+        "gcp": ("google", "gcp"),
+        "azure": ("microsoft", "azure"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +95,8 @@ class Reconciliation:
     period_end: str | None
     rows: tuple[Variance, ...]
     largest: tuple[Variance, ...]
+    #: Why the comparison may not mean what it says (an empty bill, another provider's bill).
+    warnings: tuple[str, ...] = ()
 
     @property
     def forecast_total(self) -> float:
@@ -128,6 +139,7 @@ class Reconciliation:
             "variance_usd": self.actual_total - self.forecast_total,
             "categories": [one(r) for r in self.rows],
             "largest": [r.category for r in self.largest],
+            "warnings": list(self.warnings),
         }
 
 
@@ -142,12 +154,45 @@ def forecast_by_bill_category(lines: Iterable[Any]) -> dict[str, float]:
     return out
 
 
+def _warnings(summary: BillSummary, provider: str | None) -> tuple[str, ...]:
+    """Reasons the variance may compare things that are not alike, each naming the files.
+
+    Warnings, not errors: an empty month or a multi-cloud FOCUS file can be what the user
+    meant, but a -100% variance from a header-only file, or an AWS plan held against a Google
+    Cloud bill, were reported as if they were findings.
+    """
+    files = ", ".join(summary.files)
+    out: list[str] = []
+    if summary.rows == 0:
+        out.append(
+            f"{files}: the bill has no rows, so every actual is 0 and every variance -100%; "
+            "check that the files hold the period the forecast is for"
+        )
+    words = _PROVIDER_WORDS.get(provider or "")
+    if words is not None:
+        other = {
+            name: rows
+            for name, rows in summary.by_provider.items()
+            if not any(w in name.lower() for w in words)
+        }
+        if other:
+            found = ", ".join(f"{name} ({rows:,} rows)" for name, rows in other.items())
+            share = sum(other.values())
+            out.append(
+                f"{files}: the plan is for {provider} but {share:,} of the bill's "
+                f"{summary.rows:,} rows are from another provider: {found}; their costs are "
+                "in the actuals"
+            )
+    return tuple(out)
+
+
 def compare(
     by_category_forecast: Mapping[str, float],
     summary: BillSummary,
     *,
     basis: str = "billed",
     top: int = 3,
+    provider: str | None = None,
 ) -> Reconciliation:
     """Forecast vs actual per bill category.
 
@@ -157,6 +202,8 @@ def compare(
         summary: the bill.
         basis: ``"billed"`` (invoice, BilledCost) or ``"effective"`` (amortised EffectiveCost).
         top: how many of the largest absolute variances to report in ``largest``.
+        provider: the plan's provider (``aws``, ``gcp``, ``azure``); rows of another provider
+            in the bill are warned about (``Reconciliation.warnings``).
 
     Raises:
         BillError: unknown ``basis``.
@@ -192,4 +239,5 @@ def compare(
         period_end=summary.period_end,
         rows=rows,
         largest=tuple(ranked[:top]),
+        warnings=_warnings(summary, provider),
     )

@@ -113,6 +113,14 @@ class BillSummary:
     #: folder holding two payers' exports, or a multi-cloud FOCUS file, is summed and each
     #: payer's part shown, never silently merged. Empty when the files lack the column.
     by_payer: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Rows per provider (FOCUS ``ServiceProviderName``, else ``ProviderName``; CUR: AWS), so
+    #: that ``compare`` can tell a bill of another cloud from the plan's. Empty without it.
+    by_provider: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: Rows whose mandatory cost (FOCUS BilledCost, EffectiveCost or ListCost; CUR
+    #: ``line_item_unblended_cost``) is empty: counted as 0, which a total alone cannot show.
+    null_cost_rows: int = 0
+    #: What the reader noticed without refusing the bill (``null_cost_rows``), one line each.
+    warnings: tuple[str, ...] = ()
 
     @property
     def hidden_multiplier(self) -> float | None:
@@ -148,6 +156,9 @@ class BillSummary:
             "uncategorized": {"rows": self.uncategorized_rows, "cost": self.uncategorized_cost},
             "hidden_multiplier": self.hidden_multiplier,
             "by_payer": dict(self.by_payer),
+            "by_provider": dict(self.by_provider),
+            "null_cost_rows": self.null_cost_rows,
+            "warnings": list(self.warnings),
             "top_lines": [
                 {
                     "category": x.category,
@@ -307,6 +318,8 @@ class _Totals:
     uncat_rows: int = 0
     uncat_cost: Decimal = Decimal(0)
     payers: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    providers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    no_cost: int = 0
     starts: list[str] = field(default_factory=list)
     ends: list[str] = field(default_factory=list)
 
@@ -324,6 +337,9 @@ class _Totals:
             self.gpu_hours = _CTX.add(self.gpu_hours, _d(g["gpu_hours"]))
         if g.get("payer") is not None:
             _add(self.payers, g["payer"], billed)
+        self.no_cost += int(g["no_cost"] or 0)
+        if g.get("provider") is not None:
+            self.providers[g["provider"]] += int(g["rows"])
         if g["uncat"]:
             self.uncat_rows += int(g["rows"])
             self.uncat_cost = _CTX.add(self.uncat_cost, billed)
@@ -401,10 +417,29 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "uncategorized_rows": t.uncat_rows,
         "uncategorized_cost": float(t.uncat_cost),
         "by_payer": MappingProxyType({k: float(t.payers[k]) for k in sorted(t.payers)}),
+        "by_provider": MappingProxyType({k: t.providers[k] for k in sorted(t.providers)}),
+        "null_cost_rows": t.no_cost,
+        "warnings": _reader_warnings(t, fmt),
         "period_start": min(t.starts) if t.starts else None,
         "period_end": max(t.ends) if t.ends else None,
         "top_lines": tuple(_top_lines(t.lines)),
     }
+
+
+_MANDATORY_COST = {
+    "focus": ("BilledCost", "EffectiveCost", "ListCost"),
+    "cur": ("line_item_unblended_cost",),
+}
+
+
+def _reader_warnings(t: _Totals, fmt: BillFormat) -> tuple[str, ...]:
+    """Rows the totals count as 0 because a mandatory cost is empty: a FOCUS export must fill
+    them, so an empty one is a broken export or a dropped value, which a total never shows."""
+    if not t.no_cost:
+        return ()
+    names = " or ".join(fmt.col(c) for c in _MANDATORY_COST[fmt.family] if fmt.has(c))
+    files = ", ".join(f.location for f in fmt.files)
+    return (f"{files}: {t.no_cost:,} row(s) have an empty {names}, counted as 0 in the totals",)
 
 
 def _gpu_fee_share(
@@ -461,6 +496,7 @@ def _summary_expr(c: Any) -> Any:
     keys = [
         "currency",
         "payer",
+        "provider",
         "category",
         "option",
         "gpu",
@@ -481,6 +517,7 @@ def _summary_expr(c: Any) -> Any:
         bad_effective=m.bad_effective.sum(),
         bad_list=m.bad_list.sum(),
         bad_quantity=m.bad_quantity.sum(),
+        no_cost=m.no_cost.sum(),
         pmin=m.period_start.min(),
         pmax=m.period_end.max(),
     )
@@ -729,19 +766,30 @@ def _named_file(lines: Sequence[str], fmt: BillFormat) -> str:
     quoted = [f.location for f in fmt.files if f'"{f.location}"' in lines[0]]
     if len(quoted) == 1:
         return quoted[0]
+    # A gzip error ends with the path, unquoted ("Unexpected end of GZIP stream: a.csv.gz").
+    ending = [f.location for f in fmt.files if lines[0].endswith(f": {f.location}")]
+    if len(ending) == 1:
+        return ending[0]
     return ", ".join(f.location for f in fmt.files)
 
 
 def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
     """One line from a DuckDB error: its first line, the reason a CSV error gives further down
-    ("… This file is not utf-8 encoded.") and the one file it names, else all the files."""
+    ("… This file is not utf-8 encoded.") and the one file it names, else all the files; never
+    the SQL DuckDB quotes (``LINE 1: CREATE … read_csv(…``), which says nothing about the bill.
+    """
     lines = [x.rstrip() for x in str(exc).strip().splitlines()]
     if not lines or not lines[0]:
         lines = [type(exc).__name__]
     detail = lines[0]
     names = _named_file(lines, fmt)
+    if "gzip" in detail.lower():  # DuckDB reads a .csv.gz while it runs (and sniffs) the SQL
+        # The file named already ends the detail ("…GZIP stream: a.csv.gz"): not twice.
+        detail = detail.removesuffix(f": {names}")
+        return f"{names}: truncated or corrupt gzip ({detail}); download the file again"
+    skipped = ("Original Line", "Possible Solution", "LINE ")
     for line in lines[1:]:
-        if not line or line[0].isspace() or line.startswith(("Original Line", "Possible Solution")):
+        if not line or line[0].isspace() or line.startswith(skipped):
             continue
         detail = f"{detail}: {line}"
         break

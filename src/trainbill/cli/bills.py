@@ -93,15 +93,7 @@ def _render_summary(s: BillSummary) -> None:
         "hidden multiplier (total / GPU compute): "
         + (f"{multiplier:.2f}×" if multiplier is not None else "n/a (no GPU instance usage)")
     )
-    if len(s.by_payer) > 1:
-        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
-        for payer, cost in s.by_payer.items():
-            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
-    if s.uncategorized_rows:
-        _common.console.print(
-            f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
-            f"{_money(s.uncategorized_cost, cur)}"
-        )
+    _render_notes(s)
     if s.breakdown_by is not None:
         by = Table(title=f"by {s.breakdown_by}")
         by.add_column(s.breakdown_by)
@@ -116,6 +108,22 @@ def _render_summary(s: BillSummary) -> None:
             _common.console.print(
                 f"… {len(s.breakdown) - _BREAKDOWN_ROWS} more (use --json for all)"
             )
+
+
+def _render_notes(s: BillSummary) -> None:
+    """The lines under the summary table: payers, uncategorized rows, the reader's warnings."""
+    cur = s.currency
+    if len(s.by_payer) > 1:
+        _common.console.print(f"{len(s.by_payer)} payer accounts in this bill (billed):")
+        for payer, cost in s.by_payer.items():
+            _common.console.print(f"  {payer}: {_money(cost, cur)}", markup=False)
+    if s.uncategorized_rows:
+        _common.console.print(
+            f"uncategorized (counted in 'other'): {s.uncategorized_rows:,} rows, "
+            f"{_money(s.uncategorized_cost, cur)}"
+        )
+    for warning in s.warnings:
+        _common.console.print(f"warning: {warning}", markup=False, style="yellow")
 
 
 @bill_app.command("summary")
@@ -169,6 +177,8 @@ def _render_reconciliation(r: Reconciliation) -> None:
         "",
     )
     _common.console.print(table)
+    for warning in r.warnings:
+        _common.console.print(f"warning: {warning}", markup=False, style="yellow")
     for row in r.largest:
         _common.console.print(
             f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:"
@@ -195,9 +205,15 @@ def compare_cmd(
     from trainbill.forecast import forecast
     from trainbill.spec import load_plan
 
-    fc = forecast(load_plan(plan), catalog_from_options())
+    spec = load_plan(plan)
+    fc = forecast(spec, catalog_from_options())
     summary = read_bill(files, engine=engine)
-    rec = compare(forecast_by_bill_category(fc.ledger.lines), summary, basis=basis)
+    rec = compare(
+        forecast_by_bill_category(fc.ledger.lines),
+        summary,
+        basis=basis,
+        provider=spec.cluster.provider,
+    )
     if as_json:
         print_json(rec.as_dict())
     else:
