@@ -111,3 +111,10 @@ def test_errors_keep_their_builtin_families() -> None:
     assert issubclass(errors.CalibrationError, ValueError)
     assert issubclass(errors.ClusterImportError, errors.SpecError)
     assert issubclass(errors.PriceUpdateError, errors.CatalogError)
+
+
+def test_suggest_ignores_case() -> None:
+    """'P5.48XLARGE' differs from 'p5.48xlarge' only in case: it is suggested first."""
+    assert errors.suggest("P5.48XLARGE", ["p5.48xlarge", "g6.xlarge"]).startswith(
+        " Did you mean 'p5.48xlarge'"
+    )

@@ -197,8 +197,12 @@ class RequestRefusedError(TrainbillError):
 
 
 def suggest(value: str, choices: Iterable[str], *, n: int = 3) -> str:
-    """Return a " Did you mean …?" hint (or "") so typos are one retry away."""
-    matches = difflib.get_close_matches(value, list(choices), n=n, cutoff=0.6)
+    """Return a " Did you mean …?" hint (or "") so typos are one retry away. Case is ignored
+    when matching: ``P5.48XLARGE`` is one retry from ``p5.48xlarge``, not no match at all."""
+    options = list(choices)
+    by_folded = {c.casefold(): c for c in options}
+    folded = difflib.get_close_matches(value.casefold(), list(by_folded), n=n, cutoff=0.6)
+    matches = [by_folded[m] for m in folded]
     if not matches:
         return ""
     return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"

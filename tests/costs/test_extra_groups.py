@@ -11,6 +11,7 @@ from conftest import TODAY, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import extra_groups
+from trainbill.errors import PriceNotFoundError
 from trainbill.ledger import Charge
 from trainbill.spec import plan_from_dict
 from trainbill.usage import Usage, usage_for
@@ -150,3 +151,19 @@ def test_a_group_priced_in_another_region_is_marked_so(catalog: Catalog) -> None
     (head,) = _lines(usage, tiny)
     assert head.unit_price_usd == 1.0
     assert head.provenance is Provenance.REFERENCE_REGION
+
+
+def test_a_group_without_a_price_is_named_by_its_plan_field(catalog: Catalog) -> None:
+    """The tiny catalog has no spot price for p5.48xlarge: the second group's error names
+    cluster.extra_groups[1], its name and instance."""
+    usage = _usage(
+        catalog,
+        [
+            {"name": "head", "instance": "c5.large"},
+            {"name": "burst", "instance": "p5.48xlarge", "spot": True},
+        ],
+    )
+    with pytest.raises(
+        PriceNotFoundError, match=r"^cluster\.extra_groups\[1\] \(burst, instance 'p5\.48xlarge'\)"
+    ):
+        _lines(usage, _tiny(catalog))

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import group_rate, sagemaker_rate
+from trainbill.errors import PriceNotFoundError
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
 
@@ -27,8 +28,12 @@ _PRICING_CATEGORY = {"spot": "Dynamic", "capacity_block": "Committed"}
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One compute line per extra instance group, for the whole wall-clock."""
     wall = usage.wall_hours
-    for name, instance, count, spot in usage.extra_groups:
-        rate = group_rate(catalog, usage, "spot" if spot else "on_demand", instance)
+    for i, (name, instance, count, spot) in enumerate(usage.extra_groups):
+        try:
+            rate = group_rate(catalog, usage, "spot" if spot else "on_demand", instance)
+        except PriceNotFoundError as exc:  # name the plan's field, not only the item
+            msg = f"cluster.extra_groups[{i}] ({name}, instance {instance!r}): {exc}"
+            raise PriceNotFoundError(msg) from None
         unit_price, source, provenance = rate.usd, rate.source, rate.provenance
         how = f"{count} × {instance} ({name} group, {rate.words})"
         price_note = ""
