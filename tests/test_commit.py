@@ -180,3 +180,14 @@ def test_only_a_published_rate_is_advised_on(catalog: Catalog) -> None:
     assert "3-yr EC2 Instance Savings Plan" in a.terms[0].rate_source
     (why,) = a.unpriced_terms
     assert why.startswith("1yr: no published 1yr commitment rate for p5en.48xlarge")
+
+
+def test_a_region_without_prices_is_said_and_a_misspelt_one_refused(catalog: Catalog) -> None:
+    """eu-west-9 is shaped like an AWS region but has no p5en price: us-east-1's are used, and
+    said; 'mars' cannot be an AWS region."""
+    usage = _usage(*[1000] * 12)
+    a = advise_commitment(usage, catalog, instance="p5en.48xlarge", region="eu-west-9", as_of=AS_OF)
+    (note,) = a.notes
+    assert note.startswith("no p5en.48xlarge price for eu-west-9 in the catalog: the us-east-1")
+    with pytest.raises(SpecError, match="'mars' is not a region name of aws"):
+        advise_commitment(usage, catalog, instance="p5en.48xlarge", region="mars", as_of=AS_OF)

@@ -237,3 +237,32 @@ def test_a_plan_that_cannot_size_its_checkpoints_says_they_are_not_priced(
     assert note.startswith("no checkpoint size: checkpoint writes, their storage and requests")
     sized = resolve_job(plan_from_dict(_plan()), catalog, today=TODAY)
     assert not [w for w in sized.warnings if "checkpoint size" in w]
+
+
+@pytest.mark.parametrize(
+    ("region", "why"),
+    [
+        ("mars-1", "'mars-1' is not a region name of aws"),
+        ("", "'' is not a region name of aws"),
+        ("us-central1", "'us-central1' is a gcp region, not aws"),
+    ],
+)
+def test_a_region_that_cannot_be_the_cloud_s_is_refused(
+    catalog: Catalog, region: str, why: str
+) -> None:
+    """AWS regions read like us-east-1 or us-gov-west-1: a name of another shape is a typo, not a
+    region the catalog has no prices for, and an empty one is not the default region."""
+    d = _plan()
+    d["cluster"] = {**d["cluster"], "region": region}
+    with pytest.raises(SpecError, match=why) as err:
+        resolve_job(plan_from_dict(d), catalog, today=TODAY)
+    assert err.value.field == "cluster.region"
+
+
+def test_a_well_formed_region_the_catalog_lacks_is_priced_at_the_reference_region(
+    catalog: Catalog,
+) -> None:
+    """ap-southeast-4 (Melbourne) is a real AWS region without prices in the catalog."""
+    d = _plan()
+    d["cluster"] = {**d["cluster"], "region": "ap-southeast-4"}
+    assert resolve_job(plan_from_dict(d), catalog, today=TODAY).region == "ap-southeast-4"

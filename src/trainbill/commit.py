@@ -36,6 +36,7 @@ import numpy as np
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import MAX_GPUS
+from trainbill.usage import check_region
 
 __all__ = [
     "DEFAULT_INSTANCE",
@@ -219,6 +220,8 @@ class CommitAdvice:
     best_term: str
     #: Terms left out, each with why: no published rate (a claimed discount is no price).
     unpriced_terms: tuple[str, ...] = ()
+    #: What else the user must know (prices from another region than asked for).
+    notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON of ``trainbill commit --json``."""
@@ -237,6 +240,7 @@ class CommitAdvice:
             "best_term": self.best_term,
             "terms": [t.as_dict() for t in self.terms],
             "unpriced_terms": list(self.unpriced_terms),
+            "notes": list(self.notes),
         }
 
 
@@ -321,8 +325,15 @@ def advise_commitment(
         msg = f"horizon must be 1 to {MAX_HORIZON_MONTHS} months (got {horizon_months})"
         raise SpecError(msg, field="horizon_months")
     inst = catalog.instance(instance)
-    reg = region or catalog.reference_region(inst.provider)
+    reg = region if region is not None else catalog.reference_region(inst.provider)
+    check_region(catalog, inst.provider, reg, field="--region")
     od = catalog.price(instance, "on_demand", provider=inst.provider, region=reg, as_of=as_of)
+    notes: list[str] = []
+    if od.region != reg:
+        notes.append(
+            f"no {instance} price for {reg} in the catalog: the {od.region} prices are used "
+            "(add your region's with --catalog DIR)"
+        )
     r_od = od.usd / inst.accelerator_count
     u = np.array(usage.gpu_hours, dtype=np.float64)
     baseline = float(u.min())
@@ -397,6 +408,7 @@ def advise_commitment(
         terms=tuple(advice),
         best_term=best.term if best.commit_gpu_hours_per_month > 0 else "none",
         unpriced_terms=tuple(unpriced),
+        notes=tuple(notes),
     )
 
 

@@ -12,6 +12,7 @@ purchase), after ``resolve_job`` has settled the context.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -38,6 +39,7 @@ __all__ = [
     "Reliability",
     "Storage",
     "Usage",
+    "check_region",
     "failures_per_hour",
     "fsx_billed_gb",
     "fsx_throughput_mbps",
@@ -602,23 +604,38 @@ def hyperpod_unpriced(
     return tuple(out)
 
 
-def _check_region_cloud(
+#: How each cloud spells a region (AWS: ``us-east-1``, ``us-gov-west-1``; Google Cloud:
+#: ``us-central1``, ``northamerica-northeast1``; Azure: ``eastus2``, ``westeurope``): a name
+#: that cannot be one (``mars-1`` on AWS, an empty string) is a typo, not a new region.
+_REGION_SHAPE = {
+    "aws": re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$"),
+    "gcp": re.compile(r"^[a-z]+-[a-z]+\d+$"),
+    "azure": re.compile(r"^[a-z][a-z0-9]+$"),
+}
+
+
+def check_region(
     catalog: Catalog, provider: str, region: str, *, field: str = "cluster.region"
 ) -> None:
-    """A region the catalog knows only for another cloud (``us-central1`` on AWS) is a mistake,
-    not a region without local prices: refuse it rather than price the reference region.
+    """A region that cannot be the provider's (misspelt, empty, or one the catalog knows only
+    for another cloud: ``us-central1`` on AWS) is a mistake, not a region without local prices:
+    refuse it rather than price the reference region.
 
-    Regions the catalog does not know at all are still priced at the provider's reference region,
-    with a warning (new regions appear before the catalog learns them).
+    A well-formed region the catalog does not know is still priced at the provider's reference
+    region, with a warning (new regions appear before the catalog learns them).
     """
     own = catalog.regions(provider)
+    known = ", ".join(sorted(own)) or "none"
     others = [c for c in PROVIDERS if c != provider and region in catalog.regions(c)]
     if others and region not in own:
-        known = ", ".join(sorted(own)) or "none"
         msg = (
             f"{region!r} is a {others[0]} region, not {provider}; {provider} regions in the "
             f"catalog: {known}"
         )
+        raise SpecError(msg, field=field)
+    shape = _REGION_SHAPE.get(provider)
+    if shape is not None and not shape.match(region) and region not in own:
+        msg = f"{region!r} is not a region name of {provider}; its regions in the catalog: {known}"
         raise SpecError(msg, field=field)
 
 
@@ -740,12 +757,12 @@ def _data_placement(
             )
             raise SpecError(msg, field="data.provider")
         if data.region is not None:
-            _check_region_cloud(catalog, other, data.region, field="data.region")
+            check_region(catalog, other, data.region, field="data.region")
         other_region = data.region or str(d.get(None, f"defaults.cluster.region_{other}"))
         return source, "external", other, other_region, None, ()
     data_region = data.region or region
     if data.region is not None:
-        _check_region_cloud(catalog, provider, data.region, field="data.region")
+        check_region(catalog, provider, data.region, field="data.region")
     data_zone = data.zone
     derived = _derived_location(catalog, provider, region, zone, data_region, data_zone)
     if derived is not None and data.location is not None and data.location != derived:
@@ -955,8 +972,9 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     inst, nodes = resolve_cluster(plan, catalog)
     provider = inst.provider
     orchestrator = _orchestrator_on(plan, provider)
-    region = str(plan.cluster.region or d.get(None, f"defaults.cluster.region_{provider}"))
-    _check_region_cloud(catalog, provider, region)
+    given = plan.cluster.region
+    region = str(given if given is not None else d.get(None, f"defaults.cluster.region_{provider}"))
+    check_region(catalog, provider, region)
     zone_notes: list[str] = []
     zone_id: str | None = None
     if plan.cluster.zone is not None:

@@ -404,6 +404,8 @@ def _render_commit(a: CommitAdvice) -> None:
         console.print(f"{x.term} rate: {escape(x.rate_source)}")
     for why in a.unpriced_terms:
         console.print(f"not advised: {escape(why)}")
+    for note in a.notes:
+        console.print(f"note: {escape(note)}")
     r = Table(title="Does 'cover 60-70% of baseline' hold? (future usage = scale × history)")
     for col in (
         "term",
