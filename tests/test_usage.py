@@ -266,3 +266,34 @@ def test_a_well_formed_region_the_catalog_lacks_is_priced_at_the_reference_regio
     d = _plan()
     d["cluster"] = {**d["cluster"], "region": "ap-southeast-4"}
     assert resolve_job(plan_from_dict(d), catalog, today=TODAY).region == "ap-southeast-4"
+
+
+@pytest.mark.parametrize(
+    ("section", "fields", "said"),
+    [
+        ("purchase", {"savings_plan_coverage": 1.0}, "purchase.savings_plan_coverage = 1 has no"),
+        (
+            "purchase",
+            {"savings_plan": "3yr", "spot_fraction": 1.0},
+            "purchase.savings_plan = 3yr with every node on spot",
+        ),
+        ("storage", {"fsx_tier": "scratch_2"}, "storage.fsx_tier = scratch_2 has no effect"),
+        (
+            "network",
+            {"s3_via_nat": True, "nat_gateways": 0},
+            "network.s3_via_nat = true with network.nat_gateways = 0",
+        ),
+    ],
+)
+def test_a_stated_input_another_makes_moot_is_said(
+    catalog: Catalog, section: str, fields: dict[str, Any], said: str
+) -> None:
+    d = _plan()
+    d[section] = {**d.get(section, {}), **fields}
+    warnings = resolve_job(plan_from_dict(d), catalog, today=TODAY).warnings
+    assert [w for w in warnings if w.startswith(said)]
+    assert not [
+        w
+        for w in resolve_job(plan_from_dict(_plan()), catalog, today=TODAY).warnings
+        if w.startswith(said)
+    ]

@@ -992,6 +992,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
         *_checkpoint_size_warnings(plan),
+        *_ignored_input_warnings(plan),
         *_date_warnings(catalog, as_of, run_date, day),
         *zone_notes,
         *data_notes,
@@ -1494,6 +1495,38 @@ def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:
     """MB/s an FSx for Lustre file system of ``gb`` GiB serves: AWS's 'TiB' of the per-unit
     throughput is 1,000 of its GiB (``whatif.fsx_gib_per_tib``)."""
     return gb / float(catalog.value("whatif.fsx_gib_per_tib")) * FSX_TIER_MBPS_PER_TIB[tier]
+
+
+def _ignored_input_warnings(plan: Plan) -> tuple[str, ...]:
+    """Stated inputs that another stated input makes moot: each is said, since a user who
+    wrote one expects it to change the bill and it does not."""
+    p, st, net = plan.purchase, plan.storage, plan.network
+    out: list[str] = []
+    if (p.savings_plan_coverage or 0) > 0 and p.savings_plan in (None, "none"):
+        out.append(
+            f"purchase.savings_plan_coverage = {p.savings_plan_coverage:g} has no effect without "
+            "purchase.savings_plan (1yr or 3yr)"
+        )
+    if p.savings_plan not in (None, "none") and p.spot_fraction >= 1:
+        out.append(
+            f"purchase.savings_plan = {p.savings_plan} with every node on spot: a Savings Plan "
+            "covers on-demand hours only, so it covers nothing here"
+            + (
+                ", and a term bought for the run is charged in full"
+                if p.commitment != "existing"
+                else ""
+            )
+        )
+    if st.fsx_tier is not None and not st.fsx_capacity_gb:
+        out.append(
+            f"storage.fsx_tier = {st.fsx_tier} has no effect without storage.fsx_capacity_gb"
+        )
+    if net.s3_via_nat and net.nat_gateways == 0:
+        out.append(
+            "network.s3_via_nat = true with network.nat_gateways = 0: there is no gateway to "
+            "route object-storage traffic through, so none is billed as NAT processing"
+        )
+    return tuple(out)
 
 
 def _checkpoint_size_warnings(plan: Plan) -> tuple[str, ...]:
