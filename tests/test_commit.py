@@ -191,3 +191,24 @@ def test_a_region_without_prices_is_said_and_a_misspelt_one_refused(catalog: Cat
     assert note.startswith("no p5en.48xlarge price for eu-west-9 in the catalog: the us-east-1")
     with pytest.raises(SpecError, match="'mars' is not a region name of aws"):
         advise_commitment(usage, catalog, instance="p5en.48xlarge", region="mars", as_of=AS_OF)
+
+
+def test_a_missing_month_is_refused_naming_it() -> None:
+    """2025-11, 2026-01 and 2026-04: 2025-12, 2026-02 and 2026-03 are missing (across a year)."""
+    text = "month,gpu_hours\n2026-01,5\n2025-11,4\n2026-04,6\n"
+    with pytest.raises(SpecError, match=r"month\(s\) 2025-12, 2026-02, 2026-03 missing between"):
+        parse_usage_csv(text, source="u.csv")
+
+
+def test_a_horizon_shorter_than_every_term_is_the_reason_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """p5en's 3-yr rate $23.80 / 8 = $2.975 per GPU-hour, paid 36 months over a 6-month horizon:
+    $2.975 × 6 = $17.85 effective against $63.296 / 8 = $7.912 on demand, break-even 2.26."""
+    code, out, _err = run_argv(
+        ["commit", str(EXAMPLES / "usage-monthly.csv"), "--as-of", "2026-12-02",
+         "--horizon-months", "6"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0
+    assert "no commitment (every term outlives the 6-month horizon" in " ".join(out.split())

@@ -134,6 +134,16 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
         msg = "no data rows; give at least one month of GPU-hours"
         raise SpecError(msg, source=source, field="rows")
     order = sorted(range(len(months)), key=lambda i: months[i])
+    gaps = _missing_months([months[i] for i in order])
+    if gaps:
+        # Each month is one draw of the usage to come: a month left out is not "no usage" to
+        # the advice, it is a month that does not exist, and the optimum moves.
+        shown = ", ".join(gaps[:6]) + (f" and {len(gaps) - 6} more" if len(gaps) > 6 else "")
+        msg = (
+            f"month(s) {shown} missing between {months[order[0]]} and {months[order[-1]]}; add "
+            "them (gpu_hours 0 if nothing ran), so every month counts once"
+        )
+        raise SpecError(msg, source=source, field="column month")
     return MonthlyUsage(
         months=tuple(months[i] for i in order),
         gpu_hours=tuple(hours[i] for i in order),
@@ -242,6 +252,18 @@ class CommitAdvice:
             "unpriced_terms": list(self.unpriced_terms),
             "notes": list(self.notes),
         }
+
+
+def _missing_months(months: list[str]) -> list[str]:
+    """The YYYY-MM months absent between the first and the last of ``months`` (sorted)."""
+    have = set(months)
+    y, m = int(months[0][:4]), int(months[0][5:])
+    out: list[str] = []
+    while f"{y:04d}-{m:02d}" != months[-1]:
+        if f"{y:04d}-{m:02d}" not in have:
+            out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
 
 
 def _monthly_cost(

@@ -429,9 +429,14 @@ def _render_commit(a: CommitAdvice) -> None:
     console.print(r)
     best = next((x for x in a.terms if x.term == a.best_term), None)
     if best is None:
-        console.print(
-            "Recommendation: no commitment (usage too uneven to clear the break-even utilization)."
+        outlived = all(x.effective_break_even_utilization >= 1 for x in a.terms)
+        why = (
+            f"every term outlives the {a.horizon_months}-month horizon: the unused months make "
+            "a committed hour cost more than on-demand (effective break-even ≥ 100%)"
+            if outlived
+            else "usage too uneven to clear the break-even utilization"
         )
+        console.print(f"Recommendation: no commitment ({why}).")
     else:
         console.print(
             f"Recommendation: {best.term} plan, {best.commit_gpu_hours_per_month:,.0f} "
