@@ -339,3 +339,11 @@ def test_page_and_openapi() -> None:
     paths = _call("GET", "/openapi.json").json()["paths"]
     for p in ("/v1/forecast", "/v1/simulate", "/v1/optimize", "/v1/prices", "/healthz"):
         assert p in paths
+
+
+def test_a_whole_plan_error_in_a_body_names_the_plan_once() -> None:
+    """An empty plan fails a check across sections (no instance or GPU): the field is the body's
+    `plan`, not `plan.plan`."""
+    r = _call("POST", "/v1/simulate", json={"plan": {}, "trials": 10})
+    assert (r.status_code, r.json()["field"]) == (422, "plan")
+    assert "cluster needs an instance" in r.json()["detail"]

@@ -96,7 +96,8 @@ def check_forecast(plan: Plan, out: Mapping[str, Any], *, limits: Limits, prefix
 def _nested(exc: SpecError, prefix: str) -> SpecError:
     """The same error with its field under ``prefix`` (``plan.run.hours`` in a simulate body)."""
     text = str(exc).removeprefix(f"{exc.source}: ").removeprefix(f"{exc.field}: ")
-    field = f"{prefix}.{exc.field}" if exc.field else prefix
+    # ``plan`` is the plan as a whole (a check across sections): the body's own key names it.
+    field = f"{prefix}.{exc.field}" if exc.field and exc.field != "plan" else prefix
     return SpecError(text, source=exc.source, field=field)
 
 
