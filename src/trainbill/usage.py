@@ -1308,25 +1308,32 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
     max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
     per_gib = float(catalog.value("whatif.gp3_max_iops_per_gib"))
     per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
-    if st.ebs_iops > free_iops:
-        most = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
-        if st.ebs_iops > most:
-            msg = (
+    most_iops = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
+    most_mibps = min(max_mibps, max(free_mibps, per_iops * st.ebs_iops))
+    checks = (
+        (
+            "storage.ebs_iops",
+            st.ebs_iops > most_iops,
+            (
                 f"{st.ebs_iops:,.0f} IOPS on a {st.ebs_gb_per_node:,.0f} GB gp3 volume: gp3 allows "
-                f"{free_iops:,.0f} to {most:,.0f} here ({per_gib:,.0f} IOPS per GiB, at most "
+                f"{free_iops:,.0f} to {most_iops:,.0f} here ({per_gib:,.0f} IOPS per GiB, at most "
                 f"{max_iops:,.0f} per volume; AWS EBS volume types)"
-            )
-            raise SpecError(msg, field="storage.ebs_iops")
-    if st.ebs_throughput_mibps > free_mibps:
-        most = min(max_mibps, max(free_mibps, per_iops * st.ebs_iops))
-        if st.ebs_throughput_mibps > most:
-            msg = (
+            ),
+        ),
+        (
+            "storage.ebs_throughput_mibps",
+            st.ebs_throughput_mibps > most_mibps,
+            (
                 f"{st.ebs_throughput_mibps:,.0f} MiB/s on a gp3 volume with "
-                f"{st.ebs_iops:,.0f} IOPS: gp3 allows {free_mibps:,.0f} to {most:,.0f} here "
+                f"{st.ebs_iops:,.0f} IOPS: gp3 allows {free_mibps:,.0f} to {most_mibps:,.0f} here "
                 f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume; "
                 "raise storage.ebs_iops for more)"
-            )
-            raise SpecError(msg, field="storage.ebs_throughput_mibps")
+            ),
+        ),
+    )
+    for name, beyond, msg in checks:
+        if beyond:
+            raise SpecError(msg, field=name)
 
 
 def _checkpoint(
