@@ -206,3 +206,24 @@ def test_cli_check_without_quote_or_claims_says_what_to_give(
     code, _, err = run_cli(capsys, "check")
     assert code == 1
     assert "--claims FILE" in err
+
+
+def test_a_quantity_in_another_unit_is_refused_not_skipped(catalog: Catalog) -> None:
+    """Line 4 claims 4 cluster-hours of spot reclaims: in 'hour' (not the line's cluster-hour)
+    it cannot be checked against $3,146.24 per cluster-hour, so it is refused naming the field
+    rather than read as merely implausible."""
+    import tomllib
+
+    doc = tomllib.loads((EXAMPLES / "article-claims.toml").read_text())
+    plan = load_plan(EXAMPLES / doc.pop("plan"))
+    doc["lines"][3]["unit"] = "hour"
+    claim = claims_from_dict(doc, source="article-claims.toml")
+    with pytest.raises(SpecError, match=r"^lines\[4\]\.unit: unit 'hour' is not the unit"):
+        audit_claims(claim, forecast(plan, catalog), catalog)
+
+
+def test_a_percent_beyond_any_bill_is_refused() -> None:
+    """1e308% of a $226,529 quote overflows to $inf: refused at the field."""
+    doc = {"quote_usd": QUOTE, "lines": [{"category": "storage", "percent": 1e308}]}
+    with pytest.raises(SpecError, match=r"lines\[1\]\.percent: 1e\+308% of quote_usd"):
+        claims_from_dict(doc, source="c.toml")

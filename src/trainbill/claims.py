@@ -29,7 +29,7 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import instance_rate
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, finite_number, shown_value
 from trainbill.forecast import Forecast
 from trainbill.ledger import CATEGORIES, LineItem
 
@@ -183,11 +183,13 @@ def _number(value: Any, *, source: str, field: str, allow_zero: bool = True) -> 
             f"{value!r} is not a number (USD amounts and quantities are plain numbers, e.g. 14632)"
         )
         raise SpecError(msg, source=source, field=field)
-    x = float(value)
-    if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+    x = finite_number(value)
+    if x is None or x < 0 or (x == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise SpecError(
-            f"must be a finite number {bound} (got {value!r})", source=source, field=field
+            f"must be a finite number {bound} (got {shown_value(value)})",
+            source=source,
+            field=field,
         )
     return x
 
@@ -238,6 +240,9 @@ def _line(raw: Any, number: int, quote: float | None, source: str) -> ClaimLine:
         amount = quote * percent / 100.0
     if percent is not None and quote is None:
         msg = "percent needs quote_usd at the top of the file: a percentage of what?"
+        raise SpecError(msg, source=source, field=f"{where}.percent")
+    if percent is not None and quote is not None and not math.isfinite(quote * percent / 100.0):
+        msg = f"{percent:g}% of quote_usd {quote:g} is beyond any bill"
         raise SpecError(msg, source=source, field=f"{where}.percent")
     quantity = opt("quantity")
     unit = _text(raw["unit"], source=source, field=f"{where}.unit") if "unit" in raw else None
@@ -380,8 +385,20 @@ def _price(usd: float) -> str:
     return f"${usd:,.2f}" if usd >= 1 else f"${usd:.4g}"
 
 
+def _check_unit(line: ClaimLine, ref: _Price) -> None:
+    """A quantity in another unit than the line is priced in cannot be held against the price:
+    without this the quantity check was skipped and an impossible line read as implausible."""
+    if line.quantity is not None and line.unit != ref.unit:
+        msg = (
+            f"unit {line.unit!r} is not the unit the line is priced in ({ref.unit}, "
+            f"{ref.label}): give the quantity in {ref.unit}s, or drop quantity and unit"
+        )
+        raise SpecError(msg, field=f"lines[{line.number}].unit")
+
+
 def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | None) -> LineAudit:
     ref = _reference(fc, catalog, line)
+    _check_unit(line, ref)
     amount = line.amount_usd
     implied = amount / ref.usd if ref.usd > 0 else math.inf
     ratio = implied / ref.forecast_quantity if ref.forecast_quantity > 0 else None

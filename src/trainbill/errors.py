@@ -32,6 +32,7 @@ so ``from trainbill.memory import MemoryFitError`` keeps working.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 
 __all__ = [
@@ -83,6 +84,25 @@ def unreadable_value_message(exc: ValueError) -> str:
         limit = sys.get_int_max_str_digits()
         return f"a number with more than {limit:,} digits; no valid file of this kind holds one"
     return f"a value that cannot be read: {text}"
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a finite float, or None when it is no number (a boolean, text), not finite,
+    or an integer too large for a float (TOML and JSON read ``1`` followed by 400 zeros as an
+    int, and ``math.isfinite`` on it raised ``OverflowError``: a traceback, not an error)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        x = float(value)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def shown_value(value: object, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for an error line about a bad value."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def is_unicode_text(text: str) -> bool:

@@ -131,3 +131,40 @@ def test_read_calibration_rejects_other_kinds(tmp_path: Path) -> None:
     path.write_text('kind = "profile"\nschema_version = 1\n', encoding="utf-8")
     with pytest.raises(BillError, match=r'calibration\.kind: expected "bills"'):
         read_calibration(path)
+
+
+_VALID = """[calibration]
+kind = "bills"
+schema_version = 1
+created_at = 2026-12-04T20:57:17Z
+currency = "USD"
+basis = "billed_cost"
+gpu_node_hours = 350.0
+gpu_compute_usd = 13904.0
+
+[calibration.factors_usd_per_node_hour]
+storage = 1.0514
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # 1 followed by 400 zeros is a TOML integer no float holds: was an OverflowError.
+        ("gpu_node_hours = 350.0", "gpu_node_hours = 1" + "0" * 400,
+         "gpu_node_hours: must be a finite number, got 1000000000000000000000000000000000000..."),
+        ("storage = 1.0514", "storage = 1e300", "storage: must be <= 100,000"),
+        ("storage = 1.0514", "", "factors_usd_per_node_hour: empty, so nothing to calibrate"),
+        ("created_at = 2026-12-04T20:57:17Z", 'created_at = "yesterday"',
+         "created_at: must be a TOML date-time"),
+    ],
+)  # fmt: skip
+def test_a_broken_calibration_file_is_one_line(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(_VALID, encoding="utf-8")
+    assert read_calibration(path).factors_usd_per_node_hour["storage"] == 1.0514
+    path.write_text(_VALID.replace(old, new), encoding="utf-8")
+    with pytest.raises(BillError, match=said.replace(".", r"\.").replace("(", r"\(")):
+        read_calibration(path)

@@ -49,7 +49,12 @@ from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
 from trainbill.bills.summary import BillSummary
-from trainbill.errors import BillError, unreadable_value_message
+from trainbill.errors import BillError, finite_number, shown_value, unreadable_value_message
+
+#: The largest overhead factor a calibration file may hold, USD per GPU node-hour: a thousand
+#: times the dearest GPU node-hour in the catalog (~$114, p5en and p5 on demand). Anything
+#: above is a typo or a broken file, and priced it printed 300-digit bills.
+MAX_FACTOR_USD_PER_NODE_HOUR = 1e5
 
 __all__ = [
     "CALIBRATED_CATEGORIES",
@@ -242,13 +247,22 @@ def _num(
     table: str = "calibration",
     *,
     minimum: float | None = None,
+    maximum: float | None = None,
+    why_maximum: str = "",
 ) -> float:
     value = section.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise BillError(f"{source}: {table}.{key}: must be a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
+    x = finite_number(value)
+    if x is None:
+        raise BillError(
+            f"{source}: {table}.{key}: must be a finite number, got {shown_value(value)}"
+        )
+    if minimum is not None and x < minimum:
         raise BillError(f"{source}: {table}.{key}: must be >= {minimum:g}, got {value!r}")
-    return float(value)
+    if maximum is not None and x > maximum:
+        raise BillError(
+            f"{source}: {table}.{key}: must be <= {maximum:,.0f} ({why_maximum}), got {value!r}"
+        )
+    return x
 
 
 def _period(cal: Mapping[str, Any], key: str, source: str) -> date | None:
@@ -309,6 +323,12 @@ def _factors(cal: Mapping[str, Any], source: str) -> dict[str, Any]:
             f"{source}: calibration.factors_usd_per_node_hour: unknown {sorted(unknown)}; "
             f"allowed: {', '.join(CALIBRATED_CATEGORIES)}"
         )
+    if not factors:
+        raise BillError(
+            f"{source}: calibration.factors_usd_per_node_hour: empty, so nothing to calibrate; "
+            f"give at least one of {', '.join(CALIBRATED_CATEGORIES)} (trainbill calibrate "
+            "writes them from a bill)"
+        )
     return factors
 
 
@@ -358,6 +378,11 @@ def calibration_from_document(data: Mapping[str, Any], source: str) -> BillCalib
             f"{source}: calibration.source_files: must be a list of file names, got {files!r}"
         )
     created = cal.get("created_at")
+    if created is not None and not isinstance(created, datetime):
+        raise BillError(
+            f"{source}: calibration.created_at: must be a TOML date-time like "
+            f"2026-05-02T10:00:00Z, got {shown_value(created)}"
+        )
     factor_table = "calibration.factors_usd_per_node_hour"
     return BillCalibration(
         period_start=start,
@@ -366,7 +391,18 @@ def calibration_from_document(data: Mapping[str, Any], source: str) -> BillCalib
         gpu_node_hours=hours,
         gpu_compute_usd=_num(cal, "gpu_compute_usd", source, minimum=0),
         factors_usd_per_node_hour=MappingProxyType(
-            {k: _num(factors, k, source, factor_table, minimum=0) for k in factors}
+            {
+                k: _num(
+                    factors,
+                    k,
+                    source,
+                    factor_table,
+                    minimum=0,
+                    maximum=MAX_FACTOR_USD_PER_NODE_HOUR,
+                    why_maximum="a thousand times the dearest GPU node-hour sold",
+                )
+                for k in factors
+            }
         ),
         totals_usd=MappingProxyType(
             {k: _num(totals, k, source, "calibration.totals_usd") for k in totals}
