@@ -28,7 +28,7 @@ from typing import Any
 
 from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError, unreadable_value_message
-from trainbill.forecast import Caution, CautionKind, Forecast, forecast_usage
+from trainbill.forecast import Caution, CautionKind, Forecast, error_band, forecast_usage
 from trainbill.spec import Plan
 from trainbill.timemodel import executed_share
 from trainbill.usage import Usage, resolve_cluster, usage_for
@@ -265,7 +265,8 @@ def forecast_calibrated(
     fc = forecast_usage(
         usage_for(plan, c.catalog, today=today, measured_mfu=c.measured_mfu), c.catalog, today=today
     )
-    return replace(fc, cautions=(*fc.cautions, *c.cautions))
+    band = error_band(plan, c.catalog, fc, today, measured_mfu=c.measured_mfu)
+    return replace(fc, cautions=(*fc.cautions, *c.cautions), band=band)
 
 
 def plan_cautions(

@@ -44,6 +44,7 @@ __all__ = [
     "ErrorBand",
     "Forecast",
     "Step",
+    "error_band",
     "forecast",
     "forecast_usage",
 ]
@@ -386,14 +387,23 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
 def forecast(plan: Plan, catalog: Catalog, *, today: date | None = None) -> Forecast:
     """Work out the plan's usage and price it, with the time model's error band."""
     fc = forecast_usage(usage_for(plan, catalog, today=today), catalog, today=today)
-    return replace(fc, band=_error_band(plan, catalog, fc, today))
+    return replace(fc, band=error_band(plan, catalog, fc, today))
 
 
-def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) -> ErrorBand:
+def error_band(
+    plan: Plan,
+    catalog: Catalog,
+    fc: Forecast,
+    today: date | None,
+    *,
+    measured_mfu: float | None = None,
+) -> ErrorBand:
     """The P10/P90 GPU-hours and bill: the plan re-run with its training hours scaled.
 
     Hours the plan states (``run.hours``) are the user's, not the model's: their band is the
-    point itself, and the basis says so.
+    point itself, and the basis says so. A measured MFU (a profile calibration) keeps the
+    whole-run band: the cross-validated residuals are of whole runs, whose restarts, stalls
+    and slow nodes no one-step profile measures.
     """
     u = fc.usage
     gpu_hours = u.wall_hours * u.gpus
@@ -409,7 +419,9 @@ def _error_band(plan: Plan, catalog: Catalog, fc: Forecast, today: date | None) 
     hi_a = catalog.assumption("time.error_band.whole_run_p90")
     ends = []
     for a in (lo_a, hi_a):
-        v = usage_for(plan, catalog, today=today, time_scale=float(a.value))
+        v = usage_for(
+            plan, catalog, today=today, time_scale=float(a.value), measured_mfu=measured_mfu
+        )
         ends.append((v.wall_hours * v.gpus, estimate(v, catalog).total_usd))
     (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
     basis = (f"training hours × {float(lo_a.value):.2f} (P10) and × {float(hi_a.value):.2f} (P90): "
