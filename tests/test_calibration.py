@@ -251,3 +251,19 @@ def test_a_calibrated_forecast_keeps_the_time_model_band(tmp_path: Path, catalog
     fixed = forecast_calibrated(stated, catalog, [read_calibration_file(bills)], today=TODAY)
     assert fixed.band is not None
     assert fixed.band.total_usd_p10 == fixed.band.total_usd_p90 == fixed.total_usd
+
+
+def test_a_bills_calibration_prices_only_its_own_cloud(tmp_path: Path, catalog: Catalog) -> None:
+    """A calibration from AWS bills (providers = ["aws"]) prices an AWS plan and refuses a GCP
+    one; a file written before the clouds were recorded (no providers) is not checked."""
+    aws_only = tmp_path / "aws.toml"
+    files = 'source_files = ["april.csv"]'
+    aws_only.write_text(BILLS_TOML.replace(files, files + '\nproviders = ["aws"]'))
+    cal = read_calibration_file(aws_only)
+    forecast_calibrated(plan_from_dict(_plan()), catalog, [cal], today=TODAY)
+    gcp = plan_from_dict({**_plan(), "cluster": {"gpu": "h100", "gpus": 64, "provider": "gcp"}})
+    with pytest.raises(SpecError, match=r"fitted from aws bills \(april\.csv\) cannot price a gcp"):
+        forecast_calibrated(gcp, catalog, [cal], today=TODAY)
+    unrecorded = tmp_path / "old.toml"
+    unrecorded.write_text(BILLS_TOML)
+    forecast_calibrated(gcp, catalog, [read_calibration_file(unrecorded)], today=TODAY)

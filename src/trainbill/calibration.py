@@ -167,12 +167,30 @@ def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Cali
     """
     if not calibrations:
         return Calibrated(catalog=catalog, measured_mfu=None, cautions=())
+    _check_bill_clouds(plan, catalog, calibrations)
     measured, notes = _measured_mfu(plan, catalog, calibrations)
     return Calibrated(
         catalog=calibrate_catalog(catalog, calibrations),
         measured_mfu=measured,
         cautions=tuple(Caution(CautionKind.CALIBRATION, n) for n in notes),
     )
+
+
+def _check_bill_clouds(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> None:
+    """A bills calibration prices the overheads of the clouds its bills are of: AWS's NAT,
+    EBS and CloudWatch per node-hour say nothing of a GCP plan's, so applying them is refused
+    (a file that records no cloud, written before it was recorded, is not checked)."""
+    from trainbill.bills.calibrate import BillCalibration
+
+    provider = resolve_cluster(plan, catalog)[0].provider
+    for cal in calibrations:
+        if isinstance(cal, BillCalibration) and cal.providers and provider not in cal.providers:
+            msg = (
+                f"a calibration fitted from {', '.join(cal.providers)} bills "
+                f"({', '.join(cal.source_files) or 'no file named'}) cannot price a {provider} "
+                f"plan's overheads; calibrate from {provider} bills"
+            )
+            raise SpecError(msg, field="calibration.providers")
 
 
 def measured_mfu_of(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> float | None:

@@ -111,6 +111,9 @@ def test_calibration_factors_and_file(month, tmp_path: Path) -> None:  # type: i
         dict(cal.factors_usd_per_node_hour)
     )
     assert back.gpu_node_hours == 350.0
+    # A CUR 2.0 bill is AWS's: the calibration records the cloud it may price.
+    assert raw["providers"] == ["aws"]
+    assert back.providers == ("aws",)
     with pytest.raises(BillError, match="already exists"):
         write_calibration(cal, path)
     assert read_calibration(path).created_at == now  # the refused write left the file intact

@@ -48,6 +48,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
+from trainbill.bills.reconcile import plan_provider
 from trainbill.bills.summary import BillSummary
 from trainbill.errors import BillError, finite_number, shown_value, unreadable_value_message
 
@@ -93,6 +94,11 @@ class BillCalibration:
     source_files: tuple[str, ...]
     created_at: datetime
     basis: str = "billed_cost"
+    #: The clouds the bills are of (plan providers: aws, gcp, azure; a bill's other provider
+    #: names as written). Overheads per node-hour of one cloud's services say nothing of
+    #: another's, so a plan on a cloud not listed is refused (``trainbill.calibration``).
+    #: Empty in files written before it was recorded: then nothing is checked.
+    providers: tuple[str, ...] = ()
 
 
 def _date(text: str | None) -> date | None:
@@ -150,6 +156,9 @@ def fit_calibration(
         totals_usd=MappingProxyType(totals),
         source_files=tuple(f for s in summaries for f in s.files),
         created_at=(now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0),
+        providers=tuple(
+            sorted({plan_provider(n) or n for s in summaries for n in s.by_provider if n})
+        ),
     )
 
 
@@ -184,6 +193,7 @@ def calibration_to_toml(cal: BillCalibration) -> str:
         "gpu_node_hours": float(cal.gpu_node_hours),
         "gpu_compute_usd": float(cal.gpu_compute_usd),
         "source_files": cal.source_files,
+        "providers": cal.providers or None,
     }
     lines = [
         "# trainbill calibration fitted from bills (see `trainbill calibrate`).",
@@ -377,6 +387,12 @@ def calibration_from_document(data: Mapping[str, Any], source: str) -> BillCalib
         raise BillError(
             f"{source}: calibration.source_files: must be a list of file names, got {files!r}"
         )
+    providers = cal.get("providers", [])
+    if not isinstance(providers, list) or not all(isinstance(x, str) for x in providers):
+        raise BillError(
+            f'{source}: calibration.providers: must be a list of cloud names like ["aws"], '
+            f"got {shown_value(providers)}"
+        )
     created = cal.get("created_at")
     if created is not None and not isinstance(created, datetime):
         raise BillError(
@@ -408,5 +424,6 @@ def calibration_from_document(data: Mapping[str, Any], source: str) -> BillCalib
             {k: _num(totals, k, source, "calibration.totals_usd") for k in totals}
         ),
         source_files=tuple(files),
+        providers=tuple(providers),
         created_at=created if isinstance(created, datetime) else datetime.now(UTC),
     )

@@ -63,6 +63,13 @@ _PROVIDER_WORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+def plan_provider(bill_provider: str) -> str | None:
+    """The plan's ``cluster.provider`` a bill's provider name stands for ("AWS" → aws, "Google
+    Cloud" → gcp, "Microsoft" → azure), or None for a provider trainbill does not price."""
+    name = bill_provider.lower()
+    return next((p for p, words in _PROVIDER_WORDS.items() if any(w in name for w in words)), None)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Variance:
     """Forecast vs actual for one bill category; ``variance_usd = actual - forecast``."""
