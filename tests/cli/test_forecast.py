@@ -173,7 +173,7 @@ def test_malformed_toml_names_line_and_column(
 
 
 def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
-    """The article's $1.5M quote is reported impossible."""
+    """The article's $1.5M quote is reported impossible, with exit status 3 (as --claims)."""
     code, out, _ = run_argv(
         [
             "check",
@@ -192,7 +192,7 @@ def test_check_command(capsys: pytest.CaptureFixture[str]) -> None:
         ],
         capsys,
     )
-    assert code == 0
+    assert code == 3
     assert "IMPOSSIBLE" in out
     assert "1,338 TFLOP/s" in out
 

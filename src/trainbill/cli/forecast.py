@@ -469,12 +469,17 @@ def check_cmd(
         raise SpecError(str(exc).split(": ", 1)[-1], source="command line", field=flag) from None
     if as_json:
         print_json(audit.as_dict())
-        return
-    color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
-    _common.console.print(
-        f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}"
-    )
-    _common.console.print(f"price: {audit.price_source}")
+    else:
+        color = {"impossible": "red", "implausible": "yellow", "plausible": "green"}[audit.verdict]
+        _common.console.print(
+            f"[bold {color}]{audit.verdict.upper()}[/bold {color}]: {audit.explanation}"
+        )
+        _common.console.print(f"price: {audit.price_source}")
+    if audit.verdict == "impossible":
+        # As --claims: a CI job or a finance script can stop on an impossible quote.
+        from trainbill.cli.claims import EXIT_IMPOSSIBLE
+
+        raise typer.Exit(EXIT_IMPOSSIBLE)
 
 
 def _audit(
