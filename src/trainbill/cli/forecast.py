@@ -467,6 +467,12 @@ def check_cmd(
             exc.field or "", f"--{(exc.field or '').replace('_', '-')}"
         )
         raise SpecError(str(exc).split(": ", 1)[-1], source="command line", field=flag) from None
+    _show_audit(audit, as_json=as_json)
+
+
+def _show_audit(audit: "QuoteAudit", *, as_json: bool) -> None:
+    """The verdict, as JSON or a line; an impossible quote exits with status 3, as --claims
+    does, so a CI job or a finance script can stop on it."""
     if as_json:
         print_json(audit.as_dict())
     else:
@@ -476,7 +482,6 @@ def check_cmd(
         )
         _common.console.print(f"price: {audit.price_source}")
     if audit.verdict == "impossible":
-        # As --claims: a CI job or a finance script can stop on an impossible quote.
         from trainbill.cli.claims import EXIT_IMPOSSIBLE
 
         raise typer.Exit(EXIT_IMPOSSIBLE)
