@@ -330,3 +330,16 @@ def test_stated_hours_carry_no_time_model_error(catalog: Catalog) -> None:
     usage = usage_for(load_plan(SEED), catalog, today=TODAY)
     p = SimulationParams.from_usage(usage, catalog)
     assert (p.time_error_median, p.time_error_sigma) == (1.0, 0.0)
+
+
+def test_the_simulated_checkpoint_optimum_keeps_the_forecast_s_ceiling(catalog: Catalog) -> None:
+    """The seed plan's Young/Daly interval, sqrt(2 × 0.0454 h stall × 125.3 h MTBF) = 3.37 h, is
+    above the 2 h the forecast never exceeds (defaults.checkpoint.interval_hours: rollbacks
+    after loss spikes): the study's optimum stays within it, as the forecast's does, while the
+    grid still shows the longer intervals."""
+    study = checkpoint_study(load_plan(SEED), catalog, trials=300, rng=1, today=TODAY)
+    assert study is not None
+    assert study.young_daly_hours is not None
+    assert study.young_daly_hours > 2.0
+    assert study.simulated_optimum_hours <= 2.0
+    assert any(row[0] > 2.0 for row in study.grid)

@@ -106,7 +106,12 @@ def checkpoint_study(
     """Scan checkpoint intervals with common random numbers (same seed, per-component streams).
 
     The grid spans a quarter to four times the Young/Daly interval (geometric, 13 points) plus
-    the plan's own interval. Returns None when the plan writes no checkpoints.
+    the plan's own interval and the longest interval the forecast recommends
+    (``defaults.checkpoint.interval_hours``). The simulated optimum is the cheapest interval no
+    longer than that, as the forecast's own optimum is (``usage``): checkpoints also serve
+    rollbacks after loss spikes, which no failure rate counts, so the two never advise
+    opposite intervals; longer rows are still shown. Returns None when the plan writes no
+    checkpoints.
     """
     usage, _ = _resolve(plan_or_usage, catalog, today)
     if usage.checkpoint.size_gb <= 0 or usage.checkpoint.stall_hours_each <= 0:
@@ -114,10 +119,12 @@ def checkpoint_study(
     p = params if params is not None else SimulationParams.from_usage(usage, catalog)
     yd = young_daly_interval(usage, p)
     plan_interval = usage.checkpoint.interval_hours
+    longest = float(catalog.value("defaults.checkpoint.interval_hours"))
     if grid is None:
         centre = yd if yd is not None else plan_interval
         points = set(np.round(centre * np.geomspace(0.25, 4.0, 13), 6).tolist())
         points.add(plan_interval)
+        points.add(longest)
         # Never beyond the run itself: one checkpoint at the end is the longest useful interval.
         horizon = max(usage.compute.hours, plan_interval)
         grid = sorted(x for x in points if x <= horizon) or [plan_interval]
@@ -127,7 +134,7 @@ def checkpoint_study(
         u = with_interval(usage, float(interval))
         sim = simulate(u, catalog, trials=trials, rng=seed, params=p)
         rows.append((float(interval), sim.cost_usd.mean, sim.cost_usd.p90))
-    best = min(rows, key=lambda r: r[1])
+    best = min([r for r in rows if r[0] <= longest] or rows, key=lambda r: r[1])
     plan_row = next(r for r in rows if r[0] == plan_interval)
     per_hour = _interruptions_per_hour(usage, p)
     return CheckpointStudy(
