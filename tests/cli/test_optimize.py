@@ -20,11 +20,12 @@ from trainbill.spec import load_plan
 SMALL_SEARCH = ["--instances", "p5.48xlarge", "--nodes", "32", "--clouds", "aws"]
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "16,0"])
 def test_optimize_non_finite_node_counts(
     value: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--nodes nan / inf was a ValueError / OverflowError traceback."""
+    """--nodes nan / inf was a ValueError / OverflowError traceback; 0 was named space.nodes,
+    the API's field, not the flag the user typed."""
     refused(["optimize", str(plan_copy), "--nodes", value], capsys, "--nodes", "whole numbers")
 
 

@@ -263,8 +263,10 @@ def optimize_command(
         # A launcher YAML over the plan it came from would destroy the plan, --force or not.
         check_output_path(export_file, flag="--export-file", force=force, inputs=inputs)
     node_values = _floats(nodes, "--nodes")
-    if node_values is not None and any(not math.isfinite(n) or n != int(n) for n in node_values):
-        msg = f"node counts must be whole numbers (got {nodes})"
+    if node_values is not None and any(
+        not math.isfinite(n) or n != int(n) or n < 1 for n in node_values
+    ):
+        msg = f"node counts must be whole numbers >= 1 (got {nodes})"
         raise SpecError(msg, source="command line", field="--nodes")
     space = SearchSpace(
         instances=_split(instances, "--instances"),
