@@ -23,12 +23,13 @@ def _row(catalog: Catalog, instance: str):  # type: ignore[no-untyped-def]
 
 def test_p5_per_gpu_figures(catalog: Catalog) -> None:
     """p5.48xlarge on 2026-12-01: $55.04 / 8 = $6.88 per H100-hour; ÷ 0.989 PFLOP/s (989 TFLOP/s
-    dense BF16) = $6.9565 per PFLOP-hour at peak; spot per AZ $20.9934 (use1-az3) to $30.326
-    (use1-az1) ÷ 8 = $2.6242-$3.7908; on-demand point of 2025-06-01 is 365 + 183 = 548 days old."""
+    dense BF16) = $6.9565 per PFLOP-hour at peak; spot: the regional $23.67 of 2026-09-20 ÷ 8 =
+    $2.95875 (the per-AZ $20.99-$30.33 are of 2025-01-01, before it: superseded); on-demand
+    point of 2025-06-01 is 365 + 183 = 548 days old."""
     r = _row(catalog, "p5.48xlarge")
     assert r.on_demand == pytest.approx(55.04 / 8)
     assert r.usd_per_pflop_hour == pytest.approx(55.04 / 8 / 0.989)
-    assert (r.spot_low, r.spot_high) == (pytest.approx(20.9934 / 8), pytest.approx(30.326 / 8))
+    assert (r.spot_low, r.spot_high) == (pytest.approx(23.67 / 8), pytest.approx(23.67 / 8))
     assert (r.hbm_gb, r.bf16_tflops, r.fp8_tflops) == (80, 989, 1979)
     assert r.price_date == date(2025, 6, 1)
     assert r.age_days == 548
@@ -103,3 +104,12 @@ def test_wide_shows_every_column(
     assert code == 0
     assert "1,979" in out
     assert "left out" not in out
+
+
+def test_zone_spot_prices_in_force_make_the_range(catalog: Catalog) -> None:
+    """On 2025-05-01 the regional p5 spot price ($25.66, 2025-01-01) and the per-AZ ones are of
+    the same snapshot: the range is use1-az3's $20.9934 to use1-az1's $30.326, ÷ 8."""
+    day = date(2025, 5, 1)
+    quotes = price_table(catalog, as_of=day)
+    r = next(r for r in gpu_price_rows(catalog, quotes, as_of=day) if r.instance == "p5.48xlarge")
+    assert (r.spot_low, r.spot_high) == (pytest.approx(20.9934 / 8), pytest.approx(30.326 / 8))

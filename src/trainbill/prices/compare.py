@@ -91,7 +91,10 @@ def _spot_range(catalog: Catalog, q: InstanceQuote, as_of: date) -> tuple[float,
             newest[p.region] = (p.effective_from, p.usd)
     if not newest:
         return None
-    rates = [usd for _, usd in newest.values()]
+    # A zone's price older than the region's price in force is superseded: the 2025 per-zone
+    # snapshot of p5 spot is not a range for the 2026 regional price after the June-2025 cut.
+    since = newest[q.region][0] if q.region in newest else date.min
+    rates = [usd for day, usd in newest.values() if day >= since]
     return min(rates), max(rates)
 
 
