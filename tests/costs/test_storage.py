@@ -130,3 +130,13 @@ def test_volumes_at_baseline_need_no_performance_price(catalog: Catalog) -> None
     """gp3 at the free 3,000 IOPS / 125 MiB/s bills capacity only, so needs no IOPS price."""
     lines = _lines(catalog, {"ebs_gb_per_node": 730}, NODE_HOUR, EBS)
     assert [ln.unit for ln in lines] == ["GB-month"]  # 4 × 730 × 10 / 730 = 40 GB-month
+
+
+def test_the_dataset_is_stored_where_it_is_held(catalog: Catalog) -> None:
+    """Read from FSx, the dataset's durable copy is still in S3 (the file system is loaded from
+    it): 14,600 GB × 10 / 730 = 200 GB-month, said in the basis. Held on premises it is stored,
+    and billed, there: no line."""
+    (line,) = _lines(catalog, {}, dataset_gb=14600, source="fsx")
+    assert line.quantity == pytest.approx(200.0)
+    assert "(the copy fsx is loaded from)" in line.basis()
+    assert _lines(catalog, {}, dataset_gb=14600, source="on_premises") == []

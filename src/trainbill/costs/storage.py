@@ -100,16 +100,23 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             driver=__name__,
             service_category="Storage",
         )
-    if usage.data.dataset_gb > 0:
+    # The dataset's durable copy is in this cloud's object storage when training reads it there
+    # or from a file system or volumes loaded from it (FSx for Lustre's data repository, EBS
+    # filled from S3); data held on premises or in another cloud is stored, and billed, there.
+    held = usage.data.source in ("s3", "fsx", "ebs")
+    if usage.data.dataset_gb > 0 and held:
         s3 = service(catalog, usage, "object_storage")
         assert s3 is not None  # every provider has object storage
+        copy = (
+            "" if usage.data.source == "s3" else f" (the copy {usage.data.source} is loaded from)"
+        )
         yield Charge(
             category=CATEGORY,
             item=f"training dataset in {s3.product}",
             quantity=usage.data.dataset_gb * months,
             unit="GB-month",
             unit_price_usd=s3.usd,
-            basis=lambda: f"{usage.data.dataset_gb:,.0f} GB dataset × {span()}",
+            basis=lambda: f"{usage.data.dataset_gb:,.0f} GB dataset{copy} × {span()}",
             source=s3.source,
             provenance=s3.provenance,
             driver=__name__,
