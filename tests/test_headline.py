@@ -384,3 +384,27 @@ def test_each_calibrated_action_is_its_variant_forecast_with_the_calibration(
         assert priced.total_usd != pytest.approx(
             forecast(variant, catalog, today=TODAY).total_usd, rel=1e-3
         )
+
+
+def test_the_all_spot_action_says_the_savings_plan_goes_with_it(catalog: Catalog) -> None:
+    """4 × p5en.48xlarge, half on spot, a bought 3-yr EC2 Instance Savings Plan covering half the
+    on-demand nodes: with every node on spot it would cover nothing, so the variant buys none,
+    and most of the saving is its 26,280-hour term: the title says so."""
+    plan = plan_from_dict(
+        {
+            "run": {"hours": 100},
+            "model": {"params": 7e9},
+            "cluster": {"instance": "p5en.48xlarge", "nodes": 4},
+            "prices": {"as_of": "2026-12-01"},
+            "purchase": {
+                "savings_plan": "3yr",
+                "savings_plan_coverage": 0.5,
+                "spot_fraction": 0.5,
+                "savings_plan_kind": "ec2-instance",
+            },
+        }
+    )
+    fc = _advised(plan, catalog)
+    assert fc.outlook is not None
+    (spot,) = [a for a in fc.outlook.actions if a.kind == "spot"]
+    assert spot.title.startswith("Run all 4 nodes on spot (the plan: 2), without the 3yr")

@@ -382,6 +382,12 @@ def _spot_action(
             if x
         )
         title = f"Run all {nodes} nodes on spot (the plan: {u.purchase.spot_fraction * nodes:g})"
+        if u.purchase.savings_plan != "none" and u.purchase.savings_plan_coverage > 0:
+            # A Savings Plan covers on-demand hours only: sized by them, it is not bought here,
+            # and most of this saving can be its term (say so, or it reads as spot's alone).
+            title += (
+                f", without the {u.purchase.savings_plan} Savings Plan (it would cover nothing)"
+            )
     else:
         caveat = "; ".join(
             x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
