@@ -86,7 +86,9 @@ def test_stall_is_billed_at_the_blended_spot_rate(catalog: Catalog) -> None:
 
 def test_s3_target_adds_retained_storage_and_puts(catalog: Catalog) -> None:
     """S3: min(keep_last 3, 5 written) = 3 × 720 GB × (10.25 h run + 30 d × 24 h) / 730 h per month
-    at $0.02; 5 × 720,000 MB / 64 MB parts = 56,250 PUTs = 56.25 thousand × $5 = $281.25."""
+    at $0.02. PUTs: each of the 4 nodes uploads its 180,000 MB shard as ceil(180,000 / 64) =
+    2,813 parts plus create and complete: 4 × 2,815 = 11,260 per checkpoint, × 5 = 56,300
+    requests = 56.3 thousand × $5 = $281.50."""
     u = _usage(catalog, target="s3", keep_last=3, retention_days=30)
     stall, store, puts = _lines(u, _tiny(catalog))
     assert stall.cost_usd == pytest.approx(10.0)
@@ -97,8 +99,8 @@ def test_s3_target_adds_retained_storage_and_puts(catalog: Catalog) -> None:
     assert store.cost_usd == pytest.approx(gb_months * 0.02)
     assert u.data.object_mb == 64  # packaged assumption: the part size the PUT count uses
     assert puts.unit == "1000 requests"
-    assert puts.quantity == pytest.approx(56.25)
-    assert puts.cost_usd == pytest.approx(281.25)
+    assert puts.quantity == pytest.approx(56.3)
+    assert puts.cost_usd == pytest.approx(281.5)
 
 
 def test_s3_keeps_no_more_checkpoints_than_were_written(catalog: Catalog) -> None:

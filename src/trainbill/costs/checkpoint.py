@@ -90,15 +90,19 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
     )
     puts = service(catalog, u, "object_writes")
     assert puts is not None
-    parts = u.checkpoint.size_gb * 1000.0 / u.data.object_mb
+    # Each node uploads its shard as one multipart object: its parts, plus the create and
+    # complete calls, each a PUT-class request (S3 pricing: "PUT, COPY, POST, LIST requests").
+    parts = np.ceil(u.checkpoint.size_gb * 1000.0 / u.nodes / u.data.object_mb)
+    requests = u.nodes * (parts + 2.0)
     yield Charge(
         category=CATEGORY,
         item=f"checkpoint writes: {puts.product} (multipart parts)",
-        quantity=u.checkpoint.count * parts / 1000.0,
+        quantity=u.checkpoint.count * requests / 1000.0,
         unit="1000 requests",
         unit_price_usd=puts.usd,
         basis=lambda: (
-            f"{u.checkpoint.count:,.1f} checkpoints × {parts:,.0f} parts of {u.data.object_mb:g} MB"
+            f"{u.checkpoint.count:,.1f} checkpoints × {u.nodes} node shards × ({parts:,.0f} "
+            f"parts of {u.data.object_mb:g} MB + create and complete)"
         ),
         source=puts.source,
         provenance=puts.provenance,
