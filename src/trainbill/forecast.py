@@ -105,6 +105,8 @@ class CautionKind(StrEnum):
     STALE_PRICES = "stale_prices"
     #: Ledger lines priced at $0 because the catalog has no price for them.
     UNPRICED = "unpriced"
+    #: Ledger lines priced from a source the catalog marks UNVERIFIED (``Provenance``).
+    UNVERIFIED_PRICES = "unverified_prices"
     #: Some prices come from the provider's reference region, not the plan's.
     REFERENCE_REGION = "reference_region"
     #: How the plan was read: rounding, defaults, orchestrator and data-placement notes.
@@ -493,6 +495,7 @@ def _cautions(
     found: tuple[tuple[CautionKind, tuple[str, ...]], ...] = (
         (k.STALE_PRICES, _stale_prices(usage, catalog, today)),
         (k.UNPRICED, _unpriced(ledger)),
+        (k.UNVERIFIED_PRICES, _unverified(ledger)),
         (k.REFERENCE_REGION, _reference_region(usage, ledger)),
         (k.PLAN, usage.warnings),  # how the plan was read (GPUs rounded up to whole nodes)
         (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
@@ -533,6 +536,24 @@ def _unpriced(ledger: Ledger) -> tuple[str, ...]:
         f"{len(unpriced)} line(s) are NOT PRICED ($0): the catalog has no price of the charging "
         f"provider for {', '.join(unpriced)} (each line's source names it); add your rates "
         "with --catalog DIR"
+    )
+    return (text,)
+
+
+def _unverified(ledger: Ledger) -> tuple[str, ...]:
+    """Lines whose price the catalog could not confirm against the provider's price list, with
+    the share of the bill they carry, so a reader knows how much rests on them."""
+    lines = [ln for ln in ledger.lines if ln.provenance is Provenance.UNVERIFIED]
+    usd = sum(float(ln.cost_usd) for ln in lines)
+    if not lines or usd == 0:
+        return ()
+    total = float(ledger.total_usd)
+    share = f" ({usd / total:.1%} of the bill)" if total > 0 else ""
+    items = ", ".join(dict.fromkeys(ln.item for ln in lines))
+    text = (
+        f"${usd:,.0f}{share} is priced from sources the catalog marks UNVERIFIED (not checked "
+        f"against the provider's price list): {items}; 'trainbill prices update' or --catalog "
+        "DIR with your rates replaces them"
     )
     return (text,)
 

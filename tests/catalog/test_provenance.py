@@ -15,8 +15,8 @@ from costs.tiny import TINY_FROM, price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
 from trainbill.catalog.lookups import REFERENCE_PRICE
 from trainbill.costs._pricing import UNPRICED
-from trainbill.forecast import forecast
-from trainbill.spec import plan_from_dict
+from trainbill.forecast import CautionKind, forecast
+from trainbill.spec import load_plan, plan_from_dict
 
 
 def test_a_point_of_the_region_asked_for_is_published(catalog: Catalog) -> None:
@@ -107,15 +107,34 @@ def test_every_lines_provenance_agrees_with_what_its_source_tells_a_reader(
     catalog: Catalog, plan: dict[str, Any]
 ) -> None:
     """The words are for people, the field for code; on every line of real plans they agree: a
-    source naming another region's price is a reference-region line, a NOT PRICED one unpriced."""
+    source naming another region's price is a reference-region line, a NOT PRICED one unpriced,
+    one its own region prices from a source marked UNVERIFIED an unverified line."""
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     assert fc.ledger.lines
-    if plan["cluster"].get("provider") == "azure":  # the case that mixes all three
+    if plan["cluster"].get("provider") == "azure":  # the case that mixes all four
         assert {ln.provenance for ln in fc.ledger.lines} == {
             Provenance.PUBLISHED,
+            Provenance.UNVERIFIED,
             Provenance.REFERENCE_REGION,
             Provenance.UNPRICED,
         }
     for ln in fc.ledger.lines:
         assert (REFERENCE_PRICE in ln.source) == (ln.provenance is Provenance.REFERENCE_REGION), ln
         assert ln.source.startswith(UNPRICED) == (ln.provenance is Provenance.UNPRICED), ln
+        if ln.provenance is Provenance.PUBLISHED:
+            assert "UNVERIFIED" not in ln.source, ln
+        if ln.provenance is Provenance.UNVERIFIED:
+            assert "UNVERIFIED" in ln.source, ln
+
+
+def test_lines_priced_from_unverified_sources_are_said_with_their_dollars(
+    catalog: Catalog,
+) -> None:
+    """The seed plan's FSx persistent_250 rate is marked UNVERIFIED in the catalog: the caution
+    names that line and its dollars, the sum of the lines whose source says UNVERIFIED."""
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
+    marked = [ln for ln in fc.ledger.lines if "UNVERIFIED" in ln.source]
+    assert [ln.item for ln in marked] == ["FSx for Lustre (persistent_250)"]
+    (said,) = [c.text for c in fc.cautions if c.kind == CautionKind.UNVERIFIED_PRICES]
+    assert said.startswith(f"${sum(ln.cost_usd for ln in marked):,.0f} (")
+    assert "FSx for Lustre (persistent_250)" in said

@@ -35,6 +35,10 @@ PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
 #: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
 #: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
 STAND_IN_MARK = "STAND-IN"
+#: How a row's source marks a price the catalog could not check against the provider's own
+#: price list (a secondary source, a figure carried back in time, a recollection): the word
+#: ``UNVERIFIED`` anywhere in it, written so by whoever added the row.
+UNVERIFIED_MARK = "UNVERIFIED"
 
 
 class Provenance(StrEnum):
@@ -50,6 +54,9 @@ class Provenance(StrEnum):
     #: Overhead dollars per node-hour fitted from the organisation's own bills
     #: (``trainbill.calibration``): measured, but not a list price.
     BILLS = "bills"
+    #: A price the provider sells at whose figure the catalog could not check against the
+    #: provider's price list (source marked ``UNVERIFIED``): likely right, not confirmed.
+    UNVERIFIED = "unverified"
     #: A catalog stand-in (source begins ``STAND-IN``): a figure no provider publishes.
     STAND_IN = "stand_in"
     #: The plan's region has no price point: the provider's reference region (or any region
@@ -159,7 +166,9 @@ class PricePoint:
         must say the plan's region is not what was priced, stand-in or not."""
         if self.stands_in_for is not None:
             return Provenance.REFERENCE_REGION
-        return Provenance.STAND_IN if self.stand_in else Provenance.PUBLISHED
+        if self.stand_in:
+            return Provenance.STAND_IN
+        return Provenance.UNVERIFIED if UNVERIFIED_MARK in self.source else Provenance.PUBLISHED
 
     def cite(self, on: date | None = None) -> str:
         """Source and date in one string, for a ledger line's ``source`` field.
