@@ -8,6 +8,7 @@ import io
 import re
 import sys
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -17,7 +18,7 @@ from conftest import SEED, TODAY, run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
-from trainbill.report.exports import COLUMNS, ledger_csv, ledger_xlsx
+from trainbill.report.exports import COLUMNS, _apportioned, ledger_csv, ledger_xlsx
 from trainbill.spec import load_plan
 
 NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
@@ -165,3 +166,22 @@ def test_text_that_looks_like_a_formula_is_written_as_text(seed: Forecast) -> No
     # The only formula in the workbook is the ledger's own =SUM total.
     formulas = [f for s in sheets for f in re.findall(r"<f>([^<]*)</f>", s)]
     assert all(f.startswith("SUM(") for f in formulas), formulas
+
+
+def test_cents_are_apportioned_so_the_lines_add_up() -> None:
+    """1.004 + 2.004 + 3.004 = 6.012, $6.01 to the cent; each line rounded alone gives 1.00 +
+    2.00 + 3.00 = $6.00. Largest remainder: the 0.4-cent remainders tie, the first line takes
+    the missing cent: 1.01 + 2.00 + 3.00 = 6.01."""
+    assert _apportioned([1.004, 2.004, 3.004], 2) == [1.01, 2.0, 3.0]
+
+
+def test_the_csv_cost_column_adds_up_to_the_total(catalog: Catalog) -> None:
+    """Every example's cost column sums, in exact decimals, to its total rounded to the cent, and
+    its share column to 100.00 (each rounded alone they were a cent off on all four)."""
+    for plan in sorted((SEED.parent).glob("*.toml")):
+        if plan.name == "article-claims.toml":
+            continue
+        fc = forecast(load_plan(plan), catalog, today=TODAY)
+        rows = list(csv.DictReader(io.StringIO(ledger_csv(fc).decode("utf-8-sig"))))
+        assert sum(Decimal(r["cost_usd"]) for r in rows) == Decimal(f"{fc.total_usd:.2f}"), plan
+        assert sum(Decimal(r["share_pct"]) for r in rows) == Decimal("100.00"), plan

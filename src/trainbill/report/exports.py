@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,10 +67,27 @@ def _share(line: LineItem, total: float) -> float:
     return 100 * line.cost_usd / total if total else 0.0
 
 
+def _apportioned(values: Sequence[float], places: int) -> list[float]:
+    """``values`` rounded to ``places`` decimals so that they add up to their sum rounded the
+    same way (largest remainder): a finance reader sums the cost column and must get the
+    total, which rounding each line on its own missed by a cent or two."""
+    unit = 10.0**places
+    scaled = [v * unit for v in values]
+    floors = [math.floor(x) for x in scaled]
+    left = round(sum(scaled)) - sum(floors)
+    order = sorted(range(len(values)), key=lambda i: scaled[i] - floors[i], reverse=True)
+    for i in order[: max(0, left)]:
+        floors[i] += 1
+    return [f / unit for f in floors]
+
+
 def _rows(fc: Forecast) -> list[tuple[str, ...]]:
     # Text cells go through the one formula-injection guard (``tabular.cell``); the numbers are
     # already decimal strings, and a negative amount must stay a number, not become text.
     total = fc.total_usd
+    lines = fc.ledger.lines
+    costs = _apportioned([ln.cost_usd for ln in lines], _CENTS)
+    shares = _apportioned([_share(ln, total) for ln in lines], _PCT)
     return [
         (
             cell(ln.category),
@@ -78,14 +96,14 @@ def _rows(fc: Forecast) -> list[tuple[str, ...]]:
             _decimal(ln.quantity, _FINE),
             cell(ln.unit),
             _decimal(ln.unit_price_usd, _FINE, keep=_CENTS),
-            _decimal(ln.cost_usd, _CENTS, keep=_CENTS),
-            _decimal(_share(ln, total), _PCT, keep=_PCT),
+            _decimal(cost, _CENTS, keep=_CENTS),
+            _decimal(share, _PCT, keep=_PCT),
             cell(ln.basis),
             cell(plain_text(ln.source)),
             cell(ln.service_category),
             cell(ln.pricing_category),
         )
-        for ln in fc.ledger.lines
+        for ln, cost, share in zip(lines, costs, shares, strict=True)
     ]
 
 
