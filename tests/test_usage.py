@@ -297,3 +297,12 @@ def test_a_stated_input_another_makes_moot_is_said(
         for w in resolve_job(plan_from_dict(_plan()), catalog, today=TODAY).warnings
         if w.startswith(said)
     ]
+
+
+def test_iops_on_no_volume_names_the_volume_size(catalog: Catalog) -> None:
+    """0 GB of EBS with 6,000 IOPS: the size is what is missing, not an IOPS range of 3,000 to
+    3,000."""
+    st = {**_plan()["storage"], "ebs_gb_per_node": 0, "ebs_iops": 6000}
+    with pytest.raises(SpecError, match="no EBS volume") as err:
+        _usage(catalog, storage=st)
+    assert err.value.field == "storage.ebs_gb_per_node"

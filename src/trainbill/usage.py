@@ -1310,6 +1310,15 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
     per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
     most_iops = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
     most_mibps = min(max_mibps, max(free_mibps, per_iops * st.ebs_iops))
+    if st.ebs_gb_per_node <= 0 and (
+        st.ebs_iops > free_iops or st.ebs_throughput_mibps > free_mibps
+    ):
+        msg = (
+            f"no EBS volume (0 GB) to provision {st.ebs_iops:,.0f} IOPS and "
+            f"{st.ebs_throughput_mibps:,.0f} MiB/s on; give the volume's size, or leave IOPS "
+            f"and throughput at gp3's {free_iops:,.0f} / {free_mibps:,.0f} baseline"
+        )
+        raise SpecError(msg, field="storage.ebs_gb_per_node")
     checks = (
         (
             "storage.ebs_iops",

@@ -106,7 +106,7 @@ class OptimizeSpace(_Request):
     spot_fractions: list[_Float] | None = Field(default=None, max_length=21)
     savings_plans: list[str] | None = Field(default=None, max_length=3)
     coverages: list[_Float] | None = Field(default=None, max_length=21)
-    orchestrators: list[str] | None = Field(default=None, max_length=3)
+    orchestrators: list[str] | None = Field(default=None, max_length=4)  # ec2, hyperpod, eks, vm
     checkpoint_intervals_hours: list[_Float] | None = Field(default=None, max_length=24)
 
 
