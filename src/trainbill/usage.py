@@ -15,10 +15,10 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
@@ -437,7 +437,7 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
     """
     c = plan.cluster
     if c.instance is not None:
-        inst = catalog.instance(c.instance)
+        inst = _named(lambda: catalog.instance(str(c.instance)), "cluster.instance")
         if inst.provider != c.provider:
             msg = f"instance {inst.instance!r} is a {inst.provider} instance, not {c.provider}"
             raise SpecError(msg, field="cluster.provider")
@@ -446,13 +446,26 @@ def resolve_cluster(plan: Plan, catalog: Catalog) -> tuple[Instance, int]:
             raise SpecError(msg, field="cluster.gpu")
     else:
         assert c.gpu is not None
-        inst = instance_for_gpu(catalog, catalog.accelerator(c.gpu).id, c.provider)
+        accel = _named(lambda: catalog.accelerator(str(c.gpu)), "cluster.gpu")
+        inst = instance_for_gpu(catalog, accel.id, c.provider)
     if c.nodes is not None:
         nodes = c.nodes
     else:
         assert c.gpus is not None
         nodes = math.ceil(c.gpus / inst.accelerator_count)
     return inst, nodes
+
+
+_T = TypeVar("_T")
+
+
+def _named(look_up: Callable[[], _T], field: str) -> _T:
+    """A catalog look-up of a name the plan gave, its miss an error naming the plan's field
+    (the API's 422 carries it; the CLI prefixes it), with the catalog's "did you mean"."""
+    try:
+        return look_up()
+    except PriceNotFoundError as exc:
+        raise SpecError(str(exc), field=field) from None
 
 
 def _gpu_name_warnings(plan: Plan, catalog: Catalog) -> tuple[str, ...]:

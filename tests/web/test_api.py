@@ -347,3 +347,17 @@ def test_a_whole_plan_error_in_a_body_names_the_plan_once() -> None:
     r = _call("POST", "/v1/simulate", json={"plan": {}, "trials": 10})
     assert (r.status_code, r.json()["field"]) == (422, "plan")
     assert "cluster needs an instance" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "field"),
+    [
+        ({"instance": "p9.huge", "nodes": 2}, "cluster.instance"),
+        ({"gpu": "x100", "gpus": 8}, "cluster.gpu"),
+    ],
+)
+def test_an_unknown_instance_or_gpu_names_its_field(cluster: dict[str, Any], field: str) -> None:
+    """The catalog's miss (with its "did you mean") is a 422 naming the plan's field."""
+    plan = {**zero_hidden_plan(), "cluster": cluster}
+    r = _call("POST", "/v1/forecast", json=plan)
+    assert (r.status_code, r.json()["field"]) == (422, field)
