@@ -268,14 +268,20 @@ def test_optimize_plan_errors_and_unknown_instance() -> None:
 def test_optimize_search_size_is_capped() -> None:
     """Instance types × node counts over the cap is 422 on `space` before any work.
 
-    Cap 20 here: 2 named instances + the plan's own = 3, × (9 named node counts + the plan's)
-    = 30 > 20; 65 node counts exceed the per-axis cap of 64.
+    Cap 20 here, counted as the planner searches: p4d and p4de named + the plan's own p5 = 3
+    instance types, × nodes 1-9, which hold the plan's own 4, = 27 > 20. Named with the plan's
+    own p5 (2 types) and nodes 1-10 (10 counts) it is 20: within the cap (each was counted once
+    more before, and 19 node counts were refused as 20). 65 node counts exceed the per-axis cap
+    of 64.
     """
     app = create_app(today=TODAY, limits=Limits(max_search_cells=20))
-    space = {"instances": ["p5.48xlarge", "p4d.24xlarge"], "nodes": list(range(1, 10))}
+    space = {"instances": ["p4d.24xlarge", "p4de.24xlarge"], "nodes": list(range(1, 10))}
     r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": space})
     assert (r.status_code, r.json()["field"]) == (422, "space")
-    assert "30" in r.json()["detail"]
+    assert "3 instance types × 9 node counts = 27" in r.json()["detail"]
+    fits = {"instances": ["p5.48xlarge", "p4d.24xlarge"], "nodes": list(range(1, 11))}
+    r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": fits})
+    assert r.status_code == 200
     r = _call(
         "POST",
         "/v1/optimize",

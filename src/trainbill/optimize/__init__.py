@@ -47,7 +47,7 @@ from trainbill.optimize.results import (
     RightSizeRow,
 )
 from trainbill.optimize.search import optimize
-from trainbill.optimize.space import SearchSpace, candidate_plan, own_mix_space
+from trainbill.optimize.space import SearchSpace, candidate_plan, own_mix_space, search_instances
 from trainbill.spec import ORCHESTRATORS
 
 __all__ = [
@@ -62,4 +62,5 @@ __all__ = [
     "candidate_plan",
     "optimize",
     "own_mix_space",
+    "search_instances",
 ]

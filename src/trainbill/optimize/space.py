@@ -250,6 +250,23 @@ def _stand_in_reason(inst: Instance, catalog: Catalog, region: str, as_of: date)
     return None
 
 
+def search_instances(
+    plan: Plan,
+    catalog: Catalog,
+    space: SearchSpace,
+    clouds: tuple[str, ...] | None,
+    *,
+    allow_stand_ins: bool,
+    today: date | None,
+) -> list[Instance]:
+    """The instance types ``optimize`` will search for ``plan`` (the plan's own included), so
+    a caller can size a search before running it (the web app's cap)."""
+    found, _ = _instances(
+        plan, catalog, space, clouds, allow_stand_ins=allow_stand_ins, today=today
+    )
+    return found
+
+
 def _instances(
     plan: Plan,
     catalog: Catalog,

@@ -32,18 +32,18 @@ from trainbill.calibration import (
     refuse_profiles,
 )
 from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
-from trainbill.errors import InfeasibleError, SpecError
+from trainbill.errors import InfeasibleError, SpecError, TrainbillError
 from trainbill.forecast import Forecast, Step, forecast
 from trainbill.headline import advise
 from trainbill.ledger import CATEGORIES
-from trainbill.optimize import SearchSpace, optimize
+from trainbill.optimize import SearchSpace, optimize, search_instances
 from trainbill.report import build_report, render_html
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
 from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.report.format import category_name
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_to_toml, read_plan_toml
-from trainbill.usage import usage_for
+from trainbill.usage import resolve_cluster, usage_for
 from trainbill.web.limits import Limits
 from trainbill.web.models import (
     CalibratedForecastRequest,
@@ -221,20 +221,25 @@ def _search_space(req: OptimizeSpace | None) -> SearchSpace:
 
 
 def _check_search_size(
-    cat: Catalog, space: SearchSpace, clouds: tuple[str, ...] | None, limits: Limits
+    p: Pricing, plan: Plan, space: SearchSpace, req: OptimizeRequest, limits: Limits
 ) -> None:
     """422 before any work when instance types × node counts exceed the cap.
 
-    Counts as the planner does: the named instances (or every catalog instance of the allowed
-    clouds) plus the plan's own; the named node counts (or the default 13 √2 steps) plus the
-    plan's own. Unknown clouds are left for the planner to name.
+    Counts what the planner will search (``optimize.search_instances``: the named instances, or
+    the named clouds' or else the plan's own cloud and vendor, the plan's own included once)
+    × the named node counts with the plan's own (or the default 13 √2 steps and the plan's).
+    A search the planner itself refuses (an unknown instance) is left for it to name.
     """
-    allowed = set(clouds) if clouds is not None else set(PROVIDERS)
-    if space.instances is not None:
-        n_inst = len(set(space.instances)) + 1
-    else:
-        n_inst = sum(1 for i in cat.instances.values() if i.provider in allowed) + 1
-    n_nodes = (len(set(space.nodes)) if space.nodes is not None else 13) + 1
+    clouds = tuple(req.clouds) if req.clouds is not None else None
+    try:
+        found = search_instances(
+            plan, p.catalog, space, clouds, allow_stand_ins=req.allow_stand_ins, today=p.today
+        )
+        _inst, own_nodes = resolve_cluster(plan, p.catalog)
+    except TrainbillError:
+        return
+    n_inst = len({i.instance for i in found})
+    n_nodes = len(set(space.nodes) | {own_nodes}) if space.nodes is not None else 13 + 1
     if n_inst * n_nodes > limits.max_search_cells:
         msg = (
             f"search too large: {n_inst} instance types × {n_nodes} node counts = "
@@ -311,7 +316,7 @@ def risk_routes(p: Pricing) -> APIRouter:
         calibrated = calibrate(plan, p.catalog, [cal for _, cal in named])
         space = _search_space(req.space)
         clouds = tuple(req.clouds) if req.clouds is not None else None
-        _check_search_size(p.catalog, space, clouds, p.limits)
+        _check_search_size(p, plan, space, req, p.limits)
         try:
             result = optimize(
                 plan, calibrated.catalog, space=space, objective=req.objective,
