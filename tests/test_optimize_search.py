@@ -7,6 +7,7 @@ import pytest
 
 from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
+from trainbill.errors import SpecError
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.optimize.grid import _evaluate_instance
 from trainbill.optimize.results import _candidate
@@ -102,3 +103,14 @@ def test_chunked_search_matches_enumeration(catalog: Catalog, objective: str) ->
             want.checkpoint_interval_hours,
         )
         assert got.total_usd == want.total_usd
+
+
+@pytest.mark.parametrize("interval", [0.0, 1e308])
+def test_a_checkpoint_interval_outside_the_plan_s_range_is_refused(
+    catalog: Catalog, interval: float
+) -> None:
+    """The plan caps checkpoint.interval_hours at 1,000,000 h; an axis value of 1e308 overflowed
+    the grid and its points were dropped silently, 0 is no interval."""
+    space = SearchSpace(instances=("p5.48xlarge",), checkpoint_intervals_hours=(interval,))
+    with pytest.raises(SpecError, match="checkpoint intervals must be > 0 and at most 1,000,000"):
+        optimize(load_plan(SEED), catalog, space=space, today=TODAY)

@@ -13,7 +13,14 @@ from datetime import date
 
 from trainbill.catalog import PROVIDERS, Catalog, Instance
 from trainbill.errors import SpecError, suggest
-from trainbill.spec import MAX_NODES, ORCHESTRATORS, Plan, orchestrator_on, plan_from_dict
+from trainbill.spec import (
+    MAX_HOURS,
+    MAX_NODES,
+    ORCHESTRATORS,
+    Plan,
+    orchestrator_on,
+    plan_from_dict,
+)
 from trainbill.usage import Usage, instance_family, resolve_cluster
 
 
@@ -215,9 +222,12 @@ def _validate_space(space: SearchSpace) -> None:
         if any(not lo <= v <= hi for v in values):
             msg = f"values must lie in [{lo:g}, {hi:g}] (got {list(values)})"
             raise SpecError(msg, field=f"space.{name}")
-    if any(v <= 0 for v in space.checkpoint_intervals_hours):
+    if any(not 0 < v <= MAX_HOURS for v in space.checkpoint_intervals_hours):
+        # The plan's own cap (checkpoint.interval_hours): each interval becomes a candidate
+        # plan, and 1e308 h overflowed the grid's arithmetic into silently dropped points.
         msg = (
-            f"checkpoint intervals must be > 0 hours (got {list(space.checkpoint_intervals_hours)})"
+            f"checkpoint intervals must be > 0 and at most {MAX_HOURS:,.0f} hours (got "
+            f"{list(space.checkpoint_intervals_hours)})"
         )
         raise SpecError(msg, field="space.checkpoint_intervals_hours")
     if space.nodes is not None and any(n < 1 for n in space.nodes):
