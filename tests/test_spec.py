@@ -377,3 +377,29 @@ def test_a_missing_plan_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as err:
         load_plan(missing)
     assert str(err.value) == f"{missing}: file not found"
+
+
+@pytest.mark.parametrize(
+    ("section", "fields", "field", "said"),
+    [
+        ("run", {"hours": 10, "date": 0}, "run.date", "expected a date like 2026-01-15"),
+        ("prices", {"as_of": 1.7e9}, "prices.as_of", "expected a date like 2026-01-15"),
+        ("network", {"s3_via_nat": "yes"}, "network.s3_via_nat", "expected true or false"),
+        ("checkpoint", {"asynchronous": 1}, "checkpoint.asynchronous", "expected true or false"),
+    ],
+)
+def test_a_number_is_no_date_and_a_word_no_switch(
+    section: str, fields: dict[str, object], field: str, said: str
+) -> None:
+    """Lax validation read run.date = 0 as 1970-01-01 (seconds since the epoch) and "yes" or 1
+    as true: each is refused naming the field; real dates and booleans still read."""
+    base: dict[str, object] = {
+        "run": {"hours": 10},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+    }
+    with pytest.raises(SpecError, match=f"{field}: {said}"):
+        plan_from_dict({**base, section: fields})
+    ok = plan_from_dict(
+        {**base, "network": {"s3_via_nat": True}, "prices": {"as_of": "2026-01-01"}}
+    )
+    assert ok.network.s3_via_nat is True

@@ -241,11 +241,22 @@ class _Section(BaseModel):
     def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         """Lax mode reads ``true`` as 1 for a number field (``nodes = true`` priced one node):
         a boolean is only accepted where the field itself is a boolean."""
+        annotation = (
+            cls.model_fields[info.field_name].annotation if info.field_name is not None else None
+        )
+        kinds = (annotation, *get_args(annotation))
         if isinstance(value, bool) and info.field_name is not None:
-            annotation = cls.model_fields[info.field_name].annotation
             if annotation is not bool and bool not in get_args(annotation):
                 msg = f"expected a number or text, not the boolean {str(value).lower()}"
                 raise ValueError(msg)
+        elif bool in kinds and value is not None:
+            # Lax mode read "yes", "off", 0 and 1 as booleans: a switch is true or false.
+            msg = f"expected true or false, not {value!r}"
+            raise ValueError(msg)
+        if date in kinds and isinstance(value, int | float) and not isinstance(value, bool):
+            # Lax mode read a number as seconds since 1970: run.date = 0 became 1970-01-01.
+            msg = f"expected a date like 2026-01-15, not the number {value!r}"
+            raise ValueError(msg)
         if isinstance(value, str) and not is_unicode_text(value):
             # JSON may spell half a UTF-16 pair (``"\\ud800"``); printing it crashed the CLI.
             raise ValueError(not_unicode_message(value))
