@@ -34,9 +34,9 @@ from trainbill.optimize.results import (
 from trainbill.optimize.space import (
     SearchSpace,
     _check_not_empty,
-    _instances,
     _validate,
     candidate_plan,
+    search_instances,
 )
 from trainbill.spec import Plan
 from trainbill.usage import resolve_cluster
@@ -181,7 +181,7 @@ def optimize(
     use_p90 = objective == "p90"
     skipped: list[str] = []
     user = _user_or_none(plan, catalog, today, skipped)
-    instances, left_out = _instances(
+    instances, left_out = search_instances(
         plan, catalog, space, allowed, allow_stand_ins=allow_stand_ins, today=today
     )
     skipped.extend(left_out)

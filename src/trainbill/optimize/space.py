@@ -268,25 +268,9 @@ def search_instances(
     *,
     allow_stand_ins: bool,
     today: date | None,
-) -> list[Instance]:
-    """The instance types ``optimize`` will search for ``plan`` (the plan's own included), so
-    a caller can size a search before running it (the web app's cap)."""
-    found, _ = _instances(
-        plan, catalog, space, clouds, allow_stand_ins=allow_stand_ins, today=today
-    )
-    return found
-
-
-def _instances(
-    plan: Plan,
-    catalog: Catalog,
-    space: SearchSpace,
-    clouds: tuple[str, ...] | None,
-    *,
-    allow_stand_ins: bool,
-    today: date | None,
 ) -> tuple[list[Instance], list[str]]:
-    """The instances to search, and a note for each one left out.
+    """The instances to search, and a note for each one left out (``optimize``; the web app
+    sizes a search with it before running it).
 
     Named instances are searched as named (a stand-in among them needs ``allow_stand_ins``).
     Otherwise named clouds are searched whole; with no clouds named, only the plan's own cloud

@@ -232,7 +232,7 @@ def _check_search_size(
     """
     clouds = tuple(req.clouds) if req.clouds is not None else None
     try:
-        found = search_instances(
+        found, _ = search_instances(
             plan, p.catalog, space, clouds, allow_stand_ins=req.allow_stand_ins, today=p.today
         )
         _inst, own_nodes = resolve_cluster(plan, p.catalog)
