@@ -147,3 +147,19 @@ def test_interrupt_while_the_cli_imports_is_noted_then_one_line(
     assert exc.value.code == 130
     assert capsys.readouterr().err == "trainbill: interrupted\n"
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_ctrl_c_folded_into_another_error_is_still_an_interruption() -> None:
+    """SIGINT while pydantic-core builds a validator (``trainbill.spec`` imported by a running
+    command) came back as a SchemaError carrying "KeyboardInterrupt" in its text, and printed a
+    traceback (seen in CI at 0.15 s); a chained KeyboardInterrupt counts too; other errors not."""
+    from pydantic_core import SchemaError
+
+    from trainbill.__main__ import _interrupted
+
+    assert _interrupted(SchemaError('Error building "literal" validator:\n  KeyboardInterrupt: '))
+    wrapped = RuntimeError("wrapped")
+    wrapped.__cause__ = KeyboardInterrupt()
+    assert _interrupted(wrapped)
+    assert not _interrupted(ValueError("a real error"))
+    assert not _interrupted(SchemaError("Error building a validator: a real schema problem"))

@@ -77,6 +77,21 @@ def _import_cli() -> Callable[[], object] | None:
     return None if noted else main
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C in disguise. A command imports its modules when it runs, and
+    pydantic-core builds a model's validator in Rust: a KeyboardInterrupt raised there comes
+    back as a ``SchemaError`` that carries it only as text ("... KeyboardInterrupt: ..."), seen
+    when SIGINT lands while ``trainbill.spec`` is being imported. Other wrappers chain it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        if type(seen).__name__ == "SchemaError" and "KeyboardInterrupt" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def run() -> None:
     """Import and run the CLI; a Ctrl-C at any point is one line and exit 130."""
     try:
@@ -86,6 +101,9 @@ def run() -> None:
             return
     except KeyboardInterrupt:
         pass
+    except Exception as exc:
+        if not _interrupted(exc):
+            raise
     sys.stderr.write("trainbill: interrupted\n")
     raise SystemExit(EXIT_INTERRUPTED)
 
