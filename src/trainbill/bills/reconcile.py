@@ -175,12 +175,11 @@ def _warnings(summary: BillSummary, provider: str | None) -> tuple[str, ...]:
             f"{files}: the bill has no rows, so every actual is 0 and every variance -100%; "
             "check that the files hold the period the forecast is for"
         )
-    words = _PROVIDER_WORDS.get(provider or "")
-    if words is not None:
+    if provider in _PROVIDER_WORDS:
         other = {
             name: rows
             for name, rows in summary.by_provider.items()
-            if not any(w in name.lower() for w in words)
+            if plan_provider(name) != provider
         }
         if other:
             found = ", ".join(f"{name} ({rows:,} rows)" for name, rows in other.items())
