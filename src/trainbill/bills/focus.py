@@ -38,6 +38,17 @@ INSTANCE_RE = (
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
 #: SageMaker instance types (``ml.p5.48xlarge``) in usage types and descriptions.
 _ML_INSTANCE_RE = r"(ml\.[a-z0-9-]+\.[0-9]*[a-z0-9]+)"
+#: Azure's VM size in ``x_SkuDetails``, the JSON Cost Management calls AdditionalInfo
+#: (``{"ServiceType": "Standard_ND96isr_H100_v5", "VCPUs": 96, ...}``; Microsoft, "FOCUS cost
+#: and usage details file schema" and "Learning FOCUS: SKUs", 2025).
+_AZURE_SIZE_RE = r'"servicetype"\s*:\s*"(standard_[a-z0-9_]+)"'
+#: Azure's VM meter name (``x_SkuMeterName``: "ND96isr H100 v5", "NC24ads A100 v4 Spot",
+#: "... Low Priority") for the N-series (GPU) sizes, without the purchase-option suffix: the
+#: VM size when ``x_SkuDetails`` is empty (spot rows often carry none). Spaces become
+#: underscores after a ``standard_`` prefix, which gives the ARM name for most sizes
+#: (``Standard_ND96isr_H100_v5``) and a recognisable N-series name for the rest
+#: (the meter "ND96asr A100 v4" is the size ``Standard_ND96asr_v4``).
+_AZURE_METER_RE = r"^(n[cdv][0-9]+[a-z0-9-]*(?: [a-z0-9]+)*?)(?: spot| low priority)?$"
 
 
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
@@ -54,6 +65,8 @@ DIMENSIONS: tuple[str, ...] = (
     "PricingCategory",
     "CommitmentDiscountId",
     "SkuPriceDetails",
+    "x_SkuDetails",
+    "x_SkuMeterName",
     "ConsumedUnit",
     "PricingUnit",
     "BillingPeriodStart",
@@ -122,6 +135,19 @@ def _usage_type(g: Any, fmt: BillFormat) -> Any:
     return raw.re_replace(_REGION_PREFIX, "").lower()
 
 
+def _azure_size(g: Any, fmt: BillFormat) -> Any:
+    """The Azure VM size of a row, lower-cased (``standard_nd96isr_h100_v5``): from
+    ``x_SkuDetails``, else from an N-series ``x_SkuMeterName``; a null without either. Without
+    it an Azure GPU VM's hours were compute but not GPU instance-hours, and a bill of Azure GPU
+    VMs could not calibrate a forecast."""
+    import ibis
+
+    details = lower(g, fmt, "x_SkuDetails").re_extract(_AZURE_SIZE_RE, 1).nullif("")
+    meter = lower(g, fmt, "x_SkuMeterName").re_extract(_AZURE_METER_RE, 1).nullif("")
+    from_meter = ibis.literal("standard_") + meter.re_replace(r"\s+", "_")
+    return ibis.coalesce(details, from_meter)
+
+
 def normalize(g: Any, fmt: BillFormat) -> Any:
     """Map grouped FOCUS dimensions onto the normalised columns the classifier reads.
 
@@ -142,6 +168,7 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         # hours had no instance type and landed in orchestration instead of GPU compute.
         usage_type.re_extract(_ML_INSTANCE_RE, 1).nullif(""),
         desc.re_extract(r"\b" + _ML_INSTANCE_RE, 1).nullif(""),
+        _azure_size(g, fmt),
     )
     unit = ibis.coalesce(lower(g, fmt, "ConsumedUnit"), lower(g, fmt, "PricingUnit"))
     return g.select(
