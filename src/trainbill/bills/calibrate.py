@@ -132,7 +132,8 @@ def fit_calibration(
     if hours <= 0:
         files = ", ".join(f for s in summaries for f in s.files)
         raise BillError(
-            f"{files}: no GPU instance-hours found (no p*/g*/trn*/inf* instance usage rows); "
+            f"{files}: no GPU instance-hours found (no usage rows of an AWS p*/g*/trn*/inf* "
+            "instance or an Azure N-series VM; Google Cloud's per-GPU SKUs are not read); "
             "calibration divides overheads by GPU node-hours"
         )
     totals = {c: sum(s.by_category.get(c, 0.0) for s in summaries) for c in CALIBRATED_CATEGORIES}
