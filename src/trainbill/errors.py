@@ -145,7 +145,15 @@ class CatalogSchemaError(CatalogError):
 
 
 class PriceNotFoundError(CatalogError, LookupError):
-    """No price point exists for the requested item, option, region or date."""
+    """No price point exists for the requested item, option, region or date.
+
+    ``field`` names the plan field that would fix it (``prices.as_of`` for a date before the
+    first price or the instance's launch), so the web API's refusal can point at it as it does
+    for a ``SpecError``; the message itself is unchanged (it already says what to change)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
 
 
 class BillError(TrainbillError):

@@ -315,3 +315,14 @@ def test_non_json_content_type_says_so() -> None:
     out = _refused(r, "body")
     assert "application/json" in out["detail"]
     assert "application/toml" in out["detail"]
+
+
+def test_a_price_date_before_the_instance_launched_names_prices_as_of() -> None:
+    """p5.48xlarge launched on 2023-07-26 (catalog instances.csv, AWS's launch post): a plan
+    priced on 2020-01-01 is refused with the field that fixes it, as the CLI's message says."""
+    body = (
+        '{"run": {"hours": 10}, "cluster": {"instance": "p5.48xlarge", "nodes": 4}, '
+        '"prices": {"as_of": "2020-01-01"}}'
+    )
+    out = _refused(_raw("/v1/forecast", body), "prices.as_of")
+    assert "launched on 2023-07-26" in out["detail"]

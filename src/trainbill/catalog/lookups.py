@@ -29,6 +29,8 @@ __all__ = ["REFERENCE_PRICE", "Catalog"]
 #: Words in the source of a price point taken from another region because the plan's region
 #: has none, for the reader; code reads ``PricePoint.stands_in_for`` / ``provenance``.
 REFERENCE_PRICE = "price used: no"
+#: The plan field a price date error names (the catalog knows no plan; this is its name there).
+_AS_OF_FIELD = "prices.as_of"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,12 +265,12 @@ class Catalog:
                 f"[prices] as_of (--as-of) on or after {inst.launched.isoformat()}, or an "
                 "instance sold on that day."
             )
-            raise PriceNotFoundError(msg)
+            raise PriceNotFoundError(msg, field=_AS_OF_FIELD)
         msg = (
             f"no {option} price for {item!r} on {as_of.isoformat()}: the catalog's first "
             f"price point is {first.isoformat()}. To fix: use [prices] as_of >= {first}."
         )
-        raise PriceNotFoundError(msg)
+        raise PriceNotFoundError(msg, field=_AS_OF_FIELD)
 
     def spot_row(
         self, instance: str, *, provider: str, region: str, as_of: date
