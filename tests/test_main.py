@@ -41,9 +41,15 @@ def test_sigint_during_start_up_is_one_line(delay_s: float) -> None:
     assert proc.stderr.readline() == "ready\n"
     time.sleep(delay_s)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
     assert "Traceback" not in err, err
     assert "KeyboardInterrupt" not in err, err
+    if proc.returncode == -signal.SIGINT:
+        # Landed while the interpreter was shutting down, after the command had finished: Python
+        # restores the default SIGINT action then, and the process ends by the signal with its
+        # whole output written (a fast start-up puts the longest delay in that window).
+        assert "Real bill" in out, out
+        return
     # Interrupted (130 from run(); click's "Aborted!" and 1 once a command is running) or, on a
     # fast machine at the longest delay, already finished (0).
     assert proc.returncode in {0, 1, 130}, (proc.returncode, err)
@@ -97,8 +103,9 @@ def test_prepare_raises_only_the_young_gc_threshold() -> None:
 
 
 def test_process_runs_with_its_start_up_settings() -> None:
-    """Through ``python -m trainbill``, the settings are in place before NumPy or pydantic is
-    imported: one BLAS thread, no pydantic plugin scan, the raised GC threshold."""
+    """Through ``python -m trainbill``, the settings are in place before NumPy is imported (one
+    BLAS thread, the raised GC threshold), and a forecast never imports pydantic at all (the
+    plan schema is plain Python; only the web API's models use pydantic)."""
     code = (
         "import gc, os, sys, runpy\n"
         "sys.argv = ['trainbill', 'forecast', '--params', '70e9', '--tokens', '1.4e12',"
@@ -106,8 +113,7 @@ def test_process_runs_with_its_start_up_settings() -> None:
         "try:\n"
         "    runpy.run_module('trainbill', run_name='__main__')\n"
         "finally:\n"
-        "    from pydantic.plugin import _loader\n"
-        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), _loader._plugins,"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), 'pydantic' in sys.modules,"
         " gc.get_threshold()[0], file=sys.stderr)\n"
     )
     unset = {"OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS"}
@@ -117,8 +123,7 @@ def test_process_runs_with_its_start_up_settings() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
     )
     assert res.returncode == 0, res.stderr
-    # ``_plugins`` stays None when pydantic never looked for plugins.
-    assert res.stderr.split() == ["1", "None", str(GC_THRESHOLD)]
+    assert res.stderr.split() == ["1", "False", str(GC_THRESHOLD)]
     assert '"total_usd"' in res.stdout
 
 
@@ -150,9 +155,10 @@ def test_interrupt_while_the_cli_imports_is_noted_then_one_line(
 
 
 def test_a_ctrl_c_folded_into_another_error_is_still_an_interruption() -> None:
-    """SIGINT while pydantic-core builds a validator (``trainbill.spec`` imported by a running
-    command) came back as a SchemaError carrying "KeyboardInterrupt" in its text, and printed a
-    traceback (seen in CI at 0.15 s); a chained KeyboardInterrupt counts too; other errors not."""
+    """SIGINT while pydantic-core builds a validator (a module of pydantic models imported by a
+    running command) came back as a SchemaError carrying "KeyboardInterrupt" in its text, and
+    printed a traceback (seen in CI at 0.15 s); a chained KeyboardInterrupt counts too; other
+    errors not."""
     from pydantic_core import SchemaError
 
     from trainbill.__main__ import _interrupted

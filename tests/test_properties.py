@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
 import pytest
 import yaml
@@ -32,7 +32,7 @@ from trainbill.cli.whatif import render_import
 from trainbill.errors import TrainbillError
 from trainbill.forecast import forecast
 from trainbill.importers import import_text, provenance
-from trainbill.spec import PLAN_CAPS, ExtraGroup, Plan, plan_from_dict
+from trainbill.spec import PLAN_CAPS, ExtraGroup, FieldSpec, Plan, plan_from_dict
 
 _CATALOG = load_catalog()
 
@@ -65,38 +65,33 @@ _EXTREME = st.sampled_from(
 )  # fmt: skip
 
 
-def _field_info(path: str) -> Any:
+def _field_info(path: str) -> FieldSpec:
     section, _, key = path.rpartition(".")
     if section == "cluster.extra_groups":
         return ExtraGroup.model_fields[key]
-    return Plan.model_fields[section].annotation.model_fields[key]  # type: ignore[union-attr]
+    sub = Plan.model_fields[section].section
+    assert sub is not None
+    return sub.model_fields[key]
 
 
 def _valid_number(path: str) -> st.SearchStrategy[Any]:
     """A value inside the field's own range (its ge/gt and its PLAN_CAPS bound)."""
     info = _field_info(path)
     low, strict = 0.0, False
-    for meta in info.metadata:
-        if getattr(meta, "ge", None) is not None:
-            low = float(meta.ge)
-        if getattr(meta, "gt", None) is not None:
-            low, strict = float(meta.gt), True
+    if info.ge is not None:
+        low = float(info.ge)
+    if info.gt is not None:
+        low, strict = float(info.gt), True
     high = PLAN_CAPS[path].high
-    if int in (info.annotation, *get_args(info.annotation)):
+    if info.kind == "int":
         lo = int(low) + (1 if strict else 0)
         return st.one_of(st.integers(lo, min(lo + 64, int(high))), st.integers(lo, int(high)))
     small = st.floats(low, min(high, max(low, 1.0) * 100), exclude_min=strict)
     return st.one_of(small, st.floats(low, high, exclude_min=strict))
 
 
-def _literal_values(tp: Any) -> list[Any]:
-    if get_origin(tp) is Literal:
-        return list(get_args(tp))
-    return [v for a in get_args(tp) for v in _literal_values(a)]
-
-
 def _literal(section: Any, key: str) -> st.SearchStrategy[Any]:
-    return st.sampled_from(_literal_values(section.model_fields[key].annotation))
+    return st.sampled_from(list(section.model_fields[key].choices))
 
 
 _INSTANCES = [
@@ -123,13 +118,14 @@ _DATES = st.one_of(
 
 def _section_fields(section_name: str) -> dict[str, st.SearchStrategy[Any]]:
     """Valid-looking values for every field of one section, numbers within their caps."""
-    section = Plan.model_fields[section_name].annotation
+    section = Plan.model_fields[section_name].section
+    assert section is not None
     out: dict[str, st.SearchStrategy[Any]] = {}
-    for key, info in section.model_fields.items():  # type: ignore[union-attr]
+    for key, info in section.model_fields.items():
         path = f"{section_name}.{key}"
         if path in PLAN_CAPS:
             out[key] = _valid_number(path)
-        elif info.annotation in (bool, bool | None):
+        elif info.kind == "bool":
             out[key] = st.booleans()
         elif key in ("instance",):
             out[key] = st.sampled_from(_INSTANCES)

@@ -25,6 +25,7 @@ from trainbill.spec import (
     merge_plan_dicts,
     plan_from_dict,
     plan_from_toml,
+    plan_json_schema,
     plan_to_toml,
 )
 
@@ -46,16 +47,16 @@ def _with(path: str, value: Any) -> dict[str, Any]:
 
 def _numeric_fields() -> set[str]:
     out: set[str] = set()
-    for name, field in Plan.model_fields.items():
-        section = field.annotation
-        assert isinstance(section, type)
-        for key, info in section.model_fields.items():
-            if info.annotation in (int, float, int | None, float | None):
-                out.add(f"{name}.{key}")
+    for name, spec in Plan.model_fields.items():
+        section = spec.section
+        assert section is not None
+        out |= {
+            f"{name}.{k}" for k, f in section.model_fields.items() if f.kind in ("int", "float")
+        }
     out |= {
         f"cluster.extra_groups.{k}"
-        for k, i in ExtraGroup.model_fields.items()
-        if i.annotation is int
+        for k, f in ExtraGroup.model_fields.items()
+        if f.kind in ("int", "float")
     }
     return out
 
@@ -67,13 +68,9 @@ def test_every_numeric_field_has_a_cap_from_the_table() -> None:
     assert fields == set(PLAN_CAPS)
     for path in fields:
         *sections, key = path.split(".")
-        model: Any = (
-            ExtraGroup
-            if sections == ["cluster", "extra_groups"]
-            else Plan.model_fields[sections[0]].annotation
-        )
-        bounds = [getattr(m, "le", None) for m in model.model_fields[key].metadata]
-        assert PLAN_CAPS[path].high in bounds, path
+        section = Plan.model_fields[sections[0]].section
+        model: Any = ExtraGroup if sections == ["cluster", "extra_groups"] else section
+        assert model.model_fields[key].le == PLAN_CAPS[path].high, path
         assert PLAN_CAPS[path].why, path
 
 
@@ -403,3 +400,53 @@ def test_a_number_is_no_date_and_a_word_no_switch(
         {**base, "network": {"s3_via_nat": True}, "prices": {"as_of": "2026-01-01"}}
     )
     assert ok.network.s3_via_nat is True
+
+
+def test_the_json_schema_states_every_cap_and_section() -> None:
+    """GET /v1/schema/plan's document comes from the field table that validates a plan: each
+    section is a closed object, each numeric field carries its PLAN_CAPS bound as ``maximum``,
+    and an extra group requires its instance."""
+    schema = plan_json_schema()
+    assert schema["additionalProperties"] is False
+    assert set(schema["properties"]) == set(Plan.model_fields)
+    defs = schema["$defs"]
+    for path, cap in PLAN_CAPS.items():
+        *sections, key = path.split(".")
+        name = "ExtraGroup" if sections == ["cluster", "extra_groups"] else None
+        if name is None:
+            ref = schema["properties"][sections[0]]["$ref"]
+            name = ref.rsplit("/", 1)[1]
+        prop = defs[name]["properties"][key]
+        kinds = prop.get("anyOf", [prop])
+        assert kinds[0]["maximum"] == cap.high, path
+        assert defs[name]["additionalProperties"] is False
+    assert defs["ExtraGroup"]["required"] == ["instance"]
+    # The run's hours: above 0 (exclusive), may be left null (derived from params and tokens).
+    hours = defs["RunSection"]["properties"]["hours"]
+    assert hours["anyOf"][0]["exclusiveMinimum"] == 0
+    assert hours["anyOf"][1] == {"type": "null"}
+    assert defs["ClusterSection"]["properties"]["provider"]["enum"] == ["aws", "gcp", "azure"]
+
+
+def test_numbers_written_as_text_read_as_python_reads_them() -> None:
+    """A JSON body's "10" or "1_000" is the number; "１２" (full-width digits), "0x10" and "10%"
+    are not numbers and are refused naming the field."""
+    plan = plan_from_dict(
+        {"run": {"hours": "1e1"}, "cluster": {"instance": "p5.48xlarge", "nodes": "1_000"}}
+    )
+    assert (plan.run.hours, plan.cluster.nodes) == (10.0, 1000)
+    for text in ("１２", "0x10", "10%", ""):
+        with pytest.raises(SpecError) as err:
+            plan_from_dict({**_BASE, "run": {"hours": text}})
+        assert err.value.field == "run.hours"
+        assert "unable to parse string as a number" in str(err.value)
+
+
+def test_a_section_says_how_to_derive_a_variant_when_assigned() -> None:
+    plan = plan_from_dict(_BASE)
+    with pytest.raises(ValueError, match=r"RunSection\.hours is frozen: derive a variant"):
+        plan.run.hours = 20  # type: ignore[misc]
+    changed = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": 20.0})})
+    assert (changed.run.hours, plan.run.hours) == (20.0, 10.0)
+    assert changed != plan
+    assert hash(plan_from_dict(_BASE)) == hash(plan)

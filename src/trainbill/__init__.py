@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # Where each public name lives. Resolved on first use (PEP 562) so that a command which needs
 # none of them (``trainbill bill summary`` imports only the bills package) does not pay for
-# pydantic models, the catalog and every cost driver at start-up: 0.15 s of a 0.8 s run.
+# the plan schema, the catalog and every cost driver at start-up: 0.15 s of a 0.8 s run.
 _WHERE = {
     "Catalog": "trainbill.catalog",
     "load_catalog": "trainbill.catalog",

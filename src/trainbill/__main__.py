@@ -13,13 +13,14 @@ one-shot ``trainbill forecast`` is mostly start-up; ``benchmarks/startup.py`` ti
   sorting and sampling, never BLAS, so ``OPENBLAS_NUM_THREADS`` defaults to 1. A value the user
   set is kept, and ``trainbill profile`` is left alone: it times real matrix products through
   PyTorch, which may use OpenBLAS.
-* pydantic looks for plugins the first time a model is built by reading the metadata of every
-  installed distribution (5-15 ms here, more in a large environment). The plugins observe
-  validation (Logfire's, for one); the CLI's plan models are internal, so
-  ``PYDANTIC_DISABLE_PLUGINS`` defaults to ``__all__``, except for ``trainbill serve``, whose
+* pydantic (only the web API's models use it: ``trainbill serve`` and the report's local
+  server; the plan schema is plain Python) looks for plugins the first time a model is built by
+  reading the metadata of every installed distribution (5-15 ms here, more in a large
+  environment). The plugins observe validation (Logfire's, for one), so
+  ``PYDANTIC_DISABLE_PLUGINS`` defaults to ``__all__`` except for ``trainbill serve``, whose
   API a user may well instrument. Set it to an empty value to keep plugins everywhere.
 * The cyclic garbage collector runs every 700 new objects by default, and while modules load
-  (Typer, pydantic's schemas, NumPy, every dataclass) nearly nothing is garbage: it re-scans
+  (Typer, NumPy, every dataclass) nearly nothing is garbage: it re-scans
   the ever-growing heap for nothing, 5-10% of the process's CPU (measured). Its first threshold
   is raised to ``GC_THRESHOLD``; cycles are still collected, in larger batches, so a long
   ``trainbill serve`` stays bounded.
@@ -81,7 +82,8 @@ def _interrupted(exc: BaseException) -> bool:
     """Whether ``exc`` is a Ctrl-C in disguise. A command imports its modules when it runs, and
     pydantic-core builds a model's validator in Rust: a KeyboardInterrupt raised there comes
     back as a ``SchemaError`` that carries it only as text ("... KeyboardInterrupt: ..."), seen
-    when SIGINT lands while ``trainbill.spec`` is being imported. Other wrappers chain it."""
+    when SIGINT landed while a module defining pydantic models was imported (the plan schema's,
+    before it became plain Python; the web API's still). Other wrappers chain it."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, KeyboardInterrupt):

@@ -9,7 +9,8 @@ into a one-line message and exit status 1; anything else is a bug and keeps its 
     TrainbillError
     ├── SpecError (also ValueError)          invalid plan: names file, field and allowed values
     │   ├── ClusterImportError               a cluster file (HyperPod, SkyPilot, Terraform) at fault
-    │   └── CalibrationError                 a calibration file is missing or invalid
+    │   ├── CalibrationError                 a calibration file is missing or invalid
+    │   └── FrozenPlanError                  a plan field was assigned; derive with model_copy
     ├── CatalogError
     │   ├── CatalogSchemaError               catalog data does not match the schema
     │   ├── PriceNotFoundError (LookupError) no price for (item, option, region, date); suggests
@@ -42,6 +43,7 @@ __all__ = [
     "CatalogSchemaError",
     "ClusterImportError",
     "DestinationError",
+    "FrozenPlanError",
     "InfeasibleError",
     "MemoryFitError",
     "PriceNotFoundError",
@@ -134,6 +136,11 @@ class SpecError(TrainbillError, ValueError):
         if field:
             prefix += f"{field}: "
         super().__init__(prefix + message)
+
+
+class FrozenPlanError(SpecError):
+    """A plan (or one of its sections) was assigned to: plans are immutable values, shared by
+    the forecast, its what-ifs and the planner, so a variant is derived with ``model_copy``."""
 
 
 class CatalogError(TrainbillError):

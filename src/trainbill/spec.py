@@ -13,26 +13,18 @@ default).
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, get_args
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from typing import Any, ClassVar, Literal, Self, TypeVar, get_args
 
 from trainbill.errors import (
+    FrozenPlanError,
     SpecError,
     is_unicode_text,
     not_unicode_message,
@@ -59,6 +51,7 @@ __all__ = [
     "DataSection",
     "EvaluationSection",
     "ExtraGroup",
+    "FieldSpec",
     "ModelSection",
     "MonitoringSection",
     "NetworkSection",
@@ -74,6 +67,7 @@ __all__ = [
     "orchestrator_on",
     "plan_from_dict",
     "plan_from_toml",
+    "plan_json_schema",
     "plan_to_toml",
     "read_plan_toml",
 ]
@@ -231,36 +225,447 @@ def _cap(path: str) -> float:
     return PLAN_CAPS[path].high
 
 
-class _Section(BaseModel):
-    # ``allow_inf_nan=False``: ``hours = "inf"`` or ``nan`` is not a number of hours (pydantic
-    # would accept it, and ``inf`` passes ``gt=0``), so the bill would read "$inf".
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False, allow_inf_nan=False)
+# --- the schema: one table of fields per section, read by one validator ---------------------
+#
+# Why not pydantic: a one-shot ``trainbill forecast`` spent ~0.13 s of CPU importing pydantic and
+# building its validators, over a third of the whole process (issue #21: at most half of
+# llm-analysis's time). The plan is a dozen flat sections of numbers, words and dates: each
+# field is declared once below (kind, default, bounds from ``PLAN_CAPS``), and ``_read`` applies
+# one rule per kind, with the messages pydantic gave (``_format_error`` turns them into the
+# one line the user sees, naming the field and its allowed range).
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_booleans_as_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        """Lax mode reads ``true`` as 1 for a number field (``nodes = true`` priced one node):
-        a boolean is only accepted where the field itself is a boolean."""
-        annotation = (
-            cls.model_fields[info.field_name].annotation if info.field_name is not None else None
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One plan field's rule: what it holds, its default and its bounds.
+
+    ``kind`` is one of ``float``, ``int``, ``str``, ``bool``, ``date``, ``choice`` (one of
+    ``choices``), ``orchestrator`` (a choice whose default and aliases depend on the provider),
+    ``section`` (a nested section, ``section``) or ``groups`` (a list of ``section``).
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    #: Whether ``None`` (a key left out of a JSON body as null) is accepted: it means "take the
+    #: catalog's assumption" for the fields whose default is ``None``.
+    optional: bool = True
+    #: No default: the key must be given (an extra group's instance).
+    required: bool = False
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+    choices: tuple[str, ...] = ()
+    min_length: int | None = None
+    max_length: int | None = None
+    section: type[Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    """A field as a section's class body declares it: kind, default and the rest of its rule.
+    ``_Section.__init_subclass__`` turns each into the section's ``FieldSpec``."""
+
+    kind: str
+    default: Any
+    rule: Mapping[str, Any]
+
+
+def _spec(kind: str, default: Any = None, **rule: Any) -> Any:
+    """Declare a field (typed ``Any`` so that ``hours: float | None = _spec(...)`` checks)."""
+    return _Declared(kind, default, rule)
+
+
+def _number(kind: str, path: str, *, gt: float | None = None, ge: float | None = None) -> Any:
+    """An optional number with its lower bound and its cap from ``PLAN_CAPS`` (``path``)."""
+    return _spec(kind, None, gt=gt, ge=ge, le=_cap(path))
+
+
+def _choice(values: Any, default: str | None = None) -> Any:
+    """One of a ``Literal``'s values; required to be set when ``default`` is not None."""
+    return _spec("choice", default, choices=get_args(values), optional=default is None)
+
+
+def _sub(section: type[_Section]) -> Any:
+    """A nested section, defaulting to the section with every field at its default (validated:
+    the cluster's default orchestrator is the provider's self-managed VMs, not None)."""
+    return _spec("section", section.model_validate({}), section=section, optional=False)
+
+
+class _Section:
+    """What every section (and the plan) shares: its field table, construction, comparison,
+    copies and dumps.
+
+    The class body declares each field once (``_spec`` and friends); ``__init_subclass__``
+    collects them into ``model_fields``, and one generic ``__init__``/``__eq__``/``__hash__``
+    serves every section. Why not dataclasses: generating those methods per class costs about
+    a millisecond of start-up each, and a one-shot CLI run is mostly start-up (issue #21).
+    Instances are immutable; the method names (``model_fields``, ``model_copy``,
+    ``model_dump``, ``model_validate``) are those the rest of the package has always used, and
+    behave as they did: a copy is not revalidated, a dump gives plain values (``mode="json"``:
+    dates as text, groups as lists).
+    """
+
+    model_fields: ClassVar[Mapping[str, FieldSpec]] = MappingProxyType({})
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        specs: dict[str, FieldSpec] = {}
+        for name, value in list(vars(cls).items()):
+            if isinstance(value, _Declared):
+                specs[name] = FieldSpec(name=name, kind=value.kind, default=value.default,
+                                        **value.rule)  # fmt: skip
+                delattr(cls, name)
+        cls.model_fields = MappingProxyType(specs)
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(self.model_fields)
+        if unknown:
+            msg = f"{type(self).__name__} has no field {', '.join(sorted(unknown))}"
+            raise TypeError(msg)
+        for name, spec in self.model_fields.items():
+            object.__setattr__(self, name, values.get(name, spec.default))
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(self.__dict__.get(name) for name in self.model_fields)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._values()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.model_fields)
+        return f"{type(self).__name__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = (
+            f"{type(self).__name__}.{name} is frozen: derive a variant with model_copy(update=...)"
         )
-        kinds = (annotation, *get_args(annotation))
-        if isinstance(value, bool) and info.field_name is not None:
-            if annotation is not bool and bool not in get_args(annotation):
-                msg = f"expected a number or text, not the boolean {str(value).lower()}"
-                raise ValueError(msg)
-        elif bool in kinds and value is not None:
-            # Lax mode read "yes", "off", 0 and 1 as booleans: a switch is true or false.
-            msg = f"expected true or false, not {value!r}"
-            raise ValueError(msg)
-        if date in kinds and isinstance(value, int | float) and not isinstance(value, bool):
-            # Lax mode read a number as seconds since 1970: run.date = 0 became 1970-01-01.
-            msg = f"expected a date like 2026-01-15, not the number {value!r}"
-            raise ValueError(msg)
-        if isinstance(value, str) and not is_unicode_text(value):
-            # JSON may spell half a UTF-16 pair (``"\\ud800"``); printing it crashed the CLI.
-            raise ValueError(not_unicode_message(value))
+        raise FrozenPlanError(msg)
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
+
+    def _check(self) -> str | None:
+        """A rule across fields, checked once each field is valid: the message, or None."""
+        return None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        """A copy with ``update``'s fields replaced (not revalidated, as before); whatever else
+        the instance carries (a plan's what-if) comes along."""
+        changes = dict(update or {})
+        unknown = set(changes) - set(self.model_fields)
+        if unknown:
+            msg = f"{type(self).__name__} has no field {', '.join(sorted(unknown))}"
+            raise TypeError(msg)
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+    def model_dump(
+        self, *, mode: str = "python", exclude_none: bool = False, exclude_defaults: bool = False
+    ) -> dict[str, Any]:
+        """The fields as a mapping; ``exclude_defaults`` leaves out what equals the field's
+        default (a section equal to its default entirely), ``exclude_none`` the unset ones."""
+        out: dict[str, Any] = {}
+        for name, spec in self.model_fields.items():
+            value = getattr(self, name)
+            if (exclude_none and value is None) or (exclude_defaults and value == spec.default):
+                continue
+            out[name] = _dumped(value, mode, exclude_none, exclude_defaults)
+        return out
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Self:
+        """Validate ``data`` as this section; ``SpecError`` naming the first problem."""
+        errors: list[dict[str, Any]] = []
+        result = _validate(cls, data, (), errors)
+        if errors or result is None:
+            raise _spec_error(errors, "plan")
+        return result
+
+
+def _dumped(value: Any, mode: str, exclude_none: bool, exclude_defaults: bool) -> Any:
+    if isinstance(value, _Section):
+        return value.model_dump(
+            mode=mode, exclude_none=exclude_none, exclude_defaults=exclude_defaults
+        )
+    if isinstance(value, tuple):
+        items = [_dumped(v, mode, exclude_none, exclude_defaults) for v in value]
+        return items if mode == "json" else tuple(items)
+    if mode == "json" and isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+_S1 = TypeVar("_S1", bound=_Section)
+
+
+# --- reading one value -----------------------------------------------------------------------
+
+_Loc = tuple[int | str, ...]
+#: Numbers written as text (a JSON body's "10", TOML's "1e3"), read as Python reads them
+#: (digit groups may be separated by "_"), but ASCII digits only: full-width "１２" is no number.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_FLOAT_TEXT = re.compile(
+    rf"[+-]?(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+    r"|[+-]?(?:inf|infinity|nan)",
+    re.IGNORECASE,
+)
+_INT_TEXT = re.compile(rf"[+-]?{_DIGITS}")
+_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _error(
+    errors: list[dict[str, Any]], loc: _Loc, kind: str, msg: str, value: Any, **ctx: Any
+) -> None:
+    errors.append({"loc": loc, "type": kind, "msg": msg, "input": value, "ctx": ctx})
+
+
+def _bound_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _quoted_choices(choices: tuple[str, ...]) -> str:
+    """``'aws', 'gcp' or 'azure'``: the allowed values as a sentence."""
+    quoted = [repr(c) for c in choices]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _refused_as_typed(spec: FieldSpec, value: Any) -> str | None:
+    """What lax reading used to accept and must not: a boolean as a number (``nodes = true``
+    priced one node), a word or number as a switch, a number as a date (``date = 0`` became
+    1970-01-01) and text that is not Unicode (half a UTF-16 pair, which crashed printing)."""
+    if isinstance(value, bool):
+        if spec.kind != "bool":
+            return f"expected a number or text, not the boolean {str(value).lower()}"
+    elif spec.kind == "bool" and value is not None:
+        return f"expected true or false, not {value!r}"
+    if spec.kind == "date" and isinstance(value, int | float):
+        return f"expected a date like 2026-01-15, not the number {value!r}"
+    if isinstance(value, str) and not is_unicode_text(value):
+        return not_unicode_message(value)
+    return None
+
+
+def _to_float(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> float | None:
+    number: Any = value
+    if isinstance(value, str):
+        text = value.strip()
+        if not _FLOAT_TEXT.fullmatch(text):
+            msg = "Input should be a valid number, unable to parse string as a number"
+            _error(errors, loc, "float_parsing", msg, value)
+            return None
+        number = float(text)
+    if not isinstance(number, int | float):
+        _error(errors, loc, "float_type", "Input should be a valid number", value)
+        return None
+    try:
+        number = float(number)
+    except OverflowError:  # an integer past the largest float
+        _error(errors, loc, "float_type", "Input should be a valid number", value)
+        return None
+    if not math.isfinite(number):
+        _error(errors, loc, "finite_number", "Input should be a finite number", value)
+        return None
+    return float(number)
+
+
+def _to_int(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> int | None:
+    if isinstance(value, str):
+        if not _INT_TEXT.fullmatch(value.strip()):
+            msg = "Input should be a valid integer, unable to parse string as an integer"
+            _error(errors, loc, "int_parsing", msg, value)
+            return None
+        return int(value.strip())
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            _error(errors, loc, "finite_number", "Input should be a finite number", value)
+            return None
+        if not value.is_integer():
+            msg = "Input should be a valid integer, got a number with a fractional part"
+            _error(errors, loc, "int_from_float", msg, value)
+            return None
+        return int(value)
+    if not isinstance(value, int):
+        _error(errors, loc, "int_type", "Input should be a valid integer", value)
+        return None
+    return value
+
+
+def _in_bounds(
+    spec: FieldSpec, number: float, raw: Any, loc: _Loc, errors: list[dict[str, Any]]
+) -> bool:
+    if spec.le is not None and not number <= spec.le:
+        msg = f"Input should be less than or equal to {_bound_text(spec.le)}"
+        _error(errors, loc, "less_than_equal", msg, raw, le=spec.le)
+        return False
+    if spec.ge is not None and not number >= spec.ge:
+        msg = f"Input should be greater than or equal to {_bound_text(spec.ge)}"
+        _error(errors, loc, "greater_than_equal", msg, raw, ge=spec.ge)
+        return False
+    if spec.gt is not None and not number > spec.gt:
+        msg = f"Input should be greater than {_bound_text(spec.gt)}"
+        _error(errors, loc, "greater_than", msg, raw, gt=spec.gt)
+        return False
+    return True
+
+
+def _to_date(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> date | None:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = (
+                date.fromisoformat(text)
+                if _DATE_TEXT.fullmatch(text)
+                else dt.datetime.fromisoformat(text)
+            )
+        except ValueError:
+            msg = "Input should be a valid date in the format YYYY-MM-DD"
+            _error(errors, loc, "date_parsing", msg, value)
+            return None
+    if isinstance(value, dt.datetime):
+        if value.time() != dt.time(0):
+            msg = "Datetimes provided to dates should have zero time - e.g. be exact dates"
+            _error(errors, loc, "date_from_datetime_inexact", msg, value)
+            return None
+        return value.date()
+    if not isinstance(value, date):
+        _error(errors, loc, "date_type", "Input should be a valid date", value)
+        return None
+    return value
+
+
+def _to_text(spec: FieldSpec, value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> Any:
+    if not isinstance(value, str):
+        _error(errors, loc, "string_type", "Input should be a valid string", value)
+        return None
+    if spec.min_length is not None and len(value) < spec.min_length:
+        unit = "character" if spec.min_length == 1 else "characters"
+        msg = f"String should have at least {spec.min_length} {unit}"
+        _error(errors, loc, "string_too_short", msg, value)
+        return None
+    if spec.max_length is not None and len(value) > spec.max_length:
+        msg = f"String should have at most {spec.max_length} characters"
+        _error(errors, loc, "string_too_long", msg, value)
+        return None
+    return value
+
+
+def _to_choice(spec: FieldSpec, value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> Any:
+    if isinstance(value, str) and value in spec.choices:
         return value
+    expected = _quoted_choices(spec.choices)
+    _error(errors, loc, "literal_error", f"Input should be {expected}", value, expected=expected)
+    return None
+
+
+def _orchestrator(
+    spec: FieldSpec, value: Any, provider: str, loc: _Loc, errors: list[dict[str, Any]]
+) -> Any:
+    """Default and alias resolution by provider (validated before the orchestrator)."""
+    offered = ORCHESTRATORS[provider]
+    if value is None:
+        return offered[0]
+    if isinstance(value, str):
+        value = orchestrator_on(provider, value)
+        if value not in offered and value in ORCHESTRATORS["aws"]:
+            msg = (
+                f"{value!r} is an AWS service, not offered on {provider}; allowed values for "
+                f"{provider}: {', '.join(offered)}"
+            )
+            _error(errors, loc, "value_error", msg, value)
+            return None
+    return _to_choice(spec, value, loc, errors)
+
+
+def _read(
+    spec: FieldSpec, value: Any, loc: _Loc, errors: list[dict[str, Any]], got: dict[str, Any]
+) -> tuple[bool, Any]:
+    """(valid, value) of one field; a problem is appended to ``errors``. ``got`` holds the
+    section's fields read so far (the orchestrator needs the provider)."""
+    before = len(errors)
+    refused = _refused_as_typed(spec, value)
+    if refused is not None:
+        _error(errors, loc, "value_error", refused, value)
+        return False, None
+    if spec.kind == "orchestrator":
+        out = _orchestrator(spec, value, str(got.get("provider", "aws")), loc, errors)
+    elif value is None and spec.optional:
+        return True, None
+    elif spec.kind in ("float", "int"):
+        out = (_to_float if spec.kind == "float" else _to_int)(value, loc, errors)
+        if out is not None and not _in_bounds(spec, out, value, loc, errors):
+            out = None
+    elif spec.kind == "str":
+        out = _to_text(spec, value, loc, errors)
+    elif spec.kind == "bool":
+        out = value if isinstance(value, bool) else None
+        if out is None:
+            _error(errors, loc, "bool_type", "Input should be a valid boolean", value)
+    elif spec.kind == "date":
+        out = _to_date(value, loc, errors)
+    elif spec.kind == "choice":
+        out = _to_choice(spec, value, loc, errors)
+    elif spec.kind == "section":
+        assert spec.section is not None
+        out = _validate(spec.section, value, loc, errors)
+    else:  # groups
+        assert spec.section is not None
+        out = _groups(spec.section, value, loc, errors)
+    return len(errors) == before, out
+
+
+def _groups(
+    section: type[_Section], value: Any, loc: _Loc, errors: list[dict[str, Any]]
+) -> tuple[Any, ...] | None:
+    if not isinstance(value, list | tuple):
+        _error(errors, loc, "tuple_type", "Input should be a valid tuple", value)
+        return None
+    items = [_validate(section, item, (*loc, i), errors) for i, item in enumerate(value)]
+    return tuple(items)
+
+
+def _validate(cls: type[_S1], data: Any, loc: _Loc, errors: list[dict[str, Any]]) -> _S1 | None:
+    """``data`` as a ``cls`` section: every field read in order, unknown keys refused, then
+    the section's own cross-field rule; None (problems in ``errors``) when anything failed."""
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, Mapping):
+        msg = f"Input should be a valid dictionary or instance of {cls.__name__}"
+        _error(errors, loc, "model_type", msg, data)
+        return None
+    before = len(errors)
+    got: dict[str, Any] = {}
+    for name, spec in cls.model_fields.items():
+        if name in data:
+            ok, value = _read(spec, data[name], (*loc, name), errors, got)
+            if ok:
+                got[name] = value
+        elif spec.required:
+            _error(errors, (*loc, name), "missing", "Field required", data)
+        elif spec.kind == "orchestrator":
+            provider = str(got.get("provider", "aws"))
+            got[name] = _orchestrator(spec, None, provider, (*loc, name), errors)
+        else:
+            got[name] = spec.default
+    for key in data:
+        if key not in cls.model_fields:
+            _error(errors, (*loc, key), "extra_forbidden", "Extra inputs are not permitted",
+                   data[key])  # fmt: skip
+    if len(errors) > before:
+        return None
+    section = cls(**got)
+    problem = section._check()
+    if problem is not None:
+        _error(errors, loc, "value_error", problem, data)
+        return None
+    return section
 
 
 class RunSection(_Section):
@@ -273,37 +678,33 @@ class RunSection(_Section):
     date, else today.
     """
 
-    name: str = "training-run"
-    hours: float | None = Field(default=None, gt=0, le=_cap("run.hours"))
-    deadline_hours: float | None = Field(default=None, gt=0, le=_cap("run.deadline_hours"))
-    date: dt.date | None = None
+    name: str = _spec("str", "training-run", optional=False)
+    hours: float | None = _number("float", "run.hours", gt=0)
+    deadline_hours: float | None = _number("float", "run.deadline_hours", gt=0)
+    date: dt.date | None = _spec("date")
 
 
 class ModelSection(_Section):
     """The network being trained: size, tokens, precision, shape."""
 
     # Counts: at least one parameter and one token (``1e-300`` parameters is a typo).
-    params: float | None = Field(default=None, ge=1, le=_cap("model.params"))
-    active_params: float | None = Field(default=None, ge=1, le=_cap("model.active_params"))
-    tokens: float | None = Field(default=None, ge=1, le=_cap("model.tokens"))
-    precision: Precision = "bf16"
-    seq_len: int | None = Field(default=None, gt=0, le=_cap("model.seq_len"))
-    global_batch_tokens: float | None = Field(
-        default=None, ge=1, le=_cap("model.global_batch_tokens")
-    )
-    layers: int | None = Field(default=None, gt=0, le=_cap("model.layers"))
-    d_model: int | None = Field(default=None, gt=0, le=_cap("model.d_model"))
+    params: float | None = _number("float", "model.params", ge=1)
+    active_params: float | None = _number("float", "model.active_params", ge=1)
+    tokens: float | None = _number("float", "model.tokens", ge=1)
+    precision: Precision = _choice(Precision, "bf16")
+    seq_len: int | None = _number("int", "model.seq_len", gt=0)
+    global_batch_tokens: float | None = _number("float", "model.global_batch_tokens", ge=1)
+    layers: int | None = _number("int", "model.layers", gt=0)
+    d_model: int | None = _number("int", "model.d_model", gt=0)
 
-    @model_validator(mode="after")
-    def _active_le_total(self) -> ModelSection:
+    def _check(self) -> str | None:
         if (
             self.active_params is not None
             and self.params is not None
             and self.active_params > self.params
         ):
-            msg = f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})"
-            raise ValueError(msg)
-        return self
+            return f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})"
+        return None
 
 
 class ExtraGroup(_Section):
@@ -313,82 +714,61 @@ class ExtraGroup(_Section):
     compute line for the whole wall-clock (``trainbill.costs.extra_groups``).
     """
 
-    name: str = "extra"
-    instance: str
-    count: int = Field(default=1, gt=0, le=_cap("cluster.extra_groups.count"))
-    spot: bool = False
+    name: str = _spec("str", "extra", optional=False)
+    instance: str = _spec("str", "", optional=False, required=True)
+    count: int = _spec("int", 1, optional=False, gt=0, le=_cap("cluster.extra_groups.count"))
+    spot: bool = _spec("bool", False, optional=False)
 
 
 class ClusterSection(_Section):
     """Where and on what: provider, region, instance type and node count (or GPU + count)."""
 
-    provider: Provider = "aws"
-    region: str | None = None
-    instance: str | None = None
-    nodes: int | None = Field(default=None, gt=0, le=_cap("cluster.nodes"))
-    gpu: str | None = None
-    gpus: int | None = Field(default=None, gt=0, le=_cap("cluster.gpus"))
-    orchestrator: Orchestrator = Field(default=None, validate_default=True)
+    provider: Provider = _choice(Provider, "aws")
+    region: str | None = _spec("str")
+    instance: str | None = _spec("str")
+    nodes: int | None = _number("int", "cluster.nodes", gt=0)
+    gpu: str | None = _spec("str")
+    gpus: int | None = _number("int", "cluster.gpus", gt=0)
+    #: Default and aliases by provider (``_orchestrator``): left out, the provider's own
+    #: self-managed VMs ("ec2" on AWS, "vm" elsewhere).
+    orchestrator: Orchestrator = _spec("orchestrator", None, choices=get_args(Orchestrator))
     #: Availability zone: an AWS AZ ID (``use1-az4``, the same place in every account) or AZ name
     #: (``us-east-1a``), a GCP zone (``us-central1-a``) or an Azure zone number (``"1"``). Checked
     #: against the region's zones in the catalog when usage is worked out.
-    zone: str | None = Field(default=None, min_length=1, max_length=64)
-    extra_groups: tuple[ExtraGroup, ...] = ()
-
-    @field_validator("orchestrator", mode="before")
-    @classmethod
-    def _orchestrator_for_provider(cls, value: Any, info: ValidationInfo) -> Any:
-        """Default and alias resolution by provider (``provider`` is validated first)."""
-        provider = str(info.data.get("provider", "aws"))
-        offered = ORCHESTRATORS.get(provider)
-        if offered is None:  # the provider itself was invalid; that error is reported
-            return "ec2" if value is None else value
-        if value is None:
-            return offered[0]
-        if not isinstance(value, str):
-            return value
-        value = orchestrator_on(provider, value)
-        if value not in offered and value in ORCHESTRATORS["aws"]:
-            msg = (
-                f"{value!r} is an AWS service, not offered on {provider}; allowed values for "
-                f"{provider}: {', '.join(offered)}"
-            )
-            raise ValueError(msg)
-        return value
+    zone: str | None = _spec("str", min_length=1, max_length=64)
+    extra_groups: tuple[ExtraGroup, ...] = _spec("groups", (), optional=False, section=ExtraGroup)
 
 
 class PurchaseSection(_Section):
     """How the instance-hours are bought."""
 
-    spot_fraction: float = Field(default=0.0, ge=0, le=_cap("purchase.spot_fraction"))
-    savings_plan: SavingsPlan = "none"
-    savings_plan_coverage: float | None = Field(
-        default=None, ge=0, le=_cap("purchase.savings_plan_coverage")
+    spot_fraction: float = _spec(
+        "float", 0.0, optional=False, ge=0, le=_cap("purchase.spot_fraction")
     )
+    savings_plan: SavingsPlan = _choice(SavingsPlan, "none")
+    savings_plan_coverage: float | None = _number("float", "purchase.savings_plan_coverage", ge=0)
     #: Default: "sagemaker" under HyperPod, else "compute" (AWS only; see ``trainbill.usage``).
-    savings_plan_kind: SavingsPlanKind | None = None
+    savings_plan_kind: SavingsPlanKind | None = _choice(SavingsPlanKind)
     #: The family an EC2 Instance Savings Plan was bought for (e.g. "p5"); default: the plan's.
-    savings_plan_family: str | None = None
+    savings_plan_family: str | None = _spec("str")
     #: Default "buy": a forecast never assumes someone else already paid for the commitment.
-    commitment: Commitment | None = None
+    commitment: Commitment | None = _choice(Commitment)
 
 
 class PricesSection(_Section):
     """Which dated price points to use (default: the newest on or before today)."""
 
-    as_of: date | None = None
+    as_of: date | None = _spec("date")
 
 
 class StorageSection(_Section):
     """Per-node EBS and an optional shared FSx for Lustre file system."""
 
-    ebs_gb_per_node: float | None = Field(default=None, ge=0, le=_cap("storage.ebs_gb_per_node"))
-    ebs_iops: float | None = Field(default=None, ge=0, le=_cap("storage.ebs_iops"))
-    ebs_throughput_mibps: float | None = Field(
-        default=None, ge=0, le=_cap("storage.ebs_throughput_mibps")
-    )
-    fsx_capacity_gb: float | None = Field(default=None, ge=0, le=_cap("storage.fsx_capacity_gb"))
-    fsx_tier: FsxTier | None = None
+    ebs_gb_per_node: float | None = _number("float", "storage.ebs_gb_per_node", ge=0)
+    ebs_iops: float | None = _number("float", "storage.ebs_iops", ge=0)
+    ebs_throughput_mibps: float | None = _number("float", "storage.ebs_throughput_mibps", ge=0)
+    fsx_capacity_gb: float | None = _number("float", "storage.fsx_capacity_gb", ge=0)
+    fsx_tier: FsxTier | None = _choice(FsxTier)
 
 
 class DataSection(_Section):
@@ -399,107 +779,95 @@ class DataSection(_Section):
     relative to the cluster; ``other_cloud`` data names its ``provider`` (and ``region``).
     """
 
-    dataset_gb: float | None = Field(default=None, ge=0, le=_cap("data.dataset_gb"))
-    source: DataSource | None = None
-    location: DataLocation | None = None
-    zone: str | None = Field(default=None, min_length=1, max_length=64)
-    region: str | None = Field(default=None, min_length=1, max_length=64)
-    provider: Provider | None = None
-    epochs: float | None = Field(default=None, gt=0, le=_cap("data.epochs"))
-    object_mb: float | None = Field(default=None, gt=0, le=_cap("data.object_mb"))
+    dataset_gb: float | None = _number("float", "data.dataset_gb", ge=0)
+    source: DataSource | None = _choice(DataSource)
+    location: DataLocation | None = _choice(DataLocation)
+    zone: str | None = _spec("str", min_length=1, max_length=64)
+    region: str | None = _spec("str", min_length=1, max_length=64)
+    provider: Provider | None = _choice(Provider)
+    epochs: float | None = _number("float", "data.epochs", gt=0)
+    object_mb: float | None = _number("float", "data.object_mb", gt=0)
 
-    @model_validator(mode="after")
-    def _fields_fit_source(self) -> DataSection:
+    def _check(self) -> str | None:
         """Each placement field means something for some sources only: refuse the others
         rather than ignore them (a zone for S3, which is regional, is a misunderstanding)."""
         src = self.source
         if self.provider is not None and src != "other_cloud":
-            msg = 'provider names the cloud holding the data; it needs source = "other_cloud"'
-            raise ValueError(msg)
+            return 'provider names the cloud holding the data; it needs source = "other_cloud"'
         if src == "other_cloud" and self.provider is None:
-            msg = (
+            return (
                 'source = "other_cloud" needs provider = "aws", "gcp" or "azure" (the cloud '
                 "holding the data)"
             )
-            raise ValueError(msg)
         if src in ("other_cloud", "on_premises") and (
             self.location is not None or self.zone is not None
         ):
-            msg = (
+            return (
                 "location and zone place data inside the cluster's cloud; not used with source "
                 f"= {src!r}"
             )
-            raise ValueError(msg)
         if src == "on_premises" and self.region is not None:
-            msg = 'region is not used with source = "on_premises"'
-            raise ValueError(msg)
+            return 'region is not used with source = "on_premises"'
         if self.zone is not None and src not in ("fsx", "ebs"):
-            msg = (
+            return (
                 f"zone applies to fsx or ebs data (a file system or volume lives in one zone); "
                 f"object storage (source = {src or 's3'!r}) is regional"
             )
-            raise ValueError(msg)
-        return self
+        return None
 
 
 class CheckpointSection(_Section):
     """Checkpoint cadence, size and destination."""
 
-    interval_hours: float | None = Field(default=None, gt=0, le=_cap("checkpoint.interval_hours"))
-    bytes_per_param: float | None = Field(default=None, gt=0, le=_cap("checkpoint.bytes_per_param"))
-    size_gb: float | None = Field(default=None, gt=0, le=_cap("checkpoint.size_gb"))
-    target: CheckpointTarget | None = None
-    keep_last: int | None = Field(default=None, ge=1, le=_cap("checkpoint.keep_last"))
-    retention_days: float | None = Field(default=None, ge=0, le=_cap("checkpoint.retention_days"))
-    write_gbytes_per_s_per_node: float | None = Field(
-        default=None, gt=0, le=_cap("checkpoint.write_gbytes_per_s_per_node")
+    interval_hours: float | None = _number("float", "checkpoint.interval_hours", gt=0)
+    bytes_per_param: float | None = _number("float", "checkpoint.bytes_per_param", gt=0)
+    size_gb: float | None = _number("float", "checkpoint.size_gb", gt=0)
+    target: CheckpointTarget | None = _choice(CheckpointTarget)
+    keep_last: int | None = _number("int", "checkpoint.keep_last", ge=1)
+    retention_days: float | None = _number("float", "checkpoint.retention_days", ge=0)
+    write_gbytes_per_s_per_node: float | None = _number(
+        "float", "checkpoint.write_gbytes_per_s_per_node", gt=0
     )
-    asynchronous: bool | None = None
+    asynchronous: bool | None = _spec("bool")
 
 
 class EvaluationSection(_Section):
     """Validation passes during training: every ``interval_steps`` steps, ``steps`` forward-only
     steps at the training batch size (``interval_steps = 0``: no evaluation)."""
 
-    interval_steps: int | None = Field(default=None, ge=0, le=_cap("evaluation.interval_steps"))
-    steps: int | None = Field(default=None, ge=1, le=_cap("evaluation.steps"))
+    interval_steps: int | None = _number("int", "evaluation.interval_steps", ge=0)
+    steps: int | None = _number("int", "evaluation.steps", ge=1)
 
 
 class NetworkSection(_Section):
     """NAT gateways and public IPv4 addresses."""
 
-    nat_gateways: int | None = Field(default=None, ge=0, le=_cap("network.nat_gateways"))
-    nat_gb_per_node_hour: float | None = Field(
-        default=None, ge=0, le=_cap("network.nat_gb_per_node_hour")
-    )
-    s3_via_nat: bool | None = None
-    public_ips_per_node: float | None = Field(
-        default=None, ge=0, le=_cap("network.public_ips_per_node")
-    )
+    nat_gateways: int | None = _number("int", "network.nat_gateways", ge=0)
+    nat_gb_per_node_hour: float | None = _number("float", "network.nat_gb_per_node_hour", ge=0)
+    s3_via_nat: bool | None = _spec("bool")
+    public_ips_per_node: float | None = _number("float", "network.public_ips_per_node", ge=0)
 
 
 class MonitoringSection(_Section):
     """CloudWatch metrics and logs."""
 
-    custom_metrics_per_node: float | None = Field(
-        default=None, ge=0, le=_cap("monitoring.custom_metrics_per_node")
+    custom_metrics_per_node: float | None = _number(
+        "float", "monitoring.custom_metrics_per_node", ge=0
     )
-    logs_gb_per_node_hour: float | None = Field(
-        default=None, ge=0, le=_cap("monitoring.logs_gb_per_node_hour")
-    )
+    logs_gb_per_node_hour: float | None = _number("float", "monitoring.logs_gb_per_node_hour", ge=0)
 
 
 class ReliabilitySection(_Section):
     """Failure and reclaim rates, restart time and straggler spread."""
 
-    gpu_failure_rate_per_gpu_day: float | None = Field(
-        default=None, ge=0, le=_cap("reliability.gpu_failure_rate_per_gpu_day")
+    gpu_failure_rate_per_gpu_day: float | None = _number(
+        "float", "reliability.gpu_failure_rate_per_gpu_day", ge=0
     )
-    spot_reclaim_rate_per_node_hour: float | None = Field(
-        default=None, ge=0, le=_cap("reliability.spot_reclaim_rate_per_node_hour")
+    spot_reclaim_rate_per_node_hour: float | None = _number(
+        "float", "reliability.spot_reclaim_rate_per_node_hour", ge=0
     )
-    restart_hours: float | None = Field(default=None, ge=0, le=_cap("reliability.restart_hours"))
-    straggler_cv: float | None = Field(default=None, ge=0, le=_cap("reliability.straggler_cv"))
+    restart_hours: float | None = _number("float", "reliability.restart_hours", ge=0)
+    straggler_cv: float | None = _number("float", "reliability.straggler_cv", ge=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,58 +887,115 @@ class WhatIf:
 class Plan(_Section):
     """A whole training plan. Immutable; derive variants with ``model_copy(update=...)``.
 
-    ``whatif`` travels with every ``model_copy`` (a private attribute, outside the schema and the
-    plan file), so a what-if plan's variants (headline actions, sizing sweeps) keep it.
+    ``whatif`` travels with every ``model_copy`` (outside the schema and the plan file, but part
+    of equality: a what-if plan is not the plan), so its variants (headline actions, sizing
+    sweeps) keep it.
     """
 
-    _whatif: WhatIf = PrivateAttr(default_factory=WhatIf)
+    run: RunSection = _sub(RunSection)
+    model: ModelSection = _sub(ModelSection)
+    cluster: ClusterSection = _sub(ClusterSection)
+    purchase: PurchaseSection = _sub(PurchaseSection)
+    prices: PricesSection = _sub(PricesSection)
+    storage: StorageSection = _sub(StorageSection)
+    data: DataSection = _sub(DataSection)
+    checkpoint: CheckpointSection = _sub(CheckpointSection)
+    evaluation: EvaluationSection = _sub(EvaluationSection)
+    network: NetworkSection = _sub(NetworkSection)
+    monitoring: MonitoringSection = _sub(MonitoringSection)
+    reliability: ReliabilitySection = _sub(ReliabilitySection)
 
-    run: RunSection = RunSection()
-    model: ModelSection = ModelSection()
-    cluster: ClusterSection = ClusterSection()
-    purchase: PurchaseSection = PurchaseSection()
-    prices: PricesSection = PricesSection()
-    storage: StorageSection = StorageSection()
-    data: DataSection = DataSection()
-    checkpoint: CheckpointSection = CheckpointSection()
-    evaluation: EvaluationSection = EvaluationSection()
-    network: NetworkSection = NetworkSection()
-    monitoring: MonitoringSection = MonitoringSection()
-    reliability: ReliabilitySection = ReliabilitySection()
-
-    @model_validator(mode="after")
-    def _enough_to_price(self) -> Plan:
+    def _check(self) -> str | None:
         c = self.cluster
         if c.instance is None and c.gpu is None:
-            msg = (
+            return (
                 'cluster needs an instance (e.g. instance = "p5.48xlarge") or a gpu (e.g. gpu = '
                 '"h100")'
             )
-            raise ValueError(msg)
         if c.nodes is None and c.gpus is None:
-            msg = "cluster needs nodes (instance count) or gpus (accelerator count)"
-            raise ValueError(msg)
+            return "cluster needs nodes (instance count) or gpus (accelerator count)"
         if self.run.hours is None and (self.model.params is None or self.model.tokens is None):
-            msg = "give run.hours, or model.params and model.tokens so the hours can be derived"
-            raise ValueError(msg)
-        return self
+            return "give run.hours, or model.params and model.tokens so the hours can be derived"
+        return None
 
     @property
     def whatif(self) -> WhatIf:
         """What a what-if applied to this plan (nothing for a plan as written)."""
-        return self._whatif
+        found = self.__dict__.get("_whatif")
+        return found if isinstance(found, WhatIf) else _NO_WHATIF
 
     def with_whatif(self, whatif: WhatIf) -> Plan:
-        """A copy of the plan carrying ``whatif``."""
+        """A copy of the plan carrying ``whatif`` (compared with the plan, not dumped)."""
         new = self.model_copy()
-        new._whatif = whatif
+        new.__dict__["_whatif"] = whatif
         return new
 
 
+_NO_WHATIF = WhatIf()
 _SECTIONS: Mapping[str, type[_Section]] = {
-    name: field.annotation  # type: ignore[misc]
-    for name, field in Plan.model_fields.items()
+    name: spec.section for name, spec in Plan.model_fields.items() if spec.section is not None
 }
+
+
+def _json_type(spec: FieldSpec) -> dict[str, Any]:
+    """One field's JSON Schema, before its default and whether it may be null."""
+    if spec.kind in ("float", "int"):
+        out: dict[str, Any] = {"type": "number" if spec.kind == "float" else "integer"}
+        if spec.ge is not None:
+            out["minimum"] = spec.ge
+        if spec.gt is not None:
+            out["exclusiveMinimum"] = spec.gt
+        if spec.le is not None:
+            out["maximum"] = spec.le
+        return out
+    if spec.kind in ("choice", "orchestrator"):
+        return {"type": "string", "enum": list(spec.choices)}
+    if spec.kind == "date":
+        return {"type": "string", "format": "date"}
+    if spec.kind == "bool":
+        return {"type": "boolean"}
+    if spec.kind == "section":
+        assert spec.section is not None
+        return {"$ref": f"#/$defs/{spec.section.__name__}"}
+    if spec.kind == "groups":
+        assert spec.section is not None
+        return {"type": "array", "items": {"$ref": f"#/$defs/{spec.section.__name__}"}}
+    out = {"type": "string"}
+    if spec.min_length is not None:
+        out["minLength"] = spec.min_length
+    if spec.max_length is not None:
+        out["maxLength"] = spec.max_length
+    return out
+
+
+def _section_schema(section: type[_Section]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for name, spec in section.model_fields.items():
+        kind = _json_type(spec)
+        prop = {"anyOf": [kind, {"type": "null"}]} if spec.optional else dict(kind)
+        if not spec.required and spec.kind != "section":
+            default = _dumped(spec.default, "json", False, False)
+            prop["default"] = default
+        properties[name] = prop
+    out: dict[str, Any] = {
+        "type": "object",
+        "title": section.__name__,
+        "additionalProperties": False,
+        "properties": properties,
+    }
+    if section.__doc__:
+        out["description"] = section.__doc__.split("\n\n")[0].strip()
+    required = [name for name, spec in section.model_fields.items() if spec.required]
+    if required:
+        out["required"] = required
+    return out
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """JSON Schema (2020-12) of a plan, from the same field table that validates one: the
+    body of ``/v1/forecast`` and the keys of a plan file, each number with its bounds."""
+    defs = {s.__name__: _section_schema(s) for s in (*_SECTIONS.values(), ExtraGroup)}
+    return {**_section_schema(Plan), "$defs": dict(sorted(defs.items()))}
 
 
 def _describe(loc: tuple[int | str, ...]) -> str:
@@ -580,17 +1005,18 @@ def _describe(loc: tuple[int | str, ...]) -> str:
 def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
     if len(loc) == 1:
         return list(Plan.model_fields)
+    if len(loc) >= 3 and loc[:2] == ("cluster", "extra_groups"):
+        return list(ExtraGroup.model_fields)
     section = _SECTIONS.get(str(loc[0]))
     return list(section.model_fields) if section else []
 
 
-def _fields() -> dict[str, Any]:
-    """``section.field`` (``cluster.extra_groups.count`` for extra groups) → its pydantic
-    FieldInfo."""
-    out: dict[str, Any] = {}
+def _fields() -> dict[str, FieldSpec]:
+    """``section.field`` (``cluster.extra_groups.count`` for extra groups) → its rule."""
+    out: dict[str, FieldSpec] = {}
     for name, section in _SECTIONS.items():
-        out.update({f"{name}.{f}": info for f, info in section.model_fields.items()})
-    out.update({f"cluster.extra_groups.{f}": info for f, info in ExtraGroup.model_fields.items()})
+        out.update({f"{name}.{f}": spec for f, spec in section.model_fields.items()})
+    out.update({f"cluster.extra_groups.{f}": s for f, s in ExtraGroup.model_fields.items()})
     return out
 
 
@@ -607,15 +1033,14 @@ def _num(x: float) -> str:
 def _allowed_range(path: str) -> str:
     """``0 to 1e+09 (an exabyte)`` for a bounded field, from its constraints and
     ``PLAN_CAPS``; empty when the field has no numeric bounds."""
-    info = _FIELDS.get(path)
-    if info is None:
+    spec = _FIELDS.get(path)
+    if spec is None:
         return ""
-    bounds: dict[str, float] = {}
-    for meta in info.metadata:
-        for name in ("ge", "gt", "le", "lt"):
-            value = getattr(meta, name, None)
-            if isinstance(value, int | float):
-                bounds[name] = value
+    bounds = {
+        name: value
+        for name, value in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le))
+        if value is not None
+    }
     low = (
         f"{_num(bounds['ge'])} to "
         if "ge" in bounds
@@ -674,15 +1099,20 @@ def _format_error(err: Mapping[str, Any]) -> tuple[str, str]:
     return field, f"{err['msg']}{allowed} (got {got})"
 
 
+def _spec_error(errors: list[dict[str, Any]], source: str) -> SpecError:
+    """The first problem as one line, naming the field, with how many more there are."""
+    field_name, message = _format_error(errors[0])
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return SpecError(message + more, source=source, field=field_name)
+
+
 def plan_from_dict(data: Mapping[str, Any], *, source: str = "plan") -> Plan:
     """Validate a plan mapping; raise ``SpecError`` naming the source, field and allowed values."""
-    try:
-        return Plan.model_validate(dict(data))
-    except ValidationError as exc:
-        errors = exc.errors()
-        field, message = _format_error(errors[0])
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise SpecError(message + more, source=source, field=field) from None
+    errors: list[dict[str, Any]] = []
+    plan = _validate(Plan, dict(data), (), errors)
+    if errors or plan is None:
+        raise _spec_error(errors, source)
+    return plan
 
 
 def load_plan(path: Path | str) -> Plan:
@@ -726,7 +1156,7 @@ def plan_from_toml(text: str, *, source: str = "plan") -> Plan:
     data = read_plan_toml(text, source=source)
     try:
         return plan_from_dict(data, source=source)
-    except RecursionError:  # pydantic recurses per nesting level
+    except RecursionError:  # validation recurses per nesting level
         raise SpecError(too_deep_message(), source=source) from None
 
 

@@ -42,7 +42,7 @@ from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, wat
 from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.report.format import category_name
 from trainbill.simulate import simulate
-from trainbill.spec import Plan, plan_to_toml, read_plan_toml
+from trainbill.spec import Plan, plan_json_schema, plan_to_toml, read_plan_toml
 from trainbill.usage import resolve_cluster, usage_for
 from trainbill.web.limits import Limits
 from trainbill.web.models import (
@@ -93,7 +93,7 @@ def meta_routes(p: Pricing) -> APIRouter:
     @r.get("/v1/schema/plan", tags=["meta"])
     def plan_schema() -> dict[str, Any]:
         """JSON Schema of a plan (the request body of /v1/forecast)."""
-        return Plan.model_json_schema()
+        return plan_json_schema()
 
     return r
 
