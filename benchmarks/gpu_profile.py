@@ -12,7 +12,7 @@ Run from the repository root::
     python benchmarks/gpu_profile.py --out $OUT/profile.json
 
 The script needs only PyTorch and the standard library: if ``import trainbill`` fails for
-lack of a core dependency (pydantic, NumPy…), it loads ``trainbill.profile`` and
+lack of a core dependency (NumPy, Typer…), it loads ``trainbill.profile`` and
 ``trainbill.catalog`` straight from ``src/`` without the package's ``__init__``.
 
 Models (bf16 autocast with fp32 master weights and fused AdamW on CUDA; fp32 on a CPU):
