@@ -450,3 +450,31 @@ def test_a_section_says_how_to_derive_a_variant_when_assigned() -> None:
     assert (changed.run.hours, plan.run.hours) == (20.0, 10.0)
     assert changed != plan
     assert hash(plan_from_dict(_BASE)) == hash(plan)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("2026-13-01", "a valid date in the format YYYY-MM-DD (month must be in 1..12)"),
+        ("next week", "a valid date in the format YYYY-MM-DD (got 'next week')"),
+        ("2026-01-01T10:00:00", "should have zero time - e.g. be exact dates (got '2026-01-01T10"),
+    ],
+)
+def test_a_date_that_is_no_day_says_why(value: str, said: str) -> None:
+    """Month 13 names the month; a time of day on a date field is refused as typed; midnight and
+    a plain date read as the day."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "prices": {"as_of": value}})
+    assert err.value.field == "prices.as_of"
+    assert said in str(err.value)
+    for ok in ("2026-01-01", "2026-01-01T00:00:00"):
+        assert str(plan_from_dict({**_BASE, "prices": {"as_of": ok}}).prices.as_of) == "2026-01-01"
+
+
+def test_an_extra_groups_unknown_key_lists_the_groups_keys() -> None:
+    """An extra group's typo lists an extra group's keys (it listed the cluster's)."""
+    groups = [{"instance": "m5.xlarge", "colour": "red"}]
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "cluster": {**_BASE["cluster"], "extra_groups": groups}})
+    assert err.value.field == "cluster.extra_groups.0.colour"
+    assert "Allowed: name, instance, count, spot" in str(err.value)

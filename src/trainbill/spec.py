@@ -517,28 +517,31 @@ def _in_bounds(
 
 
 def _to_date(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> date | None:
+    parsed: Any = value
     if isinstance(value, str):
         text = value.strip()
         try:
-            value = (
+            parsed = (
                 date.fromisoformat(text)
                 if _DATE_TEXT.fullmatch(text)
                 else dt.datetime.fromisoformat(text)
             )
-        except ValueError:
-            msg = "Input should be a valid date in the format YYYY-MM-DD"
-            _error(errors, loc, "date_parsing", msg, value)
+        except ValueError as exc:
+            # A well-formed date out of range says which part ("month must be in 1..12").
+            why = f" ({exc})" if _DATE_TEXT.fullmatch(text) else ""
+            msg = f"Input should be a valid date in the format YYYY-MM-DD{why}"
+            _error(errors, loc, "date_format", msg, value)
             return None
-    if isinstance(value, dt.datetime):
-        if value.time() != dt.time(0):
+    if isinstance(parsed, dt.datetime):
+        if parsed.time() != dt.time(0):
             msg = "Datetimes provided to dates should have zero time - e.g. be exact dates"
             _error(errors, loc, "date_from_datetime_inexact", msg, value)
             return None
-        return value.date()
-    if not isinstance(value, date):
+        return parsed.date()
+    if not isinstance(parsed, date):
         _error(errors, loc, "date_type", "Input should be a valid date", value)
         return None
-    return value
+    return parsed
 
 
 def _to_text(spec: FieldSpec, value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> Any:
