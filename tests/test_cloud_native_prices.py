@@ -137,11 +137,14 @@ def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:
 
 
 def test_gcp_managed_lustre_hand_computed(catalog: Catalog) -> None:
-    """36,000 GB of Managed Lustre 250 MBps/TiB for 10 h: $0.21/GiB-month (us-central1 SKU
-    export)."""
+    """36,000 GiB of Managed Lustre 250 MBps/TiB (the tier's minimum, a size Google creates) for
+    10 h: $0.21/GiB-month (us-central1 SKU export)."""
     plan = zero_hidden_plan(provider="gcp", instance="a3-highgpu-8g", region="us-central1")
     plan["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 36000, "fsx_tier": "persistent_250"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
     line = _line(fc, "storage", "Google Cloud Managed Lustre (persistent_250)")
-    # $0.21 / 1.073741824 = $0.1955777 per GB-month; 36,000 GB × 10 h / 730 h × $0.1955777 = $96.45
-    assert line.cost_usd == pytest.approx(36000 * 10 / 730 * 0.1955777, rel=1e-9)
+    # The catalog's $0.1955777 per GB-month is $0.21 / 1.073741824; the file system holds
+    # 36,000 GiB = 38,654.7 GB: 38,654.7 GB × 10 h / 730 h × $0.1955777 = $103.56, which is
+    # 36,000 GiB × 10 / 730 × $0.21 (to the rounding of the catalog's rate).
+    assert line.cost_usd == pytest.approx(36000 * 1.073741824 * 10 / 730 * 0.1955777, rel=1e-9)
+    assert line.cost_usd == pytest.approx(36000 * 10 / 730 * 0.21, rel=1e-6)

@@ -17,7 +17,7 @@ import pytest
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.spec import plan_from_dict
-from trainbill.usage import Usage, resolve_job, usage_for
+from trainbill.usage import Usage, lustre_gb_per_gib, lustre_size_gib, resolve_job, usage_for
 
 TODAY = date(2025, 6, 1)
 
@@ -201,10 +201,63 @@ def test_an_fsx_size_aws_does_not_create_is_priced_as_the_one_it_would_and_said(
     odd = plan_from_dict({**_plan(), "storage": {**_plan()["storage"], "fsx_capacity_gb": 3000}})
     assert usage_for(odd, catalog, today=TODAY).storage.fsx_capacity_gb == 4800
     (note,) = [w for w in resolve_job(odd, catalog, today=TODAY).warnings if "fsx" in w]
-    assert note.startswith("storage.fsx_capacity_gb = 3,000 is not an FSx for Lustre size")
+    assert note.startswith(
+        "storage.fsx_capacity_gb = 3,000 is not a size FSx for Lustre creates in the "
+        "persistent_250 tier"
+    )
     assert "priced as the 4,800 GiB file system" in note
     whole = plan_from_dict({**_plan(), "storage": {**_plan()["storage"], "fsx_capacity_gb": 24000}})
     assert not [w for w in resolve_job(whole, catalog, today=TODAY).warnings if "fsx" in w]
+
+
+@pytest.mark.parametrize(
+    ("provider", "tier", "asked", "made"),
+    [
+        # FSx for Lustre: 1,200, then multiples of 2,400: 3,000 -> 2 x 2,400 = 4,800.
+        ("aws", "persistent_250", 3000, 4800),
+        ("aws", "scratch_2", 100, 1200),
+        # Google Cloud Managed Lustre, 1000 MBps/TiB: multiples of 9,000 GiB from 9,000:
+        # 3,000 -> 9,000; 10,000 -> 2 x 9,000 = 18,000; above 1,530,000 the step is 72,000:
+        # 1,600,000 / 72,000 = 22.2 -> 23 x 72,000 = 1,656,000.
+        ("gcp", "persistent_1000", 3000, 9000),
+        ("gcp", "persistent_1000", 10_000, 18_000),
+        ("gcp", "persistent_1000", 1_600_000, 1_656_000),
+        ("gcp", "persistent_125", 100, 72_000),
+        # Azure Managed Lustre, 4 TiB steps at 500 MBps/TiB: 5,000 GiB -> 2 x 4,096 = 8,192.
+        ("azure", "persistent_500", 5000, 8192),
+        ("azure", "persistent_250", 100, 8192),
+        # Google sells no Scratch tier: the stated size stands (its price is the catalog's).
+        ("gcp", "scratch_2", 3000, 3000),
+    ],
+)
+def test_each_cloud_creates_lustre_at_its_own_sizes(
+    catalog: Catalog, provider: str, tier: str, asked: float, made: float
+) -> None:
+    """Sources: AWS FSx for Lustre user guide (storage capacity), Google Cloud Managed Lustre
+    performance tiers, Azure Managed Lustre throughput configurations (assumptions.toml)."""
+    assert lustre_size_gib(catalog, provider, tier, asked) == made
+
+
+def test_a_gcp_lustre_request_is_billed_at_googles_minimum(catalog: Catalog) -> None:
+    """3,000 GiB at 1000 MBps/TiB on Google Cloud is a 9,000 GiB instance (its minimum): the
+    priced quantity is 9,000 GiB x 1.073741824 GB/GiB = 9,663.676416 GB (the catalog's rate is
+    per GB), its throughput 9,000 / 1,000 x 1,000 MB/s = 9 GB/s, and the warning says so."""
+    plan = plan_from_dict(
+        {
+            **_plan(),
+            "cluster": {"provider": "gcp", "instance": "a3-highgpu-8g", "nodes": 4},
+            "storage": {"fsx_capacity_gb": 3000, "fsx_tier": "persistent_1000"},
+            "checkpoint": {**_plan()["checkpoint"], "target": "fsx"},
+        }
+    )
+    u = usage_for(plan, catalog, today=TODAY)
+    assert u.storage.fsx_capacity_gb == pytest.approx(9000 * 1.073741824)
+    # The 100 GB checkpoint: 4 nodes x 5 GB/s = 20 GB/s asked, the file system takes 9 GB/s.
+    assert u.checkpoint.stall_hours_each == pytest.approx(100 / 9 / 3600)
+    assert lustre_gb_per_gib(catalog, "gcp") == 1.073741824
+    (note,) = [w for w in resolve_job(plan, catalog, today=TODAY).warnings if "fsx" in w]
+    assert "not a size Google Cloud Managed Lustre creates in the persistent_1000 tier" in note
+    assert "priced as the 9,000 GiB file system" in note
 
 
 def test_a_spot_share_of_part_of_a_node_is_said(catalog: Catalog) -> None:

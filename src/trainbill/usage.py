@@ -41,11 +41,12 @@ __all__ = [
     "Usage",
     "check_region",
     "failures_per_hour",
-    "fsx_billed_gb",
     "fsx_throughput_mbps",
     "hours_lost_per_interruption",
     "hyperpod_unpriced",
     "instance_family",
+    "lustre_gb_per_gib",
+    "lustre_size_gib",
     "reclaims_per_hour",
     "resolve_cluster",
     "resolve_job",
@@ -1176,6 +1177,8 @@ class _Target:
     """Where a checkpoint is written, with what bounds its write rate there."""
 
     target: str
+    #: The Lustre file system's size (GiB, as created) and the GB its price applies to.
+    fsx_gib: float
     fsx_gb: float
     fsx_tier: str
     ebs_mibps: float
@@ -1204,11 +1207,10 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
         )
     else:
         size_gb = 0.0
-    fsx_gb = float(d.get(st.fsx_capacity_gb, "defaults.storage.fsx_capacity_gb"))
-    if provider == "aws":
-        fsx_gb = fsx_billed_gb(d.catalog, fsx_gb)
     fsx_tier = str(d.get(st.fsx_tier, "defaults.storage.fsx_tier"))
-    if target == "fsx" and fsx_gb <= 0:
+    asked = float(d.get(st.fsx_capacity_gb, "defaults.storage.fsx_capacity_gb"))
+    fsx_gib = lustre_size_gib(d.catalog, provider, fsx_tier, asked)
+    if target == "fsx" and fsx_gib <= 0:
         msg = "checkpoint target is fsx but storage.fsx_capacity_gb is 0; give the FSx capacity"
         raise SpecError(msg, field="checkpoint.target")
     ebs_mibps = (
@@ -1216,7 +1218,13 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
         if target == "ebs"
         else 0.0
     )
-    to = _Target(target=target, fsx_gb=fsx_gb, fsx_tier=fsx_tier, ebs_mibps=ebs_mibps)
+    to = _Target(
+        target=target,
+        fsx_gib=fsx_gib,
+        fsx_gb=fsx_gib * lustre_gb_per_gib(d.catalog, provider),
+        fsx_tier=fsx_tier,
+        ebs_mibps=ebs_mibps,
+    )
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
@@ -1509,15 +1517,52 @@ def _given_hours_with_step_model(
     )
 
 
-def fsx_billed_gb(catalog: Catalog, gb: float) -> float:
-    """The FSx for Lustre file system AWS creates for ``gb`` (GiB): 0, else 1,200, 2,400 or the
-    next multiple of 2,400 (``whatif.fsx_*``); it is billed whole, so a plan asking for 3,000
-    pays for 4,800 and a 100 GB one for 1,200."""
-    if gb <= 0:
+def lustre_size_gib(catalog: Catalog, provider: str, tier: str, gib: float) -> float:
+    """The Lustre file system ``provider`` creates when asked for ``gib`` GiB in ``tier``: 0 for
+    none, else the smallest size it offers that holds the request, billed whole.
+
+    Each cloud has its own sizes (``whatif.lustre_sizes_<provider>``, per tier: minimum, step,
+    and the size above which a larger step applies): FSx for Lustre 1,200 GiB, 2,400 or a
+    multiple of 2,400; Google Cloud Managed Lustre 9,000 GiB and multiples at 1000 MBps per TiB
+    (18,000 / 36,000 / 72,000 for the slower tiers); Azure Managed Lustre 4, 8 or 16 TiB steps.
+    So a 3,000 GiB request pays for 4,800 GiB on AWS and for 9,000 on Google Cloud. A tier a
+    provider's table lacks keeps the stated size (its price is then the catalog's to answer)."""
+    if gib <= 0:
         return 0.0
-    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
-    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
-    return minimum if gb <= minimum else math.ceil(gb / step - 1e-12) * step
+    rule = _lustre_rule(catalog, provider, tier)
+    if rule is None:
+        return gib
+    minimum, step, threshold, large_step = rule
+    size = minimum if gib <= minimum else math.ceil(gib / step - 1e-12) * step
+    if threshold > 0 and size > threshold:
+        size = math.ceil(gib / large_step - 1e-12) * large_step
+    return float(size)
+
+
+def lustre_gb_per_gib(catalog: Catalog, provider: str) -> float:
+    """GB priced per GiB of Lustre capacity: AWS bills the GiB capacity as "GB-month" (1); the
+    catalog's Google and Azure rates are per decimal GB, converted from per-GiB list prices."""
+    key = f"whatif.lustre_sizes_{provider}"
+    if key not in catalog.assumptions:
+        return 1.0
+    table = catalog.value(key)
+    assert isinstance(table, Mapping)
+    return float(table["gb_per_gib"])
+
+
+def _lustre_rule(
+    catalog: Catalog, provider: str, tier: str
+) -> tuple[float, float, float, float] | None:
+    key = f"whatif.lustre_sizes_{provider}"
+    if key not in catalog.assumptions:
+        return None
+    table = catalog.value(key)
+    assert isinstance(table, Mapping)
+    rule = table["tiers"].get(tier)
+    if rule is None:
+        return None
+    minimum, step, threshold, large_step = (float(x) for x in rule)
+    return minimum, step, threshold, large_step
 
 
 def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:
@@ -1571,18 +1616,27 @@ def _checkpoint_size_warnings(plan: Plan) -> tuple[str, ...]:
 
 
 def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str, ...]:
-    """A stated FSx size AWS does not create is priced at the size it would create, and said."""
-    gb = plan.storage.fsx_capacity_gb
-    if provider != "aws" or gb is None or gb <= 0 or fsx_billed_gb(catalog, gb) == gb:
+    """A stated Lustre size the provider does not create is priced at the size it would create,
+    and said (the plan's size is what one would type in the console, in GiB)."""
+    gib = plan.storage.fsx_capacity_gb
+    if gib is None or gib <= 0:
         return ()
-    minimum = float(catalog.value("whatif.fsx_min_capacity_gb"))
-    step = float(catalog.value("whatif.fsx_capacity_step_gb"))
+    tier = str(plan.storage.fsx_tier or catalog.value("defaults.storage.fsx_tier"))
+    made = lustre_size_gib(catalog, provider, tier, gib)
+    if made == gib:
+        return ()
+    product = _lustre_product(catalog, provider)
     note = (
-        f"storage.fsx_capacity_gb = {gb:,.0f} is not an FSx for Lustre size ({minimum:,.0f}, "
-        f"{step:,.0f} or a multiple of {step:,.0f} GiB): priced as the "
-        f"{fsx_billed_gb(catalog, gb):,.0f} GiB file system AWS would create"
+        f"storage.fsx_capacity_gb = {gib:,.0f} is not a size {product} creates in the {tier} "
+        f"tier: priced as the {made:,.0f} GiB file system it would create"
     )
     return (note,)
+
+
+def _lustre_product(catalog: Catalog, provider: str) -> str:
+    spec = catalog.value(f"services.{provider}.shared_fs")
+    assert isinstance(spec, Mapping)
+    return str(spec["product"])
 
 
 def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> float:
@@ -1593,7 +1647,7 @@ def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> f
     is 15× slower than the 2 GB/s per node of an S3 multipart upload)."""
     rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
     if to.target == "fsx":
-        rate = min(rate, fsx_throughput_mbps(d.catalog, to.fsx_gb, to.fsx_tier) / 1000.0)
+        rate = min(rate, fsx_throughput_mbps(d.catalog, to.fsx_gib, to.fsx_tier) / 1000.0)
     elif to.target == "ebs":
         rate = min(rate, to.ebs_mibps * _MIB / 1e9 * nodes)
     return rate

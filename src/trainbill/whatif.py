@@ -28,7 +28,13 @@ from trainbill.forecast import Forecast, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import executed_flops, training_flops
-from trainbill.usage import FSX_TIER_MBPS_PER_TIB, Usage, fsx_billed_gb, hyperpod_unpriced
+from trainbill.usage import (
+    FSX_TIER_MBPS_PER_TIB,
+    Usage,
+    hyperpod_unpriced,
+    lustre_gb_per_gib,
+    lustre_size_gib,
+)
 
 __all__ = [
     "ORCHESTRATORS",
@@ -316,15 +322,17 @@ def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, 
         if u.checkpoint.target in ("ebs", "fsx")
         else 0.0
     )
-    data_gb = u.data.dataset_gb + kept_gb
+    gb_per_gib = lustre_gb_per_gib(catalog, u.provider)
+    data_gib = (u.data.dataset_gb + kept_gb) / gb_per_gib
     best: tuple[float, str, float] | None = None
     per_tib = float(catalog.value("whatif.fsx_gib_per_tib"))
     for tier, mbps_per_tib in FSX_TIER_MBPS_PER_TIB.items():
-        gb = fsx_billed_gb(catalog, max(data_gb, need_mbps / mbps_per_tib * per_tib, 1.0))
+        needed = max(data_gib, need_mbps / mbps_per_tib * per_tib, 1.0)
+        gb = lustre_size_gib(catalog, u.provider, tier, needed)
         price = service(catalog, u, "shared_fs", tier)
         if price is None or not price.priced:
             continue  # a tier the plan's provider does not sell or the catalog does not price
-        cost = gb * price.usd * u.months
+        cost = gb * gb_per_gib * price.usd * u.months
         if best is None or cost < best[0]:
             best = (cost, tier, gb)
     if best is None:
