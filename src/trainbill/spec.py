@@ -282,7 +282,7 @@ def _number(kind: str, path: str, *, gt: float | None = None, ge: float | None =
 
 
 def _choice(values: Any, default: str | None = None) -> Any:
-    """One of a ``Literal``'s values; required to be set when ``default`` is not None."""
+    """One of a ``Literal``'s values; ``None`` (unset) is accepted only where the default is."""
     return _spec("choice", default, choices=get_args(values), optional=default is None)
 
 
