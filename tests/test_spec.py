@@ -478,3 +478,102 @@ def test_an_extra_groups_unknown_key_lists_the_groups_keys() -> None:
         plan_from_dict({**_BASE, "cluster": {**_BASE["cluster"], "extra_groups": groups}})
     assert err.value.field == "cluster.extra_groups.0.colour"
     assert "Allowed: name, instance, count, spot" in str(err.value)
+
+
+def test_a_count_written_with_thousands_of_digits_is_one_line_not_a_crash() -> None:
+    """Python converts at most 4,300 digits of text to an integer: a longer count is refused
+    naming the field (it was a ValueError traceback, and a 500 from the web API)."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "cluster": {"instance": "p5.48xlarge", "nodes": "1" * 4400}})
+    assert err.value.field == "cluster.nodes"
+    assert "exceeded maximum size" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_counts_written_as_whole_numbers_in_text_read_as_counts() -> None:
+    """ "10.0" is 10 nodes as 10.0 is; "10.5" is no count."""
+    plan = plan_from_dict({**_BASE, "cluster": {"instance": "p5.48xlarge", "nodes": "10.0"}})
+    assert plan.cluster.nodes == 10
+    with pytest.raises(SpecError, match=r"cluster\.nodes: input should be a valid integer"):
+        plan_from_dict({**_BASE, "cluster": {"instance": "p5.48xlarge", "nodes": "10.5"}})
+
+
+def test_numbers_of_any_numeric_type_are_numbers() -> None:
+    """NumPy scalars, Decimal and Fraction (a notebook's values) are numbers, as before; NumPy's
+    boolean is no count, but is a switch."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import numpy as np
+
+    plan = plan_from_dict(
+        {
+            "run": {"hours": np.float32(10), "deadline_hours": Decimal("20.5")},
+            "cluster": {"instance": "p5.48xlarge", "nodes": np.int64(8)},
+            "purchase": {"spot_fraction": Fraction(1, 4)},
+            "checkpoint": {"asynchronous": np.bool_(True)},
+        }
+    )
+    assert (plan.run.hours, plan.run.deadline_hours, plan.cluster.nodes) == (10.0, 20.5, 8)
+    assert (plan.purchase.spot_fraction, plan.checkpoint.asynchronous) == (0.25, True)
+    with pytest.raises(SpecError, match="not the boolean true"):
+        plan_from_dict({**_BASE, "cluster": {"instance": "p5.48xlarge", "nodes": np.bool_(True)}})
+
+
+def test_a_key_that_would_break_the_line_is_shown_escaped() -> None:
+    """An unknown key with a newline, a terminal escape or half a UTF-16 pair is named in its
+    escaped form: one line, and JSON can carry it (the web API answered 500)."""
+    for key in ("a\nb\x1b[31mRED", "\ud800"):
+        with pytest.raises(SpecError) as err:
+            plan_from_dict({**_BASE, "run": {"hours": 10, key: 1}})
+        assert err.value.field == f"run.{key!a}"
+        assert "\n" not in str(err.value)
+        assert "\x1b" not in str(err.value)
+        str(err.value).encode("utf-8")  # no lone surrogate left in the message
+
+
+def test_an_extra_group_needs_an_instance_name() -> None:
+    """instance = "" was accepted and billed the group as another GPU node."""
+    groups = [{"instance": "", "count": 1}]
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "cluster": {**_BASE["cluster"], "extra_groups": groups}})
+    assert err.value.field == "cluster.extra_groups.0.instance"
+    assert "at least 1 character" in str(err.value)
+
+
+def test_a_section_built_in_code_is_validated_and_filled_in() -> None:
+    """Building a section directly validates like a plan file: the cluster's orchestrator is
+    the provider's own VMs, a negative hour count is refused naming the field."""
+    from trainbill.spec import ClusterSection, RunSection
+
+    assert ClusterSection(provider="gcp").orchestrator == "vm"
+    with pytest.raises(SpecError) as err:
+        RunSection(hours=-5)
+    assert err.value.field == "hours"
+    assert "greater than 0" in str(err.value)
+
+
+def test_a_plan_subclass_keeps_the_plans_fields() -> None:
+    class Tagged(Plan):
+        pass
+
+    assert list(Tagged.model_fields) == list(Plan.model_fields)
+    assert Tagged.model_validate(_BASE).run.hours == 10.0
+
+
+def test_an_empty_what_if_is_no_what_if() -> None:
+    from trainbill.spec import WhatIf
+
+    plan = plan_from_dict(_BASE)
+    assert plan.with_whatif(WhatIf()) == plan
+    assert plan.with_whatif(WhatIf(flops_saving=0.1)) != plan
+
+
+@pytest.mark.parametrize("value", ["20260115", "2026-W03-1", "2026-015"])
+def test_only_iso_extended_dates_are_days(value: str) -> None:
+    """Python's fromisoformat reads "20260115" and week dates; a plan's date is written as
+    2026-01-15 (or midnight of it), as the JSON Schema's format says."""
+    with pytest.raises(SpecError) as err:
+        plan_from_dict({**_BASE, "prices": {"as_of": value}})
+    assert err.value.field == "prices.as_of"
+    assert plan_json_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"

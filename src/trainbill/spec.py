@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import numbers
 import re
 import tomllib
 from collections.abc import Mapping
@@ -310,7 +311,8 @@ class _Section:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        specs: dict[str, FieldSpec] = {}
+        # A subclass keeps its parents' fields, then adds (or redeclares) its own.
+        specs: dict[str, FieldSpec] = dict(cls.model_fields)
         for name, value in list(vars(cls).items()):
             if isinstance(value, _Declared):
                 specs[name] = FieldSpec(name=name, kind=value.kind, default=value.default,
@@ -319,20 +321,33 @@ class _Section:
         cls.model_fields = MappingProxyType(specs)
 
     def __init__(self, **values: Any) -> None:
-        unknown = set(values) - set(self.model_fields)
-        if unknown:
-            msg = f"{type(self).__name__} has no field {', '.join(sorted(unknown))}"
-            raise TypeError(msg)
-        for name, spec in self.model_fields.items():
-            object.__setattr__(self, name, values.get(name, spec.default))
+        """Build a section from field values, validated like a plan file's (a wrong value is a
+        ``SpecError`` naming the field; defaults are filled, the orchestrator by provider)."""
+        errors: list[dict[str, Any]] = []
+        made = _validate(type(self), values, (), errors)
+        if errors or made is None:
+            raise _spec_error(errors, type(self).__name__)
+        self.__dict__.update(made.__dict__)
+
+    @classmethod
+    def _made(cls, values: Mapping[str, Any]) -> Self:
+        """An instance of already-validated field values (the validator's own constructor)."""
+        new = object.__new__(cls)
+        new.__dict__.update(values)
+        return new
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(self.__dict__.get(name) for name in self.model_fields)
 
+    def _carried(self) -> Any:
+        """What an instance carries beside its fields (a plan's what-if), for equality."""
+        return None
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.__dict__ == other.__dict__
+        assert isinstance(other, _Section)
+        return self._values() == other._values() and self._carried() == other._carried()
 
     def __hash__(self) -> int:
         return hash((type(self), self._values()))
@@ -375,7 +390,9 @@ class _Section:
         out: dict[str, Any] = {}
         for name, spec in self.model_fields.items():
             value = getattr(self, name)
-            if (exclude_none and value is None) or (exclude_defaults and value == spec.default):
+            if (exclude_none and value is None) or (
+                exclude_defaults and not spec.required and value == spec.default
+            ):
                 continue
             out[name] = _dumped(value, mode, exclude_none, exclude_defaults)
         return out
@@ -419,6 +436,12 @@ _FLOAT_TEXT = re.compile(
 )
 _INT_TEXT = re.compile(rf"[+-]?{_DIGITS}")
 _DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: A date-time (accepted on a date field only at midnight): ISO 8601 extended form only, so
+#: "20260115" or "2026-W03-1", which Python would read, are not taken as days.
+_DATETIME_TEXT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})?"
+)
 
 
 def _error(
@@ -441,16 +464,32 @@ def _refused_as_typed(spec: FieldSpec, value: Any) -> str | None:
     """What lax reading used to accept and must not: a boolean as a number (``nodes = true``
     priced one node), a word or number as a switch, a number as a date (``date = 0`` became
     1970-01-01) and text that is not Unicode (half a UTF-16 pair, which crashed printing)."""
-    if isinstance(value, bool):
+    if _is_boolean(value):
         if spec.kind != "bool":
-            return f"expected a number or text, not the boolean {str(value).lower()}"
+            return f"expected a number or text, not the boolean {str(bool(value)).lower()}"
     elif spec.kind == "bool" and value is not None:
         return f"expected true or false, not {value!r}"
-    if spec.kind == "date" and isinstance(value, int | float):
+    if spec.kind == "date" and _is_number(value):
         return f"expected a date like 2026-01-15, not the number {value!r}"
     if isinstance(value, str) and not is_unicode_text(value):
         return not_unicode_message(value)
     return None
+
+
+def _is_boolean(value: Any) -> bool:
+    """``True``/``False``, or NumPy's boolean scalar (``numpy.bool_``, ``numpy.bool`` in 2.x)."""
+    kind = type(value)
+    return isinstance(value, bool) or (
+        kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool")
+    )
+
+
+def _is_number(value: Any) -> bool:
+    """A real number of any numeric type (int, float, Decimal, Fraction, NumPy scalars); never
+    a boolean or a complex number."""
+    if _is_boolean(value):
+        return False
+    return isinstance(value, numbers.Number) and not isinstance(value, complex)
 
 
 def _to_float(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> float | None:
@@ -462,12 +501,12 @@ def _to_float(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> float | No
             _error(errors, loc, "float_parsing", msg, value)
             return None
         number = float(text)
-    if not isinstance(number, int | float):
+    if not _is_number(number):
         _error(errors, loc, "float_type", "Input should be a valid number", value)
         return None
     try:
         number = float(number)
-    except OverflowError:  # an integer past the largest float
+    except (OverflowError, TypeError, ValueError):  # past the largest float; not a real number
         _error(errors, loc, "float_type", "Input should be a valid number", value)
         return None
     if not math.isfinite(number):
@@ -476,26 +515,47 @@ def _to_float(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> float | No
     return float(number)
 
 
+def _int_text(value: str, loc: _Loc, errors: list[dict[str, Any]]) -> int | None:
+    """A whole number written as text: ``"10"``, ``"1_000"`` or ``"10.0"``; digits past what
+    Python converts (4,300) are refused as too long, not a crash."""
+    text = value.strip()
+    try:
+        if _INT_TEXT.fullmatch(text):
+            return int(text)
+        if _FLOAT_TEXT.fullmatch(text):
+            number = float(text)
+            if math.isfinite(number) and number.is_integer():
+                return int(number)
+    except ValueError:
+        msg = "Unable to parse input string as an integer, exceeded maximum size"
+        _error(errors, loc, "int_parsing_size", msg, value)
+        return None
+    msg = "Input should be a valid integer, unable to parse string as an integer"
+    _error(errors, loc, "int_parsing", msg, value)
+    return None
+
+
 def _to_int(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> int | None:
     if isinstance(value, str):
-        if not _INT_TEXT.fullmatch(value.strip()):
-            msg = "Input should be a valid integer, unable to parse string as an integer"
-            _error(errors, loc, "int_parsing", msg, value)
-            return None
-        return int(value.strip())
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            _error(errors, loc, "finite_number", "Input should be a finite number", value)
-            return None
-        if not value.is_integer():
-            msg = "Input should be a valid integer, got a number with a fractional part"
-            _error(errors, loc, "int_from_float", msg, value)
-            return None
+        return _int_text(value, loc, errors)
+    if isinstance(value, numbers.Integral) and _is_number(value):
         return int(value)
-    if not isinstance(value, int):
+    if not _is_number(value):
         _error(errors, loc, "int_type", "Input should be a valid integer", value)
         return None
-    return value
+    try:
+        number = float(value)
+    except (OverflowError, TypeError, ValueError):
+        _error(errors, loc, "int_type", "Input should be a valid integer", value)
+        return None
+    if not math.isfinite(number):
+        _error(errors, loc, "finite_number", "Input should be a finite number", value)
+        return None
+    if not number.is_integer():
+        msg = "Input should be a valid integer, got a number with a fractional part"
+        _error(errors, loc, "int_from_float", msg, value)
+        return None
+    return int(number)
 
 
 def _in_bounds(
@@ -520,15 +580,14 @@ def _to_date(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> date | None
     parsed: Any = value
     if isinstance(value, str):
         text = value.strip()
-        try:
-            parsed = (
-                date.fromisoformat(text)
-                if _DATE_TEXT.fullmatch(text)
-                else dt.datetime.fromisoformat(text)
-            )
-        except ValueError as exc:
-            # A well-formed date out of range says which part ("month must be in 1..12").
-            why = f" ({exc})" if _DATE_TEXT.fullmatch(text) else ""
+        is_date, is_datetime = _DATE_TEXT.fullmatch(text), _DATETIME_TEXT.fullmatch(text)
+        why = ""
+        if is_date or is_datetime:
+            try:
+                parsed = date.fromisoformat(text) if is_date else dt.datetime.fromisoformat(text)
+            except ValueError as exc:  # well formed, out of range: say which part
+                why = f" ({exc})"
+        if why or not (is_date or is_datetime):
             msg = f"Input should be a valid date in the format YYYY-MM-DD{why}"
             _error(errors, loc, "date_format", msg, value)
             return None
@@ -608,7 +667,7 @@ def _read(
     elif spec.kind == "str":
         out = _to_text(spec, value, loc, errors)
     elif spec.kind == "bool":
-        out = value if isinstance(value, bool) else None
+        out = bool(value) if _is_boolean(value) else None
         if out is None:
             _error(errors, loc, "bool_type", "Input should be a valid boolean", value)
     elif spec.kind == "date":
@@ -632,6 +691,15 @@ def _groups(
         return None
     items = [_validate(section, item, (*loc, i), errors) for i, item in enumerate(value)]
     return tuple(items)
+
+
+def _shown_key(key: Any) -> str:
+    """A key as the error names it: as typed when it is printable Unicode text, else its
+    escaped form (a key with a newline, a terminal escape or half a UTF-16 pair would break
+    the one-line message or the JSON reply)."""
+    if isinstance(key, str) and key.isprintable() and is_unicode_text(key):
+        return key
+    return ascii(key)
 
 
 def _validate(cls: type[_S1], data: Any, loc: _Loc, errors: list[dict[str, Any]]) -> _S1 | None:
@@ -659,11 +727,11 @@ def _validate(cls: type[_S1], data: Any, loc: _Loc, errors: list[dict[str, Any]]
             got[name] = spec.default
     for key in data:
         if key not in cls.model_fields:
-            _error(errors, (*loc, key), "extra_forbidden", "Extra inputs are not permitted",
-                   data[key])  # fmt: skip
+            _error(errors, (*loc, _shown_key(key)), "extra_forbidden",
+                   "Extra inputs are not permitted", data[key])  # fmt: skip
     if len(errors) > before:
         return None
-    section = cls(**got)
+    section = cls._made(got)
     problem = section._check()
     if problem is not None:
         _error(errors, loc, "value_error", problem, data)
@@ -718,7 +786,7 @@ class ExtraGroup(_Section):
     """
 
     name: str = _spec("str", "extra", optional=False)
-    instance: str = _spec("str", "", optional=False, required=True)
+    instance: str = _spec("str", "", optional=False, required=True, min_length=1)
     count: int = _spec("int", 1, optional=False, gt=0, le=_cap("cluster.extra_groups.count"))
     spot: bool = _spec("bool", False, optional=False)
 
@@ -921,6 +989,9 @@ class Plan(_Section):
             return "give run.hours, or model.params and model.tokens so the hours can be derived"
         return None
 
+    def _carried(self) -> Any:
+        return self.whatif
+
     @property
     def whatif(self) -> WhatIf:
         """What a what-if applied to this plan (nothing for a plan as written)."""
@@ -998,7 +1069,11 @@ def plan_json_schema() -> dict[str, Any]:
     """JSON Schema (2020-12) of a plan, from the same field table that validates one: the
     body of ``/v1/forecast`` and the keys of a plan file, each number with its bounds."""
     defs = {s.__name__: _section_schema(s) for s in (*_SECTIONS.values(), ExtraGroup)}
-    return {**_section_schema(Plan), "$defs": dict(sorted(defs.items()))}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **_section_schema(Plan),
+        "$defs": dict(sorted(defs.items())),
+    }
 
 
 def _describe(loc: tuple[int | str, ...]) -> str:
