@@ -312,7 +312,8 @@ def _checkpoint_burst_mbps(u: Usage, want_write: float) -> float:
 
 
 def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, str, float]:
-    """(run USD, tier, GB) of the cheapest priced Lustre tier that holds and feeds the run.
+    """(run USD, tier, GiB to create) of the cheapest priced Lustre tier that holds and feeds
+    the run (the GiB is what ``storage.fsx_capacity_gb`` should say).
 
     Capacity: the dataset, plus the retained checkpoints only when they would live there too
     (checkpoints bound for S3 neither load nor fill the file system, as for the throughput).
@@ -328,13 +329,13 @@ def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, 
     per_tib = float(catalog.value("whatif.fsx_gib_per_tib"))
     for tier, mbps_per_tib in FSX_TIER_MBPS_PER_TIB.items():
         needed = max(data_gib, need_mbps / mbps_per_tib * per_tib, 1.0)
-        gb = lustre_size_gib(catalog, u.provider, tier, needed)
+        gib = lustre_size_gib(catalog, u.provider, tier, needed)
         price = service(catalog, u, "shared_fs", tier)
         if price is None or not price.priced:
             continue  # a tier the plan's provider does not sell or the catalog does not price
-        cost = gb * gb_per_gib * price.usd * u.months
+        cost = gib * gb_per_gib * price.usd * u.months
         if best is None or cost < best[0]:
-            best = (cost, tier, gb)
+            best = (cost, tier, gib)
     if best is None:
         msg = (
             f"no priced Lustre file system tier for {u.provider} in the catalog: add one with "
