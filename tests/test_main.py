@@ -169,3 +169,22 @@ def test_a_ctrl_c_folded_into_another_error_is_still_an_interruption() -> None:
     assert _interrupted(wrapped)
     assert not _interrupted(ValueError("a real error"))
     assert not _interrupted(SchemaError("Error building a validator: a real schema problem"))
+
+
+def test_a_finished_command_leaves_its_objects_frozen_for_a_quick_exit() -> None:
+    """After the command, its garbage is collected and the survivors frozen (``_settle``), so
+    the interpreter's shutdown collections skip them; the output is whole."""
+    code = (
+        "import gc, sys, runpy, atexit\n"
+        "atexit.register(lambda: print(gc.get_freeze_count() > 0, file=sys.stderr))\n"
+        "sys.argv = ['trainbill', 'forecast', '--params', '70e9', '--tokens', '1.4e12',"
+        " '--gpu', 'h100', '--gpus', '512', '--json']\n"
+        "runpy.run_module('trainbill', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.split() == ["True"]
+    assert res.stdout.rstrip().endswith("}")
