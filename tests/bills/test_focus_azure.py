@@ -94,3 +94,44 @@ def test_a_cpu_meter_name_is_not_read_as_a_gpu_size(tmp_path: Path) -> None:
     s = read_bill(path)
     assert s.gpu_instance_hours == 0.0
     assert s.by_category["compute"] == pytest.approx(3.1)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_an_export_without_x_columns_names_the_vm_in_its_description(
+    tmp_path: Path, request: pytest.FixtureRequest, engine: str
+) -> None:
+    """The FOCUS 1.0 sample's Microsoft rows carry no x_ columns; a VM meter's description is
+    "{category} {subcategory} - {meter} - {region}" ("Virtual Machines Dv2/DSv2 Series - D11
+    v2/DS11 v2 - US East 2", billed under Azure Machine Learning). A GPU meter so described is
+    GPU instance-hours, here 6 + 4 (spot) = 10 hours and $30 + $8 = $38; the D11 v2 row is
+    not GPU."""
+    if engine == "spark":
+        request.getfixturevalue("spark_available")
+    header = [
+        "BilledCost", "EffectiveCost", "ListCost", "BillingCurrency", "BillingPeriodStart",
+        "BillingPeriodEnd", "ChargePeriodStart", "ChargeCategory", "ChargeDescription",
+        "ConsumedQuantity",
+        "ConsumedUnit", "PricingCategory", "ProviderName", "ServiceCategory", "ServiceName",
+    ]  # fmt: skip
+    ml = ("AI and Machine Learning", "Azure Machine Learning")
+    rows = [
+        ("30", "Virtual Machines NCv3 Series - NC6s v3 - US East", "6", "Standard", *ml),
+        ("8", "Virtual Machines NCasT4 v3 Series - NC4as T4 v3 Spot - US East", "4", "Dynamic",
+         *ml),
+        ("1.5", "Virtual Machines Dv2/DSv2 Series - D11 v2/DS11 v2 - US East 2", "5",
+         "Standard", *ml),
+    ]  # fmt: skip
+    path = tmp_path / "ml.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(header)
+        for cost, desc, hours, pricing, category, service in rows:
+            out.writerow([
+                cost, cost, cost, "USD", "2024-09-01 00:00:00", "2024-10-01 00:00:00",
+                "2024-09-05 00:00:00", "Usage", desc, hours, "Hours", pricing, "Microsoft",
+                category, service,
+            ])  # fmt: skip
+    s = read_bill(path, engine=engine)
+    assert s.gpu_instance_hours == pytest.approx(10.0)
+    assert s.gpu_compute_cost == pytest.approx(38.0)
+    assert s.by_category["compute"] == pytest.approx(38.0)

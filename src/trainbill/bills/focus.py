@@ -49,6 +49,11 @@ _AZURE_SIZE_RE = r'"servicetype"\s*:\s*"(standard_[a-z0-9_]+)"'
 #: (``Standard_ND96isr_H100_v5``) and a recognisable N-series name for the rest
 #: (the meter "ND96asr A100 v4" is the size ``Standard_ND96asr_v4``).
 _AZURE_METER_RE = r"^(n[cdv][0-9]+[a-z0-9-]*(?: [a-z0-9]+)*?)(?: spot| low priority)?$"
+#: Azure's ChargeDescription of a VM meter: "{category} {subcategory} - {meter} - {region}"
+#: ("Virtual Machines Dv2/DSv2 Series - D11 v2/DS11 v2 - US East 2", a row of the FOCUS 1.0
+#: sample data billed under Azure Machine Learning); the meter's first name, before any "/",
+#: is read as ``x_SkuMeterName`` is, for exports without the x_ columns.
+_AZURE_DESC_METER_RE = r"^virtual machines [^-]* - ([^/]+?)(?:/[^-]*)? - [^-]+$"
 
 
 #: Raw columns the rows are grouped by before classification (all optional except Mandatory).
@@ -137,14 +142,17 @@ def _usage_type(g: Any, fmt: BillFormat) -> Any:
 
 def _azure_size(g: Any, fmt: BillFormat) -> Any:
     """The Azure VM size of a row, lower-cased (``standard_nd96isr_h100_v5``): from
-    ``x_SkuDetails``, else from an N-series ``x_SkuMeterName``; a null without either. Without
+    ``x_SkuDetails``, else from an N-series meter name (``x_SkuMeterName``, else the meter in
+    ``ChargeDescription``); a null without either. Without
     it an Azure GPU VM's hours were compute but not GPU instance-hours, and a bill of Azure GPU
     VMs could not calibrate a forecast."""
     import ibis
 
     details = lower(g, fmt, "x_SkuDetails").re_extract(_AZURE_SIZE_RE, 1).nullif("")
-    meter = lower(g, fmt, "x_SkuMeterName").re_extract(_AZURE_METER_RE, 1).nullif("")
-    from_meter = ibis.literal("standard_") + meter.re_replace(r"\s+", "_")
+    described = lower(g, fmt, "ChargeDescription").re_extract(_AZURE_DESC_METER_RE, 1)
+    meter = ibis.coalesce(lower(g, fmt, "x_SkuMeterName"), described.nullif(""))
+    n_series = meter.re_extract(_AZURE_METER_RE, 1).nullif("")
+    from_meter = ibis.literal("standard_") + n_series.re_replace(r"\s+", "_")
     return ibis.coalesce(details, from_meter)
 
 
