@@ -344,3 +344,59 @@ def test_bad_launch_date_names_file_line_and_column(tmp_path: Path) -> None:
         CatalogSchemaError, match=r"accelerators\.csv, line 2, launched: 'Sept 2022' is not a date"
     ):
         load_catalog([tmp_path])
+
+
+# --- the assumptions cache (catalog.loading._packaged_assumptions) ---------------------------
+
+
+def _cache_files() -> list[Path]:
+    import os
+
+    root = Path(os.environ["TRAINBILL_CACHE_DIR"]) / "catalog"
+    return sorted(root.glob("assumptions-*.json")) if root.exists() else []
+
+
+def test_cached_assumptions_are_the_parsed_ones() -> None:
+    """The first read parses the TOML and stores JSON; the second reads the JSON and builds the
+    same assumptions (values, units, sources, dates: equal records, in the same order)."""
+    from trainbill.catalog import loading
+
+    data = loading.packaged_data_dir()
+    assert _cache_files() == []  # each test starts with an empty cache (conftest)
+    parsed = loading._packaged_assumptions(data)
+    (stored,) = _cache_files()
+    cached = loading._packaged_assumptions(data)
+    assert cached == parsed
+    assert list(cached) == list(parsed)
+    assert _cache_files() == [stored]
+
+
+def test_a_damaged_cache_is_parsed_again_and_replaced() -> None:
+    from trainbill.catalog import loading
+
+    data = loading.packaged_data_dir()
+    parsed = loading._packaged_assumptions(data)
+    (stored,) = _cache_files()
+    stored.write_text('{"time.fit.e_max": [0.9', encoding="utf-8")  # cut short
+    assert loading._packaged_assumptions(data) == parsed
+    assert loading._packaged_assumptions(data) == parsed  # the rewritten file reads back
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache root that is a file (or read-only): the assumptions are parsed every time."""
+    from trainbill.catalog import loading
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("TRAINBILL_CACHE_DIR", str(blocker))
+    data = loading.packaged_data_dir()
+    assert loading._packaged_assumptions(data)["time.fit.e_max"].value > 0
+
+
+def test_the_cache_key_follows_every_byte_of_the_files() -> None:
+    from trainbill.catalog import loading
+
+    base = loading._assumptions_cache("a = 1\n", "b = 2\n")
+    assert loading._assumptions_cache("a = 1\n", "b = 2\n") == base
+    assert loading._assumptions_cache("a = 1 \n", "b = 2\n") != base
+    assert loading._assumptions_cache("a = 1\n", None) != base

@@ -8,10 +8,13 @@ rows win over packaged rows with the same key and date. Loading does no network 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import hashlib
+import json
 import math
+import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -458,9 +461,11 @@ def _spot(
     return out
 
 
-def _assumptions(path: Path, only: str | None = None) -> dict[str, Assumption]:
+def _assumptions(
+    path: Path, only: str | None = None, *, text: str | None = None
+) -> dict[str, Assumption]:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding="utf-8") if text is None else text)
     except tomllib.TOMLDecodeError as exc:
         msg = f"{path}: invalid TOML: {exc}"
         raise CatalogSchemaError(msg) from None
@@ -504,17 +509,92 @@ def _packaged_assumptions(data: Path) -> dict[str, Assumption]:
 
     The fit lives in its own file because ``tools/fit_time_model.py`` rewrites it whole; only
     its ``[time.fit]`` table is read as assumptions (its ``[report]`` holds the residuals).
+
+    The result is kept in the user's cache as JSON, keyed by a hash of both files' bytes and of
+    this loader's source (``_assumptions_cache``): ``tomllib`` took ~8 ms of every command's
+    start-up to read 53 KB that change only with a release; the JSON reads in ~0.3 ms. Any
+    problem with the cache (missing, unreadable, stale, unwritable) just means parsing again.
     """
-    out = _assumptions(data / "assumptions.toml")
-    fit = data / "time_model_fit.toml"
-    if fit.exists():
-        fitted = _assumptions(fit, only="time")
+    main_path, fit = data / "assumptions.toml", data / "time_model_fit.toml"
+    main_text = main_path.read_text(encoding="utf-8")
+    fit_text = fit.read_text(encoding="utf-8") if fit.exists() else None
+    cache = _assumptions_cache(main_text, fit_text)
+    found = _read_cached_assumptions(cache)
+    if found is not None:
+        return found
+    out = _assumptions(main_path, text=main_text)
+    if fit_text is not None:
+        fitted = _assumptions(fit, only="time", text=fit_text)
         clash = set(fitted) & set(out)
         if clash:
             msg = f"{fit}: keys {', '.join(sorted(clash))} also in assumptions.toml"
             raise CatalogSchemaError(msg)
         out.update(fitted)
+    _write_cached_assumptions(cache, out)
     return out
+
+
+def _assumptions_cache(main_text: str, fit_text: str | None) -> Path:
+    """The cache file for these two files' contents and this loader (the key changes with any
+    byte of either, or of ``loading.py`` and ``rows.py``, which shape what is built)."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (main_text, fit_text or "", Path(__file__).read_text(encoding="utf-8")):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    h.update((Path(__file__).parent / "rows.py").read_bytes())
+    root = os.environ.get("TRAINBILL_CACHE_DIR")
+    if root:
+        base = Path(root)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".cache") / "trainbill"
+    return base / "catalog" / f"assumptions-{h.hexdigest()}.json"
+
+
+def _read_cached_assumptions(path: Path) -> dict[str, Assumption] | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"), object_hook=_json_date)
+        return {
+            key: Assumption(
+                key=key, value=value, unit=unit, source=source, as_of=date.fromisoformat(as_of)
+            )
+            for key, (value, unit, source, as_of) in doc.items()
+        }
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _write_cached_assumptions(path: Path, found: Mapping[str, Assumption]) -> None:
+    """Atomically (a reader never sees half a file); a failure to write is ignored."""
+    doc = {a.key: [a.value, a.unit, a.source, a.as_of.isoformat()] for a in found.values()}
+    try:
+        text = json.dumps(doc, default=_date_json)
+    except TypeError:  # a value JSON cannot hold: no cache, parse every time
+        return
+    import tempfile  # only when writing: its import is a few ms of every start-up otherwise
+
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            Path(tmp).replace(path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                Path(tmp).unlink()
+            raise
+
+
+def _date_json(value: Any) -> Any:
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return {"__date__": value.isoformat()}
+    msg = f"not JSON: {type(value).__name__}"
+    raise TypeError(msg)
+
+
+def _json_date(obj: dict[str, Any]) -> Any:
+    return date.fromisoformat(obj["__date__"]) if set(obj) == {"__date__"} else obj
 
 
 def _manifest(data_dir: Path) -> tuple[str, date]:
