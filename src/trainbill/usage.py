@@ -1542,27 +1542,29 @@ def lustre_size_gib(catalog: Catalog, provider: str, tier: str, gib: float) -> f
 def lustre_gb_per_gib(catalog: Catalog, provider: str) -> float:
     """GB priced per GiB of Lustre capacity: AWS bills the GiB capacity as "GB-month" (1); the
     catalog's Google and Azure rates are per decimal GB, converted from per-GiB list prices."""
-    key = f"whatif.lustre_sizes_{provider}"
-    if key not in catalog.assumptions:
-        return 1.0
-    table = catalog.value(key)
-    assert isinstance(table, Mapping)
-    return float(table["gb_per_gib"])
+    table = _lustre_table(catalog, provider)
+    return 1.0 if table is None else float(table["gb_per_gib"])
 
 
 def _lustre_rule(
     catalog: Catalog, provider: str, tier: str
 ) -> tuple[float, float, float, float] | None:
+    table = _lustre_table(catalog, provider)
+    rule = None if table is None else table["tiers"].get(tier)
+    if rule is None:
+        return None
+    minimum, step, threshold, large_step = (float(x) for x in rule)
+    return minimum, step, threshold, large_step
+
+
+def _lustre_table(catalog: Catalog, provider: str) -> Mapping[str, Any] | None:
+    """``whatif.lustre_sizes_<provider>``, or None for a provider without one."""
     key = f"whatif.lustre_sizes_{provider}"
     if key not in catalog.assumptions:
         return None
     table = catalog.value(key)
     assert isinstance(table, Mapping)
-    rule = table["tiers"].get(tier)
-    if rule is None:
-        return None
-    minimum, step, threshold, large_step = (float(x) for x in rule)
-    return minimum, step, threshold, large_step
+    return table
 
 
 def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:

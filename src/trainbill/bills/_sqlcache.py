@@ -17,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from trainbill._cache import cache_root, store_text
 
 __all__ = ["cache_dir", "load_sql", "store_sql"]
 
@@ -39,12 +39,7 @@ _SOURCES = (
 
 def cache_dir() -> Path:
     """Where compiled SQL is kept (see the module docstring)."""
-    root = os.environ.get("TRAINBILL_CACHE_DIR")
-    if root:
-        return Path(root) / "bill-sql"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "trainbill" / "bill-sql"
+    return cache_root("bill-sql")
 
 
 @cache
@@ -81,15 +76,4 @@ def load_sql(key: Any) -> dict[str, str] | None:
 
 def store_sql(key: Any, sql: dict[str, str]) -> None:
     """Store ``sql`` for ``key``, atomically; a failure to write is ignored."""
-    path = _path(key)
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(sql, fh)
-            Path(tmp).replace(path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
-            raise
+    store_text(_path(key), json.dumps(sql))

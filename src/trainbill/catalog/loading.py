@@ -8,13 +8,11 @@ rows win over packaged rows with the same key and date. Loading does no network 
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import hashlib
 import json
 import math
-import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._cache import cache_root, store_text
 from trainbill.catalog.lookups import Catalog
 from trainbill.catalog.rows import (
     OPTIONS,
@@ -542,13 +541,7 @@ def _assumptions_cache(main_text: str, fit_text: str | None) -> Path:
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     h.update((Path(__file__).parent / "rows.py").read_bytes())
-    root = os.environ.get("TRAINBILL_CACHE_DIR")
-    if root:
-        base = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "trainbill"
-    return base / "catalog" / f"assumptions-{h.hexdigest()}.json"
+    return cache_root("catalog") / f"assumptions-{h.hexdigest()}.json"
 
 
 def _read_cached_assumptions(path: Path) -> dict[str, Assumption] | None:
@@ -565,25 +558,13 @@ def _read_cached_assumptions(path: Path) -> dict[str, Assumption] | None:
 
 
 def _write_cached_assumptions(path: Path, found: Mapping[str, Assumption]) -> None:
-    """Atomically (a reader never sees half a file); a failure to write is ignored."""
+    """Store the assumptions as JSON (``_cache.store_text``: atomic, failures ignored)."""
     doc = {a.key: [a.value, a.unit, a.source, a.as_of.isoformat()] for a in found.values()}
     try:
         text = json.dumps(doc, default=_date_json)
     except TypeError:  # a value JSON cannot hold: no cache, parse every time
         return
-    import tempfile  # only when writing: its import is a few ms of every start-up otherwise
-
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            Path(tmp).replace(path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
-            raise
+    store_text(path, text)
 
 
 def _date_json(value: Any) -> Any:
