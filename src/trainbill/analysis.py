@@ -11,11 +11,11 @@ no imports of the CLI, the report or the web app.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 
 import numpy as np
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SimulationSummary:
     """Percentiles and histograms of simulated bills and wall-clock hours, and the deadline odds."""
 
@@ -60,7 +60,7 @@ class SimulationSummary:
     source: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PlannerSummary:
     """What ``trainbill.optimize`` says around the plan (the report's right-sizing and Pareto
     front).
@@ -88,7 +88,7 @@ class PlannerSummary:
     elapsed_s: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Analysis:
     """Everything the report shows, in numbers; a ``None`` section is one that was not worked out
     (the notes say why), rendered as 'not available'.

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError, unreadable_value_message
 from trainbill.forecast import Caution, CautionKind, Forecast, error_band, forecast_usage
@@ -149,7 +150,7 @@ def calibrate_catalog(catalog: Catalog, calibrations: Sequence[Any]) -> Catalog:
     return replace(catalog, bill_rates=(*catalog.bill_rates, *fitted))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Calibrated:
     """What calibrations change for one plan: the catalog every driver prices with (bill rates
     on it), the measured MFU the time model uses (None: modelled) and the profile notes."""

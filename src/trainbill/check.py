@@ -10,10 +10,11 @@ The seed article's "$1.5M for 70B on 1.4T tokens on 512 H100s" at $98.32 per p5 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import fields
 from datetime import date
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.spec import (
@@ -30,7 +31,7 @@ from trainbill.usage import instance_for_gpu
 __all__ = ["QuoteAudit", "audit_quote"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class QuoteAudit:
     """What a quote implies and whether it is physically possible."""
 
@@ -50,7 +51,7 @@ class QuoteAudit:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {k: getattr(self, k) for k in self.__slots__}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def _num(x: float, decimals: int) -> str:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import instance_rate
 from trainbill.errors import SpecError, finite_number, shown_value
@@ -68,7 +69,7 @@ _LINE_KEYS = (
 _TOP_KEYS = ("name", "source", "quote_usd", "total_usd", "plan", "lines")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ClaimLine:
     """One claimed amount; ``number`` is its 1-based position in the file's ``[[lines]]``."""
 
@@ -84,7 +85,7 @@ class ClaimLine:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ClaimedBill:
     """A claimed bill: an optional quote (the base of percentages), lines and a total."""
 
@@ -95,7 +96,7 @@ class ClaimedBill:
     lines: tuple[ClaimLine, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LineAudit:
     """A claimed line checked against the list price of its category on the claim's plan."""
 
@@ -134,7 +135,7 @@ class LineAudit:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ClaimAudit:
     """Every line's verdict and whether the lines add up to the claimed total."""
 

@@ -27,12 +27,12 @@ import csv
 import io
 import math
 import re
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 import numpy as np
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import MAX_GPUS
@@ -67,7 +67,7 @@ _MONTH = re.compile(r"^\d{4}-\d{2}$")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d*)?$")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MonthlyUsage:
     """GPU-hours used per calendar month, oldest first."""
 
@@ -151,7 +151,7 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RuleCheck:
     """The 60–70% rule against the optimum, in a future where usage is ``scale`` × history."""
 
@@ -173,7 +173,7 @@ class RuleCheck:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TermAdvice:
     """The best commitment for one term, and the rule of thumb checked against it."""
 
@@ -211,7 +211,7 @@ class TermAdvice:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CommitAdvice:
     """Recommendation: the cheapest term and level, with every term's numbers."""
 

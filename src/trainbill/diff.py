@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from trainbill._record import record
 from trainbill.forecast import Forecast
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.spec import Plan
@@ -56,7 +56,7 @@ def _pct(base: float, new: float) -> float | None:
     return 100.0 * (new - base) / abs(base) if base else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Headline:
     """One headline figure (total, quote, P10/P90, hours) on both sides."""
 
@@ -76,7 +76,7 @@ class Headline:
         return None if self.base is None or self.new is None else _pct(self.base, self.new)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CategoryDelta:
     """One ledger category on both sides."""
 
@@ -95,7 +95,7 @@ class CategoryDelta:
         return _pct(self.base_usd, self.new_usd)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LineDelta:
     """One (category, item) line on both sides; a missing side is ``None``."""
 
@@ -136,7 +136,7 @@ class LineDelta:
         return _pct(self.base_usd, self.new_usd)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class InputChange:
     """A resolved plan input that differs between the two plans."""
 
@@ -145,7 +145,7 @@ class InputChange:
     new: Any
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ForecastDiff:
     """Everything a reviewer of a plan change reads, in the order they read it."""
 

@@ -22,6 +22,7 @@ from datetime import date
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import bill_rates as bill_rates_driver
 from trainbill.costs import compute as compute_driver
@@ -72,7 +73,7 @@ HIDDEN_LABELS: Mapping[str, str] = {
 assert set(HIDDEN_LABELS) == set(CATEGORIES)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Step:
     """One bar of the quote-to-budget waterfall: a total (from zero) or a change
     (``start``→``end``)."""
@@ -133,7 +134,7 @@ class Caution:
         return {"kind": self.kind.value, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ErrorBand:
     """How wrong the time model may be: the plan re-run at the P10 and P90 multipliers of
     actual / forecast GPU-hours, read from leave-one-source-out predictions of published whole
@@ -146,7 +147,7 @@ class ErrorBand:
     basis: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Forecast:
     """A priced plan: usage, ledger, quote and the warnings a reader must see."""
 

@@ -33,10 +33,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import date
 from typing import Any, Literal, TypeVar
 
+from trainbill._record import record
 from trainbill.calibration import measured_mfu_of
 from trainbill.catalog import Catalog
 from trainbill.costs import discount as discount_driver
@@ -76,7 +77,7 @@ MIN_SAVING_USD = 1.0
 ActionKind = Literal["checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Budget:
     """What to budget: the simulated P90, and the run it describes."""
 
@@ -103,7 +104,7 @@ class Budget:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Action:
     """A change the user can make, its expected saving against the plan, and what it risks.
 
@@ -130,7 +131,7 @@ class Action:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Outlook:
     """The budget and the ranked actions of a forecast (``Forecast.outlook``)."""
 

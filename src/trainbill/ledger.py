@@ -9,13 +9,14 @@ belongs to presentation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from trainbill._record import record
 from trainbill.catalog.rows import Provenance
 
 __all__ = ["CATEGORIES", "Amount", "Charge", "Ledger", "LineItem"]
@@ -42,7 +43,7 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LineItem:
     """One priced line: ``cost_usd == quantity * unit_price_usd`` by construction.
 
@@ -99,7 +100,7 @@ class LineItem:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Charge:
     """What a cost driver yields: a line whose quantity and unit price may be arrays.
 
@@ -148,7 +149,7 @@ class Charge:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Ledger:
     """An immutable, ordered collection of lines with totals by category."""
 

@@ -26,8 +26,8 @@ memory, it is reported as a warning, not an error; when even that does not fit, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from trainbill._record import record
 from trainbill.errors import MemoryFitError
 
 __all__ = ["MemoryEstimate", "MemoryFitError", "memory_per_gpu", "min_gpus_to_fit"]
@@ -39,7 +39,7 @@ _OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master + Adam m, v: what ZeRO-Offload 
 _BF16_WEIGHT_AND_GRAD_BYTES = 4.0  # what ZeRO-1 keeps whole per rank: bf16 weights 2 + grads 2
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MemoryEstimate:
     """Per-GPU memory of one layout, and how (if at all) it fits."""
 

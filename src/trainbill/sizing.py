@@ -7,9 +7,9 @@ Its own module so the report (``analysis``), the web API and the advice (``headl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
@@ -22,7 +22,7 @@ __all__ = ["SIZING_FACTORS", "SizingPoint", "at_node_count", "pareto_front", "ri
 SIZING_FACTORS: tuple[float, ...] = (0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SizingPoint:
     """The plan priced at one node count."""
 

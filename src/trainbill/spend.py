@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from trainbill._record import record
 from trainbill.forecast import Forecast
 from trainbill.ledger import Ledger, LineItem
 
@@ -37,7 +37,7 @@ __all__ = ["HOURS_PER_DAY", "Period", "SpendOverTime", "spend_of", "spend_over_t
 HOURS_PER_DAY = 24
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Period:
     """Spend in one calendar day or month (UTC).
 
@@ -55,7 +55,7 @@ class Period:
     run_hours: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SpendOverTime:
     """The ledger on the calendar; ``sum(days) == sum(months) == ledger total``."""
 

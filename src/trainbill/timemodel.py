@@ -92,8 +92,9 @@ which also reports leave-one-out cross-validated errors):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import SpecError
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
@@ -118,7 +119,7 @@ _CP_MIN_SEQ = 8192  # context parallelism splits sequences longer than this (Lla
 _HEAD_DIM = 128  # attention head width of GPT-3 175B, Llama and most large models (heads = d / 128)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class FitParams:
     """The few global parameters fitted to published runs (never one per row)."""
 
@@ -193,7 +194,7 @@ def fit_params(catalog: Catalog) -> FitParams:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Layout:
     """How the model is split: tensor × pipeline × data parallel, and the step's time budget."""
 
@@ -232,7 +233,7 @@ class Layout:
         return self.busy_s + self.stall_s
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TimeEstimate:
     """How long the pure training takes and how much synchronization adds, with reasons."""
 
@@ -411,7 +412,7 @@ def _pow2_upto(limit: int) -> list[int]:
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Query:
     """One ``estimate_time`` question: the workload and cluster facts, and the fit to use.
 
@@ -464,7 +465,7 @@ class _Query:
         return self.accelerator.peak_bf16_tflops
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Work:
     """The model's size, shape and total work (FLOPs), the shape estimated when not given."""
 
@@ -493,7 +494,7 @@ class _Work:
         return self.kernel_flops / self.tokens
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Kernel:
     """Seconds per model FLOP and what made them: the kernel-efficiency step's result."""
 
@@ -508,7 +509,7 @@ class _Kernel:
     moe_eff: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Space:
     """Everything the layout search holds fixed: the cluster, the model and the step's work."""
 
@@ -573,7 +574,7 @@ class _Space:
 _Cand = tuple[float, tuple[int, int, int, int], float, float, float, float, float]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Run:
     """Everything computed for one question: what the explanation lines are rendered from."""
 

@@ -16,10 +16,11 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import date
 from typing import Any, TypeVar
 
+from trainbill._record import record
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
 from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
@@ -71,7 +72,7 @@ _DAYS_PER_YEAR = 365.25  # Julian year: ages in years from day counts
 _RUN_AFTER_PRICES_DAYS = 365
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Compute:
     """The model and its pure training time: what the time model said, before any stall."""
 
@@ -86,7 +87,7 @@ class Compute:
     sync_stall_hours: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Checkpoint:
     """What is written, where, how often, and the training it stalls."""
 
@@ -114,7 +115,7 @@ class Checkpoint:
         return self.count * self.size_gb
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Evaluation:
     """Forward-only validation passes run during training."""
 
@@ -125,7 +126,7 @@ class Evaluation:
     step_fraction: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Reliability:
     """Interruption rates and, over the run, the failures and reclaims with the hours they lose.
 
@@ -142,7 +143,7 @@ class Reliability:
     reclaim_lost_hours: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Storage:
     """Block storage per node and the shared file system."""
 
@@ -153,7 +154,7 @@ class Storage:
     fsx_tier: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Data:
     """The training data: how much, how often read, and where it lives.
 
@@ -178,7 +179,7 @@ class Data:
         return self.dataset_gb * self.epochs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Network:
     """NAT gateways, the traffic through them, and public IPs."""
 
@@ -188,7 +189,7 @@ class Network:
     public_ips_per_node: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Monitoring:
     """Custom metrics and logs shipped per node."""
 
@@ -196,7 +197,7 @@ class Monitoring:
     logs_gb_per_node_hour: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Purchase:
     """How the nodes are bought: spot share, commitment term, coverage and kind."""
 
@@ -212,7 +213,7 @@ class Purchase:
     spot_price_scale: float = 1.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Usage:
     """Everything a plan consumes, in physical units. Drivers price it; nothing here is money.
 
@@ -834,7 +835,7 @@ def reclaims_per_hour(hazard_per_node_hour: float, nodes: int, spot_fraction: fl
     return hazard_per_node_hour * nodes * spot_fraction
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Interruptions:
     """Checkpoints written and the expected failures and reclaims of a run, with the hours lost.
 
@@ -939,7 +940,7 @@ def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Job:
     """A plan resolved against the catalog: which cluster, where, when, whose data, which
     commitment kind, and what the user should be told about how the plan was read.
@@ -1172,7 +1173,7 @@ def _compute(
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Target:
     """Where a checkpoint is written, with what bounds its write rate there."""
 
@@ -1184,7 +1185,7 @@ class _Target:
     ebs_mibps: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Writes:
     """How a checkpoint is written: its size, where, and how long one stalls training."""
 

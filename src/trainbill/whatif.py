@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import cluster_rate, instance_rate, service
 from trainbill.errors import PriceNotFoundError, SpecError
@@ -60,7 +60,7 @@ _MIB = 1048576.0
 
 
 # --- orchestrators ---------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OrchestratorRow:
     """One orchestrator's forecast of the same job."""
 
@@ -140,7 +140,7 @@ def compare_orchestrators(
 
 
 # --- storage ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StorageReport:
     """Per-node gp3 demand against gp3's per-volume limits, and an FSx recommendation."""
 
@@ -191,7 +191,7 @@ class StorageReport:
         return "gp3 as provisioned keeps up with the data loader and checkpoint writes"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Gp3Load:
     """What each node's gp3 volume must sustain: data-loader reads and checkpoint writes."""
 
@@ -388,7 +388,7 @@ def attention_time_share(
     return (total - training_flops(active_params=active_params, tokens=1.0)) / total
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SparseRow:
     """Attention's shares and the savings at one sequence length: of the counted FLOPs (what
     MFU is quoted in) and of the time (what the hours and the bill follow)."""
@@ -400,7 +400,7 @@ class SparseRow:
     time_saving: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SparsityReport:
     """Savings against sequence length and whether the article's claim can hold."""
 
@@ -518,7 +518,7 @@ def _sparse_notes(claimed: float, claimed_seq: int) -> tuple[str, ...]:
 
 
 # --- rule of thumb ---------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RuleOfThumb:
     """The article's formula next to the itemized bill, and the gap by category."""
 

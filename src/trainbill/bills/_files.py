@@ -20,10 +20,10 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainbill._record import record
 from trainbill.errors import BillError, UnsupportedBillError
 
 __all__ = [
@@ -122,7 +122,7 @@ _CSV_SUFFIXES = (".csv", ".csv.gz")
 _PARQUET_SUFFIXES = (".parquet",)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillFile:
     """One data file and its header, so later steps never reopen it just to look at columns."""
 
@@ -144,7 +144,7 @@ class BillFile:
         return self.kind != "table" and self.uri is None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillFormat:
     """What a set of files is: ``family`` ("focus"/"cur"), a display ``name`` and the columns.
 

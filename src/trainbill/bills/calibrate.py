@@ -41,13 +41,13 @@ import json
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
+from trainbill._record import record
 from trainbill.bills.reconcile import plan_provider
 from trainbill.bills.summary import BillSummary
 from trainbill.errors import BillError, finite_number, shown_value, unreadable_value_message
@@ -80,7 +80,7 @@ CALIBRATED_CATEGORIES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillCalibration:
     """Overhead cost per GPU node-hour, learned from bills covering ``period_start..period_end``."""
 

@@ -14,10 +14,10 @@ storage and PUTs) to ``storage``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._record import record
 from trainbill.bills._classify import BILL_CATEGORIES
 from trainbill.bills.summary import BillLine, BillSummary
 from trainbill.errors import BillError
@@ -70,7 +70,7 @@ def plan_provider(bill_provider: str) -> str | None:
     return next((p for p, words in _PROVIDER_WORDS.items() if any(w in name for w in words)), None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Variance:
     """Forecast vs actual for one bill category; ``variance_usd = actual - forecast``."""
 
@@ -92,7 +92,7 @@ class Variance:
         return 100.0 * self.variance_usd / abs(self.forecast_usd)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Reconciliation:
     """Every bill category with its variance; ``largest`` are the biggest absolute gaps."""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._record import record
 from trainbill.bills._classify import BILL_CATEGORIES, PURCHASE_OPTIONS, classify
 from trainbill.bills._engine import ENGINES, TABLE_ENGINES, open_engine
 from trainbill.bills._files import (
@@ -44,7 +45,7 @@ _NONE = "(none)"
 _CTX = decimal.Context(prec=60)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillLine:
     """A group of bill rows with the same category, service and usage type/description.
 
@@ -64,7 +65,7 @@ class BillLine:
         return self.effective_cost if basis == "effective" else self.billed_cost
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BreakdownRow:
     """Totals for one value of the ``--by`` key (a tag value, resource, service or day)."""
 
@@ -75,7 +76,7 @@ class BreakdownRow:
     by_category: Mapping[str, float]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillSummary:
     """A bill reduced to the ledger's categories; every row counted exactly once.
 
@@ -472,8 +473,8 @@ def _rows(columns: Sequence[str], records: Iterable[Sequence[Any]]) -> list[dict
     """Result rows as dicts, money turned from integer pico-units (``_expr.pico_total``) into
     exact ``Decimal``."""
     out: list[dict[str, Any]] = []
-    for record in records:
-        row = dict(zip(columns, record, strict=True))
+    for values in records:
+        row = dict(zip(columns, values, strict=True))
         for k in _MONEY_KEYS:
             v = row.get(k)
             if v is not None:

@@ -8,11 +8,12 @@ and what *is* available. Built only by ``trainbill.catalog.loading.load_catalog`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from types import MappingProxyType
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog.rows import (
     Accelerator,
     Assumption,
@@ -33,7 +34,7 @@ REFERENCE_PRICE = "price used: no"
 _AS_OF_FIELD = "prices.as_of"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Catalog:
     """Indexed, immutable catalog. Build it with ``load_catalog``."""
 

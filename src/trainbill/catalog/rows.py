@@ -8,10 +8,11 @@ No I/O and no look-ups here: ``trainbill.catalog.loading`` builds these from fil
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import Any
+
+from trainbill._record import record
 
 __all__ = [
     "OPTIONS",
@@ -84,7 +85,7 @@ OPTIONS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Accelerator:
     """One accelerator model's datasheet figures (dense, no sparsity)."""
 
@@ -114,7 +115,7 @@ class Accelerator:
         return self.peak_bf16_tflops
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Instance:
     """A rentable machine: which accelerators, how many, and its network."""
 
@@ -139,7 +140,7 @@ class Instance:
         return self.source.lstrip().startswith(STAND_IN_MARK)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PricePoint:
     """A price observed from a source, valid from ``effective_from`` until superseded."""
 
@@ -192,7 +193,7 @@ class PricePoint:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BillRates:
     """Overhead dollars per GPU node-hour by ledger category, fitted from the organisation's own
     bills (``trainbill calibrate``; ``trainbill.calibration.calibrate_catalog`` puts them on a
@@ -211,7 +212,7 @@ class BillRates:
     gpu_node_hours: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SpotAdvisorRow:
     """A Spot Advisor observation: interruption bucket and savings for an instance/region."""
 
@@ -224,7 +225,7 @@ class SpotAdvisorRow:
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Assumption:
     """A modelling assumption or default, with its source: never a bare constant in code."""
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import numpy as np
 
+from trainbill._record import record
 from trainbill.catalog import Catalog, PricePoint, Provenance
 from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
@@ -46,7 +47,7 @@ __all__ = [
 UNPRICED = "NOT PRICED"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Rate:
     """A unit price with where it came from."""
 
@@ -328,7 +329,7 @@ def cluster_rate(catalog: Catalog, usage: Usage) -> tuple[float, Callable[[], st
     return nodes * per_node, words
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ServiceRate:
     """A provider's price for a service role, with the product name the ledger shows.
 
@@ -491,7 +492,7 @@ def service_rate_at(
 _TIER = re.compile(r"\.above_(\d+)gb")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Tier:
     """One volume tier: GB per month from ``from_gb`` up to ``to_gb`` (None: no upper bound)."""
 

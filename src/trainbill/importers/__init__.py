@@ -14,10 +14,10 @@ that touches the file system.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import (
     ClusterImportError,
@@ -72,7 +72,7 @@ TRACKED_FIELDS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ImportReport:
     """What an importer read: a partial plan dict and where each value came from.
 

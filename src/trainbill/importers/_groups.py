@@ -9,9 +9,9 @@ group becomes a ``cluster.extra_groups`` entry priced at its own rate for the wh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import suggest
 from trainbill.importers import ClusterImportError
@@ -43,7 +43,7 @@ def number(
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Group:
     """One instance group as a file states it."""
 

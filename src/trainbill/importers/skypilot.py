@@ -9,11 +9,11 @@ report says so. ``infra: aws/us-east-1`` (newer SkyPilot) is read like ``cloud``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog
 from trainbill.errors import PriceNotFoundError, unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
@@ -158,7 +158,7 @@ def _where(res: Mapping[str, Any], source: str, notes: list[str]) -> tuple[str, 
     return provider, region
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Ask:
     """What the task asks for, read and checked: the input of the cluster step."""
 

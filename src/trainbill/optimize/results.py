@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.costs import price_arrays
 from trainbill.errors import InfeasibleError
@@ -25,7 +26,7 @@ from trainbill.usage import usage_for
 CaveatKind = Literal["stand_in", "porting", "cloud", "older_gpu", "memory", "spot_capacity"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Caveat:
     """Why a recommendation may not be a drop-in swap for the user's plan, in one sentence.
 
@@ -44,7 +45,7 @@ class Caveat:
         return {"kind": self.kind, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Candidate:
     """One evaluated configuration (the JSON ``best`` and ``pareto[]`` entries).
 
@@ -93,7 +94,7 @@ class Candidate:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class RightSizeRow:
     """The best configuration's instance and purchase mix at one node count.
 
@@ -126,7 +127,7 @@ class RightSizeRow:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OptimizationResult:
     """The best plan, the cost/time Pareto front, a right-sizing table and search statistics."""
 

@@ -8,9 +8,9 @@ changed, without reading how a grid is priced.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date
 
+from trainbill._record import record
 from trainbill.catalog import PROVIDERS, Catalog, Instance
 from trainbill.errors import SpecError, suggest
 from trainbill.spec import (
@@ -24,7 +24,7 @@ from trainbill.spec import (
 from trainbill.usage import Usage, instance_family, resolve_cluster
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SearchSpace:
     """The grid to search. ``None`` axes are derived from the plan and catalog.
 
@@ -151,13 +151,13 @@ def _commitment_kept(
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _SpOption:
     term: str
     coverage: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Axes:
     nodes: tuple[int, ...]
     orchestrators: tuple[str, ...]

@@ -16,11 +16,11 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from trainbill._io import atomic_write_text
+from trainbill._record import record
 from trainbill.catalog import OPTIONS, PROVIDERS, SCHEMA_VERSION, PricePoint
 from trainbill.errors import CatalogSchemaError
 
@@ -32,7 +32,7 @@ COLUMNS: tuple[str, ...] = (
 _Key = tuple[str, str, str, str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CacheWrite:
     """What an update changed: points added, points already known at the same price."""
 

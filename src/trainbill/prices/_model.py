@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from trainbill._record import record
 from trainbill.catalog import PricePoint
 
 __all__ = ["ACCELERATOR_FAMILY", "Fetched"]
@@ -14,7 +14,7 @@ __all__ = ["ACCELERATOR_FAMILY", "Fetched"]
 ACCELERATOR_FAMILY = re.compile(r"^(?:p\d|g\d|trn\d|inf\d|dl\d)[a-z0-9-]*\.")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Fetched:
     """Price points a fetcher produced and what it had to say about the rows it skipped."""
 

@@ -9,9 +9,9 @@ rate is an estimate the user should replace with a quote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
 
+from trainbill._record import record
 from trainbill.catalog import Catalog, PricePoint
 from trainbill.catalog.rows import accelerator_key
 from trainbill.errors import PriceNotFoundError
@@ -30,7 +30,7 @@ _SHOWN_OPTIONS = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
 _TERMS = {"sp_1yr": "1yr", "sp_3yr": "3yr"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OptionPrice:
     """One option's rate: an explicit price point, or derived from an assumption."""
 
@@ -42,7 +42,7 @@ class OptionPrice:
     source: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class InstanceQuote:
     """Everything ``prices show`` reports for an instance on a date."""
 

@@ -16,10 +16,10 @@ Pure: takes a catalog and the quotes ``price_table`` built.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.prices._view import InstanceQuote
@@ -32,7 +32,7 @@ _COMMITMENTS = {"sp_3yr": "3yr", "sp_1yr": "1yr", "capacity_block": "Capacity Bl
 SORT_KEYS = ("gpu", "on-demand", "spot", "commitment", "pflop", "hbm", "age")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class GpuPriceRow:
     """One (cloud, region, instance) quote per accelerator."""
 

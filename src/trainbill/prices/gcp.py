@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Instance, PricePoint
 from trainbill.prices._errors import PriceUpdateError
 from trainbill.prices._http import Http, expect
@@ -58,7 +58,7 @@ _TPU_SKU = {"tpu-v5p": r"\bv5p\b", "tpu-v6e": r"\bv6e\b", "tpu-v5e": r"\b(?:v5e|
 _MAX_PAGES = 200
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Sku:
     """The parts of a Catalog API SKU we price with."""
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.prices import aws, azure, gcp
 from trainbill.prices._cache import CacheWrite, write_price_points
@@ -51,7 +51,7 @@ REGION_NAMES: Mapping[str, tuple[re.Pattern[str], str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class UpdateReport:
     """What ``prices update`` did: the cache write plus notes on skipped rows."""
 

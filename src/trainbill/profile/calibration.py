@@ -38,12 +38,13 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
+from trainbill._record import record
 from trainbill.errors import suggest, unreadable_value_message
 from trainbill.profile._errors import CalibrationError
 from trainbill.profile.step import PRECISIONS, StepProfile
@@ -66,7 +67,7 @@ TABLE = "[calibration]"
 _CONSISTENCY_RTOL = 0.01
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Calibration:
     """One measured training step, as recorded in a calibration file.
 

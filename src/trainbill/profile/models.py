@@ -8,10 +8,10 @@ itself lives in :mod:`trainbill.profile._transformer` and is imported only when 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from trainbill._record import record
 from trainbill.errors import suggest
 from trainbill.profile._errors import ProfileError
 from trainbill.profile._torch import ensure_torch
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["BUILTINS", "TransformerConfig", "builtin_config", "make_transformer_step"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TransformerConfig:
     """Shape of a GPT-style decoder (pre-LayerNorm, learned positions, untied head).
 

@@ -18,9 +18,9 @@ import importlib.util
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from trainbill._record import record
 from trainbill.profile._errors import ProfileError
 
 __all__ = ["StepScript", "load_step_script"]
@@ -28,7 +28,7 @@ __all__ = ["StepScript", "load_step_script"]
 _INFO_KEYS = ("model_params", "seq_len", "precision")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StepScript:
     """What a step script's ``make_step()`` returned, validated."""
 

@@ -17,9 +17,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from trainbill._record import record
 from trainbill.errors import TrainbillError
 from trainbill.profile._errors import ProfileError
 from trainbill.profile._torch import ensure_torch
@@ -57,7 +58,7 @@ class AcceleratorCatalog(Protocol):
         """Return the accelerator row for ``accelerator_id`` or raise a ``TrainbillError``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class KernelTime:
     """Time spent in one kernel (GPU) or operator (CPU) during the profiled steps.
 
@@ -83,7 +84,7 @@ class KernelTime:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class StepProfile:
     """What one profiled training step measured.
 

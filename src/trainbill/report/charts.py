@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from html import escape
 
+from trainbill._record import record
 from trainbill.headline import Step
 from trainbill.report.format import money, money_change
 
@@ -50,7 +51,7 @@ _TICK = 12
 WaterfallStep = Step
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Series:
     """A line (or points only) on an x/y chart."""
 
@@ -60,7 +61,7 @@ class Series:
     line: bool = True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Marker:
     """A labelled vertical (``axis='x'``) or horizontal (``axis='y'``) reference line."""
 
@@ -71,7 +72,7 @@ class Marker:
     dashed: bool = True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class _Frame:
     """Plot area and the data ranges mapped onto it."""
 

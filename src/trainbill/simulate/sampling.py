@@ -8,12 +8,13 @@ side: a change to what a trial samples must change both.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SimulationError
 from trainbill.usage import Usage, failures_per_hour, reclaims_per_hour
@@ -43,7 +44,7 @@ _Z90 = 1.2815515655446004
 # --- parameters ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SimulationParams:
     """Every rate and spread a trial draws from. Rates from the usage; spreads from
     ``[simulation]``.
@@ -191,7 +192,7 @@ def _trial_usage(
 # --- sampling --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TrialSamples:
     """Per-trial sampled usage quantities and their prices (only kept when asked for)."""
 

@@ -7,12 +7,13 @@ differences it reports are the change's, not the sampling noise's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import numpy as np
 
+from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SimulationError
 from trainbill.forecast import forecast_usage
@@ -56,7 +57,7 @@ def young_daly_interval(usage: Usage, p: SimulationParams) -> float | None:
     return young_daly_interval_hours(delta, 1.0 / per_hour)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CheckpointStudy:
     """Checkpoint interval: Young/Daly, the simulated optimum and what the plan's choice costs."""
 
@@ -159,7 +160,7 @@ def on_demand_usage(usage: Usage) -> Usage:
     return usage.with_schedule(spot_fraction=0.0, spot_reclaim_rate_per_node_hour=0.0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SpotComparison:
     """The plan's spot share against all on-demand, same random numbers for both."""
 

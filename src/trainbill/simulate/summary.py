@@ -7,12 +7,13 @@ a sample the same way without knowing how it was drawn.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from trainbill._record import record
 from trainbill.simulate.sampling import SimulationParams, TrialSamples
 
 _QUANTILES = (10, 50, 90, 99)
@@ -52,7 +53,7 @@ def percentiles(x: NDArray[np.float64], q: Sequence[float] = _QUANTILES) -> tupl
     return tuple(float(v) for v in out)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Summary:
     """Mean and percentiles of a sampled quantity."""
 
@@ -81,7 +82,7 @@ class Summary:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Histogram:
     """Bin edges (n + 1) and counts (n)."""
 
@@ -99,7 +100,7 @@ class Histogram:
         return {"edges": list(self.edges), "counts": list(self.counts)}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Simulation:
     """The distribution of a run's bill and wall-clock over ``trials`` sampled runs."""
 

@@ -29,9 +29,9 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
+from trainbill._record import record
 from trainbill.errors import RequestRefusedError
 
 __all__ = ["Admission", "Guard", "GuardConfig"]
@@ -50,7 +50,7 @@ FREE_PATHS = frozenset({"/healthz"})
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class GuardConfig:
     """Limits of the guard; ``trainbill.web.Limits`` carries the values the app uses."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from trainbill._record import record
 
 __all__ = ["LIMITS", "Limits"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Limits:
     """Caps that keep one request from occupying the server."""
 
