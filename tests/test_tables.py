@@ -82,7 +82,10 @@ def test_shell_completion_completes_commands_and_options() -> None:
         text=True,
         check=False,
     )
-    assert "complete -o default -F _trainbill_completion trainbill" in script.stdout
+    assert "complete -o default -F _trainbill_completion trainbill" in script.stdout, (
+        script.returncode,
+        script.stderr[-2000:],
+    )
     for words, cword, want in (
         ("trainbill pri", "1", "prices"),
         ("trainbill prices list --s", "3", "--sort"),

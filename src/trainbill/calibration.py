@@ -173,7 +173,7 @@ def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Cali
     return Calibrated(
         catalog=calibrate_catalog(catalog, calibrations),
         measured_mfu=measured,
-        cautions=tuple(Caution(CautionKind.CALIBRATION, n) for n in notes),
+        cautions=tuple(Caution(kind=CautionKind.CALIBRATION, text=n) for n in notes),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -122,7 +122,7 @@ class CautionKind(StrEnum):
     CALIBRATION = "calibration"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Caution:
     """One forecast warning: its kind (for code) and its text (for people)."""
 
@@ -504,7 +504,7 @@ def _cautions(
         (k.RECOVERY_OVERLOAD, _recovery_overload(usage)),
         (k.CALIBRATION, _bill_rates(usage, catalog)),  # overheads fitted from bills
     )
-    return tuple(Caution(kind, text) for kind, texts in found for text in texts)
+    return tuple(Caution(kind=kind, text=text) for kind, texts in found for text in texts)
 
 
 def _stale_prices(usage: Usage, catalog: Catalog, today: date | None) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Self, TypeVar, get_args
 
+from trainbill._record import record
 from trainbill.errors import (
     FrozenPlanError,
     SpecError,
@@ -236,7 +237,7 @@ def _cap(path: str) -> float:
 # one line the user sees, naming the field and its allowed range).
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldSpec:
     """One plan field's rule: what it holds, its default and its bounds.
 
@@ -262,7 +263,7 @@ class FieldSpec:
     section: type[Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Declared:
     """A field as a section's class body declares it: kind, default and the rest of its rule.
     ``_Section.__init_subclass__`` turns each into the section's ``FieldSpec``."""
@@ -274,7 +275,7 @@ class _Declared:
 
 def _spec(kind: str, default: Any = None, **rule: Any) -> Any:
     """Declare a field (typed ``Any`` so that ``hours: float | None = _spec(...)`` checks)."""
-    return _Declared(kind, default, rule)
+    return _Declared(kind=kind, default=default, rule=rule)
 
 
 def _number(kind: str, path: str, *, gt: float | None = None, ge: float | None = None) -> Any:
@@ -941,7 +942,7 @@ class ReliabilitySection(_Section):
     straggler_cv: float | None = _number("float", "reliability.straggler_cv", ge=0)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WhatIf:
     """What a what-if (``trainbill.whatif``) did to a plan that its fields cannot say.
 
