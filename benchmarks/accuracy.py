@@ -60,6 +60,48 @@ def _stored(name: str, rows: list, published: dict[str, float]) -> dict[str, flo
     }
 
 
+def _print_spread(runs: list, base: dict[str, float], published: dict[str, float]) -> None:  # type: ignore[type-arg]
+    """How far the published runs scatter around what their size alone implies (issue #18).
+
+    Each whole run's effective MFU (6·N·D over GPU-hours × the dense BF16 peak) is proportional
+    to naive / published, so the ratios below need no constant. Rows of one source share a team,
+    its software and its hardware; if even a source's own other rows predict a row only to
+    within some median error, no forecast from the flags a user types (which name no team) can
+    do better on runs it has not seen. Printed: the spread of rows around their source's
+    geometric mean (in-sample, optimistic), each row predicted from its source's *other* rows
+    (an oracle that knows the team's efficiency from its other runs), and the spread of the
+    sources' means around the overall one (what a flags-only model must explain from size, GPU
+    count and date alone)."""
+    import math
+    import statistics
+    from collections import defaultdict
+
+    logs: dict[str, list[float]] = defaultdict(list)
+    for c in runs:
+        logs[c.source_key].append(math.log(base[c.id] / published[c.id]))
+    shared = {k: v for k, v in logs.items() if len(v) >= 2}
+    around = [abs(math.exp(x - statistics.fmean(v)) - 1) for v in shared.values() for x in v]
+    others = [
+        abs(math.exp(x - statistics.fmean(v[:i] + v[i + 1 :])) - 1)
+        for v in shared.values()
+        for i, x in enumerate(v)
+    ]
+    means = [statistics.fmean(v) for v in logs.values()]
+    centre = statistics.fmean(means)
+    between = [abs(math.exp(m - centre) - 1) for m in means]
+    print(
+        "\nspread of effective MFU (6ND / GPU-hours x peak) over the pre-training runs, the "
+        "floor for a forecast from flags alone:"
+    )
+    print(f"  around their source's mean     : {len(around):2d} rows from {len(shared)} sources, "
+          f"median |deviation| {statistics.median(around):.1%} (in-sample)")  # fmt: skip
+    print(f"  from their source's other runs : {len(others):2d} rows, median |error| "
+          f"{statistics.median(others):.1%}, within ±25%: "
+          f"{sum(e <= 0.25 for e in others) / len(others):.0%}")  # fmt: skip
+    print(f"  source means around the overall: {len(means):2d} sources, median |deviation| "
+          f"{statistics.median(between):.1%}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the table and the summaries; exit 0."""
     import fit_time_model
@@ -144,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             for kind, (k, med, within) in fit_time_model.summary(held, p).items():
                 print(f"  {label:5} {kind:10}: {k} rows, median |error| {med:.1%}, "
                       f"within ±25%: {within:.0%}")  # fmt: skip
+    _print_spread(runs, base, published)
     lo, hi = fit_time_model.error_band(rows, typed)
     cover = fit_time_model.band_coverage(rows, typed)
     print(
