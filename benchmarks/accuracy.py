@@ -26,7 +26,8 @@ Then the whole runs split by whether their source states the GPU count a user wo
 Then the rows of sources that are scored but never fitted (``VALIDATION_ONLY`` in the fit tool:
 trainbill's own H200 measurements), model beside naive. And the 80% band the forecast prints
 (``time.error_band``): how many whole runs of a source the band was not computed from fall
-inside it.
+inside it. Last, the floor for any forecast from flags alone: how far the pre-training runs'
+effective MFU scatters around their own source's other runs (``_print_spread``).
 
 The LOSO refits take several minutes on two cores, so by default the figures stored by
 ``tools/fit_time_model.py`` in ``time_model_fit.toml`` are printed; ``--recompute`` redoes them.
