@@ -1560,12 +1560,7 @@ def _lustre_rule(
 
 def _lustre_table(catalog: Catalog, provider: str) -> Mapping[str, Any] | None:
     """``whatif.lustre_sizes_<provider>``, or None for a provider without one."""
-    key = f"whatif.lustre_sizes_{provider}"
-    if key not in catalog.assumptions:
-        return None
-    table = catalog.value(key)
-    assert isinstance(table, Mapping)
-    return table
+    return catalog.table(f"whatif.lustre_sizes_{provider}")
 
 
 def fsx_throughput_mbps(catalog: Catalog, gb: float, tier: str) -> float:

@@ -146,3 +146,17 @@ def test_packaged_a100_is_the_40gb_part_and_the_forecast_says_so() -> None:
     )
     assert not any("read as" in w for w in exact.warnings)
     assert exact.total_usd == fc.total_usd
+
+
+def test_table_assumption_present_absent_or_not_a_table() -> None:
+    """``Catalog.table``: the TOML table as written (assumptions.toml: services.aws.block_storage
+    = { item = "ebs.gp3.storage", product = "EBS gp3" }), None for a key the catalog lacks, and
+    a catalog error naming the key for a scalar."""
+    cat = load_catalog()
+    assert cat.table("services.aws.block_storage") == {
+        "item": "ebs.gp3.storage",
+        "product": "EBS gp3",
+    }
+    assert cat.table("services.nowhere.block_storage") is None
+    with pytest.raises(CatalogSchemaError, match=r"reliability\.straggler_cv.*must be a table"):
+        cat.table("reliability.straggler_cv")

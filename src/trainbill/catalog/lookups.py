@@ -154,6 +154,19 @@ class Catalog:
         """Shorthand for ``assumption(key).value``."""
         return self.assumption(key).value
 
+    def table(self, key: str) -> Mapping[str, Any] | None:
+        """A table-valued assumption (``services.aws.block_storage``), or None when the catalog
+        has none under ``key``: the tables that exist per provider (which product fills a
+        service role, the file-system sizes a cloud sells) are simply absent for a provider
+        without that product."""
+        if key not in self.assumptions:
+            return None
+        value = self.value(key)
+        if not isinstance(value, Mapping):
+            msg = f"catalog assumption {key!r} must be a table, got {value!r}"
+            raise CatalogSchemaError(msg)
+        return value
+
     # --- prices ---------------------------------------------------------------------------
     def reference_region(self, provider: str) -> str:
         """The region whose prices stand in when a plan's region has none."""

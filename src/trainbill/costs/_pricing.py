@@ -352,12 +352,7 @@ class ServiceRate:
 
 
 def _role(catalog: Catalog, provider: str, role: str) -> Mapping[str, Any] | None:
-    key = f"services.{provider}.{role}"
-    if key not in catalog.assumptions:
-        return None
-    value = catalog.value(key)
-    assert isinstance(value, Mapping)
-    return value
+    return catalog.table(f"services.{provider}.{role}")
 
 
 def _service_point(
