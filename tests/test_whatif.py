@@ -57,7 +57,9 @@ def test_sparse_attention_cuts_hours(catalog: Catalog) -> None:
     assert rep.hours_after == pytest.approx(rep.hours_before * (1 - 0.5 * share))
     assert rep.usd_after < rep.usd_before
     new, note = apply_attention_sparsity(plan, catalog, 0.5, today=TODAY)
-    assert new.run.hours == pytest.approx(rep.hours_after)
+    assert new.run.hours is None  # the hours stay the time model's (with their error band)
+    assert new.whatif.time_saving == pytest.approx(0.5 * share)
+    assert forecast(new, catalog, today=TODAY).usage.compute.hours == pytest.approx(rep.hours_after)
     assert "attention sparsity 50%" in note
 
 
@@ -231,7 +233,7 @@ def test_forecast_json_says_attention_sparsity_was_applied(
     assert any(
         "attention sparsity 50% at seq len 4,096: attention is 11.4% of FLOPs and 6.1% of the time"
         in w
-        and "(−3.0%)" in w
+        and "hours fall by 3.0%" in w
         for w in warnings
     ), warnings
     code, out, _err = run_cli(capsys, "forecast", str(plan), "--json")

@@ -946,12 +946,18 @@ class ReliabilitySection(_Section):
 class WhatIf:
     """What a what-if (``trainbill.whatif``) did to a plan that its fields cannot say.
 
-    The sparse-attention what-if cuts ``run.hours`` by the FLOPs it skips; ``flops_saving`` (the
-    share of the model's FLOPs no longer performed) lets the forecast report MFU on the FLOPs
-    actually performed, and ``notes`` become forecast warnings of kind ``whatif`` so every output
-    says the what-if was applied. Not part of the plan file: a plan read from TOML has none.
+    The sparse-attention what-if cuts the training hours by the work it skips: ``time_saving``
+    is the share of the modelled (or stated) pure-training hours removed, applied where the time
+    model's answer is taken (``usage``), so the hours stay the model's and keep their error band,
+    and every variant of the plan (more nodes, another instance) is re-modelled before the cut.
+    (It once wrote the cut hours into ``run.hours``, which made them "stated": the band and the
+    P90 budget's model error vanished.) ``flops_saving`` (the share of the model's FLOPs no longer
+    performed) lets the forecast report MFU on the FLOPs actually performed, and ``notes`` become
+    forecast warnings of kind ``whatif`` so every output says the what-if was applied. Not part
+    of the plan file: a plan read from TOML has none.
     """
 
+    time_saving: float = 0.0
     flops_saving: float = 0.0
     notes: tuple[str, ...] = ()
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from trainbill._record import record
 from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
-from trainbill.spec import ORCHESTRATORS, Plan, orchestrator_on
+from trainbill.spec import ORCHESTRATORS, Plan, WhatIf, orchestrator_on
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time
 
 __all__ = [
@@ -1160,16 +1160,29 @@ def _compute(
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
+    est = _with_whatif(est, plan.whatif)
     hours = est.compute_hours * time_scale
     return est, Compute(
         params=m.params,
         active_params=m.active_params,
         tokens=m.tokens,
-        # A sparse-attention what-if (``Plan.whatif``) cut the hours by the FLOPs it skips: MFU
-        # is on the FLOPs actually performed, not the dense model's.
-        flops=None if est.flops is None else est.flops * (1.0 - plan.whatif.flops_saving),
+        flops=est.flops,
         hours=hours,
         sync_stall_hours=hours * est.sync_stall_fraction,
+    )
+
+
+def _with_whatif(est: TimeEstimate, whatif: WhatIf) -> TimeEstimate:
+    """The time model's answer after a what-if (``Plan.whatif``): a sparse-attention what-if
+    removes its share of the hours (modelled hours stay modelled, so the error band still
+    applies), and MFU is on the FLOPs actually performed, not the dense model's."""
+    if not whatif.time_saving and not whatif.flops_saving and not whatif.notes:
+        return est
+    return replace(
+        est,
+        compute_hours=est.compute_hours * (1.0 - whatif.time_saving),
+        flops=None if est.flops is None else est.flops * (1.0 - whatif.flops_saving),
+        factors=(*est.factors, *(("whatif", note) for note in whatif.notes)),
     )
 
 

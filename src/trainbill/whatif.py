@@ -456,11 +456,9 @@ def sparse_attention(
         raise SpecError(msg, source=source, field="model")
     seq = m.seq_len or int(catalog.value("defaults.model.seq_len"))
     rows = _sparse_rows(catalog, active, m.layers, m.d_model, sparsity, sorted({*seq_lens, seq}))
-    plan_saving = next(r.time_saving for r in rows if r.seq_len == seq)
+    row = next(r for r in rows if r.seq_len == seq)
     before = forecast(plan, catalog, today=today)
-    hours_after = before.usage.compute.hours * (1.0 - plan_saving)
-    after_plan = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": hours_after})})
-    after = forecast(after_plan, catalog, today=today)
+    after = forecast(_with_sparsity(plan, row, note=""), catalog, today=today)
     claimed = float(catalog.value("whatif.sparse_claimed_speedup"))
     claimed_seq = int(catalog.value("whatif.sparse_claimed_min_seq_len"))
     causal = float(catalog.value("time.causal_attention_work_share"))
@@ -468,15 +466,15 @@ def sparse_attention(
         sparsity=sparsity,
         rows=rows,
         plan_seq_len=seq,
-        plan_saving=plan_saving,
+        plan_saving=row.time_saving,
         hours_before=before.usage.compute.hours,
-        hours_after=hours_after,
+        hours_after=after.usage.compute.hours,
         usd_before=before.total_usd,
         usd_after=after.total_usd,
         claimed_saving=claimed,
         claimed_min_seq_len=claimed_seq,
         min_seq_len_for_claim=_min_seq_for(claimed, sparsity, active, m.layers, m.d_model, causal),
-        claim_possible_at_plan=plan_saving >= claimed,
+        claim_possible_at_plan=row.time_saving >= claimed,
         notes=_sparse_notes(claimed, claimed_seq),
     )
 
@@ -591,10 +589,10 @@ def apply_attention_sparsity(
 ) -> tuple[Plan, str]:
     """The plan with its pure-training hours cut by the sparse-attention saving, and a note why.
 
-    The saving is worked out at the plan's sequence length (``sparse_attention``) and applied to
-    the forecast's pure-training hours, which become the plan's ``run.hours``; the returned plan
-    also carries the saving (for MFU on the FLOPs performed) and the note (as a forecast warning)
-    in ``plan.whatif``.
+    The saving is worked out at the plan's sequence length (``sparse_attention``) and carried in
+    ``plan.whatif`` (``WhatIf``): the forecast cuts the time model's hours by it, so they stay
+    modelled hours with their error band (a measured-MFU calibration still sets them before the
+    cut), MFU is on the FLOPs performed, and the note becomes a forecast warning.
     """
     rep = sparse_attention(
         plan, catalog, sparsity=sparsity, seq_lens=(), today=today, source=source
@@ -604,15 +602,20 @@ def apply_attention_sparsity(
     note = (
         f"attention sparsity {sparsity:.0%} at seq len {rep.plan_seq_len:,}: attention is "
         f"{row.attention_share:.1%} of FLOPs and {row.time_share:.1%} of the time (a causal "
-        f"kernel skips half its score work), so pure training "
-        f"{rep.hours_before:,.2f} h → {rep.hours_after:,.2f} h (−{rep.plan_saving:.1%}); "
-        "MFU is on the FLOPs performed"
+        f"kernel skips half its score work), so the pure-training hours fall "
+        f"by {rep.plan_saving:.1%}; MFU is on the FLOPs performed"
     )
-    base = plan.model_copy(update={"run": plan.run.model_copy(update={"hours": rep.hours_after})})
+    return _with_sparsity(plan, row, note=note), note
+
+
+def _with_sparsity(plan: Plan, row: SparseRow, *, note: str) -> Plan:
+    """``plan`` with the saving of ``row`` added to its what-if (``note``: its warning, or "" for
+    the report's own before/after comparison, which needs none)."""
     earlier = plan.whatif
     applied = WhatIf(
-        # Applied twice, the second cut is of the FLOPs the first left.
+        # Applied twice, the second cut is of the time and FLOPs the first left.
+        time_saving=1.0 - (1.0 - earlier.time_saving) * (1.0 - row.time_saving),
         flops_saving=1.0 - (1.0 - earlier.flops_saving) * (1.0 - row.flops_saving),
-        notes=(*earlier.notes, note),
+        notes=(*earlier.notes, note) if note else earlier.notes,
     )
-    return base.with_whatif(applied), note
+    return plan.with_whatif(applied)

@@ -269,16 +269,52 @@ def test_forecast_sparsity_zero_note_gives_the_real_attention_share(
     assert "attention is 0.0% of FLOPs" not in out
 
 
-def test_forecast_sparsity_with_profile_calibration_isrefused(
+def test_forecast_sparsity_with_profile_calibration_cuts_the_measured_hours(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The sparsity what-if fixes run.hours, after which a measured MFU was silently unused."""
+    """Was refused (the what-if wrote fixed hours, after which a measured MFU derived nothing).
+    Now the measured MFU sets the hours and the what-if cuts them: at 50% sparsity on the 13B
+    example (seq 4,096), attention's timed work is 0.5 × 12 × 40 × 5120 × 4096 = 5.0332e9 FLOPs
+    per token of 7.8e10 + 5.0332e9: 6.0617% of the time, so the hours fall by 3.0308%."""
     cal = tmp_path / "cal.toml"
     cal.write_text(PROFILE_TOML)
-    refused(
-        ["forecast", str(PRETRAIN), "--attention-sparsity", "0.5", "--calibration", str(cal)],
-        capsys, "--attention-sparsity", "--calibration",
-    )  # fmt: skip
+    code, out, err = run_argv(["forecast", str(PRETRAIN), "--calibration", str(cal), "--json"],
+                              capsys)  # fmt: skip
+    assert code == 0, err
+    measured = json.loads(out)["time"]["compute_hours"]
+    argv = ["forecast", str(PRETRAIN), "--attention-sparsity", "0.5", "--calibration", str(cal)]
+    code, out, err = run_argv([*argv, "--json"], capsys)
+    assert code == 0, err
+    timed = 0.5 * 12 * 40 * 5120 * 4096
+    saving = 0.5 * timed / (6 * 13e9 + timed)
+    assert json.loads(out)["time"]["compute_hours"] == pytest.approx(measured * (1 - saving))
+
+
+def test_forecast_sparsity_zero_changes_nothing_but_the_note(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Was: ``--attention-sparsity 0`` wrote the modelled hours into the plan as stated hours,
+    so the time model's P10-P90 band and its share of the P90 budget vanished (the 13B example's
+    budget fell ~43% with nothing changed). Sparsity 0 removes no work: every figure, the band
+    included, is the plain forecast's; only the what-if's note is added (as a warning, a caution
+    of kind ``whatif`` and a time-model factor)."""
+    code, out, err = run_argv(["forecast", str(PRETRAIN), "--json"], capsys)
+    assert code == 0, err
+    plain = json.loads(out)
+    code, out, err = run_argv(
+        ["forecast", str(PRETRAIN), "--attention-sparsity", "0", "--json"], capsys
+    )
+    assert code == 0, err
+    zero = json.loads(out)
+    assert plain["time"]["gpu_hours_p90"] > plain["time"]["gpu_hours"]
+    before = plain.pop("warnings")
+    added = [w for w in zero.pop("warnings") if w not in before]
+    assert len(added) == 1
+    assert "attention sparsity 0%" in added[0]
+    assert [c["text"] for c in zero["cautions"] if c["kind"] == "whatif"] == added
+    zero["cautions"] = [c for c in zero["cautions"] if c["kind"] != "whatif"]
+    assert zero["time"]["factors"].pop() == {"factor": "whatif", "explanation": added[0]}
+    assert zero == plain
 
 
 def test_a_plan_nested_past_the_recursion_limit_is_one_line(

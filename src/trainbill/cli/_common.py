@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from trainbill.catalog import Catalog
-    from trainbill.spec import Plan
 
     console: Console
 
@@ -157,38 +156,25 @@ def write_output(path: Path, text: str | bytes, *, flag: str, force: bool) -> No
 
 def read_calibrations(
     paths: Sequence[Path] | None,
-    plan: Plan,
     *,
     command: str,
-    attention_sparsity: float | None = None,
     measured_mfu: bool = True,
 ) -> list[Any]:
     """The ``--calibration`` files of any command, read and validated by one reader
     (``trainbill.calibration.read_calibration_file``: a missing, non-TOML or wrong-kind file is
     a one-line error naming it).
 
-    A profile calibration (measured MFU) is refused where it would be silently unused: with
-    ``--attention-sparsity`` (the what-if fixes the training hours) and by commands whose other
-    plans have no measured MFU (``measured_mfu=False``: the planner's grid, the report).
+    A profile calibration (measured MFU) is refused where it would be silently unused: by
+    commands whose other plans have no measured MFU (``measured_mfu=False``: the planner's
+    grid, the report).
     """
     if not paths:
         return []
     from trainbill.calibration import read_calibration_file, refuse_profiles
-    from trainbill.errors import SpecError
 
     cals = [(p, read_calibration_file(p)) for p in paths]
-    from trainbill.profile.calibration import Calibration
 
     if not measured_mfu:
         named = [(str(p), c) for p, c in cals]
         refuse_profiles(named, command=f"'trainbill {command}'", field="--calibration")
-    profiles = [p for p, c in cals if isinstance(c, Calibration)]
-    if profiles and attention_sparsity is not None and plan.run.hours is None:
-        # The what-if fixes run.hours, after which a measured MFU derives nothing.
-        msg = (
-            "a profile --calibration (measured MFU) cannot be combined with "
-            "--attention-sparsity: the sparsity what-if fixes the training hours, so the "
-            "measured MFU would be ignored; run one at a time"
-        )
-        raise SpecError(msg, source="command line", field="--attention-sparsity")
     return [c for _, c in cals]

@@ -305,9 +305,7 @@ def forecast_cmd(
         imported = (report, prov)
     else:
         plan = pf.build_plan(plan_file, flags=flags)
-    cals = read_calibrations(
-        calibration, plan, command="forecast", attention_sparsity=attention_sparsity
-    )
+    cals = read_calibrations(calibration, command="forecast")
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 

@@ -279,7 +279,7 @@ def optimize_command(
     )  # fmt: skip
     plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.
-    cals = read_calibrations(calibration, plan, command="optimize", measured_mfu=False)
+    cals = read_calibrations(calibration, command="optimize", measured_mfu=False)
     calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
     catalog = calibrated.catalog
     result = optimize(

@@ -95,7 +95,7 @@ def report_cmd(
     # Bill rates only (the planner and the right-sizing price plans with no measured MFU); on
     # the catalog they reach the forecast, the planner and the simulation alike, and the
     # forecast's calibration caution is among the warnings the report shows.
-    cals = read_calibrations(calibration, plan, command="report", measured_mfu=False)
+    cals = read_calibrations(calibration, command="report", measured_mfu=False)
     catalog = calibrate_catalog(catalog_from_options(catalog_dir), cals)
     data = build_report(plan, catalog, trials=trials, seed=seed, simulate=trials > 0)
     # Every file's content first (a missing XlsxWriter fails here), then the writes.

@@ -242,7 +242,7 @@ def simulate_cmd(
         spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
     )  # fmt: skip
     plan = pf.build_plan(plan_file, flags=flags)
-    cals = read_calibrations(calibration, plan, command="simulate")
+    cals = read_calibrations(calibration, command="simulate")
     # Every trial and study prices with the calibrated catalog (bill rates) and the measured MFU,
     # as ``forecast --calibration`` does (``trainbill.calibration.calibrate``).
     calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
