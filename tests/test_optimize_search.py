@@ -114,3 +114,21 @@ def test_a_checkpoint_interval_outside_the_plan_s_range_is_refused(
     space = SearchSpace(instances=("p5.48xlarge",), checkpoint_intervals_hours=(interval,))
     with pytest.raises(SpecError, match="checkpoint intervals must be > 0 and at most 1,000,000"):
         optimize(load_plan(SEED), catalog, space=space, today=TODAY)
+
+
+def test_named_instances_and_orchestrators_are_searched_exactly(catalog: Catalog) -> None:
+    """Was: the plan's own instance was appended to ``--instances`` and searched over the whole
+    node grid with its own orchestrator, so ``--instances p4d.24xlarge`` on the seed plan (32 ×
+    p5.48xlarge) answered "16 × p5.48xlarge, all spot". The plan as written is still compared
+    (it may win, marked ``is_user_plan``), but nothing else outside the named axes is searched."""
+    plan = load_plan(SEED)
+    space = SearchSpace(instances=("p4d.24xlarge",), nodes=(8, 16, 32))
+    result = optimize(plan, catalog, space=space, today=TODAY)
+    searched = [c for c in (result.best, *result.pareto) if not c.is_user_plan]
+    assert searched
+    assert {c.instance for c in searched} == {"p4d.24xlarge"}
+    hyperpod = SearchSpace(orchestrators=("hyperpod",), nodes=(16, 32))
+    result = optimize(plan, catalog, space=hyperpod, today=TODAY)
+    assert plan.cluster.orchestrator == "ec2"
+    others = [c for c in (result.best, *result.pareto) if not c.is_user_plan]
+    assert all(c.orchestrator == "hyperpod" for c in others)

@@ -268,17 +268,16 @@ def test_optimize_plan_errors_and_unknown_instance() -> None:
 def test_optimize_search_size_is_capped() -> None:
     """Instance types × node counts over the cap is 422 on `space` before any work.
 
-    Cap 20 here, counted as the planner searches: p4d and p4de named + the plan's own p5 = 3
-    instance types, × nodes 1-9, which hold the plan's own 4, = 27 > 20. Named with the plan's
-    own p5 (2 types) and nodes 1-10 (10 counts) it is 20: within the cap (each was counted once
-    more before, and 19 node counts were refused as 20). 65 node counts exceed the per-axis cap
-    of 64.
+    Cap 20 here, counted as the planner searches: exactly the instances named (the plan's own
+    p5 is compared as written, not searched), so p4d and p4de = 2 instance types × nodes 1-11 =
+    22 > 20. Named with the plan's own p5 (2 types) and nodes 1-10 (10 counts, which hold the
+    plan's own 4) it is 20: within the cap. 65 node counts exceed the per-axis cap of 64.
     """
     app = create_app(today=TODAY, limits=Limits(max_search_cells=20))
-    space = {"instances": ["p4d.24xlarge", "p4de.24xlarge"], "nodes": list(range(1, 10))}
+    space = {"instances": ["p4d.24xlarge", "p4de.24xlarge"], "nodes": list(range(1, 12))}
     r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": space})
     assert (r.status_code, r.json()["field"]) == (422, "space")
-    assert "3 instance types × 9 node counts = 27" in r.json()["detail"]
+    assert "2 instance types × 11 node counts = 22" in r.json()["detail"]
     fits = {"instances": ["p5.48xlarge", "p4d.24xlarge"], "nodes": list(range(1, 11))}
     r = _call("POST", "/v1/optimize", app=app, json={"plan": zero_hidden_plan(), "space": fits})
     assert r.status_code == 200

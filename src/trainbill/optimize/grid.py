@@ -378,9 +378,12 @@ def _evaluate_all(
     use_p90: bool,
     budget: float | None,
     skipped: list[str],
+    *,
+    has_user: bool,
 ) -> list[_Block]:
     """Every instance's block; an instance with no price or no node count that holds the
-    model is left out with a note in ``skipped``."""
+    model is left out with a note in ``skipped``. None searched is an error unless the plan as
+    written (``has_user``) remains to compare: then it is the answer, with the notes."""
     blocks: list[_Block] = []
     for inst in instances:
         axes = _axes_for(plan, catalog, space, inst, interval)
@@ -393,7 +396,7 @@ def _evaluate_all(
             continue
         blocks.append(block)
         skipped.extend(notes)
-    if not blocks:
+    if not blocks and not has_user:
         why = "; ".join(skipped[:3]) if skipped else "no instance of the chosen clouds"
         msg = f"no instance could be searched ({len(skipped)} skipped: {why})"
         raise SpecError(msg, field="clouds")

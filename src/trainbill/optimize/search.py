@@ -187,8 +187,9 @@ def optimize(
     skipped.extend(left_out)
     interval = user.checkpoint_interval_hours if user is not None else None
     blocks = _evaluate_all(
-        plan, catalog, space, instances, interval, today, use_p90, budget_usd, skipped
-    )
+        plan, catalog, space, instances, interval, today, use_p90, budget_usd, skipped,
+        has_user=user is not None,
+    )  # fmt: skip
     search = _Search(deadline=deadline, budget=budget_usd, use_p90=use_p90)
     for bi, b in enumerate(blocks):
         search.add(bi, b)

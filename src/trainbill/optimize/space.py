@@ -272,10 +272,12 @@ def search_instances(
     """The instances to search, and a note for each one left out (``optimize``; the web app
     sizes a search with it before running it).
 
-    Named instances are searched as named (a stand-in among them needs ``allow_stand_ins``).
-    Otherwise named clouds are searched whole; with no clouds named, only the plan's own cloud
-    and accelerator vendor (the family its code already runs on). Stand-ins are left out unless
-    ``allow_stand_ins``; the plan's own instance is always a candidate.
+    Named instances are searched exactly as named (a stand-in among them needs
+    ``allow_stand_ins``): the plan as written is still compared (``optimize``'s user candidate),
+    but its instance is not searched over the grid unless named. Otherwise named clouds are
+    searched whole; with no clouds named, only the plan's own cloud and accelerator vendor (the
+    family its code already runs on). Stand-ins are left out unless ``allow_stand_ins``; the
+    plan's own instance is then always searched.
     """
     user_inst, _ = resolve_cluster(plan, catalog)
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
@@ -316,7 +318,7 @@ def search_instances(
                     f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)"
                 )
         out = kept
-    if user_inst.instance not in {i.instance for i in out}:
+    if space.instances is None and user_inst.instance not in {i.instance for i in out}:
         out.append(user_inst)
     return out, notes
 
@@ -340,10 +342,9 @@ def _axes_for(
     named = [orchestrator_on(inst.provider, o) for o in space.orchestrators]
     orchs = [o for o in named if o in offered] or [offered[0]]
     if is_user:
+        # The plan's own node count is a grid point of its instance; its orchestrator only if
+        # named (the plan as written is compared whole as the user candidate either way).
         nodes.add(user_nodes)
-        user_orch = orchestrator_on(inst.provider, plan.cluster.orchestrator)
-        if user_orch not in orchs:
-            orchs.append(user_orch)
     user_interval = (
         plan.checkpoint.interval_hours
         or chosen_interval

@@ -225,9 +225,10 @@ def _check_search_size(
 ) -> None:
     """422 before any work when instance types × node counts exceed the cap.
 
-    Counts what the planner will search (``optimize.search_instances``: the named instances, or
-    the named clouds' or else the plan's own cloud and vendor, the plan's own included once)
-    × the named node counts with the plan's own (or the default 13 √2 steps and the plan's).
+    Counts what the planner will search (``optimize.search_instances``: exactly the named
+    instances, or the named clouds' or else the plan's own cloud and vendor, the plan's own
+    included once) × the named node counts, with the plan's own where its instance is searched
+    (or the default 13 √2 steps and the plan's).
     A search the planner itself refuses (an unknown instance) is left for it to name.
     """
     clouds = tuple(req.clouds) if req.clouds is not None else None
@@ -235,11 +236,13 @@ def _check_search_size(
         found, _ = search_instances(
             plan, p.catalog, space, clouds, allow_stand_ins=req.allow_stand_ins, today=p.today
         )
-        _inst, own_nodes = resolve_cluster(plan, p.catalog)
+        own_inst, own_nodes = resolve_cluster(plan, p.catalog)
     except TrainbillError:
         return
-    n_inst = len({i.instance for i in found})
-    n_nodes = len(set(space.nodes) | {own_nodes}) if space.nodes is not None else 13 + 1
+    names = {i.instance for i in found}
+    n_inst = len(names)
+    own = {own_nodes} if own_inst.instance in names else set()
+    n_nodes = len(set(space.nodes) | own) if space.nodes is not None else 13 + 1
     if n_inst * n_nodes > limits.max_search_cells:
         msg = (
             f"search too large: {n_inst} instance types × {n_nodes} node counts = "
