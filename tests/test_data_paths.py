@@ -123,6 +123,23 @@ def test_inter_region_pair_rate_us_east_1_to_us_east_2(catalog: Catalog) -> None
     assert line.cost_usd == pytest.approx(20.0)
 
 
+def test_inter_region_pair_rate_us_east_2_to_us_east_1(catalog: Catalog) -> None:
+    """Was $0.02 (us-east-1's rate "to regions other than us-east-2", used as a stand-in): the
+    pair costs $0.01/GB in each direction (AWS EC2 On-Demand pricing, Data Transfer between
+    regions). Data in us-east-2 read by a us-east-1 cluster: 2,000 GB × $0.01 = $20."""
+    fc = _fc(_plan({"source": "s3", "region": "us-east-2"}, region="us-east-1"), catalog)
+    (line,) = _transfer(fc)
+    assert line.item == "inter-region transfer of training data (us-east-2 → us-east-1)"
+    assert line.cost_usd == pytest.approx(2000 * 0.01)
+
+
+def test_cross_region_in_the_clusters_own_region_is_refused(catalog: Catalog) -> None:
+    """Was billed as inter-region transfer from "another region" with no warning."""
+    plan = _plan({"source": "s3", "location": "cross_region", "region": "us-east-1"})
+    with pytest.raises(SpecError, match=r"data\.location: .*cluster's own region"):
+        _fc(plan, catalog)
+
+
 def test_cross_region_without_a_named_region_uses_the_general_rate(catalog: Catalog) -> None:
     """location = cross_region with no data.region: 2,000 GB × $0.02, origin "another region"."""
     fc = _fc(_plan({"source": "fsx", "location": "cross_region"}), catalog)

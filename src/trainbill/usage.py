@@ -786,6 +786,12 @@ def _data_placement(
             f"{derived.replace('_', ' ')} of the cluster; give one or make them agree"
         )
         raise SpecError(msg, field="data.location")
+    if data.region == region and data.location == "cross_region":
+        msg = (
+            f"location = 'cross_region', but data.region = {region!r} is the cluster's own "
+            'region; give the region the data is in, or location = "same_az" or "cross_az"'
+        )
+        raise SpecError(msg, field="data.location")
     location = derived or str(d.get(data.location, "defaults.data.location"))
     if source == "ebs" and location != "same_az" and provider == "aws":
         # An EBS volume attaches only to instances in its own Availability Zone (AWS EBS user
