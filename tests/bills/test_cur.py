@@ -118,3 +118,49 @@ def test_explaining_lines(month) -> None:  # type: ignore[no-untyped-def]
     assert storage[0].service == "AmazonFSx"
     assert storage[0].billed_cost == pytest.approx(174.00)
     assert storage[0].item == "lustre-persistentssd-125-storage"
+
+
+def _with_net_cost(tmp_path, net_of):  # type: ignore[no-untyped-def]
+    """The month with a ``line_item_net_unblended_cost`` column (``net_of(row)`` -> text)."""
+    import csv
+
+    with CUR_MONTH.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["line_item_net_unblended_cost"] = net_of(r)
+    out = tmp_path / "net.csv"
+    with out.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return out, rows
+
+
+def test_net_unblended_cost_is_the_billed_cost(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Was: the net column was ignored, so an account whose EDP discount CUR 2.0 puts in the
+    net columns (not in discount rows) read its gross cost as the invoice. BilledCost is the
+    net unblended cost where a row has one, else the unblended cost (FOCUS converter,
+    REFERENCE §1.6). A 5% discount on the on-demand p5 hours only (5,504.00 → 5,228.80), the
+    other rows' net cost empty: billed 14,197.04 − 275.20 = 13,921.84; on-demand compute
+    5,228.80 + 138.24 = 5,367.04; effective follows the billed cost on that row."""
+    path, _ = _with_net_cost(
+        tmp_path, lambda r: "5228.80" if r["line_item_unblended_cost"] == "5504.00" else ""
+    )
+    s = read_bill(path)
+    assert s.billed_cost == pytest.approx(TOTAL - 275.20, abs=1e-9)
+    assert s.compute_by_option["on_demand"] == pytest.approx(5228.80 + 138.24, abs=1e-9)
+    assert s.effective_by_category["compute"] == pytest.approx(
+        5228.80 + 1200.00 + 7000.00 + 0.0 + 200.00 + 138.24, abs=1e-9
+    )
+
+
+def test_net_unblended_cost_on_every_row_sums_to_the_net_total(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Every row with a net cost of 90% of its unblended cost (tax, credit and negation
+    included, to test the sum, not AWS's discount rules): billed = 0.9 × 14,197.04."""
+    from decimal import Decimal
+
+    path, rows = _with_net_cost(
+        tmp_path, lambda r: str(Decimal(r["line_item_unblended_cost"]) * Decimal("0.9"))
+    )
+    assert len(rows) == 24
+    assert read_bill(path).billed_cost == pytest.approx(0.9 * TOTAL, abs=1e-9)

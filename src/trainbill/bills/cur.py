@@ -12,14 +12,18 @@ the usage type (REFERENCE §2.2-2.3):
 * PricingCategory: ``SpotUsage:`` usage types, ``pricing_term=Spot`` or a Spot purchase option →
   dynamic; ``SavingsPlanCoveredUsage``, ``SavingsPlanNegation``, ``DiscountedUsage`` and the
   SP/RI fee rows → committed; else standard.
-* BilledCost is ``line_item_unblended_cost``: summed over every line item type (including
-  ``Tax``, ``Credit`` and the ``SavingsPlanNegation`` that cancels covered usage) it is the
-  invoice (REFERENCE §6.2).
+* BilledCost is ``line_item_net_unblended_cost`` where the row has one, else
+  ``line_item_unblended_cost`` (the FOCUS converter's rule, REFERENCE §1.6): summed over every
+  line item type (including ``Tax``, ``Credit`` and the ``SavingsPlanNegation`` that cancels
+  covered usage) it is the invoice (REFERENCE §6.2). The net column exists only in an account
+  with discounts (EDP, private pricing), and CUR 2.0 puts those discounts in it (and in
+  ``discount_*``) rather than in discount rows unless "manual discount compatibility" is on:
+  summing the unblended cost alone overstated such a bill by the whole discount.
 * EffectiveCost follows the FinOps converter rules (REFERENCE §1.6): SP-covered usage →
   ``savings_plan_savings_plan_effective_cost``; SP recurring fee → unused commitment
   (``total_commitment_to_date − used_commitment``); negation and upfront fee → 0; RI usage →
   ``reservation_effective_cost``; RIFee → its unused amortised upfront + unused recurring fee;
-  other rows → unblended cost. A missing input column falls back to the unblended cost.
+  other rows → the billed cost. A missing input column falls back to the billed cost.
 * ListCost is ``pricing_public_on_demand_cost``, or the billed cost where it is empty.
 
 Usage types carry a region prefix outside us-east-1 (``USE2-``, ``EUN1-``; public IPv4 uses
@@ -94,6 +98,7 @@ MONEY_COLUMNS: dict[str, str] = {
     "ri_unused_upfront": "reservation_unused_amortized_upfront_fee_for_billing_period",
     "ri_unused_recurring": "reservation_unused_recurring_fee",
     "public": "pricing_public_on_demand_cost",
+    "net_unblended": "line_item_net_unblended_cost",
 }
 MONEY: tuple[str, ...] = tuple(MONEY_COLUMNS)
 
@@ -150,7 +155,7 @@ def row_values(
         **values,
         **nulls,
         "quantity": usage,
-        "bad_billed": converted["unblended"][1],
+        "bad_billed": converted["unblended"][1] + converted["net_unblended"][1],
         "bad_effective": converted["sp_effective"][1] + converted["ri_effective"][1],
         "bad_list": converted["public"][1],
         "bad_quantity": bad_usage,
@@ -160,11 +165,19 @@ def row_values(
     }
 
 
+def _billed(g: Any) -> Any:
+    """A group's billed cost: the net unblended cost where its rows have one (whether a row's
+    net cost is null is a grouping key, ``null_net_unblended``), else the unblended cost."""
+    import ibis
+
+    return ibis.coalesce(g.net_unblended, g.unblended)
+
+
 def _effective(g: Any, lit: Any, ri_arn: Any) -> Any:
     """A group's exact effective cost from its money sums, by line item type (module docstring)."""
     import ibis
 
-    billed = g.unblended
+    billed = _billed(g)
     zero = ibis.literal(0).cast(billed.type())
     return ibis.cases(
         (lit == "savingsplancoveredusage", ibis.coalesce(g.sp_effective, billed)),
@@ -241,9 +254,9 @@ def normalize(g: Any, fmt: BillFormat) -> Any:
         key=g.key,
         rows=g.rows,
         quantity=g.quantity,
-        billed=pico_total(g.unblended),
+        billed=pico_total(_billed(g), like=g.unblended),
         effective=pico_total(_effective(g, lit, ri_arn), like=g.unblended),
-        list=pico_total(ibis.coalesce(g.public, g.unblended), like=g.unblended),
+        list=pico_total(ibis.coalesce(g.public, _billed(g)), like=g.unblended),
         bad_billed=g.bad_billed,
         bad_effective=g.bad_effective,
         bad_list=g.bad_list,
