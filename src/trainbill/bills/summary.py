@@ -788,9 +788,17 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
         # The file named already ends the detail ("…GZIP stream: a.csv.gz"): not twice.
         detail = detail.removesuffix(f": {names}")
         return f"{names}: truncated or corrupt gzip ({detail}); download the file again"
+    if any("not utf-8 encoded" in line.lower() for line in lines):
+        where = detail.removeprefix("Invalid Input Error: CSV Error on ")
+        return f"{names}: {where}: not UTF-8 text; export or save the bill as UTF-8"
     skipped = ("Original Line", "Possible Solution", "LINE ")
+    raw_row = False
     for line in lines[1:]:
-        if not line or line[0].isspace() or line.startswith(skipped):
+        # "Original Line:" with nothing after it puts the raw row on the next line: that row
+        # is the bill's content, not the reason.
+        after_label = raw_row
+        raw_row = line.startswith("Original Line") and not line.partition(":")[2].strip()
+        if after_label or not line or line[0].isspace() or line.startswith(skipped):
             continue
         detail = f"{detail}: {line}"
         break
