@@ -115,3 +115,17 @@ def test_out_of_range_decimal_cost_names_the_offending_row(tmp_path: Path) -> No
         match=r"bill\.parquet: row 3: column BilledCost: '9000000000\.0000000001' is beyond",
     ):
         read_bill(path)
+
+
+def test_a_trailing_comma_on_every_line_is_an_unnamed_column(tmp_path: Path) -> None:
+    """Spreadsheets save a trailing comma as a column with no name. It was refused with "it
+    read 45 where the header(s) have 45"; it is a column no mapping reads. The FOCUS sample's
+    exact total (REFERENCE: $20.52022672899) is unchanged."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as f:
+        rows = [[*r, ""] for r in csv.reader(f)]
+    path = tmp_path / "trailing.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    s = read_bill(path)
+    assert s.rows == 1000
+    assert Decimal(str(s.billed_cost)) == Decimal("20.52022672899")

@@ -520,7 +520,9 @@ def _check_sniffed(files: list[BillFile], columns: list[str]) -> None:
     dialect (one column holding whole lines), and the query would then fail, or read nothing,
     far from the cause. The header read by ``_files`` is the truth; the bad row is named.
     """
-    expected = {c.lower() for f in files for c in f.columns}
+    # A header cell with no name (a trailing comma, as spreadsheets save) is a column no
+    # mapping reads; DuckDB names it ``columnNN``.
+    expected = {c.lower() for f in files for c in f.columns if c.strip()}
     if expected <= {c.lower() for c in columns}:  # extra: hive partitions (BILLING_PERIOD=…)
         return
     for f in files:
