@@ -122,3 +122,47 @@ def test_empty_mandatory_cost_is_counted_and_warned(
     )
     assert s.warnings == (expected,)
     assert s.as_dict()["warnings"] == list(s.warnings)
+
+
+_GCP_HEADER = (
+    "BilledCost,EffectiveCost,ListCost,BillingCurrency,ChargeCategory,ServiceCategory,"
+    "ServiceName,ChargePeriodStart,ChargePeriodEnd,BillingPeriodStart,BillingPeriodEnd,"
+    "BillingAccountId,ProviderName,ChargeDescription,ConsumedUnit,ConsumedQuantity,PricingUnit,"
+    "PricingQuantity,PricingCategory,SkuId,ResourceName"
+)
+
+
+def _gcp_row(cost: str, service_category: str, service: str, desc: str, qty: str) -> str:
+    return (
+        f"{cost},{cost},{cost},USD,Usage,{service_category},{service},2025-03-05T00:00:00Z,"
+        "2025-03-05T01:00:00Z,2025-03-01T00:00:00Z,2025-04-01T00:00:00Z,01AB-23CD-45EF,"
+        f"Google Cloud,{desc},seconds,{float(qty) * 3600:g},hour,{qty},Standard,sku,vm-1"
+    )
+
+
+def test_google_cloud_gpu_skus_are_gpu_compute_without_instance_hours(tmp_path: Path) -> None:
+    """Was: a Google Cloud bill's H100 rows were compute but not GPU compute ("no GPU instance
+    usage"). Google Cloud bills an accelerator VM as SKUs: GPUs per GPU-hour and the A3
+    machine's cores and memory per vCPU- and GB-hour. GPU compute = 80.00 (8 GPU-hours) +
+    8.00 (208 vCPU-hours) + 2.00 (1,872 GB-hours) = 90.00; an N2 core (5.00) and storage (3.00)
+    are not. Total 98.00, multiplier 98 / 90. None of those quantities is an instance-hour, so
+    ``gpu_instance_hours`` stays 0 and a warning says why."""
+    rows = [
+        _gcp_row("80.00", "Compute", "Compute Engine", "Nvidia H100 80GB GPU running in Americas",
+                 "8"),
+        _gcp_row("8.00", "Compute", "Compute Engine", "A3 Instance Core running in Americas",
+                 "208"),
+        _gcp_row("2.00", "Compute", "Compute Engine", "A3 Instance Ram running in Americas",
+                 "1872"),
+        _gcp_row("5.00", "Compute", "Compute Engine", "N2 Instance Core running in Americas",
+                 "32"),
+        _gcp_row("3.00", "Storage", "Cloud Storage", "Standard Storage US Multi-region", "1"),
+    ]  # fmt: skip
+    path = tmp_path / "gcp.csv"
+    path.write_text("\n".join([_GCP_HEADER, *rows]) + "\n", encoding="utf-8")
+    s = read_bill(path)
+    assert s.billed_cost == pytest.approx(98.00, abs=1e-9)
+    assert s.gpu_compute_cost == pytest.approx(90.00, abs=1e-9)
+    assert s.gpu_instance_hours == 0
+    assert s.hidden_multiplier == pytest.approx(98.00 / 90.00)
+    assert any("instance-hours cannot be read" in w for w in s.warnings)

@@ -31,7 +31,8 @@ category and the categories always sum to the file's total. In order:
 
 Compute rows are split by purchase option: ``spot`` (PricingCategory Dynamic), ``committed``
 (Committed, or any commitment-discount row) and ``on_demand`` (the rest). A compute row is a
-*GPU instance* row when its instance type is in an accelerator family (REFERENCE §2.3).
+*GPU instance* row when its instance type is in an accelerator family (REFERENCE §2.3), or
+GPU compute (cost, no instance-hours) when it is a Google Cloud GPU or accelerator-machine SKU.
 """
 
 from __future__ import annotations
@@ -61,6 +62,14 @@ PURCHASE_OPTIONS: tuple[str, ...] = ("on_demand", "spot", "committed")
 GPU_INSTANCE_RE = (
     r"^(ml\.)?(p[2-9][a-z0-9-]*|g[3-9][a-z0-9-]*|trn[0-9][a-z0-9]*|inf[0-9][a-z0-9]*"
     r"|dl[0-9][a-z0-9]*)\.|^standard_n[cdv]"
+)
+#: Google Cloud bills an accelerator VM as SKUs, not as an instance type: the GPUs per GPU-hour
+#: ("Nvidia H100 80GB GPU running in Americas") and the accelerator-optimized machine's cores
+#: and memory per vCPU-hour and GB-hour ("A3 Instance Core running in Americas"): GPU compute by
+#: description (lower-cased). Their quantities are not instance-hours, so they add no
+#: ``gpu_hours``.
+GPU_SKU_DESC_RE = (
+    r"^nvidia\b.*\bgpu running in |^(a2|a3|a4|g2)\b[a-z0-9 ]*\binstance (core|ram) running in "
 )
 _DISCOUNT_TYPES = [
     "bundleddiscount",
@@ -136,6 +145,7 @@ def classify(n: Any) -> Any:
     f = n.mutate(
         _lit=lit,
         _gpu_instance=_m(n.instance, GPU_INSTANCE_RE),
+        _gpu_sku=_m(n.desc, GPU_SKU_DESC_RE),
         _commitment_fee=fee,
         _commitment_row=fee | ((lit == _NEGATION) & not_db),
     )
@@ -197,11 +207,15 @@ def classify(n: Any) -> Any:
         (_eq(c.pricing, "committed") | c.commit | c._commitment_row, "committed"),
         else_="on_demand",
     )
-    gpu = compute & c._gpu_instance & ~c._commitment_fee
+    gpu_instance = compute & c._gpu_instance & ~c._commitment_fee
+    gpu = gpu_instance | (compute & c._gpu_sku & ~c._commitment_fee)
     hour_unit = _m(c.unit, r"^(hrs|hours?)$|^hour|instance-hours?")
     gpu_hours = ibis.cases(
         (
-            gpu & hour_unit & ~c._lit.isin([*_FEE_TYPES, _NEGATION]) & c.quantity.notnull(),
+            gpu_instance
+            & hour_unit
+            & ~c._lit.isin([*_FEE_TYPES, _NEGATION])
+            & c.quantity.notnull(),
             c.quantity,
         ),
         else_=ibis.literal(0).cast(c.quantity.type()),
@@ -213,4 +227,4 @@ def classify(n: Any) -> Any:
         negation=(c._lit == _NEGATION).cast("int64"),
         uncat=uncat,
         gpu_hours=gpu_hours,
-    ).drop("_lit", "_gpu_instance", "_commitment_fee", "_commitment_row")
+    ).drop("_lit", "_gpu_instance", "_gpu_sku", "_commitment_fee", "_commitment_row")

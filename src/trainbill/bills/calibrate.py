@@ -133,8 +133,9 @@ def fit_calibration(
         files = ", ".join(f for s in summaries for f in s.files)
         raise BillError(
             f"{files}: no GPU instance-hours found (no usage rows of an AWS p*/g*/trn*/inf* "
-            "instance or an Azure N-series VM; Google Cloud's per-GPU SKUs are not read); "
-            "calibration divides overheads by GPU node-hours"
+            "instance or an Azure N-series VM; Google Cloud bills GPUs per GPU-hour and "
+            "machines per vCPU-hour, which are not instance-hours); calibration divides "
+            "overheads by GPU node-hours"
         )
     totals = {c: sum(s.by_category.get(c, 0.0) for s in summaries) for c in CALIBRATED_CATEGORIES}
     negative = {c: v for c, v in totals.items() if v < 0}

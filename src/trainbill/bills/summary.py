@@ -420,7 +420,7 @@ def _summarise(groups: Sequence[Mapping[str, Any]], fmt: BillFormat, engine: str
         "by_payer": MappingProxyType({k: float(t.payers[k]) for k in sorted(t.payers)}),
         "by_provider": MappingProxyType({k: t.providers[k] for k in sorted(t.providers)}),
         "null_cost_rows": t.no_cost,
-        "warnings": _reader_warnings(t, fmt),
+        "warnings": _reader_warnings(t, fmt, gpu_compute),
         "period_start": min(t.starts) if t.starts else None,
         "period_end": max(t.ends) if t.ends else None,
         "top_lines": tuple(_top_lines(t.lines)),
@@ -433,14 +433,25 @@ _MANDATORY_COST = {
 }
 
 
-def _reader_warnings(t: _Totals, fmt: BillFormat) -> tuple[str, ...]:
-    """Rows the totals count as 0 because a mandatory cost is empty: a FOCUS export must fill
-    them, so an empty one is a broken export or a dropped value, which a total never shows."""
-    if not t.no_cost:
-        return ()
-    names = " or ".join(fmt.col(c) for c in _MANDATORY_COST[fmt.family] if fmt.has(c))
+def _reader_warnings(t: _Totals, fmt: BillFormat, gpu_compute: Decimal) -> tuple[str, ...]:
+    """What the totals cannot show: rows counted as 0 because a mandatory cost is empty (a
+    FOCUS export must fill them, so an empty one is a broken export or a dropped value), and
+    GPU compute without instance-hours (Google Cloud's per-GPU and per-vCPU SKUs), which a
+    calibration per GPU node-hour cannot use."""
     files = ", ".join(f.location for f in fmt.files)
-    return (f"{files}: {t.no_cost:,} row(s) have an empty {names}, counted as 0 in the totals",)
+    out = []
+    if t.no_cost:
+        names = " or ".join(fmt.col(c) for c in _MANDATORY_COST[fmt.family] if fmt.has(c))
+        out.append(
+            f"{files}: {t.no_cost:,} row(s) have an empty {names}, counted as 0 in the totals"
+        )
+    if gpu_compute and not t.gpu_hours:
+        out.append(
+            f"{files}: GPU compute with no GPU instance-hours: its rows are billed per GPU-hour "
+            "and per vCPU- or GB-hour (Google Cloud's GPU and accelerator-machine SKUs), not per "
+            "instance, so instance-hours cannot be read from this bill"
+        )
+    return tuple(out)
 
 
 def _gpu_fee_share(
