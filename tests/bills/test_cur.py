@@ -164,3 +164,52 @@ def test_net_unblended_cost_on_every_row_sums_to_the_net_total(tmp_path) -> None
     )
     assert len(rows) == 24
     assert read_bill(path).billed_cost == pytest.approx(0.9 * TOTAL, abs=1e-9)
+
+
+def test_search_streaming_gr6_and_ebs_optimized_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Four rows added to the month, each once misfiled:
+
+    * ``AmazonES`` (OpenSearch's product code) ``ESInstance:r6g.large`` 10.00 and ``AmazonMSK``
+      ``USE1-Kafka.m5.large`` 7.00 were compute: they are other (databases and streaming).
+    * ``BoxUsage:gr6.4xlarge`` (NVIDIA L4) 20 h, 25.00, was not a GPU instance: GPU compute
+      13,904 + 25 = 13,929, hours 350 + 20 = 370.
+    * ``EBSOptimized:p3.2xlarge`` 20 h, 0.50, was storage ("EBS" in its description): it is
+      the instance's surcharge, compute (GPU compute 13,929.50) whose hours are the instance's
+      own BoxUsage rows, so it adds none.
+    Compute 14,042.24 + 25.00 + 0.50 = 14,067.74; other 17.00.
+    """
+    import csv
+
+    with CUR_MONTH.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    first = rows[0]
+    added = [
+        ("AmazonES", "ESInstance:r6g.large", "", "10", "10.00", "$1 per r6g.large hour"),
+        ("AmazonMSK", "USE1-Kafka.m5.large", "", "10", "7.00", "$0.70 per Kafka m5.large hour"),
+        ("AmazonEC2", "BoxUsage:gr6.4xlarge", "gr6.4xlarge", "20", "25.00",
+         "$1.25 per On Demand Linux gr6.4xlarge Instance Hour"),
+        ("AmazonEC2", "EBSOptimized:p3.2xlarge", "p3.2xlarge", "20", "0.50",
+         "$0.025 per hour for EBS Optimized p3.2xlarge Instance"),
+    ]  # fmt: skip
+    for code, usage_type, instance, hours, cost, desc in added:
+        rows.append({
+            **first,
+            "line_item_product_code": code,
+            "line_item_usage_type": usage_type,
+            "product_instance_type": instance,
+            "line_item_usage_amount": hours,
+            "line_item_unblended_cost": cost,
+            "pricing_public_on_demand_cost": cost,
+            "line_item_line_item_description": desc,
+            "resource_tags": "",
+        })  # fmt: skip
+    path = tmp_path / "more.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(first))
+        w.writeheader()
+        w.writerows(rows)
+    s = read_bill(path)
+    assert s.by_category["other"] == pytest.approx(17.00, abs=1e-9)
+    assert s.by_category["compute"] == pytest.approx(COMPUTE + 25.00 + 0.50, abs=1e-9)
+    assert s.gpu_compute_cost == pytest.approx(13904.00 + 25.00 + 0.50, abs=1e-9)
+    assert s.gpu_instance_hours == pytest.approx(370.0, abs=1e-12)

@@ -60,7 +60,7 @@ PURCHASE_OPTIONS: tuple[str, ...] = ("on_demand", "spot", "committed")
 
 #: Accelerator instance families (AWS p*/g*/trn*/inf*/dl*, SageMaker ``ml.`` forms, Azure N-series).
 GPU_INSTANCE_RE = (
-    r"^(ml\.)?(p[2-9][a-z0-9-]*|g[3-9][a-z0-9-]*|trn[0-9][a-z0-9]*|inf[0-9][a-z0-9]*"
+    r"^(ml\.)?(p[2-9][a-z0-9-]*|gr?[3-9][a-z0-9-]*|trn[0-9][a-z0-9]*|inf[0-9][a-z0-9]*"
     r"|dl[0-9][a-z0-9]*)\.|^standard_n[cdv]"
 )
 #: Google Cloud bills an accelerator VM as SKUs, not as an instance type: the GPUs per GPU-hour
@@ -80,7 +80,12 @@ _DISCOUNT_TYPES = [
 ]
 _FEE_TYPES = ["savingsplanrecurringfee", "savingsplanupfrontfee", "rifee"]
 _NEGATION = "savingsplannegation"
-_DB_SERVICE = r"rds|relational database|elasticache|redshift|opensearch|dynamodb|documentdb|neptune"
+#: Database, search and streaming services (CUR product codes too: OpenSearch is ``AmazonES``,
+#: MSK ``AmazonMSK``): their instance usage types (``ESInstance:r6g.large``) are not compute.
+_DB_SERVICE = (
+    r"rds|relational database|elasticache|redshift|opensearch|^amazones$|dynamodb|documentdb|"
+    r"neptune|amazonmsk|managed streaming for (apache )?kafka"
+)
 _TRANSFER_UT = r"datatransfer|-out-bytes|-in-bytes|interzone|cloudfront-(out|in)|aws-(out|in)-"
 # Descriptions name transfer in words, or (FOCUS exports without x_UsageType) by the usage type
 # itself: "USD 0.02 per GB for EUN1-AWS-Out-Bytes", "... for DataTransfer-Out-Bytes ...".
@@ -168,6 +173,9 @@ def classify(n: Any) -> Any:
             "monitoring",
         ),
         (_m(svc, r"sagemaker") & f._gpu_instance, "compute"),
+        # The EBS-optimized surcharge of an instance (``EBSOptimized:p3.2xlarge``, "… EBS
+        # Optimized …") is compute, though its description names EBS.
+        (_m(ut, r"^ebsoptimized:"), "compute"),
         (
             _m(svc, _DB_SERVICE)
             | _m(cat, _OTHER_CATS)
@@ -214,6 +222,8 @@ def classify(n: Any) -> Any:
         (
             gpu_instance
             & hour_unit
+            # the instance's hours are its BoxUsage rows; the surcharge's would count them twice
+            & ~_m(c.usage_type, r"^ebsoptimized:")
             & ~c._lit.isin([*_FEE_TYPES, _NEGATION])
             & c.quantity.notnull(),
             c.quantity,
