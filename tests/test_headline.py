@@ -408,3 +408,21 @@ def test_the_all_spot_action_says_the_savings_plan_goes_with_it(catalog: Catalog
     assert fc.outlook is not None
     (spot,) = [a for a in fc.outlook.actions if a.kind == "spot"]
     assert spot.title.startswith("Run all 4 nodes on spot (the plan: 2), without the 3yr")
+
+
+def test_an_action_carries_the_warnings_of_the_plan_it_proposes(catalog: Catalog) -> None:
+    """Was: "Run all 16 nodes on spot" on the HyperPod example said nothing of the rate it is
+    priced at, while forecasting that plan warns that no HyperPod Spot rate is published (the
+    EC2 Spot rate stands in). The caveat now holds every warning the proposed plan's forecast
+    adds to the plan's own."""
+    plan = load_plan(EXAMPLES / "hyperpod-finetune.toml")
+    fc = advise(plan, forecast(plan, catalog, today=TODAY), catalog, today=TODAY, trials=200)
+    assert fc.outlook is not None
+    spot = next(a for a in fc.outlook.actions if a.kind == "spot")
+    assert "no published HyperPod Spot rate" in spot.caveat
+    variant = plan.model_copy(
+        update={"purchase": plan.purchase.model_copy(update={"spot_fraction": 1.0})}
+    )
+    added = set(forecast(variant, catalog, today=TODAY).usage.warnings) - set(fc.usage.warnings)
+    assert added
+    assert all(w in spot.caveat for w in added)

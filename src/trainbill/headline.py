@@ -247,12 +247,17 @@ def _variant(
 
 def _action(kind: ActionKind, fc: Forecast, alt: Forecast, title: str, caveat: str,
             change: Mapping[str, Any]) -> Action:  # fmt: skip
+    """The action, its caveat completed with what the variant's own plan warns of and the
+    plan's does not (a HyperPod cluster moved to spot is priced at the EC2 Spot rate, with no
+    published HyperPod Spot rate; a node count that splits the spot share into fractions):
+    a user acting on the saving must see what the forecast of that plan would say."""
+    new = [w for w in alt.usage.warnings if w not in fc.usage.warnings]
     return Action(
         kind=kind,
         title=title,
         saving_usd=fc.total_usd - alt.total_usd,
         total_usd=alt.total_usd,
-        caveat=caveat,
+        caveat="; ".join(x for x in (caveat, *new) if x),
         change=change,
     )
 
