@@ -296,3 +296,12 @@ def test_optimize_says_why_nothing_could_be_searched(catalog: Catalog) -> None:
     assert "p4d.24xlarge: not searched" in text
     assert "does not fit" in text
     assert "price" not in text
+
+
+def test_the_best_plan_keeps_the_deadline_it_was_chosen_for(catalog: Catalog) -> None:
+    """Was: ``optimize --deadline-hours 12 -o best.toml`` wrote a plan without the deadline, so
+    ``simulate`` and ``report`` on it showed no odds of meeting it."""
+    plan = load_plan(SEED)
+    assert plan.run.deadline_hours is None
+    result = optimize(plan, catalog, deadline_hours=200.0, today=TODAY)
+    assert result.best_plan.run.deadline_hours == 200.0

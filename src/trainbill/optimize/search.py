@@ -198,6 +198,11 @@ def optimize(
         raise _infeasible(search.worst, deadline, budget_usd, use_p90)
     chosen = _choose(blocks, search.best, user if user_ok else None, use_p90)
     best_plan = plan if chosen.is_user_plan else _plan_of(plan, catalog, chosen)
+    if deadline != best_plan.run.deadline_hours:
+        # The deadline it was chosen for travels with it: ``simulate``/``report`` on the written
+        # plan then show the odds of meeting it.
+        run = best_plan.run.model_copy(update={"deadline_hours": deadline})
+        best_plan = best_plan.model_copy(update={"run": run})
     pareto = _front(search.front, user, budget_usd, use_p90)
     rows = _rightsizing(blocks, chosen, use_p90)
     noted = _noter(plan, catalog, user, today)
