@@ -168,3 +168,35 @@ def test_hyperpod_with_an_ml_price_is_searched_on_demand_only(catalog: Catalog) 
     assert all(c.spot_fraction == 0.0 for c in found)
     assert any(s.startswith("p5.48xlarge: HyperPod on spot not searched") for s in result.skipped)
     assert not any(s.startswith("p5.48xlarge: HyperPod not searched") for s in result.skipped)
+
+
+def test_a_deadline_met_only_on_average_is_a_caveat(catalog: Catalog) -> None:
+    """Was: "cheapest within the 12 h deadline" recommended a plan whose own P90 wall-clock was
+    12.6 h, with no word of it. Every candidate meeting the deadline on its expected wall-clock
+    but not at its P90 says so; the others do not."""
+    plan = load_plan(SEED)
+    result = optimize(plan, catalog, deadline_hours=12.0, today=TODAY)
+    seen = [result.best, *result.pareto]
+    for c in seen:
+        risky = c.p90_wall_hours > 12.0 >= c.wall_hours
+        assert ("deadline_risk" in {k.kind for k in c.caveats}) == risky
+    assert any("deadline_risk" in {k.kind for k in c.caveats} for c in seen)
+
+
+def test_a_price_from_the_reference_region_is_a_caveat(catalog: Catalog) -> None:
+    """Was: a plan in eu-west-2 got recommendations priced at us-east-1's rates (the catalog has
+    no eu-west-2 point for them) with no caveat, while its forecast warns of it."""
+    plan = load_plan(SEED)
+    plan = plan.model_copy(
+        update={"cluster": plan.cluster.model_copy(update={"region": "eu-west-2"})}
+    )
+    result = optimize(plan, catalog, today=TODAY)
+    for c in [result.best, *result.pareto]:
+        as_of = plan.prices.as_of
+        rate = catalog.find_price(
+            c.instance, "on_demand", provider=c.provider, region=c.region, as_of=as_of
+        )
+        assert rate is not None
+        flagged = "reference_region" in {k.kind for k in c.caveats}
+        assert flagged == (rate.region != c.region)
+    assert "reference_region" in {k.kind for k in result.best.caveats}

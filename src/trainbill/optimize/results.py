@@ -23,7 +23,16 @@ from trainbill.spec import Plan
 from trainbill.usage import usage_for
 
 #: What a recommendation changes that the price alone does not show (see ``Caveat``).
-CaveatKind = Literal["stand_in", "porting", "cloud", "older_gpu", "memory", "spot_capacity"]
+CaveatKind = Literal[
+    "stand_in",
+    "porting",
+    "cloud",
+    "older_gpu",
+    "memory",
+    "spot_capacity",
+    "reference_region",
+    "deadline_risk",
+]
 
 
 @record
@@ -34,7 +43,9 @@ class Caveat:
     accelerator vendor: the code must be ported), ``cloud`` (another cloud: account, quotas,
     data), ``older_gpu`` (an accelerator launched before the plan's), ``memory`` (less HBM per
     accelerator: the parallel layout must be re-tuned), ``spot_capacity`` (more nodes on spot
-    than the plan: capacity at that size is not guaranteed).
+    than the plan: capacity at that size is not guaranteed), ``reference_region`` (its instance
+    has no price point in its region: priced at the provider's reference region's),
+    ``deadline_risk`` (meets the deadline on the expected wall-clock, not at its P90).
     """
 
     kind: CaveatKind
@@ -177,9 +188,15 @@ _PORTING = {
 
 
 def _caveats(
-    c: Candidate, user_inst: Instance, user_spot_nodes: float, catalog: Catalog, as_of: date
+    c: Candidate,
+    user_inst: Instance,
+    user_spot_nodes: float,
+    catalog: Catalog,
+    as_of: date,
+    deadline: float | None = None,
 ) -> tuple[Caveat, ...]:
-    """What ``c`` changes against the user's plan beyond its price (see ``Caveat``)."""
+    """What ``c`` changes against the user's plan beyond its price, and what its price or
+    deadline rests on (see ``Caveat``)."""
     inst = catalog.instance(c.instance)
     acc: Accelerator = catalog.accelerator(c.accelerator)
     mine: Accelerator = catalog.accelerator(user_inst.accelerator)
@@ -229,6 +246,22 @@ def _caveats(
             f"at once may not be available; {seen}"
         )
         out.append(Caveat(kind="spot_capacity", text=text))
+    rate = catalog.find_price(
+        c.instance, "on_demand", provider=c.provider, region=c.region, as_of=as_of
+    )
+    if rate is not None and rate.region != c.region:
+        text = (
+            f"no {c.instance} price point for {c.region} in the catalog: priced at "
+            f"{rate.region}'s ({c.provider}'s reference region); prices differ by region"
+        )
+        out.append(Caveat(kind="reference_region", text=text))
+    if deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
+        text = (
+            f"meets the {deadline:g} h deadline on its expected {c.wall_hours:,.1f} h, not at "
+            f"its P90 ({c.p90_wall_hours:,.1f} h): failures and reclaims can make it miss; "
+            "search on the P90 (--p90) to bound it"
+        )
+        out.append(Caveat(kind="deadline_risk", text=text))
     return tuple(out)
 
 

@@ -205,7 +205,7 @@ def optimize(
         best_plan = best_plan.model_copy(update={"run": run})
     pareto = _front(search.front, user, budget_usd, use_p90)
     rows = _rightsizing(blocks, chosen, use_p90)
-    noted = _noter(plan, catalog, user, today)
+    noted = _noter(plan, catalog, user, today, deadline)
     return OptimizationResult(
         best=noted(chosen),
         best_plan=best_plan,
@@ -287,7 +287,11 @@ def _front(
 
 
 def _noter(
-    plan: Plan, catalog: Catalog, user: Candidate | None, today: date | None
+    plan: Plan,
+    catalog: Catalog,
+    user: Candidate | None,
+    today: date | None,
+    deadline: float | None = None,
 ) -> Callable[[Candidate], Candidate]:
     """A function that gives a candidate its caveats against the user's plan (``_caveats``)."""
     user_inst, _ = resolve_cluster(plan, catalog)
@@ -295,6 +299,6 @@ def _noter(
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
 
     def noted(c: Candidate) -> Candidate:
-        return replace(c, caveats=_caveats(c, user_inst, spot_nodes, catalog, as_of))
+        return replace(c, caveats=_caveats(c, user_inst, spot_nodes, catalog, as_of, deadline))
 
     return noted
