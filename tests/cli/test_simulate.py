@@ -225,3 +225,19 @@ def test_cli_table_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 1
     assert "LOW:HIGH" in err
+
+
+def test_simulate_says_what_the_forecast_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: ``simulate --nodes 5`` on the seed (half on spot) returned ``"warnings": []`` while
+    ``forecast`` on the same plan warns that 0.5 of 5 nodes is 2.5 spot nodes. The simulation
+    carries every warning of the plan's forecast."""
+    code, out, err = run_argv(["forecast", str(SEED), "--nodes", "5", "--json"], capsys)
+    assert code == 0, err
+    expected = json.loads(out)["warnings"]
+    assert any("2.5 spot nodes" in w for w in expected)
+    code, out, err = run_argv(
+        ["simulate", str(SEED), "--nodes", "5", "--trials", "200", "--json"], capsys
+    )
+    assert code == 0, err
+    got = json.loads(out)["warnings"]
+    assert all(w in got for w in expected)

@@ -278,7 +278,7 @@ def simulate_cmd(
         sim = simulate(usage, catalog, **run)
     if cals:
         notes = tuple(c.text for c in calibration_cautions(usage, calibrated))
-        sim = replace(sim, warnings=(*sim.warnings, *notes))
+        sim = replace(sim, warnings=tuple(dict.fromkeys((*sim.warnings, *notes))))
     study = spot = None
     if study_trials > 0:
         study_seed = sim.seed

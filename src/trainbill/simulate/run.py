@@ -124,7 +124,9 @@ def simulate(
         by_category_mean_usd=dict(zip(CATEGORIES, _snap_noise(t.sum_cat / trials), strict=True)),
         deterministic_by_category_usd=dict(det.ledger.by_category()),
         mean_events=t.mean_events(trials),
-        warnings=_warnings(usage, p),
+        # The plan's own warnings (a spot share that splits nodes, prices marked UNVERIFIED,
+        # a reference region's rates), as its forecast words them, then the simulation's.
+        warnings=(*det.warnings, *_warnings(usage, p)),
         samples=t.samples(p),
     )
 
