@@ -277,6 +277,21 @@ def test_a_spot_share_of_part_of_a_node_is_said(catalog: Catalog) -> None:
     assert not [w for w in whole.warnings if "spot_fraction" in w]
 
 
+def test_a_spot_share_of_part_of_a_node_is_said_when_gpus_set_the_nodes(
+    catalog: Catalog,
+) -> None:
+    """Was silent when the node count came from ``gpus``: 3 GPUs round up to 1 p5 node (8 GPUs);
+    half of it on spot is 0.5 spot nodes. Both the rounding and the split are said."""
+    d = _plan()
+    d["cluster"] = {"instance": "p5.48xlarge", "gpus": 3}
+    d["purchase"] = {"spot_fraction": 0.5}
+    notes = resolve_job(plan_from_dict(d), catalog, today=TODAY).warnings
+    assert any(w.startswith("cluster.gpus = 3") for w in notes)
+    assert any(
+        w.startswith("purchase.spot_fraction = 0.5 of 1 node is 0.5 spot nodes") for w in notes
+    )
+
+
 def test_a_plan_that_cannot_size_its_checkpoints_says_they_are_not_priced(
     catalog: Catalog,
 ) -> None:

@@ -505,7 +505,7 @@ def _cluster_warnings(plan: Plan, inst: Instance, nodes: int) -> tuple[str, ...]
             f"node: priced {nodes} node{'s' if nodes != 1 else ''} = {got} GPUs (clouds bill "
             "whole instances)"
         )
-        return (msg,)
+        return (msg, *_spot_share_warnings(plan, nodes))
     return _spot_share_warnings(plan, nodes)
 
 
