@@ -66,3 +66,18 @@ def test_analysis_simulation_is_the_simulators(catalog: Catalog) -> None:
     assert s.p_miss_deadline == sim.deadline_miss_probability
     assert s.source == "trainbill.simulate: 500 trials, seed 7"
     assert data.simulation_note == ""
+
+
+def test_the_report_shows_one_p90(catalog: Catalog) -> None:
+    """Was: the headline's budget came from 2,000 trials (seed 0) and the risk section's P90
+    from the report's own --trials/--seed: two different P90s on one page. With --trials 0 the
+    page said no simulation was run while the headline showed a simulated budget."""
+    plan = load_plan(SEED)
+    a = analyse(plan, catalog, today=TODAY, trials=500, seed=3, search=False)
+    assert a.forecast.outlook is not None
+    assert a.forecast.outlook.budget is not None
+    assert a.simulation is not None
+    assert a.forecast.outlook.budget.p90_usd == a.simulation.p90_usd
+    assert a.forecast.outlook.budget.trials == 500
+    none = analyse(plan, catalog, today=TODAY, simulate=False, search=False)
+    assert "the headline's P90 budget is the forecast's own" in none.simulation_note

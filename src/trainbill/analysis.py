@@ -243,9 +243,10 @@ def analyse(
     ``search=False`` skips the planner (about a second) and uses the node-count sweep;
     ``simulate=False`` skips the Monte Carlo.
     """
-    # The headline's budget and actions are the CLI's own (same trials and seed as
-    # ``forecast --json``).
-    fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today)
+    # The headline's budget is the risk section's simulation (same trials and seed, so the
+    # report shows one P90); without one, the CLI's own (``forecast --json``'s trials and seed).
+    sim_args = {"trials": trials, "seed": seed} if simulate else {}
+    fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today, **sim_args)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
     if search:
@@ -261,7 +262,12 @@ def analyse(
     if planner is None:
         sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
     sim: SimulationSummary | None = None
-    note = "Monte Carlo simulation was not requested (--trials 0)."
+    budget = fc.outlook.budget if fc.outlook is not None else None
+    note = "Monte Carlo simulation was not requested (--trials 0)" + (
+        f"; the headline's P90 budget is the forecast's own ({budget.basis.rstrip('.')})."
+        if budget is not None
+        else "."
+    )
     if simulate:
         sim = simulation_of(run_simulation(plan, catalog, trials=trials, rng=seed, today=today))
         note = ""
