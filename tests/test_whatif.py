@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -83,6 +84,30 @@ def test_rule_of_thumb_seed(catalog: Catalog) -> None:
     assert r.high_usd == pytest.approx(373_773.312)
     # The per-category gaps add up to itemized − base.
     assert sum(b for _c, _a, b in r.by_category) == pytest.approx(r.itemized_usd - r.base_usd)
+
+
+def test_rule_of_thumb_verdict_weighs_the_p90_budget(catalog: Catalog) -> None:
+    """Was: "the rule over-budgets this plan" whenever the expected bill fell below the rule's
+    range, though the plan's own P90 budget could be far above it. On the seed's range
+    ($323,936.87-$373,773.31): a $300,000 expected bill with a $400,000 budget is covered on
+    average only; with a $310,000 budget the rule over-budgets; a $330,000 expected bill with a
+    $360,000 budget is covered at P90."""
+    fc = forecast(load_plan(SEED), catalog, today=TODAY)
+    r = rule_of_thumb(fc, catalog)
+    cases = [
+        (300_000.0, 400_000.0, ("below the rule's range, the P90 budget above it: the rule "
+                                "covers the expected bill, not a 1-in-10 overrun")),
+        (300_000.0, 310_000.0, ("below the rule's range, the P90 budget below it: the rule "
+                                "over-budgets this plan")),
+        (330_000.0, 360_000.0, ("inside the rule's range, the P90 budget inside it: the rule "
+                                "covers the P90 budget")),
+        (380_000.0, 420_000.0, ("above the rule's range, the P90 budget above it: the rule "
+                                "under-budgets this plan")),
+    ]  # fmt: skip
+    for expected, p90, said in cases:
+        judged = replace(r, itemized_usd=expected, budget_usd=p90)
+        assert judged.verdict == f"the expected bill is {said}"
+    assert replace(r, itemized_usd=300_000.0).verdict.endswith("the rule over-budgets this plan")
 
 
 def test_compare_orchestrators(catalog: Catalog) -> None:

@@ -206,10 +206,13 @@ def sparse_cmd(
 def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     """The article's formula (× 1.3–1.5 × 1.1 if spot) next to the itemized bill, gap by category."""  # noqa: E501 - Typer lists the first line as written
     from trainbill.forecast import forecast
+    from trainbill.headline import budget
 
     catalog = catalog_from_options(catalog_dir)
-    fc = forecast(load_plan(plan_file), catalog)
-    r = rule_of_thumb(fc, catalog)
+    plan = load_plan(plan_file)
+    fc = forecast(plan, catalog)
+    b, _ = budget(fc, catalog, deadline_hours=plan.run.deadline_hours)
+    r = rule_of_thumb(fc, catalog, budget_usd=b.usd)
     if as_json:
         print_json(
             {
@@ -220,6 +223,8 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
                 "low_usd": r.low_usd,
                 "high_usd": r.high_usd,
                 "itemized_usd": r.itemized_usd,
+                "budget_usd": r.budget_usd,
+                "budget_basis": b.basis,
                 "verdict": r.verdict,
                 "by_category": [
                     {"category": c, "itemized_usd": a, "beyond_base_usd": b}
@@ -233,7 +238,8 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
         f"{r.utilization_low:g}–{r.utilization_high:g} × {r.risk:g} = {_m(r.low_usd)} – "
         f"{_m(r.high_usd)}"
     )
-    console.print(f"Itemized forecast: {_m(r.itemized_usd)} ({r.verdict})")
+    console.print(f"Itemized forecast: {_m(r.itemized_usd)}; budget (P90): {_m(b.usd)}")
+    console.print(f"Verdict: {r.verdict}")
     t = Table(title="Where the itemized bill differs from the rule's base")
     t.add_column("category")
     t.add_column("itemized", justify="right")
