@@ -245,8 +245,11 @@ def analyse(
     """
     # The headline's budget is the risk section's simulation (same trials and seed, so the
     # report shows one P90); without one, the CLI's own (``forecast --json``'s trials and seed).
-    sim_args = {"trials": trials, "seed": seed} if simulate else {}
-    fc = advise(plan, forecast(plan, catalog, today=today), catalog, today=today, **sim_args)
+    fc = forecast(plan, catalog, today=today)
+    if simulate:
+        fc = advise(plan, fc, catalog, today=today, trials=trials, seed=seed)
+    else:
+        fc = advise(plan, fc, catalog, today=today)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
     if search:

@@ -244,8 +244,8 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
     t.add_column("category")
     t.add_column("itemized", justify="right")
     t.add_column("beyond the base", justify="right")
-    for c, a, b in r.by_category:
-        t.add_row(c, _m(a), _m(b))
+    for c, a, beyond in r.by_category:
+        t.add_row(c, _m(a), _m(beyond))
     t.add_row("[bold]total[/bold]", _m(r.itemized_usd), _m(r.itemized_usd - r.base_usd))
     console.print(t)
     console.print(
