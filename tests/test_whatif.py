@@ -309,3 +309,29 @@ def test_attention_sparsity_is_a_typed_whatif_on_the_plan(catalog: Catalog) -> N
     s = once.whatif.flops_saving
     assert _close_rel(twice.whatif.flops_saving, 1 - (1 - s) ** 2)
     assert len(twice.whatif.notes) == 2
+
+
+def test_storage_check_recommends_a_gp3_volume_aws_would_create(catalog: Catalog) -> None:
+    """Was: "provision at least 10 IOPS and 1,907 MiB/s per volume" on the 13B example, below
+    gp3's 3,000 IOPS baseline, and a throughput its own plan check refuses at 3,000 IOPS
+    (1,907 MiB/s needs 1,907 / 0.25 = 7,628 IOPS). The suggestion rounds the demand up to
+    whole units (1,908 MiB/s, so 1,908 / 0.25 = 7,632 IOPS; the 2,000 GB volume allows 500 x
+    2,000 IOPS) and, written into the plan, is accepted and keeps up."""
+    plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
+    rep = storage_check(plan, catalog, today=TODAY)
+    assert not rep.provisioning_fits
+    demand = max(rep.read_mibps_per_node, rep.checkpoint_write_mibps_per_node)
+    assert rep.suggested_mibps == math.ceil(demand)
+    assert rep.suggested_iops == max(3000, math.ceil(rep.suggested_mibps / 0.25))
+    assert f"provision {rep.suggested_iops:,.0f} IOPS" in rep.recommendation
+    storage = plan.storage.model_copy(
+        update={
+            "ebs_iops": rep.suggested_iops,
+            "ebs_throughput_mibps": rep.suggested_mibps,
+            "ebs_gb_per_node": rep.suggested_gb,
+        }
+    )
+    followed = plan.model_copy(update={"storage": storage})
+    after = storage_check(followed, catalog, today=TODAY)
+    assert after.provisioning_fits
+    assert after.recommendation.startswith("gp3 as provisioned keeps up")

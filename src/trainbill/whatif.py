@@ -154,6 +154,12 @@ class StorageReport:
     gp3_max_mibps: float
     provisioned_iops: float
     provisioned_mibps: float
+    #: A gp3 setting AWS would create that meets the demand (``_gp3_setting``): IOPS, MiB/s and
+    #: the volume GB they need; the plan's own values where they suffice.
+    suggested_iops: float
+    suggested_mibps: float
+    suggested_gb: float
+    provisioned_gb: float
     ebs_fits: bool
     provisioning_fits: bool
     stall_hours: float
@@ -182,11 +188,18 @@ class StorageReport:
                 f"losing {self.stall_hours:,.1f} h (${self.stall_usd:,.0f}) to I/O stalls"
             )
         if not self.provisioning_fits:
+            size = (
+                f" on a volume of at least {self.suggested_gb:,.0f} GB"
+                if self.suggested_gb > self.provisioned_gb
+                else ""
+            )
             return (
-                f"gp3 can keep up, but provision at least {self.read_iops_per_node:,.0f} IOPS "
-                f"and {max(self.read_mibps_per_node, self.checkpoint_write_mibps_per_node):,.0f} "
-                f"MiB/s per volume (the plan has {self.provisioned_iops:,.0f} IOPS / "
-                f"{self.provisioned_mibps:,.0f} MiB/s)"
+                f"gp3 can keep up, but provision {self.suggested_iops:,.0f} IOPS and "
+                f"{self.suggested_mibps:,.0f} MiB/s per volume{size} (the plan has "
+                f"{self.provisioned_iops:,.0f} IOPS / {self.provisioned_mibps:,.0f} MiB/s; "
+                f"the demand is {self.read_iops_per_node:,.0f} IOPS and "
+                f"{max(self.read_mibps_per_node, self.checkpoint_write_mibps_per_node):,.0f} "
+                "MiB/s)"
             )
         return "gp3 as provisioned keeps up with the data loader and checkpoint writes"
 
@@ -229,6 +242,12 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     ck_mbps = _checkpoint_burst_mbps(u, load.want_write)
     need_mbps = max(load.tokens_per_s * bpt / 1e6, ck_mbps)
     fsx_usd, fsx_tier, fsx_gb = _cheapest_fsx(catalog, u, need_mbps)
+    iops, mibps, gb = _gp3_setting(
+        catalog,
+        need_iops=max(load.read_iops, u.storage.ebs_iops),
+        need_mibps=max(load.read_mibps, load.write_mibps, u.storage.ebs_throughput_mibps),
+        gb=u.storage.ebs_gb_per_node,
+    )
     return StorageReport(
         tokens_per_s=load.tokens_per_s,
         read_mibps_per_node=load.read_mibps,
@@ -240,6 +259,10 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         gp3_max_mibps=max_mibps,
         provisioned_iops=u.storage.ebs_iops,
         provisioned_mibps=u.storage.ebs_throughput_mibps,
+        suggested_iops=iops,
+        suggested_mibps=mibps,
+        suggested_gb=gb,
+        provisioned_gb=u.storage.ebs_gb_per_node,
         ebs_fits=ebs_fits,
         provisioning_fits=provisioning_fits and load.write_mibps <= u.storage.ebs_throughput_mibps,
         stall_hours=stall_hours,
@@ -250,6 +273,28 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         fsx_usd=fsx_usd,
         notes=_storage_notes(u, ck_mbps),
     )
+
+
+def _gp3_setting(
+    catalog: Catalog, *, need_iops: float, need_mibps: float, gb: float
+) -> tuple[float, float, float]:
+    """(IOPS, MiB/s, GB) of a gp3 volume AWS would create that gives ``need_iops`` and
+    ``need_mibps``: never below the free baseline, throughput above it backed by 1 IOPS per
+    0.25 MiB/s, IOPS above it by 1 GiB per 500 (AWS EBS volume types; the same rules the plan's
+    own volume is checked by, ``usage._check_gp3``). Per-volume limits are ``_gp3_stall``'s
+    business: beyond them gp3 does not keep up at all. Once "provision 10 IOPS and 1,907 MiB/s"
+    was recommended, a volume the plan checker itself refuses."""
+    free_iops = float(catalog.value("defaults.storage.ebs_iops"))
+    free_mibps = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
+    per_gib = float(catalog.value("whatif.gp3_max_iops_per_gib"))
+    per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
+    mibps = max(free_mibps, math.ceil(need_mibps))
+    iops = max(free_iops, math.ceil(need_iops))
+    if mibps > free_mibps:
+        iops = max(iops, math.ceil(mibps / per_iops))
+    if iops > free_iops:
+        gb = max(gb, math.ceil(iops / per_gib))
+    return float(iops), float(mibps), float(gb)
 
 
 def _gp3_load(plan: Plan, catalog: Catalog, u: Usage) -> _Gp3Load:
