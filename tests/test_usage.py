@@ -292,6 +292,28 @@ def test_a_spot_share_of_part_of_a_node_is_said_when_gpus_set_the_nodes(
     )
 
 
+def test_checkpoints_that_do_not_fit_on_the_file_system_are_said(catalog: Catalog) -> None:
+    """Was silent: 3 kept checkpoints of 980 GB on a 1,200 GiB FSx were priced as if they fit.
+    Here 3 × 100 GB kept + a 500 GB dataset read from the same FSx = 800 GB on a 1,200 GiB
+    scratch_2 file system (1,200 GB billed): fits. With 10 kept, 1,000 + 500 = 1,500 GB: said."""
+
+    def fsx_plan(keep: int) -> Usage:
+        d = _plan()
+        d["checkpoint"] = {**d["checkpoint"], "target": "fsx", "keep_last": keep}
+        d["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 1200, "fsx_tier": "scratch_2"}
+        d["data"] = {**d["data"], "source": "fsx"}
+        return usage_for(plan_from_dict(d), catalog, today=TODAY)
+
+    assert fsx_plan(3).storage.fsx_capacity_gb == 1200
+    assert not [w for w in fsx_plan(3).warnings if "do not fit" in w]
+    (note,) = [w for w in fsx_plan(10).warnings if "do not fit" in w]
+    assert note.startswith(
+        "checkpoint.keep_last = 10 checkpoints of 100 GB (1,000 GB) and the 500 GB dataset do "
+        "not fit on the 1,200 GB FSx file system"
+    )
+    assert "at least 1,500 GB" in note
+
+
 def test_a_plan_that_cannot_size_its_checkpoints_says_they_are_not_priced(
     catalog: Catalog,
 ) -> None:

@@ -1087,6 +1087,7 @@ def usage_for(
     dataset_gb = _dataset_gb(plan, catalog, d)
     storage = _storage(plan, d, writes, job.provider)
     checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
+    data = _data(plan, d, job, dataset_gb)
     return Usage(
         name=plan.run.name,
         provider=job.provider,
@@ -1097,7 +1098,7 @@ def usage_for(
         orchestrator=job.orchestrator,
         zone=plan.cluster.zone,
         zone_id=job.zone_id,
-        warnings=job.warnings,
+        warnings=(*job.warnings, *_fsx_fit_warnings(checkpoint, storage, data)),
         whatif_notes=job.whatif_notes,
         precision=plan.model.precision,
         as_of=job.as_of,
@@ -1107,7 +1108,7 @@ def usage_for(
         evaluation=evaluation,
         reliability=events.reliability(rel),
         storage=storage,
-        data=_data(plan, d, job, dataset_gb),
+        data=data,
         network=_network(plan, d),
         monitoring=_monitoring(plan, d),
         purchase=_purchase(plan, job),
@@ -1646,6 +1647,26 @@ def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str
     note = (
         f"storage.fsx_capacity_gb = {gib:,.0f} is not a size {product} creates in the {tier} "
         f"tier: priced as the {made:,.0f} GiB file system it would create"
+    )
+    return (note,)
+
+
+def _fsx_fit_warnings(ck: Checkpoint, st: Storage, data: Data) -> tuple[str, ...]:
+    """Checkpoints kept on the file system (and the dataset, when it is read from there) that
+    do not fit in it: the bill prices the file system as sized, but that run cannot keep them.
+    Said, not refused: a team may prune or copy checkpoints out as it goes."""
+    if ck.target != "fsx" or ck.size_gb <= 0 or st.fsx_capacity_gb <= 0:
+        return ()
+    kept = ck.size_gb * ck.keep_last
+    on_it = data.dataset_gb if data.source == "fsx" else 0.0
+    if kept + on_it <= st.fsx_capacity_gb:
+        return ()
+    dataset = f" and the {on_it:,.0f} GB dataset" if on_it else ""
+    note = (
+        f"checkpoint.keep_last = {ck.keep_last} checkpoints of {ck.size_gb:,.0f} GB "
+        f"({kept:,.0f} GB){dataset} do not fit on the {st.fsx_capacity_gb:,.0f} GB FSx file "
+        "system the bill prices (storage.fsx_capacity_gb): give it at least "
+        f"{kept + on_it:,.0f} GB, keep fewer checkpoints, or write them to s3"
     )
     return (note,)
 
