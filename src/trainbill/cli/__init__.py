@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="trainbill", standalone_mode=True)
     except TrainbillError as exc:
-        sys.stderr.write(f"trainbill: error: {exc}\n")
+        from trainbill.cli._common import named_by_plan
+
+        sys.stderr.write(f"trainbill: error: {named_by_plan(exc)}\n")
         raise SystemExit(1) from None
     except SystemExit as exc:
         # Typer turns a Ctrl-C inside a running command into a silent exit 130; say what

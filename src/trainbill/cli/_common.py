@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from trainbill.catalog import Catalog
+    from trainbill.spec import Plan
 
     console: Console
 
@@ -31,8 +32,11 @@ __all__ = [
     "check_output_path",
     "console",
     "finite_option",
+    "named_by_plan",
     "print_json",
     "read_calibrations",
+    "read_plan",
+    "remember_plan_source",
     "write_output",
 ]
 
@@ -57,6 +61,47 @@ def __getattr__(name: str) -> Any:
         made = Console(highlight=False, width=160)
     globals()["console"] = made
     return made
+
+
+#: Where the command's plan came from (``read_plan``, ``_plan_flags.build_plan``): an error a
+#: rule raises later about one of the plan's fields names it (``named_by_plan``).
+_PLAN_SOURCE: list[str] = []
+#: Plan sections: a field under one of them is the plan's (``SpecError.field``).
+_PLAN_SECTIONS = (
+    "run.", "model.", "cluster.", "purchase.", "prices.", "storage.", "data.", "checkpoint.",
+    "evaluation.", "network.", "monitoring.", "reliability.",
+)  # fmt: skip
+
+
+def remember_plan_source(source: str) -> None:
+    """Record where the command's plan came from (a file, or the command line's flags)."""
+    _PLAN_SOURCE[:] = [source]
+
+
+def read_plan(path: Path) -> Plan:
+    """``spec.load_plan``, remembering the file for the errors the plan's rules raise later."""
+    from trainbill.spec import load_plan
+
+    remember_plan_source(str(path))
+    return load_plan(path)
+
+
+def named_by_plan(exc: Exception) -> str:
+    """The error's line, with the plan's file in front when a rule about one of the plan's
+    fields raised it without one (a gp3 volume AWS would not create, a data region that is the
+    cluster's own): "pt.toml: storage.ebs_throughput_mibps: …", as the plan's reader words it.
+    """
+    from trainbill.errors import SpecError
+
+    if (
+        isinstance(exc, SpecError)
+        and exc.source is None
+        and exc.field is not None
+        and (exc.field == "plan" or exc.field.startswith(_PLAN_SECTIONS))
+        and _PLAN_SOURCE
+    ):
+        return f"{_PLAN_SOURCE[0]}: {exc}"
+    return str(exc)
 
 
 def catalog_from_options(catalog_dirs: Sequence[Path] | None = None) -> Catalog:

@@ -177,7 +177,10 @@ def build_plan(
 
     overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
     overrides = {k: v for k, v in overrides.items() if v}
+    from trainbill.cli._common import remember_plan_source
+
     check_cluster_flags(flags)
+    remember_plan_source(str(plan_file) if plan_file is not None else "command line")
     if plan_file is None:
         if not overrides:
             msg = (

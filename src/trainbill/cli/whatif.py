@@ -12,9 +12,9 @@ from rich.table import Table
 
 from trainbill.catalog import Catalog
 from trainbill.cli import app
-from trainbill.cli._common import catalog_from_options, console, print_json
+from trainbill.cli._common import catalog_from_options, console, print_json, read_plan
 from trainbill.importers import ImportReport, import_cluster, provenance
-from trainbill.spec import Plan, load_plan, merge_plan_dicts, plan_from_dict
+from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
 from trainbill.whatif import (
     cheapest_priced,
     compare_orchestrators,
@@ -47,7 +47,7 @@ def compare_cmd(
 ) -> None:
     """The same job on raw EC2, SageMaker HyperPod and EKS + Karpenter (the article's table, computed)."""  # noqa: E501 - Typer lists the first line as written
     catalog = catalog_from_options(catalog_dir)
-    rows = compare_orchestrators(load_plan(plan_file), catalog)
+    rows = compare_orchestrators(read_plan(plan_file), catalog)
     if as_json:
         print_json(
             [
@@ -117,7 +117,7 @@ def storage_cmd(
     plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Can gp3 feed the data loader and absorb checkpoints? If not, size and price FSx for Lustre."""  # noqa: E501 - Typer lists the first line as written
-    rep = storage_check(load_plan(plan_file), catalog_from_options(catalog_dir))
+    rep = storage_check(read_plan(plan_file), catalog_from_options(catalog_dir))
     if as_json:
         d = {k: getattr(rep, k) for k in rep.__dataclass_fields__}
         d["recommendation"] = rep.recommendation
@@ -156,7 +156,7 @@ def sparse_cmd(
 ) -> None:
     """What skipping a share of attention saves, by sequence length; can the article's 38% hold?"""
     rep = sparse_attention(
-        load_plan(plan_file),
+        read_plan(plan_file),
         catalog_from_options(catalog_dir),
         sparsity=sparsity,
         source=str(plan_file),
@@ -209,7 +209,7 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
     from trainbill.headline import budget
 
     catalog = catalog_from_options(catalog_dir)
-    plan = load_plan(plan_file)
+    plan = read_plan(plan_file)
     fc = forecast(plan, catalog)
     b, _ = budget(fc, catalog, deadline_hours=plan.run.deadline_hours)
     r = rule_of_thumb(fc, catalog, budget_usd=b.usd)
@@ -269,7 +269,7 @@ def imported_plan(
     report = import_cluster(kind, cluster_file, catalog=catalog)
     base: dict[str, Any] = {}
     if plan_file is not None:
-        base = load_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
+        base = read_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
     overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
     overrides = {k: v for k, v in overrides.items() if v}
     imp_cluster = report.plan.get("cluster", {})
