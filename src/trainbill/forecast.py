@@ -497,7 +497,7 @@ def _cautions(
         (k.STALE_PRICES, _stale_prices(usage, catalog, today)),
         (k.UNPRICED, _unpriced(ledger)),
         (k.UNVERIFIED_PRICES, _unverified(ledger)),
-        (k.REFERENCE_REGION, _reference_region(usage, ledger)),
+        (k.REFERENCE_REGION, _reference_region(usage, ledger, catalog)),
         (k.PLAN, usage.warnings),  # how the plan was read (GPUs rounded up to whole nodes)
         (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
         (k.TIME_MODEL, usage.time.warnings),  # memory: fits only with recompute/offload
@@ -559,10 +559,29 @@ def _unverified(ledger: Ledger) -> tuple[str, ...]:
     return (text,)
 
 
-def _reference_region(usage: Usage, ledger: Ledger) -> tuple[str, ...]:
-    if not any(ln.provenance is Provenance.REFERENCE_REGION for ln in ledger.lines):
+def _reference_region(usage: Usage, ledger: Ledger, catalog: Catalog) -> tuple[str, ...]:
+    """Lines priced at the provider's reference region's rates for want of a price point in the
+    plan's region: which, and how much of the bill, named like ``_unverified`` (once "some
+    prices come from the provider's reference region" hid that the GPUs were among them)."""
+    lines = [ln for ln in ledger.lines if ln.provenance is Provenance.REFERENCE_REGION]
+    if not lines:
         return ()
-    return (f"some prices come from the provider's reference region, not {usage.region}",)
+    usd = sum(float(ln.cost_usd) for ln in lines)
+    total = float(ledger.total_usd)
+    ref = catalog.reference_region(usage.provider)
+    if len(lines) == len(ledger.lines):
+        what = f"every line of the bill (${usd:,.0f}) is priced at {ref}'s rates"
+        missing = f"the catalog has no {usage.region} price points"
+    else:
+        share = f" ({usd / total:.1%} of the bill)" if total > 0 else ""
+        items = ", ".join(dict.fromkeys(ln.item for ln in lines))
+        what = f"${usd:,.0f}{share} is priced at {ref}'s rates"
+        missing = f"the catalog has no {usage.region} price point for {items}"
+    text = (
+        f"{what}: {missing}; prices differ by region, so 'trainbill prices update "
+        f"{usage.provider}' or --catalog DIR with {usage.region} rates replaces them"
+    )
+    return (text,)
 
 
 def _bill_rates(usage: Usage, catalog: Catalog) -> tuple[str, ...]:
