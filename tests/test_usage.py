@@ -314,6 +314,24 @@ def test_checkpoints_that_do_not_fit_on_the_file_system_are_said(catalog: Catalo
     assert "at least 1,500 GB" in note
 
 
+def test_checkpoint_retention_is_assumed_only_where_it_is_priced(catalog: Catalog) -> None:
+    """Was: ``defaults.checkpoint.retention_days`` listed among a forecast's assumptions when the
+    checkpoints go to FSx or EBS, where no line prices keeping them after the run. Now it is
+    assumed for S3 only, and a stated retention on FSx is said to have no effect."""
+    s3 = _usage(catalog)
+    assert any(a.startswith("defaults.checkpoint.retention_days") for a in s3.assumed)
+    d = _plan()
+    d["checkpoint"] = {**d["checkpoint"], "target": "fsx"}
+    d["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 1200}
+    fsx = usage_for(plan_from_dict(d), catalog, today=TODAY)
+    assert not any(a.startswith("defaults.checkpoint.retention_days") for a in fsx.assumed)
+    d["checkpoint"]["retention_days"] = 30
+    stated = usage_for(plan_from_dict(d), catalog, today=TODAY)
+    assert any(
+        w.startswith("checkpoint.retention_days = 30 is not priced") for w in stated.warnings
+    )
+
+
 def test_a_plan_that_cannot_size_its_checkpoints_says_they_are_not_priced(
     catalog: Catalog,
 ) -> None:

@@ -1398,7 +1398,13 @@ def _checkpoint(
         target=writes.to.target,
         asynchronous=writes.asynchronous,
         keep_last=int(d.get(ck.keep_last, "defaults.checkpoint.keep_last")),
-        retention_days=float(d.get(ck.retention_days, "defaults.checkpoint.retention_days")),
+        # Kept after the run only where the bill prices it (S3): elsewhere the assumption is
+        # not used, so it is not listed among the forecast's assumptions either.
+        retention_days=(
+            float(d.get(ck.retention_days, "defaults.checkpoint.retention_days"))
+            if writes.to.target == "s3"
+            else float(ck.retention_days or 0.0)
+        ),
         interval_hours=interval,
         interval_optimum_hours=optimum,
         interval_basis=basis,
@@ -1612,6 +1618,13 @@ def _ignored_input_warnings(plan: Plan) -> tuple[str, ...]:
     if st.fsx_tier is not None and not st.fsx_capacity_gb:
         out.append(
             f"storage.fsx_tier = {st.fsx_tier} has no effect without storage.fsx_capacity_gb"
+        )
+    ck = plan.checkpoint
+    if ck.retention_days and ck.target not in (None, "s3"):
+        out.append(
+            f"checkpoint.retention_days = {ck.retention_days:g} is not priced for checkpoints "
+            f"on {ck.target}: only S3 keeps them after the run in this forecast (the file system "
+            "or volume is billed for the run's length)"
         )
     if net.s3_via_nat and net.nat_gateways == 0:
         out.append(
