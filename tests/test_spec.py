@@ -577,3 +577,20 @@ def test_only_iso_extended_dates_are_days(value: str) -> None:
         plan_from_dict({**_BASE, "prices": {"as_of": value}})
     assert err.value.field == "prices.as_of"
     assert plan_json_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_counts_in_a_plan_file_take_the_command_lines_suffixes() -> None:
+    """Was: ``params = "70B"`` in a plan was refused though ``--params 70B`` works. The counts
+    (parameters, tokens, batch tokens) take K, M, B, T: 70B = 7e10, "1.4T" = 1.4e12, "4m" =
+    4e6; other fields do not (an "m" could be minutes or MB), and a bad suffix is still refused."""
+    plan = plan_from_dict({
+        "model": {"params": "70B", "active_params": "13b", "tokens": "1.4T",
+                  "global_batch_tokens": "4m"},
+        "cluster": {"instance": "p5.48xlarge", "nodes": 2},
+    })  # fmt: skip
+    m = plan.model
+    assert (m.params, m.active_params, m.tokens, m.global_batch_tokens) == (70e9, 13e9, 1.4e12, 4e6)
+    with pytest.raises(SpecError, match=r"model\.params"):
+        plan_from_dict({"model": {"params": "70X"}, "cluster": {"gpu": "h100", "gpus": 8}})
+    with pytest.raises(SpecError, match=r"run\.hours"):
+        plan_from_dict({"run": {"hours": "10k"}, "cluster": {"gpu": "h100", "gpus": 8}})

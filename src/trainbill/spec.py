@@ -493,10 +493,19 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Number) and not isinstance(value, complex)
 
 
+#: Counts a plan may write as papers and model cards do, and as the command line takes them
+#: ("70B" parameters, "15T" tokens, "4M" tokens per batch): K, M, B, T.
+_COUNT_FIELDS = frozenset({"params", "active_params", "tokens", "global_batch_tokens"})
+_COUNT_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
 def _to_float(value: Any, loc: _Loc, errors: list[dict[str, Any]]) -> float | None:
     number: Any = value
     if isinstance(value, str):
         text = value.strip()
+        scale = _COUNT_SUFFIX.get(text[-1:].lower()) if loc and loc[-1] in _COUNT_FIELDS else None
+        if scale is not None and _FLOAT_TEXT.fullmatch(text[:-1].strip()):
+            return _to_float(float(text[:-1].strip()) * scale, loc, errors)
         if not _FLOAT_TEXT.fullmatch(text):
             msg = "Input should be a valid number, unable to parse string as a number"
             _error(errors, loc, "float_parsing", msg, value)
