@@ -144,6 +144,8 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         step = (len(front) - 1) / 14
         front = [front[round(i * step)] for i in range(15)]
     _candidates_table(f"Pareto front: cost vs time ({len(result.pareto)} points)", front, wide=wide)
+    from trainbill.cli._tables import money
+
     t = Table(title=f"Right-sizing {result.best.instance} (best purchase mix)")
     for col in (
         "nodes",
@@ -162,7 +164,7 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
             f"{r.wall_hours:,.1f}",
             f"{r.efficiency:.0%}",
             f"${r.total_usd:,.0f}",
-            "-" if r.usd_per_hour_saved is None else f"${r.usd_per_hour_saved:,.0f}",
+            "-" if r.usd_per_hour_saved is None else money(r.usd_per_hour_saved),
             "yes" if r.pays else "no",
         )
     console.print(t)

@@ -218,7 +218,7 @@ def optimize(
         objective=objective,
         deadline_hours=deadline,
         budget_usd=budget_usd,
-        skipped=tuple(skipped),
+        skipped=tuple(dict.fromkeys(skipped)),  # one note per reason, however often met
     )
 
 
