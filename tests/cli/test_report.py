@@ -72,3 +72,12 @@ def test_serve_names_an_unresolvable_host(capsys: pytest.CaptureFixture[str]) ->
     assert code == 1
     assert "serving on" not in out
     assert "--host: cannot resolve 'not a host'" in err
+
+
+def test_report_to_a_dash_is_refused_not_a_file_named_dash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: ``report -o -`` wrote a file called "-" in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    refused(["report", str(SEED), "-o", "-"], capsys, "--output", "standard output")
+    assert not (tmp_path / "-").exists()

@@ -129,6 +129,9 @@ def _outputs(plan_file: Path | None, *, force: bool, **paths: Path | None) -> di
     chosen = {f"--{name.replace('_', '-')}": p for name, p in paths.items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, path in chosen.items():
+        if str(path) == "-":  # not a file named "-" beside the user's files
+            msg = "'-' (standard output) is not supported: give the file to write"
+            raise SpecError(msg, source="command line", field=flag)
         inputs = () if plan_file is None else (plan_file,)
         check_output_path(path, flag=flag, force=force, inputs=inputs)
         key = path.resolve()
