@@ -53,7 +53,8 @@ def _guard_config(limits: Limits, allowed_hosts: Sequence[str] | None) -> GuardC
     hosts = (
         None
         if allowed_hosts is None
-        else tuple(h.strip().strip("[]").lower() for h in allowed_hosts)
+        # Each name once (the bound address is often one of the local names already).
+        else tuple(dict.fromkeys(h.strip().strip("[]").lower() for h in allowed_hosts))
     )
     return GuardConfig(
         max_body_bytes=limits.max_body_bytes, body_timeout_s=limits.body_timeout_s,
