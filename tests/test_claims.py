@@ -227,3 +227,20 @@ def test_a_percent_beyond_any_bill_is_refused() -> None:
     doc = {"quote_usd": QUOTE, "lines": [{"category": "storage", "percent": 1e308}]}
     with pytest.raises(SpecError, match=r"lines\[1\]\.percent: 1e\+308% of quote_usd"):
         claims_from_dict(doc, source="c.toml")
+
+
+def test_an_orchestration_claim_on_a_plan_without_one_is_refused(catalog: Catalog) -> None:
+    """Was: $1,000 of "orchestration" on a raw-EC2 plan was priced as p5 instance-hours and
+    called consistent. Orchestration is a service premium (EKS, HyperPod), not node-hours: a
+    plan without such a line cannot price the claim, and says which lines it has."""
+    with pytest.raises(SpecError, match=r"lines\[1\]\.category: the plan's forecast has no "):
+        _audit(catalog, lines=[{"category": "orchestration", "amount_usd": 1000}])
+
+
+def test_a_claim_in_another_unit_names_the_line_priced_in_it(catalog: Catalog) -> None:
+    """A networking claim in GB is priced by the dearest networking line (NAT hours): the error
+    now names the line that is priced in GB, to give as priced_as."""
+    line = {"category": "networking", "amount_usd": 45, "quantity": 1000, "unit": "GB",
+            "unit_price_usd": 0.045}  # fmt: skip
+    with pytest.raises(SpecError, match='priced_as = "NAT gateway data processed"'):
+        _audit(catalog, lines=[line])

@@ -335,6 +335,10 @@ def _reference(fc: Forecast, catalog: Catalog, line: ClaimLine) -> _Price:
             "storage",
             "monitoring",
             "discount",
+            # A service premium (EKS control plane, HyperPod's ml.* rate), not lost node-hours:
+            # a raw EC2 plan has none, and pricing the claim as instance-hours called it
+            # consistent.
+            "orchestration",
         ):
             # Time categories the plan has no line for (no failures on a tiny run) still cost
             # node-hours: price them like the compute lines.
@@ -386,20 +390,28 @@ def _price(usd: float) -> str:
     return f"${usd:,.2f}" if usd >= 1 else f"${usd:.4g}"
 
 
-def _check_unit(line: ClaimLine, ref: _Price) -> None:
+def _check_unit(fc: Forecast, line: ClaimLine, ref: _Price) -> None:
     """A quantity in another unit than the line is priced in cannot be held against the price:
-    without this the quantity check was skipped and an impossible line read as implausible."""
+    without this the quantity check was skipped and an impossible line read as implausible.
+    Where another line of the category is priced in the claim's unit, the error names it."""
     if line.quantity is not None and line.unit != ref.unit:
+        others = [ln.item for ln in fc.ledger.in_category(line.category) if ln.unit == line.unit]
+        hint = (
+            f", or price it by a line in {line.unit} with priced_as = "
+            + " or ".join(f'"{item}"' for item in dict.fromkeys(others))
+            if others and line.priced_as is None
+            else ""
+        )
         msg = (
             f"unit {line.unit!r} is not the unit the line is priced in ({ref.unit}, "
-            f"{ref.label}): give the quantity in {ref.unit}s, or drop quantity and unit"
+            f"{ref.label}): give the quantity in {ref.unit}s{hint}, or drop quantity and unit"
         )
         raise SpecError(msg, field=f"lines[{line.number}].unit")
 
 
 def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | None) -> LineAudit:
     ref = _reference(fc, catalog, line)
-    _check_unit(line, ref)
+    _check_unit(fc, line, ref)
     amount = line.amount_usd
     implied = amount / ref.usd if ref.usd > 0 else math.inf
     ratio = implied / ref.forecast_quantity if ref.forecast_quantity > 0 else None
