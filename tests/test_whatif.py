@@ -335,3 +335,25 @@ def test_storage_check_recommends_a_gp3_volume_aws_would_create(catalog: Catalog
     after = storage_check(followed, catalog, today=TODAY)
     assert after.provisioning_fits
     assert after.recommendation.startswith("gp3 as provisioned keeps up")
+
+
+def test_storage_check_judges_the_plans_own_fsx(catalog: Catalog) -> None:
+    """Was: with checkpoints going to the plan's own FSx, storage-check said "gp3 as provisioned
+    keeps up" while the forecast lost ~$65k to checkpoint writes on it. The seed with a
+    1,200 GiB persistent_250 file system: 1.2 TiB × 250 MB/s per TiB = 300 MB/s, so each 980 GB
+    checkpoint (70e9 × 14 bytes) stalls 980e3 / 300 s = 0.907 h."""
+    plan = load_plan(SEED)
+    small = plan.model_copy(
+        update={"storage": plan.storage.model_copy(update={"fsx_capacity_gb": 1200})}
+    )
+    assert small.checkpoint.target == "fsx"
+    rep = storage_check(small, catalog, today=TODAY)
+    u = forecast(small, catalog, today=TODAY).usage
+    assert rep.plan_fsx_mbps == pytest.approx(300.0)
+    assert rep.fsx_stall_hours == pytest.approx(u.checkpoint.count * 980e3 / 300 / 3600)
+    assert rep.fsx_switch_saving_usd > 0
+    assert rep.recommendation.startswith("checkpoints written to the plan's 1,200 GB FSx")
+    asynchronous = small.model_copy(
+        update={"checkpoint": small.checkpoint.model_copy(update={"asynchronous": True})}
+    )
+    assert storage_check(asynchronous, catalog, today=TODAY).fsx_switch_saving_usd == 0.0

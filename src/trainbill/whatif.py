@@ -31,6 +31,7 @@ from trainbill.timemodel import executed_flops, training_flops
 from trainbill.usage import (
     FSX_TIER_MBPS_PER_TIB,
     Usage,
+    fsx_throughput_mbps,
     hyperpod_unpriced,
     lustre_gb_per_gib,
     lustre_size_gib,
@@ -169,10 +170,30 @@ class StorageReport:
     fsx_capacity_gb: float
     fsx_usd: float
     notes: tuple[str, ...]
+    #: Checkpoints written to the plan's own FSx (``checkpoint.target = "fsx"``): its size (GB)
+    #: and throughput (MB/s), and the training time its writes stall (h, USD); zeros otherwise.
+    plan_fsx_gb: float = 0.0
+    plan_fsx_mbps: float = 0.0
+    fsx_stall_hours: float = 0.0
+    fsx_stall_usd: float = 0.0
+    #: What moving those checkpoints to the FSx recommended above saves, net of its extra cost
+    #: and of the stall that remains (each checkpoint written at its throughput); 0 if nothing.
+    fsx_switch_saving_usd: float = 0.0
 
     @property
     def recommendation(self) -> str:
-        """One sentence: keep gp3, raise its provisioning, or move to FSx."""
+        """One sentence: keep gp3, raise its provisioning, or move to FSx, and, when the
+        checkpoints go to the plan's own FSx, whether that file system is fast enough (it was
+        not judged at all: "gp3 keeps up" was said of a plan losing a quarter of its bill to
+        checkpoint writes on a small FSx)."""
+        if self.fsx_switch_saving_usd > 0:
+            return (
+                f"checkpoints written to the plan's {self.plan_fsx_gb:,.0f} GB FSx for Lustre "
+                f"({self.plan_fsx_mbps:,.0f} MB/s) stall training {self.fsx_stall_hours:,.1f} h "
+                f"(${self.fsx_stall_usd:,.0f}): a {self.fsx_tier} file system of "
+                f"{self.fsx_capacity_gb:,.0f} GB carries {self.fsx_needed_mbps:,.0f} MB/s for "
+                f"${self.fsx_usd:,.0f} in all and saves ${self.fsx_switch_saving_usd:,.0f} net"
+            )
         if not self.ebs_fits and self.stall_usd <= self.fsx_usd:
             return (
                 f"gp3 cannot keep up (per-volume limits {self.gp3_max_iops:,.0f} IOPS / "
@@ -248,7 +269,13 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         need_mibps=max(load.read_mibps, load.write_mibps, u.storage.ebs_throughput_mibps),
         gb=u.storage.ebs_gb_per_node,
     )
+    switch = _fsx_switch(catalog, u, rate, fsx_usd, need_mbps)
     return StorageReport(
+        plan_fsx_gb=switch[0],
+        plan_fsx_mbps=switch[1],
+        fsx_stall_hours=switch[2],
+        fsx_stall_usd=switch[2] * rate,
+        fsx_switch_saving_usd=switch[3],
         tokens_per_s=load.tokens_per_s,
         read_mibps_per_node=load.read_mibps,
         read_iops_per_node=load.read_iops,
@@ -273,6 +300,27 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         fsx_usd=fsx_usd,
         notes=_storage_notes(u, ck_mbps),
     )
+
+
+def _fsx_switch(
+    catalog: Catalog, u: Usage, rate: float, fsx_usd: float, fsx_mbps: float
+) -> tuple[float, float, float, float]:
+    """(GB, MB/s, stall hours, net saving of the recommended file system) for checkpoints
+    written synchronously to the plan's own FSx; zeros otherwise (an asynchronous checkpoint
+    stalls only for its snapshot, whatever the file system's speed). The saving is the stall
+    avoided, less the stall that remains at ``fsx_mbps`` and the recommended file system's
+    cost over the plan's."""
+    ck = u.checkpoint
+    if ck.target != "fsx" or ck.size_gb <= 0 or ck.asynchronous:
+        return 0.0, 0.0, 0.0, 0.0
+    gb = u.storage.fsx_capacity_gb
+    gib = gb / lustre_gb_per_gib(catalog, u.provider)
+    mbps = fsx_throughput_mbps(catalog, gib, u.storage.fsx_tier)
+    price = service(catalog, u, "shared_fs", u.storage.fsx_tier)
+    own_usd = gb * price.usd * u.months if price is not None and price.priced else 0.0
+    left = ck.count * ck.size_gb * 1e3 / fsx_mbps / 3600.0 if fsx_mbps > 0 else ck.stall_hours
+    saving = (ck.stall_hours - left) * rate - (fsx_usd - own_usd)
+    return gb, mbps, ck.stall_hours, max(saving, 0.0)
 
 
 def _gp3_setting(
