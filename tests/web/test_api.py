@@ -366,3 +366,13 @@ def test_an_unknown_instance_or_gpu_names_its_field(cluster: dict[str, Any], fie
     plan = {**zero_hidden_plan(), "cluster": cluster}
     r = _call("POST", "/v1/forecast", json=plan)
     assert (r.status_code, r.json()["field"]) == (422, field)
+
+
+def test_a_switch_is_a_json_boolean_only() -> None:
+    """Was: ``"allow_stand_ins": "yes"`` (or 1, "on") was read as true by pydantic's lax mode
+    and searched catalog stand-ins; a switch takes true or false, else a 422 naming it."""
+    for value in ("yes", 1, "on"):
+        body = {"plan": zero_hidden_plan(), "allow_stand_ins": value}
+        r = _call("POST", "/v1/optimize", json=body)
+        assert r.status_code == 422, value
+        assert "allow_stand_ins" in json.dumps(r.json()), value

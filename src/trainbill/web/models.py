@@ -57,6 +57,9 @@ def _no_boolean(value: Any) -> Any:
 _Int = Annotated[int, BeforeValidator(_no_boolean)]
 #: A finite JSON number (or its text); never a boolean, NaN or ±Infinity.
 _Float = Annotated[float, BeforeValidator(_no_boolean), Field(allow_inf_nan=False)]
+#: A JSON boolean only: pydantic's lax mode reads "yes", "on", 1 as true, so a typo'd or
+#: mistyped switch would silently turn on (``allow_stand_ins: "yes"`` searched stand-ins).
+_Bool = Annotated[bool, Field(strict=True)]
 
 
 class _Request(BaseModel):
@@ -124,7 +127,7 @@ class OptimizeRequest(_Request):
     clouds: list[str] | None = Field(default=None, max_length=8)
     space: OptimizeSpace | None = None
     #: The CLI's ``--allow-stand-ins``: also search catalog stand-ins.
-    allow_stand_ins: bool = False
+    allow_stand_ins: _Bool = False
     #: Bill calibrations (``--calibration``); a profile is refused, as by the CLI: the grid's
     #: plans have no measured MFU.
     calibrations: _Calibrations = Field(default_factory=list, max_length=LIMITS.max_calibrations)
@@ -145,7 +148,7 @@ class WaterfallStepBody(_Request):
     label: str = Field(min_length=1, max_length=200)
     start: _Float
     end: _Float
-    total: bool = False
+    total: _Bool = False
     delta: _Float | None = None
 
 
