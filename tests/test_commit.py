@@ -212,3 +212,14 @@ def test_a_horizon_shorter_than_every_term_is_the_reason_given(
     )  # fmt: skip
     assert code == 0
     assert "no commitment (every term outlives the 6-month horizon" in " ".join(out.split())
+
+
+def test_a_price_date_beyond_the_price_data_is_said(rated: Catalog) -> None:
+    """Was: ``commit --as-of 2030-01-01`` advised on prices years older than that date without
+    a word, though ``forecast`` warns of the same date."""
+    usage = _usage(100, 100, 100, 200)
+    later = date(2030, 1, 1)
+    a = advise_commitment(usage, rated, instance="p5.48xlarge", as_of=later, today=AS_OF)
+    assert any("2030-01-01 is beyond the price data" in n for n in a.notes)
+    now = advise_commitment(usage, rated, instance="p5.48xlarge", as_of=AS_OF, today=AS_OF)
+    assert not any("beyond the price data" in n for n in now.notes)

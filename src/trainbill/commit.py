@@ -36,7 +36,7 @@ from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError, SpecError
 from trainbill.spec import MAX_GPUS
-from trainbill.usage import check_region
+from trainbill.usage import beyond_price_data, check_region
 
 __all__ = [
     "DEFAULT_INSTANCE",
@@ -326,6 +326,7 @@ def advise_commitment(
     region: str | None = None,
     as_of: date,
     horizon_months: int = 36,
+    today: date | None = None,
 ) -> CommitAdvice:
     """Recommend a commitment level and term for the monthly usage (see the module docstring).
 
@@ -337,6 +338,7 @@ def advise_commitment(
         region: price region; default the provider's reference region.
         as_of: price date.
         horizon_months: how long the workload is expected to last.
+        today: the day the advice is given (a price date past it and the catalog is said).
 
     Raises:
         SpecError: horizon below one month.
@@ -351,6 +353,10 @@ def advise_commitment(
     check_region(catalog, inst.provider, reg, field="--region")
     od = catalog.price(instance, "on_demand", provider=inst.provider, region=reg, as_of=as_of)
     notes: list[str] = []
+    day = today or date.today()  # noqa: DTZ011 - a calendar date, not a time
+    beyond = beyond_price_data(catalog, as_of, day)
+    if beyond is not None:
+        notes.append(f"--as-of {beyond}")
     if od.region != reg:
         notes.append(
             f"no {instance} price for {reg} in the catalog: the {od.region} prices are used "

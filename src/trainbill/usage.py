@@ -40,6 +40,7 @@ __all__ = [
     "Reliability",
     "Storage",
     "Usage",
+    "beyond_price_data",
     "check_region",
     "failures_per_hour",
     "fsx_throughput_mbps",
@@ -936,14 +937,22 @@ def _date_warnings(catalog: Catalog, as_of: date, run_date: date, today: date) -
             f"{as_of.isoformat()}: the run is priced at prices older than it; set prices.as_of "
             "(--as-of) nearer the run date"
         )
-    horizon = max(catalog.snapshot, today)
-    if as_of > horizon:
-        out.append(
-            f"prices.as_of {as_of.isoformat()} is beyond the price data (catalog snapshot "
-            f"{catalog.snapshot.isoformat()}, today {today.isoformat()}): no price after it is "
-            "known, so the newest price points are carried forward"
-        )
+    beyond = beyond_price_data(catalog, as_of, today)
+    if beyond is not None:
+        out.append(f"prices.as_of {beyond}")
     return tuple(out)
+
+
+def beyond_price_data(catalog: Catalog, as_of: date, today: date) -> str | None:
+    """Why a price date past the catalog's snapshot and today is priced at the newest points
+    (every command pricing at a date says it: the forecast, the commitment advisor), or None."""
+    if as_of <= max(catalog.snapshot, today):
+        return None
+    return (
+        f"{as_of.isoformat()} is beyond the price data (catalog snapshot "
+        f"{catalog.snapshot.isoformat()}, today {today.isoformat()}): no price after it is "
+        "known, so the newest price points are carried forward"
+    )
 
 
 @record
