@@ -153,8 +153,11 @@ def summary_cmd(
 def _render_reconciliation(r: Reconciliation) -> None:
     from rich.table import Table
 
-    cur = r.currency
-    table = Table(title=f"forecast vs bill ({r.basis} cost, {r.period_start} → {r.period_end})")
+    cur = r.currency or "USD"  # a bill with no rows names no currency; forecasts are in USD
+    period = (
+        f"{r.period_start} → {r.period_end}" if r.period_start else "no billing period: no rows"
+    )
+    table = Table(title=f"forecast vs bill ({r.basis} cost, {period})")
     for name in ("category", "forecast", "actual", "variance", "variance %"):
         table.add_column(name, justify="left" if name == "category" else "right")
     for row in r.rows:
@@ -180,9 +183,8 @@ def _render_reconciliation(r: Reconciliation) -> None:
     for warning in r.warnings:
         _common.console.print(f"warning: {warning}", markup=False, style="yellow")
     for row in r.largest:
-        _common.console.print(
-            f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}; largest bill lines:"
-        )
+        lines = "; largest bill lines:" if row.lines else ""
+        _common.console.print(f"[bold]{row.category}[/bold]: {row.variance_usd:+,.2f} {cur}{lines}")
         for line in row.lines:
             _common.console.print(
                 f"  {line.cost(r.basis):>14,.2f}  {line.service}: {line.item} ({line.rows} rows)"
