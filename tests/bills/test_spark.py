@@ -113,3 +113,30 @@ def test_a_malformed_csv_row_is_one_line_naming_the_file(tmp_path) -> None:  # t
     assert "\n" not in message
     assert str(bad) in message
     assert "MALFORMED_CSV_RECORD" in message
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("spark_available")
+def test_a_cost_column_whose_type_differs_between_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Was: Spark refused a folder whose March file has the unblended cost as DOUBLE and April's
+    as text ("Failed to merge incompatible data types"), which DuckDB reads. The hand-summed
+    month of test_cur (14,197.04) written twice, once per type: 28,394.08 on both engines."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    month = pacsv.read_csv(CUR_MONTH)
+    assert month.schema.field("line_item_unblended_cost").type == pa.float64()
+    cost = month.schema.get_field_index("line_item_unblended_cost")
+    as_text = month.set_column(
+        cost,
+        "line_item_unblended_cost",
+        pa.array([None if v is None else repr(v) for v in month.column(cost).to_pylist()]),
+    )
+    for name, table in (("2026-03", month), ("2026-04", as_text)):
+        folder = tmp_path / f"BILLING_PERIOD={name}"
+        folder.mkdir()
+        pq.write_table(table, folder / "part-0.parquet", coerce_timestamps="us")
+    duck = read_bill(tmp_path, engine="duckdb")
+    spark = read_bill(tmp_path, engine="spark")
+    assert duck.billed_cost == spark.billed_cost == pytest.approx(2 * 14197.04, abs=1e-9)

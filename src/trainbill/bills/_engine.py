@@ -243,7 +243,7 @@ class Engine:
             return ibis.table(schema, name=view)
         reader = self.session.read
         if kind == "parquet":
-            df = reader.option("mergeSchema", "true").parquet(*paths)
+            df = _spark_parquet(reader, paths)
         else:
             df = None
             for p in paths:
@@ -539,6 +539,34 @@ def _check_sniffed(files: list[BillFile], columns: list[str]) -> None:
         f"header(s) have {len(expected)}); the CSV dialect (comma-separated, double quotes) was "
         "not recognised"
     )
+
+
+def _spark_parquet(reader: Any, paths: list[str]) -> Any:
+    """The Parquet files as one Spark DataFrame, columns matched by name.
+
+    Spark's ``mergeSchema`` refuses a column whose type differs between files (a month whose
+    export wrote a cost as text, DOUBLE the next); DuckDB reads such a folder with the column as
+    text. Here too: the files are read one by one, a column of several types is cast to text
+    in every file (``_expr.money`` parses text exactly), and the frames are unioned by name.
+    """
+    try:
+        return reader.option("mergeSchema", "true").parquet(*paths)
+    except Exception as exc:  # pyspark's AnalysisException, imported lazily
+        if "CANNOT_MERGE" not in str(exc) and "incompatible" not in str(exc).lower():
+            raise
+    frames = [reader.parquet(p) for p in paths]
+    types: dict[str, set[str]] = {}
+    for frame in frames:
+        for field in frame.schema.fields:
+            types.setdefault(field.name, set()).add(field.dataType.simpleString())
+    mixed = {name for name, seen in types.items() if len(seen) > 1}
+    df = None
+    for frame in frames:
+        cast = frame.select(
+            *[frame[c].cast("string").alias(c) if c in mixed else frame[c] for c in frame.columns]
+        )
+        df = cast if df is None else df.unionByName(cast, allowMissingColumns=True)
+    return df
 
 
 _SPARK: Any = None
