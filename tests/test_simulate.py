@@ -300,8 +300,10 @@ def test_progress_reports_every_chunk(catalog: Catalog) -> None:
 
 
 def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) -> None:
-    """A plan whose hours the model predicts: each trial's hours × a lognormal whose P10/P90 are
-    time.error_band's; with every other source of noise off, wall-clock quantiles are the band's."""
+    """A plan whose hours the model predicts: each trial's hours × a two-piece lognormal whose
+    P10/P50/P90 are time.error_band's; with every other source of noise off, wall-clock
+    quantiles are the band's. (One lognormal through P10 and P90 put the median at
+    sqrt(P10 × P90) = 1.11 where the residuals' median is 1.01.)"""
     plan = plan_from_dict(
         {
             "model": {"params": 7e9, "tokens": 2e11},
@@ -311,25 +313,39 @@ def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) ->
     )
     usage = usage_for(plan, catalog, today=TODAY)
     lo = float(catalog.value("time.error_band.whole_run_p10"))
+    mid = float(catalog.value("time.error_band.whole_run_p50"))
     hi = float(catalog.value("time.error_band.whole_run_p90"))
     p = SimulationParams.from_usage(usage, catalog)
-    # median = sqrt(lo · hi); sigma = ln(hi / lo) / (2 · 1.2815515655) (normal 90th percentile)
-    assert p.time_error_median == pytest.approx(math.sqrt(lo * hi))
-    assert p.time_error_sigma == pytest.approx(math.log(hi / lo) / (2 * 1.2815515655446004))
+    # A two-piece lognormal through the three quantiles: median = mid; each side's log-sd =
+    # ln(ratio) / 1.2815515655 (the normal 90th percentile).
+    z90 = 1.2815515655446004
+    assert p.time_error_median == pytest.approx(mid)
+    assert p.time_error_sigma_low == pytest.approx(math.log(mid / lo) / z90)
+    assert p.time_error_sigma_high == pytest.approx(math.log(hi / mid) / z90)
     noisy_time_only = replace(
-        p.quiet(), time_error_median=p.time_error_median, time_error_sigma=p.time_error_sigma
+        p.quiet(),
+        time_error_median=p.time_error_median,
+        time_error_sigma_low=p.time_error_sigma_low,
+        time_error_sigma_high=p.time_error_sigma_high,
     )
     sim = simulate(usage, catalog, trials=200_000, rng=3, params=noisy_time_only)
     # No failures, reclaims, throttling or spread: wall = k × the forecast's wall-clock.
     assert sim.wall_hours.p10 == pytest.approx(lo * usage.wall_hours, rel=0.01)
+    assert sim.wall_hours.p50 == pytest.approx(mid * usage.wall_hours, rel=0.01)
     assert sim.wall_hours.p90 == pytest.approx(hi * usage.wall_hours, rel=0.01)
+    # The mean: m (e^(σl²/2) Φ(−σl) + e^(σh²/2) Φ(σh)), the sampled mean within 1%.
+    sl, sh = math.log(mid / lo) / z90, math.log(hi / mid) / z90
+    phi = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))
+    mean = mid * (math.exp(sl * sl / 2) * phi(-sl) + math.exp(sh * sh / 2) * phi(sh))
+    assert p.time_error_mean == pytest.approx(mean)
+    assert sim.wall_hours.mean == pytest.approx(mean * usage.wall_hours, rel=0.01)
 
 
 def test_stated_hours_carry_no_time_model_error(catalog: Catalog) -> None:
     """The seed example states its 72 h: no time-model spread is sampled."""
     usage = usage_for(load_plan(SEED), catalog, today=TODAY)
     p = SimulationParams.from_usage(usage, catalog)
-    assert (p.time_error_median, p.time_error_sigma) == (1.0, 0.0)
+    assert (p.time_error_median, p.time_error_sigma_low, p.time_error_sigma_high) == (1, 0, 0)
 
 
 def test_the_simulated_checkpoint_optimum_keeps_the_forecast_s_ceiling(catalog: Catalog) -> None:

@@ -120,8 +120,8 @@ def render_simulation(
         f"{_money(sim.expected_total_usd)} (simulated mean {_money(sim.cost_usd.mean)}{se})"
     )
     p = sim.params
-    if p.time_error_sigma > 0:
-        ek = p.time_error_median * math.exp(p.time_error_sigma**2 / 2.0)
+    if p.time_error_sigma_low > 0 or p.time_error_sigma_high > 0:
+        ek = p.time_error_mean
         console.print(
             "The time model's own error is sampled with the run-to-run chance (actual / "
             f"forecast compute hours: median ×{p.time_error_median:.2f}, mean ×{ek:.2f}, from "
