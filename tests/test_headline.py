@@ -285,7 +285,7 @@ def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) 
         "= Quote (on-demand list)",
         "Spot and commitment savings",
         "= Planned",
-        "= Real bill (expected)",
+        "= Real bill (forecast)",
         "= Budget (P90)",
         "What to do",
         "1. Run all 32 nodes on spot",
@@ -426,3 +426,14 @@ def test_an_action_carries_the_warnings_of_the_plan_it_proposes(catalog: Catalog
     added = set(forecast(variant, catalog, today=TODAY).usage.warnings) - set(fc.usage.warnings)
     assert added
     assert all(w in spot.caveat for w in added)
+
+
+def test_the_p90_margin_says_when_it_holds_the_time_models_error(catalog: Catalog) -> None:
+    """Was "P90 margin (failures, reclaims, stragglers)" on a plan whose modelled hours put most
+    of the margin in the time model's own error. A modelled plan names it; the seed, whose hours
+    are stated, does not."""
+    modelled = load_plan(EXAMPLES / "pretrain-512-h100.toml")
+    for plan, said in ((modelled, True), (load_plan(SEED), False)):
+        fc = advise(plan, forecast(plan, catalog, today=TODAY), catalog, today=TODAY, trials=200)
+        (margin,) = [s.label for s in fc.waterfall() if s.label.startswith("P90 margin")]
+        assert ("time-model error" in margin) is said

@@ -215,7 +215,7 @@ def test_report_html_matches_forecast(name: str, commitment_catalog: Catalog) ->
     }
     assert bars["quote (on-demand list)"] == money(fc.quote_usd)
     assert bars["planned (at the plan's purchase mix)"] == money(fc.planned_usd)
-    assert bars["real bill (expected)"] == money(fc.total_usd)
+    assert bars["real bill (forecast)"] == money(fc.total_usd)
     for cat, amount in fc.hidden_by_category().items():
         if amount != 0:
             assert bars[HIDDEN_LABELS[cat]] == money_change(amount)

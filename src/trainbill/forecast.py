@@ -271,12 +271,18 @@ class Forecast:
         for cat in sorted((c for c in CATEGORIES if hidden[c] != 0), key=lambda c: -abs(hidden[c])):
             steps.append(Step(label=HIDDEN_LABELS[cat], start=level, end=level + hidden[cat]))
             level += hidden[cat]
-        steps.append(Step(label="real bill (expected)", start=0.0, end=level, total=True))
+        # "forecast", not "expected": the hours are the time model's median-unbiased estimate
+        # and the simulated mean of a modelled run is higher (its error is skewed; ``simulate``).
+        steps.append(Step(label="real bill (forecast)", start=0.0, end=level, total=True))
         if self.outlook is not None and self.outlook.budget is not None:
             b = self.outlook.budget.usd
-            steps.append(
-                Step(label="P90 margin (failures, reclaims, stragglers)", start=level, end=b)
+            # Most of a modelled run's margin is the time model's own error: the label says so.
+            why = (
+                "failures, reclaims, stragglers"
+                if self.usage.time.hours_given
+                else "time-model error, failures, reclaims, stragglers"
             )
+            steps.append(Step(label=f"P90 margin ({why})", start=level, end=b))
             steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
         return tuple(steps)
 

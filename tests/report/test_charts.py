@@ -97,7 +97,7 @@ def test_long_waterfall_labels_wrap_instead_of_running_off_the_left() -> None:
     steps = (
         Step(label="quote", start=0.0, end=100.0, total=True),
         Step(label=label, start=100.0, end=130.0),
-        Step(label="real bill (expected)", start=0.0, end=130.0, total=True),
+        Step(label="real bill (forecast)", start=0.0, end=130.0, total=True),
     )
     svg = headline_waterfall_svg(steps)
     _inside(svg)

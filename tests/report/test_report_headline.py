@@ -62,7 +62,7 @@ def test_report_page_one_is_the_headline(
     for label, usd in (
         ("Quote", 226_529.28),
         ("Planned", 142_824.96),
-        ("Real bill (expected)", d["total_usd"]),
+        ("Real bill (forecast)", d["total_usd"]),
         ("Budget (P90)", d["budget_usd"]),
     ):
         assert (

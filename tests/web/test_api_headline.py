@@ -35,7 +35,7 @@ def test_forecast_carries_planned_hidden_and_budget() -> None:
     assert [s["label"] for s in d["waterfall"] if s["total"]] == [
         "quote (on-demand list)",
         "planned (at the plan's purchase mix)",
-        "real bill (expected)",
+        "real bill (forecast)",
         "budget (P90)",
     ]
 

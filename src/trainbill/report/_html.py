@@ -131,7 +131,7 @@ def headline_section(data: ReportData) -> str:
             f"at the plan's purchase mix: {money_change(fc.planned_usd - fc.quote_usd)}",
         ),
         _card(
-            "Real bill (expected)",
+            "Real bill (forecast)",
             money(fc.total_usd),
             f"{money_change(fc.hidden_usd)} the quote does not show",
         ),

@@ -176,7 +176,7 @@ def _ledger_sheet(book: _Book, fc: Forecast) -> None:
         ws.write_string(r, 10, ln.service_category)
         ws.write_string(r, 11, ln.pricing_category)
     last = len(lines) + 1
-    ws.write_string(last, 2, "Real bill (expected)", book.bold)
+    ws.write_string(last, 2, "Real bill (forecast)", book.bold)
     cents = sum(_round(ln.cost_usd, _CENTS) for ln in lines)  # what the formula adds up to
     ws.write_formula(last, 6, f"=SUM(G2:G{last})", book.total, _round(cents, _CENTS))
     ws.autofilter(0, 0, last - 1, len(COLUMNS) - 1)
@@ -197,7 +197,7 @@ def _summary_sheet(book: _Book, fc: Forecast, basis: str) -> None:
     money_rows: list[tuple[str, float | None, str]] = [
         ("Quote", fc.quote_usd, fc.quote_basis),
         ("Planned", fc.planned_usd, fc.planned_basis),
-        ("Real bill (expected)", fc.total_usd, "sum of the Ledger sheet"),
+        ("Real bill (forecast)", fc.total_usd, "sum of the Ledger sheet"),
         (
             "Budget (P90)",
             b.usd if b is not None else None,
