@@ -139,9 +139,13 @@ def test_terraform_plan(catalog: Catalog) -> None:
     """Node group via launch template, head instance, EBS, FSx, NAT, EIP; S3 bucket listed as
     unsupported.
 
-    EBS: (100 GiB root + 2000 GiB volume) × 1.073741824 GB/GiB / 8 nodes = 281.857 GB per node.
-    FSx: 12000 GiB × 1.073741824 = 12884.90 GB, PERSISTENT_2 at 250 MB/s/TiB.
-    EIPs: 1 EIP − 1 NAT gateway (billed with the NAT) = 0 per node.
+    EBS: (100 GiB root + 2000 GiB volume) / 8 nodes = 262.5 per node: AWS bills the GiB as
+    "GB-month" (was × 1.073741824, 7.4% more). The one 10,000-IOPS, 500 MiB/s volume is billed
+    (10,000 − 3,000) IOPS and (500 − 125) MiB/s once: spread over 8 nodes, 3,000 + 7,000 / 8 =
+    3,875 IOPS and 125 + 375 / 8 = 171.875 MiB/s per node (was 10,000 and 500 on every node,
+    8× the bill). FSx: 12,000 GiB as written (a size AWS creates; converted, it was rounded
+    up to 14,400), PERSISTENT_2 at 250 MB/s/TiB. EIPs: 1 EIP − 1 NAT gateway (billed with the
+    NAT) = 0 per node.
     """
     r = import_cluster("terraform", DATA / "terraform-plan.json", catalog=catalog)
     c = r.plan["cluster"]
@@ -154,9 +158,10 @@ def test_terraform_plan(catalog: Catalog) -> None:
     assert c["extra_groups"] == [
         {"name": "instances", "instance": "c5.2xlarge", "count": 1, "spot": False}
     ]
-    assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(2100 * 1.073741824 / 8)
-    assert r.plan["storage"]["ebs_iops"] == 10000
-    assert r.plan["storage"]["fsx_capacity_gb"] == pytest.approx(12884.901888)
+    assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(2100 / 8)
+    assert r.plan["storage"]["ebs_iops"] == pytest.approx(3000 + 7000 / 8)
+    assert r.plan["storage"]["ebs_throughput_mibps"] == pytest.approx(125 + 375 / 8)
+    assert r.plan["storage"]["fsx_capacity_gb"] == pytest.approx(12000)
     assert r.plan["storage"]["fsx_tier"] == "persistent_250"
     assert r.plan["network"] == {"nat_gateways": 1, "public_ips_per_node": 0.0}
     assert r.unsupported == (
@@ -508,3 +513,23 @@ def test_cluster_file_with_bom_is_read(tmp_path: Path) -> None:
     f.write_bytes(b'\xef\xbb\xbf[{"InstanceType":"ml.p5.48xlarge","InstanceCount":3}]')
     report = import_text("hyperpod", read_cluster_file(f), source=str(f), catalog=load_catalog())
     assert report.plan["cluster"]["nodes"] == 3
+
+
+def test_terraform_hcl_and_persistent_1_are_named(catalog: Catalog) -> None:
+    """A .tf file is not what the importer reads: the error says which JSON it wants. FSx
+    PERSISTENT_1 (50/100/200 MB/s/TiB) was "allowed" with PERSISTENT_2's values (125-1000),
+    and PERSISTENT_1 at 250 was priced as a tier it cannot have."""
+    with pytest.raises(ClusterImportError, match=r"main\.tf: invalid JSON.*terraform show -json"):
+        import_text("terraform", 'resource "aws_instance" "a" {}\n', source="main.tf",
+                    catalog=catalog)  # fmt: skip
+    fsx = {
+        "address": "aws_fsx_lustre_file_system.f",
+        "type": "aws_fsx_lustre_file_system",
+        "values": {"storage_capacity": 1200, "deployment_type": "PERSISTENT_1",
+                   "per_unit_storage_throughput": 250},
+    }  # fmt: skip
+    gpu = {"address": "aws_instance.g", "type": "aws_instance",
+           "values": {"instance_type": "p5.48xlarge"}}  # fmt: skip
+    doc = {"planned_values": {"root_module": {"resources": [gpu, fsx]}}}
+    with pytest.raises(ClusterImportError, match=r"PERSISTENT_1.*not priced.*PERSISTENT_2 with"):
+        import_text("terraform", json.dumps(doc), source="p.json", catalog=catalog)

@@ -33,8 +33,6 @@ SUPPORTED_TYPES = (
     "aws_nat_gateway",
     "aws_eip",
 )
-#: Terraform sizes volumes and FSx in GiB; plans use GB.
-_GB_PER_GIB = 1.073741824
 _FSX_PERSISTENT = (125, 250, 500, 1000)
 
 
@@ -42,7 +40,11 @@ def _load(text: str, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        msg = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        msg = (
+            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; the terraform "
+            "importer reads the JSON of 'terraform show -json plan.out' (or of the state), not "
+            ".tf (HCL) files"
+        )
         raise ClusterImportError(msg, source=source) from None
     except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit number)
         raise ClusterImportError(
@@ -91,12 +93,15 @@ def _fsx_tier(values: Mapping[str, Any], address: str, source: str) -> str:
     if dep.startswith("SCRATCH"):
         return "scratch_2"
     per = values.get("per_unit_storage_throughput")
-    if dep.startswith("PERSISTENT") and per in _FSX_PERSISTENT:
+    if dep == "PERSISTENT_2" and per in _FSX_PERSISTENT:
         return f"persistent_{per}"
+    # PERSISTENT_1 offers 50, 100 or 200 MB/s/TiB on SSD (12 or 40 on HDD), PERSISTENT_2 125,
+    # 250, 500 or 1000 (AWS FSx for Lustre deployment options): only the latter are priced.
     msg = (
         f"deployment_type {dep} with per_unit_storage_throughput {per!r} is not priced; allowed: "
-        "SCRATCH_1/SCRATCH_2, or PERSISTENT_1/PERSISTENT_2 with "
-        f"{', '.join(map(str, _FSX_PERSISTENT))}"
+        "SCRATCH_1/SCRATCH_2, or PERSISTENT_2 with "
+        f"{', '.join(map(str, _FSX_PERSISTENT))} (the catalog has no PERSISTENT_1 tier: add "
+        "its price with --catalog, or price it as the nearest PERSISTENT_2 tier)"
     )
     raise ClusterImportError(msg, source=source, field=address)
 
@@ -169,8 +174,9 @@ class _Scan:
     unsupported: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ebs_gib: float = 0.0
-    ebs_iops: float = 0.0
-    ebs_tput: float = 0.0
+    #: Each ``aws_ebs_volume``'s provisioned IOPS and throughput (0: the free baseline).
+    ebs_iops: list[float] = field(default_factory=list)
+    ebs_tput: list[float] = field(default_factory=list)
     ebs_elements: list[str] = field(default_factory=list)
     fsx_gib: float = 0.0
     fsx_tier: str | None = None
@@ -300,12 +306,11 @@ class _Scan:
         return itype, on_demand_pct
 
     def ebs_volume(self, v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
-        """``aws_ebs_volume``: its size adds up; IOPS and throughput take the largest."""
+        """``aws_ebs_volume``: its size adds up; its IOPS and throughput are billed per volume
+        (``_storage`` spreads what they add above the baseline over the nodes)."""
         self.ebs_gib += self.number(v.get("size") or 0, f"{address}.size")
-        self.ebs_iops = max(self.ebs_iops, self.number(v.get("iops") or 0, f"{address}.iops"))
-        self.ebs_tput = max(
-            self.ebs_tput, self.number(v.get("throughput") or 0, f"{address}.throughput")
-        )
+        self.ebs_iops.append(self.number(v.get("iops") or 0, f"{address}.iops"))
+        self.ebs_tput.append(self.number(v.get("throughput") or 0, f"{address}.throughput"))
         self.ebs_elements.append(address)
         if v.get("type") not in (None, "gp3"):
             self.notes.append(f"{address}: volume type {v.get('type')} priced as gp3")
@@ -356,24 +361,49 @@ def _config_region(data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _storage(scan: _Scan, nodes: int, imported: list[tuple[str, str]]) -> dict[str, Any]:
-    """The plan's storage section: EBS spread over the GPU nodes, FSx as stated."""
+def _above(values: list[float], free: float) -> float:
+    """What volumes provision above the free baseline, summed (each volume is billed for its
+    own excess; one that states none, or less, has the baseline)."""
+    return sum(max(v - free, 0.0) for v in values)
+
+
+def _storage(
+    scan: _Scan, nodes: int, imported: list[tuple[str, str]], catalog: Catalog
+) -> dict[str, Any]:
+    """The plan's storage section: EBS spread over the GPU nodes, FSx as stated.
+
+    Sizes are taken as written: AWS bills a volume's or file system's GiB as "GB-month" (the
+    catalog's FSx rule does too, ``usage.lustre_gb_per_gib``); converting them to decimal GB
+    priced 7.4% more, and pushed a valid FSx size to the next one. A volume's IOPS and
+    throughput above the gp3 baseline are billed per volume: what the volumes provision above
+    it is spread over the nodes (the plan's per-node figures bill the same total), not one
+    volume's figure given to every node."""
     storage: dict[str, Any] = {}
     if scan.ebs_elements:
-        storage["ebs_gb_per_node"] = scan.ebs_gib * _GB_PER_GIB / nodes
+        storage["ebs_gb_per_node"] = scan.ebs_gib / nodes
         imported.append(("storage.ebs_gb_per_node", ", ".join(scan.ebs_elements)))
         scan.notes.append(
             f"EBS: {scan.ebs_gib:,.0f} GiB in {len(scan.ebs_elements)} volume(s) spread over "
             f"{nodes} GPU nodes"
         )
-        if scan.ebs_iops:
-            storage["ebs_iops"] = scan.ebs_iops
+        # gp3's free baseline per volume (AWS EBS gp3 documentation, in the catalog).
+        free_iops = float(catalog.value("defaults.storage.ebs_iops"))
+        free_mibps = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
+        iops_above = _above(scan.ebs_iops, free_iops)
+        if iops_above:
+            storage["ebs_iops"] = free_iops + iops_above / nodes
             imported.append(("storage.ebs_iops", "aws_ebs_volume.iops"))
-        if scan.ebs_tput:
-            storage["ebs_throughput_mibps"] = scan.ebs_tput
+        tput_above = _above(scan.ebs_tput, free_mibps)
+        if tput_above:
+            storage["ebs_throughput_mibps"] = free_mibps + tput_above / nodes
             imported.append(("storage.ebs_throughput_mibps", "aws_ebs_volume.throughput"))
+        if iops_above or tput_above:
+            scan.notes.append(
+                f"EBS: {iops_above:,.0f} IOPS and {tput_above:,.0f} MiB/s provisioned above the "
+                f"gp3 baseline, summed over the volumes and spread over {nodes} nodes"
+            )
     if scan.fsx_elements:
-        storage["fsx_capacity_gb"] = scan.fsx_gib * _GB_PER_GIB
+        storage["fsx_capacity_gb"] = scan.fsx_gib
         storage["fsx_tier"] = scan.fsx_tier
         imported += [
             ("storage.fsx_capacity_gb", ", ".join(scan.fsx_elements)),
@@ -430,7 +460,7 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         imported_extra.append(("cluster.region", "availability_zone"))
     if region is not None:
         cluster["region"] = region
-    storage = _storage(scan, nodes, imported_extra)
+    storage = _storage(scan, nodes, imported_extra, catalog)
     if storage:
         sections["storage"] = storage
     sections["network"] = _network(scan, nodes, imported_extra)
