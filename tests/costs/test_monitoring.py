@@ -79,3 +79,27 @@ def test_gcp_metrics_without_a_price_are_not_priced(catalog: Catalog) -> None:
     assert line.quantity == pytest.approx(4.0)  # 4 × 73 × 10 / 730, as on AWS
     assert line.unit_price_usd == 0.0
     assert line.source.startswith(UNPRICED)
+
+
+def test_custom_metrics_are_billed_in_their_volume_tiers(catalog: Catalog) -> None:
+    """Was: every metric at the first tier's price. A tiny catalog with tiers at 100 and 300
+    metrics ($0.5, $0.2, $0.1): 4 nodes × 100 metrics = 400 metrics, 100 at $0.5, 200 at $0.2
+    and 100 at $0.1, each prorated over 10 h / 730 h."""
+    tiers = (
+        price("cloudwatch.metric.above_100", "on_demand", "metric-month", 0.2),
+        price("cloudwatch.metric.above_300", "on_demand", "metric-month", 0.1),
+    )
+    lines = _lines(catalog, NODE_HOUR, METRIC, *tiers, custom_metrics_per_node=100)
+    months = 10 / 730
+    assert [(ln.item, ln.unit_price_usd) for ln in lines] == [
+        ("CloudWatch custom metrics (0-100 metrics tier)", 0.5),
+        ("CloudWatch custom metrics (100-300 metrics tier)", 0.2),
+        ("CloudWatch custom metrics (300+ metrics tier)", 0.1),
+    ]
+    assert [ln.quantity for ln in lines] == pytest.approx(
+        [100 * months, 200 * months, 100 * months]
+    )
+    assert sum(ln.cost_usd for ln in lines) == pytest.approx((50 + 40 + 10) * months)
+    # 4 × 20 = 80 metrics stay in the first tier: one line under the product's plain name.
+    (one,) = _lines(catalog, NODE_HOUR, METRIC, *tiers, custom_metrics_per_node=20)
+    assert (one.item, one.quantity) == ("CloudWatch custom metrics", pytest.approx(80 * months))

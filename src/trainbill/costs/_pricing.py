@@ -484,7 +484,9 @@ def service_rate_at(
 
 
 #: Tier items are ``<item>.above_<N>gb``: the price per GB of monthly volume above N GB.
-_TIER = re.compile(r"\.above_(\d+)gb")
+#: A further volume tier of ``item``: ``<item>.above_<N>gb`` (GB per month) or, for a count
+#: (metrics per month), ``<item>.above_<N>``.
+_TIER = re.compile(r"\.above_(\d+)(gb)?")
 
 
 @record
@@ -499,10 +501,11 @@ class Tier:
 def volume_tiers(
     catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
 ) -> tuple[Tier, ...]:
-    """The monthly volume tiers of a tiered price (internet egress), lowest first.
+    """The monthly volume tiers of a tiered price (internet egress, metrics), lowest first.
 
-    The first tier is ``item`` itself (from 0 GB); each further tier is a price point named
-    ``<item>.above_<N>gb``. Tiers the catalog lacks are not invented: the last known tier's rate
+    The first tier is ``item`` itself (from 0); each further tier is a price point named
+    ``<item>.above_<N>gb`` (or ``<item>.above_<N>`` for a count; ``from_gb``/``to_gb`` are then
+    that count). Tiers the catalog lacks are not invented: the last known tier's rate
     applies to all volume above it, which overstates the bill for very large volumes. Only
     ``provider``'s own tiers count: where its first price is dated after ``as_of``, the tiers
     of that date are used (each source says so); a provider without the item is one NOT PRICED
@@ -512,7 +515,7 @@ def volume_tiers(
     on = as_of if first is None else max(as_of, first.effective_from)
     bounds = sorted(
         {
-            int(m.group(1))
+            (int(m.group(1)), p.item)
             for p in catalog.prices
             if p.provider == provider
             and p.effective_from <= on
@@ -520,7 +523,7 @@ def volume_tiers(
             and (m := _TIER.fullmatch(p.item.removeprefix(item))) is not None
         }
     )
-    names = [(0.0, item), *((float(b), f"{item}.above_{b}gb") for b in bounds)]
+    names = [(0.0, item), *((float(b), name) for b, name in bounds)]
     rates = [
         (lo, service_rate_at(catalog, name, provider=provider, region=region, as_of=as_of))
         for lo, name in names
