@@ -214,8 +214,8 @@ def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
     (ref,) = fc.cautions_of(CautionKind.REFERENCE_REGION)
     # 4 × p5.48xlarge × $98.32 × 10 h = $3,932.80, the plan's only line.
     assert ref.text.startswith(
-        "every line of the bill ($3,933) is priced at us-east-1's rates: the catalog has no "
-        "eu-north-7 price points"
+        "every line of the bill ($3,933) is priced at the rates of us-east-1 (aws's reference "
+        "region): the catalog has no eu-north-7 price points"
     )
     assert fc.warnings == tuple(c.text for c in fc.cautions)
     out = fc.as_dict()

@@ -314,6 +314,25 @@ def test_checkpoints_that_do_not_fit_on_the_file_system_are_said(catalog: Catalo
     assert "at least 1,500 GB" in note
 
 
+def test_checkpoint_shards_that_do_not_fit_on_ebs_are_said(catalog: Catalog) -> None:
+    """Was silent: 3 kept checkpoints of 5,670 GB (405e9 × 14 bytes) written as 16 node shards
+    to 200 GB volumes. Here _plan()'s 100 GB checkpoints on 4 nodes: 3 × 100 / 4 = 75 GB of
+    shards per node; on 50 GB volumes that is said, on 100 GB it fits."""
+
+    def on_ebs(gb: int) -> Usage:
+        d = _plan()
+        d["checkpoint"] = {**d["checkpoint"], "target": "ebs", "keep_last": 3}
+        d["storage"] = {"ebs_gb_per_node": gb, "fsx_capacity_gb": 0}
+        return usage_for(plan_from_dict(d), catalog, today=TODAY)
+
+    (note,) = [w for w in on_ebs(50).warnings if "EBS volumes" in w]
+    assert note.startswith(
+        "checkpoint.keep_last = 3 checkpoints of 100 GB put 75 GB of shards on each of the 4 "
+        "nodes' EBS volumes, which hold 50 GB"
+    )
+    assert not [w for w in on_ebs(100).warnings if "EBS volumes" in w]
+
+
 def test_checkpoint_retention_is_assumed_only_where_it_is_priced(catalog: Catalog) -> None:
     """Was: ``defaults.checkpoint.retention_days`` listed among a forecast's assumptions when the
     checkpoints go to FSx or EBS, where no line prices keeping them after the run. Now it is
@@ -414,3 +433,20 @@ def test_iops_on_no_volume_names_the_volume_size(catalog: Catalog) -> None:
     with pytest.raises(SpecError, match="no EBS volume") as err:
         _usage(catalog, storage=st)
     assert err.value.field == "storage.ebs_gb_per_node"
+
+
+def test_tpu_chips_share_their_host_vm(catalog: Catalog) -> None:
+    """Was: a 256-chip TPU v5p plan counted 256 "nodes" for every per-node line (boot disks,
+    NAT traffic, metrics, logs), though a v5p slice runs on VMs of 4 chips: 64 hosts (Google
+    Cloud TPU documentation; ``defaults.cluster.chips_per_host``). The chips are still what the
+    compute line bills (per chip-hour); the disks are 64 × 1,000 GB (the default per node)."""
+    plan = plan_from_dict({
+        "model": {"params": 7e9, "tokens": 1e11},
+        "cluster": {"provider": "gcp", "gpu": "tpu-v5p", "gpus": 256},
+        "prices": {"as_of": "2026-12-01"},
+    })  # fmt: skip
+    u = usage_for(plan, catalog, today=TODAY)
+    assert (u.nodes, u.gpus, u.chips_per_host, u.hosts) == (256, 256, 4, 64)
+    assert any(a.startswith("defaults.cluster.chips_per_host: 4 tpu-v5p") for a in u.assumed)
+    gpu_plan = usage_for(plan_from_dict(_plan()), catalog, today=TODAY)
+    assert gpu_plan.hosts == gpu_plan.nodes == 4  # a GPU instance is its own host

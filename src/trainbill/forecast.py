@@ -574,14 +574,14 @@ def _reference_region(usage: Usage, ledger: Ledger, catalog: Catalog) -> tuple[s
         return ()
     usd = sum(float(ln.cost_usd) for ln in lines)
     total = float(ledger.total_usd)
-    ref = catalog.reference_region(usage.provider)
+    ref = f"{catalog.reference_region(usage.provider)} ({usage.provider}'s reference region)"
     if len(lines) == len(ledger.lines):
-        what = f"every line of the bill (${usd:,.0f}) is priced at {ref}'s rates"
+        what = f"every line of the bill (${usd:,.0f}) is priced at the rates of {ref}"
         missing = f"the catalog has no {usage.region} price points"
     else:
         share = f" ({usd / total:.1%} of the bill)" if total > 0 else ""
         items = ", ".join(dict.fromkeys(ln.item for ln in lines))
-        what = f"${usd:,.0f}{share} is priced at {ref}'s rates"
+        what = f"${usd:,.0f}{share} is priced at the rates of {ref}"
         missing = f"the catalog has no {usage.region} price point for {items}"
     text = (
         f"{what}: {missing}; prices differ by region, so 'trainbill prices update "

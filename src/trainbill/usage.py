@@ -258,6 +258,9 @@ class Usage:
     extra_groups: tuple[tuple[str, str, int, bool], ...] = ()
     assumed: tuple[str, ...] = field(default=())
     hours_per_month: float = 730.0
+    #: Accelerator chips per VM host where the instance is billed per chip (TPUs: ``nodes`` are
+    #: chips); 1 elsewhere (a node is a host).
+    chips_per_host: int = 1
     #: What the user should know about how the plan was read (e.g. GPUs rounded up to nodes).
     warnings: tuple[str, ...] = ()
     #: Notes of the what-ifs applied to the plan (``Plan.whatif``): what the forecast did not
@@ -268,6 +271,21 @@ class Usage:
     def gpus(self) -> int:
         """Accelerators in the cluster."""
         return self.nodes * self.instance.accelerator_count
+
+    @property
+    def hosts(self) -> int:
+        """VM hosts: what a boot disk, a network interface, metrics and logs are counted per.
+        A node elsewhere; for a per-chip instance (TPU), where ``nodes`` counts chips, the
+        chips over ``chips_per_host`` (a v5p slice of 256 chips runs on 64 VMs: pricing its
+        disks and NAT traffic per chip made those lines 4x too large)."""
+        if self.instance.billing != "chip":
+            return self.nodes
+        return math.ceil(self.nodes / max(self.chips_per_host, 1))
+
+    @property
+    def host_word(self) -> str:
+        """What a per-host line counts, in a basis: "nodes", or "TPU hosts" for chips."""
+        return "nodes" if self.instance.billing != "chip" else "TPU hosts"
 
     @property
     def steady_hours(self) -> float:
@@ -1076,7 +1094,9 @@ def usage_for(
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
     est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
-    writes = _checkpoint_writes(plan, d, job.nodes, job.provider)
+    chips = _chips_per_host(catalog, d, job)
+    hosts = math.ceil(job.nodes / chips)
+    writes = _checkpoint_writes(plan, d, hosts, job.provider)
     rel = _reliability_rates(plan, catalog, d, job)
     schedule = _checkpoint_schedule(plan, d, est, writes, rel, job)
     evaluation = _evaluation(plan, d, est, compute.hours)
@@ -1107,7 +1127,7 @@ def usage_for(
         orchestrator=job.orchestrator,
         zone=plan.cluster.zone,
         zone_id=job.zone_id,
-        warnings=(*job.warnings, *_fsx_fit_warnings(checkpoint, storage, data)),
+        warnings=(*job.warnings, *_fsx_fit_warnings(checkpoint, storage, data, hosts)),
         whatif_notes=job.whatif_notes,
         precision=plan.model.precision,
         as_of=job.as_of,
@@ -1127,7 +1147,23 @@ def usage_for(
         ),
         assumed=tuple(dict.fromkeys(d.used)),
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
+        chips_per_host=chips,
     )
+
+
+def _chips_per_host(catalog: Catalog, d: _Defaults, job: Job) -> int:
+    """Chips per VM host of a per-chip (TPU) instance (``defaults.cluster.chips_per_host``), 1
+    for an instance billed whole (its node is its host)."""
+    if job.instance.billing != "chip":
+        return 1
+    table = catalog.table("defaults.cluster.chips_per_host") or {}
+    chips = int(table.get(job.accelerator.id, 1))
+    if chips > 1:
+        d.used.append(
+            f"defaults.cluster.chips_per_host: {chips} {job.accelerator.id} chips per VM host "
+            f"({catalog.assumption('defaults.cluster.chips_per_host').source})"
+        )
+    return chips
 
 
 def _compute(
@@ -1222,10 +1258,13 @@ class _Writes:
     to: _Target
     asynchronous: bool
     stall_each: float
+    #: The hosts that write their shards in parallel (``Usage.hosts``).
+    hosts: int = 1
 
 
 def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _Writes:
-    """Size from parameters (or given), write stall from aggregate bandwidth."""
+    """Size from parameters (or given), write stall from aggregate bandwidth (``nodes``: the
+    hosts writing in parallel)."""
     ck, m, st = plan.checkpoint, plan.model, plan.storage
     target = str(d.get(ck.target, "defaults.checkpoint.target"))
     asynchronous = bool(d.get(ck.asynchronous, "defaults.checkpoint.asynchronous"))
@@ -1264,6 +1303,7 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
         to=to,
         asynchronous=asynchronous,
         stall_each=size_gb / rate / 3600.0 if size_gb > 0 else 0.0,
+        hosts=nodes,
     )
 
 
@@ -1301,7 +1341,7 @@ def _checkpoint_schedule(
     floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
     if writes.asynchronous and writes.size_gb > 0 and ck.interval_hours is None and per_hour > 0:
         given = ck.write_gbytes_per_s_per_node
-        rate = _write_rate(d, given, job.nodes, writes.to)
+        rate = _write_rate(d, given, writes.hosts, writes.to)
         floor = max(floor, writes.size_gb / rate / 3600.0)
     return _checkpoint_interval(d, ck.interval_hours, writes.stall_each, per_hour, floor)
 
@@ -1673,10 +1713,23 @@ def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str
     return (note,)
 
 
-def _fsx_fit_warnings(ck: Checkpoint, st: Storage, data: Data) -> tuple[str, ...]:
-    """Checkpoints kept on the file system (and the dataset, when it is read from there) that
-    do not fit in it: the bill prices the file system as sized, but that run cannot keep them.
-    Said, not refused: a team may prune or copy checkpoints out as it goes."""
+def _fsx_fit_warnings(ck: Checkpoint, st: Storage, data: Data, hosts: int) -> tuple[str, ...]:
+    """Checkpoints kept on the file system (and the dataset, when it is read from there), or
+    each host's shards of them on its EBS volume, that do not fit there: the bill prices the
+    storage as sized, but that run cannot keep them. Said, not refused: a team may prune or
+    copy checkpoints out as it goes."""
+    if ck.target == "ebs" and ck.size_gb > 0 and hosts > 0:
+        shard = ck.size_gb * ck.keep_last / hosts
+        if shard <= st.ebs_gb_per_node:
+            return ()
+        note = (
+            f"checkpoint.keep_last = {ck.keep_last} checkpoints of {ck.size_gb:,.0f} GB put "
+            f"{shard:,.0f} GB of shards on each of the {hosts} nodes' EBS volumes, which hold "
+            f"{st.ebs_gb_per_node:,.0f} GB (storage.ebs_gb_per_node) as the bill prices them: "
+            f"give each at least {shard:,.0f} GB (plus the system), keep fewer checkpoints, or "
+            "write them to s3"
+        )
+        return (note,)
     if ck.target != "fsx" or ck.size_gb <= 0 or st.fsx_capacity_gb <= 0:
         return ()
     kept = ck.size_gb * ck.keep_last

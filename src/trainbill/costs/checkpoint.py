@@ -92,8 +92,8 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
     assert puts is not None
     # Each node uploads its shard as one multipart object: its parts, plus the create and
     # complete calls, each a PUT-class request (S3 pricing: "PUT, COPY, POST, LIST requests").
-    parts = np.ceil(u.checkpoint.size_gb * 1000.0 / u.nodes / u.data.object_mb)
-    requests = u.nodes * (parts + 2.0)
+    parts = np.ceil(u.checkpoint.size_gb * 1000.0 / u.hosts / u.data.object_mb)
+    requests = u.hosts * (parts + 2.0)
     yield Charge(
         category=CATEGORY,
         item=f"checkpoint writes: {puts.product} (multipart parts)",
@@ -101,7 +101,8 @@ def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:
         unit="1000 requests",
         unit_price_usd=puts.usd,
         basis=lambda: (
-            f"{u.checkpoint.count:,.1f} checkpoints × {u.nodes} node shards × ({parts:,.0f} "
+            f"{u.checkpoint.count:,.1f} checkpoints × {u.hosts} {u.host_word[:-1]} shards × "
+            f"({parts:,.0f} "
             f"parts of {u.data.object_mb:g} MB + create and complete)"
         ),
         source=puts.source,

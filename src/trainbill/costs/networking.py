@@ -51,13 +51,14 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         data = service(catalog, usage, "nat_data")
         assert data is not None
         crossing = tuple(_through_nat(usage))
-        gb = usage.nodes * wall * usage.network.nat_gb_per_node_hour + sum(
+        gb = usage.hosts * wall * usage.network.nat_gb_per_node_hour + sum(
             extra for extra, _ in crossing
         )
 
         def basis() -> str:
             base = (
-                f"{usage.nodes} nodes × {wall:,.1f} h × {usage.network.nat_gb_per_node_hour:g} "
+                f"{usage.hosts} {usage.host_word} × {wall:,.1f} h × "
+                f"{usage.network.nat_gb_per_node_hour:g} "
                 "GB/node-hour"
             )
             return base + "".join(f" + {extra:,.0f} GB {why}" for extra, why in crossing)
@@ -74,7 +75,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             driver=__name__,
             service_category="Networking",
         )
-    addresses = usage.network.public_ips_per_node * usage.nodes + usage.network.nat_gateways
+    addresses = usage.network.public_ips_per_node * usage.hosts + usage.network.nat_gateways
     if addresses > 0:
         ip = service(catalog, usage, "public_ipv4")
         assert ip is not None
@@ -85,7 +86,8 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             unit="address-hour",
             unit_price_usd=ip.usd,
             basis=lambda: (
-                f"({usage.network.public_ips_per_node:g} per node × {usage.nodes} nodes + "
+                f"({usage.network.public_ips_per_node:g} per node × {usage.hosts} "
+                f"{usage.host_word} + "
                 f"{usage.network.nat_gateways} NAT Elastic IP) × {wall:,.1f} h"
             ),
             source=ip.source,

@@ -36,11 +36,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         yield Charge(
             category=CATEGORY,
             item=f"{gb.product} volumes",
-            quantity=usage.nodes * usage.storage.ebs_gb_per_node * months,
+            quantity=usage.hosts * usage.storage.ebs_gb_per_node * months,
             unit="GB-month",
             unit_price_usd=gb.usd,
             basis=lambda: (
-                f"{usage.nodes} nodes × {usage.storage.ebs_gb_per_node:,.0f} GB × {span()}"
+                f"{usage.hosts} {usage.host_word} × {usage.storage.ebs_gb_per_node:,.0f} GB × "
+                f"{span()}"
             ),
             source=gb.source,
             provenance=gb.provenance,
@@ -54,11 +55,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             yield Charge(
                 category=CATEGORY,
                 item=f"{iops.product} provisioned IOPS above baseline",
-                quantity=usage.nodes * (usage.storage.ebs_iops - free_iops) * months,
+                quantity=usage.hosts * (usage.storage.ebs_iops - free_iops) * months,
                 unit="IOPS-month",
                 unit_price_usd=iops.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.storage.ebs_iops:,.0f} − {free_iops:,.0f} "
+                    f"{usage.hosts} {usage.host_word} × ({usage.storage.ebs_iops:,.0f} − "
+                    f"{free_iops:,.0f} "
                     f"free) IOPS × {span()}"
                 ),
                 source=iops.source,
@@ -73,11 +75,12 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             yield Charge(
                 category=CATEGORY,
                 item=f"{tp.product} throughput above baseline",
-                quantity=usage.nodes * (usage.storage.ebs_throughput_mibps - free_tp) * months,
+                quantity=usage.hosts * (usage.storage.ebs_throughput_mibps - free_tp) * months,
                 unit="MiBps-month",
                 unit_price_usd=tp.usd,
                 basis=lambda: (
-                    f"{usage.nodes} nodes × ({usage.storage.ebs_throughput_mibps:,.0f} − "
+                    f"{usage.hosts} {usage.host_word} × "
+                    f"({usage.storage.ebs_throughput_mibps:,.0f} − "
                     f"{free_tp:,.0f} free) MiB/s × {span()}"
                 ),
                 source=tp.source,
