@@ -533,3 +533,81 @@ def test_terraform_hcl_and_persistent_1_are_named(catalog: Catalog) -> None:
     doc = {"planned_values": {"root_module": {"resources": [gpu, fsx]}}}
     with pytest.raises(ClusterImportError, match=r"PERSISTENT_1.*not priced.*PERSISTENT_2 with"):
         import_text("terraform", json.dumps(doc), source="p.json", catalog=catalog)
+
+
+def test_terraform_reads_what_groups_and_templates_say(catalog: Catalog) -> None:
+    """Each once dropped or misread:
+
+    * an ASG with 10 instances, on-demand base 4 and 50% on demand above it: 4 + 3 on demand, 3
+      on spot (AWS applies the percentage above the base; it was 5 of 10 on spot);
+    * its launch template's block device: 1,000 GiB at 6,000 IOPS on each of the 10;
+    * an ASG whose template asks for spot (instance_market_options): all 2 on spot (was
+      on-demand);
+    * an instance's ebs_block_device of 2,000 GiB and an EKS node group's disk_size 500 × 2.
+    Volumes: 10 × 1,000 + 2,000 + 2 × 500 = 13,000 GiB over 10 + 2 + 1 + 2 = 15 GPU nodes;
+    IOPS above the 3,000 baseline: 10 × 3,000 = 30,000, spread over 15 nodes = 2,000 each."""
+    lt = {
+        "address": "aws_launch_template.gpu",
+        "type": "aws_launch_template",
+        "values": {
+            "name": "gpu-lt",
+            "instance_type": "p5.48xlarge",
+            "block_device_mappings": [{"ebs": [{"volume_size": 1000, "iops": 6000}]}],
+        },
+    }
+    spot_lt = {
+        "address": "aws_launch_template.spot",
+        "type": "aws_launch_template",
+        "values": {
+            "name": "spot-lt",
+            "instance_type": "p5.48xlarge",
+            "instance_market_options": [{"market_type": "spot"}],
+        },
+    }
+    asg = {
+        "address": "aws_autoscaling_group.a",
+        "type": "aws_autoscaling_group",
+        "values": {
+            "desired_capacity": 10,
+            "mixed_instances_policy": [
+                {
+                    "instances_distribution": [
+                        {
+                            "on_demand_base_capacity": 4,
+                            "on_demand_percentage_above_base_capacity": 50,
+                        }
+                    ],
+                    "launch_template": [
+                        {"launch_template_specification": [{"launch_template_name": "gpu-lt"}]}
+                    ],
+                }
+            ],
+        },
+    }
+    spot_asg = {
+        "address": "aws_autoscaling_group.s",
+        "type": "aws_autoscaling_group",
+        "values": {"desired_capacity": 2, "launch_template": [{"name": "spot-lt"}]},
+    }
+    inst = {
+        "address": "aws_instance.i",
+        "type": "aws_instance",
+        "values": {"instance_type": "p5.48xlarge", "ebs_block_device": [{"volume_size": 2000}]},
+    }
+    eks = {
+        "address": "aws_eks_node_group.n",
+        "type": "aws_eks_node_group",
+        "values": {
+            "instance_types": ["p5.48xlarge"],
+            "disk_size": 500,
+            "scaling_config": [{"desired_size": 2}],
+        },
+    }
+    doc = {"planned_values": {"root_module": {"resources": [lt, spot_lt, asg, spot_asg, inst,
+                                                            eks]}}}  # fmt: skip
+    r = import_text("terraform", json.dumps(doc), source="p.json", catalog=catalog)
+    assert r.plan["cluster"]["nodes"] == 15
+    assert r.plan["purchase"]["spot_fraction"] == pytest.approx((3 + 2) / 15)
+    assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(13000 / 15)
+    assert r.plan["storage"]["ebs_iops"] == pytest.approx(3000 + 30000 / 15)
+    assert not any("aws_launch_template" in u for u in r.unsupported)

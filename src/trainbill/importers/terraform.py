@@ -138,20 +138,32 @@ class _Templates:
     def __init__(self, resources: list[Mapping[str, Any]], source: str) -> None:
         self.source = source
         self.by_name: dict[str, tuple[str | None, str]] = {}
+        #: Each template's attributes by its address (market options, block devices).
+        self.values: dict[str, Mapping[str, Any]] = {}
         self.used: set[str] = set()
         for r in resources:
             if r.get("type") == "aws_launch_template":
                 tv = r.get("values") or {}
+                self.values[str(r.get("address"))] = tv
                 for key in (tv.get("name"), r.get("name"), r.get("address")):
                     if isinstance(key, str):
                         self.by_name[key] = (tv.get("instance_type"), str(r.get("address")))
 
+    def template(self, ref: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The attributes of the template ``ref`` names (marking it used), or {} when the plan
+        has none by that name."""
+        name = ref.get("name") or ref.get("launch_template_name") or ref.get("id")
+        if not isinstance(name, str) or name not in self.by_name:
+            return {}
+        address = self.by_name[name][1]
+        self.used.add(address)
+        return self.values.get(address, {})
+
     def instance_type(self, ref: Mapping[str, Any], address: str) -> str:
         """The instance type of the template ``ref`` names (marking it used), else an error."""
-        name = ref.get("name") or ref.get("launch_template_name") or ref.get("id")
-        if isinstance(name, str) and name in self.by_name and self.by_name[name][0]:
-            self.used.add(self.by_name[name][1])
-            return str(self.by_name[name][0])
+        itype = self.template(ref).get("instance_type")
+        if itype:
+            return str(itype)
         msg = "no instance type: neither the resource nor a launch template in this plan states one"
         raise ClusterImportError(msg, source=self.source, field=address)
 
@@ -222,6 +234,28 @@ class _Scan:
         if root_gb is not None:
             self.ebs_gib += self.number(root_gb, f"{address}.root_block_device.volume_size")
             self.ebs_elements.append(f"{address}.root_block_device")
+        self.block_devices(v.get("ebs_block_device"), f"{address}.ebs_block_device", 1)
+
+    def block_devices(self, devices: Any, element: str, count: int) -> None:
+        """EBS volumes declared inside an instance, or a launch template's block device
+        mappings, once per instance: sizes add up, IOPS and throughput per volume (they were
+        dropped, and only the root volume priced)."""
+        if isinstance(devices, Mapping):
+            devices = [devices]
+        if not isinstance(devices, list):
+            return
+        for i, dev in enumerate(d for d in devices if isinstance(d, Mapping)):
+            ebs = _block(dev, "ebs") or dev  # a template nests it under "ebs"
+            size = ebs.get("volume_size")
+            if size is None:
+                continue
+            where = f"{element}[{i}]"
+            self.ebs_gib += count * self.number(size, f"{where}.volume_size")
+            self.ebs_iops += [self.number(ebs.get("iops") or 0, f"{where}.iops")] * count
+            self.ebs_tput += [
+                self.number(ebs.get("throughput") or 0, f"{where}.throughput")
+            ] * count
+            self.ebs_elements.append(where)
 
     def eks_node_group(self, v: Mapping[str, Any], address: str, r: Mapping[str, Any]) -> None:
         """``aws_eks_node_group``: ``desired_size`` nodes of its first instance type."""
@@ -248,6 +282,16 @@ class _Scan:
         if size:
             spot = str(v.get("capacity_type") or "ON_DEMAND").upper() == "SPOT"
             name = str(v.get("node_group_name") or r.get("name"))
+            disk = v.get("disk_size")
+            if disk is not None:  # each node's root volume (EKS default 20 GiB when unset)
+                self.ebs_gib += size * self.number(disk, f"{address}.disk_size")
+                self.ebs_elements.append(f"{address}.disk_size")
+            # A node group's launch template (its volumes; the instance type when not listed).
+            self.block_devices(
+                self.templates.template(_block(v, "launch_template")).get("block_device_mappings"),
+                f"{address} launch template block_device_mappings",
+                size,
+            )
             self.groups.append(
                 Group(element=address, name=name, instance=str(itype), count=size, spot=spot)
             )
@@ -258,12 +302,25 @@ class _Scan:
             v.get("desired_capacity", v.get("min_size")), address, "desired_capacity", self.source
         )
         mip = _block(v, "mixed_instances_policy")
+        base = 0.0
         if mip:
-            itype, on_demand_pct = self._mixed_policy(mip, address)
+            itype, on_demand_pct, base = self._mixed_policy(mip, address)
+            spec = _block(_block(mip, "launch_template"), "launch_template_specification")
         else:
-            itype = self.templates.instance_type(_block(v, "launch_template"), address)
-            on_demand_pct = 100.0
-        spot_count = round(size * (100.0 - on_demand_pct) / 100.0)
+            spec = _block(v, "launch_template")
+            itype = self.templates.instance_type(spec, address)
+            market = _block(self.templates.template(spec), "instance_market_options")
+            # A template that asks for spot makes every instance of the group spot.
+            on_demand_pct = 0.0 if market.get("market_type") == "spot" else 100.0
+        self.block_devices(
+            self.templates.template(spec).get("block_device_mappings"),
+            f"{address} launch template block_device_mappings",
+            size,
+        )
+        # The percentage applies above the on-demand base only (AWS Auto Scaling, instances
+        # distribution): 10 instances, base 4, 50% above it: 4 + 3 on demand, 3 on spot.
+        above = max(size - int(base), 0)
+        spot_count = round(above * (100.0 - on_demand_pct) / 100.0)
         name = str(r.get("name"))
         if size - spot_count:
             self.groups.append(
@@ -275,11 +332,17 @@ class _Scan:
             )
             self.notes.append(
                 f"{address}: {spot_count} of {size} instances on spot "
-                "(on_demand_percentage_above_base_capacity)"
+                + (
+                    f"(on_demand_base_capacity {base:g}, on_demand_percentage_above_base_capacity "
+                    f"{on_demand_pct:g})"
+                    if mip
+                    else "(its launch template's instance_market_options)"
+                )
             )
 
-    def _mixed_policy(self, mip: Mapping[str, Any], address: str) -> tuple[Any, float]:
-        """(instance type, on-demand percentage) of a mixed-instances policy."""
+    def _mixed_policy(self, mip: Mapping[str, Any], address: str) -> tuple[Any, float, float]:
+        """(instance type, on-demand percentage above the base, on-demand base) of a
+        mixed-instances policy."""
         spec = _block(_block(mip, "launch_template"), "launch_template_specification")
         overrides = _block(mip, "launch_template").get("override") or []
         if not isinstance(overrides, list) or not all(isinstance(o, Mapping) for o in overrides):
@@ -289,9 +352,14 @@ class _Scan:
                 source=self.source,
                 field=f"{address}.mixed_instances_policy.launch_template.override",
             )
+        self.templates.template(spec)  # used by the group, whichever type it runs
         itype = (overrides[0].get("instance_type") if overrides else None) or (
             self.templates.instance_type(spec, address)
         )
+        if len(overrides) > 1:
+            self.notes.append(
+                f"{address} lists {len(overrides)} instance types; priced on the first ({itype})"
+            )
         dist = _block(mip, "instances_distribution")
         pct_el = (
             f"{address}.mixed_instances_policy.instances_distribution"
@@ -303,7 +371,9 @@ class _Scan:
         if on_demand_pct > 100:
             msg = f"must be a percentage between 0 and 100 (got {on_demand_pct:g})"
             raise ClusterImportError(msg, source=self.source, field=pct_el)
-        return itype, on_demand_pct
+        base_el = f"{address}.mixed_instances_policy.instances_distribution.on_demand_base_capacity"
+        base = self.number(dist.get("on_demand_base_capacity", 0) or 0, base_el)
+        return itype, on_demand_pct, base
 
     def ebs_volume(self, v: Mapping[str, Any], address: str, _r: Mapping[str, Any]) -> None:
         """``aws_ebs_volume``: its size adds up; its IOPS and throughput are billed per volume
