@@ -611,3 +611,30 @@ def test_terraform_reads_what_groups_and_templates_say(catalog: Catalog) -> None
     assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(13000 / 15)
     assert r.plan["storage"]["ebs_iops"] == pytest.approx(3000 + 30000 / 15)
     assert not any("aws_launch_template" in u for u in r.unsupported)
+
+
+def test_hyperpod_spot_groups_volumes_and_training_plans(catalog: Catalog) -> None:
+    """Each once dropped or misread: a group's ``CapacityRequirements: {"Spot": {}}`` (8 of 16
+    p5 nodes on spot, was on-demand); every EBS volume config of a group (1,000 + 2,000 GB per
+    node, only the last was kept), averaged over two p5 groups (8 × 3,000 + 8 × 200 = 25,600
+    GB over 16 nodes = 1,600, was 200 on all); the controller's volume and a training plan
+    listed as not priced; the region from a training plan's ARN."""
+    doc = {"InstanceGroups": [
+        {"InstanceGroupName": "ctl", "InstanceType": "ml.m5.2xlarge", "InstanceCount": 1,
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]},
+        {"InstanceGroupName": "a", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 8,
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 1000}},
+                                    {"EbsVolumeConfig": {"VolumeSizeInGB": 2000}}]},
+        {"InstanceGroupName": "b", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 8,
+         "CapacityRequirements": {"Spot": {}},
+         "TrainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/tp",
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 200}}]},
+    ]}  # fmt: skip
+    r = import_text("hyperpod", json.dumps(doc), source="h.json", catalog=catalog)
+    assert r.plan["cluster"]["nodes"] == 16
+    assert r.plan["cluster"]["region"] == "us-west-2"
+    assert r.plan["purchase"]["spot_fraction"] == pytest.approx(0.5)
+    assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx((8 * 3000 + 8 * 200) / 16)
+    assert any("TrainingPlanArn" in u and "not priced" in u for u in r.unsupported)
+    assert any("500 GB on m5.2xlarge" in u for u in r.unsupported)
+    assert not any("CapacityRequirements" in u for u in r.unsupported)

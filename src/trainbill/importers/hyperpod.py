@@ -32,7 +32,6 @@ _NO_COST_GROUP_KEYS = frozenset(
         "OverrideVpcConfig",
         "ScheduledUpdateConfig",
         "Status",
-        "TrainingPlanArn",
         "TrainingPlanStatus",
     }
 )
@@ -48,7 +47,8 @@ _NO_COST_TOP_KEYS = frozenset(
         "NodeRecovery",
     }
 )
-_ARN_REGION = re.compile(r"^arn:aws[a-z-]*:sagemaker:([a-z0-9-]+):")
+#: The region of an AWS ARN (a HyperPod cluster's, its EKS cluster's, a training plan's).
+_ARN_REGION = re.compile(r"^arn:aws[a-z-]*:[a-z0-9-]+:([a-z]{2}(?:-[a-z]+)+-[0-9]+):")
 
 
 def _load(text: str, source: str) -> Any:
@@ -108,30 +108,59 @@ def _group(g: Any, i: int, element: str, source: str) -> Group:
         raise ClusterImportError(msg, source=source, field=element)
     count, _count_el = _count(g, element, source)
     name = str(g.get("InstanceGroupName") or f"group{i}")
+    # CreateCluster's InstanceGroups[].CapacityRequirements is {"OnDemand": {}} or {"Spot": {}}
+    # (SageMaker API reference): a spot group was imported as on-demand.
+    capacity = g.get("CapacityRequirements")
+    spot = isinstance(capacity, Mapping) and "Spot" in capacity
     return Group(
         element=f"{element}.InstanceType",
         name=name,
         instance=itype.removeprefix("ml."),
         count=count,
+        spot=spot,
     )
 
 
 def _ebs_volume(g: Mapping[str, Any], element: str, source: str) -> tuple[float, str] | None:
-    """(GB, element) of the group's last EBS volume config that states a size, else None."""
+    """(GB per instance, elements) of every EBS volume config of the group that states a size
+    (a node gets each of them; only the last was kept), else None."""
     configs = g.get("InstanceStorageConfigs") or []
     if not isinstance(configs, list):
         msg = f"must be a list of storage configs (got {type(configs).__name__})"
         raise ClusterImportError(msg, source=source, field=f"{element}.InstanceStorageConfigs")
-    found = None
+    total, elements = 0.0, []
     for j, cfg in enumerate(configs):
         vol = cfg.get("EbsVolumeConfig") if isinstance(cfg, Mapping) else None
         if isinstance(vol, Mapping) and "VolumeSizeInGB" in vol:
             vol_el = f"{element}.InstanceStorageConfigs[{j}].EbsVolumeConfig.VolumeSizeInGB"
-            size = number(
+            total += number(
                 vol["VolumeSizeInGB"], source=source, element=vol_el, minimum=1, allow_str=False
             )
-            found = (size, vol_el)
-    return found
+            elements.append(vol_el)
+    return (total, ", ".join(elements)) if elements else None
+
+
+def _storage(
+    ebs: list[tuple[str, int, float, str]],
+    cluster: Mapping[str, Any],
+    sections: dict[str, Any],
+    imported: list[tuple[str, str]],
+    unsupported: list[str],
+) -> None:
+    """EBS per worker node: the volumes of every group of the workers' instance type, averaged
+    over their nodes (two p5 groups of 1,000 and 200 GB were priced at 200 GB on all 16). Other
+    groups' volumes (a controller's) are listed: their compute is an extra group, the volumes
+    are not priced."""
+    workers = [(n, gb, el) for inst, n, gb, el in ebs if inst == cluster["instance"]]
+    nodes = sum(n for n, _, _ in workers)
+    if nodes:
+        sections["storage"] = {"ebs_gb_per_node": sum(n * gb for n, gb, _ in workers) / nodes}
+        imported.append(("storage.ebs_gb_per_node", ", ".join(el for _, _, el in workers)))
+    unsupported += [
+        f"{el}: {n} × {gb:,.0f} GB on {inst} (not the workers): not priced"
+        for inst, n, gb, el in ebs
+        if inst != cluster["instance"]
+    ]
 
 
 def _unsupported_top(top: Mapping[str, Any]) -> list[str]:
@@ -158,19 +187,33 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     raw_groups, top, prefix = _raw_groups(_load(text, source), source)
     unsupported: list[str] = []
     groups: list[Group] = []
-    ebs: dict[str, tuple[float, str]] = {}
+    #: (instance, nodes, GB per node, elements) of each group with EBS volumes.
+    ebs: list[tuple[str, int, float, str]] = []
+    arns: list[str] = []
     for i, g in enumerate(raw_groups):
         element = f"{prefix}[{i}]"
         groups.append(_group(g, i, element, source))
         volume = _ebs_volume(g, element, source)
         if volume is not None:
-            ebs[groups[-1].instance] = volume
+            ebs.append((groups[-1].instance, groups[-1].count, *volume))
+        if isinstance(g.get("TrainingPlanArn"), str):
+            arns.append(g["TrainingPlanArn"])
+            unsupported.append(
+                f"{element}.TrainingPlanArn: capacity reserved under a SageMaker training plan "
+                "is billed at the plan's upfront price, not priced here (priced as on-demand)"
+            )
         unsupported += [
             f"{element}.{key}: not recognised, not priced"
             for key in g
             if key not in _NO_COST_GROUP_KEYS
             and key not in _COUNT_KEYS
-            and key not in {"InstanceType", "InstanceStorageConfigs"}
+            and key
+            not in {
+                "InstanceType",
+                "InstanceStorageConfigs",
+                "CapacityRequirements",
+                "TrainingPlanArn",
+            }
         ]
     sections, imported, notes = assemble(groups, catalog, provider="aws", source=source)
     cluster = sections["cluster"]
@@ -181,14 +224,27 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             "ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added "
             "on top"
         )
-    if cluster["instance"] in ebs:
-        gb, el = ebs[cluster["instance"]]
-        sections["storage"] = {"ebs_gb_per_node": gb}
-        imported.append(("storage.ebs_gb_per_node", el))
-    arn = top.get("ClusterArn")
-    if isinstance(arn, str) and (m := _ARN_REGION.match(arn)):
+    _storage(ebs, cluster, sections, imported, unsupported)
+    orch = top.get("Orchestrator")
+    eks = orch.get("Eks") if isinstance(orch, Mapping) else None
+    found = [
+        (arn, where)
+        for arn, where in (
+            (top.get("ClusterArn"), "ClusterArn"),
+            (
+                eks.get("ClusterArn") if isinstance(eks, Mapping) else None,
+                "Orchestrator.Eks.ClusterArn",
+            ),
+            *((a, "TrainingPlanArn") for a in arns),
+        )
+        if isinstance(arn, str) and _ARN_REGION.match(arn)
+    ]
+    if found:
+        arn, where = found[0]
+        m = _ARN_REGION.match(arn)
+        assert m is not None
         cluster["region"] = m.group(1)
-        imported.append(("cluster.region", "ClusterArn"))
+        imported.append(("cluster.region", where))
     return ImportReport(
         kind="hyperpod",
         source=source,
