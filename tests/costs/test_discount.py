@@ -74,16 +74,22 @@ def test_three_year_term_and_spot_share(catalog: Catalog) -> None:
     assert unused.cost_usd == pytest.approx(262_700.0)
 
 
-def test_run_longer_than_a_term_buys_consecutive_terms(catalog: Catalog) -> None:
-    """10,000 h of training > one 8,760 h term: 2 terms = 17,520 h − 10,000 h =
-    7,520 h × $12 = $90,240."""
-    usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5).with_values(
-        {"compute.hours": 10_000.0}
-    )
-    saving, unused = _lines(usage, _tiny(catalog))
-    assert saving.quantity == pytest.approx(2 * 10_000.0)
-    assert unused.quantity == pytest.approx(7_520.0)
-    assert unused.cost_usd == pytest.approx(90_240.0)
+def test_run_longer_than_a_term_buys_another_only_when_it_pays(catalog: Catalog) -> None:
+    """The commitment is 2 covered nodes × $6 = $12/h against $10 per node-hour on demand
+    (ratio 0.6). 10,000 h: one 8,760 h term, and the last 1,240 h (0.14 of a term < 0.6) run
+    on demand: a second term ($12 × 8,760 = $105,120) would cost more than the 2 × 1,240 h ×
+    $10 = $24,800 those hours cost on demand. Covered 2 × 8,760 node-hours, nothing unused.
+    (Was: 2 terms, 7,520 h × $12 = $90,240 unused.) 16,000 h: the last 7,240 h (0.83 of a
+    term) buy the second term: 17,520 − 16,000 = 1,520 h × $12 = $18,240 unused."""
+    tiny = _tiny(catalog)
+    usage = _usage(catalog, savings_plan="1yr", savings_plan_coverage=0.5)
+    saving, unused = _lines(usage.with_values({"compute.hours": 10_000.0}), tiny)
+    assert saving.quantity == pytest.approx(2 * 8_760.0)
+    assert unused.quantity == pytest.approx(0.0)
+    saving, unused = _lines(usage.with_values({"compute.hours": 16_000.0}), tiny)
+    assert saving.quantity == pytest.approx(2 * 16_000.0)
+    assert unused.quantity == pytest.approx(1_520.0)
+    assert unused.cost_usd == pytest.approx(18_240.0)
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,11 @@ commitment it is (``purchase.commitment``):
   every hour of the term, used or not (AWS Savings Plans user guide: "you are charged the
   commitment ... regardless of usage"), so the hourly commitment = covered nodes × commitment
   rate, and the hours of the term the run does not use are a second line,
-  "unused commitment" = hourly commitment × (terms × hours per term − wall hours). A run longer
-  than one term buys consecutive terms.
+  "unused commitment" = hourly commitment × (terms × hours per term − covered hours). A run
+  longer than one term buys consecutive terms, except that the hours past its last whole term
+  run on demand when another term would cost more than it saves (its hourly commitment for the
+  whole term against those hours' saving: the tail is shorter than sp / od of a term). Buying
+  it regardless priced a 9,902 h run on a 1-year plan as two whole years.
 
 A kind that does not cover the plan's usage is refused earlier (``trainbill.usage``).
 """
@@ -45,6 +48,29 @@ def _covered_nodes(usage: Usage) -> Amount:
     return usage.purchase.savings_plan_coverage * (1 - usage.purchase.spot_fraction) * usage.nodes
 
 
+def _term_hours(usage: Usage, catalog: Catalog) -> float:
+    return _YEARS[usage.purchase.savings_plan] * float(catalog.value("commitment.hours_per_year"))
+
+
+def _terms(usage: Usage, catalog: Catalog, wall: Amount, ratio: float) -> tuple[Amount, Amount]:
+    """(terms bought, hours covered) for a run of ``wall`` hours; ``ratio`` = commitment rate /
+    on-demand rate. Whole terms cover what they can; a partial last term is bought when its
+    hours are more than ``ratio`` of a term (then its commitment costs less than those hours on
+    demand), else they run on demand. At least one term: the plan buys a commitment.
+    An existing commitment covers every hour. Elementwise: ``wall`` may be an array."""
+    if usage.purchase.commitment != "buy":
+        return np.maximum(1.0, np.ceil(wall / _term_hours(usage, catalog))), wall
+    term = _term_hours(usage, catalog)
+    full = np.floor(wall / term)
+    tail = wall - full * term
+    last = (full == 0) | (tail > ratio * term)
+    terms = full + np.where(last & (tail > 0), 1.0, 0.0)
+    hours = np.where(last, wall, full * term)
+    if np.ndim(terms) == 0:
+        return float(terms), float(hours)
+    return terms, hours
+
+
 def hourly_commitment(usage: Usage, catalog: Catalog) -> Amount:
     """$/h a bought commitment bills every hour of its term, used or not.
 
@@ -68,6 +94,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     unit = "chip-hour" if usage.instance.billing == "chip" else "instance-hour"
     covered_nodes = _covered_nodes(usage)
     wall = usage.wall_hours
+    terms, hours = _terms(usage, catalog, wall, sp.usd / od.usd)
     if usage.purchase.commitment == "existing":
         whose = (
             "covered by an existing commitment: its cost is sunk or shared with other workloads, "
@@ -78,14 +105,20 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     yield Charge(
         category=CATEGORY,
         item=f"{name} on {item}",
-        quantity=covered_nodes * wall,
+        quantity=covered_nodes * hours,
         unit=unit,  # the compute lines' unit: TPUs are billed per chip-hour
         unit_price_usd=-(od.usd - sp.usd),
         basis=lambda: (
             f"{usage.purchase.savings_plan_coverage:.0%} coverage × "
             f"{1 - usage.purchase.spot_fraction:.0%} on-demand × {usage.nodes} nodes × "
-            f"{wall:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; "
+            f"{hours:,.1f} h at the {name} rate: saves ${od.usd:,.4g} − ${sp.usd:,.4g} per {unit}; "
             f"{whose}"
+            + (
+                f"; the last {wall - hours:,.1f} h run on demand (another whole term would cost "
+                "more than it saves)"
+                if some(hours < wall)
+                else ""
+            )
         ),
         source=f"commitment rate: {sp.source}; on-demand: {od.source}",
         provenance=Provenance.weakest(sp.provenance, od.provenance),
@@ -94,12 +127,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     )
     if usage.purchase.commitment != "buy":
         return
-    term_hours = _YEARS[usage.purchase.savings_plan] * float(
-        catalog.value("commitment.hours_per_year")
-    )
-    terms = np.maximum(1.0, np.ceil(wall / term_hours))  # elementwise: wall may be an array
+    term_hours = _term_hours(usage, catalog)
     hourly = hourly_commitment(usage, catalog)
-    unused = terms * term_hours - wall
+    unused = terms * term_hours - hours
     yield Charge(
         category=CATEGORY,
         item=f"{name}: unused commitment",
@@ -109,7 +139,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         basis=lambda: (
             f"${hourly:,.2f}/h commitment ({covered_nodes:g} covered nodes × ${sp.usd:,.4g}) "
             f"bought for this run, billed every hour of {int(terms)} × {term_hours:,.0f} h term: "
-            f"{terms * term_hours:,.0f} h − {wall:,.1f} h used = {unused:,.1f} h unused; whole "
+            f"{terms * term_hours:,.0f} h − {hours:,.1f} h used = {unused:,.1f} h unused; whole "
             f"commitment ${hourly * terms * term_hours:,.0f}"
         ),
         source=(
