@@ -63,18 +63,19 @@ def test_gcp_lines_hand_computed(catalog: Catalog) -> None:
     assert disk.cost_usd == pytest.approx(4 * 1000 * 10 / 730 * 0.10)
     # A Persistent Disk bills capacity only: no IOPS line even at 10,000 IOPS.
     assert not [ln for ln in fc.ledger.lines if "IOPS" in ln.item]
-    # Cloud NAT gateway at its 32-VM cap $0.0448/h; $0.045 per GiB processed: 4 × 10 h × 1 GB.
+    # Cloud NAT gateway at its 32-VM cap $0.0448/h; $0.045 per GiB processed: 4 × 10 h × 1 GB,
+    # a GB being 1 / 1.073741824 GiB (was priced $0.045 per GB, 7.4% high).
     assert _line(fc, "networking", "Cloud NAT gateway hours").cost_usd == pytest.approx(
         1 * 10 * 0.0448
     )
     assert _line(fc, "networking", "Cloud NAT gateway data processed").cost_usd == pytest.approx(
-        4 * 10 * 1.0 * 0.045
+        4 * 10 * 1.0 * 0.045 / 1.073741824
     )
     # The NAT's external address: 1 × 10 h × $0.005.
     assert _line(fc, "networking", "external IPv4 addresses").cost_usd == pytest.approx(10 * 0.005)
-    # Cloud Logging $0.50/GiB ingested: 4 nodes × 10 h × 0.05 GB.
+    # Cloud Logging $0.50/GiB ingested: 4 nodes × 10 h × 0.05 GB (÷ 1.073741824 GB per GiB).
     assert _line(fc, "monitoring", "Cloud Logging ingest").cost_usd == pytest.approx(
-        4 * 10 * 0.05 * 0.50
+        4 * 10 * 0.05 * 0.50 / 1.073741824, rel=1e-6
     )
 
 
