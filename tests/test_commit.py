@@ -223,3 +223,16 @@ def test_a_price_date_beyond_the_price_data_is_said(rated: Catalog) -> None:
     assert any("2030-01-01 is beyond the price data" in n for n in a.notes)
     now = advise_commitment(usage, rated, instance="p5.48xlarge", as_of=AS_OF, today=AS_OF)
     assert not any("beyond the price data" in n for n in now.notes)
+
+
+def test_a_horizon_past_the_last_whole_term_buys_the_tail_on_demand(rated: Catalog) -> None:
+    """Steady 100 GPU-h a month for 48 months on the 3yr plan (45% of on-demand): renewing pays
+    72 months for 48, 0.45 × 72 / 48 = 0.675 of on-demand, 67.5 GPU-h's worth a month; one term
+    and the last 12 months on demand cost 36/48 × 45 + 12/48 × 100 = 58.75: that is the advice
+    (was 67.5, a plan nobody would buy), and a note says so."""
+    usage = _usage(*([100.0] * 12))
+    a = advise_commitment(usage, rated, instance="p5.48xlarge", as_of=AS_OF, horizon_months=48)
+    three = next(t for t in a.terms if t.term == "3yr")
+    assert three.commit_gpu_hours_per_month == pytest.approx(100)
+    assert three.expected_usd_per_month == pytest.approx(58.75 * OD)
+    assert any("12 month(s) past the last whole term on demand" in n for n in a.notes)

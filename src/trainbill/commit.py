@@ -8,7 +8,9 @@ month equally likely: a stationary forecast), the expected monthly cost is
 
 where a 1-year term is renewed ⌈H/12⌉ times and a 3-year term ⌈H/36⌉ times over a horizon of
 H months (the months you expect the workload to last), so the tail of a term outliving the
-workload is paid for nothing. cost(K) is piecewise linear with kinks at the observed months, so
+workload is paid for nothing; or, where it costs less, renewed only ⌊H/L⌋ times with the
+months past the last whole term bought on demand (a 48-month horizon on a 3-year plan need
+not pay 72 months). cost(K) is piecewise linear with kinks at the observed months, so
 the exact minimum is at 0 or at one of them. Its derivative says the last committed GPU-hour
 pays when P(u > K) ≥ r_c_eff / r_od: the **break-even utilization** (commitment rate over
 on-demand rate). With a 42% discount a committed hour must be used 58% of the time; the
@@ -272,6 +274,18 @@ def _monthly_cost(
     return k * r_c + float(np.maximum(usage - k, 0.0).mean()) * r_od
 
 
+def _horizon_cost(k: float, u: Any, r_c: float, r_od: float, tail: float) -> float:
+    """Cost per month of the horizon at commitment ``k``: ``_monthly_cost`` over the covered
+    months, on demand over the ``tail`` share of the horizon past the last whole term."""
+    return (1 - tail) * _monthly_cost(k, u, r_c, r_od) + tail * float(u.mean()) * r_od
+
+
+def _best(u: Any, r_c: float, r_od: float, tail: float) -> tuple[float, float]:
+    """The optimal commitment (``_optimum``: the tail does not move it) and its horizon cost."""
+    k, _ = _optimum(u, r_c, r_od)
+    return k, _horizon_cost(k, u, r_c, r_od, tail)
+
+
 def _optimum(
     usage: np.ndarray[Any, np.dtype[np.float64]], r_c: float, r_od: float
 ) -> tuple[float, float]:
@@ -377,13 +391,30 @@ def advise_commitment(
         r_c = rate / inst.accelerator_count
         paid = math.ceil(horizon_months / length) * length
         r_eff = r_c * paid / horizon_months
-        k, cost = _optimum(u, r_eff, r_od)
-        rule = tuple(_monthly_cost(f * baseline, u, r_eff, r_od) for f in RULE_OF_THUMB)
+        # The alternative: whole terms only, the months past them on demand.
+        covered = (horizon_months // length) * length
+        share = covered / horizon_months
+        renew = True
+        if 0 < covered < horizon_months:
+            _, renewed = _optimum(u, r_eff, r_od)
+            _, whole = _optimum(u, r_c, r_od)
+            renew = renewed <= share * whole + (1 - share) * float(u.mean()) * r_od
+        if not renew:
+            r_eff = r_c
+            notes.append(
+                f"{term}: {horizon_months - covered} month(s) past the last whole term on demand; "
+                "another term would cost more than it saves"
+            )
+        tail = 0.0 if renew else 1 - share  # share of the horizon bought on demand
+        k, cost = _best(u, r_eff, r_od, tail)
+        rule = tuple(_horizon_cost(f * baseline, u, r_eff, r_od, tail) for f in RULE_OF_THUMB)
         checks = []
         for scale in SCENARIOS:
             us = u * scale
-            ks, cs = _optimum(us, r_eff, r_od)
-            rule_cost = min(_monthly_cost(f * baseline, us, r_eff, r_od) for f in RULE_OF_THUMB)
+            ks, cs = _best(us, r_eff, r_od, tail)
+            rule_cost = min(
+                _horizon_cost(f * baseline, us, r_eff, r_od, tail) for f in RULE_OF_THUMB
+            )
             regret = rule_cost - cs
             checks.append(
                 RuleCheck(
