@@ -1127,7 +1127,7 @@ def usage_for(
         orchestrator=job.orchestrator,
         zone=plan.cluster.zone,
         zone_id=job.zone_id,
-        warnings=(*job.warnings, *_fsx_fit_warnings(checkpoint, storage, data, hosts)),
+        warnings=(*job.warnings, *_checkpoint_fit_warnings(checkpoint, storage, data, hosts)),
         whatif_notes=job.whatif_notes,
         precision=plan.model.precision,
         as_of=job.as_of,
@@ -1713,7 +1713,9 @@ def _fsx_size_warnings(plan: Plan, catalog: Catalog, provider: str) -> tuple[str
     return (note,)
 
 
-def _fsx_fit_warnings(ck: Checkpoint, st: Storage, data: Data, hosts: int) -> tuple[str, ...]:
+def _checkpoint_fit_warnings(
+    ck: Checkpoint, st: Storage, data: Data, hosts: int
+) -> tuple[str, ...]:
     """Checkpoints kept on the file system (and the dataset, when it is read from there), or
     each host's shards of them on its EBS volume, that do not fit there: the bill prices the
     storage as sized, but that run cannot keep them. Said, not refused: a team may prune or
