@@ -575,3 +575,16 @@ def test_cr_only_line_endings_read_like_lf(tmp_path: Path) -> None:
     lf, mac = read_bill(CUR_MONTH), read_bill(cr)
     assert mac.rows == lf.rows
     assert mac.billed_cost == lf.billed_cost
+
+
+def test_a_cost_with_a_no_break_space_names_its_row(tmp_path: Path) -> None:
+    """'1.5' followed by a no-break space (U+00A0, as spreadsheets paste it) is refused by the
+    query, which trims only spaces, tabs and newlines; the row finder trimmed every Unicode
+    space, found nothing, and the error named no row."""
+    lines = CUR_MONTH.read_text(encoding="utf-8").split("\n")
+    lines[1] = lines[1].replace(",5504.00,", ",5504.00\u00a0,", 1)  # the p5 on-demand row
+    assert "\u00a0" in lines[1]
+    path = tmp_path / "nbsp.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(BillError, match=r"nbsp\.csv: row 1: column line_item_unblended_cost"):
+        read_bill(path)

@@ -603,6 +603,8 @@ _NUMBER_RE = re.compile(
 )
 
 
+#: What the queries trim from a text value before reading it as a number.
+_TRIMMED = " \t\n"
 #: Text money is parsed at 12 decimal places (``_expr.MONEY``), rounded half away from zero.
 _MONEY_PLACES = decimal.Decimal(1).scaleb(-12)
 
@@ -646,7 +648,10 @@ def find_bad_number(
             if isinstance(value, int | float | decimal.Decimal):
                 literal = not isinstance(value, float) or math.isfinite(value)  # NaN, inf
             else:
-                text = str(value).strip()
+                # The blanks the queries trim (Ibis ``strip``: space, tab, newline), not every
+                # Unicode space: a no-break space passed here but failed the query, whose error
+                # then named no row.
+                text = str(value).strip(_TRIMMED)
                 if not _NUMBER_RE.fullmatch(text):
                     return file.path, i, str(value), "is not a number"
                 literal = text.lstrip("+-")[:1] not in ("n", "N", "i", "I")  # 1e400, not NaN/inf
