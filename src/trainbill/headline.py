@@ -387,7 +387,8 @@ def _spot_action(
             )
             if x
         )
-        title = f"Run all {nodes} nodes on spot (the plan: {u.purchase.spot_fraction * nodes:g})"
+        all_nodes = f"all {nodes} nodes" if nodes != 1 else "the node"
+        title = f"Run {all_nodes} on spot (the plan: {u.purchase.spot_fraction * nodes:g})"
         if u.purchase.savings_plan != "none" and u.purchase.savings_plan_coverage > 0:
             # A Savings Plan covers on-demand hours only: sized by them, it is not bought here,
             # and most of this saving can be its term (say so, or it reads as spot's alone).
@@ -398,9 +399,9 @@ def _spot_action(
         caveat = "; ".join(
             x for x in (risk, f"needs on-demand capacity and quota for {nodes} × {inst}") if x
         )
+        all_nodes = f"all {nodes} nodes" if nodes != 1 else "the node"
         title = (
-            f"Run all {nodes} nodes on demand (the plan: "
-            f"{u.purchase.spot_fraction * nodes:g} on spot)"
+            f"Run {all_nodes} on demand (the plan: {u.purchase.spot_fraction * nodes:g} on spot)"
         )
     return _action("spot", fc, alt, title, caveat, {"purchase.spot_fraction": target})
 

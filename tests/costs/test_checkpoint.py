@@ -74,7 +74,9 @@ def test_fsx_or_ebs_target_is_only_the_stall(catalog: Catalog, target: str) -> N
     assert stall.quantity == pytest.approx(0.25)
     assert stall.unit_price_usd == pytest.approx(40.0)
     assert stall.cost_usd == pytest.approx(10.0)
-    assert f"720 GB at 4 GB/s, synchronous write to {target}" in stall.basis()
+    # The target in AWS's words (services.aws.shared_fs / block_storage).
+    product = {"fsx": "FSx for Lustre", "ebs": "EBS gp3"}[target]
+    assert f"720 GB at 4 GB/s, synchronous write to {product}" in stall.basis()
 
 
 def test_stall_is_billed_at_the_blended_spot_rate(catalog: Catalog) -> None:

@@ -22,6 +22,7 @@ from trainbill.costs._pricing import (
     cluster_rate_provenance,
     cluster_rate_source,
     service,
+    service_item,
 )
 from trainbill.ledger import Charge
 from trainbill.usage import Usage
@@ -36,11 +37,13 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         return
     rate, words = cluster_rate(catalog, usage)
     u = usage
-    mode = (
-        "async snapshot"
-        if usage.checkpoint.asynchronous
-        else f"synchronous write to {usage.checkpoint.target}"
-    )
+    # The target in the provider's words (the plan's "s3" is Cloud Storage on GCP, Blob
+    # Storage on Azure; "fsx" its managed Lustre, "ebs" its block storage).
+    role = {"s3": "object_storage", "fsx": "shared_fs", "ebs": "block_storage"}
+    target = usage.checkpoint.target
+    if target in role:
+        target = service_item(catalog, usage.provider, role[target])[1]
+    mode = "async snapshot" if usage.checkpoint.asynchronous else f"synchronous write to {target}"
     yield Charge(
         category=CATEGORY,
         item="training stalled while checkpointing",

@@ -88,7 +88,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             basis=lambda: (
                 f"({usage.network.public_ips_per_node:g} per node × {usage.hosts} "
                 f"{usage.host_word} + "
-                f"{usage.network.nat_gateways} NAT Elastic IP) × {wall:,.1f} h"
+                f"{usage.network.nat_gateways} NAT gateway address) × {wall:,.1f} h"
             ),
             source=ip.source,
             provenance=ip.provenance,
