@@ -119,7 +119,10 @@ def audit_quote(
             inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day
         )
         rate = p.usd / inst.accelerator_count
-        source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
+        if inst.billing == "chip":  # priced per chip-hour already (TPUs)
+            source = f"{inst.instance} ${p.usd:,.2f} per chip-hour; {p.cite()}"
+        else:
+            source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
         others = catalog.accelerator_namesakes(gpu)
         if others:  # a family name (``a100``): the price is one part's, so say which
             source += f" (gpu {gpu!r} read as {accel.id}; {' or '.join(others)} is priced apart)"
