@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import yaml
 
+from conftest import SEED
 from trainbill.catalog import Catalog
 from trainbill.importers.export import export_skypilot
-from trainbill.spec import plan_from_dict
+from trainbill.spec import load_plan, plan_from_dict
 
 
 def test_v6e_slice_counts_chips(catalog: Catalog) -> None:
@@ -39,3 +40,15 @@ def test_v5p_slice_counts_cores(catalog: Catalog) -> None:
         catalog,
     )
     assert yaml.safe_load(text)["resources"]["accelerators"] == "tpu-v5p-128"
+
+
+def test_export_says_what_a_task_cannot_ask_for(catalog: Catalog) -> None:
+    """Was silent: the seed plan on EKS with its 24,000 GB FSx exported as a plain VM task. The
+    YAML is the same (a task cannot ask for either), but its comments say both."""
+    plan = load_plan(SEED)
+    plan = plan.model_copy(
+        update={"cluster": plan.cluster.model_copy(update={"orchestrator": "eks"})}
+    )
+    text = export_skypilot(plan, catalog)
+    assert "# The plan runs on eks" in text
+    assert "# The plan prices a 24,000 GB Lustre file system (persistent_250)" in text

@@ -78,6 +78,20 @@ def export_skypilot(plan: Plan, catalog: Catalog) -> str:
             f"{g.count} × {g.instance} ({g.name})" for g in plan.cluster.extra_groups
         )
         comments.append(f"# Not exported (launch separately): {groups}.")
+    # What the forecast priced that a task YAML cannot ask for: said, so the launched cluster
+    # is not mistaken for the one the bill describes.
+    orchestrator = plan.cluster.orchestrator
+    if orchestrator not in (None, "ec2", "vm"):
+        comments.append(
+            f"# The plan runs on {orchestrator}; this task launches plain VMs (point SkyPilot at "
+            "that cluster, e.g. infra: k8s, to run there)."
+        )
+    if plan.storage.fsx_capacity_gb:
+        comments.append(
+            f"# The plan prices a {plan.storage.fsx_capacity_gb:,.0f} GB Lustre file system "
+            f"({plan.storage.fsx_tier or 'default tier'}); create it separately and mount it "
+            "(file_mounts / volumes)."
+        )
     comments.append("# Add setup/run commands before 'sky launch'.")
     body: str = str(yaml.safe_dump(task, sort_keys=False))
     return "\n".join(comments) + "\n" + body
