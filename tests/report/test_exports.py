@@ -185,3 +185,12 @@ def test_the_csv_cost_column_adds_up_to_the_total(catalog: Catalog) -> None:
         rows = list(csv.DictReader(io.StringIO(ledger_csv(fc).decode("utf-8-sig"))))
         assert sum(Decimal(r["cost_usd"]) for r in rows) == Decimal(f"{fc.total_usd:.2f}"), plan
         assert sum(Decimal(r["share_pct"]) for r in rows) == Decimal("100.00"), plan
+
+
+def test_xlsx_is_dated_by_the_forecast_not_the_clock(seed: Forecast) -> None:
+    """Was the clock's time, so two exports of one forecast (or the report embedding the
+    workbook) differed byte for byte. The workbook's creation date is the forecast's price
+    date (the seed: 2025-05-01)."""
+    with zipfile.ZipFile(io.BytesIO(ledger_xlsx(seed))) as z:
+        core = z.read("docProps/core.xml").decode()
+    assert "<dcterms:created xsi:type=\"dcterms:W3CDTF\">2025-05-01T00:00:00Z" in core

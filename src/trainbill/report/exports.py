@@ -16,6 +16,7 @@ import csv
 import io
 import math
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from trainbill import __version__
@@ -235,7 +236,14 @@ def ledger_xlsx(result: Forecast) -> bytes:
     _ledger_sheet(book, result)
     _periods_sheet(book, "By month", spend.months)
     _periods_sheet(book, "By day", spend.days)
+    # Dated by the forecast's price date, not the clock: the same forecast gives the same bytes
+    # (a report embedding the workbook, or a diff of two exports, shows only real changes).
+    created = datetime.combine(result.usage.as_of, datetime.min.time())
     book.wb.set_properties(
-        {"title": f"{result.usage.name}: ledger", "comments": f"trainbill {__version__}"}
+        {
+            "title": f"{result.usage.name}: ledger",
+            "comments": f"trainbill {__version__}",
+            "created": created,
+        }
     )
     return book.close()
