@@ -638,3 +638,34 @@ def test_hyperpod_spot_groups_volumes_and_training_plans(catalog: Catalog) -> No
     assert any("TrainingPlanArn" in u and "not priced" in u for u in r.unsupported)
     assert any("500 GB on m5.2xlarge" in u for u in r.unsupported)
     assert not any("CapacityRequirements" in u for u in r.unsupported)
+
+
+def test_zones_and_regions_are_read_where_the_files_give_them(catalog: Catalog) -> None:
+    """Each was dropped: a Terraform autoscaling group's ``availability_zones`` list (the plan
+    was priced in us-east-1 for a us-west-2 group), and SkyPilot's zone in ``infra:
+    aws/us-east-1/us-east-1a`` or ``resources.zone``."""
+    asg = {
+        "address": "aws_autoscaling_group.g",
+        "type": "aws_autoscaling_group",
+        "values": {
+            "desired_capacity": 2,
+            "availability_zones": ["us-west-2b"],
+            "launch_template": [{"name": "lt"}],
+        },
+    }
+    lt = {"address": "aws_launch_template.lt", "type": "aws_launch_template",
+          "values": {"name": "lt", "instance_type": "p5.48xlarge"}}  # fmt: skip
+    doc = {"planned_values": {"root_module": {"resources": [lt, asg]}}}
+    r = import_text("terraform", json.dumps(doc), source="p.json", catalog=catalog)
+    assert r.plan["cluster"]["region"] == "us-west-2"
+    for task, via in (
+        ("resources:\n  infra: aws/us-east-1/us-east-1a\n  accelerators: H100:8\n", "infra"),
+        (
+            "resources:\n  region: us-east-1\n  zone: us-east-1a\n  accelerators: H100:8\n",
+            "zone",
+        ),
+    ):
+        r = import_text("skypilot", task, source="t.yaml", catalog=catalog)
+        assert r.plan["cluster"]["zone"] == "us-east-1a"
+        assert ("cluster.zone", f"resources.{via}") in r.imported
+        assert not any(u.startswith("resources.zone") for u in r.unsupported)

@@ -193,4 +193,4 @@ def test_xlsx_is_dated_by_the_forecast_not_the_clock(seed: Forecast) -> None:
     date (the seed: 2025-05-01)."""
     with zipfile.ZipFile(io.BytesIO(ledger_xlsx(seed))) as z:
         core = z.read("docProps/core.xml").decode()
-    assert "<dcterms:created xsi:type=\"dcterms:W3CDTF\">2025-05-01T00:00:00Z" in core
+    assert '<dcterms:created xsi:type="dcterms:W3CDTF">2025-05-01T00:00:00Z' in core

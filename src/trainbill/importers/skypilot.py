@@ -43,6 +43,7 @@ _PRICED = frozenset(
         "instance_type",
         "use_spot",
         "disk_size",
+        "zone",
         "any_of",
         "ordered",
     }
@@ -156,6 +157,20 @@ def _where(res: Mapping[str, Any], source: str, notes: list[str]) -> tuple[str, 
     if cloud is None:
         notes.append("resources.cloud not given; priced on aws")
     return provider, region
+
+
+def _zone(res: Mapping[str, Any], source: str) -> str | None:
+    """The zone from ``zone`` or the third part of ``infra: cloud/region/zone``, else None."""
+    zone = res.get("zone")
+    if zone is not None and not isinstance(zone, str):
+        msg = f"must be a zone name such as us-east-1a (got {zone!r})"
+        raise ClusterImportError(msg, source=source, field="resources.zone")
+    infra = res.get("infra")
+    if zone is None and isinstance(infra, str):
+        parts = infra.split("/")
+        if len(parts) > 2 and parts[2] not in ("", "*"):
+            zone = parts[2]
+    return zone
 
 
 @record
@@ -305,6 +320,13 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
         sections["cluster"]["region"] = ask.region
         imported.append(
             ("cluster.region", "resources.region" if res.get("region") else "resources.infra")
+        )
+    zone = _zone(res, source)
+    if zone is not None and ask.region is not None:
+        # The zone decides inter-AZ transfer to zonal data (FSx, EBS): it was dropped.
+        sections["cluster"]["zone"] = zone
+        imported.append(
+            ("cluster.zone", "resources.zone" if res.get("zone") else "resources.infra")
         )
     if "use_spot" in res:
         imported = [

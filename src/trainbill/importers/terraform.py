@@ -207,6 +207,9 @@ class _Scan:
         address = _address(r)
         v: Mapping[str, Any] = r.get("values") or {}
         az = v.get("availability_zone")
+        zones = v.get("availability_zones")  # an autoscaling group's list
+        if az is None and isinstance(zones, list) and zones and isinstance(zones[0], str):
+            az = zones[0]
         if self.region is None and isinstance(az, str) and az[-1:].isalpha():
             self.region = az[:-1]
         handler = _HANDLERS.get(rtype)
