@@ -166,3 +166,25 @@ def test_google_cloud_gpu_skus_are_gpu_compute_without_instance_hours(tmp_path: 
     assert s.gpu_instance_hours == 0
     assert s.hidden_multiplier == pytest.approx(98.00 / 90.00)
     assert any("instance-hours cannot be read" in w for w in s.warnings)
+
+
+def test_google_cloud_spot_tpu_and_mega_skus_are_gpu_compute(tmp_path: Path) -> None:
+    """Was: only on-demand descriptions starting "Nvidia …" or "A3 Instance …" counted, so the
+    Spot/Preemptible, A3 Mega and TPU SKUs of the same VMs were left out of GPU compute and
+    inflated the multiplier. Six rows of 10.00 each, all GPU compute, plus storage 5.00:
+    multiplier 65 / 60."""
+    descs = [
+        "Spot Preemptible Nvidia H100 80GB GPU running in Americas",
+        "Nvidia Tesla A100 GPU attached to Spot Preemptible VMs running in Americas",
+        "Spot Preemptible A3 Instance Core running in Americas",
+        "A3Mega Instance Core running in Americas",
+        "TPU v5p chip running in Americas",
+        "Preemptible TPU v5p chip running in Americas",
+    ]
+    rows = [_gcp_row("10.00", "Compute", "Compute Engine", d, "1") for d in descs]
+    rows.append(_gcp_row("5.00", "Storage", "Cloud Storage", "Standard Storage US", "1"))
+    path = tmp_path / "gcp.csv"
+    path.write_text("\n".join([_GCP_HEADER, *rows]) + "\n", encoding="utf-8")
+    s = read_bill(path)
+    assert s.gpu_compute_cost == pytest.approx(60.00, abs=1e-9)
+    assert s.hidden_multiplier == pytest.approx(65.00 / 60.00)

@@ -64,12 +64,15 @@ GPU_INSTANCE_RE = (
     r"|dl[0-9][a-z0-9]*)\.|^standard_n[cdv]"
 )
 #: Google Cloud bills an accelerator VM as SKUs, not as an instance type: the GPUs per GPU-hour
-#: ("Nvidia H100 80GB GPU running in Americas") and the accelerator-optimized machine's cores
-#: and memory per vCPU-hour and GB-hour ("A3 Instance Core running in Americas"): GPU compute by
-#: description (lower-cased). Their quantities are not instance-hours, so they add no
-#: ``gpu_hours``.
+#: ("Nvidia H100 80GB GPU running in Americas"), the accelerator-optimized machine's cores and
+#: memory per vCPU-hour and GB-hour ("A3 Instance Core running in Americas"), TPUs per
+#: chip-hour ("TPU v5p chip running in Americas"), each also as Spot/Preemptible SKUs: GPU
+#: compute by description (lower-cased). Their quantities are not instance-hours, so they add
+#: no ``gpu_hours``.
 GPU_SKU_DESC_RE = (
-    r"^nvidia\b.*\bgpu running in |^(a2|a3|a4|g2)\b[a-z0-9 ]*\binstance (core|ram) running in "
+    r"\bnvidia\b.*\bgpu\b"  # "Nvidia H100 80GB GPU running in …", "Spot Preemptible Nvidia …"
+    r"|\b(a2|a3|a4|g2)[a-z0-9]*( [a-z]+)? instance (core|ram)\b"  # "A3Mega Instance Core …"
+    r"|\btpu ?v[0-9]+[a-z]*\b.*\bchip\b"  # "TPU v5p chip running in …", "Preemptible TPU …"
 )
 _DISCOUNT_TYPES = [
     "bundleddiscount",
