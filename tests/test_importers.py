@@ -669,3 +669,41 @@ def test_zones_and_regions_are_read_where_the_files_give_them(catalog: Catalog) 
         assert r.plan["cluster"]["zone"] == "us-east-1a"
         assert ("cluster.zone", f"resources.{via}") in r.imported
         assert not any(u.startswith("resources.zone") for u in r.unsupported)
+
+
+@pytest.mark.parametrize(("size", "spot"), [(3, 1), (5, 2), (7, 3)])
+def test_asg_rounds_a_fractional_on_demand_count_up(catalog: Catalog, size: int, spot: int) -> None:
+    """50% on demand above a base of 0: ceil(size / 2) on demand, the rest on spot, every size
+    the same way (Python's round() gave 3 → 2 spot but 5 → 2 and 7 → 4)."""
+    lt = {
+        "address": "aws_launch_template.lt",
+        "type": "aws_launch_template",
+        "values": {"name": "lt", "instance_type": "p5.48xlarge"},
+    }
+    asg = {"address": "aws_autoscaling_group.g", "type": "aws_autoscaling_group", "values": {
+        "desired_capacity": size, "mixed_instances_policy": [{
+            "instances_distribution": [{"on_demand_percentage_above_base_capacity": 50}],
+            "launch_template": [{"launch_template_specification": [
+                {"launch_template_name": "lt"}]}]}]}}  # fmt: skip
+    doc = {"planned_values": {"root_module": {"resources": [lt, asg]}}}
+    r = import_text("terraform", json.dumps(doc), source="p.json", catalog=catalog)
+    assert r.plan["purchase"]["spot_fraction"] == pytest.approx(spot / size)
+
+
+def test_hyperpod_volumes_average_over_every_worker_and_aws_zone_names_its_region(
+    catalog: Catalog,
+) -> None:
+    """Two groups of 8 p5 nodes, one with 1,000 + 500 GB of volumes, one with none: 8 × 1,500 /
+    16 = 750 GB per node (was 1,500 on all 16). A SkyPilot task giving only ``zone:
+    us-east-1c`` is in us-east-1 (the zone was dropped)."""
+    doc = {"InstanceGroups": [
+        {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 8,
+         "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": 1000}},
+                                    {"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]},
+        {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 8},
+    ]}  # fmt: skip
+    r = import_text("hyperpod", json.dumps(doc), source="h.json", catalog=catalog)
+    assert r.plan["storage"]["ebs_gb_per_node"] == pytest.approx(8 * 1500 / 16)
+    task = "resources:\n  cloud: aws\n  zone: us-east-1c\n  accelerators: H100:8\n"
+    r = import_text("skypilot", task, source="t.yaml", catalog=catalog)
+    assert (r.plan["cluster"]["region"], r.plan["cluster"]["zone"]) == ("us-east-1", "us-east-1c")

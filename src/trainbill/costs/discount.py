@@ -101,7 +101,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             "so the run is charged the commitment rate on its own hours only"
         )
     else:
-        whose = "commitment bought for this run: its unused term is the next line"
+        whose = "commitment bought for this run" + (
+            ": its unused term is the next line"
+            if some(terms * _term_hours(usage, catalog) > hours)
+            else ""
+        )
     yield Charge(
         category=CATEGORY,
         item=f"{name} on {item}",

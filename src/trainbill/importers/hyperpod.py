@@ -152,8 +152,10 @@ def _storage(
     groups' volumes (a controller's) are listed: their compute is an extra group, the volumes
     are not priced."""
     workers = [(n, gb, el) for inst, n, gb, el in ebs if inst == cluster["instance"]]
-    nodes = sum(n for n, _, _ in workers)
-    if nodes:
+    if workers:
+        # Over every worker node: a group without storage configs adds none (it was left out
+        # of the average, so its nodes were priced the other groups' volumes).
+        nodes = int(cluster["nodes"])
         sections["storage"] = {"ebs_gb_per_node": sum(n * gb for n, gb, _ in workers) / nodes}
         imported.append(("storage.ebs_gb_per_node", ", ".join(el for _, _, el in workers)))
     unsupported += [
@@ -221,8 +223,8 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
     imported.append(("cluster.orchestrator", f"{source} (HyperPod cluster)"))
     if any(str(g.get("InstanceType", "")).startswith("ml.") for g in raw_groups):
         notes.append(
-            "ml. prefix stripped to find EC2 hardware and prices; the HyperPod premium is added "
-            "on top"
+            "ml. prefix stripped to find the EC2 hardware; the HyperPod (ml.*) rate is priced "
+            "where the catalog has it (a warning says where it does not)"
         )
     _storage(ebs, cluster, sections, imported, unsupported)
     orch = top.get("Orchestrator")

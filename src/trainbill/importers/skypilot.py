@@ -9,6 +9,7 @@ report says so. ``infra: aws/us-east-1`` (newer SkyPilot) is read like ``cloud``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -322,6 +323,11 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             ("cluster.region", "resources.region" if res.get("region") else "resources.infra")
         )
     zone = _zone(res, source)
+    if zone is not None and ask.region is None and ask.provider == "aws" and zone[-1:].isalpha():
+        # An AWS zone names its region (us-east-1c is in us-east-1): the zone alone was dropped.
+        sections["cluster"]["region"] = zone[:-1]
+        imported.append(("cluster.region", "resources.zone"))
+        ask = replace(ask, region=zone[:-1])
     if zone is not None and ask.region is not None:
         # The zone decides inter-AZ transfer to zonal data (FSx, EBS): it was dropped.
         sections["cluster"]["zone"] = zone

@@ -11,6 +11,7 @@ values. Every other resource type is listed as unsupported (not priced), never d
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -323,7 +324,10 @@ class _Scan:
         # The percentage applies above the on-demand base only (AWS Auto Scaling, instances
         # distribution): 10 instances, base 4, 50% above it: 4 + 3 on demand, 3 on spot.
         above = max(size - int(base), 0)
-        spot_count = round(above * (100.0 - on_demand_pct) / 100.0)
+        # A fractional on-demand count is rounded up (in favour of on-demand, an assumption:
+        # the AWS Auto Scaling documentation was not read on this point): 3 at 50% is 2 + 1.
+        # Python's round() rounded halves to even, so 3 gave 2 on spot and 5 gave 2.
+        spot_count = above - math.ceil(above * on_demand_pct / 100.0 - 1e-9)
         name = str(r.get("name"))
         if size - spot_count:
             self.groups.append(
