@@ -173,12 +173,14 @@ def test_hyperpod_with_an_ml_price_is_searched_on_demand_only(catalog: Catalog) 
 def test_a_deadline_met_only_on_average_is_a_caveat(catalog: Catalog) -> None:
     """Was: "cheapest within the 12 h deadline" recommended a plan whose own P90 wall-clock was
     12.6 h, with no word of it. Every candidate meeting the deadline on its expected wall-clock
-    but not at its P90 says so; the others do not."""
+    but not at its P90 says so, as does one that misses it on average (the plan as written);
+    the others do not."""
     plan = load_plan(SEED)
     result = optimize(plan, catalog, deadline_hours=12.0, today=TODAY)
     seen = [result.best, *result.pareto]
     for c in seen:
-        risky = c.p90_wall_hours > 12.0 >= c.wall_hours
+        # At risk at its P90, or (the plan as written, say) past it on average.
+        risky = c.p90_wall_hours > 12.0
         assert ("deadline_risk" in {k.kind for k in c.caveats}) == risky
     assert any("deadline_risk" in {k.kind for k in c.caveats} for c in seen)
 

@@ -450,3 +450,14 @@ def test_tpu_chips_share_their_host_vm(catalog: Catalog) -> None:
     assert any(a.startswith("defaults.cluster.chips_per_host: 4 tpu-v5p") for a in u.assumed)
     gpu_plan = usage_for(plan_from_dict(_plan()), catalog, today=TODAY)
     assert gpu_plan.hosts == gpu_plan.nodes == 4  # a GPU instance is its own host
+
+
+def test_a_dataset_larger_than_its_file_system_is_said(catalog: Catalog) -> None:
+    """Was silent when the checkpoints go elsewhere: a 3,000 GB dataset read from a 2,400 GiB
+    scratch_2 FSx (2,400 GB billed) does not fit on it."""
+    d = _plan()
+    d["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 2400, "fsx_tier": "scratch_2"}
+    d["data"] = {"dataset_gb": 3000, "epochs": 1, "source": "fsx"}
+    (note,) = [w for w in usage_for(plan_from_dict(d), catalog, today=TODAY).warnings
+               if "does not fit" in w]  # fmt: skip
+    assert note.startswith("the 3,000 GB dataset does not fit on the 2,400 GB FSx file system")

@@ -582,7 +582,8 @@ def _reference_region(usage: Usage, ledger: Ledger, catalog: Catalog) -> tuple[s
         share = f" ({usd / total:.1%} of the bill)" if total > 0 else ""
         items = ", ".join(dict.fromkeys(ln.item for ln in lines))
         what = f"${usd:,.0f}{share} is priced at the rates of {ref}"
-        missing = f"the catalog has no {usage.region} price point for {items}"
+        # Not "no <cluster region> point": a transfer is billed in the region it leaves.
+        missing = f"the catalog has no price point in the region that bills {items}"
     text = (
         f"{what}: {missing}; prices differ by region, so 'trainbill prices update "
         f"{usage.provider}' or --catalog DIR with {usage.region} rates replaces them"

@@ -1732,7 +1732,17 @@ def _checkpoint_fit_warnings(
             "write them to s3"
         )
         return (note,)
-    if ck.target != "fsx" or ck.size_gb <= 0 or st.fsx_capacity_gb <= 0:
+    if ck.target != "fsx" or ck.size_gb <= 0:
+        # A dataset read from the file system still has to fit on it.
+        if data.source == "fsx" and 0 < st.fsx_capacity_gb < data.dataset_gb:
+            note = (
+                f"the {data.dataset_gb:,.0f} GB dataset does not fit on the "
+                f"{st.fsx_capacity_gb:,.0f} GB FSx file system the bill prices "
+                f"(storage.fsx_capacity_gb): give it at least {data.dataset_gb:,.0f} GB"
+            )
+            return (note,)
+        return ()
+    if st.fsx_capacity_gb <= 0:
         return ()
     kept = ck.size_gb * ck.keep_last
     on_it = data.dataset_gb if data.source == "fsx" else 0.0

@@ -255,7 +255,12 @@ def _caveats(
             f"{rate.region}'s ({c.provider}'s reference region); prices differ by region"
         )
         out.append(Caveat(kind="reference_region", text=text))
-    if deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
+    if deadline is not None and c.wall_hours > deadline:  # the plan as written, say
+        text = (
+            f"misses the {deadline:g} h deadline on its expected wall-clock ({c.wall_hours:,.1f} h)"
+        )
+        out.append(Caveat(kind="deadline_risk", text=text))
+    elif deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
         text = (
             f"meets the {deadline:g} h deadline on its expected {c.wall_hours:,.1f} h, not at "
             f"its P90 ({c.p90_wall_hours:,.1f} h): failures and reclaims can make it miss; "
