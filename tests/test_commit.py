@@ -236,3 +236,19 @@ def test_a_horizon_past_the_last_whole_term_buys_the_tail_on_demand(rated: Catal
     assert three.commit_gpu_hours_per_month == pytest.approx(100)
     assert three.expected_usd_per_month == pytest.approx(58.75 * OD)
     assert any("12 month(s) past the last whole term on demand" in n for n in a.notes)
+
+
+def test_the_rule_verdict_does_not_change_with_an_on_demand_tail(rated: Catalog) -> None:
+    """The 3yr term over 36 months and over 48 (the last 12 on demand) commits the same and
+    regrets the same in total: 36/48 of the monthly figure. The verdict was diluted by the
+    12 uncommitted months and flipped; it is judged over the committed months."""
+    usage = _usage(100, 80, 120, 60, 100, 90, 110, 70, 100, 95, 105, 85)
+    by = {}
+    for h in (36, 48):
+        a = advise_commitment(usage, rated, instance="p5.48xlarge", as_of=AS_OF, horizon_months=h)
+        by[h] = next(t for t in a.terms if t.term == "3yr").rule_checks
+    for c36, c48 in zip(by[36], by[48], strict=True):
+        assert c48.rule_regret_usd_per_month == pytest.approx(
+            c36.rule_regret_usd_per_month * 36 / 48
+        )
+        assert c48.holds == c36.holds
