@@ -357,3 +357,14 @@ def test_storage_check_judges_the_plans_own_fsx(catalog: Catalog) -> None:
         update={"checkpoint": small.checkpoint.model_copy(update={"asynchronous": True})}
     )
     assert storage_check(asynchronous, catalog, today=TODAY).fsx_switch_saving_usd == 0.0
+
+
+def test_storage_check_refuses_a_plan_off_aws(catalog: Catalog) -> None:
+    """It checks EBS gp3's per-volume limits and sizes FSx: a Google Cloud TPU plan was
+    answered in gp3 and FSx terms. Now one error naming the provider field."""
+    plan = plan_from_dict({
+        "model": {"params": 7e9, "tokens": 1e11},
+        "cluster": {"provider": "gcp", "gpu": "tpu-v5p", "gpus": 64},
+    })  # fmt: skip
+    with pytest.raises(SpecError, match=r"cluster\.provider: storage-check models AWS EBS gp3"):
+        storage_check(plan, catalog, today=TODAY)

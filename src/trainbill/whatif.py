@@ -251,6 +251,14 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
     MB/s per TiB) covers the whole cluster's reads plus checkpoint writes.
     """
     u = forecast(plan, catalog, today=today).usage
+    if u.provider != "aws":
+        # The limits checked are EBS gp3's (per-volume IOPS/throughput, AWS's 2025 figures);
+        # answering a Persistent Disk or Managed Disk plan in gp3 and FSx terms misled.
+        msg = (
+            f"storage-check models AWS EBS gp3 volumes and FSx for Lustre; this plan's provider "
+            f"is {u.provider}, whose block storage has other limits (not modelled)"
+        )
+        raise SpecError(msg, field="cluster.provider")
     load = _gp3_load(plan, catalog, u)
     max_iops = float(catalog.value("whatif.gp3_max_iops"))
     max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
