@@ -1152,8 +1152,9 @@ def _step_notes(run: _Run) -> list[_Factor]:
     s, lay, acc = run.space, run.layout, run.q.accelerator
     net_eff = float(run.q.catalog.value("time.network_efficiency"))
     c = lay.busy_s
+    link = "ICI" if run.q.instance.billing == "chip" else "NVLink"  # a TPU's chips: ICI
     if s.gpus <= s.gpn:
-        where = f"NVLink/intra-node {acc.intra_node_gbytes_per_s:g} GB/s"
+        where = f"{link}/intra-node {acc.intra_node_gbytes_per_s:g} GB/s"
     else:
         share = max(1, s.gpn // lay.tp)
         where = (
@@ -1175,7 +1176,7 @@ def _step_notes(run: _Run) -> list[_Factor]:
         out.append(
             (
                 "tensor_parallel",
-                f"TP {lay.tp} activation all-reduces over NVLink: {lay.tp_s / c:.1%} of compute",
+                f"TP {lay.tp} activation all-reduces over {link}: {lay.tp_s / c:.1%} of compute",
             )
         )
     if lay.pp > 1:

@@ -48,7 +48,9 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             )
         return
     hours = usage.compute.hours
-    for label, fraction, why in _causes(t):
+    # A TPU's chips talk over its inter-chip interconnect, not NVLink.
+    link = "ICI" if usage.instance.billing == "chip" else "NVLink"
+    for label, fraction, why in _causes(t, link):
         if fraction <= 0:
             continue
 
@@ -68,7 +70,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         )
 
 
-def _causes(t: TimeEstimate) -> list[tuple[str, float, str]]:
+def _causes(t: TimeEstimate, link: str) -> list[tuple[str, float, str]]:
     """(line item, fraction of compute time, why) for each stall cause the time model found.
 
     Each communication fraction is that cause's seconds per step over the step's compute and
@@ -90,7 +92,7 @@ def _causes(t: TimeEstimate) -> list[tuple[str, float, str]]:
             (
                 "tensor-parallel activation all-reduce",
                 lay.tp_s / lay.busy_s,
-                f"tensor parallel {lay.tp} over NVLink: {lay.tp_s:.2f} s {per}",
+                f"tensor parallel {lay.tp} over {link}: {lay.tp_s:.2f} s {per}",
             ),
             (
                 "pipeline bubble",
