@@ -170,11 +170,26 @@ def calibrate(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> Cali
         return Calibrated(catalog=catalog, measured_mfu=None, cautions=())
     _check_bill_clouds(plan, catalog, calibrations)
     measured, notes = _measured_mfu(plan, catalog, calibrations)
+    notes = [*notes, *_mixed_clouds(calibrations)]
     return Calibrated(
         catalog=calibrate_catalog(catalog, calibrations),
         measured_mfu=measured,
         cautions=tuple(Caution(kind=CautionKind.CALIBRATION, text=n) for n in notes),
     )
+
+
+def _mixed_clouds(calibrations: Sequence[Any]) -> list[str]:
+    """A bills calibration fitted from several clouds' bills pools their overheads per GPU
+    node-hour (a multi-cloud FOCUS file): allowed for any one of them, but said."""
+    from trainbill.bills.calibrate import BillCalibration
+
+    return [
+        f"the bills calibration from {', '.join(cal.source_files) or 'its files'} pools the "
+        f"overheads of {', '.join(cal.providers)} bills per GPU node-hour: calibrate from one "
+        "cloud's bills for that cloud's plans"
+        for cal in calibrations
+        if isinstance(cal, BillCalibration) and len(cal.providers) > 1
+    ]
 
 
 def _check_bill_clouds(plan: Plan, catalog: Catalog, calibrations: Sequence[Any]) -> None:

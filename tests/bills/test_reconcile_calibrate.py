@@ -171,3 +171,18 @@ def test_a_broken_calibration_file_is_one_line(
     path.write_text(_VALID.replace(old, new), encoding="utf-8")
     with pytest.raises(BillError, match=said.replace(".", r"\.").replace("(", r"\(")):
         read_calibration(path)
+
+
+def test_a_calibration_pooling_several_clouds_says_so(tmp_path: Path) -> None:
+    """The FOCUS sample holds AWS, Microsoft and Oracle rows (942 / 51 / 7): a calibration
+    fitted from it pools their overheads. Allowed for an AWS plan (aws is among its clouds),
+    but every forecast using it now says so (it was silent)."""
+    from conftest import SEED
+    from trainbill.calibration import calibrate
+    from trainbill.catalog import load_catalog
+    from trainbill.spec import load_plan
+
+    cal = fit_calibration([read_bill(FOCUS_SAMPLE)])
+    assert len(cal.providers) == 3
+    c = calibrate(load_plan(SEED), load_catalog(), [cal])
+    assert any("pools the overheads of" in x.text for x in c.cautions)

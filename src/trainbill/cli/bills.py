@@ -245,3 +245,10 @@ def calibrate_cmd(
     write_calibration(cal, output, overwrite=force, inputs=inputs)
     _common.console.print(calibration_to_toml(cal), end="", markup=False)
     _common.console.print(f"wrote {output}")
+    if len(cal.providers) > 1:
+        _common.console.print(
+            f"warning: the bills hold {', '.join(cal.providers)} rows: their overheads are "
+            "pooled per GPU node-hour; calibrate from one cloud's bills for that cloud's plans",
+            markup=False,
+            style="yellow",
+        )
