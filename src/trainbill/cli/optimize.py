@@ -449,6 +449,12 @@ def _render_commit(a: CommitAdvice) -> None:
             "all on-demand. The rule holds within 1% of on-demand spend only where marked 'yes' "
             "above."
         )
+        # The advice reads monthly totals; the provider applies a commitment hour by hour.
+        console.print(
+            "caveat: a Savings Plan is applied hour by hour; from monthly totals this assumes "
+            "each month's GPU-hours are spread evenly, so a spiky workload uses less of the "
+            "commitment than shown"
+        )
 
 
 @app.command("commit")
