@@ -17,10 +17,18 @@ from trainbill.errors import suggest
 from trainbill.importers import ClusterImportError
 from trainbill.spec import MAX_NODES
 
-__all__ = ["MAX_COUNT", "Group", "assemble", "known_instance", "number"]
+__all__ = ["MAX_COUNT", "Group", "assemble", "aws_zone_region", "known_instance", "number"]
 
 #: The plan's sanity cap on nodes (``cluster.nodes``); a group count above it is a typo.
 MAX_COUNT = MAX_NODES
+
+
+def aws_zone_region(zone: Any) -> str | None:
+    """The region an AWS Availability Zone name is in (``us-east-1c`` → ``us-east-1``), or
+    None for anything else: the one rule the importers read a zone's region by."""
+    if isinstance(zone, str) and zone[-1:].isalpha() and zone[-2:-1].isdigit():
+        return zone[:-1]
+    return None
 
 
 def number(

@@ -18,7 +18,7 @@ from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog
 from trainbill.errors import PriceNotFoundError, unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
-from trainbill.importers._groups import Group, assemble, number
+from trainbill.importers._groups import Group, assemble, aws_zone_region, number
 
 __all__ = ["SKYPILOT_ACCELERATOR_NAMES", "accelerator_id", "parse"]
 
@@ -323,11 +323,12 @@ def parse(text: str, *, source: str, catalog: Catalog) -> ImportReport:
             ("cluster.region", "resources.region" if res.get("region") else "resources.infra")
         )
     zone = _zone(res, source)
-    if zone is not None and ask.region is None and ask.provider == "aws" and zone[-1:].isalpha():
+    zone_region = aws_zone_region(zone) if ask.provider == "aws" else None
+    if ask.region is None and zone_region is not None:
         # An AWS zone names its region (us-east-1c is in us-east-1): the zone alone was dropped.
-        sections["cluster"]["region"] = zone[:-1]
+        sections["cluster"]["region"] = zone_region
         imported.append(("cluster.region", "resources.zone"))
-        ask = replace(ask, region=zone[:-1])
+        ask = replace(ask, region=zone_region)
     if zone is not None and ask.region is not None:
         # The zone decides inter-AZ transfer to zonal data (FSx, EBS): it was dropped.
         sections["cluster"]["zone"] = zone

@@ -19,7 +19,7 @@ from typing import Any
 from trainbill.catalog import Catalog
 from trainbill.errors import unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
-from trainbill.importers._groups import Group, assemble, number
+from trainbill.importers._groups import Group, assemble, aws_zone_region, number
 
 __all__ = ["SUPPORTED_TYPES", "parse"]
 
@@ -211,8 +211,8 @@ class _Scan:
         zones = v.get("availability_zones")  # an autoscaling group's list
         if az is None and isinstance(zones, list) and zones and isinstance(zones[0], str):
             az = zones[0]
-        if self.region is None and isinstance(az, str) and az[-1:].isalpha():
-            self.region = az[:-1]
+        if self.region is None:
+            self.region = aws_zone_region(az)
         handler = _HANDLERS.get(rtype)
         if handler is not None:
             handler(self, v, address, r)
