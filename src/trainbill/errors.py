@@ -49,7 +49,10 @@ __all__ = [
     "PriceNotFoundError",
     "PriceUpdateError",
     "ProfileError",
+    "RegistryError",
     "RequestRefusedError",
+    "RunNotFoundError",
+    "SchemaVersionError",
     "SimulationError",
     "SpecError",
     "TrainbillError",
@@ -218,6 +221,21 @@ class DestinationError(TrainbillError, OSError):
     Also an ``OSError``: callers that write files handle it beside the operating system's own
     refusals, and turn it into their own error naming the flag or field.
     """
+
+
+class RegistryError(TrainbillError):
+    """The run registry cannot do what was asked: a database that cannot be reached, a run
+    closed twice, a bill with no rows of the run. Raised before anything is written (each
+    command is one transaction), so the registry is as it was."""
+
+
+class RunNotFoundError(RegistryError, LookupError):
+    """No run has the id asked for; the message lists the nearest ids."""
+
+
+class SchemaVersionError(RegistryError):
+    """The database was written by a newer trainbill (a schema version this one does not
+    know): refused, never downgraded, so the newer tool's data stays intact."""
 
 
 class RequestRefusedError(TrainbillError):

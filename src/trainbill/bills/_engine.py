@@ -263,7 +263,13 @@ class Engine:
         return self.backend.table(name)
 
     def groups(
-        self, fmt: BillFormat, mapping: Any, *, key: str | None, tag_key: str | None
+        self,
+        fmt: BillFormat,
+        mapping: Any,
+        *,
+        key: str | None,
+        tag_key: str | None,
+        where: Any = None,
     ) -> list[tuple[BillFormat, Any]]:
         """Each file kind's rows grouped by the format's raw ``DIMENSIONS`` (plus the money
         null flags and the breakdown key), their money summed exactly: a few thousand
@@ -272,7 +278,8 @@ class Engine:
         Cleaning, regexes and classification then run once per distinct combination instead
         of once per row (millions). Per row, only the money columns are converted (each once,
         ``mapping.MONEY``) and the flags computed. DuckDB groups by one hash of the keys
-        (``_hash_grouped``); the other engines by the key columns.
+        (``_hash_grouped``); the other engines by the key columns. ``where`` (a
+        ``filters.BillFilter``) keeps only its rows, before anything is converted or summed.
         """
         import ibis
 
@@ -287,11 +294,17 @@ class Engine:
                     columns.setdefault(canonical_column(c), c)
             sub = replace(fmt, columns=columns, files=tuple(group))
             t = self._load_group(group)
+            filtered = where is not None and not where.empty
+            if filtered:
+                t = t.filter(mapping.rows_where(t, sub, where))
             reused: list[Any] = []
             row = mapping.row_values(t, sub, key=key, tag_key=tag_key, once=_collect(reused))
             nulls = [name for name in row if name.startswith("null_")]  # see ``cur.row_values``
             per_row = _computed_once(t, row, reused, name=f"trainbill_{kind}_rows")
-            folded = self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" else []
+            # Footers prove a column constant over all rows, which a filter may empty.
+            folded = (
+                self.folded(sub, mapping.DIMENSIONS) if kind == "parquet" and not filtered else []
+            )
             dims = [
                 sub.col(c) for c in mapping.DIMENSIONS if sub.has(c) and sub.col(c) not in folded
             ]
@@ -338,6 +351,7 @@ class Engine:
         *,
         key: str | None,
         tag_key: str | None,
+        where: Any = None,
         stage: Callable[[Any], Any] | None = None,
     ) -> Any:
         """All files as one normalised table of groups (``groups``), ready to classify; CSV
@@ -347,7 +361,7 @@ class Engine:
 
         tables = [
             mapping.normalize(g if stage is None else stage(g), sub)
-            for sub, g in self.groups(fmt, mapping, key=key, tag_key=tag_key)
+            for sub, g in self.groups(fmt, mapping, key=key, tag_key=tag_key, where=where)
         ]
         if len(tables) == 1:
             return tables[0]

@@ -67,6 +67,7 @@ __all__ = [
     "null_str",
     "pico_total",
     "quantity",
+    "row_filter",
     "same_kind",
     "tag",
     "tag_from_json",
@@ -155,6 +156,27 @@ def tag(t: Any, fmt: BillFormat, column: str, *keys: str) -> Any:
         tags = text(t, fmt, column)
         found = [tag_from_json(tags, k) for k in keys]
     return found[0] if len(found) == 1 else ibis.coalesce(*found)
+
+
+def row_filter(
+    t: Any, fmt: BillFormat, where: Any, *, tag_of: Callable[[str], Any], day_column: str
+) -> Any:
+    """The Ibis predicate of a ``filters.BillFilter`` on raw rows: every tag pair equal (a
+    row without the tag, or a file without tag columns, is out), the charge day within
+    [since, until] as ``YYYY-MM-DD`` text; ``tag_of(key)`` is the format's tag reader."""
+    import ibis
+
+    conds = [tag_of(key) == value for key, value in where.tags]
+    if where.since is not None or where.until is not None:
+        d = day(t, fmt, day_column)
+        if where.since is not None:
+            conds.append(d >= where.since.isoformat())
+        if where.until is not None:
+            conds.append(d <= where.until.isoformat())
+    out = ibis.literal(True)
+    for c in conds:
+        out = out & c.fill_null(False)
+    return out
 
 
 def lower(t: Any, fmt: BillFormat, column: str) -> Any:

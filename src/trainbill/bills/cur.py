@@ -32,6 +32,7 @@ Usage types carry a region prefix outside us-east-1 (``USE2-``, ``EUN1-``; publi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from trainbill.bills._expr import (
@@ -43,6 +44,7 @@ from trainbill.bills._expr import (
     null_str,
     pico_total,
     quantity,
+    row_filter,
     same_kind,
     tag,
     text,
@@ -58,6 +60,7 @@ __all__ = [
     "MONEY_COLUMNS",
     "normalize",
     "row_values",
+    "rows_where",
 ]
 
 _REGION_PREFIX = r"^[A-Z]{2,4}[0-9]?-"
@@ -130,20 +133,7 @@ def row_values(
         f"null_{name}": values[name].isnull() for name in MONEY[1:] if fmt.has(MONEY_COLUMNS[name])
     }
     usage, bad_usage = quantity(t, fmt, "line_item_usage_amount", once)
-    legacy_tag = next(
-        (
-            c
-            for c in (f"resourceTags/user:{tag_key}", f"resourceTags/{tag_key}")
-            if tag_key is not None and fmt.has(c)
-        ),
-        None,
-    )
-    if key != "tag" or tag_key is None:
-        tag_value = null_str()
-    elif legacy_tag is not None:  # legacy CUR: one column per tag key
-        tag_value = text(t, fmt, legacy_tag)
-    else:  # CUR 2.0 ``resource_tags``: ``user_KEY`` in Parquet/Athena, ``KEY`` in some CSVs
-        tag_value = tag(t, fmt, "resource_tags", tag_key, "user_" + tag_key)
+    tag_value = tag_of(t, fmt, tag_key) if key == "tag" and tag_key is not None else null_str()
     keys = {
         None: null_str(),
         "resource": text(t, fmt, "line_item_resource_id"),
@@ -163,6 +153,34 @@ def row_values(
         "no_cost": ibis.cases((values["unblended"].isnull(), 1), else_=0).cast("int64"),
         "key": keys[key],
     }
+
+
+def tag_of(t: Any, fmt: BillFormat, tag_key: str) -> Any:
+    """A row's value of one user tag: legacy CUR's ``resourceTags/user:KEY`` column, else CUR
+    2.0's ``resource_tags`` map, keyed ``user_KEY`` in Parquet/Athena (with AWS's spelling of
+    a key whose characters a column name cannot hold, ``-`` and ``:`` as ``_``), ``KEY`` in
+    some CSVs. One reader for ``--by tag:KEY`` and ``--where tag:KEY=VALUE``."""
+    legacy = next(
+        (c for c in (f"resourceTags/user:{tag_key}", f"resourceTags/{tag_key}") if fmt.has(c)),
+        None,
+    )
+    if legacy is not None:  # legacy CUR: one column per tag key
+        return text(t, fmt, legacy)
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", tag_key)
+    keys = dict.fromkeys((tag_key, "user_" + tag_key, "user_" + safe))
+    return tag(t, fmt, "resource_tags", *keys)
+
+
+def rows_where(t: Any, fmt: BillFormat, where: Any) -> Any:
+    """The predicate of a ``filters.BillFilter``: user tags (``tag_of``) and the day of
+    ``line_item_usage_start_date``."""
+    return row_filter(
+        t,
+        fmt,
+        where,
+        tag_of=lambda key: tag_of(t, fmt, key),
+        day_column="line_item_usage_start_date",
+    )
 
 
 def _billed(g: Any) -> Any:

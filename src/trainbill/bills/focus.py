@@ -24,12 +24,13 @@ from trainbill.bills._expr import (
     null_str,
     pico_total,
     quantity,
+    row_filter,
     tag,
     text,
 )
 from trainbill.bills._files import BillFormat
 
-__all__ = ["DIMENSIONS", "MONEY", "MONEY_COLUMNS", "normalize", "row_values"]
+__all__ = ["DIMENSIONS", "MONEY", "MONEY_COLUMNS", "normalize", "row_values", "rows_where"]
 
 #: Instance types in descriptions/usage types: ``g5.4xlarge``, ``p5.48xlarge``, ``ml.p4d.24xlarge``.
 INSTANCE_RE = (
@@ -126,6 +127,14 @@ def row_values(
         ).cast("int64"),
         "key": keys[key],
     }
+
+
+def rows_where(t: Any, fmt: BillFormat, where: Any) -> Any:
+    """The predicate of a ``filters.BillFilter``: FOCUS ``Tags`` (JSON text or a map) and the
+    day of ``ChargePeriodStart``."""
+    return row_filter(
+        t, fmt, where, tag_of=lambda key: tag(t, fmt, "Tags", key), day_column="ChargePeriodStart"
+    )
 
 
 def _usage_type(g: Any, fmt: BillFormat) -> Any:

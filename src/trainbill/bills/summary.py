@@ -34,6 +34,7 @@ from trainbill.bills._files import (
     find_other_value,
     remote_uri,
 )
+from trainbill.bills.filters import BillFilter
 from trainbill.errors import BillError, TrainbillError
 
 __all__ = ["BY_CHOICES", "BillLine", "BillSummary", "BreakdownRow", "read_bill"]
@@ -43,6 +44,8 @@ BY_CHOICES: tuple[str, ...] = ("tag:KEY", "resource", "service", "day")
 _TOP_LINES = 5
 _NONE = "(none)"
 _CTX = decimal.Context(prec=60)
+#: The filter that keeps every row.
+_ALL = BillFilter()
 
 
 @record
@@ -122,6 +125,8 @@ class BillSummary:
     null_cost_rows: int = 0
     #: What the reader noticed without refusing the bill (``null_cost_rows``), one line each.
     warnings: tuple[str, ...] = ()
+    #: The rows read (``--where``/``--since``/``--until``); None: every row of the files.
+    where: BillFilter | None = None
 
     @property
     def hidden_multiplier(self) -> float | None:
@@ -172,6 +177,8 @@ class BillSummary:
                 for x in self.top_lines
             ],
         }
+        if self.where is not None:
+            out["where"] = self.where.as_dict()
         if self.breakdown_by is not None:
             out["by"] = self.breakdown_by
             out["breakdown"] = [
@@ -572,6 +579,7 @@ def read_bill(
     engine: str = "duckdb",
     by: str | None = None,
     progress: bool = False,
+    where: BillFilter | None = None,
 ) -> BillSummary:
     """Read FOCUS 1.0-1.2 or AWS CUR 2.0 files (CSV, CSV.gz, Parquet) into a ``BillSummary``.
 
@@ -583,6 +591,8 @@ def read_bill(
         by: optional breakdown: ``"tag:KEY"``, ``"resource"``, ``"service"`` or ``"day"``.
         progress: show a Rich progress bar on stderr while DuckDB reads (the CLI's default
             for tables; off with ``--quiet`` and with ``--json``).
+        where: read only the rows a ``filters.BillFilter`` keeps (tags, charge days),
+            filtered inside the engine before anything is summed.
 
     Raises:
         UnsupportedBillError: unknown format (the message lists the expected columns) or
@@ -611,7 +621,9 @@ def read_bill(
         # PySpark 4.0 sets a pandas option pandas 3 deprecates, and py4j leaves sockets to GC.
         warnings.filterwarnings("ignore", message=r"The 'future\.infer_string' option")
         warnings.filterwarnings("ignore", category=ResourceWarning)
-        return _run(fmt, [str(i) for i in items], engine, kind, tag_key, by, progress)
+        return _run(
+            fmt, [str(i) for i in items], engine, kind, tag_key, by, progress, where or _ALL
+        )
 
 
 def _queries(
@@ -620,6 +632,7 @@ def _queries(
     kind: str | None,
     tag_key: str | None,
     *,
+    where: BillFilter = _ALL,
     staged: bool = False,
     on_scan: Callable[[str, Any], None] | None = None,
     share: Callable[[Any], Any] | None = None,
@@ -654,8 +667,8 @@ def _queries(
 
     def classified(key: str | None, tag: str | None) -> Any:
         if not staged:
-            return classify(eng.normalized(fmt, mapping, key=key, tag_key=tag))
-        n = eng.normalized(fmt, mapping, key=key, tag_key=tag, stage=stage(_SCAN))
+            return classify(eng.normalized(fmt, mapping, key=key, tag_key=tag, where=where))
+        n = eng.normalized(fmt, mapping, key=key, tag_key=tag, where=where, stage=stage(_SCAN))
         return classify(stage(_TABLE)(n))
 
     # With a breakdown, the summary is the breakdown's groups added up: one scan of the files
@@ -684,14 +697,16 @@ def _run(
     tag_key: str | None,
     by: str | None,
     progress: bool = False,
+    where: BillFilter | None = None,
 ) -> BillSummary:
     """Open the engine, run the queries, reduce the groups; ``fmt`` is None for table engines."""
+    where = where or _ALL
     eng = open_engine(engine)
     try:
         if fmt is None:
             fmt = detect(_engine_files(eng, names))
         if eng.name == "duckdb":
-            results = _run_duckdb(eng, fmt, kind, tag_key, progress)
+            results = _run_duckdb(eng, fmt, kind, tag_key, where, progress)
         else:
             cached: list[Any] = []
 
@@ -703,7 +718,12 @@ def _run(
 
             try:
                 queries = _queries(
-                    eng, fmt, kind, tag_key, share=share if eng.name == "spark" else None
+                    eng,
+                    fmt,
+                    kind,
+                    tag_key,
+                    where=where,
+                    share=share if eng.name == "spark" else None,
                 )
                 results = {name: _fetch(q) for name, q in queries.items()}
             except TrainbillError:
@@ -717,7 +737,12 @@ def _run(
         eng.close()
     fields = _summarise(results["summary"], fmt, engine)
     breakdown = _breakdown(results["breakdown"]) if "breakdown" in results else ()
-    return BillSummary(**fields, breakdown_by=by, breakdown=breakdown)
+    return BillSummary(
+        **fields,
+        breakdown_by=by,
+        breakdown=breakdown,
+        where=None if where.empty else where,
+    )
 
 
 #: An engine's error class in its message: Spark's ``[MALFORMED_CSV_RECORD] Malformed CSV
@@ -755,13 +780,18 @@ def _engine_files(eng: Any, names: list[str]) -> tuple[BillFile, ...]:
 
 
 def _run_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
+    eng: Any,
+    fmt: BillFormat,
+    kind: str | None,
+    tag_key: str | None,
+    where: BillFilter,
+    progress: bool = False,
 ) -> dict[str, list[dict[str, Any]]]:
     """Register the files, get the SQL (cached per schema, else compiled by Ibis), run it."""
     import duckdb
 
     try:
-        return _query_duckdb(eng, fmt, kind, tag_key, progress)
+        return _query_duckdb(eng, fmt, kind, tag_key, where, progress)
     except duckdb.Error as exc:
         # Unreadable files, malformed CSV, a non-finite or out-of-range double: a message
         # naming the files, never a traceback.
@@ -817,7 +847,12 @@ def _duckdb_message(exc: Exception, fmt: BillFormat) -> str:
 
 
 def _query_duckdb(
-    eng: Any, fmt: BillFormat, kind: str | None, tag_key: str | None, progress: bool = False
+    eng: Any,
+    fmt: BillFormat,
+    kind: str | None,
+    tag_key: str | None,
+    where: BillFilter,
+    progress: bool = False,
 ) -> dict[str, list[dict[str, Any]]]:
     """Run the read's SQL: cached for this schema (``_sqlcache``), else compiled by Ibis.
 
@@ -835,9 +870,12 @@ def _query_duckdb(
         "columns": dict(fmt.columns),
         "views": views,
         # Parquet grouping columns proven constant leave the GROUP BY (``Engine.constants``).
-        "folded": eng.folded(fmt, mapping.DIMENSIONS),
+        # A filtered read folds nothing (``Engine.groups``): the footers say nothing of the
+        # rows the filter keeps, which may be none.
+        "folded": eng.folded(fmt, mapping.DIMENSIONS) if where.empty else [],
         "by": kind,
         "tag": tag_key,
+        **({} if where.empty else {"where": where.cache_key()}),
     }
     label = f"reading {len(fmt.files)} file(s)"
 
@@ -852,7 +890,7 @@ def _query_duckdb(
 
     sqls = load_sql(key)
     if sqls is None:
-        sqls = _compile_and_scan(eng, fmt, kind, tag_key, scan)
+        sqls = _compile_and_scan(eng, fmt, kind, tag_key, where, scan)
         store_sql(key, sqls)
     else:
         for name, sql in sqls.items():
@@ -873,6 +911,7 @@ def _compile_and_scan(
     fmt: BillFormat,
     kind: str | None,
     tag_key: str | None,
+    where: BillFilter,
     scan: Callable[[str, str], None],
 ) -> dict[str, str]:
     """Compile the read's SQL with Ibis, running each scan (``scan``) in a thread as soon as
@@ -891,7 +930,7 @@ def _compile_and_scan(
         worker.submit(name, compiled[name])
 
     try:
-        queries = _queries(eng, fmt, kind, tag_key, staged=True, on_scan=start)
+        queries = _queries(eng, fmt, kind, tag_key, where=where, staged=True, on_scan=start)
         compiled.update({n: to_sql(q) for n, q in queries.items() if n not in compiled})
     except BaseException:
         worker.cancel(eng.con)

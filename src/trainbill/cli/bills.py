@@ -50,6 +50,20 @@ _Engine = Annotated[
     ),
 ]
 _Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+#: The row filters of every command that reads bills (``trainbill.bills.filters``).
+Where = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--where",
+        help="Only rows with this tag: tag:KEY=VALUE (repeatable; every one must match).",
+    ),
+]
+Since = Annotated[
+    str | None, typer.Option("--since", help="Only rows charged on or after YYYY-MM-DD.")
+]
+Until = Annotated[
+    str | None, typer.Option("--until", help="Only rows charged on or before YYYY-MM-DD.")
+]
 _BREAKDOWN_ROWS = 25
 
 
@@ -134,16 +148,21 @@ def summary_cmd(
         typer.Option("--by", help="Break down by tag:KEY, resource, service or day."),
     ] = None,
     engine: _Engine = "duckdb",
+    where: Where = None,
+    since: Since = None,
+    until: Until = None,
     as_json: _Json = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar on stderr during long reads.")
     ] = False,
 ) -> None:
     """Classify every bill row into the ledger's categories and show the hidden multiplier."""
+    from trainbill.bills.filters import bill_filter
     from trainbill.bills.summary import read_bill
 
+    rows = bill_filter(where or (), since=since, until=until)
     # Progress goes to stderr, on a terminal only; JSON output is for scripts, so never.
-    s = read_bill(files, engine=engine, by=by, progress=not (quiet or as_json))
+    s = read_bill(files, engine=engine, by=by, progress=not (quiet or as_json), where=rows)
     if as_json:
         print_json(s.as_dict())
     else:
@@ -196,6 +215,9 @@ def compare_cmd(
     plan: Annotated[Path, typer.Argument(help="Plan TOML the forecast is made from.")],
     files: _Files,
     engine: _Engine = "duckdb",
+    where: Where = None,
+    since: Since = None,
+    until: Until = None,
     basis: Annotated[
         str, typer.Option("--basis", help="billed (invoice) or effective (amortised) cost.")
     ] = "billed",
@@ -203,13 +225,15 @@ def compare_cmd(
 ) -> None:
     """Forecast vs actual by category: variance and the bill lines that explain it."""
     from trainbill.bills import compare, forecast_by_bill_category, read_bill
+    from trainbill.bills.filters import bill_filter
     from trainbill.cli._common import catalog_from_options
     from trainbill.forecast import forecast
     from trainbill.spec import load_plan
 
+    rows = bill_filter(where or (), since=since, until=until)  # refused before any pricing
     spec = load_plan(plan)
     fc = forecast(spec, catalog_from_options())
-    summary = read_bill(files, engine=engine)
+    summary = read_bill(files, engine=engine, where=rows)
     rec = compare(
         forecast_by_bill_category(fc.ledger.lines),
         summary,
