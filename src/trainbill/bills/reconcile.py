@@ -26,6 +26,7 @@ __all__ = [
     "FORECAST_TO_BILL",
     "Reconciliation",
     "Variance",
+    "bill_category_of",
     "compare",
     "forecast_by_bill_category",
 ]
@@ -150,14 +151,19 @@ class Reconciliation:
         }
 
 
+def bill_category_of(category: str, service_category: str) -> str:
+    """The bill category a ledger line of ``category`` lands in on an invoice (checkpoint
+    storage and PUTs, FOCUS service category Storage, are billed as storage)."""
+    if category == "checkpoint" and service_category == "Storage":
+        return "storage"
+    return FORECAST_TO_BILL.get(category, "other")
+
+
 def forecast_by_bill_category(lines: Iterable[Any]) -> dict[str, float]:
     """Fold ledger lines (``category``, ``service_category``, ``cost_usd``) into bill categories."""
     out = dict.fromkeys(BILL_CATEGORIES, 0.0)
     for line in lines:
-        target = FORECAST_TO_BILL.get(line.category, "other")
-        if line.category == "checkpoint" and line.service_category == "Storage":
-            target = "storage"
-        out[target] += float(line.cost_usd)
+        out[bill_category_of(line.category, line.service_category)] += float(line.cost_usd)
     return out
 
 

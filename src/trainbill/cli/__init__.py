@@ -63,6 +63,8 @@ COMMANDS: dict[str, str] = {
     "rule-of-thumb": "trainbill.cli.whatif",
     "bill": "trainbill.cli.bills",
     "prices": "trainbill.cli.prices",
+    "runs": "trainbill.cli.runs",
+    "db": "trainbill.cli.runs",
 }
 
 
