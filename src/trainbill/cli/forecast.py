@@ -273,7 +273,14 @@ def forecast_cmd(
     ] = None,
     calibration: Annotated[
         list[Path] | None,
-        typer.Option("--calibration", help=CALIBRATION_HELP),
+        typer.Option(
+            "--calibration",
+            help=CALIBRATION_HELP + " 'history': the team's factors from the run registry.",
+        ),
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Run registry for --calibration history (as 'trainbill runs')."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
@@ -305,7 +312,11 @@ def forecast_cmd(
         imported = (report, prov)
     else:
         plan = pf.build_plan(plan_file, flags=flags)
-    cals = read_calibrations(calibration, command="forecast")
+    # ``history`` names the run registry's team factors, not a file (``./history`` is one).
+    history = any(str(p) == HISTORY for p in calibration or ())
+    cals = read_calibrations(
+        [p for p in calibration or () if str(p) != HISTORY], command="forecast"
+    )
     if attention_sparsity is not None:
         from trainbill.whatif import apply_attention_sparsity
 
@@ -320,7 +331,15 @@ def forecast_cmd(
 
         # The budget and the actions, priced with the calibrations the forecast used.
         fc = advise(plan, fc, calibrate_catalog(catalog, cals), calibrations=cals)
+    if history:
+        from trainbill.runs.api import forecast_history
+
+        fc = forecast_history(fc, catalog, db=db)
     _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
+
+
+#: The ``--calibration`` value that means the run registry's team factors.
+HISTORY = "history"
 
 
 def _priced(

@@ -218,7 +218,8 @@ def calibrate_cmd(db: Db = None, as_json: Json = False) -> None:
         print_json(d)
         return
     _echo(
-        f"{d['closed_runs']} closed run(s); factors shrunk towards the model by {d['prior_runs']:g} runs"
+        f"{d['closed_runs']} closed run(s); factors shrunk towards the model by "
+        f"{d['prior_runs']:g} runs"
     )
     h = d["hours"]
     _echo(f"  GPU-hours: ×{h['value']:.3f} (team ×{h['raw']:.3f}, {h['runs']} runs)")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from trainbill.catalog import Catalog
     from trainbill.runs.history import HistoryCalibration
     from trainbill.runs.models import RunRow
+    from trainbill.runs.store import Store
     from trainbill.spec import Plan
 
 __all__ = [
@@ -36,17 +37,34 @@ __all__ = [
     "calibrate",
     "close",
     "delete",
+    "export",
+    "forecast_history",
     "history_calibration",
     "list_runs",
     "record",
     "show",
     "tag_snippets",
+    "upgrade",
 ]
 
 #: The tag that names a run's resources, and so its rows in the bill.
 TAG_KEY = "trainbill-run"
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _NEAREST = 5
+
+
+def _open(db: str | None) -> Store:
+    """The registry (``store.open_store``), or one line saying which extra to install."""
+    try:
+        import alembic  # noqa: F401
+        import sqlalchemy  # noqa: F401
+    except ImportError:
+        raise RegistryError(
+            "the run registry needs SQLAlchemy and Alembic: pip install 'trainbill[registry]'"
+        ) from None
+    from trainbill.runs.store import open_store
+
+    return open_store(db)
 
 
 def tag_snippets(run_id: str) -> dict[str, str]:
@@ -140,7 +158,6 @@ def record(
     from trainbill.bills.reconcile import bill_category_of, forecast_by_bill_category
     from trainbill.forecast import forecast
     from trainbill.runs.models import RECORD_VERSION, LedgerLineRow, RunRow
-    from trainbill.runs.store import open_store
 
     if run_id is not None:
         _check_id(run_id)
@@ -149,7 +166,7 @@ def record(
     u = fc.usage
     p10 = fc.band.total_usd_p10 if fc.band else fc.total_usd
     p90 = fc.band.total_usd_p90 if fc.band else fc.total_usd
-    store = open_store(db)
+    store = _open(db)
 
     def write(s: Session) -> RunRow:
         rid = run_id or _next_id(s)
@@ -307,10 +324,9 @@ def close(
     from trainbill.bills.filters import bill_filter
     from trainbill.bills.summary import read_bill
     from trainbill.runs.models import ActualRow
-    from trainbill.runs.store import open_store
 
     where = bill_filter(tags=[(TAG_KEY, run_id)], since=since, until=until)
-    store = open_store(db)
+    store = _open(db)
     try:
         # Checked before the bills are read (a long read for nothing), and again on write.
         def check(s: Session) -> None:
@@ -390,9 +406,8 @@ def list_runs(*, db: str | None = None) -> list[dict[str, Any]]:
     from sqlalchemy.orm import selectinload
 
     from trainbill.runs.models import RunRow
-    from trainbill.runs.store import open_store
 
-    store = open_store(db)
+    store = _open(db)
     try:
         return store.run(
             lambda s: [
@@ -411,9 +426,8 @@ def list_runs(*, db: str | None = None) -> list[dict[str, Any]]:
 def show(run_id: str, *, db: str | None = None) -> dict[str, Any]:
     """Everything stored about one run: the plan as written, the resolved inputs, the
     forecast document, every ledger line, the actuals by category."""
-    from trainbill.runs.store import open_store
 
-    store = open_store(db)
+    store = _open(db)
 
     def read(s: Session) -> dict[str, Any]:
         row = _get(s, run_id, store.where)
@@ -471,9 +485,8 @@ def show(run_id: str, *, db: str | None = None) -> dict[str, Any]:
 
 def delete(run_id: str, *, db: str | None = None) -> str:
     """Remove a run with its lines and actuals; returns its id."""
-    from trainbill.runs.store import open_store
 
-    store = open_store(db)
+    store = _open(db)
 
     def remove(s: Session) -> str:
         s.delete(_get(s, run_id, store.where))
@@ -515,9 +528,8 @@ def history_calibration(catalog: Catalog, *, db: str | None = None) -> HistoryCa
         RegistryError: no closed run yet (there is nothing to learn from).
     """
     from trainbill.runs.history import fit_history
-    from trainbill.runs.store import open_store
 
-    store = open_store(db)
+    store = _open(db)
     try:
         runs = store.run(_closed_runs)
     finally:
@@ -530,13 +542,21 @@ def history_calibration(catalog: Catalog, *, db: str | None = None) -> HistoryCa
     return fit_history(runs, prior_runs=float(catalog.value("history.prior_runs")))
 
 
+def forecast_history(fc: Any, catalog: Catalog, *, db: str | None = None) -> Any:
+    """``fc`` with the team's factors from the registry applied to its lines
+    (``forecast --calibration history``); each changed line says so in its basis."""
+    from trainbill.bills.reconcile import bill_category_of
+    from trainbill.runs.history import apply_history
+
+    return apply_history(fc, history_calibration(catalog, db=db), bill_category_of)
+
+
 def calibrate(catalog: Catalog, *, db: str | None = None) -> dict[str, Any]:
     """The team's factors and their leave-one-run-out error against the packaged model."""
     from trainbill.runs.history import fit_history, leave_one_out
-    from trainbill.runs.store import open_store
 
     k = float(catalog.value("history.prior_runs"))
-    store = open_store(db)
+    store = _open(db)
     try:
         runs = store.run(_closed_runs)
     finally:
@@ -561,9 +581,9 @@ def plan_text_of(path: Path | None) -> str:
 def upgrade(*, db: str | None = None) -> dict[str, Any]:
     """Migrate the registry to head (what every command does on first use) and say where it
     is and at which schema version."""
-    from trainbill.runs.store import current_revision, open_store
+    from trainbill.runs.store import current_revision
 
-    store = open_store(db)
+    store = _open(db)
     try:
         with store.engine.connect() as con:
             version = current_revision(con)
@@ -584,13 +604,12 @@ def export(
     from trainbill.errors import DestinationError
     from trainbill.runs.focus_export import COLUMNS, focus_rows
     from trainbill.runs.models import RunRow
-    from trainbill.runs.store import open_store
 
     if fmt != "focus":
         raise SpecError(
             f"--format {fmt!r}: allowed: focus", source="command line", field="--format"
         )
-    store = open_store(db)
+    store = _open(db)
 
     def read(s: Session) -> list[dict[str, Any]]:
         from sqlalchemy import select
