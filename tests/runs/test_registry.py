@@ -157,7 +157,8 @@ def test_forecast_start_up_does_not_import_the_registry() -> None:
         f"        main(['forecast', {str(SEED)!r}, '--json'])\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sqlalchemy', 'alembic', 'psycopg'}))\n"
+        "found = {m.split('.')[0] for m in sys.modules}\n"
+        "print(sorted(found & {'sqlalchemy', 'alembic', 'psycopg'}))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -185,7 +185,9 @@ def serve_cmd(
     # The bound address itself is a name clients use (http://10.0.0.5:8000/); a wildcard is not.
     bound = [] if host in {"0.0.0.0", "::", ""} else [host]
     hosts = (*LOCAL_HOSTS, *bound, *(allowed_host or ()))
-    application = create_app(catalog=catalog_from_options(catalog_dir), allowed_hosts=hosts)
+    application = create_app(
+        catalog=catalog_from_options(catalog_dir), allowed_hosts=hosts, listen_host=host
+    )
     _check_bindable(host, port)
     console.print(f"trainbill: serving on http://{host}:{port}/ (API docs at /docs); Ctrl-C stops")
     # The event loop (liveness, admission, body reads) shares the GIL with the worker threads

@@ -25,6 +25,7 @@ __all__ = [
     "Marker",
     "Series",
     "WaterfallStep",
+    "error_over_time_svg",
     "headline_waterfall_svg",
     "histogram_svg",
     "nice_ticks",
@@ -563,4 +564,40 @@ def xy_svg(
         f.parts.append(_text(lx + 18, 18, s.name, anchor="start", size=_TICK))
         lx += 18 + math.ceil(text_width(s.name, _TICK)) + 24
     _markers(f, markers)
+    return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"
+
+
+def error_over_time_svg(
+    labels: Sequence[str],
+    errors_pct: Sequence[float],
+    *,
+    title: str = "Forecast error per closed run",
+    standalone: bool = False,
+) -> str:
+    """The team's forecast error (forecast / bill − 1, in %) per closed run, oldest first: a
+    line with a dot per run and the zero line, so a bias (always under) shows as a side."""
+    width, height = 760, 260
+    if not errors_pct:
+        return (
+            _open(width, height, title, standalone=standalone)
+            + _text(width / 2, height / 2, "no closed runs yet")
+            + "</svg>"
+        )
+    yt = nice_ticks(min(0.0, *errors_pct), max(0.0, *errors_pct))
+    ylabels = tick_labels(yt, money=False, suffix="%")
+    n = len(errors_pct)
+    f = _Frame(width=width, height=height, left=_left_room(ylabels, 60), right=30, top=16,
+               bottom=40, x0=-0.5, x1=n - 0.5, y0=yt[0], y1=yt[-1])  # fmt: skip
+    _y_axis(f, yt, ylabels, "forecast error")
+    _x_axis(f, list(range(n)), list(labels), "")
+    zero = f.y(0.0)
+    f.parts.append(
+        f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{zero:.1f}" y2="{zero:.1f}" '
+        f'stroke="{_INK}" stroke-dasharray="4 3"/>'
+    )
+    pts = " ".join(f"{f.x(i):.1f},{f.y(e):.1f}" for i, e in enumerate(errors_pct))
+    f.parts.append(f'<polyline points="{pts}" fill="none" stroke="{_TOTAL}" stroke-width="2"/>')
+    for i, e in enumerate(errors_pct):
+        colour = _UP if e < 0 else _DOWN
+        f.parts.append(f'<circle cx="{f.x(i):.1f}" cy="{f.y(e):.1f}" r="4" fill="{colour}"/>')
     return _open(width, height, title, standalone=standalone) + "".join(f.parts) + "</svg>"

@@ -70,11 +70,15 @@ def create_app(
     today: date | None = None,
     limits: Limits = LIMITS,
     allowed_hosts: Sequence[str] | None = LOCAL_HOSTS,
+    runs_db: str | None = None,
+    listen_host: str = "127.0.0.1",
 ) -> FastAPI:
     """Build the app. ``catalog`` defaults to the packaged one; ``today`` pins the date (tests).
 
     ``allowed_hosts``: the Host header names served (DNS-rebinding guard, ``web._guard``);
-    localhost by default, None serves any name.
+    localhost by default, None serves any name. ``runs_db``: the run registry ``/v1/runs``
+    reads (None: ``TRAINBILL_DATABASE_URL`` or the default file); ``listen_host``: the bound
+    interface, which decides whether registry writes need a bearer token (``web.runs``).
     """
     app = FastAPI(
         title="trainbill",
@@ -89,5 +93,8 @@ def create_app(
     pricing = Pricing(catalog=catalog or load_catalog(), today=today, limits=limits)
     for router in routers(pricing):
         app.include_router(router)
+    from trainbill.web.runs import runs_routes
+
+    app.include_router(runs_routes(db=runs_db, listen_host=listen_host))
     app.add_middleware(Guard, config=_guard_config(limits, allowed_hosts))
     return app
