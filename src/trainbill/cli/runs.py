@@ -15,8 +15,8 @@ import typer
 
 from trainbill.cli import _common, app
 from trainbill.cli import _plan_flags as pf
+from trainbill.cli._bill_flags import Since, Until, _Engine, _Files, _money
 from trainbill.cli._common import print_json
-from trainbill.cli.bills import Since, Until, _Engine, _Files, _money
 
 __all__ = ["db_app", "runs_app"]
 
