@@ -482,14 +482,9 @@ def commit_command(
     ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
-    try:
-        text = usage_csv.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is fine
-    except UnicodeDecodeError as exc:
-        msg = f"not UTF-8 text (byte {exc.start}); save the usage file as UTF-8 CSV"
-        raise SpecError(msg, source=str(usage_csv)) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        msg = f"cannot read usage file: {exc.strerror or exc.__class__.__name__}"
-        raise SpecError(msg, source=str(usage_csv)) from None
+    from trainbill._io import read_input_text
+
+    text = read_input_text(usage_csv, kind="usage", what="usage file")
     try:
         day = date.fromisoformat(as_of) if as_of else date.today()  # noqa: DTZ011 - a calendar date
     except ValueError:
