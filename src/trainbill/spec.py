@@ -123,6 +123,9 @@ MAX_HOURS = 1e6  # about 114 years of training
 MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
 MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
 MAX_NODES = 100_000
+#: Values one planner search axis may list (node counts, instances): the web API's cap and the
+#: CLI's, so ``--nodes 1,...,3000`` is refused at once instead of searched for a minute.
+MAX_AXIS_VALUES = 64
 MAX_GPUS = 1_000_000
 MAX_COST_USD = 1e12  # a trillion dollars: 1,000 x the largest training budgets reported
 MIN_USD_PER_GPU_HOUR = 1e-3  # a tenth of a cent: below any cloud's price by orders of magnitude

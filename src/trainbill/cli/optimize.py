@@ -37,7 +37,7 @@ from trainbill.commit import (
     advise_commitment,
     parse_usage_csv,
 )
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, shown_value
 from trainbill.forecast import Caution
 from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
@@ -47,8 +47,15 @@ __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
 
 def _split(text: str | None, flag: str) -> tuple[str, ...] | None:
+    """A comma list, refused past ``spec.MAX_AXIS_VALUES`` values (the web API's cap) before
+    any item is read."""
+    from trainbill.spec import MAX_AXIS_VALUES
+
     if text is None:
         return None
+    if text.count(",") >= MAX_AXIS_VALUES:
+        msg = f"{text.count(',') + 1:,} values; a search axis takes at most {MAX_AXIS_VALUES}"
+        raise SpecError(msg, source="command line", field=flag)
     items = tuple(p.strip() for p in text.split(",") if p.strip())
     if not items:
         msg = "give a comma-separated list (e.g. aws,gcp)"
@@ -63,8 +70,23 @@ def _floats(text: str | None, flag: str) -> tuple[float, ...] | None:
     try:
         return tuple(float(x) for x in items)
     except ValueError:
-        msg = f"{text!r} is not a comma-separated list of numbers"
+        msg = f"{shown_value(text, 60)} is not a comma-separated list of numbers"
         raise SpecError(msg, source="command line", field=flag) from None
+
+
+def _node_counts(text: str | None) -> tuple[int, ...] | None:
+    """``--nodes``: whole numbers from 1 to ``spec.MAX_NODES``, range-checked before ``int()``
+    (``int(1e308)`` is a 309-digit integer no float arithmetic survives)."""
+    from trainbill.spec import MAX_NODES
+
+    values = _floats(text, "--nodes")
+    if values is None:
+        return None
+    if any(not math.isfinite(n) or n != int(n) or not 1 <= n <= MAX_NODES for n in values):
+        got = shown_value(text, 60)
+        msg = f"node counts must be whole numbers from 1 to {MAX_NODES:,} (got {got})"
+        raise SpecError(msg, source="command line", field="--nodes")
+    return tuple(int(n) for n in values)
 
 
 def _row(c: Candidate) -> list[str]:
@@ -264,15 +286,9 @@ def optimize_command(
     if export_file is not None:
         # A launcher YAML over the plan it came from would destroy the plan, --force or not.
         check_output_path(export_file, flag="--export-file", force=force, inputs=inputs)
-    node_values = _floats(nodes, "--nodes")
-    if node_values is not None and any(
-        not math.isfinite(n) or n != int(n) or n < 1 for n in node_values
-    ):
-        msg = f"node counts must be whole numbers >= 1 (got {nodes})"
-        raise SpecError(msg, source="command line", field="--nodes")
     space = SearchSpace(
         instances=_split(instances, "--instances"),
-        nodes=tuple(int(n) for n in node_values) if node_values is not None else None,
+        nodes=_node_counts(nodes),
         savings_plans=_split(savings_plans, "--savings-plans"),
     )
     flags = pf.run_flags(

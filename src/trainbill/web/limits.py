@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from trainbill._record import record
+from trainbill.spec import MAX_AXIS_VALUES
 
 __all__ = ["LIMITS", "Limits"]
 
@@ -17,7 +18,7 @@ class Limits:
     #: ``usage_for`` calls); the rest of the grid is vectorized. The default search (every
     #: catalog instance, 14 node counts) is 25 × 14 = 350 pairs, about a second.
     max_search_cells: int = 512
-    max_axis_values: int = 64
+    max_axis_values: int = MAX_AXIS_VALUES
     max_price_rows: int = 1000
     #: Calibration documents in one calibrated forecast (a profile and a few bills' fits).
     max_calibrations: int = 8
