@@ -70,12 +70,15 @@ __all__ = [
     "MAX_MAGNITUDE",
     "DestinationError",
     "ErrorFactory",
+    "atomic_write_all",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_document",
     "check_input_file",
     "check_number",
     "destination_problem",
+    "forget_inputs",
+    "note_input",
     "parse_json",
     "parse_toml",
     "parse_yaml",
@@ -145,6 +148,38 @@ def _stat_problem(exc: OSError, what: str) -> str:
     return f"cannot read {what}: {exc.strerror or exc.__class__.__name__}"
 
 
+#: Every file the input gate let through in this command, by identity (device, inode) → the
+#: name it was read under. The output gate refuses to write over any of them, ``--force`` or
+#: not: a calibration, an overlay's ``prices.csv``, the plan a claims file names are all inputs,
+#: and a write discovered to name one only at the end is still refused before any byte lands.
+_INPUTS_READ: dict[tuple[int, int], str] = {}
+
+
+def note_input(path: Path | str, st: os.stat_result | None = None) -> None:
+    """Record ``path`` as read by this command (the readers that stream files themselves)."""
+    try:
+        st = st or Path(path).stat()
+    except OSError:
+        return
+    _INPUTS_READ.setdefault((st.st_dev, st.st_ino), str(path))
+
+
+def forget_inputs() -> None:
+    """Start a new command: no file read yet (the CLI calls it before each command; tests run
+    many commands in one process, and a deleted file's inode number is reused)."""
+    _INPUTS_READ.clear()
+
+
+def _input_named(path: Path) -> str | None:
+    """The name under which the command read the file at ``path`` (links and hard links
+    resolved by identity), or None."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return _INPUTS_READ.get((st.st_dev, st.st_ino))
+
+
 def check_input_file(
     path: Path | str, *, what: str = "file", error: ErrorFactory = _spec_error
 ) -> os.stat_result:
@@ -159,6 +194,7 @@ def check_input_file(
         raise error(f"{what} name holds a NUL byte", source) from None
     if not stat.S_ISREG(st.st_mode):
         raise error(_not_regular(st.st_mode, what), source)
+    _INPUTS_READ.setdefault((st.st_dev, st.st_ino), source)
     return st
 
 
@@ -375,6 +411,9 @@ def destination_problem(path: Path, *, replace: bool, inputs: Sequence[Path] = (
     for src in inputs:
         if kind is not None and _same_file(path, src):
             return f"{path} is the command's input file {src}; give another output path"
+    read_as = _input_named(path) if kind is not None else None
+    if read_as is not None:
+        return f"{path} is the command's input file {read_as}; give another output path"
     if kind is None:
         return None
     if kind != "file":
@@ -423,24 +462,55 @@ def _commit_new(tmp: Path, path: Path) -> None:
             os.fsync(out.fileno())
 
 
-def atomic_write_text(path: Path | str, text: str, *, replace: bool = False) -> None:
+def atomic_write_text(
+    path: Path | str, text: str, *, replace: bool = False, own_input: bool = False
+) -> None:
     """Write ``text`` (UTF-8, newlines as given) to ``path``: ``atomic_write_bytes``'s rules."""
-    atomic_write_bytes(path, text.encode("utf-8"), replace=replace)
+    atomic_write_bytes(path, text.encode("utf-8"), replace=replace, own_input=own_input)
 
 
-def atomic_write_bytes(path: Path | str, data: bytes, *, replace: bool = False) -> None:
+def atomic_write_bytes(
+    path: Path | str, data: bytes, *, replace: bool = False, own_input: bool = False
+) -> None:
     """Write ``data`` to ``path`` atomically, creating missing parent folders.
 
     Args:
         path: destination.
         data: the whole content.
         replace: allow replacing an existing regular file (``--force``); never anything else.
+        own_input: the file may be one this command read (the price cache, refreshed by
+            ``prices update``); every other input is refused, ``replace`` or not.
 
     Raises:
         DestinationError: ``path`` exists (without ``replace``), or is not a regular file.
         OSError: the folder cannot be created or the file cannot be written.
     """
     path = Path(path)
+    tmp = _temp_copy(path, data)  # mode set before the commit: never a moment with 0600
+    try:
+        _commit(tmp, path, replace=replace, own_input=own_input)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _commit(tmp: Path, path: Path, *, replace: bool, own_input: bool = False) -> None:
+    """Give the finished ``tmp`` the name ``path`` (the module docstring's rules)."""
+    read_as = None if own_input else _input_named(path)
+    if read_as is not None:
+        msg = f"{path} is the command's input file {read_as}; give another output path"
+        raise DestinationError(msg)
+    if replace:
+        kind = _existing_kind(path)
+        if kind not in (None, "file"):
+            msg = f"{path} is a {kind}, not a regular file; trainbill writes only regular files"
+            raise DestinationError(msg)
+        tmp.replace(path)
+    else:
+        _commit_new(tmp, path)
+
+
+def _temp_copy(path: Path, data: bytes) -> Path:
+    """``data`` in a finished temp file beside ``path`` with ``path``'s future permissions."""
     directory = path.parent if str(path.parent) else Path()
     directory.mkdir(parents=True, exist_ok=True)
     mode = _mode_for(path)
@@ -451,14 +521,63 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, replace: bool = False) 
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        tmp.chmod(mode)  # before the commit, so the new file never exists with 0600
-        if replace:
-            kind = _existing_kind(path)
-            if kind not in (None, "file"):
-                msg = f"{path} is a {kind}, not a regular file; trainbill writes only regular files"
-                raise DestinationError(msg)
-            tmp.replace(path)
-        else:
-            _commit_new(tmp, path)
-    finally:
+        tmp.chmod(mode)
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def atomic_write_all(files: Sequence[tuple[Path, bytes]], *, replace: bool = False) -> None:
+    """Write every file or none (``report -o r.html --ledger-xlsx …``: a failed workbook left
+    the HTML written).
+
+    Every file's content is written to a temp file beside its destination first (a full disk
+    or an unwritable folder fails here, before any destination changes); then each is
+    committed by ``atomic_write_bytes``'s rules. If a commit fails, the ones already made are
+    undone: a new file is removed, a replaced one put back from a hard link kept meanwhile.
+    """
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files:
+            try:
+                temps.append((Path(path), _temp_copy(Path(path), data)))
+            except DestinationError:
+                raise
+            except OSError as exc:  # name the destination, not the temp file or its folder
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
+        done: list[tuple[Path, Path | None]] = []
+        try:
+            for path, tmp in temps:
+                backup = _backup(path) if replace else None
+                _commit(tmp, path, replace=replace)
+                done.append((path, backup))
+        except BaseException:
+            for path, backup in reversed(done):
+                if backup is not None:
+                    backup.replace(path)
+                else:
+                    path.unlink(missing_ok=True)
+            raise
+        for _, backup in done:
+            if backup is not None:
+                backup.unlink(missing_ok=True)
+    finally:
+        for _, tmp in temps:
+            tmp.unlink(missing_ok=True)
+
+
+def _backup(path: Path) -> Path | None:
+    """A hard link to the file at ``path`` under a new temp name (None when there is none)."""
+    if _existing_kind(path) != "file":
+        return None
+    directory = path.parent if str(path.parent) else Path()
+    for n in range(100):
+        name = directory / f".{path.name}.{os.getpid()}.{n}.bak"
+        try:
+            os.link(path, name)  # never replaces: a taken name is skipped
+        except FileExistsError:
+            continue
+        return name
+    msg = f"{path}: cannot keep a backup while writing (100 backup names taken)"
+    raise DestinationError(msg)

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from trainbill._io import check_input_file, read_input_text
+from trainbill._io import check_input_file, note_input, read_input_text
 from trainbill._record import record
 from trainbill.errors import BillError, UnsupportedBillError
 
@@ -520,6 +520,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     unique: list[Path] = []
     for p in out:
         st = p.stat()
+        note_input(p, st)  # the output gate will not write over a bill this command reads
         key = (st.st_dev, st.st_ino)  # a link (symbolic or hard) to one file is that file
         if key in seen:
             continue

@@ -86,10 +86,10 @@ def register_commands(args: list[str]) -> None:
 try:  # Typer 0.2x vendors its own click; older Typer uses click itself
     from typer._click import types as _click_types
 except ImportError:  # pragma: no cover - depends on the installed Typer
-    from click import types as _click_types
+    from click import types as _click_types  # type: ignore[no-redef]
 
 
-class _BoundedNumber(_click_types.ParamType):  # type: ignore[misc]
+class _BoundedNumber(_click_types.ParamType):
     """An int or float flag's type, refusing an integer no float holds before any arithmetic
     (``check --gpus`` with 400 digits was an ``OverflowError`` traceback): the input gate's rule
     (``trainbill._io.check_number``), applied to every numeric flag of every command at once,
@@ -143,7 +143,9 @@ def _bound_numbers(command: Any) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn ``TrainbillError`` into ``trainbill: error: …`` and exit 1."""
     from trainbill.__main__ import EXIT_INTERRUPTED
+    from trainbill._io import forget_inputs
 
+    forget_inputs()  # the output gate refuses the files this command reads, not the last one's
     register_commands(list(sys.argv[1:] if argv is None else argv))
     try:
         command = typer.main.get_command(app)

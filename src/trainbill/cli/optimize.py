@@ -28,7 +28,7 @@ from trainbill.cli._common import (
     finite_option,
     print_json,
     read_calibrations,
-    write_output,
+    write_outputs,
 )
 from trainbill.commit import (
     DEFAULT_INSTANCE,
@@ -311,6 +311,7 @@ def optimize_command(
         allow_stand_ins=allow_stand_ins,
     )
     cautions = _cautions(result, calibrated) if cals else ()
+    writes: list[tuple[Path, str | bytes, str]] = []
     if output is not None:
         b = result.best
         header = (
@@ -320,15 +321,14 @@ def optimize_command(
         )
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
-        write_output(
-            output, plan_to_toml(result.best_plan, header=header), flag="--output", force=force
-        )
-    if export is not None:
-        task = export_skypilot(result.best_plan, catalog)
-        if export_file is None:
-            sys.stdout.write(task)
-            return
-        write_output(export_file, task, flag="--export-file", force=force)
+        writes.append((output, plan_to_toml(result.best_plan, header=header), "--output"))
+    task = export_skypilot(result.best_plan, catalog) if export is not None else None
+    if task is not None and export_file is not None:
+        writes.append((export_file, task, "--export-file"))
+    write_outputs(writes, force=force)  # both files or neither
+    if task is not None and export_file is None:
+        sys.stdout.write(task)
+        return
     if as_json:
         print_json(_json(result, cautions, calibrated=bool(cals)))
         return

@@ -18,7 +18,7 @@ from trainbill.cli._common import (
     check_output_path,
     console,
     read_calibrations,
-    write_output,
+    write_outputs,
 )
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.report.format import money
@@ -105,8 +105,7 @@ def report_cmd(
         "--ledger-xlsx": lambda: exports.ledger_xlsx(data.forecast),
     }
     contents = {flag: writers[flag]() for flag in outputs}
-    for flag, path in outputs.items():
-        write_output(path, contents[flag], flag=flag, force=force)
+    write_outputs([(path, contents[flag], flag) for flag, path in outputs.items()], force=force)
     fc = data.forecast
     b = fc.outlook.budget if fc.outlook is not None else None
     console.print(

@@ -44,7 +44,8 @@ class CacheWrite:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (``trainbill._io.atomic_write_text``)."""
-    atomic_write_text(path, text, replace=True)  # the cache is trainbill's own file
+    # The cache is trainbill's own file, read by this very command (it is an overlay).
+    atomic_write_text(path, text, replace=True, own_input=True)
 
 
 def read_cache(directory: Path) -> list[PricePoint]:
