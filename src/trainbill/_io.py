@@ -269,15 +269,19 @@ def check_document(doc: Any, *, source: str, error: ErrorFactory = _spec_error) 
         node, where, depth = stack.pop()
         if isinstance(node, dict | list | tuple):
             if depth >= MAX_DEPTH:
-                raise error(
-                    f"nested more than {MAX_DEPTH} levels deep (at {where or 'top'})", source
-                )
+                raise error(f"{_DEEP} (at {shown_path(where)})", source)
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, value in items:
                 stack.append((value, f"{where}.{key}" if where else str(key), depth + 1))
         else:
             check_number(node, where=where or "value", source=source, error=error)
     return doc
+
+
+def shown_path(where: str) -> str:
+    """A dotted place in a document, cut to its last few steps for an error line."""
+    parts = where.split(".") if where else ["top"]
+    return where if len(parts) <= 6 else "….".join(["", ".".join(parts[-5:])])
 
 
 def _too_deep(source: str, error: ErrorFactory) -> TrainbillError:
