@@ -170,7 +170,7 @@ def serve_cmd(
         msg = f"must be between 1 and 65535 (got {port})"
         raise SpecError(msg, source="command line", field="--port")
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - checked here; web._server runs it
 
         from trainbill.web import create_app
     except ImportError as exc:
@@ -192,7 +192,9 @@ def serve_cmd(
     # short GIL acquisitions can wait a full slice behind a NumPy-heavy planner thread. 1 ms
     # keeps /healthz well under a second with the heavy slots full (benchmarks/web_load.py).
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_S)
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    from trainbill.web._server import serve
+
+    serve(application, host=host, port=port)
 
 
 def _check_bindable(host: str, port: int) -> None:
