@@ -159,3 +159,28 @@ def test_examples_still_read(capsys: pytest.CaptureFixture[str]) -> None:
             continue
         code, _, err = run_argv(["forecast", str(plan), "--json"], capsys)
         assert code == 0, (plan, err)
+
+
+def test_prices_show_refuses_a_region_of_another_cloud(capsys: pytest.CaptureFixture[str]) -> None:
+    """us-central1 is GCP's: us-east-1's rates were printed as "aws us-central1"."""
+    refused(["prices", "show", "p5.48xlarge", "--region", "us-central1"], capsys,
+            "'us-central1' is no aws region", "us-east-1")  # fmt: skip
+
+
+def test_a_usage_cell_past_the_csv_field_limit_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    usage = tmp_path / "usage.csv"
+    usage.write_text("month,gpu_hours\n2026-01," + "1" * 200_000 + "\n", encoding="utf-8")
+    line = refused(["commit", str(usage)], capsys, "not a readable CSV file", "field limit")
+    assert len(line) < 300  # the cell is not echoed back
+
+
+def test_a_usage_file_repeating_a_month_is_found_in_linear_time() -> None:
+    """Duplicate months are found with a set (a list test was quadratic in the months)."""
+    from trainbill.commit import parse_usage_csv
+
+    rows = [f"{2000 + i // 12:04d}-{i % 12 + 1:02d},1" for i in range(6000)]
+    text = "month,gpu_hours\n" + "\n".join([*rows, rows[0]]) + "\n"
+    with pytest.raises(SpecError, match=r"row 6002, column month: month 2000-01 appears twice"):
+        parse_usage_csv(text, source="u.csv")  # 6,000 rows + header = line 6,001; repeat 6,002
