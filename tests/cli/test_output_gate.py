@@ -77,3 +77,20 @@ def test_a_failed_second_output_leaves_no_first(
             "--trials", "0"]  # fmt: skip
     refused(argv, capsys, "--ledger-csv", "cannot write /proc/trainbill-ledger.csv")
     assert not html.exists()
+
+
+def test_calibrate_and_profile_never_write_over_their_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bill given to ``calibrate`` and the step script given to ``profile``, as ``-o``."""
+    pytest.importorskip("duckdb")
+    bill = tmp_path / "bill.csv"
+    shutil.copy(Path(__file__).parent.parent / "data" / "bills" / "focus_sample.csv", bill)
+    before = _digest(bill)
+    refused(["calibrate", str(bill), "-o", str(bill), "--force"], capsys, "input file")
+    assert _digest(bill) == before
+    script = tmp_path / "step.py"
+    script.write_text("def make_step():\n    return (lambda: None), 1\n", encoding="utf-8")
+    before = _digest(script)
+    refused(["profile", "--script", str(script), "-o", str(script), "--force"], capsys, "input")
+    assert _digest(script) == before
