@@ -45,6 +45,7 @@ Callers turn the ``DestinationError`` / ``OSError`` into their own error type, n
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -53,7 +54,7 @@ import stat
 import sys
 import tempfile
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,8 @@ __all__ = [
     "check_document",
     "check_input_file",
     "check_number",
+    "command_inputs",
     "destination_problem",
-    "forget_inputs",
     "note_input",
     "parse_json",
     "parse_toml",
@@ -157,6 +158,8 @@ _INPUTS_READ: dict[tuple[int, int], str] = {}
 
 def note_input(path: Path | str, st: os.stat_result | None = None) -> None:
     """Record ``path`` as read by this command (the readers that stream files themselves)."""
+    if not _TRACKING[0]:
+        return
     try:
         st = st or Path(path).stat()
     except OSError:
@@ -164,10 +167,22 @@ def note_input(path: Path | str, st: os.stat_result | None = None) -> None:
     _INPUTS_READ.setdefault((st.st_dev, st.st_ino), str(path))
 
 
-def forget_inputs() -> None:
-    """Start a new command: no file read yet (the CLI calls it before each command; tests run
-    many commands in one process, and a deleted file's inode number is reused)."""
+#: Whether a command is running (``command_inputs``): only then are reads recorded. A program
+#: using the library may read a calibration and later rewrite it on purpose.
+_TRACKING: list[bool] = [False]
+
+
+@contextlib.contextmanager
+def command_inputs() -> Iterator[None]:
+    """Run one command: the files it reads are recorded for the output gate, then forgotten
+    (tests run many commands in one process, and a deleted file's inode number is reused)."""
     _INPUTS_READ.clear()
+    _TRACKING[0] = True
+    try:
+        yield
+    finally:
+        _TRACKING[0] = False
+        _INPUTS_READ.clear()
 
 
 def _input_named(path: Path) -> str | None:
@@ -194,7 +209,7 @@ def check_input_file(
         raise error(f"{what} name holds a NUL byte", source) from None
     if not stat.S_ISREG(st.st_mode):
         raise error(_not_regular(st.st_mode, what), source)
-    _INPUTS_READ.setdefault((st.st_dev, st.st_ino), source)
+    note_input(path, st)
     return st
 
 

@@ -142,11 +142,18 @@ def _bound_numbers(command: Any) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn ``TrainbillError`` into ``trainbill: error: …`` and exit 1."""
-    from trainbill.__main__ import EXIT_INTERRUPTED
-    from trainbill._io import forget_inputs
+    from trainbill._io import command_inputs
 
-    forget_inputs()  # the output gate refuses the files this command reads, not the last one's
     register_commands(list(sys.argv[1:] if argv is None else argv))
+    # The output gate refuses the files this command reads (and only this command's).
+    with command_inputs():
+        _run(argv)
+
+
+def _run(argv: list[str] | None) -> None:
+    """``main``'s body: the app run, errors and interrupts as one line."""
+    from trainbill.__main__ import EXIT_INTERRUPTED
+
     try:
         command = typer.main.get_command(app)
         _bound_numbers(command)
