@@ -276,7 +276,7 @@ def test_cli_forecast_from_bad_file(capsys: pytest.CaptureFixture[str]) -> None:
         ["forecast", "--from", "terraform", "nope.json", "--hours", "1"], capsys
     )
     assert code == 1
-    assert "trainbill: error: nope.json: file not found" in err
+    assert "trainbill: error: nope.json: cluster file not found" in err
 
 
 def test_cli_forecast_plan_file_under_import(

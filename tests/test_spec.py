@@ -373,7 +373,7 @@ def test_a_missing_plan_file_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "nope.toml"
     with pytest.raises(SpecError) as err:
         load_plan(missing)
-    assert str(err.value) == f"{missing}: file not found"
+    assert str(err.value) == f"{missing}: plan file not found"
 
 
 @pytest.mark.parametrize(

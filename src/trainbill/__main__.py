@@ -90,6 +90,12 @@ def _interrupted(exc: BaseException) -> bool:
             return True
         if type(seen).__name__ == "SchemaError" and "KeyboardInterrupt" in str(seen):
             return True
+        # DuckDB turns a Ctrl-C during a query (a bill read) into RuntimeError("Query
+        # interrupted"), or its own InterruptException.
+        if isinstance(seen, RuntimeError) and str(seen).startswith("Query interrupted"):
+            return True
+        if type(seen).__name__ == "InterruptException":
+            return True
         seen = seen.__cause__ or seen.__context__
     return False
 

@@ -18,7 +18,6 @@ keys in a ``[calibration]`` table whose ``kind`` says which they are):
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
@@ -28,7 +27,7 @@ from typing import Any
 
 from trainbill._record import record
 from trainbill.catalog import BillRates, Catalog
-from trainbill.errors import SpecError, unreadable_value_message
+from trainbill.errors import SpecError
 from trainbill.forecast import Caution, CautionKind, Forecast, error_band, forecast_usage
 from trainbill.spec import Plan
 from trainbill.timemodel import executed_share
@@ -56,18 +55,10 @@ def read_calibration_file(path: Path | str) -> Any:
 
     Returns a ``trainbill.profile.Calibration`` or a ``trainbill.bills.BillCalibration``.
     """
+    from trainbill._io import read_input_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        msg = "calibration file not found"
-        raise SpecError(msg, source=str(p)) from None
-    except UnicodeDecodeError:
-        msg = "cannot read calibration file: not UTF-8 text (a calibration file is TOML)"
-        raise SpecError(msg, source=str(p)) from None
-    except OSError as exc:
-        msg = f"cannot read calibration file: {exc.strerror or exc.__class__.__name__}"
-        raise SpecError(msg, source=str(p)) from None
+    text = read_input_text(p, kind="calibration", what="calibration file")
     return parse_calibration(text, source=str(p))
 
 
@@ -77,13 +68,9 @@ def parse_calibration(text: str, *, source: str) -> Any:
 
     One parser for files and the API, so both accept and refuse exactly the same documents.
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = f"invalid TOML: {exc}"
-        raise SpecError(msg, source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=source) from None
+    from trainbill._io import parse_toml
+
+    doc = parse_toml(text, source=source)
     table = doc.get("calibration")
     kind = table.get("kind") if isinstance(table, dict) else None
     if kind == "profile":

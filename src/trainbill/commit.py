@@ -36,7 +36,7 @@ import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Catalog
-from trainbill.errors import PriceNotFoundError, SpecError
+from trainbill.errors import PriceNotFoundError, SpecError, shown_value
 from trainbill.spec import MAX_GPUS
 from trainbill.usage import beyond_price_data, check_region
 
@@ -101,21 +101,28 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
         )
         raise SpecError(msg, source=source, field="header")
     months: list[str] = []
+    seen: set[str] = set()  # a set, not ``months``: a list test made the reading quadratic
     hours: list[float] = []
-    for row_no, raw in enumerate(reader, start=2):
+    try:
+        rows = list(reader)  # the input gate caps the file at INPUT_LIMITS["usage"]
+    except csv.Error as exc:  # a 200 KB cell is past the csv module's field limit
+        msg = f"not a readable CSV file ({exc}) at line {reader.line_num}"
+        raise SpecError(msg, source=source) from None
+    for row_no, raw in enumerate(rows, start=2):
         row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
         month = row.get("month", "")
         if not _MONTH.match(month) or not 1 <= int(month[5:]) <= 12:
-            msg = f"{month!r} is not a month; use YYYY-MM (e.g. 2026-01)"
+            msg = f"{shown_value(month)} is not a month; use YYYY-MM (e.g. 2026-01)"
             raise SpecError(msg, source=source, field=f"row {row_no}, column month")
-        if month in months:
+        if month in seen:
             msg = f"month {month} appears twice; give one total per month"
             raise SpecError(msg, source=source, field=f"row {row_no}, column month")
         value = row.get("gpu_hours", "")
         if "," in value and not _THOUSANDS.match(value):
             # "2.500,5" or "2,5": a decimal comma. Dropping the comma read 2.500,5 as 2.5005.
             msg = (
-                f"{value!r} has a comma that is not a thousands separator; write the number with "
+                f"{shown_value(value)} has a comma that is not a thousands separator; write the "
+                "number with "
                 "a decimal point (e.g. 2500.5)"
             )
             raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
@@ -124,13 +131,15 @@ def parse_usage_csv(text: str, *, source: str = "usage.csv") -> MonthlyUsage:
         except ValueError:
             number = math.nan
         if not math.isfinite(number) or number < 0:
-            msg = f"{value!r} is not a number of GPU-hours >= 0"
+            msg = f"{shown_value(value)} is not a number of GPU-hours >= 0"
             raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
         if number > MAX_MONTHLY_GPU_HOURS:
-            msg = (f"{value!r} GPU-hours in one month is more than {MAX_GPUS:,} GPUs running all "
+            msg = (f"{shown_value(value)} GPU-hours in one month is more than {MAX_GPUS:,} GPUs "
+                   "running all "
                    f"31 days ({MAX_MONTHLY_GPU_HOURS:.3g}): a typo?")  # fmt: skip
             raise SpecError(msg, source=source, field=f"row {row_no}, column gpu_hours")
         months.append(month)
+        seen.add(month)
         hours.append(number)
     if not months:
         msg = "no data rows; give at least one month of GPU-hours"

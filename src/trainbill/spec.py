@@ -16,7 +16,6 @@ import datetime as dt
 import math
 import numbers
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -32,7 +31,6 @@ from trainbill.errors import (
     not_unicode_message,
     suggest,
     too_deep_message,
-    unreadable_value_message,
 )
 
 __all__ = [
@@ -125,6 +123,9 @@ MAX_HOURS = 1e6  # about 114 years of training
 MAX_PARAMS = 1e15  # 2,500 x Llama 3 405B
 MAX_TOKENS = 1e17  # 6,400 x Llama 3's 15.6T tokens
 MAX_NODES = 100_000
+#: Values one planner search axis may list (node counts, instances): the web API's cap and the
+#: CLI's, so ``--nodes 1,...,3000`` is refused at once instead of searched for a minute.
+MAX_AXIS_VALUES = 64
 MAX_GPUS = 1_000_000
 MAX_COST_USD = 1e12  # a trillion dollars: 1,000 x the largest training budgets reported
 MIN_USD_PER_GPU_HOUR = 1e-3  # a tenth of a cent: below any cloud's price by orders of magnitude
@@ -1210,39 +1211,23 @@ def plan_from_dict(data: Mapping[str, Any], *, source: str = "plan") -> Plan:
 
 
 def load_plan(path: Path | str) -> Plan:
-    """Read and validate a plan TOML file. Malformed TOML reports line and column."""
+    """Read and validate a plan TOML file (through the input gate, ``trainbill._io``: a regular
+    file under the plan size cap). Malformed TOML reports line and column."""
+    from trainbill._io import read_input_text
+
     p = Path(path)
-    try:
-        # utf-8-sig: Windows editors start files with a byte-order mark, which TOML forbids.
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        msg = "file not found"
-        raise SpecError(msg, source=str(p)) from None
-    except UnicodeDecodeError as exc:
-        msg = (
-            f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start : exc.start + 1]!r}); save "
-            "the plan as UTF-8"
-        )
-        raise SpecError(msg, source=str(p)) from None
-    except (IsADirectoryError, PermissionError) as exc:
-        msg = f"cannot read plan file: {exc.strerror or exc.__class__.__name__}"
-        raise SpecError(msg, source=str(p)) from None
+    text = read_input_text(p, kind="plan", what="plan file")
     return plan_from_toml(text, source=str(p))
 
 
 def read_plan_toml(text: str, *, source: str = "plan") -> dict[str, Any]:
     """Parse plan TOML text into a mapping (not yet validated); ``SpecError`` names the source
-    and the line and column of malformed TOML. The web calculator's upload reads files here,
-    so a file and an upload get the same messages."""
-    try:
-        return tomllib.loads(text.removeprefix("\ufeff"))
-    except tomllib.TOMLDecodeError as exc:
-        msg = f"invalid TOML: {exc}"
-        raise SpecError(msg, source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise SpecError(f"invalid TOML: {unreadable_value_message(exc)}", source=source) from None
-    except RecursionError:  # tomllib recurses per nesting level
-        raise SpecError(too_deep_message(), source=source) from None
+    and the line and column of malformed TOML, a nesting or number past the input gate's caps
+    (``trainbill._io.parse_toml``). The web calculator's upload reads files here, so a file and
+    an upload get the same messages."""
+    from trainbill._io import parse_toml
+
+    return parse_toml(text, source=source)
 
 
 def plan_from_toml(text: str, *, source: str = "plan") -> Plan:

@@ -201,7 +201,7 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
     with pytest.raises(CalibrationError, match=r"nope\.toml: calibration file not found"):
         read_calibration(tmp_path / "nope.toml")
     path = _write_text(tmp_path, "kind = \n")
-    with pytest.raises(CalibrationError, match=r"cal\.toml: not valid TOML"):
+    with pytest.raises(CalibrationError, match=r"cal\.toml: invalid TOML"):
         read_calibration(path)
 
 

@@ -14,15 +14,18 @@ import csv
 import decimal
 import functools
 import gzip
+import hashlib
 import io
 import json
 import math
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainbill._io import check_input_file, note_input, read_input_text
 from trainbill._record import record
 from trainbill.errors import BillError, UnsupportedBillError
 
@@ -326,11 +329,12 @@ def _manifest_files(manifest: Path) -> list[Path]:
     The manifest names S3 objects (``s3://bucket/prefix/export/data/BILLING_PERIOD=…/x.csv.gz``);
     a downloaded export keeps the key's tail, so we match the longest key suffix that exists.
     """
+    text = read_input_text(manifest, kind="manifest", what="manifest", error=_bill_error)
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        doc = json.loads(text)
         field = "dataFiles" if "dataFiles" in doc or "reportKeys" not in doc else "reportKeys"
         entries = doc[field]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise BillError(f"{manifest}: not a readable Data Exports manifest ({exc})") from None
     if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
         raise BillError(
@@ -445,7 +449,58 @@ def _expand(path: Path) -> list[Path]:
                 "(or a Data Exports *-Manifest.json)"
             )
         return [path]
-    raise BillError(f"{path}: no such file or folder")
+    if not os.path.lexists(path):
+        raise BillError(f"{path}: no such file or folder")
+    # It exists but is no file or folder: say what it is (a FIFO, a device, a link loop).
+    check_input_file(path, what="bill file", error=_bill_error)
+    raise BillError(f"{path}: not a regular file or folder")  # pragma: no cover - raised above
+
+
+def _bill_error(message: str, source: str) -> BillError:
+    """The input gate's error factory for bills (``trainbill._io.ErrorFactory``)."""
+    return BillError(f"{source}: {message}")
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _content_key(path: Path) -> tuple[int, str]:
+    """(size without a byte-order mark, hash of the bytes after it): one bill saved twice, once
+    by a spreadsheet that added a BOM, has one key. Only computed for files of equal size."""
+    h = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as fh:
+        head = fh.read(len(_BOM))
+        size = 0
+        if head != _BOM:
+            h.update(head)
+            size += len(head)
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return size, h.hexdigest()
+
+
+def _refuse_same_content(paths: Sequence[Path]) -> None:
+    """Refuse two names holding the same bill (a copy, or a copy with a BOM): read twice, every
+    charge was counted twice. Files of different sizes (BOM aside) are never read for this."""
+    by_size: dict[int, list[Path]] = {}
+    for p in paths:
+        st = p.stat()
+        with p.open("rb") as fh:
+            bom = len(_BOM) if fh.read(len(_BOM)) == _BOM else 0
+        by_size.setdefault(st.st_size - bom, []).append(p)
+    for group in by_size.values():
+        if len(group) < 2:
+            continue
+        seen: dict[tuple[int, str], Path] = {}
+        for p in group:
+            first = seen.setdefault(_content_key(p), p)
+            if first is not p:
+                msg = (
+                    f"{p}: the same bill as {first} (identical content); give each bill once, "
+                    "or it is counted twice"
+                )
+                raise BillError(msg)
 
 
 def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
@@ -461,13 +516,25 @@ def discover(paths: Sequence[str | Path]) -> tuple[BillFile, ...]:
     if not paths:
         raise BillError("no bill files given; pass one or more FOCUS or CUR 2.0 files or folders")
     out = [p for raw in paths for p in _expand(Path(raw))]
-    seen: set[Path] = set()
-    result: list[BillFile] = []
+    seen: set[tuple[int, int]] = set()
+    unique: list[Path] = []
     for p in out:
-        key = p.resolve()
+        st = p.stat()
+        note_input(p, st)  # the output gate will not write over a bill this command reads
+        key = (st.st_dev, st.st_ino)  # a link (symbolic or hard) to one file is that file
         if key in seen:
             continue
         seen.add(key)
+        unique.append(p)
+    # Two files named on the command line holding one bill. (Inside a folder, parts of one
+    # export may be byte-identical across periods in tests' fixtures; the export-version rule
+    # guards folders.)
+    named = {
+        (st.st_dev, st.st_ino): p for p in map(Path, paths) if p.is_file() and (st := p.stat())
+    }
+    _refuse_same_content(list(named.values()))
+    result: list[BillFile] = []
+    for p in unique:
         kind = _kind(p) or "csv"
         result.append(BillFile(path=p, kind=kind, columns=_header(p, kind)))
     if not result:  # pragma: no cover - every branch above adds a file or raises

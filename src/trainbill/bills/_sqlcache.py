@@ -67,8 +67,11 @@ def _path(key: Any) -> Path:
 
 def load_sql(key: Any) -> dict[str, str] | None:
     """The SQL statements stored for ``key`` (JSON-serialisable), or None."""
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(_path(key).read_text(encoding="utf-8"))
+    from trainbill._io import read_input_text
+    from trainbill.errors import TrainbillError
+
+    with contextlib.suppress(OSError, ValueError, RecursionError, TrainbillError):
+        doc = json.loads(read_input_text(_path(key), kind="cache"))
         if isinstance(doc, dict) and all(isinstance(v, str) for v in doc.values()):
             return doc
     return None

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -50,7 +49,7 @@ from trainbill._io import DestinationError, atomic_write_text, destination_probl
 from trainbill._record import record
 from trainbill.bills.reconcile import plan_provider
 from trainbill.bills.summary import BillSummary
-from trainbill.errors import BillError, finite_number, shown_value, unreadable_value_message
+from trainbill.errors import BillError, finite_number, shown_value
 
 #: The largest overhead factor a calibration file may hold, USD per GPU node-hour: a thousand
 #: times the dearest GPU node-hour in the catalog (~$114, p5en and p5 on demand). Anything
@@ -290,17 +289,13 @@ def _period(cal: Mapping[str, Any], key: str, source: str) -> date | None:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     """The file parsed as TOML, or a one-line error naming it."""
-    source = str(path)
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BillError(f"{source}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BillError(f"{source}: not UTF-8 text; a calibration file is TOML") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BillError(f"{source}: not valid TOML: {exc}") from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise BillError(f"{source}: not valid TOML: {unreadable_value_message(exc)}") from None
+    from trainbill._io import parse_toml, read_input_text
+
+    def error(message: str, source: str) -> BillError:
+        return BillError(f"{source}: {message}")
+
+    text = read_input_text(path, kind="calibration", what="calibration file", error=error)
+    return parse_toml(text, source=str(path), error=error)
 
 
 def _calibration_table(data: Mapping[str, Any], source: str) -> dict[str, Any]:

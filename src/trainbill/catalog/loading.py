@@ -11,9 +11,10 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import io
 import json
 import math
-import tomllib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -23,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainbill._cache import cache_root, store_text
+from trainbill._io import parse_toml, read_input_bytes, read_input_text
 from trainbill.catalog.lookups import Catalog
 from trainbill.catalog.rows import (
     OPTIONS,
@@ -35,7 +37,7 @@ from trainbill.catalog.rows import (
     SpotAdvisorRow,
     accelerator_key,
 )
-from trainbill.errors import CatalogSchemaError, unreadable_value_message
+from trainbill.errors import CatalogSchemaError
 
 __all__ = ["file_sha256", "load_catalog", "packaged_data_dir"]
 
@@ -157,6 +159,11 @@ def _header_problem(header: tuple[str, ...], expected: tuple[str, ...]) -> str:
     )
 
 
+def _catalog_error(message: str, source: str) -> CatalogSchemaError:
+    """The input gate's error factory for catalog files (``trainbill._io.ErrorFactory``)."""
+    return CatalogSchemaError(f"{source}: {message}")
+
+
 def _missing_later(
     header: tuple[str, ...], expected: tuple[str, ...], later: tuple[str, ...]
 ) -> tuple[str, ...] | None:
@@ -177,33 +184,24 @@ def _parse_rows(
     name = path.name
     expected = _TABLE_COLUMNS[name]
     later = _LATER_COLUMNS.get(name, ())
+    text = read_input_text(path, kind="catalog", what="catalog file", error=_catalog_error)
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            header = tuple(h.strip() for h in reader.fieldnames or ())
-            if not header:
-                msg = f"{path}: empty file; expected a header line {','.join(expected)}"
-                raise CatalogSchemaError(msg)
-            missing = _missing_later(header, expected, later)
-            if missing is None:
-                raise CatalogSchemaError(f"{path}: {_header_problem(header, expected)}")
-            reader.fieldnames = list(header)
-            rows = []
-            for row in reader:
-                if missing:
-                    row.update(dict.fromkeys(missing, ""))
-                rows.append((reader.line_num, row))
-    except UnicodeDecodeError as exc:
-        msg = (
-            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}). To fix: save it as UTF-8 "
-            "CSV."
-        )
-        raise CatalogSchemaError(msg) from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = tuple(h.strip() for h in reader.fieldnames or ())
+        if not header:
+            msg = f"{path}: empty file; expected a header line {','.join(expected)}"
+            raise CatalogSchemaError(msg)
+        missing = _missing_later(header, expected, later)
+        if missing is None:
+            raise CatalogSchemaError(f"{path}: {_header_problem(header, expected)}")
+        reader.fieldnames = list(header)
+        rows = []
+        for row in reader:
+            if missing:
+                row.update(dict.fromkeys(missing, ""))
+            rows.append((reader.line_num, row))
     except csv.Error as exc:
         msg = f"{path}: not a readable CSV file ({exc})"
-        raise CatalogSchemaError(msg) from None
-    except OSError as exc:
-        msg = f"{path}: cannot read catalog file ({exc.strerror or exc.__class__.__name__})"
         raise CatalogSchemaError(msg) from None
     return header, missing, rows
 
@@ -463,14 +461,9 @@ def _spot(
 def _assumptions(
     path: Path, only: str | None = None, *, text: str | None = None
 ) -> dict[str, Assumption]:
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8") if text is None else text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = f"{path}: invalid TOML: {exc}"
-        raise CatalogSchemaError(msg) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        msg = f"{path}: invalid TOML: {unreadable_value_message(exc)}"
-        raise CatalogSchemaError(msg) from None
+    if text is None:
+        text = read_input_text(path, kind="catalog", what="catalog file", error=_catalog_error)
+    doc = parse_toml(text, source=str(path), error=_catalog_error)
     out: dict[str, Assumption] = {}
 
     def walk(prefix: str, node: Mapping[str, Any]) -> None:
@@ -515,8 +508,8 @@ def _packaged_assumptions(data: Path) -> dict[str, Assumption]:
     problem with the cache (missing, unreadable, stale, unwritable) just means parsing again.
     """
     main_path, fit = data / "assumptions.toml", data / "time_model_fit.toml"
-    main_text = main_path.read_text(encoding="utf-8")
-    fit_text = fit.read_text(encoding="utf-8") if fit.exists() else None
+    main_text = read_input_text(main_path, kind="catalog", error=_catalog_error)
+    fit_text = read_input_text(fit, kind="catalog", error=_catalog_error) if fit.exists() else None
     cache = _assumptions_cache(main_text, fit_text)
     found = _read_cached_assumptions(cache)
     if found is not None:
@@ -537,23 +530,25 @@ def _assumptions_cache(main_text: str, fit_text: str | None) -> Path:
     """The cache file for these two files' contents and this loader (the key changes with any
     byte of either, or of ``loading.py`` and ``rows.py``, which shape what is built)."""
     h = hashlib.blake2b(digest_size=16)
-    for part in (main_text, fit_text or "", Path(__file__).read_text(encoding="utf-8")):
+    for part in (main_text, fit_text or ""):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
-    h.update((Path(__file__).parent / "rows.py").read_bytes())
+    for code in (Path(__file__), Path(__file__).parent / "rows.py"):
+        h.update(read_input_bytes(code, kind="catalog", error=_catalog_error))
     return cache_root("catalog") / f"assumptions-{h.hexdigest()}.json"
 
 
 def _read_cached_assumptions(path: Path) -> dict[str, Assumption] | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"), object_hook=_json_date)
+        text = read_input_text(path, kind="catalog", error=_catalog_error)
+        doc = json.loads(text, object_hook=_json_date)
         return {
             key: Assumption(
                 key=key, value=value, unit=unit, source=source, as_of=date.fromisoformat(as_of)
             )
             for key, (value, unit, source, as_of) in doc.items()
         }
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (OSError, ValueError, TypeError, AttributeError, CatalogSchemaError):
         return None
 
 
@@ -579,7 +574,9 @@ def _json_date(obj: dict[str, Any]) -> Any:
 
 
 def _manifest(data_dir: Path) -> tuple[str, date]:
-    doc = tomllib.loads((data_dir / "MANIFEST.toml").read_text(encoding="utf-8"))
+    manifest = data_dir / "MANIFEST.toml"
+    text = read_input_text(manifest, kind="catalog", error=_catalog_error)
+    doc = parse_toml(text, source=str(manifest), error=_catalog_error)
     schema = doc.get("schema_version")
     if schema != SCHEMA_VERSION:
         msg = (
@@ -592,7 +589,7 @@ def _manifest(data_dir: Path) -> tuple[str, date]:
 
 def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file, as recorded in MANIFEST.toml."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_input_bytes(path, kind="catalog", error=_catalog_error)).hexdigest()
 
 
 def _merge_prices(base: Iterable[PricePoint], over: Iterable[PricePoint]) -> tuple[PricePoint, ...]:
@@ -604,8 +601,8 @@ def _merge_prices(base: Iterable[PricePoint], over: Iterable[PricePoint]) -> tup
 
 def _overlay_schema(directory: Path) -> None:
     marker = directory / "SCHEMA_VERSION"
-    if marker.exists():
-        text = marker.read_text(encoding="utf-8").strip()
+    if os.path.lexists(marker):
+        text = read_input_text(marker, kind="catalog", error=_catalog_error).strip()
         if text != str(SCHEMA_VERSION):
             msg = (
                 f"{marker}: catalog overlay has schema version {text!r}, expected "
@@ -674,16 +671,16 @@ class _Merged:
 
     def apply(self, directory: Path) -> None:
         """Rows of the directory's files win over earlier rows with the same key (and date)."""
-        if (directory / "accelerators.csv").exists():
+        if os.path.lexists(directory / "accelerators.csv"):
             found = _accelerators(directory / "accelerators.csv", self.today)
             self.accels.update({a.id: a for a in found})
-        if (directory / "instances.csv").exists():
+        if os.path.lexists(directory / "instances.csv"):
             found_insts = _instances(directory / "instances.csv", self.today)
             self.insts.update({i.instance: i for i in found_insts})
-        if (directory / "prices.csv").exists():
+        if os.path.lexists(directory / "prices.csv"):
             over = _prices(directory / "prices.csv", self.today, self.insts, self.service_units)
             self.prices = _merge_prices(self.prices, over)
-        if (directory / "spot_advisor.csv").exists():
+        if os.path.lexists(directory / "spot_advisor.csv"):
             self.spot.extend(_spot(directory / "spot_advisor.csv", self.today, self.buckets))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import typer
 
@@ -84,18 +85,93 @@ def register_commands(args: list[str]) -> None:
         importlib.import_module(name)
 
 
+try:  # Typer 0.2x vendors its own click; older Typer uses click itself
+    from typer._click import types as _click_types
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    from click import types as _click_types  # type: ignore[no-redef]
+
+
+class _BoundedNumber(_click_types.ParamType):
+    """An int or float flag's type, refusing an integer no float holds before any arithmetic
+    (``check --gpus`` with 400 digits was an ``OverflowError`` traceback): the input gate's rule
+    (``trainbill._io.check_number``), applied to every numeric flag of every command at once,
+    so a new flag is covered without a line of its own."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        from trainbill._io import check_number
+        from trainbill.errors import SpecError
+
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            # Python refuses int("9" * 5000) with a ValueError click shows as "not a valid
+            # integer"; the gate's message says what the limit is.
+            value = value.strip()
+            digits = len(value.lstrip("+-"))
+            if digits > _MAX_DIGITS:
+                where = "/".join(param.opts) if param is not None else "value"
+                msg = f"{value[:12]}… ({digits:,} digits) is out of range"
+                raise SpecError(msg, source="command line", field=where)
+        out = self.inner.convert(value, param, ctx)
+        where = "/".join(param.opts) if param is not None else "value"
+        check_number(
+            out,
+            where=where,
+            source="command line",
+            error=lambda message, source: SpecError(message, source=source),
+        )
+        return out
+
+
+#: Digits of the longest integer a flag may have (the largest float has 309).
+_MAX_DIGITS = 309
+
+
+def _bound_numbers(command: Any) -> None:
+    """Give every int and float parameter of ``command`` (and its subcommands) the bounded
+    type; idempotent."""
+    for param in command.params:
+        if isinstance(param.type, _click_types.IntParamType | _click_types.FloatParamType):
+            param.type = _BoundedNumber(param.type)
+    for sub in getattr(command, "commands", {}).values():
+        _bound_numbers(sub)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn ``TrainbillError`` into ``trainbill: error: …`` and exit 1."""
-    from trainbill.__main__ import EXIT_INTERRUPTED
+    from trainbill._io import command_inputs
 
     register_commands(list(sys.argv[1:] if argv is None else argv))
+    # The output gate refuses the files this command reads (and only this command's).
+    with command_inputs():
+        _run(argv)
+
+
+def _run(argv: list[str] | None) -> None:
+    """``main``'s body: the app run, errors and interrupts as one line."""
+    from trainbill.__main__ import EXIT_INTERRUPTED
+
     try:
-        app(args=argv, prog_name="trainbill", standalone_mode=True)
+        command = typer.main.get_command(app)
+        _bound_numbers(command)
+        command(args=argv, prog_name="trainbill", standalone_mode=True)
     except TrainbillError as exc:
         from trainbill.cli._common import named_by_plan
 
         sys.stderr.write(f"trainbill: error: {named_by_plan(exc)}\n")
         raise SystemExit(1) from None
+    except Exception as exc:
+        from trainbill.__main__ import _interrupted
+
+        if not _interrupted(exc):
+            raise
+        sys.stderr.write("trainbill: interrupted\n")
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except SystemExit as exc:
         # Typer turns a Ctrl-C inside a running command into a silent exit 130; say what
         # happened, as ``trainbill.__main__`` does for one during start-up.

@@ -38,6 +38,7 @@ __all__ = [
     "read_plan",
     "remember_plan_source",
     "write_output",
+    "write_outputs",
 ]
 
 #: The ``--calibration`` option's help, one text for every command that takes it.
@@ -179,6 +180,30 @@ def check_output_path(path: Path, *, flag: str, force: bool, inputs: Sequence[Pa
     problem = destination_problem(path, replace=force, inputs=inputs)
     if problem is not None:
         raise SpecError(problem, source="command line", field=flag)
+
+
+def write_outputs(files: Sequence[tuple[Path, str | bytes, str]], *, force: bool) -> None:
+    """Write every ``(path, content, flag)`` or none (``trainbill._io.atomic_write_all``); a
+    refusal or ``OSError`` is one line naming the flag of the file at fault."""
+    from trainbill._io import atomic_write_all
+    from trainbill.errors import SpecError, TrainbillError
+
+    if not files:
+        return
+    for path, _, flag in files:  # each named in its own words before anything is written
+        check_output_path(path, flag=flag, force=force)
+    encoded = [(p, c.encode("utf-8") if isinstance(c, str) else c) for p, c, _ in files]
+    try:
+        atomic_write_all(encoded, replace=force)
+    except DestinationError as exc:
+        flags = [f for p, _, f in files if str(p) in str(exc)] or ["--output"]
+        raise SpecError(str(exc), source="command line", field=flags[0]) from None
+    except OSError as exc:
+        flag = next((f for p, _, f in files if str(p) == exc.filename), files[0][2])
+        where = exc.filename or ", ".join(str(p) for p, _, _ in files)
+        why = exc.strerror or exc.__class__.__name__
+        msg = f"{flag}: cannot write {where}: {why}; no output was written"
+        raise TrainbillError(msg) from None
 
 
 def write_output(path: Path, text: str | bytes, *, flag: str, force: bool) -> None:

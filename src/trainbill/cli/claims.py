@@ -6,7 +6,6 @@ is impossible, so a CI job or a finance script can stop on it (1 stays "bad inpu
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,11 @@ EXIT_IMPOSSIBLE = 3
 
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SpecError("file not found", source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read {what}: {exc.__class__.__name__}", source=str(path)) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"invalid TOML: {exc}", source=str(path)) from None
+    """The claims file through the input gate (a regular file under the claims size cap, TOML
+    within the depth and number caps)."""
+    from trainbill._io import parse_toml, read_input_text
+
+    return parse_toml(read_input_text(path, kind="claims", what=what), source=str(path))
 
 
 def _plan(doc: dict[str, Any], path: Path) -> Any:

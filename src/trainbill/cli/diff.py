@@ -7,20 +7,25 @@ the exit status 3 when the real bill grows by more, so CI can gate a plan change
 
 from __future__ import annotations
 
-import tomllib
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from trainbill._io import parse_toml
 from trainbill.cli import _common, app
 from trainbill.cli._common import catalog_from_options, finite_option, print_json
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, shown_value
 
 __all__ = ["EXIT_OVER_THRESHOLD", "markdown"]
 
 #: Exit status when the bill grows past a --fail-above-* threshold (1 is bad input).
 EXIT_OVER_THRESHOLD = 3
+
+
+#: A ``--set`` value taken as text without quotes (``--set cluster.orchestrator=eks``).
+_BARE_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/+-]*")
 
 
 def _set_value(text: str) -> tuple[str, str, Any]:
@@ -31,11 +36,22 @@ def _set_value(text: str) -> tuple[str, str, Any]:
     if not sep or not dot or not section or not field or "." in field:
         msg = f"{text!r} is not section.key=value (e.g. cluster.nodes=64)"
         raise SpecError(msg, source="command line", field="--set")
+    value = raw.strip()
+
+    def error(message: str, source: str) -> SpecError:
+        return SpecError(f"{message} (in {shown_value(text, 60)})", source=source, field="--set")
+
+    # One TOML value and nothing after it: "1\n[evil]\nx=1" parsed as 1 and a table before.
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw.strip()
-    return section, field, value
+        doc = parse_toml(f"v = {value}", source="command line", error=error)
+    except SpecError:
+        if _BARE_WORD.fullmatch(value) and not value.lstrip("+-").isdigit():
+            return section, field, value  # not TOML: a bare word taken as text
+        raise
+    if set(doc) != {"v"}:
+        msg = f"{shown_value(text, 60)}: text after the value; give one value per --set"
+        raise SpecError(msg, source="command line", field="--set")
+    return section, field, doc["v"]
 
 
 def _priced(path: Path, sets: list[str], catalog: Any) -> tuple[Any, Any, str]:

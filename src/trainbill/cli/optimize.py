@@ -28,7 +28,7 @@ from trainbill.cli._common import (
     finite_option,
     print_json,
     read_calibrations,
-    write_output,
+    write_outputs,
 )
 from trainbill.commit import (
     DEFAULT_INSTANCE,
@@ -37,7 +37,7 @@ from trainbill.commit import (
     advise_commitment,
     parse_usage_csv,
 )
-from trainbill.errors import SpecError
+from trainbill.errors import SpecError, shown_value
 from trainbill.forecast import Caution
 from trainbill.importers.export import export_skypilot
 from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
@@ -47,8 +47,15 @@ __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
 
 def _split(text: str | None, flag: str) -> tuple[str, ...] | None:
+    """A comma list, refused past ``spec.MAX_AXIS_VALUES`` values (the web API's cap) before
+    any item is read."""
+    from trainbill.spec import MAX_AXIS_VALUES
+
     if text is None:
         return None
+    if text.count(",") >= MAX_AXIS_VALUES:
+        msg = f"{text.count(',') + 1:,} values; a search axis takes at most {MAX_AXIS_VALUES}"
+        raise SpecError(msg, source="command line", field=flag)
     items = tuple(p.strip() for p in text.split(",") if p.strip())
     if not items:
         msg = "give a comma-separated list (e.g. aws,gcp)"
@@ -63,8 +70,23 @@ def _floats(text: str | None, flag: str) -> tuple[float, ...] | None:
     try:
         return tuple(float(x) for x in items)
     except ValueError:
-        msg = f"{text!r} is not a comma-separated list of numbers"
+        msg = f"{shown_value(text, 60)} is not a comma-separated list of numbers"
         raise SpecError(msg, source="command line", field=flag) from None
+
+
+def _node_counts(text: str | None) -> tuple[int, ...] | None:
+    """``--nodes``: whole numbers from 1 to ``spec.MAX_NODES``, range-checked before ``int()``
+    (``int(1e308)`` is a 309-digit integer no float arithmetic survives)."""
+    from trainbill.spec import MAX_NODES
+
+    values = _floats(text, "--nodes")
+    if values is None:
+        return None
+    if any(not math.isfinite(n) or n != int(n) or not 1 <= n <= MAX_NODES for n in values):
+        got = shown_value(text, 60)
+        msg = f"node counts must be whole numbers from 1 to {MAX_NODES:,} (got {got})"
+        raise SpecError(msg, source="command line", field="--nodes")
+    return tuple(int(n) for n in values)
 
 
 def _row(c: Candidate) -> list[str]:
@@ -264,15 +286,9 @@ def optimize_command(
     if export_file is not None:
         # A launcher YAML over the plan it came from would destroy the plan, --force or not.
         check_output_path(export_file, flag="--export-file", force=force, inputs=inputs)
-    node_values = _floats(nodes, "--nodes")
-    if node_values is not None and any(
-        not math.isfinite(n) or n != int(n) or n < 1 for n in node_values
-    ):
-        msg = f"node counts must be whole numbers >= 1 (got {nodes})"
-        raise SpecError(msg, source="command line", field="--nodes")
     space = SearchSpace(
         instances=_split(instances, "--instances"),
-        nodes=tuple(int(n) for n in node_values) if node_values is not None else None,
+        nodes=_node_counts(nodes),
         savings_plans=_split(savings_plans, "--savings-plans"),
     )
     flags = pf.run_flags(
@@ -295,6 +311,7 @@ def optimize_command(
         allow_stand_ins=allow_stand_ins,
     )
     cautions = _cautions(result, calibrated) if cals else ()
+    writes: list[tuple[Path, str | bytes, str]] = []
     if output is not None:
         b = result.best
         header = (
@@ -304,15 +321,14 @@ def optimize_command(
         )
         if plan.run.hours is not None and not b.is_user_plan:
             header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
-        write_output(
-            output, plan_to_toml(result.best_plan, header=header), flag="--output", force=force
-        )
-    if export is not None:
-        task = export_skypilot(result.best_plan, catalog)
-        if export_file is None:
-            sys.stdout.write(task)
-            return
-        write_output(export_file, task, flag="--export-file", force=force)
+        writes.append((output, plan_to_toml(result.best_plan, header=header), "--output"))
+    task = export_skypilot(result.best_plan, catalog) if export is not None else None
+    if task is not None and export_file is not None:
+        writes.append((export_file, task, "--export-file"))
+    write_outputs(writes, force=force)  # both files or neither
+    if task is not None and export_file is None:
+        sys.stdout.write(task)
+        return
     if as_json:
         print_json(_json(result, cautions, calibrated=bool(cals)))
         return
@@ -482,14 +498,9 @@ def commit_command(
     ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
-    try:
-        text = usage_csv.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is fine
-    except UnicodeDecodeError as exc:
-        msg = f"not UTF-8 text (byte {exc.start}); save the usage file as UTF-8 CSV"
-        raise SpecError(msg, source=str(usage_csv)) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        msg = f"cannot read usage file: {exc.strerror or exc.__class__.__name__}"
-        raise SpecError(msg, source=str(usage_csv)) from None
+    from trainbill._io import read_input_text
+
+    text = read_input_text(usage_csv, kind="usage", what="usage file")
     try:
         day = date.fromisoformat(as_of) if as_of else date.today()  # noqa: DTZ011 - a calendar date
     except ValueError:

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from trainbill._io import destination_problem
+from trainbill._io import check_input_file, destination_problem
 from trainbill.cli import app
 from trainbill.profile import (
     BUILTINS,
@@ -91,8 +91,12 @@ def profile_command(
         if problem is not None:
             raise ProfileError(f"--output: {problem}")
     config = builtin_config(builtin) if builtin is not None else None
-    if script is not None and not script.is_file():
-        raise ProfileError(f"{script}: step script not found")
+    if script is not None:  # the input gate: a regular file (not a FIFO, a device, a loop)
+        check_input_file(
+            script,
+            what="step script",
+            error=lambda message, source: ProfileError(f"{source}: {message}"),
+        )
 
     dev = str(resolve_device(device))
     default_precision = "bf16" if dev.startswith("cuda") else "fp32"

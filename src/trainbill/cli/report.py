@@ -18,7 +18,7 @@ from trainbill.cli._common import (
     check_output_path,
     console,
     read_calibrations,
-    write_output,
+    write_outputs,
 )
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.report.format import money
@@ -105,8 +105,7 @@ def report_cmd(
         "--ledger-xlsx": lambda: exports.ledger_xlsx(data.forecast),
     }
     contents = {flag: writers[flag]() for flag in outputs}
-    for flag, path in outputs.items():
-        write_output(path, contents[flag], flag=flag, force=force)
+    write_outputs([(path, contents[flag], flag) for flag, path in outputs.items()], force=force)
     fc = data.forecast
     b = fc.outlook.budget if fc.outlook is not None else None
     console.print(
@@ -171,7 +170,7 @@ def serve_cmd(
         msg = f"must be between 1 and 65535 (got {port})"
         raise SpecError(msg, source="command line", field="--port")
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - checked here; web._server runs it
 
         from trainbill.web import create_app
     except ImportError as exc:
@@ -195,7 +194,9 @@ def serve_cmd(
     # short GIL acquisitions can wait a full slice behind a NumPy-heavy planner thread. 1 ms
     # keeps /healthz well under a second with the heavy slots full (benchmarks/web_load.py).
     sys.setswitchinterval(SERVER_SWITCH_INTERVAL_S)
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    from trainbill.web._server import serve
+
+    serve(application, host=host, port=port)
 
 
 def _check_bindable(host: str, port: int) -> None:

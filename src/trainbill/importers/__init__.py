@@ -140,16 +140,17 @@ def _not_unicode(x: Any) -> str | None:
     return None
 
 
+def import_error(message: str, source: str) -> ClusterImportError:
+    """The input gate's error factory for cluster files (``trainbill._io.ErrorFactory``)."""
+    return ClusterImportError(message, source=source)
+
+
 def read_cluster_file(path: Path) -> str:
-    """The file's text, or a ``ClusterImportError`` naming it (missing, a directory, not UTF-8)."""
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        msg = "file not found"
-        raise ClusterImportError(msg, source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        msg = f"cannot read cluster file: {exc.__class__.__name__}"
-        raise ClusterImportError(msg, source=str(path)) from None
+    """The file's text through the input gate (a regular file under the import size cap), or
+    a ``ClusterImportError`` naming it (missing, a directory, a FIFO, too large, not UTF-8)."""
+    from trainbill._io import read_input_text
+
+    return read_input_text(path, kind="import", what="cluster file", error=import_error)
 
 
 def import_cluster(kind: str, path: Path, *, catalog: Catalog) -> ImportReport:

@@ -9,14 +9,12 @@ types: the prefix is stripped to find the EC2 hardware and price, and the plan's
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from trainbill.catalog import Catalog
-from trainbill.errors import unreadable_value_message
-from trainbill.importers import ClusterImportError, ImportReport
+from trainbill.importers import ClusterImportError, ImportReport, import_error
 from trainbill.importers._groups import Group, assemble, number
 
 __all__ = ["parse"]
@@ -52,15 +50,10 @@ _ARN_REGION = re.compile(r"^arn:aws[a-z-]*:[a-z0-9-]+:([a-z]{2}(?:-[a-z]+)+-[0-9
 
 
 def _load(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        msg = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        raise ClusterImportError(msg, source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit number)
-        raise ClusterImportError(
-            f"invalid JSON: {unreadable_value_message(exc)}", source=source
-        ) from None
+    """The JSON document, through the input gate's parser (depth and number caps)."""
+    from trainbill._io import parse_json
+
+    return parse_json(text, source=source, error=import_error)
 
 
 def _count(group: Mapping[str, Any], element: str, source: str) -> tuple[int, str]:

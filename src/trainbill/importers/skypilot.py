@@ -12,12 +12,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-import yaml
-
 from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog
-from trainbill.errors import PriceNotFoundError, unreadable_value_message
-from trainbill.importers import ClusterImportError, ImportReport
+from trainbill.errors import PriceNotFoundError
+from trainbill.importers import ClusterImportError, ImportReport, import_error
 from trainbill.importers._groups import Group, assemble, aws_zone_region, number
 
 __all__ = ["SKYPILOT_ACCELERATOR_NAMES", "accelerator_id", "parse"]
@@ -62,18 +60,11 @@ def accelerator_id(name: str) -> str:
 
 
 def _load(text: str, source: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or exc.__class__.__name__
-        msg = f"invalid YAML: {problem}{where}"
-        raise ClusterImportError(msg, source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (2024-02-30, !!int x)
-        raise ClusterImportError(
-            f"invalid YAML: {unreadable_value_message(exc)}", source=source
-        ) from None
+    """The YAML document, through the input gate's parser (safe types, no duplicate keys:
+    ``num_nodes: 4 … num_nodes: 999`` was priced at 999; depth and number caps)."""
+    from trainbill._io import parse_yaml
+
+    return parse_yaml(text, source=source, error=import_error)
 
 
 def _accelerators(value: Any, source: str, notes: list[str]) -> tuple[str, int]:

@@ -10,14 +10,12 @@ values. Every other resource type is listed as unsupported (not priced), never d
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from trainbill.catalog import Catalog
-from trainbill.errors import unreadable_value_message
 from trainbill.importers import ClusterImportError, ImportReport
 from trainbill.importers._groups import Group, assemble, aws_zone_region, number
 
@@ -38,19 +36,18 @@ _FSX_PERSISTENT = (125, 250, 500, 1000)
 
 
 def _load(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        msg = (
-            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}; the terraform "
-            "importer reads the JSON of 'terraform show -json plan.out' (or of the state), not "
-            ".tf (HCL) files"
-        )
-        raise ClusterImportError(msg, source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit number)
-        raise ClusterImportError(
-            f"invalid JSON: {unreadable_value_message(exc)}", source=source
-        ) from None
+    """The JSON document, through the input gate's parser (depth and number caps)."""
+    from trainbill._io import parse_json
+
+    def error(message: str, src: str) -> ClusterImportError:
+        if message.startswith("invalid JSON:") and " at line " in message:
+            message += (
+                "; the terraform importer reads the JSON of 'terraform show -json plan.out' (or "
+                "of the state), not .tf (HCL) files"
+            )
+        return ClusterImportError(message, source=src)
+
+    return parse_json(text, source=source, error=error)
 
 
 def _list(module: Mapping[str, Any], key: str, where: str) -> list[Any]:

@@ -44,7 +44,8 @@ class CacheWrite:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically (``trainbill._io.atomic_write_text``)."""
-    atomic_write_text(path, text, replace=True)  # the cache is trainbill's own file
+    # The cache is trainbill's own file, read by this very command (it is an overlay).
+    atomic_write_text(path, text, replace=True, own_input=True)
 
 
 def read_cache(directory: Path) -> list[PricePoint]:
@@ -70,33 +71,39 @@ def read_cache(directory: Path) -> list[PricePoint]:
 
 
 def _read_cache_file(path: Path) -> list[PricePoint]:
+    from trainbill._io import read_input_text
+
     out: list[PricePoint] = []
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            msg = (
-                f"{path}: columns {reader.fieldnames} do not match {list(COLUMNS)}. To fix: "
-                "delete the cache and re-run 'trainbill prices update'."
+
+    def error(message: str, source: str) -> CatalogSchemaError:
+        return CatalogSchemaError(f"{source}: {message}")
+
+    text = read_input_text(path, kind="catalog", what="price cache", error=error)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        msg = (
+            f"{path}: columns {reader.fieldnames} do not match {list(COLUMNS)}. To fix: "
+            "delete the cache and re-run 'trainbill prices update'."
+        )
+        raise CatalogSchemaError(msg)
+    for line, row in enumerate(reader, start=2):
+        where = f"{path}, line {line}"
+        try:
+            point = PricePoint(
+                provider=row["provider"],
+                region=row["region"],
+                item=row["item"],
+                option=row["option"],
+                unit=row["unit"],
+                usd=float(row["usd"]),
+                effective_from=date.fromisoformat(row["effective_from"]),
+                source=row["source"],
             )
-            raise CatalogSchemaError(msg)
-        for line, row in enumerate(reader, start=2):
-            where = f"{path}, line {line}"
-            try:
-                point = PricePoint(
-                    provider=row["provider"],
-                    region=row["region"],
-                    item=row["item"],
-                    option=row["option"],
-                    unit=row["unit"],
-                    usd=float(row["usd"]),
-                    effective_from=date.fromisoformat(row["effective_from"]),
-                    source=row["source"],
-                )
-            except (TypeError, ValueError) as exc:
-                msg = f"{where}: {exc}"
-                raise CatalogSchemaError(msg) from None
-            _validate(point, where)
-            out.append(point)
+        except (TypeError, ValueError) as exc:
+            msg = f"{where}: {exc}"
+            raise CatalogSchemaError(msg) from None
+        _validate(point, where)
+        out.append(point)
     return out
 
 

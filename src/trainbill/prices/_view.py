@@ -14,7 +14,7 @@ from datetime import date
 from trainbill._record import record
 from trainbill.catalog import Catalog, PricePoint
 from trainbill.catalog.rows import accelerator_key
-from trainbill.errors import PriceNotFoundError
+from trainbill.errors import PriceNotFoundError, SpecError, suggest
 
 __all__ = [
     "INSTANCE_UNITS",
@@ -168,6 +168,15 @@ def instance_quote(
         if not provs:
             catalog.instance(instance)  # raises with "did you mean"
         prov = provs[0]
+    known_regions = catalog.regions(prov)
+    if region is not None and known_regions and region not in known_regions:
+        # Otherwise the reference region's prices were shown under this name ("aws
+        # us-central1" with us-east-1's rates): a GCP region given for an AWS instance.
+        msg = (
+            f"{region!r} is no {prov} region with prices in the catalog; {prov} regions: "
+            f"{', '.join(sorted(known_regions))}.{suggest(region, known_regions)}"
+        )
+        raise SpecError(msg, field="region")
     reg = region or catalog.reference_region(prov)
     options: dict[str, OptionPrice] = {}
     for option in _SHOWN_OPTIONS:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +44,7 @@ from typing import Any
 
 from trainbill._io import DestinationError, atomic_write_text, destination_problem
 from trainbill._record import record
-from trainbill.errors import suggest, unreadable_value_message
+from trainbill.errors import suggest
 from trainbill.profile._errors import CalibrationError
 from trainbill.profile.step import PRECISIONS, StepProfile
 
@@ -234,7 +233,9 @@ def write_calibration(cal: Calibration, path: Path, *, overwrite: bool = False) 
     # Validate what is about to be written exactly as a reader will, so a measurement that
     # could never be read back (say zero FLOPs, hence achieved 0) fails here, not later.
     label = f"{path} (not written)"
-    _check(_parse_document(tomllib.loads(text), source=label), source=label)
+    from trainbill._io import parse_toml
+
+    _check(_parse_document(parse_toml(text, source=label), source=label), source=label)
     problem = destination_problem(path, replace=overwrite)
     if problem is not None:
         raise CalibrationError(problem, source=str(path))
@@ -256,20 +257,15 @@ def read_calibration(path: Path) -> Calibration:
         CalibrationError: the file is missing, is not TOML, or a field is missing, of the
             wrong type, out of range or inconsistent; the message names file and field.
     """
+    from trainbill._io import parse_toml, read_input_text
+
     source = str(path)
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise CalibrationError("calibration file not found", source=source) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(f"cannot read: {exc}", source=source) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"not valid TOML: {exc}", source=source) from None
-    except ValueError as exc:  # parsed, but a value cannot be built (a 5,000-digit integer)
-        raise CalibrationError(
-            f"not valid TOML: {unreadable_value_message(exc)}", source=source
-        ) from None
+
+    def error(message: str, src: str) -> CalibrationError:
+        return CalibrationError(message, source=src)
+
+    text = read_input_text(path, kind="calibration", what="calibration file", error=error)
+    data = parse_toml(text, source=source, error=error)
     return calibration_from_document(data, source=source)
 
 

@@ -54,8 +54,12 @@ def load_step_script(path: Path) -> StepScript:
         ProfileError: the file is missing, fails to import, has no ``make_step``, or
             ``make_step`` returns something else; the message names the file.
     """
-    if not path.is_file():
-        raise ProfileError(f"{path}: step script not found")
+    from trainbill._io import read_input_bytes
+
+    def error(message: str, source: str) -> ProfileError:
+        return ProfileError(f"{source}: {message}")
+
+    source = read_input_bytes(path, kind="script", what="step script", error=error)
     name = f"_trainbill_step_script_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -63,8 +67,9 @@ def load_step_script(path: Path) -> StepScript:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
+        # The bytes the gate read, not a second read of the path (which could be swapped).
+        exec(compile(source, str(path.resolve()), "exec"), module.__dict__)  # noqa: S102 - the user's own script
+    except (Exception, SystemExit) as exc:
         sys.modules.pop(name, None)
         raise ProfileError(_user_error(path, "importing the step script failed:", exc)) from exc
     make_step = getattr(module, "make_step", None)
@@ -73,7 +78,7 @@ def load_step_script(path: Path) -> StepScript:
         raise ProfileError(msg)
     try:
         result = make_step()
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise ProfileError(_user_error(path, "make_step() raised", exc)) from exc
     return _validate(path, result)
 
@@ -86,6 +91,8 @@ def _user_error(path: Path, what: str, exc: BaseException) -> str:
     where = "".join(
         f"\n  {path}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-5:]
     )
+    if isinstance(exc, SystemExit):  # sys.exit(7): Typer would exit 7 with no word at all
+        return f"{path}: {what} sys.exit({exc.code!r}); a step script must return, not exit{where}"
     return f"{path}: {what} {type(exc).__name__}: {exc}{where}"
 
 
@@ -96,7 +103,7 @@ def _guarded(path: Path, step_fn: Callable[[], object]) -> Callable[[], object]:
     def step() -> object:
         try:
             return step_fn()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise ProfileError(_user_error(path, "the step function raised", exc)) from exc
 
     return step

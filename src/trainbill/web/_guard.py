@@ -50,6 +50,20 @@ FREE_PATHS = frozenset({"/healthz"})
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
+def _as_get(scope: Scope, send: Send) -> tuple[Scope, Send]:
+    """A HEAD request answered as its GET would be, headers only: FastAPI routes a GET
+    endpoint for GET alone, so ``HEAD /healthz`` was a 405."""
+
+    async def headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                return
+            message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return {**scope, "method": "GET"}, headers_only
+
+
 @record
 class GuardConfig:
     """Limits of the guard; ``trainbill.web.Limits`` carries the values the app uses."""
@@ -115,6 +129,8 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope.get("method") == "HEAD":  # HEAD wherever GET is allowed (RFC 9110 §9.3.2)
+            scope, send = _as_get(scope, send)
         try:
             self._check_host(scope)
             body = await self._read_body(scope, receive)

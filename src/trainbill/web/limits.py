@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from trainbill._record import record
+from trainbill.spec import MAX_AXIS_VALUES
 
 __all__ = ["LIMITS", "Limits"]
 
@@ -17,7 +18,7 @@ class Limits:
     #: ``usage_for`` calls); the rest of the grid is vectorized. The default search (every
     #: catalog instance, 14 node counts) is 25 × 14 = 350 pairs, about a second.
     max_search_cells: int = 512
-    max_axis_values: int = 64
+    max_axis_values: int = MAX_AXIS_VALUES
     max_price_rows: int = 1000
     #: Calibration documents in one calibrated forecast (a profile and a few bills' fits).
     max_calibrations: int = 8
@@ -39,6 +40,25 @@ class Limits:
     light_queue: int = 64
     #: What a 503 tells the client to wait, in seconds (about one heavy request's time).
     retry_after_s: int = 2
+    #: A request's headers not complete this many seconds after the connection opened (or
+    #: after its previous response): the connection is closed. A client sending headers at
+    #: 1 byte/s held its connection forever.
+    header_timeout_s: float = 10.0
+    #: An idle keep-alive connection is closed after this many seconds.
+    keep_alive_s: float = 5.0
+    #: Open connections at most; also kept ``fd_reserve`` + ``backlog`` below the process's
+    #: open-file limit (``web._server.connection_cap``). Past it the longest-idle connection is
+    #: closed for the new one, or, when every connection is busy, the new one gets a 503.
+    max_connections: int = 1000
+    fd_reserve: int = 128
+    #: Connections the kernel queues, and the most asyncio accepts in one go.
+    backlog: int = 64
+    #: Log lines of one kind (logger + message template) per ``log_window_s``; the rest are
+    #: counted and summarised once (1,100 sockets at the file limit wrote 142,539 tracebacks).
+    log_lines_per_window: int = 5
+    log_window_s: float = 60.0
+    #: Distinct (plan, catalog, day) forecasts whose answer is kept (``/v1/forecast``).
+    forecast_cache_entries: int = 256
 
 
 LIMITS = Limits()
