@@ -84,6 +84,11 @@ def _value(v: Any) -> str:
         return "(default)"
     if isinstance(v, bool):
         return str(v).lower()
+    if isinstance(v, int | float):
+        from trainbill.report.format import number
+
+        # 2000.0 reads "2,000", as the ledger prints quantities (issue #42).
+        return number(float(v), 4)
     return str(v)
 
 
@@ -160,7 +165,8 @@ def markdown(d: Any) -> str:
 
 def _render(d: Any, *, wide: bool) -> None:
     console = _common.console  # looked up per call: COLUMNS may change between runs (tests)
-    from trainbill.cli._tables import Col, print_table
+    from trainbill.cli._tables import Col, align_money, print_table
+    from trainbill.report.format import category_name, money_precise
 
     for line in _header(d):
         console.print(line, style="yellow" if line.startswith("NOTE") else None, markup=False)
@@ -184,7 +190,7 @@ def _render(d: Any, *, wide: bool) -> None:
     print_table(console, "Headline", cols, rows, wide=wide)
     rows = [
         [
-            c.category,
+            category_name(c.category),  # "GPUs waiting on gradient sync …", not sync_stall
             _usd(c.base_usd),
             _usd(c.new_usd),
             _usd(c.delta_usd, sign=True),
@@ -199,8 +205,8 @@ def _render(d: Any, *, wide: bool) -> None:
         Col("base qty", "right", drop=4),
         Col("new qty", "right", drop=3),
         Col("unit", drop=6),
-        Col("base $/unit", "right", drop=7),
-        Col("new $/unit", "right", drop=8),
+        Col("base $/unit", drop=7),  # decimal points aligned (align_money)
+        Col("new $/unit", drop=8),
         Col("base", "right"),
         Col("new", "right"),
         Col("delta", "right"),
@@ -212,11 +218,11 @@ def _render(d: Any, *, wide: bool) -> None:
         return "-" if ln is None else f"{ln.quantity:,.2f}"
 
     def p(ln: Any) -> str:
-        return "-" if ln is None else f"${ln.unit_price_usd:,.4g}"
+        return "-" if ln is None else money_precise(ln.unit_price_usd)
 
     rows = [
         [
-            ld.category,
+            category_name(ld.category),
             ld.item,
             q(ld.base),
             q(ld.new),
@@ -231,6 +237,9 @@ def _render(d: Any, *, wide: bool) -> None:
         ]
         for ld in d.lines
     ]
+    for col in (5, 6):
+        for r, cell in zip(rows, align_money([r[col] for r in rows]), strict=True):
+            r[col] = cell
     print_table(console, "By line", cols, rows, wide=wide)
     rows = [[i.key, _value(i.base), _value(i.new)] for i in d.inputs]
     if rows:
