@@ -51,6 +51,7 @@ from trainbill.forecast import (
     Forecast,
     Step,
     forecast_usage,
+    plain_words,
 )
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
@@ -135,6 +136,8 @@ class Action:
             "saving_usd": self.saving_usd,
             "total_usd": self.total_usd,
             "caveat": self.caveat,
+            # The caveat without flags or field keys, for the calculator's action list.
+            "caveat_plain": plain_words(self.caveat),
             "change": dict(self.change),
         }
 
