@@ -61,7 +61,8 @@ def test_first_screen_names_both_sides_has_no_jargon_and_what_to_do(
     # "What to do" and its first action start within the first screen at 1366 × 900.
     for sel in ("h2:has-text('What to do')", "#actions li >> nth=0"):
         box = p.locator(sel).bounding_box()
-        assert box is not None and box["y"] < 900, sel
+        assert box is not None, sel
+        assert box["y"] < 900, sel
     # The first screen's text: everything a reader sees without scrolling.
     seen = p.evaluate(
         """() => [...document.querySelectorAll('main *, h1, p.sub')]
@@ -81,9 +82,11 @@ def test_phone_ledger_costs_and_total_are_on_screen(page: tuple[Any, Any, str]) 
     for i in range(costs.count()):
         box = costs.nth(i).bounding_box()
         assert box is not None
-        assert 0 <= box["x"] and box["x"] + box["width"] <= 390, costs.nth(i).text_content()
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390, costs.nth(i).text_content()
     total = p.locator("#ledger-total").bounding_box()
-    assert total is not None and total["x"] + total["width"] <= 390
+    assert total is not None
+    assert total["x"] + total["width"] <= 390
     # The narrow waterfall is the one shown, drawn for the phone, not the desktop chart shrunk.
     expect(p.locator("#chart .narrow svg")).to_be_visible()
     expect(p.locator("#chart .wide svg")).to_be_hidden()

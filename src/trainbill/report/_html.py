@@ -562,7 +562,8 @@ def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
             '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
             '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real '
             "bill</th>"
-            '<th class="num">Extra cost per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>'
+            '<th class="num">Extra cost per hour saved</th><th>More nodes pay?</th>'
+            "<th>Note</th></tr>"
             f"</thead><tbody>{body}</tbody></table>"
         )
         + '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at '
@@ -625,10 +626,7 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
         if len(pl.pareto) <= len(rows)
         else f" ({len(rows)} of {len(pl.pareto)} points, evenly spaced)"
     )
-    paper = (
-        f" ({n_print} of {len(pl.pareto)} points, evenly spaced; all of them: <code>trainbill "
-        "optimize PLAN</code>)"
-    )
+    paper = f" ({n_print} of {len(pl.pareto)} points, evenly spaced)"
     return _scroll(
         f'<h3>Pareto front<span class="screen-only">{screen}</span>'
         f'<span class="print-only">{paper}</span></h3>{above}<table class="front"><thead><tr>'
@@ -676,7 +674,7 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
     return "".join(
         [
             (
-                '<p class="note">From the planner (<code>trainbill optimize</code>): '
+                '<p class="note">From the planner: '
                 f"{pl.evaluated:,} configurations "
                 f"priced in {pl.elapsed_s:.1f} s.{escape(lifted)}</p>"
             ),
@@ -882,8 +880,11 @@ def render_html(data: ReportData) -> str:
                 _sizing_section(data),
                 "appendix",
             ),
-            _section("Appendix: assumptions and prices", _assumptions(fc), "assumptions"),
-            _section("Engineer's details", _engineer(fc), "engineer"),
+            # Plan field keys, flags and commands live from here on, never above (issue #42).
+            _section("Engineer's details: assumptions and prices", _assumptions(fc), "assumptions"),
+            _section(
+                "Engineer's details: warnings, actions and commands", _engineer(fc), "engineer"
+            ),
         ]
     )
     return _template().substitute(
