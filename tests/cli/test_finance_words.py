@@ -77,3 +77,19 @@ def test_comparisons_name_both_sides(capsys: pytest.CaptureFixture[str]) -> None
     under = round(fc.quote_usd - fc.total_usd)  # against the quote
     assert f"+${over:,} over planned" in flat
     assert f"-${under:,} under the quote, because half the nodes are spot" in flat
+
+
+def test_prices_list_money_columns_share_one_decimal_point(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """On-demand $/GPU-hour ("$6.88", "$2.7447") lines up on its decimal point."""
+    code, out, _ = run_cli(capsys, "prices", "list", "--wide")
+    assert code == 0
+    head = next(ln for ln in out.splitlines() if "on-demand" in ln and ln.startswith("┃"))
+    start = head.index("┃ on-demand") + 2
+    points = {
+        ln.index(".", start)
+        for ln in out.splitlines()
+        if ln.startswith("│") and ln[start : start + 11].strip().startswith("$")
+    }
+    assert len(points) == 1, points
