@@ -93,3 +93,18 @@ def test_prices_list_money_columns_share_one_decimal_point(
         if ln.startswith("│") and ln[start : start + 11].strip().startswith("$")
     }
     assert len(points) == 1, points
+
+
+def test_diff_reads_in_human_labels_and_formatted_numbers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Categories by name ("GPUs waiting on gradient sync …", not sync_stall); a changed input
+    as the ledger writes numbers (the seed's 2000 GB → "2,000", not "2000.0")."""
+    code, out, _ = run_cli(
+        capsys, "diff", str(SEED), "--set", "storage.ebs_gb_per_node=2500.5", "--wide"
+    )
+    assert code in (0, 3)
+    assert "sync_stall" not in out
+    assert "GPUs waiting on gradient sync and slow GPUs" in out
+    assert "2000.0" not in out
+    assert re.search(r"storage\.ebs_gb_per_node\s*│\s*2,000\s*│\s*2,500\.5\s*│", out)

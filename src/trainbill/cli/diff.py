@@ -108,6 +108,8 @@ def _header(d: Any) -> list[str]:
 
 
 def markdown(d: Any) -> str:
+    from trainbill.report.format import category_name, money_precise
+
     """A pull-request comment: the totals first, categories, lines and inputs in <details>."""
     out = ["### trainbill cost diff", ""]
     out.append(f"**base** `{d.base_name}` → **new** `{d.new_name}`  ")
@@ -130,7 +132,7 @@ def markdown(d: Any) -> str:
             "| category | base | new | delta | % |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     for c in d.categories:
         out.append(
-            f"| {c.category} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | "
+            f"| {category_name(c.category)} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | "
             f"{_usd(c.delta_usd, sign=True)} | {_pct(c.percent)} |"
         )
     out += [
@@ -146,11 +148,14 @@ def markdown(d: Any) -> str:
     def side(ln: Any) -> str:
         if ln is None:
             return "-"
-        return f"{ln.quantity:,.2f} {ln.unit} × ${ln.unit_price_usd:,.4g} = {_usd(ln.cost_usd)}"
+        return (
+            f"{ln.quantity:,.2f} {ln.unit} × {money_precise(ln.unit_price_usd)} = "
+            f"{_usd(ln.cost_usd)}"
+        )
 
     for ld in d.lines:
         out.append(
-            f"| {ld.category} | {ld.item} | {side(ld.base)} | {side(ld.new)} | "
+            f"| {category_name(ld.category)} | {ld.item} | {side(ld.base)} | {side(ld.new)} | "
             f"{_usd(ld.delta_usd, sign=True)} | {_pct(ld.percent)} | {ld.why.replace('|', '/')} |"
         )
     out += ["", "</details>", "", "<details><summary>Inputs that differ</summary>", "",
