@@ -188,21 +188,26 @@ def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
     # Training hours scale exactly: 64 GPUs × compute hours × lo.
     assert at_lo.compute.hours == pytest.approx(fc.usage.compute.hours * lo, rel=1e-12)
     doc = fc.as_dict()
-    assert doc["time"]["gpu_hours_p10"] == pytest.approx(at_lo.wall_hours * 64, rel=1e-12)
-    assert doc["time"]["gpu_hours_p10"] < doc["time"]["gpu_hours"] < doc["time"]["gpu_hours_p90"]
-    assert doc["total_usd_p10"] < doc["total_usd"] < doc["total_usd_p90"]
-    assert "P10" in doc["time"]["error_band_basis"]
+    # Issue #42: the band is a "range" (80 % of similar runs) in the JSON, not a second "P90".
+    t = doc["time"]
+    assert t["gpu_hours_range_low"] == pytest.approx(at_lo.wall_hours * 64, rel=1e-12)
+    assert t["gpu_hours_range_low"] < t["gpu_hours"] < t["gpu_hours_range_high"]
+    assert doc["total_usd_range_low"] < doc["total_usd"] < doc["total_usd_range_high"]
+    assert "80 % of similar runs" in t["gpu_hours_range_basis"]
+    assert "P90" not in t["gpu_hours_range_basis"]
 
 
 def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:
-    """A plan that states run.hours: the band is the point itself, and says why."""
+    """A plan that states run.hours has no range: the JSON says null (never a low equal to its
+    high, issue #42) and the basis says why."""
     from trainbill.spec import load_plan
 
     fc = forecast(load_plan(SEED), catalog, today=TODAY)
     doc = fc.as_dict()
-    assert doc["time"]["gpu_hours_p10"] == doc["time"]["gpu_hours"] == doc["time"]["gpu_hours_p90"]
-    assert doc["total_usd_p10"] == doc["total_usd"] == doc["total_usd_p90"]
-    assert "stated in the plan" in doc["time"]["error_band_basis"]
+    assert doc["time"]["gpu_hours_range_low"] is None
+    assert doc["time"]["gpu_hours_range_high"] is None
+    assert doc["total_usd_range_low"] is doc["total_usd_range_high"] is None
+    assert "stated in the plan" in doc["time"]["gpu_hours_range_basis"]
 
 
 def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
@@ -221,7 +226,9 @@ def test_forecast_cautions_carry_their_kind(catalog: Catalog) -> None:
     out = fc.as_dict()
     # Backward compatible: "warnings" stays the list of texts; "cautions" adds the kinds.
     assert out["warnings"] == list(fc.warnings)
-    assert {"kind": "reference_region", "text": ref.text} in out["cautions"]
+    assert {"kind": "reference_region", "text": ref.text} in [
+        {"kind": c["kind"], "text": c["text"]} for c in out["cautions"]
+    ]
     as_written = forecast(plan_from_dict(zero_hidden_plan()), catalog, today=TODAY)
     assert not as_written.cautions_of(CautionKind.REFERENCE_REGION)
 

@@ -194,7 +194,10 @@ def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
     # No published p5.48xlarge Savings Plan rate in the catalog, and no other region prices it.
     assert "savings_plan" not in acts
     assert "region" not in acts
-    assert any("no published 1yr" in n for n in seed.outlook.notes)
+    # The four Savings Plan misses (1yr/3yr × Compute/EC2 Instance) are said once (issue #42).
+    (sp,) = [n for n in seed.outlook.notes if "Savings Plan" in n]
+    assert sp.startswith("Savings Plans (1yr and 3yr; ")
+    assert "no published rate for p5.48xlarge" in sp
 
 
 def test_spot_action_states_the_deadline_odds(catalog: Catalog) -> None:
@@ -286,7 +289,7 @@ def test_cli_headline_reads_quote_to_budget(capsys: pytest.CaptureFixture[str]) 
         "Spot and commitment savings",
         "= Planned",
         "= Real bill (forecast)",
-        "= Budget (P90)",
+        "= Budget (P90 of simulated runs)",
         "What to do",
         "1. Run all 32 nodes on spot",
     ]

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainbill._record import record
-from trainbill.forecast import Forecast
+from trainbill.forecast import RANGE_LABEL, Forecast
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.spec import Plan
 
@@ -319,23 +319,30 @@ def diff_forecasts(base: Forecast, new: Forecast, base_plan: Plan, new_plan: Pla
     headlines = (
         Headline(name="real bill", unit="USD", base=base.total_usd, new=new.total_usd),
         # The quote is the on-demand list price of the planned node-hours; the planned bill is
-        # the same hours at the plan's purchase mix (``Forecast.planned_usd``). The P10/P90 are
-        # the time model's error band (the budget, a simulated P90, is the forecast's own).
+        # the same hours at the plan's purchase mix (``Forecast.planned_usd``).
         Headline(name="quote (on-demand list)", unit="USD", base=base.quote_usd, new=new.quote_usd),
         Headline(
             name="planned (purchase mix)", unit="USD", base=base.planned_usd, new=new.planned_usd
         ),
-        Headline(
-            name="bill P10 (time-model band)",
-            unit="USD",
-            base=bh["total_usd_p10"],
-            new=nh["total_usd_p10"],
-        ),
-        Headline(
-            name="bill P90 (time-model band)",
-            unit="USD",
-            base=bh["total_usd_p90"],
-            new=nh["total_usd_p90"],
+        # The time model's range (80 % of similar runs), where either side has one: never
+        # called P10/P90, the only P90 being the budget's (issue #42).
+        *(
+            (
+                Headline(
+                    name=f"bill, low end of the {RANGE_LABEL}",
+                    unit="USD",
+                    base=bh["total_usd_range_low"],
+                    new=nh["total_usd_range_low"],
+                ),
+                Headline(
+                    name=f"bill, high end of the {RANGE_LABEL}",
+                    unit="USD",
+                    base=bh["total_usd_range_high"],
+                    new=nh["total_usd_range_high"],
+                ),
+            )
+            if bh["total_usd_range_low"] is not None or nh["total_usd_range_low"] is not None
+            else ()
         ),
         Headline(
             name="wall-clock hours", unit="h", base=base.usage.wall_hours, new=new.usage.wall_hours

@@ -16,6 +16,7 @@ module, so they are worked out in ``trainbill.headline`` and attached as ``outlo
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     from trainbill.headline import Outlook
 
 __all__ = [
+    "BUDGET_LABEL",
     "HIDDEN_LABELS",
+    "RANGE_LABEL",
     "STALE_PRICE_DAYS",
     "Caution",
     "CautionKind",
@@ -48,7 +51,15 @@ __all__ = [
     "error_band",
     "forecast",
     "forecast_usage",
+    "plain_words",
+    "versus_planned",
+    "versus_quote",
 ]
+
+#: The one name of the one P90: the budget, the P90 of simulated runs (``headline.budget``).
+BUDGET_LABEL = "budget (P90 of simulated runs)"
+#: The time model's band, by a name that is not a percentile (issue #42).
+RANGE_LABEL = "GPU-hours range, 80 % of similar runs"
 
 #: Prices older than this are flagged in the output (issue #7: warn after 90 days).
 STALE_PRICE_DAYS = 90
@@ -130,8 +141,90 @@ class Caution:
     text: str
 
     def as_dict(self) -> dict[str, str]:
-        """JSON-ready form."""
-        return {"kind": self.kind.value, "text": self.text}
+        """JSON-ready form: ``plain`` is the text without flags, field keys or endpoints (what
+        the report and the calculator show a finance reader; ``plain_words``)."""
+        return {"kind": self.kind.value, "text": self.text, "plain": plain_words(self.text)}
+
+
+# --- words for a finance reader (issue #42) -----------------------------------------------------
+
+#: A command-line flag, a plan field key (``section.key``), an API endpoint or a command: what
+#: an engineer acts on and a finance reader cannot. ``p5.48xlarge`` is not one (no section name).
+_SECTIONS = (
+    "run|model|cluster|purchase|prices|storage|data|checkpoint|evaluation|network|monitoring"
+    "|reliability|defaults|time|resolved|services|extra_groups"
+)
+_KEY = rf"\b(?:{_SECTIONS})\.[a-z_*][\w*.]*"
+_JARGON = re.compile(rf"(?<![\w-])--[a-z][\w-]*|{_KEY}|/v1/|'trainbill [a-z]|`trainbill")
+_PAREN = re.compile(r"\s*\([^()]*\)")
+_ASSIGN = re.compile(rf"({_KEY})\s*=\s*([\w.-]+)")
+
+
+def _key_words(key: str) -> str:
+    """``data.location`` → "data location"; ``run.deadline_hours`` → "run deadline hours"."""
+    return key.replace("*", "").replace(".", " ").replace("_", " ").strip()
+
+
+def plain_words(text: str) -> str:
+    """``text`` for a finance reader: no flag, plan field key, endpoint or command.
+
+    Parentheticals and ``;``-clauses that only tell an engineer where to act ("(run.hours)",
+    "'trainbill prices update' or --catalog DIR with your rates replaces them") are left out;
+    a sentence built on a key ("data.location = cross_az has no cost …") names the field in
+    words ("data location cross_az has no cost …"). The whole text stays in the JSON ``text``
+    and in the report's engineer's details.
+    """
+    if not _JARGON.search(text):
+        return text
+    out = _PAREN.sub(lambda m: "" if _JARGON.search(m.group(0)) else m.group(0), text)
+    clauses = out.split("; ")
+    kept = [c for c in clauses if not _JARGON.search(c)]
+    out = "; ".join(kept) if kept else out
+    out = _ASSIGN.sub(lambda m: f"{_key_words(m.group(1))} {m.group(2)}", out)
+    out = re.sub(_KEY, lambda m: _key_words(m.group(0)), out)
+    out = re.sub(r"(?:(?:POST|GET) )?/v1/\S*|(?<![\w-])--[a-z][\w-]*(?: [A-Z]{2,})?", "", out)
+    out = re.sub(r"\s{2,}", " ", out).replace(" ,", ",").replace(" :", ":")
+    out = out.replace("()", "").strip()
+    return out[:1].upper() + out[1:] if text[:1].isupper() or re.match(_KEY, text) else out
+
+
+def _signed_usd(x: float) -> str:
+    """``+$20,873`` / ``-$62,831`` (whole dollars; a change under a dollar reads ``<$1``)."""
+    sign = "-" if x < 0 else "+"
+    whole = round(abs(x))
+    return f"{sign}${whole:,}" if whole or x == 0 else f"{sign}<$1"
+
+
+def versus_planned(fc: Forecast) -> str:
+    """The real bill against the planned bill, naming both sides: "+$20,873 over planned"."""
+    d = fc.total_usd - fc.planned_usd
+    return f"{_signed_usd(d)} {'under' if d < 0 else 'over'} planned"
+
+
+def _mix_words(fc: Forecast) -> str:
+    """Why the planned bill is below the quote: the share on spot and the Savings Plan."""
+    p = fc.usage.purchase
+    why = []
+    if p.spot_fraction > 0:
+        share = {0.5: "half the", 1.0: "all the"}.get(
+            round(p.spot_fraction, 6), f"{p.spot_fraction:.0%} of the"
+        )
+        why.append(f"{share} nodes are spot")
+    if p.savings_plan != "none":
+        why.append(
+            f"a {p.savings_plan} Savings Plan covers {p.savings_plan_coverage:.0%} of the rest"
+        )
+    return " and ".join(why)
+
+
+def versus_quote(fc: Forecast) -> str:
+    """The real bill against the quote, naming both sides and, below it, why:
+    "-$62,831 under the quote, because half the nodes are spot"."""
+    d = fc.total_usd - fc.quote_usd
+    if d >= 0:
+        return f"{_signed_usd(d)} over the quote"
+    why = _mix_words(fc)
+    return f"{_signed_usd(d)} under the quote" + (f", because {why}" if why else "")
 
 
 @record
@@ -145,6 +238,12 @@ class ErrorBand:
     total_usd_p10: float
     total_usd_p90: float
     basis: str
+
+    @property
+    def has_range(self) -> bool:
+        """False where the plan states its hours: low and high are then the point forecast,
+        which no output shows as a range."""
+        return self.gpu_hours_p90 > self.gpu_hours_p10
 
 
 @record
@@ -283,7 +382,7 @@ class Forecast:
                 else "time-model error, failures, reclaims, stragglers"
             )
             steps.append(Step(label=f"P90 margin ({why})", start=level, end=b))
-            steps.append(Step(label="budget (P90)", start=0.0, end=b, total=True))
+            steps.append(Step(label=BUDGET_LABEL, start=0.0, end=b, total=True))
         return tuple(steps)
 
     def percentages(self) -> dict[str, float]:
@@ -296,19 +395,24 @@ class Forecast:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the contract keys (quote_usd, total_usd, multiplier, time, …)."""
         u = self.usage
+        band = self.band if self.band is not None and self.band.has_range else None
         return {
             "name": u.name,
             "quote_usd": self.quote_usd,
             "quote_basis": self.quote_basis,
             "total_usd": self.total_usd,
-            "total_usd_p10": self.band.total_usd_p10 if self.band else None,
-            "total_usd_p90": self.band.total_usd_p90 if self.band else None,
+            # The time model's range (80 % of similar runs), null where the plan states its
+            # hours: never a "P10" equal to its "P90", and never a second thing called P90
+            # (the only P90 is the budget's, of simulated runs).
+            "total_usd_range_low": band.total_usd_p10 if band else None,
+            "total_usd_range_high": band.total_usd_p90 if band else None,
             "multiplier": self.multiplier,
             "planned_usd": self.planned_usd,
             "planned_basis": self.planned_basis,
             "purchase_mix_usd": self.planned_usd - self.quote_usd,
             "hidden_usd": self.hidden_usd,
             "hidden_multiplier": self.hidden_multiplier,
+            "versus": {"planned": versus_planned(self), "quote": versus_quote(self)},
             "hidden_by_category": self.hidden_by_category(),
             "waterfall": [s.as_dict() for s in self.waterfall()],
             **(
@@ -319,9 +423,9 @@ class Forecast:
             "time": {
                 "wall_hours": u.wall_hours,
                 "gpu_hours": u.wall_hours * u.gpus,
-                "gpu_hours_p10": self.band.gpu_hours_p10 if self.band else None,
-                "gpu_hours_p90": self.band.gpu_hours_p90 if self.band else None,
-                "error_band_basis": self.band.basis if self.band else None,
+                "gpu_hours_range_low": band.gpu_hours_p10 if band else None,
+                "gpu_hours_range_high": band.gpu_hours_p90 if band else None,
+                "gpu_hours_range_basis": self.band.basis if self.band else None,
                 "compute_hours": u.compute.hours,
                 "compute_gpu_hours": u.compute.hours * u.gpus,
                 "sync_stall_hours": u.compute.sync_stall_hours,
@@ -422,7 +526,7 @@ def error_band(
             gpu_hours_p90=gpu_hours,
             total_usd_p10=fc.total_usd,
             total_usd_p90=fc.total_usd,
-            basis="training hours stated in the plan (run.hours): no time-model error band",
+            basis="training hours stated in the plan (run.hours): no time-model range",
         )
     lo_a = catalog.assumption("time.error_band.whole_run_p10")
     hi_a = catalog.assumption("time.error_band.whole_run_p90")
@@ -433,8 +537,9 @@ def error_band(
         )
         ends.append((v.wall_hours * v.gpus, estimate(v, catalog).total_usd))
     (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
-    basis = (f"training hours × {float(lo_a.value):.2f} (P10) and × {float(hi_a.value):.2f} (P90): "
-             f"{lo_a.source}")  # fmt: skip
+    # Named as a range, not as percentiles: the only P90 shown is the budget's (issue #42).
+    basis = (f"{RANGE_LABEL}: training hours × {float(lo_a.value):.2f} to × "
+             f"{float(hi_a.value):.2f}: {lo_a.source}")  # fmt: skip
     return ErrorBand(
         gpu_hours_p10=gh_lo,
         gpu_hours_p90=gh_hi,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field, replace
 from datetime import date
@@ -43,7 +44,15 @@ from trainbill.catalog import Catalog
 from trainbill.costs import discount as discount_driver
 from trainbill.costs._pricing import commitment_name
 from trainbill.errors import TrainbillError
-from trainbill.forecast import HIDDEN_LABELS, CautionKind, Forecast, Step, forecast_usage
+from trainbill.forecast import (
+    HIDDEN_LABELS,
+    RANGE_LABEL,
+    CautionKind,
+    Forecast,
+    Step,
+    forecast_usage,
+    plain_words,
+)
 from trainbill.optimize import optimize, own_mix_space
 from trainbill.simulate import Simulation, simulate
 from trainbill.sizing import SIZING_FACTORS, at_node_count, right_sizing
@@ -127,6 +136,8 @@ class Action:
             "saving_usd": self.saving_usd,
             "total_usd": self.total_usd,
             "caveat": self.caveat,
+            # The caveat without flags or field keys, for the calculator's action list.
+            "caveat_plain": plain_words(self.caveat),
             "change": dict(self.change),
         }
 
@@ -192,17 +203,19 @@ def budget(
     )
     band = fc.band
     band_words = ""
-    if band is not None and band.total_usd_p90 > band.total_usd_p10:
+    if band is not None and band.has_range:
         band_words = (
-            " Included: the time model's own error, sampled independently (its P10-P90 alone "
-            f"moves the bill ${band.total_usd_p10:,.0f}-${band.total_usd_p90:,.0f}, from "
-            "published runs it was not fitted to)."
+            " Included: the time model's own error, sampled independently (its "
+            f"{RANGE_LABEL} alone moves the bill ${band.total_usd_p10:,.0f}-"
+            f"${band.total_usd_p90:,.0f}, from published runs it was not fitted to)."
         )
+    # Words a finance reader reads: the seed and the sampling law are in the JSON (``seed``)
+    # and the docs, not in the sentence (issue #42).
     basis = (
-        f"P90 of {trials:,} simulated runs (seed {seed}): hardware failures and spot reclaims "
-        "(Poisson), the work lost and restart after each, checkpoint stall spread, GPU "
-        "throttling episodes (stragglers) and the spot price within its observed range; 9 runs "
-        f"in 10 cost less{floor}.{band_words}"
+        f"P90 of {trials:,} simulated runs: hardware failures and spot reclaims, the work lost "
+        "and restart after each, checkpoint stall spread, GPU throttling episodes (stragglers) "
+        f"and the spot price within its observed range; 9 runs in 10 cost less{floor}."
+        f"{band_words}"
     )
     return (
         Budget(
@@ -380,7 +393,7 @@ def _spot_action(
             x
             for x in (
                 risk
-                or "no deadline in the plan (run.deadline_hours) to check against: "
+                or "no deadline in the plan to check against: "
                 f"{alt.usage.reliability.reclaim_events:.2g} expected reclaims make the run "
                 f"{alt.usage.wall_hours - u.wall_hours:+.1f} h longer",
                 f"{spot_nodes:g} × {inst} on spot at once is not guaranteed capacity ({seen})",
@@ -438,8 +451,8 @@ def _right_size_action(
     ]
     if plan.run.hours is not None:
         parts.append(
-            "the plan gives run.hours, not the model size, so the hours are scaled by GPU count "
-            "(perfect scaling assumed; give model.params and model.tokens for the time model's "
+            "the plan gives training hours, not the model size, so the hours are scaled by GPU "
+            "count (perfect scaling assumed; give the model size and tokens for the time model's "
             "own scaling)"
         )
     parts.extend(c.text for c in best.caveats)
@@ -503,11 +516,13 @@ def _savings_plan_action(
             if kind is not None:
                 purchase["savings_plan_kind"] = kind
             purchases.append(purchase)
+    missed: list[str] = []
     best = _cheapest(price, (
         (p, functools.partial(_variant, plan, {"purchase": p}),
          _not_priced(f"{p['savings_plan']} Savings Plan", first_clause=True))
         for p in purchases
-    ), notes)  # fmt: skip
+    ), missed)  # fmt: skip
+    notes.extend(_one_note_per_reason(missed))
     if best is None:
         return None
     purchase, alt = best
@@ -524,6 +539,24 @@ def _savings_plan_action(
     title = f"Buy a {name} covering the on-demand nodes"
     change = {f"purchase.{k}": v for k, v in purchase.items()}
     return _action("savings_plan", fc, alt, title, caveat, change)
+
+
+_NO_RATE = re.compile(r"^(\w+) Savings Plan: no published \1 (.+?) rate for (.+)$")
+
+
+def _one_note_per_reason(notes: list[str]) -> list[str]:
+    """Savings Plan notes that differ only in term and kind said once (issue #42: four
+    near-identical sentences): "Savings Plans (1yr and 3yr; Compute Savings Plan and EC2
+    Instance Savings Plan): no published rate for p5.48xlarge (aws, us-east-1) on 2025-05-01"."""
+    matches = [_NO_RATE.match(n) for n in notes]
+    if len(notes) < 2 or not all(matches):
+        return notes
+    found = [m for m in matches if m is not None]
+    if len({m.group(3) for m in found}) != 1:
+        return notes
+    terms = " and ".join(dict.fromkeys(m.group(1) for m in found))
+    kinds = " and ".join(dict.fromkeys(m.group(2) for m in found))
+    return [f"Savings Plans ({terms}; {kinds}): no published rate for {found[0].group(3)}"]
 
 
 def _region_action(

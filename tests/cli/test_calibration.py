@@ -171,7 +171,9 @@ def test_optimize_prices_candidates_with_bill_rates(
         line = 2 * p["wall_hours"] * 3.00
         assert c["total_usd"] == pytest.approx(p["total_usd"] + line, rel=1e-12), key
     assert "cautions" not in plain  # the uncalibrated contract is the web API's
-    assert cal["cautions"] == [{"kind": "calibration", "text": f"{NOTE}: data_transfer replaced"}]
+    # "plain": the text for a finance reader (issue #42); it has no flag or key to leave out.
+    text = f"{NOTE}: data_transfer replaced"
+    assert cal["cautions"] == [{"kind": "calibration", "text": text, "plain": text}]
     user = cal["user"]
     assert isinstance(user, dict)
     assert user["total_usd"] == pytest.approx(

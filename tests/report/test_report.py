@@ -79,7 +79,7 @@ def test_report_html_is_self_contained(catalog: Catalog) -> None:
     assert "<script" not in html.lower()
     assert "@media print" in html
     assert "$226,529" in html  # 32 × $98.32 × 72 h = $226,529.28
-    assert "prices as of 2025-05-01" in html
+    assert 'prices as of <span class="date">2025-05-01</span>' in html  # never split
     assert "Monte Carlo simulation was not requested" in html
     # every ledger line's source is printed (escaped) next to it
     assert "price point effective" in html

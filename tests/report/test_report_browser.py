@@ -112,7 +112,7 @@ def test_page_one_is_the_headline_and_what_to_do(pdf: bytes, seed: ReportData) -
         ("QUOTE", fc.quote_usd),
         ("PLANNED", fc.planned_usd),
         ("REAL BILL (FORECAST)", fc.total_usd),
-        ("BUDGET (P90)", fc.outlook.budget.usd),
+        ("BUDGET (P90 OF SIMULATED RUNS)", fc.outlook.budget.usd),
     ):
         assert label in first.upper()
         assert money(usd) in first

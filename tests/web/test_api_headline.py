@@ -36,7 +36,7 @@ def test_forecast_carries_planned_hidden_and_budget() -> None:
         "quote (on-demand list)",
         "planned (at the plan's purchase mix)",
         "real bill (forecast)",
-        "budget (P90)",
+        "budget (P90 of simulated runs)",
     ]
 
 
@@ -48,7 +48,7 @@ def test_waterfall_chart_draws_a_forecasts_steps() -> None:
     assert r.headers["content-type"].startswith("image/svg+xml")
     assert r.text.count("<rect") == len(steps)
     assert "-$83,704" in r.text  # 16 spot nodes × 72 h × ($98.32 − $25.66) = $83,704.32 saved
-    assert "budget (P90)" in r.text
+    assert "budget (P90 of simulated runs)" in r.text
 
 
 def test_waterfall_steps_are_escaped_and_checked() -> None:

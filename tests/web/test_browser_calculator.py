@@ -168,16 +168,18 @@ def test_instances_grouped_basis_by_keyboard_and_share(page: tuple[Any, Any, str
     assert p.locator("#instance optgroup").count() >= 3
     group = p.locator("#instance optgroup", has=p.locator("option[value='p5.48xlarge']"))
     expect(group).to_have_attribute("label", "AWS · h100")
-    first = p.locator("#ledger tbody tr").first
-    # The first line is on-demand compute, named as the report names it, not by its key.
-    expect(first.locator("td").first).to_have_text("GPU instances (and head or login nodes)")
+    # The first category heads its lines, named as the report names it, not by its key.
+    expect(p.locator("#ledger tbody tr.category").first).to_have_text(
+        "GPU instances (and head or login nodes)"
+    )
+    first = p.locator("#ledger tbody tr:not(.category)").first
     expect(first.locator(".basis")).not_to_be_visible()
     first.locator("summary").focus()
     p.keyboard.press("Enter")
     expect(first.locator(".basis")).to_be_visible()
     expect(first.locator(".source")).to_contain_text("Source: ")
     shares = p.locator(
-        "#ledger tbody tr:not(#ledger-total-row) td:nth-child(7)"
+        "#ledger tbody tr:not(#ledger-total-row):not(.category) td:nth-child(3)"
     ).all_text_contents()
     total = sum(float(s.rstrip("%")) for s in shares)
     assert abs(total - 100.0) <= 0.05 * len(shares)  # each share rounded to 0.1 %

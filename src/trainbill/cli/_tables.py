@@ -8,9 +8,10 @@ abbreviated. So every column here has a kind:
 * ``text``: may wrap (fold) down to ``_MIN_TEXT`` characters.
 
 When even that does not fit the console (``COLUMNS`` or the terminal), columns are dropped in
-the order of their ``drop`` rank (highest first; 0 = never) and a line under the table names
-them and says ``--wide`` shows everything. ``--wide`` prints every column at its natural width,
-whatever the terminal.
+the order of their ``drop`` rank (highest first; 0 = never), columns of one rank together (a
+quantity and its unit go as a pair: "93.75" without "1000 requests" reads wrong), and a line
+under the table names them and says ``--wide`` shows everything. ``--wide`` prints every
+column at its natural width, whatever the terminal.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["Col", "money", "new_table", "print_table"]
+__all__ = ["Col", "align_money", "money", "new_table", "print_table", "print_wrapped"]
 
 #: Narrowest a wrapping text column gets before columns are dropped instead.
 _MIN_TEXT = 12
+#: Longest lead-in ("warning:", "caveat:") the wrapped text is hung under; longer ones indent 2.
+_HANG = 10
 #: Per column: one space of padding each side and one border line; plus the table's last border.
 _PER_COLUMN = 3
 
@@ -93,9 +96,11 @@ def print_table(
             )
             > console.width
         ):
-            gone = by_rank.pop(0)
-            keep.remove(gone)
-            dropped.append(cols[gone].name)
+            rank = cols[by_rank[0]].drop
+            for gone in [i for i in by_rank if cols[i].drop == rank]:
+                by_rank.remove(gone)
+                keep.remove(gone)
+                dropped.append(cols[gone].name)
     table = Table(title=title, show_lines=False, expand=False)
     for i in keep:
         c = cols[i]
@@ -121,8 +126,52 @@ def print_table(
     for line in footer:
         target.print(line)
     if dropped:
-        target.print(
+        print_wrapped(
+            target,
             f"[dim]{console.width} columns: left out {', '.join(dropped)} to keep names and "
-            "prices whole; --wide shows every column[/dim]"
+            "prices whole; --wide shows every column[/dim]",
         )
     return dropped
+
+
+def print_wrapped(console: Console, text: str, *, indent: int = 0, hang: str = "") -> None:
+    """``text`` (Rich markup) wrapped to the console, wrapped lines never back at column 0.
+
+    A short ``hang`` ("warning:", "1.") stands at the left and the text wraps under itself; a
+    long one ("Quote (instances × …):") starts the first line and the rest is indented by two.
+    A word (a date, an instance name) is never split unless it is wider than the console.
+    """
+    head = Text.from_markup(hang)
+    under = indent + (len(head.plain) + 1 if hang and len(head.plain) <= _HANG else 2)
+    body = Text(" " * indent) + (head + Text(" ") if hang else Text()) + Text.from_markup(text)
+    # The first line has the whole width; the rest wrap in what is left beside the indent.
+    first = body.wrap(console, console.width)[0]
+    rest = body[len(first.plain) :]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip()) :]
+    first.rstrip()
+    console.print(first, overflow="fold", crop=False)
+    if rest.plain:
+        for line in rest.wrap(console, max(console.width - under, 20)):
+            line.rstrip()
+            console.print(Text(" " * under) + line, overflow="fold", crop=False)
+
+
+def align_money(cells: Sequence[str]) -> list[str]:
+    """Money cells of one column padded so that their decimal points line up ("$0.0125" over
+    "   $2.50"), for a left-justified column (``Col(..., "left")``): Rich trims the trailing
+    spaces of a right-justified cell, so the padding goes in front and after, never as
+    zeros that would print "$1,983.6800". Other cells (blank, "n/a") are left alone."""
+
+    def parts(c: str) -> tuple[int, int]:
+        whole, _, frac = c.partition(".")
+        return len(whole), len(frac) + (1 if frac else 0)
+
+    money_cells = [c for c in cells if c.startswith(("$", "-$"))]
+    if not money_cells:
+        return list(cells)
+    wide = max(parts(c)[0] for c in money_cells)
+    tail = max(parts(c)[1] for c in money_cells)
+    return [
+        " " * (wide - parts(c)[0]) + c + " " * (tail - parts(c)[1]) if c in money_cells else c
+        for c in cells
+    ]

@@ -100,6 +100,11 @@ def _value(v: Any) -> str:
         return "(default)"
     if isinstance(v, bool):
         return str(v).lower()
+    if isinstance(v, int | float):
+        from trainbill.report.format import number
+
+        # 2000.0 reads "2,000", as the ledger prints quantities (issue #42).
+        return number(float(v), 4)
     return str(v)
 
 
@@ -119,6 +124,8 @@ def _header(d: Any) -> list[str]:
 
 
 def markdown(d: Any) -> str:
+    from trainbill.report.format import category_name, money_precise
+
     """A pull-request comment: the totals first, categories, lines and inputs in <details>."""
     out = ["### trainbill cost diff", ""]
     out.append(f"**base** `{d.base_name}` → **new** `{d.new_name}`  ")
@@ -141,7 +148,7 @@ def markdown(d: Any) -> str:
             "| category | base | new | delta | % |", "|---|---:|---:|---:|---:|"]  # fmt: skip
     for c in d.categories:
         out.append(
-            f"| {c.category} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | "
+            f"| {category_name(c.category)} | {_usd(c.base_usd)} | {_usd(c.new_usd)} | "
             f"{_usd(c.delta_usd, sign=True)} | {_pct(c.percent)} |"
         )
     out += [
@@ -157,11 +164,14 @@ def markdown(d: Any) -> str:
     def side(ln: Any) -> str:
         if ln is None:
             return "-"
-        return f"{ln.quantity:,.2f} {ln.unit} × ${ln.unit_price_usd:,.4g} = {_usd(ln.cost_usd)}"
+        return (
+            f"{ln.quantity:,.2f} {ln.unit} × {money_precise(ln.unit_price_usd)} = "
+            f"{_usd(ln.cost_usd)}"
+        )
 
     for ld in d.lines:
         out.append(
-            f"| {ld.category} | {ld.item} | {side(ld.base)} | {side(ld.new)} | "
+            f"| {category_name(ld.category)} | {ld.item} | {side(ld.base)} | {side(ld.new)} | "
             f"{_usd(ld.delta_usd, sign=True)} | {_pct(ld.percent)} | {ld.why.replace('|', '/')} |"
         )
     out += ["", "</details>", "", "<details><summary>Inputs that differ</summary>", "",
@@ -176,7 +186,8 @@ def markdown(d: Any) -> str:
 
 def _render(d: Any, *, wide: bool) -> None:
     console = _common.console  # looked up per call: COLUMNS may change between runs (tests)
-    from trainbill.cli._tables import Col, print_table
+    from trainbill.cli._tables import Col, align_money, print_table
+    from trainbill.report.format import category_name, money_precise
 
     for line in _header(d):
         console.print(line, style="yellow" if line.startswith("NOTE") else None, markup=False)
@@ -200,7 +211,7 @@ def _render(d: Any, *, wide: bool) -> None:
     print_table(console, "Headline", cols, rows, wide=wide)
     rows = [
         [
-            c.category,
+            category_name(c.category),  # "GPUs waiting on gradient sync …", not sync_stall
             _usd(c.base_usd),
             _usd(c.new_usd),
             _usd(c.delta_usd, sign=True),
@@ -215,8 +226,8 @@ def _render(d: Any, *, wide: bool) -> None:
         Col("base qty", "right", drop=4),
         Col("new qty", "right", drop=3),
         Col("unit", drop=6),
-        Col("base $/unit", "right", drop=7),
-        Col("new $/unit", "right", drop=8),
+        Col("base $/unit", drop=7),  # decimal points aligned (align_money)
+        Col("new $/unit", drop=8),
         Col("base", "right"),
         Col("new", "right"),
         Col("delta", "right"),
@@ -228,11 +239,11 @@ def _render(d: Any, *, wide: bool) -> None:
         return "-" if ln is None else f"{ln.quantity:,.2f}"
 
     def p(ln: Any) -> str:
-        return "-" if ln is None else f"${ln.unit_price_usd:,.4g}"
+        return "-" if ln is None else money_precise(ln.unit_price_usd)
 
     rows = [
         [
-            ld.category,
+            category_name(ld.category),
             ld.item,
             q(ld.base),
             q(ld.new),
@@ -247,6 +258,9 @@ def _render(d: Any, *, wide: bool) -> None:
         ]
         for ld in d.lines
     ]
+    for col in (5, 6):
+        for r, cell in zip(rows, align_money([r[col] for r in rows]), strict=True):
+            r[col] = cell
     print_table(console, "By line", cols, rows, wide=wide)
     rows = [[i.key, _value(i.base), _value(i.new)] for i in d.inputs]
     if rows:

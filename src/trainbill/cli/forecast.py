@@ -40,74 +40,94 @@ def render_headline(fc: "Forecast") -> None:
     """Quote → purchase-mix savings → hidden costs → real bill → P90 budget, then what to do.
 
     Every figure and label is the library's (``trainbill.headline.waterfall``,
-    ``Forecast.outlook``);
-    this only lays them out as lines a budget approver reads top to bottom.
+    ``Forecast.outlook``, ``forecast.versus_planned``/``versus_quote``); this only lays them
+    out as lines a budget approver reads top to bottom, each wrapped line at its own indent.
     """
     from rich.markup import escape
 
+    from trainbill.cli._tables import print_wrapped
+    from trainbill.forecast import versus_planned, versus_quote
     from trainbill.headline import waterfall
     from trainbill.report.format import money, money_change
 
     console = _common.console  # per call: COLUMNS is read when the console is made
     steps = waterfall(fc)
     width = max(len(s.label) for s in steps) + 4
+    # The waterfall's labels are cut to the console, never its amounts (they are the point).
+    width = max(20, min(width, console.width - 18))
     console.print("\n[bold]From the quote to the budget[/bold]")
     for s in steps:
-        label = escape(s.label[0].upper() + s.label[1:])
+        label = s.label[0].upper() + s.label[1:]
+        if len(label) > width - 2:
+            label = label[: width - 3] + "…"
+        label = escape(label)
         if s.total:
             console.print(f"  [bold]= {label:<{width}}{money(s.end):>12}[/bold]")
         else:
             console.print(f"    {label:<{width}}{money_change(s.delta):>12}")
-    console.print(
-        f"  Real bill / planned: [bold]{fc.hidden_multiplier:.2f}×[/bold] "
-        f"({money_change(fc.hidden_usd)} the quote does not show); real bill / quote "
-        f"(multiplier): {fc.multiplier:.2f}×"
+    # Each comparison names both its sides (issue #42): the hidden costs are measured against
+    # the planned bill, the purchase mix against the quote.
+    print_wrapped(
+        console,
+        f"Real bill: [bold]{escape(versus_planned(fc))}[/bold] ({fc.hidden_multiplier:.2f}× "
+        f"planned); {escape(versus_quote(fc))} (multiplier: {fc.multiplier:.2f}× the quote)",
+        indent=2,
     )
     out = fc.outlook
     if out is None:
         return
     b = out.budget
     if b is None:
-        console.print("  Budget: not worked out (see the notes under --json 'action_notes')")
+        print_wrapped(console, "Budget: not worked out (see 'action_notes' in --json)", indent=2)
     else:
-        console.print(f"  Budget: {escape(b.basis)}")
+        print_wrapped(console, escape(b.basis), indent=2, hang="Budget:")
         if b.deadline_miss_probability is not None and b.deadline_hours is not None:
             console.print(
                 f"  Chance of missing the {b.deadline_hours:g} h deadline: "
                 f"{b.deadline_miss_probability:.0%}"
             )
-    console.print(
-        "\n[bold]What to do[/bold] (expected saving of each change against the plan as written; "
-        "they do not add up)"
+    console.print("\n[bold]What to do[/bold]")
+    print_wrapped(
+        console,
+        "(expected saving of each change against the plan as written; they do not add up)",
+        indent=2,
     )
     if not out.actions:
         console.print("  nothing that can be bought saves money on this plan")
     for i, a in enumerate(out.actions[:TOP_ACTIONS], start=1):
-        console.print(
-            f"  {i}. {escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill "
-            f"{money(a.total_usd)})"
+        print_wrapped(
+            console,
+            f"{escape(a.title)}: [bold]saves {money(a.saving_usd)}[/bold] (real bill "
+            f"{money(a.total_usd)})",
+            indent=2,
+            hang=f"{i}.",
         )
-        console.print(f"     caveat: {escape(a.caveat)}")
+        print_wrapped(console, escape(a.caveat), indent=5, hang="caveat:")
     if len(out.actions) > TOP_ACTIONS:
         console.print(f"  ({len(out.actions) - TOP_ACTIONS} more in --json under 'actions')")
     if out.notes:
         # What was not priced or not searched (no published rate, a calibration the planner
         # cannot use): counted here, listed in the JSON, so an empty list is read rightly.
-        console.print(
-            f"  ({len(out.notes)} note{'s' * (len(out.notes) != 1)} on what was not priced or "
-            "not searched: --json 'action_notes')"
+        print_wrapped(
+            console,
+            f"({len(out.notes)} note{'s' * (len(out.notes) != 1)} on what was not priced or "
+            "not searched: --json 'action_notes')",
+            indent=2,
         )
 
 
 def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False) -> None:
-    """Rich table grouped by category with % of total, then quote, bill and multiplier.
+    """Rich table grouped by category with % of total and a total row, then quote, bill and
+    multiplier.
 
     Instance names and amounts are never cut: at narrow widths low-value columns are left
-    out and named (``trainbill.cli._tables``); ``wide`` shows them all.
+    out and named (``trainbill.cli._tables``), a quantity always with its unit; ``wide`` shows
+    them all.
     """
     from rich.markup import escape
 
-    from trainbill.cli._tables import Col, print_table
+    from trainbill.cli._tables import Col, align_money, print_table, print_wrapped
+    from trainbill.forecast import RANGE_LABEL
     from trainbill.ledger import CATEGORIES
     from trainbill.report.format import category_name, money, money_precise
 
@@ -120,9 +140,9 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     cols = [
         Col("category", kind="text", drop=3),
         Col("item", kind="text"),
-        Col("quantity", "right", drop=4),
+        Col("quantity", "right", drop=5),
         Col("unit", drop=5),
-        Col("unit price", "right", drop=6),
+        Col("unit price", drop=6),  # decimal points aligned (align_money)
         Col("cost", "right"),
         Col("%", "right", drop=2),
     ]
@@ -145,44 +165,48 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
                     "",
                 ]
             )
+        # The category is named on its first line; its subtotal does not spell it again.
         rows.append(
-            [
-                "",
-                f"[bold]subtotal: {category_name(cat)}[/bold]",
-                "",
-                "",
-                "",
-                f"[bold]{money(by_cat[cat])}[/bold]",
-                f"{pct[cat]:.1f}%",
-            ]
-        )
+            ["", "[bold]subtotal[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]",
+             f"{pct[cat]:.1f}%"]
+        )  # fmt: skip
+    rows.append(
+        ["[bold]Real bill[/bold]", "[bold]total[/bold]", "", "", "",
+         f"[bold]{money(fc.total_usd)}[/bold]", "100.0%"]
+    )  # fmt: skip
+    prices = align_money([r[4] for r in rows])
+    for r, p in zip(rows, prices, strict=True):
+        r[4] = p
     # Rich reads "[...]" as markup: the plan's own text (run name, extra-group names inside
     # ledger items) is escaped, or "[/x]" in a name crashed it.
     print_table(console, escape(title), cols, rows, wide=wide)
-    console.print(
-        f"Quote (instances × on-demand list price × planned hours): {escape(fc.quote_basis)}"
-    )
-    console.print(
-        f"Planned (the same hours at the plan's purchase mix): {escape(fc.planned_basis)}"
+    print_wrapped(console, escape(fc.quote_basis), hang="Quote (instances × on-demand list "
+                  "price × planned hours):")  # fmt: skip
+    print_wrapped(
+        console,
+        escape(fc.planned_basis),
+        hang="Planned (the same hours at the plan's purchase mix):",
     )
     mfu = f", MFU {u.mfu:.1%}" if u.mfu is not None else ""
-    console.print(
+    print_wrapped(
+        console,
         f"Time: {u.compute.hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
-        f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}"
+        f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}",
     )
     b = fc.band
-    if b is not None and b.gpu_hours_p90 > b.gpu_hours_p10:
-        console.print(
-            f"How wrong the time model may be (P10-P90, from published runs it was not fitted to): "
-            f"{b.gpu_hours_p10:,.0f}-{b.gpu_hours_p90:,.0f} GPU-hours, "
-            f"bill {money(b.total_usd_p10)}-{money(b.total_usd_p90)}"
+    if b is not None and b.has_range:
+        print_wrapped(
+            console,
+            f"{RANGE_LABEL} (how wrong the time model may be, from published runs it was not "
+            f"fitted to): {b.gpu_hours_p10:,.0f}-{b.gpu_hours_p90:,.0f} GPU-hours, "
+            f"bill {money(b.total_usd_p10)}-{money(b.total_usd_p90)}",
         )
     for w in fc.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+        print_wrapped(console, escape(w), hang="[yellow]warning:[/yellow]")
     render_headline(fc)
     if explain:
         if b is not None:
-            console.print(f"\n[bold]Error band[/bold]\n  {escape(b.basis)}")
+            console.print(f"\n[bold]Time-model range[/bold]\n  {escape(b.basis)}")
         console.print("\n[bold]Dates[/bold]")
         console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
         console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")

@@ -119,14 +119,14 @@ def _candidates_table(title: str, rows: list[Candidate], *, wide: bool = False) 
         Col("ckpt", "right", drop=7),
         Col("wall h", "right"),
         Col("expected", "right"),
-        Col("P90", "right", drop=3),
+        Col("bad case", "right", drop=3),  # not the budget's P90 (issue #42)
         Col("caveats", kind="text", drop=8),
     ]
     print_table(_common.console, title, cols, [_row(c) for c in rows], wide=wide)
 
 
 def _render(result: OptimizationResult, *, wide: bool = False) -> None:
-    label = "P90 cost" if result.objective == "p90" else "expected cost"
+    label = "bad-case cost" if result.objective == "p90" else "expected cost"
     limits = []
     if result.deadline_hours is not None:
         limits.append(f"deadline {result.deadline_hours:,.1f} h")

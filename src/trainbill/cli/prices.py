@@ -128,7 +128,7 @@ def list_prices(
             ]
         )
         return
-    from trainbill.cli._tables import Col, print_table
+    from trainbill.cli._tables import Col, align_money, print_table
 
     def usd(x: float | None) -> str:
         """Up to 4 decimals, never fewer than 2: $2.00, $6.88, $11.0612."""
@@ -154,13 +154,14 @@ def list_prices(
         Col("cloud", drop=4),
         Col("region"),
         Col("instance"),
-        Col("on-demand", "right"),
-        Col("spot", "right", drop=5),
+        # Money columns left-justified with their decimal points aligned (align_money).
+        Col("on-demand"),
+        Col("spot", drop=5),
         Col("commitment", "right", drop=6),
         Col("HBM GB", "right", drop=8),
         Col("BF16 TF/s", "right", drop=10),
         Col("FP8 TF/s", "right", drop=11),
-        Col("$/PFLOP-h", "right", drop=3),
+        Col("$/PFLOP-h", drop=3),
         Col("price date", drop=9),
         Col("age", "right", drop=7),
     ]
@@ -184,6 +185,9 @@ def list_prices(
         ]
         for r in rows
     ]
+    for col in (4, 5, 10):  # one column of money, one decimal point (issue #42)
+        for row, cell in zip(table_rows, align_money([t[col] for t in table_rows]), strict=True):
+            row[col] = cell
     con = _console()
     footer = [
         (

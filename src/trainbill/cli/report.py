@@ -110,8 +110,8 @@ def report_cmd(
     b = fc.outlook.budget if fc.outlook is not None else None
     console.print(
         f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real "
-        f"bill {money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90) "
-        f"{money(b.usd) if b else 'n/a'}"
+        f"bill {money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90 of "
+        f"simulated runs) {money(b.usd) if b else 'n/a'}"
     )
     for flag in ("--ledger-csv", "--ledger-xlsx"):
         if flag in outputs:

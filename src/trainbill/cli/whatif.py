@@ -238,7 +238,9 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
         f"{r.utilization_low:g}–{r.utilization_high:g} × {r.risk:g} = {_m(r.low_usd)} – "
         f"{_m(r.high_usd)}"
     )
-    console.print(f"Itemized forecast: {_m(r.itemized_usd)}; budget (P90): {_m(b.usd)}")
+    console.print(
+        f"Itemized forecast: {_m(r.itemized_usd)}; budget (P90 of simulated runs): {_m(b.usd)}"
+    )
     console.print(f"Verdict: {r.verdict}")
     t = Table(title="Where the itemized bill differs from the rule's base")
     t.add_column("category")

@@ -92,8 +92,11 @@ class Candidate:
             "savings_plan_coverage": self.savings_plan_coverage,
             "total_usd": self.total_usd,
             "wall_hours": self.wall_hours,
-            "p90_usd": self.p90_usd,
-            "p90_wall_hours": self.p90_wall_hours,
+            # A quick normal approximation (expected + 1.28 sd of the interruption hours), not
+            # the budget's P90 of simulated runs: named apart so one plan has one "P90"
+            # across report, calculator and JSON (issue #42).
+            "bad_case_usd": self.p90_usd,
+            "bad_case_wall_hours": self.p90_wall_hours,
             "provider": self.provider,
             "region": self.region,
             "accelerator": self.accelerator,

@@ -13,7 +13,7 @@ from trainbill import __version__
 from trainbill.analysis import Analysis as ReportData
 from trainbill.analysis import PlannerSummary, SimulationSummary, SizingPoint
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast
+from trainbill.forecast import BUDGET_LABEL, Forecast, plain_words, versus_planned, versus_quote
 from trainbill.headline import waterfall
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.optimize import Candidate
@@ -102,7 +102,7 @@ def _actions(fc: Forecast) -> str:
     items = "".join(
         f"<li><strong>{escape(a.title)}</strong>: saves <strong>{money(a.saving_usd)}</strong> "
         f'(real bill {money(a.total_usd)}).<br><span class="note">Caveat: '
-        f"{escape(plain_text(a.caveat))}</span></li>"
+        f"{escape(plain_words(plain_text(a.caveat)))}</span></li>"
         for a in actions
     )
     return (
@@ -130,13 +130,14 @@ def headline_section(data: ReportData) -> str:
             money(fc.planned_usd),
             f"at the plan's purchase mix: {money_change(fc.planned_usd - fc.quote_usd)}",
         ),
+        # Each comparison names both its sides (issue #42).
         _card(
             "Real bill (forecast)",
             money(fc.total_usd),
-            f"{money_change(fc.hidden_usd)} the quote does not show",
+            f"{versus_planned(fc)}; {versus_quote(fc)}",
         ),
         _card(
-            "Budget (P90)",
+            BUDGET_LABEL[:1].upper() + BUDGET_LABEL[1:],
             money(b.usd) if b is not None else "n/a",
             "9 simulated runs in 10 cost less"
             if b is not None
@@ -150,11 +151,12 @@ def headline_section(data: ReportData) -> str:
             f"{escape(hours(u.wall_hours))}, "
             f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"
         ),
+        # What to do comes before the chart: on a phone it is then within two screens.
+        f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
         (
             f'<figure class="waterfall"><div class="wide">{headline_waterfall_svg(steps)}</div>'
             f'<div class="narrow">{headline_waterfall_svg(steps, narrow=True)}</div></figure>'
         ),
-        f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
         (
             f'<p class="note">Quote: {escape(plain_text(fc.quote_basis))}. Planned: '
             f"{escape(plain_text(fc.planned_basis))}. "
@@ -163,7 +165,8 @@ def headline_section(data: ReportData) -> str:
     ]
     notes = out.notes if out is not None else ()
     if notes:
-        parts.append(f'<p class="note">Not considered: {escape(plain_text("; ".join(notes)))}.</p>')
+        said = "; ".join(plain_words(plain_text(n)) for n in notes)
+        parts.append(f'<p class="note">Not considered: {escape(said)}.</p>')
     parts.append("</section>")
     return "".join(parts)
 
@@ -176,49 +179,73 @@ DAY_ROWS = 14
 MONTH_ROWS = 12
 
 
-def _line_row(line: LineItem, first_of_category: bool) -> str:
-    cat = escape(category_name(line.category)) if first_of_category else ""
+def _line_row(line: LineItem, share: float, note: int) -> str:
+    """Item and Cost first, so a phone shows them without scrolling (issue #42); the source
+    is a footnote number into the sources table under the ledger, cited once."""
     return (
-        f"<tr><td>{cat}</td><td>{escape(line.item)}</td>"
+        f'<tr><td class="item">{escape(line.item)}</td>'
+        f'<td class="num cost">{money(line.cost_usd)}</td>'
+        f'<td class="num">{percent(share)}</td>'
         f'<td class="num">{number(line.quantity)}</td><td>{escape(line.unit)}</td>'
         f'<td class="num">{money_precise(line.unit_price_usd)}</td>'
-        f'<td class="num">{money(line.cost_usd)}</td><td></td>'
         f'<td class="basis">{escape(line.basis)}</td>'
-        f'<td class="source">{escape(plain_text(line.source))}</td></tr>'
+        f'<td class="num"><a href="#source-{note}">[{note}]</a></td></tr>'
     )
 
 
+def _sources(fc: Forecast) -> list[str]:
+    """Each distinct price source once, in the order the ledger first cites it."""
+    return list(dict.fromkeys(plain_text(line.source) for line in fc.ledger.lines))
+
+
 def ledger_table(data: ReportData) -> str:
-    """Every ledger line with quantity, unit price, cost, basis and source; category subtotals."""
+    """Every ledger line: item, cost and share first, then quantity × unit price and the basis;
+    a heading row per category and its subtotal; the sources cited once, below the table."""
     fc = data.forecast
     by_cat = fc.ledger.by_category()
     pct = fc.percentages()
+    total = fc.total_usd
+    sources = _sources(fc)
     rows = [
         (
-            '<table class="ledger"><thead><tr><th>Category</th><th>Item</th>'
-            '<th class="num">Quantity</th><th>Unit</th><th class="num">Unit price</th>'
-            '<th class="num">Cost</th><th class="num">Share</th><th>Basis</th>'
-            "<th>Source</th></tr></thead><tbody>"
+            '<table class="ledger"><thead><tr><th>Item</th><th class="num">Cost</th>'
+            '<th class="num">Share</th><th class="num">Quantity</th><th>Unit</th>'
+            '<th class="num">Unit price</th><th>Basis</th><th class="num">Source</th></tr>'
+            "</thead><tbody>"
         )
     ]
     for cat in CATEGORIES:
         lines = fc.ledger.in_category(cat)
         if not lines:
             continue
-        rows.extend(_line_row(line, i == 0) for i, line in enumerate(lines))
+        rows.append(f'<tr class="category"><th colspan="8">{escape(category_name(cat))}</th></tr>')
+        rows.extend(
+            _line_row(
+                line,
+                100.0 * line.cost_usd / total if total else 0.0,
+                sources.index(plain_text(line.source)) + 1,
+            )
+            for line in lines
+        )
         rows.append(
-            f'<tr class="subtotal"><td></td><td>{escape(category_name(cat))}: '
-            "total</td><td></td><td></td><td></td>"
-            f'<td class="num">{money(by_cat[cat])}</td><td class="num">{percent(pct[cat])}</td>'
-            "<td></td><td></td></tr>"
+            f'<tr class="subtotal"><td>Subtotal</td><td class="num cost">{money(by_cat[cat])}'
+            f'</td><td class="num">{percent(pct[cat])}</td><td colspan="5"></td></tr>'
         )
     rows.append(
-        '<tr class="total"><td></td><td>Real bill</td><td></td><td></td><td></td>'
-        f'<td class="num">{money(fc.total_usd)}</td><td class="num">100%</td><td></td>'
-        "<td></td></tr>"
+        '<tr class="total"><td>Real bill</td>'
+        f'<td class="num cost">{money(fc.total_usd)}</td><td class="num">100%</td>'
+        '<td colspan="5"></td></tr>'
     )
     rows.append("</tbody></table>")
     return "".join(rows)
+
+
+def _sources_table(fc: Forecast) -> str:
+    """The ledger's sources, each once (a source was a ~60-word cell on every line it priced)."""
+    items = "".join(
+        f'<li id="source-{i}">{escape(src)}</li>' for i, src in enumerate(_sources(fc), start=1)
+    )
+    return f'<h3>Sources</h3><ol class="sources note">{items}</ol>'
 
 
 def _category_table(fc: Forecast) -> str:
@@ -286,9 +313,7 @@ def _downloads(fc: Forecast) -> str:
         )
     return (
         '<p class="downloads no-print">Download the full ledger: '
-        f"{' · '.join(links)}{escape(note)}. "
-        "From the command line: <code>trainbill report PLAN -o report.html --ledger-csv ledger.csv "
-        "--ledger-xlsx ledger.xlsx</code>.</p>"
+        f"{' · '.join(links)}{escape(note)}.</p>"
     )
 
 
@@ -304,13 +329,13 @@ def _ledger_section(data: ReportData) -> str:
             '<section class="ledger"><div class="head"><h2>Ledger</h2>',
             (
                 '<p class="note">Each line: quantity × unit price = cost. <em>Basis</em> says '
-                "how the quantity was "
-                "derived; <em>source</em> names the price point and its date.</p></div>"
+                "how the quantity was derived; the number under <em>Source</em> points to the "
+                "price point and its date, listed once under the table.</p></div>"
             ),
             _category_table(fc),
             _downloads(fc),
             _largest_lines(fc),
-            f'<div class="screen-only">{_scroll(ledger_table(data))}</div>',
+            f'<div class="screen-only">{_scroll(ledger_table(data))}{_sources_table(fc)}</div>',
             "</section>",
         ]
     )
@@ -398,7 +423,7 @@ def _simulation_section(sim: SimulationSummary | None, note: str, deadline: floa
     parts = [
         '<div class="cards">',
         _card("P50 bill", money(sim.p50_usd), f"{sim.trials:,} trials"),
-        _card("P90 bill", money(sim.p90_usd), "9 in 10 runs cost less"),
+        _card("P90 bill (the budget)", money(sim.p90_usd), "9 in 10 runs cost less"),
     ]
     if sim.p50_hours is not None and sim.p90_hours is not None:
         parts.append(
@@ -476,11 +501,24 @@ def _per_hour(v: float | None) -> str:
 
 
 def _mix(c: Candidate) -> str:
-    sp = "none" if c.savings_plan == "none" else f"{c.savings_plan} {c.savings_plan_coverage:.0%}"
-    return (
-        f"{c.orchestrator}, {c.spot_fraction:.0%} spot, SP {sp}, ckpt "
-        f"{c.checkpoint_interval_hours:g} h"
+    """The purchase mix in words ("on-demand, no Savings Plan, checkpoint every 2 h, EKS"),
+    not config shorthand ("eks, 0% spot, SP none, ckpt 2 h"; issue #42)."""
+    spot = (
+        "on-demand"
+        if c.spot_fraction == 0
+        else "all spot"
+        if c.spot_fraction >= 1
+        else f"{c.spot_fraction:.0%} spot"
     )
+    sp = (
+        "no Savings Plan"
+        if c.savings_plan == "none"
+        else f"{c.savings_plan} Savings Plan on {c.savings_plan_coverage:.0%}"
+    )
+    orch = {"eks": "EKS", "hyperpod": "HyperPod", "ec2": "own VMs", "vm": "own VMs"}.get(
+        c.orchestrator, c.orchestrator
+    )
+    return f"{spot}, {sp}, checkpoint every {c.checkpoint_interval_hours:g} h, {orch}"
 
 
 #: Pareto rows printed (evenly spaced among those shown on screen).
@@ -524,7 +562,8 @@ def _rightsizing(pl: PlannerSummary, deadline: float | None) -> str:
             '<table><thead><tr><th class="num">Nodes</th><th class="num">GPUs</th>'
             '<th class="num">Wall-clock</th><th class="num">Efficiency</th><th class="num">Real '
             "bill</th>"
-            '<th class="num">$ per hour saved</th><th>More nodes pay?</th><th>Note</th></tr>'
+            '<th class="num">Extra cost per hour saved</th><th>More nodes pay?</th>'
+            "<th>Note</th></tr>"
             f"</thead><tbody>{body}</tbody></table>"
         )
         + '<p class="note">Efficiency: the fewest node-hours of any size over node-hours at '
@@ -557,13 +596,28 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
     printed = {id(c) for c in _thin(tuple(rows), _PRINT_FRONT_ROWS)} | {
         id(c) for c in rows if c.is_user_plan
     }
+    # A caveat most rows share (13 spot rows, one sentence) is said once above the table and
+    # marked on its rows; the rest stay in the row (issue #42).
+    counts: dict[str, int] = {}
+    for c in rows:
+        for k in dict.fromkeys(k.text for k in c.caveats):
+            counts[k] = counts.get(k, 0) + 1
+    shared = [t for t, n in counts.items() if n > 1]
+    marks = {t: "*" * (i + 1) for i, t in enumerate(shared)}
+
+    def row_caveats(c: Candidate) -> str:
+        texts = list(dict.fromkeys(k.text for k in c.caveats))
+        own = [escape(plain_words(t)) for t in texts if t not in marks]
+        return "<br>".join([*own, *(f"see {marks[t]} above" for t in texts if t in marks)]) or "-"
+
+    above = "".join(f'<p class="note">{marks[t]} {escape(plain_words(t))}</p>' for t in shared)
     body = "".join(
         f"<tr{_row_class(c.is_user_plan, id(c) in printed)}>"
         f'<td>{escape(c.provider)}:{escape(c.instance)}</td><td class="num">{c.nodes:,}</td>'
         f'<td class="num">{c.gpus:,}</td><td class="mix">{escape(_mix(c))}</td>'
         f'<td class="num">{hours(c.wall_hours)}</td><td class="num">{money(c.total_usd)}</td>'
         f"<td>{escape(', '.join(_row_notes(c.is_user_plan, c.wall_hours, deadline)))}</td>"
-        f"<td>{'<br>'.join(escape(k.text) for k in c.caveats) or '-'}</td></tr>"
+        f"<td>{row_caveats(c)}</td></tr>"
         for c in rows
     )
     n_print = sum(1 for c in rows if id(c) in printed)
@@ -572,13 +626,10 @@ def _front_table(pl: PlannerSummary, deadline: float | None) -> str:
         if len(pl.pareto) <= len(rows)
         else f" ({len(rows)} of {len(pl.pareto)} points, evenly spaced)"
     )
-    paper = (
-        f" ({n_print} of {len(pl.pareto)} points, evenly spaced; all of them: <code>trainbill "
-        "optimize PLAN</code>)"
-    )
+    paper = f" ({n_print} of {len(pl.pareto)} points, evenly spaced)"
     return _scroll(
         f'<h3>Pareto front<span class="screen-only">{screen}</span>'
-        f'<span class="print-only">{paper}</span></h3><table class="front"><thead><tr>'
+        f'<span class="print-only">{paper}</span></h3>{above}<table class="front"><thead><tr>'
         '<th>Cloud:instance</th><th class="num">Nodes</th><th class="num">GPUs</th><th>Mix</th>'
         '<th class="num">Wall-clock</th><th class="num">Real bill</th><th>Note</th>'
         f"<th>Caveats</th></tr></thead><tbody>{body}</tbody></table>"
@@ -623,7 +674,7 @@ def _planner_section(pl: PlannerSummary, deadline: float | None) -> str:
     return "".join(
         [
             (
-                '<p class="note">From the planner (<code>trainbill optimize</code>): '
+                '<p class="note">From the planner: '
                 f"{pl.evaluated:,} configurations "
                 f"priced in {pl.elapsed_s:.1f} s.{escape(lifted)}</p>"
             ),
@@ -735,7 +786,8 @@ def _header(data: ReportData, title: str) -> str:
         f"{escape(u.provider)} {escape(u.region)}, {escape(u.orchestrator)}; "
         f"spot share {percent(100 * u.purchase.spot_fraction, 0)}, Savings Plan "
         f"{escape(u.purchase.savings_plan)}; "
-        f"<strong>prices as of {u.as_of.isoformat()}</strong></p></header>"
+        f'<strong>prices as of <span class="date">{u.as_of.isoformat()}</span></strong></p>'
+        "</header>"
     )
 
 
@@ -771,6 +823,34 @@ def _assumptions(fc: Forecast) -> str:
     )
 
 
+def _engineer(fc: Forecast) -> str:
+    """What the finance text leaves out (issue #42): the warnings and caveats as the CLI says
+    them, with the plan fields and flags to act on, and the commands behind this report."""
+    out = fc.outlook
+    said = [*fc.warnings, *(f"{a.title}: {a.caveat}" for a in (out.actions if out else ()))]
+    said += list(out.notes if out else ())
+    items = "".join(f"<li>{escape(plain_text(t))}</li>" for t in said if plain_words(t) != t)
+    changes = "".join(
+        f"<li>{escape(a.title)}: <code>"
+        f"{escape(', '.join(f'{k} = {v}' for k, v in a.change.items()))}</code></li>"
+        for a in (out.actions if out else ())
+        if a.change
+    )
+    return (
+        '<p class="note">For whoever edits the plan file or runs the command line.</p>'
+        + (f'<h3>Warnings and caveats in full</h3><ul class="note">{items}</ul>' if items else "")
+        + (
+            f'<h3>Plan fields each action sets</h3><ul class="note">{changes}</ul>'
+            if changes
+            else ""
+        )
+        + '<h3>Commands</h3><ul class="note"><li><code>trainbill report PLAN -o report.html '
+        "--ledger-csv ledger.csv --ledger-xlsx ledger.xlsx</code></li><li><code>trainbill "
+        "forecast PLAN --json</code>: every figure above, as JSON</li><li><code>trainbill "
+        "optimize PLAN</code>: every point of the Pareto front</li></ul>"
+    )
+
+
 def render_html(data: ReportData) -> str:
     """The whole report as one HTML string: no scripts, no external resources.
 
@@ -779,7 +859,9 @@ def render_html(data: ReportData) -> str:
     """
     fc = data.forecast
     title = f"{fc.usage.name}: training bill forecast"
-    warnings = "".join(f'<li class="warning">{escape(plain_text(w))}</li>' for w in fc.warnings)
+    warnings = "".join(
+        f'<li class="warning">{escape(plain_words(plain_text(w)))}</li>' for w in fc.warnings
+    )
     deadline = data.plan.run.deadline_hours
     body = "".join(
         [
@@ -798,7 +880,11 @@ def render_html(data: ReportData) -> str:
                 _sizing_section(data),
                 "appendix",
             ),
-            _section("Appendix: assumptions and prices", _assumptions(fc), "assumptions"),
+            # Plan field keys, flags and commands live from here on, never above (issue #42).
+            _section("Engineer's details: assumptions and prices", _assumptions(fc), "assumptions"),
+            _section(
+                "Engineer's details: warnings, actions and commands", _engineer(fc), "engineer"
+            ),
         ]
     )
     return _template().substitute(

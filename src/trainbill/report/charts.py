@@ -274,8 +274,14 @@ def _markers(f: _Frame, markers: Sequence[Marker]) -> None:
                 f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{f.top}" y2="{f.height - f.bottom}" '
                 f'stroke="{m.color}" stroke-width="1.5"{dash}/>'
             )
+            # A label reads toward the plot's middle: right of a line in the left half, left of
+            # one in the right half. On a phone the chart scrolls in a box narrower than it, and
+            # a label running right from a line near the edge was cut to "P90 $1" (issue #42).
             fits = xx + 4 + text_width(m.label, _TICK) <= f.width - 2
-            anchor, tx = ("start", xx + 4) if fits else ("end", xx - 4)
+            middle = (f.left + f.width - f.right) / 2
+            left_room = xx - 4 - text_width(m.label, _TICK) >= f.left
+            right = fits and (xx <= middle or not left_room)
+            anchor, tx = ("start", xx + 4) if right else ("end", xx - 4)
             y = f.top + 12 + 14 * i
             f.parts.append(_text(tx, y, m.label, anchor=anchor, size=_TICK, extra=colour))
         else:

@@ -160,3 +160,6 @@ class WaterfallRequest(_Request):
     quote_usd: _Float | None = Field(default=None, ge=0)
     by_category: dict[str, _Float] | None = None
     steps: list[WaterfallStepBody] | None = Field(default=None, min_length=1, max_length=64)
+    #: The report's phone layout of the headline waterfall (labels above the bars, drawn about
+    #: 1:1 at 390 px), for the calculator's narrow screens (issue #42).
+    narrow: _Bool = False

@@ -241,7 +241,7 @@ def chart_routes() -> APIRouter:
             rows = tuple(
                 Step(label=st.label, start=st.start, end=st.end, total=st.total) for st in req.steps
             )
-            svg = headline_waterfall_svg(rows, standalone=True)
+            svg = headline_waterfall_svg(rows, standalone=True, narrow=req.narrow)
         elif req.quote_usd is None or req.by_category is None:
             msg = "give steps (a forecast's waterfall) or quote_usd and by_category"
             raise SpecError(msg, source="request body", field="steps")
