@@ -480,6 +480,13 @@ def commit_command(
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
     ] = None,
+    savings_plan_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--savings-plan-kind",
+            help="AWS: ec2-instance (default: one family, deeper discount) or compute.",
+        ),
+    ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
     try:
@@ -503,6 +510,7 @@ def commit_command(
         region=region,
         as_of=day,
         horizon_months=horizon_months,
+        kind=savings_plan_kind,
     )
     if as_json:
         print_json(advice.as_dict())
