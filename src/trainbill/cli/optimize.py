@@ -68,7 +68,12 @@ def _floats(text: str | None, flag: str) -> tuple[float, ...] | None:
 
 
 def _row(c: Candidate) -> list[str]:
-    sp = "none" if c.savings_plan == "none" else f"{c.savings_plan} {c.savings_plan_coverage:.0%}"
+    kind = f" {c.savings_plan_kind}" if c.savings_plan_kind else ""
+    sp = (
+        "none"
+        if c.savings_plan == "none"
+        else f"{c.savings_plan}{kind} {c.savings_plan_coverage:.0%}"
+    )
     return [
         f"{c.provider}:{c.instance}",
         f"{c.nodes} ({c.gpus} {c.accelerator})",
