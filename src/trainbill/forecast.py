@@ -582,7 +582,9 @@ def _unverified(ledger: Ledger) -> tuple[str, ...]:
     """Lines whose price the catalog could not confirm against the provider's price list, with
     the share of the bill they carry, so a reader knows how much rests on them."""
     lines = [ln for ln in ledger.lines if ln.provenance is Provenance.UNVERIFIED]
-    usd = sum(float(ln.cost_usd) for ln in lines)
+    # Magnitudes: a credit (a commitment's discount at a proxy rate) rests on its rate as much
+    # as a charge does; summed with its sign it read "$-53,693 (-26.5% of the bill)".
+    usd = sum(abs(float(ln.cost_usd)) for ln in lines)
     if not lines or usd == 0:
         return ()
     total = float(ledger.total_usd)
