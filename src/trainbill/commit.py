@@ -13,7 +13,8 @@ months past the last whole term bought on demand (a 48-month horizon on a 3-year
 not pay 72 months). cost(K) is piecewise linear with kinks at the observed months, so
 the exact minimum is at 0 or at one of them. Its derivative says the last committed GPU-hour
 pays when P(u > K) ≥ r_c_eff / r_od: the **break-even utilization** (commitment rate over
-on-demand rate). With a 42% discount a committed hour must be used 58% of the time; the
+on-demand rate). At p5's 1-yr EC2 Instance rate ($34.6752 / $55.04 = 0.63) a committed hour
+must be used 63% of the time; the
 optimal commitment is the (1 − break-even) quantile of monthly usage.
 
 The seed article's rule "cover 60–70% of baseline" (baseline = the lowest month here) is

@@ -38,7 +38,7 @@ class OptionPrice:
 
     option: str
     usd_per_hour: float
-    basis: str  # "price_point" (kept in the JSON schema; derived rates are no longer shown)
+    basis: str  # always "price_point" (kept in the JSON schema; claimed discounts are not shown)
     effective_from: date
     region: str
     source: str
