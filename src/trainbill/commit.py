@@ -14,8 +14,8 @@ not pay 72 months). cost(K) is piecewise linear with kinks at the observed month
 the exact minimum is at 0 or at one of them. Its derivative says the last committed GPU-hour
 pays when P(u > K) ≥ r_c_eff / r_od: the **break-even utilization** (commitment rate over
 on-demand rate). At p5's 1-yr EC2 Instance rate ($34.6752 / $55.04 = 0.63) a committed hour
-must be used 63% of the time; the
-optimal commitment is the (1 − break-even) quantile of monthly usage.
+must be used 63% of the time; the optimal commitment is the (1 − break-even) quantile of
+monthly usage.
 
 The seed article's rule "cover 60–70% of baseline" (baseline = the lowest month here) is
 checked against that optimum, also for futures where usage shrinks or grows, to show where the
