@@ -22,12 +22,16 @@ OD = 55.04 / 8
 
 @pytest.fixture
 def rated(catalog: Catalog) -> Catalog:
-    """The packaged catalog plus made-up published p5.48xlarge commitment rates (the catalog has
-    none): 1yr at 58% and 3yr at 45% of the $55.04 on-demand rate, i.e. 42% and 55% off."""
+    """The packaged catalog with its p5.48xlarge commitment rates replaced by made-up ones (a
+    price-data change must not move a logic test): 1yr at 58% and 3yr at 45% of the $55.04
+    on-demand rate."""
+    kept = (
+        p for p in catalog.prices if p.item != "p5.48xlarge" or p.option in ("on_demand", "spot")
+    )
     return replace(
         catalog,
         prices=(
-            *catalog.prices,
+            *kept,
             price("p5.48xlarge", "sp_1yr", "instance-hour", 0.58 * 55.04),
             price("p5.48xlarge", "sp_3yr", "instance-hour", 0.45 * 55.04),
         ),
@@ -166,20 +170,39 @@ def test_thousands_separators_still_read() -> None:
 
 
 def test_only_a_published_rate_is_advised_on(catalog: Catalog) -> None:
-    """The packaged catalog publishes no p5.48xlarge commitment rate (the seed article's 42%/55%
-    off is a claim): the advice refuses rather than restate the claim, and names instances that
-    have one. p5en.48xlarge has a published 3-yr rate ($23.80/h, prices.csv) and no 1-yr one:
-    the 3-yr term is advised at $23.80 / 8 = $2.975 per GPU-hour, the 1-yr term is listed as
-    not priced."""
+    """p3dn.24xlarge has no commitment rate of any kind in the packaged catalog: the advice
+    refuses rather than restate a claimed discount, and names instances that have one.
+    p5en.48xlarge on 2026-12-02 (EC2 Instance SP, the advisor's default kind): 1-yr No Upfront
+    $39.87648 ([CAT-2026-09], prices-2026-12.md §1) / 8 = $4.98456 per GPU-hour; 3-yr: the
+    newest point in force is the All Upfront $23.80 of 2026-10-03 / 8 = $2.975."""
     usage = _usage(*[1000] * 12)
-    with pytest.raises(PriceNotFoundError, match=r"no published commitment rate for p5\.48xlarge"):
-        advise_commitment(usage, catalog, instance="p5.48xlarge", as_of=AS_OF)
+    with pytest.raises(
+        PriceNotFoundError, match=r"no published commitment rate for p3dn\.24xlarge"
+    ):
+        advise_commitment(usage, catalog, instance="p3dn.24xlarge", as_of=AS_OF)
     a = advise_commitment(usage, catalog, instance="p5en.48xlarge", as_of=AS_OF)
-    assert [t.term for t in a.terms] == ["3yr"]
-    assert a.terms[0].rate_usd_per_gpu_hour == pytest.approx(23.80 / 8)
-    assert "3-yr EC2 Instance Savings Plan" in a.terms[0].rate_source
-    (why,) = a.unpriced_terms
-    assert why.startswith("1yr: no published 1yr commitment rate for p5en.48xlarge")
+    assert [t.term for t in a.terms] == ["1yr", "3yr"]
+    assert a.terms[0].rate_usd_per_gpu_hour == pytest.approx(39.87648 / 8)
+    assert a.terms[1].rate_usd_per_gpu_hour == pytest.approx(23.80 / 8)
+    assert "3-yr EC2 Instance Savings Plan" in a.terms[1].rate_source
+
+
+def test_the_advisor_asks_the_forecasts_rule_for_its_rate(catalog: Catalog) -> None:
+    """One rule for a commitment rate (issue #38): a Compute Savings Plan on p4d.24xlarge has no
+    published rate, so the advisor, like the forecast, uses the Convertible RI 1-yr No Upfront
+    $16.705312 ([VAN-2025-11]) as a labelled proxy: / 8 GPUs = $2.088164 per GPU-hour; the
+    EC2 Instance kind uses the Standard RI $13.921094 / 8 = $1.74013675."""
+    usage = _usage(*[1000] * 12)
+    a = advise_commitment(usage, catalog, instance="p4d.24xlarge", as_of=AS_OF, kind="compute")
+    one = next(t for t in a.terms if t.term == "1yr")
+    assert one.rate_usd_per_gpu_hour == pytest.approx(16.705312 / 8)
+    assert one.rate_source.startswith("proxy: no published 1yr Compute Savings Plan rate")
+    b = advise_commitment(usage, catalog, instance="p4d.24xlarge", as_of=AS_OF)
+    assert next(t for t in b.terms if t.term == "1yr").rate_usd_per_gpu_hour == pytest.approx(
+        13.921094 / 8
+    )
+    with pytest.raises(SpecError, match="'sagemaker' is not a Savings Plan kind the advisor"):
+        advise_commitment(usage, catalog, instance="p4d.24xlarge", as_of=AS_OF, kind="sagemaker")
 
 
 def test_a_region_without_prices_is_said_and_a_misspelt_one_refused(catalog: Catalog) -> None:

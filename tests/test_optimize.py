@@ -58,6 +58,7 @@ def test_random_grid_points_match_forecast(catalog: Catalog, instance: str) -> N
                 savings_plan_coverage=c.savings_plan_coverage,
                 checkpoint_interval_hours=c.checkpoint_interval_hours,
                 region=c.region,
+                savings_plan_kind=c.savings_plan_kind,  # searched: compute or ec2-instance
             ),
             catalog,
             today=TODAY,

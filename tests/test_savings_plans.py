@@ -133,12 +133,12 @@ def test_hyperpod_spot_is_allowed_and_said(commitment_catalog: Catalog) -> None:
 
 
 def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:
-    """The packaged catalog has no published p5 Compute SP rate: an error, never the article's
-    42%."""
+    """p3dn.24xlarge has no commitment rate of any kind (nor a Convertible RI proxy) in the
+    packaged catalog: an error, never a claimed discount (the article's 42%)."""
     with pytest.raises(
-        PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p5\.48xlarge"
+        PriceNotFoundError, match=r"no published 1yr Compute Savings Plan rate for p3dn\.24xlarge"
     ):
-        _forecast(catalog, {"savings_plan": "1yr"})
+        _forecast(catalog, {"savings_plan": "1yr"}, instance="p3dn.24xlarge")
 
 
 @pytest.mark.parametrize(
@@ -202,20 +202,20 @@ def test_compute_plan_covers_trainium(commitment_catalog: Catalog) -> None:
 
 
 def test_missing_rate_error_names_the_commitment_rates_that_do_exist(tmp_path: Any) -> None:
-    """Only a later 3-yr EC2 Instance rate exists for p4d (tiny overlay): the 1-yr Compute error
-    says so."""
+    """Only a later 3-yr EC2 Instance rate exists for p3dn (tiny overlay; the packaged catalog has
+    no commitment rate for it): the 1-yr Compute error says so."""
     from trainbill.catalog import load_catalog
 
     (tmp_path / "prices.csv").write_text(
         "provider,region,item,option,unit,usd,effective_from,source\n"
-        "aws,us-east-1,p4d.24xlarge,sp_3yr,instance-hour,10.0,2026-01-01,test quote\n",
+        "aws,us-east-1,p3dn.24xlarge,sp_3yr,instance-hour,10.0,2026-01-01,test quote\n",
         encoding="utf-8",
     )
     cat = load_catalog([tmp_path])
     with pytest.raises(
-        PriceNotFoundError, match=r"for p4d\.24xlarge: sp_3yr in us-east-1 from 2026-01-01"
+        PriceNotFoundError, match=r"for p3dn\.24xlarge: sp_3yr in us-east-1 from 2026-01-01"
     ):
-        _forecast(cat, {"savings_plan": "1yr"}, instance="p4d.24xlarge")
+        _forecast(cat, {"savings_plan": "1yr"}, instance="p3dn.24xlarge")
 
 
 def test_tpu_savings_plan_line_is_in_chip_hours(commitment_catalog: Catalog) -> None:

@@ -65,6 +65,20 @@ def _pct(share: float) -> str:
     return f"{share:.0%}" if share < 100 else f"{share * 100:.3g}%"
 
 
+def _against_least(cost_usd: float, mfu: float, best: float) -> str:
+    """How far the quote is from the least the work can cost (at the best published MFU), in
+    dollars either way: the cost scales as 1 / MFU, so least = quote × MFU / best. An
+    understated quote is below it; one above it says how much it pays over the best practice."""
+    least = cost_usd * mfu / best
+    gap = cost_usd - least
+    side = "UNDERSTATED: below" if gap < 0 else "above"
+    return (
+        f"at the best published MFU ({best:.0%}) the work costs at least ${_num(least, 0)} "
+        f"(${_num(cost_usd, 0)} × {_pct(mfu)} / {best:.0%}): the quote is {side} it by "
+        f"${_num(abs(gap), 0)} ({cost_usd / least:.3g}× it)"
+    )
+
+
 def audit_quote(
     *,
     catalog: Catalog,
@@ -156,7 +170,7 @@ def audit_quote(
     explanation = (
         f"${_num(cost_usd, 0)} / ({gpus} GPUs × ${rate:,.4g}/GPU-hour) = {_num(hours, 1)} h; 6 × "
         f"{params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {_num(hours, 1)} h × 3600 "
-        f"s) = {_num(implied, 0)} TFLOP/s per GPU: {why}"
+        f"s) = {_num(implied, 0)} TFLOP/s per GPU: {why}; {_against_least(cost_usd, mfu, best)}"
     )
     return QuoteAudit(
         cost_usd=cost_usd,

@@ -10,7 +10,12 @@ verdict compares it with what the plan produces:
   more than at the dearest list price of its unit (no purchase option charges more than
   on-demand list; time lines are priced at on-demand for every node).
 * **implausible**: the implied quantity is more than ``IMPLAUSIBLE_RATIO`` × the plan's own
-  forecast quantity in that unit: the claim needs an input the plan does not state.
+  forecast quantity in that unit (the claim needs an input the plan does not state), or less
+  than 1 / ``IMPLAUSIBLE_RATIO`` of it (the claim leaves out what the plan's inputs cost): an
+  understated line is flagged as loudly as an inflated one, and the arithmetic says by how
+  much. The quote, being instances × on-demand list price × planned hours, is held to the
+  plan's own quote within ``QUOTE_TOLERANCE`` either way ("50 P4d × 48 h ≈ $40k" is $78,654
+  at list price: understated by $38,654, 49 %).
 * **consistent**: otherwise.
 
 The dearest price of a unit is used on purpose: it gives the *least* quantity the amount could
@@ -36,6 +41,7 @@ from trainbill.ledger import CATEGORIES, LineItem
 
 __all__ = [
     "IMPLAUSIBLE_RATIO",
+    "QUOTE_TOLERANCE",
     "TOLERANCE",
     "ClaimAudit",
     "ClaimLine",
@@ -52,6 +58,10 @@ __all__ = [
 IMPLAUSIBLE_RATIO = 2.0
 #: Relative slack for arithmetic checks: claims round to dollars and whole percentages.
 TOLERANCE = 0.01
+#: How far a claimed quote may sit from the plan's (instances × on-demand list × planned hours)
+#: either way and still be the same quote: rounding to two significant figures ("≈ $40k")
+#: moves a number by at most 5 % (10.5 → 10), so a quote further off is another figure.
+QUOTE_TOLERANCE = 0.05
 #: Half a percentage point: a whole-number percentage is rounded by at most this.
 _PERCENT_ROUNDING = 0.5
 _TIME_UNITS = ("cluster-hour", "instance-hour", "chip-hour")
@@ -289,9 +299,10 @@ def claims_from_dict(doc: Mapping[str, Any], *, source: str) -> ClaimedBill:
         else None
     )
     raw_lines = doc.get("lines", [])
-    if not isinstance(raw_lines, list) or not raw_lines:
+    # A quote alone is a claim too ("50 P4d × 48 h ≈ $40k"): it is audited against the plan's.
+    if not isinstance(raw_lines, list) or (not raw_lines and quote is None):
         raise SpecError(
-            "no claimed lines: add [[lines]] tables (category, amount_usd)",
+            "no claimed lines: add [[lines]] tables (category, amount_usd), or a quote_usd",
             source=source,
             field="lines",
         )
@@ -409,7 +420,16 @@ def _check_unit(fc: Forecast, line: ClaimLine, ref: _Price) -> None:
         raise SpecError(msg, field=f"lines[{line.number}].unit")
 
 
-def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | None) -> LineAudit:
+def _audit_line(
+    fc: Forecast,
+    catalog: Catalog,
+    line: ClaimLine,
+    quote: float | None,
+    *,
+    plan_quote: Forecast | None = None,
+) -> LineAudit:
+    """One line's verdict; with ``plan_quote`` the line is the claimed quote, held to that
+    forecast's own quote (``_quote_verdict``) rather than to the 2× band of a line."""
     ref = _reference(fc, catalog, line)
     _check_unit(fc, line, ref)
     amount = line.amount_usd
@@ -465,19 +485,9 @@ def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | 
         )
     else:
         steps.append("the plan's forecast has none")
-    if impossible:
-        verdict, why = "impossible", "; ".join(impossible)
-    elif ratio is None or ratio > IMPLAUSIBLE_RATIO:
-        verdict = "implausible"
-        why = (
-            f"more than {IMPLAUSIBLE_RATIO:g}× what the plan's inputs produce: the claim needs "
-            "an input the plan does not state"
-        )
-    else:
-        verdict, why = (
-            "consistent",
-            f"within {IMPLAUSIBLE_RATIO:g}× of what the plan's inputs produce",
-        )
+    verdict, why = _verdict(impossible, ratio, ref, amount)
+    if plan_quote is not None and not impossible and plan_quote.quote_usd > 0:
+        verdict, why = _quote_verdict(amount, plan_quote.quote_usd, plan_quote.quote_basis)
     return LineAudit(
         line=line,
         priced_as=ref.label,
@@ -492,6 +502,49 @@ def _audit_line(fc: Forecast, catalog: Catalog, line: ClaimLine, quote: float | 
     )
 
 
+def _verdict(
+    impossible: list[str], ratio: float | None, ref: _Price, amount: float
+) -> tuple[str, str]:
+    """A line's verdict and why: impossible, then outside the 2× band either way, else
+    consistent (an understated line as loud as an inflated one, with the dollars it leaves out)."""
+    if impossible:
+        return "impossible", "; ".join(impossible)
+    if ratio is None or ratio > IMPLAUSIBLE_RATIO:
+        return "implausible", (
+            f"more than {IMPLAUSIBLE_RATIO:g}× what the plan's inputs produce: the claim needs "
+            "an input the plan does not state"
+        )
+    if ratio < 1.0 / IMPLAUSIBLE_RATIO:
+        forecast_usd = ref.forecast_quantity * ref.usd
+        return "implausible", (
+            f"UNDERSTATED: less than 1/{IMPLAUSIBLE_RATIO:g} of what the plan's inputs produce "
+            f"({quantity_words(ref.forecast_quantity, ref.unit)} × {_price(ref.usd)} = "
+            f"${forecast_usd:,.0f}; the claim is ${forecast_usd - amount:,.0f} less): it leaves "
+            "out part of what the plan's inputs cost"
+        )
+    return (
+        "consistent",
+        f"within {IMPLAUSIBLE_RATIO:g}× of what the plan's inputs produce",
+    )
+
+
+def _quote_verdict(claimed: float, plan_quote: float, basis: str) -> tuple[str, str]:
+    """The claimed quote against the plan's own quote (instances × on-demand list × planned
+    hours), both ways: a quote is arithmetic on list prices, so one below the plan's hides cost
+    as surely as one above it inflates it, and the verdict says which and by how much."""
+    r = claimed / plan_quote
+    at_list = f"the plan's quote at list price is {basis}"
+    if abs(r - 1.0) <= QUOTE_TOLERANCE:
+        return "consistent", f"within {QUOTE_TOLERANCE:.0%} of the plan's quote: {at_list}"
+    gap = claimed - plan_quote
+    side = "UNDERSTATED" if gap < 0 else "OVERSTATED"
+    return "implausible", (
+        f"{side} by ${abs(gap):,.0f} ({abs(gap) / plan_quote:.0%} of the list-price quote): "
+        f"{at_list}; the claimed ${claimed:,.0f} is {r:.3g}× that (more than {QUOTE_TOLERANCE:.0%} "
+        "off either way is another figure, not a rounding)"
+    )
+
+
 def audit_claims(claim: ClaimedBill, fc: Forecast, catalog: Catalog) -> ClaimAudit:
     """Each line against list prices on the claim's plan (``fc``), then the sum against the total.
 
@@ -503,7 +556,7 @@ def audit_claims(claim: ClaimedBill, fc: Forecast, catalog: Catalog) -> ClaimAud
     audits = [_audit_line(fc, catalog, ln, quote) for ln in lines]
     if quote is not None:
         q = ClaimLine(number=0, category="compute", item="the quote", amount_usd=quote)
-        audits.insert(0, _audit_line(fc, catalog, q, None))
+        audits.insert(0, _audit_line(fc, catalog, q, None, plan_quote=fc))
     lines_usd = sum(ln.amount_usd for ln in lines)
     percents = [ln.percent for ln in lines if ln.percent is not None]
     percent_sum = sum(percents) if percents else None

@@ -13,8 +13,9 @@ months past the last whole term bought on demand (a 48-month horizon on a 3-year
 not pay 72 months). cost(K) is piecewise linear with kinks at the observed months, so
 the exact minimum is at 0 or at one of them. Its derivative says the last committed GPU-hour
 pays when P(u > K) ≥ r_c_eff / r_od: the **break-even utilization** (commitment rate over
-on-demand rate). With a 42% discount a committed hour must be used 58% of the time; the
-optimal commitment is the (1 − break-even) quantile of monthly usage.
+on-demand rate). At p5's 1-yr EC2 Instance rate ($34.6752 / $55.04 = 0.63) a committed hour
+must be used 63% of the time; the optimal commitment is the (1 − break-even) quantile of
+monthly usage.
 
 The seed article's rule "cover 60–70% of baseline" (baseline = the lowest month here) is
 checked against that optimum, also for futures where usage shrinks or grows, to show where the
@@ -307,36 +308,41 @@ def _optimum(
     return best_k, best
 
 
-#: The commitment options whose published rate prices a term, in order of preference: an EC2
-#: Instance Savings Plan (one family in one region, the deeper discount), else a Compute Savings
-#: Plan; on GCP and Azure ``sp_*`` is the committed-use or reservation rate.
-_OPTIONS = ("sp", "compute_sp")
+def _kind(provider: str, kind: str | None) -> str:
+    """The commitment kind the advice prices: the one asked for, else on AWS an EC2 Instance
+    Savings Plan (a steady baseline on one instance type, the deeper discount), else the
+    provider's committed-use / reservation rate ("")."""
+    if provider != "aws":
+        return ""
+    return kind or "ec2-instance"
 
 
 def _rates(
-    catalog: Catalog, instance: str, region: str, as_of: date, term: str
+    catalog: Catalog, instance: str, region: str, as_of: date, term: str, kind: str
 ) -> tuple[float, str] | None:
-    """The provider's published commitment rate for ``term`` and its citation, or None.
+    """The commitment rate for ``term`` and its citation, or None.
 
-    Only a published rate is used, as the forecast's discount line does
-    (``costs._pricing.commitment_rate``): a rate derived from a claimed discount (the seed
-    article's 42 %/55 % for p5) would make the advice a restatement of the claim.
+    Asked of the one rule the forecast's discount line uses
+    (``costs._pricing.commitment_rate_for``: the kind's published rate, its RI proxy, or the
+    earliest published rate carried back by the provider's on-demand ratio); a rate derived
+    from a claimed discount (the seed article's 42 %/55 % for p5) would make the advice a
+    restatement of the claim.
     """
+    from trainbill.costs._pricing import commitment_rate_for
+
     inst = catalog.instance(instance)
-    for option in _OPTIONS:
-        p = catalog.find_price(
-            instance, f"{option}_{term}", provider=inst.provider, region=region, as_of=as_of
-        )
-        if p is not None:
-            return p.usd, p.cite(as_of)
-    return None
+    rate = commitment_rate_for(
+        catalog, item=instance, provider=inst.provider, region=region, as_of=as_of, kind=kind,
+        term=term,
+    )  # fmt: skip
+    return None if rate is None else (rate.usd, rate.source)
 
 
 def _unpriced_term(catalog: Catalog, instance: str, region: str, as_of: date, term: str) -> str:
     inst = catalog.instance(instance)
     return (
         f"{term}: no published {term} commitment rate for {instance} ({inst.provider}, "
-        f"{region}) on {as_of}; add an {_OPTIONS[0]}_{term} price point with --catalog DIR "
+        f"{region}) on {as_of}; add an sp_{term} price point with --catalog DIR "
         "('trainbill prices update aws' fetches EC2 Instance Savings Plan rates)"
     )
 
@@ -350,18 +356,21 @@ def advise_commitment(
     as_of: date,
     horizon_months: int = 36,
     today: date | None = None,
+    kind: str | None = None,
 ) -> CommitAdvice:
     """Recommend a commitment level and term for the monthly usage (see the module docstring).
 
     Args:
         usage: monthly GPU-hours (history, used as the forecast).
-        catalog: on-demand and published commitment prices (``sp_*``, else ``compute_sp_*``
-            price points); a term without one is left out (``unpriced_terms``).
+        catalog: on-demand and published commitment prices (``costs._pricing.commitment_rate_for``
+            picks one per kind and term); a term without one is left out (``unpriced_terms``).
         instance: the instance type the GPU-hours run on (rates are per GPU-hour).
         region: price region; default the provider's reference region.
         as_of: price date.
         horizon_months: how long the workload is expected to last.
         today: the day the advice is given (a price date past it and the catalog is said).
+        kind: the AWS Savings Plan kind ("ec2-instance" by default, or "compute"); ignored
+            elsewhere.
 
     Raises:
         SpecError: horizon below one month.
@@ -371,6 +380,9 @@ def advise_commitment(
     if not 1 <= horizon_months <= MAX_HORIZON_MONTHS:
         msg = f"horizon must be 1 to {MAX_HORIZON_MONTHS} months (got {horizon_months})"
         raise SpecError(msg, field="horizon_months")
+    if kind not in (None, "compute", "ec2-instance"):
+        msg = f"{kind!r} is not a Savings Plan kind the advisor prices (compute, ec2-instance)"
+        raise SpecError(msg, field="kind")
     inst = catalog.instance(instance)
     reg = region if region is not None else catalog.reference_region(inst.provider)
     check_region(catalog, inst.provider, reg, field="--region")
@@ -392,7 +404,7 @@ def advise_commitment(
     advice: list[TermAdvice] = []
     unpriced: list[str] = []
     for term, length in TERMS.items():
-        published = _rates(catalog, instance, reg, as_of, term)
+        published = _rates(catalog, instance, reg, as_of, term, _kind(inst.provider, kind))
         if published is None:
             unpriced.append(_unpriced_term(catalog, instance, reg, as_of, term))
             continue
@@ -459,8 +471,7 @@ def advise_commitment(
             f"no published commitment rate for {instance} ({inst.provider}, {reg}) on {as_of}, "
             f"for any term: the advice needs the provider's rate, not a claimed discount. "
             f"Instances with one in the catalog: {_committable(catalog, inst.provider)}. To fix: "
-            f"choose one with --instance, or add {_OPTIONS[0]}_1yr / {_OPTIONS[0]}_3yr price "
-            "points with --catalog DIR"
+            "choose one with --instance, or add sp_1yr / sp_3yr price points with --catalog DIR"
         )
         raise PriceNotFoundError(msg)
     best = min(advice, key=lambda t: t.expected_usd_per_month)
@@ -489,7 +500,7 @@ def _committable(catalog: Catalog, provider: str) -> str:
         {
             p.item
             for p in catalog.prices
-            if p.provider == provider and p.option.split("_")[-2:-1] == ["sp"]
+            if p.provider == provider and p.option.split("_")[-2:-1] in (["sp"], ["ri"])
         }
     )
     return ", ".join(held) or "none"

@@ -29,7 +29,8 @@ from trainbill.costs import bill_rates as bill_rates_driver
 from trainbill.costs import compute as compute_driver
 from trainbill.costs import discount as discount_driver
 from trainbill.costs import estimate
-from trainbill.costs._pricing import instance_rate
+from trainbill.costs._arrays import some
+from trainbill.costs._pricing import commitment_name, commitment_rate, instance_rate
 from trainbill.errors import SpecError
 from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
@@ -131,6 +132,8 @@ class CautionKind(StrEnum):
     RECOVERY_OVERLOAD = "recovery_overload"
     #: Bill calibration (``trainbill.calibration``) changed or ignored something.
     CALIBRATION = "calibration"
+    #: The commitment an existing plan holds is priced at a rate much older than the plan.
+    COMMITMENT = "commitment"
 
 
 @record
@@ -614,8 +617,36 @@ def _cautions(
         (k.TIME_MODEL, usage.time.warnings),  # memory: fits only with recompute/offload
         (k.RECOVERY_OVERLOAD, _recovery_overload(usage)),
         (k.CALIBRATION, _bill_rates(usage, catalog)),  # overheads fitted from bills
+        (k.COMMITMENT, _held_commitment_age(usage, catalog)),
     )
     return tuple(Caution(kind=kind, text=text) for kind, texts in found for text in texts)
+
+
+def _held_commitment_age(usage: Usage, catalog: Catalog) -> tuple[str, ...]:
+    """An existing commitment (``--savings-plan-covered``) priced at a rate dated more than a
+    year before the plan: the commitment the organisation holds was bought at its own rate, and
+    a 1-year term bought then has run out by the plan's date, so the line may be wrong."""
+    p = usage.purchase
+    if p.savings_plan == "none" or p.commitment != "existing" or not some(p.spot_fraction < 1):
+        return ()
+    rate = commitment_rate(catalog, usage)
+    year = float(catalog.value("commitment.hours_per_year")) / 24.0  # days in a year of term
+    if rate.effective_from is None or (usage.as_of - rate.effective_from).days <= year:
+        return ()
+    years = {"1yr": 1, "3yr": 3}[p.savings_plan]
+    ended = (usage.as_of - rate.effective_from).days > years * year
+    why = (
+        f"a {p.savings_plan} term bought at that rate ended before the plan's date"
+        if ended
+        else "the commitment you hold may have been bought at another rate"
+    )
+    text = (
+        f"the {commitment_name(usage)} held (purchase.commitment = existing) is priced at a rate "
+        f"dated {rate.effective_from}, more than a year before the plan's price date "
+        f"{usage.as_of}: {why}; give the rate you hold with --catalog DIR (a dated sp_* / "
+        "compute_sp_* price point)"
+    )
+    return (text,)
 
 
 def _stale_prices(usage: Usage, catalog: Catalog, today: date | None) -> tuple[str, ...]:
@@ -656,7 +687,9 @@ def _unverified(ledger: Ledger) -> tuple[str, ...]:
     """Lines whose price the catalog could not confirm against the provider's price list, with
     the share of the bill they carry, so a reader knows how much rests on them."""
     lines = [ln for ln in ledger.lines if ln.provenance is Provenance.UNVERIFIED]
-    usd = sum(float(ln.cost_usd) for ln in lines)
+    # Magnitudes: a credit (a commitment's discount at a proxy rate) rests on its rate as much
+    # as a charge does; summed with its sign it read "$-53,693 (-26.5% of the bill)".
+    usd = sum(abs(float(ln.cost_usd)) for ln in lines)
     if not lines or usd == 0:
         return ()
     total = float(ledger.total_usd)

@@ -83,7 +83,9 @@ BUDGET_SEED = 0
 #: Savings below one dollar are rounding, not an action.
 MIN_SAVING_USD = 1.0
 
-ActionKind = Literal["checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone"]
+ActionKind = Literal[
+    "checkpoint_interval", "spot", "right_size", "savings_plan", "no_savings_plan", "region", "zone"
+]
 
 
 @record
@@ -500,6 +502,8 @@ def _savings_plan_action(
     catalog may publish a rate for one and not the other (p5en: EC2 Instance 3yr only).
     """
     u = fc.usage
+    if u.purchase.savings_plan != "none" and u.purchase.commitment == "buy":
+        return _no_savings_plan_action(plan, fc, price)
     if u.purchase.spot_fraction >= 1 or u.purchase.savings_plan != "none":
         return None
     kinds: tuple[str | None, ...] = (None,)
@@ -557,6 +561,28 @@ def _one_note_per_reason(notes: list[str]) -> list[str]:
     terms = " and ".join(dict.fromkeys(m.group(1) for m in found))
     kinds = " and ".join(dict.fromkeys(m.group(2) for m in found))
     return [f"Savings Plans ({terms}; {kinds}): no published rate for {found[0].group(3)}"]
+
+
+def _no_savings_plan_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
+    """A commitment bought for this run whose whole term costs more than the run saves: the
+    action is not to buy it (the same plan on demand), with what the term costs and what to do
+    instead. It is an action only where it saves (``MIN_SAVING_USD``): a run that fills its
+    term keeps its commitment."""
+    try:
+        dropped = {"purchase": ("savings_plan_coverage", "savings_plan_family")}
+        alt = price(_variant(plan, {"purchase": {"savings_plan": "none"}}, drop=dropped))
+    except TrainbillError:
+        return None
+    name = commitment_name(fc.usage)
+    term_usd = sum(ln.cost_usd for ln in fc.ledger.in_category("discount") if ln.after_run)
+    title = f"Do not buy a {name} for this single run: run the on-demand nodes on demand"
+    caveat = (
+        f"a commitment bought for one run is billed every hour of its term, used or not (its "
+        f"unused term here: ${term_usd:,.0f}); buy one for a steady baseline ('trainbill "
+        "commit'), or, if your organisation already holds one that covers these instances, "
+        "price the run with --savings-plan-covered"
+    )
+    return _action("no_savings_plan", fc, alt, title, caveat, {"purchase.savings_plan": "none"})
 
 
 def _region_action(

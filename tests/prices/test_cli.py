@@ -19,21 +19,24 @@ run = run_cli
 
 
 def test_show_json_current(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """p5.48xlarge on 2026-12-01: on-demand $55.04 (June-2025 cut), spot $23.67, commitments
-    derived.
+    """p5.48xlarge on 2026-12-01: on-demand $55.04 (June-2025 cut), spot $23.67, and only the
+    providers' published commitment rates (issue #38: never the article's 42 %/55 %).
 
-    sp_1yr = 55.04 x (1 - 0.42) = 31.9232; sp_3yr = 55.04 x (1 - 0.55) = 24.768 (assumptions
-    commitment.aws_discount_1yr/3yr).
+    sp_1yr / sp_3yr: EC2 Instance Savings Plan No Upfront $34.6752 / $23.77728 ([CAT-2026-09],
+    prices-2026-12.md §1); Convertible RI 1-yr No Upfront $43.344 ([VAN-2025-11]).
     """
     code, out, err = run(capsys, "prices", "show", "p5.48xlarge", "--as-of", "2026-12-01", "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["on_demand_usd_per_hour"] == 55.04
     assert doc["spot_usd_per_hour"] == 23.67
-    assert doc["sp_1yr_usd_per_hour"] == pytest.approx(31.9232)
-    assert doc["sp_3yr_usd_per_hour"] == pytest.approx(24.768)
-    assert doc["prices"]["sp_1yr"]["basis"] == "derived"
-    assert "commitment.aws_discount_1yr" in doc["prices"]["sp_1yr"]["source"]
+    assert doc["sp_1yr_usd_per_hour"] == pytest.approx(34.6752)
+    assert doc["sp_3yr_usd_per_hour"] == pytest.approx(23.77728)
+    assert doc["prices"]["convertible_ri_1yr"]["usd_per_hour"] == pytest.approx(43.344)
+    assert {o["basis"] for o in doc["prices"].values()} == {"price_point"}
+    assert "[CAT-2026-09] third-party" in doc["prices"]["sp_1yr"]["source"]
+    assert not any("(1 - 0.42)" in o["source"] or "article" in o["source"].lower()
+                   for o in doc["prices"].values())  # fmt: skip
     assert doc["as_of"] == "2026-12-01"
     assert "price point effective 2025-06-01" in doc["source"]
     # The launch point (2023-07-26, AWS GA announcement) and the 2024-01 archive point carry the
@@ -125,8 +128,8 @@ def test_list_region_filter(cache: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The per-GPU table shows published commitments only and points to `prices show` for the
-    derived estimates (issue 24: derived rates rest on discount claims); JSON keeps them."""
+    """The per-GPU table shows published commitments only, and says so (issues 24, 38: a rate
+    derived from a claimed discount is never shown)."""
     code, out, _ = run(
         capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--wide"
     )
@@ -134,12 +137,14 @@ def test_list_text(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "$31.9232" not in out  # p5 1-yr derived: 55.04 x 0.58
     assert "$3.9904" not in out  # the same per GPU (÷ 8)
     assert "$2.975 3yr" in out  # p5en 3-yr All Upfront $23.80 published (REFERENCE §4.1) ÷ 8 GPUs
-    assert "derived estimates: 'trainbill prices show INSTANCE'" in " ".join(out.split())
+    assert "providers' published rates only (never a claimed discount)" in " ".join(out.split())
     code, out, _ = run(
         capsys, "prices", "list", "--cloud", "aws", "--as-of", "2026-12-01", "--json"
     )
     p5 = next(r for r in json.loads(out) if r["instance"] == "p5.48xlarge")
-    assert p5["sp_1yr_usd_per_hour"] == pytest.approx(31.9232)  # the JSON key is unchanged
+    # The JSON key is unchanged; its value is now the published EC2 Instance SP 1-yr No Upfront
+    # rate $34.6752 ([CAT-2026-09]), not 55.04 x (1 - 0.42).
+    assert p5["sp_1yr_usd_per_hour"] == pytest.approx(34.6752)
 
 
 def test_bad_cloud_and_date(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,7 +33,10 @@ def test_p5_per_gpu_figures(catalog: Catalog) -> None:
     assert (r.hbm_gb, r.bf16_tflops, r.fp8_tflops) == (80, 989, 1979)
     assert r.price_date == date(2025, 6, 1)
     assert r.age_days == 548
-    assert r.commitment is None  # AWS publishes no p5 Savings Plan rate in the catalog
+    # The lowest published commitment: EC2 Instance SP 3-yr No Upfront $23.77728 ([CAT-2026-09],
+    # prices-2026-12.md §1) ÷ 8 GPUs = $2.97216 (issue #38; none was packaged before).
+    assert r.commitment == pytest.approx(23.77728 / 8)
+    assert r.commitment_option == "3yr"
 
 
 def test_published_commitment_only(catalog: Catalog) -> None:

@@ -77,11 +77,15 @@ class Provenance(StrEnum):
 #: effective hourly rate under a commitment, one option per kind and term: ``sp_<term>`` is an
 #: AWS EC2 Instance Savings Plan (what ``trainbill prices update aws`` writes), a GCP
 #: committed-use or an Azure reservation rate; ``compute_sp_<term>`` an AWS Compute Savings
-#: Plan; ``sagemaker_sp_<term>`` an AWS SageMaker Savings Plan on an ``ml.*`` item. The payment
-#: option (No/Partial/All Upfront) a rate assumes is stated in its source.
+#: Plan; ``sagemaker_sp_<term>`` an AWS SageMaker Savings Plan on an ``ml.*`` item;
+#: ``standard_ri_<term>`` / ``convertible_ri_<term>`` an AWS EC2 Standard / Convertible Reserved
+#: Instance (the proxy of an EC2 Instance / Compute Savings Plan rate that is not published,
+#: ``costs._pricing.commitment_rate_for``). The payment option (No/Partial/All Upfront) a rate
+#: assumes is stated in its source.
 OPTIONS: tuple[str, ...] = (
     "on_demand", "spot", "sp_1yr", "sp_3yr", "compute_sp_1yr", "compute_sp_3yr",
     "sagemaker_sp_1yr", "sagemaker_sp_3yr", "capacity_block",
+    "standard_ri_1yr", "standard_ri_3yr", "convertible_ri_1yr", "convertible_ri_3yr",
 )  # fmt: skip
 
 

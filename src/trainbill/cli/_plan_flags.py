@@ -33,6 +33,7 @@ __all__ = [
     "Precision",
     "Region",
     "RunDate",
+    "SavingsPlanCovered",
     "SpotFraction",
     "Tokens",
     "build_plan",
@@ -72,6 +73,16 @@ Region = Annotated[str | None, typer.Option("--region", help="Region, e.g. us-ea
 SpotFraction = Annotated[
     float | None, typer.Option("--spot-fraction", help="Share of nodes on spot, 0-1.")
 ]
+SavingsPlanCovered = Annotated[
+    str | None,
+    typer.Option(
+        "--savings-plan-covered",
+        help=(
+            "1yr or 3yr: a commitment your organisation already holds pays for the run at its "
+            "rate (not charged its term); --savings-plan buys one for this run."
+        ),
+    ),
+]
 AsOf = Annotated[
     str | None, typer.Option("--as-of", help="Use price points in force on YYYY-MM-DD.")
 ]
@@ -102,11 +113,25 @@ def run_flags(
     savings_plan: str | None = None,
     savings_plan_kind: str | None = None,
     commitment: str | None = None,
+    savings_plan_covered: str | None = None,
     as_of: str | None = None,
     run_date: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The flags' values as plan sections (``None``: not given, the file's or default value
-    stays); numbers and dates parsed here, so a bad one names its flag."""
+    stays); numbers and dates parsed here, so a bad one names its flag.
+
+    ``--savings-plan-covered TERM`` is ``--savings-plan TERM --commitment existing``: a term
+    already held, charged at its rate on the run's hours only; given with either, it is refused
+    (the two say different things about whose commitment it is)."""
+    if savings_plan_covered is not None:
+        if savings_plan is not None or commitment is not None:
+            given = "--savings-plan" if savings_plan is not None else "--commitment"
+            msg = (
+                f"give --savings-plan-covered (a commitment already held) or {given}, not both "
+                f"(got --savings-plan-covered {savings_plan_covered})"
+            )
+            raise SpecError(msg, source="command line", field="--savings-plan-covered")
+        savings_plan, commitment = savings_plan_covered, "existing"
     return {
         "model": {
             "params": parse_number(params, "--params"),

@@ -282,6 +282,7 @@ def forecast_cmd(
             ),
         ),
     ] = None,
+    savings_plan_covered: pf.SavingsPlanCovered = None,
     as_of: pf.AsOf = None,
     run_date: pf.RunDate = None,
     catalog_dir: Annotated[
@@ -323,8 +324,8 @@ def forecast_cmd(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
         orchestrator=orchestrator, spot_fraction=spot_fraction, savings_plan=savings_plan,
-        savings_plan_kind=savings_plan_kind, commitment=commitment, as_of=as_of,
-        run_date=run_date,
+        savings_plan_kind=savings_plan_kind, commitment=commitment,
+        savings_plan_covered=savings_plan_covered, as_of=as_of, run_date=run_date,
     )  # fmt: skip
     catalog = catalog_from_options(catalog_dir)
     imported = None

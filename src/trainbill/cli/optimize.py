@@ -90,7 +90,12 @@ def _node_counts(text: str | None) -> tuple[int, ...] | None:
 
 
 def _row(c: Candidate) -> list[str]:
-    sp = "none" if c.savings_plan == "none" else f"{c.savings_plan} {c.savings_plan_coverage:.0%}"
+    kind = f" {c.savings_plan_kind}" if c.savings_plan_kind else ""
+    sp = (
+        "none"
+        if c.savings_plan == "none"
+        else f"{c.savings_plan}{kind} {c.savings_plan_coverage:.0%}"
+    )
     return [
         f"{c.provider}:{c.instance}",
         f"{c.nodes} ({c.gpus} {c.accelerator})",
@@ -496,6 +501,13 @@ def commit_command(
     catalog_dir: Annotated[
         list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
     ] = None,
+    savings_plan_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--savings-plan-kind",
+            help="AWS: ec2-instance (default: one family, deeper discount) or compute.",
+        ),
+    ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
     from trainbill._io import read_input_text
@@ -514,6 +526,7 @@ def commit_command(
         region=region,
         as_of=day,
         horizon_months=horizon_months,
+        kind=savings_plan_kind,
     )
     if as_json:
         print_json(advice.as_dict())

@@ -193,7 +193,7 @@ def list_prices(
         (
             "USD per accelerator-hour (instance rate ÷ accelerators per instance; TPUs per "
             "chip-hour). spot: lowest-highest across the region and its zones. commitment: "
-            "published rates only (derived estimates: 'trainbill prices show INSTANCE'). "
+            "providers' published rates only (never a claimed discount). "
             "$/PFLOP-h: on-demand $/GPU-hour ÷ dense BF16 peak PFLOP/s, at peak (no MFU "
             f"applied). price date: the on-demand price point's; (old) = over {STALE_AFTER_DAYS} "
             "days: run 'trainbill prices update <cloud>'."

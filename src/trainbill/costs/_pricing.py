@@ -30,6 +30,7 @@ __all__ = [
     "cluster_rate_source",
     "commitment_name",
     "commitment_rate",
+    "commitment_rate_for",
     "covered_item",
     "covered_on_demand_rate",
     "group_rate",
@@ -58,6 +59,9 @@ class Rate:
     #: The purchase option the price is for: ``capacity_block`` where an instance has no
     #: On-Demand SKU and the "on-demand" share of the cluster is bought as Capacity Blocks.
     option: str = "on_demand"
+    #: The date of the published price the rate rests on, where a caller must compare it with
+    #: the plan's (a commitment rate: ``commitment_rate_for``); None where no one asks.
+    effective_from: date | None = None
 
     @property
     def words(self) -> str:
@@ -185,8 +189,20 @@ def _capacity_block_only(catalog: Catalog, usage: Usage, item: str) -> bool:
     )
 
 
-#: Catalog option of each AWS Savings Plan kind (``trainbill.catalog.OPTIONS``).
-_KIND_OPTION = {"compute": "compute_sp", "ec2-instance": "sp", "sagemaker": "sagemaker_sp"}
+#: The catalog options that price each commitment kind, in order: the kind's own published
+#: rate, then its proxy where the provider's rate for the kind is not published. AWS quotes the
+#: same ceilings for an EC2 Instance Savings Plan and a Standard RI ("up to 72%"), and for a
+#: Compute Savings Plan and a Convertible RI ("up to 66%", Savings Plans FAQ), and the published
+#: pairs agree (p5 3-yr No Upfront EC2 Instance SP $23.77728 = Standard RI $23.77728; p4de 1-yr
+#: $17.40137 = $17.401365): so a Standard RI rate stands in for a missing EC2 Instance SP rate
+#: and a Convertible RI rate for a missing Compute SP rate, labelled "proxy" wherever shown.
+#: GCP and Azure keep their committed-use / reservation rate in ``sp_*``.
+_KIND_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "compute": (("compute_sp", ""), ("convertible_ri", "Convertible RI")),
+    "ec2-instance": (("sp", ""), ("standard_ri", "Standard RI")),
+    "sagemaker": (("sagemaker_sp", ""),),
+    "": (("sp", ""),),
+}
 _KIND_NAME = {
     "compute": "Compute Savings Plan",
     "ec2-instance": "EC2 Instance Savings Plan",
@@ -206,21 +222,115 @@ def covered_item(usage: Usage) -> str:
     return f"ml.{inst}" if usage.purchase.savings_plan_kind == "sagemaker" else inst
 
 
-def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
-    """The provider's published effective hourly rate for the plan's commitment kind and term.
+def commitment_rate_for(
+    catalog: Catalog, *, item: str, provider: str, region: str, as_of: date, kind: str, term: str
+) -> Rate | None:
+    """The one rule for the hourly rate of a ``kind`` commitment of ``term`` on ``item``, or
+    None when the catalog holds no rate to build it from (forecast, planner, advisor all ask it).
 
-    Only a published rate is used: a catalog without one raises ``PriceNotFoundError`` saying
-    how to add it, instead of deriving a rate from a claimed discount (the seed article's
-    42 %/55 % is a claim, not a price).
+    In order: the kind's own published rate in force on ``as_of``; its proxy's (a Standard RI
+    for an EC2 Instance Savings Plan, a Convertible RI for a Compute Savings Plan:
+    ``_KIND_OPTIONS``). Where neither is in force yet (a plan dated before the earliest
+    published rate: the p5 rates were read after the June-2025 price cut), the earliest later
+    rate is carried back by the provider's own ratio: on-demand on ``as_of`` × (commitment rate
+    ÷ on-demand on the commitment rate's date). A discount claimed in an article (42 %/55 %) is
+    never used. A proxy or carried-back rate is an estimate, so its provenance is UNVERIFIED
+    and the forecast says so.
     """
-    option = (
-        f"{_KIND_OPTION.get(usage.purchase.savings_plan_kind, 'sp')}_{usage.purchase.savings_plan}"
+    name = _KIND_NAME[kind]
+    options = _KIND_OPTIONS[kind]
+    for option, proxy in options:
+        p = catalog.find_price(
+            item, f"{option}_{term}", provider=provider, region=region, as_of=as_of
+        )
+        if p is not None:
+            return _commitment_point(p, f"{term} {proxy}" if proxy else "", f"{term} {name}", as_of)
+    for option, proxy in options:
+        later = _earliest(catalog, item, f"{option}_{term}", provider, region)
+        if later is None:
+            continue
+        od_now = catalog.find_price(
+            item, "on_demand", provider=provider, region=region, as_of=as_of
+        )
+        od_then = catalog.find_price(
+            item, "on_demand", provider=provider, region=region, as_of=later.effective_from
+        )
+        if od_now is None or od_then is None:
+            return None
+        usd = od_now.usd * later.usd / od_then.usd
+        what = f"{term} {proxy} rate (proxy for the {term} {name})" if proxy else f"{term} {name}"
+        source = (
+            f"derived for a plan dated before the earliest published rate: on-demand "
+            f"${od_now.usd:,.6g} on {as_of} × ({what} ${later.usd:,.6g} ÷ on-demand "
+            f"${od_then.usd:,.6g}, both on {later.effective_from}) = ${usd:,.4f}; "
+            f"{what}: {later.cite()}; on-demand on {as_of}: {od_now.cite(as_of)}; on-demand on "
+            f"{later.effective_from}: {od_then.cite()}"
+        )
+        return Rate(
+            usd=usd,
+            source=source,
+            provenance=Provenance.weakest(
+                later.provenance, od_now.provenance, od_then.provenance, Provenance.UNVERIFIED
+            ),
+            option=later.option,
+            effective_from=later.effective_from,
+        )
+    return None
+
+
+def _commitment_point(p: PricePoint, proxy: str, name: str, as_of: date) -> Rate:
+    """A published commitment rate in force: its own, or a proxy's labelled as such."""
+    if not proxy:
+        return Rate(
+            usd=p.usd,
+            source=p.cite(as_of),
+            provenance=p.provenance,
+            option=p.option,
+            effective_from=p.effective_from,
+        )
+    return Rate(
+        usd=p.usd,
+        source=(
+            f"proxy: no published {name} rate, the {proxy} rate ${p.usd:,.6g} stands in (AWS "
+            f"quotes the same discount ceiling for both); {p.cite(as_of)}"
+        ),
+        provenance=Provenance.weakest(p.provenance, Provenance.UNVERIFIED),
+        option=p.option,
+        effective_from=p.effective_from,
     )
+
+
+def _earliest(
+    catalog: Catalog, item: str, option: str, provider: str, region: str
+) -> PricePoint | None:
+    """The earliest price point of ``option`` (the plan's region, else the reference region)."""
+    for r in (region, catalog.reference_region(provider)):
+        history = catalog.history(item, option, provider=provider, region=r)
+        if history:
+            return min(history, key=lambda q: q.effective_from)
+    return None
+
+
+def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
+    """The hourly rate of the plan's commitment kind and term (``commitment_rate_for``).
+
+    A catalog with no rate to build it from raises ``PriceNotFoundError`` saying how to add it,
+    instead of deriving a rate from a claimed discount (the seed article's 42 %/55 % is a
+    claim, not a price).
+    """
+    kind = usage.purchase.savings_plan_kind
     item = covered_item(usage)
-    p = catalog.find_price(
-        item, option, provider=usage.provider, region=usage.region, as_of=usage.as_of
+    rate = commitment_rate_for(
+        catalog,
+        item=item,
+        provider=usage.provider,
+        region=usage.region,
+        as_of=usage.as_of,
+        kind=kind,
+        term=usage.purchase.savings_plan,
     )
-    if p is None:
+    if rate is None:
+        option = f"{_KIND_OPTIONS[kind][0][0]}_{usage.purchase.savings_plan}"
         msg = (
             f"no published {commitment_name(usage)} rate for {item} ({usage.provider}, "
             f"{usage.region}) on {usage.as_of}: the catalog holds only providers' published "
@@ -230,7 +340,7 @@ def commitment_rate(catalog: Catalog, usage: Usage) -> Rate:
             "Savings Plan rates), or drop purchase.savings_plan"
         )
         raise PriceNotFoundError(msg)
-    return Rate(usd=p.usd, source=p.cite(usage.as_of), provenance=p.provenance)
+    return rate
 
 
 def _held_commitments(catalog: Catalog, provider: str, item: str) -> str:

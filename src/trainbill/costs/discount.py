@@ -37,7 +37,7 @@ from trainbill.costs._pricing import (
     covered_on_demand_rate,
 )
 from trainbill.ledger import Amount, Charge
-from trainbill.usage import Usage
+from trainbill.usage import Usage, instance_family
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "discount"
@@ -69,6 +69,31 @@ def _terms(usage: Usage, catalog: Catalog, wall: Amount, ratio: float) -> tuple[
     if np.ndim(terms) == 0:
         return float(terms), float(hours)
     return terms, hours
+
+
+def coverage_scope(usage: Usage) -> str:
+    """What the plan's commitment kind covers, so the basis answers "does switching instance
+    family (to Trainium) lose the discount?" (AWS Savings Plans user guide, "Savings Plans
+    types": an EC2 Instance Savings Plan applies to one instance family in one region; a
+    Compute Savings Plan to any family, size and region, Trainium included)."""
+    kind = usage.purchase.savings_plan_kind
+    inst = usage.instance.instance
+    if kind == "ec2-instance":
+        family = instance_family(inst)
+        return (
+            f"an EC2 Instance Savings Plan covers the {family} family in {usage.region} only: "
+            f"moving the run to another family (trn1, Trainium) or region loses the discount; a "
+            "Compute Savings Plan would keep it"
+        )
+    if kind == "compute":
+        return (
+            "a Compute Savings Plan covers any instance family in any region, Trainium "
+            "included: moving the run off the "
+            f"{instance_family(inst)} family keeps the discount (at that family's rate)"
+        )
+    if kind == "sagemaker":
+        return "a SageMaker Savings Plan covers SageMaker ml.* usage only"
+    return f"the {usage.provider} commitment covers {inst} in {usage.region}"
 
 
 def hourly_commitment(usage: Usage, catalog: Catalog) -> Amount:
@@ -123,6 +148,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
                 if some(hours < wall)
                 else ""
             )
+            + f"; {coverage_scope(usage)}; rate: {sp.source}"
         ),
         source=f"commitment rate: {sp.source}; on-demand: {od.source}",
         provenance=Provenance.weakest(sp.provenance, od.provenance),

@@ -22,7 +22,13 @@ from trainbill.costs import price_arrays
 from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
-from trainbill.optimize.space import SearchSpace, _Axes, _axes_for, candidate_plan
+from trainbill.optimize.space import (
+    SearchSpace,
+    _Axes,
+    _axes_for,
+    candidate_plan,
+    uncovered_by_held,
+)
 from trainbill.spec import Plan
 from trainbill.usage import Job, Usage, hyperpod_unpriced, resolve_job, usage_for
 
@@ -88,8 +94,12 @@ class _Pricer:
     inst: Instance
     axes: _Axes
     spot_ok: bool = True
-    dead: set[tuple[str, str]] = field(default_factory=set)  # (orchestrator, term) not priced
+    dead: set[tuple[str, str, str]] = field(default_factory=set)  # (orch, term, kind) unpriced
     notes: list[str] = field(default_factory=list)
+    #: Why a commitment the plan already holds does not cover this instance (an EC2 Instance
+    #: Savings Plan of another family), or None: its options are then no candidates, and the
+    #: instance is priced without it (the article's "switching to Trainium loses the discount").
+    uncovered: str | None = None
 
     def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
         """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
@@ -134,29 +144,53 @@ class _Pricer:
 
     def _options(self, orch: str, grid: Usage, shape: tuple[int, ...]) -> FloatArray:
         parts: list[FloatArray] = []
-        for term in dict.fromkeys(o.term for o in self.axes.sp):
-            covs = np.array([o.coverage for o in self.axes.sp if o.term == term])
-            parts.append(self._term(grid, orch, term, covs, shape))
+        for term, kind in dict.fromkeys((o.term, o.kind) for o in self.axes.sp):
+            covs = np.array([o.coverage for o in self.axes.sp if (o.term, o.kind) == (term, kind)])
+            parts.append(self._term(grid, orch, term, kind, covs, shape))
         return np.concatenate(parts, axis=0)
 
     def _term(
-        self, grid: Usage, orch: str, term: str, covs: FloatArray, shape: tuple[int, ...]
+        self,
+        grid: Usage,
+        orch: str,
+        term: str,
+        kind: str,
+        covs: FloatArray,
+        shape: tuple[int, ...],
     ) -> FloatArray:
         out = np.full((covs.size, *shape), np.inf)
-        if (orch, term) in self.dead:
+        if (orch, term, kind) in self.dead:
             return out
+        if term != "none" and self.uncovered is not None:
+            self._dead(orch, term, kind, self.uncovered)
+            return out
+        if kind and orch == "hyperpod":
+            # HyperPod nodes are SageMaker usage: only a SageMaker Savings Plan covers them,
+            # priced under the plan's own kind ("" option); a searched EC2 kind is no option.
+            self.dead.add((orch, term, kind))
+            return out
+        purchase = replace(grid.purchase, savings_plan=term)
+        if kind:
+            purchase = replace(purchase, savings_plan_kind=kind)
         cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
-        option = replace(grid, purchase=replace(grid.purchase, savings_plan=term, **cov))
+        option = replace(grid, purchase=replace(purchase, **cov))
         try:
             total, _ = price_arrays(option, self.catalog)
         except CatalogError as exc:
             if term == "none":
                 raise
-            self.dead.add((orch, term))
-            self.notes.append(f"{self.inst.instance}: {term} Savings Plan not searched ({exc})")
+            self._dead(orch, term, kind, str(exc))
             return out
         out[...] = total
         return out
+
+    def _dead(self, orch: str, term: str, kind: str, why: str) -> None:
+        """Take an (orchestrator, term, kind) off the grid, with its note once."""
+        self.dead.add((orch, term, kind))
+        name = f"{term} {kind + ' ' if kind else ''}Savings Plan"
+        note = f"{self.inst.instance}: {name} not searched ({why})"
+        if note not in self.notes:
+            self.notes.append(note)
 
 
 @dataclass(slots=True)
@@ -202,7 +236,10 @@ class _Block:
         n, o, i, s, _ = self.shape
         a = self.axes
         option_ok = np.array(
-            [[(orch, opt.term) not in self.pricer.dead for opt in a.sp] for orch in a.orchestrators]
+            [
+                [(orch, opt.term, opt.kind) not in self.pricer.dead for opt in a.sp]
+                for orch in a.orchestrators
+            ]
         )
         ok = self.row_ok.reshape(n, o, i, s)[..., None] & option_ok[None, :, None, None, :]
         return np.asarray(ok.reshape(-1))
@@ -331,7 +368,8 @@ def _evaluate_instance(
         use_p90=use_p90,
         budget=budget,
     )
-    pricer = _Pricer(catalog=catalog, inst=inst, axes=axes)
+    held = uncovered_by_held(plan, catalog, inst)
+    pricer = _Pricer(catalog=catalog, inst=inst, axes=axes, uncovered=held)
     bases: dict[tuple[int, int], Usage] = {}
     jobs: dict[str, Job] = {}
     too_small: MemoryFitError | None = None

@@ -81,6 +81,8 @@ class Candidate:
     p90_wall_hours: float
     is_user_plan: bool = False
     caveats: tuple[Caveat, ...] = ()
+    #: The AWS Savings Plan kind searched ("compute", "ec2-instance"); "" = the plan's own.
+    savings_plan_kind: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields."""
@@ -90,6 +92,7 @@ class Candidate:
             "spot_fraction": self.spot_fraction,
             "savings_plan": self.savings_plan,
             "savings_plan_coverage": self.savings_plan_coverage,
+            "savings_plan_kind": self.savings_plan_kind,
             "total_usd": self.total_usd,
             "wall_hours": self.wall_hours,
             # A quick normal approximation (expected + 1.28 sd of the interruption hours), not
@@ -291,6 +294,7 @@ def _candidate(block: _Block, flat: int) -> Candidate:
         spot_fraction=a.spots[int(s)],
         savings_plan=a.sp[int(k)].term,
         savings_plan_coverage=a.sp[int(k)].coverage,
+        savings_plan_kind=a.sp[int(k)].kind,
         checkpoint_interval_hours=a.intervals[int(i)],
         total_usd=total,
         wall_hours=wall,
@@ -392,7 +396,13 @@ def _rightsizing(
         o = a.orchestrators.index(best.orchestrator)
         i = a.intervals.index(best.checkpoint_interval_hours)
         s = a.spots.index(best.spot_fraction)
-        k = a.sp.index(_SpOption(term=best.savings_plan, coverage=best.savings_plan_coverage))
+        k = a.sp.index(
+            _SpOption(
+                term=best.savings_plan,
+                coverage=best.savings_plan_coverage,
+                kind=best.savings_plan_kind,
+            )
+        )
     except ValueError:
         return ()
     shape = (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))

@@ -267,6 +267,7 @@ def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
         savings_plan_coverage=chosen.savings_plan_coverage,
         checkpoint_interval_hours=chosen.checkpoint_interval_hours,
         region=chosen.region,
+        savings_plan_kind=chosen.savings_plan_kind,
     )
 
 

@@ -94,6 +94,7 @@ def candidate_plan(
     savings_plan_coverage: float,
     checkpoint_interval_hours: float,
     region: str | None = None,
+    savings_plan_kind: str = "",
 ) -> Plan:
     """The user's plan with the searched fields replaced (validated, ready to write as TOML).
 
@@ -114,8 +115,12 @@ def candidate_plan(
     elif same_provider and plan.cluster.region is not None:
         cluster["region"] = plan.cluster.region
     data["cluster"] = cluster
+    kept = _commitment_kept(plan, catalog, inst, orchestrator)
+    if savings_plan_kind and savings_plan != "none":  # a searched kind replaces the plan's
+        kept.pop("savings_plan_family", None)
+        kept["savings_plan_kind"] = savings_plan_kind
     data["purchase"] = {
-        **_commitment_kept(plan, catalog, inst, orchestrator),
+        **kept,
         "spot_fraction": spot_fraction,
         "savings_plan": savings_plan,
         "savings_plan_coverage": savings_plan_coverage if savings_plan != "none" else 0.0,
@@ -151,10 +156,37 @@ def _commitment_kept(
     return out
 
 
+def uncovered_by_held(plan: Plan, catalog: Catalog, inst: Instance) -> str | None:
+    """Why the commitment the plan already holds (``purchase.commitment = "existing"``) does not
+    cover ``inst``, or None. An EC2 Instance Savings Plan applies to one instance family in one
+    region (AWS Savings Plans user guide, "Savings Plans types"): a p5 plan held does not cover
+    trn1, so a candidate on trn1 is priced without it, which is how "switching to Trainium loses
+    the discount" is computed rather than claimed. A Compute Savings Plan covers any family."""
+    p = plan.purchase
+    if p.commitment != "existing" or p.savings_plan == "none":
+        return None
+    if p.savings_plan_kind != "ec2-instance" or inst.provider != "aws":
+        return None
+    family = p.savings_plan_family or instance_family(resolve_cluster(plan, catalog)[0].instance)
+    if family == instance_family(inst.instance):
+        return None
+    return (
+        f"the {p.savings_plan} EC2 Instance Savings Plan held covers the {family} family only, "
+        f"not {inst.instance}: priced without it; a Compute Savings Plan would cover it"
+    )
+
+
 @record
 class _SpOption:
     term: str
     coverage: float
+    #: The AWS Savings Plan kind searched ("compute", "ec2-instance"); "" = the plan's own.
+    kind: str = ""
+
+
+#: The kinds ``optimize --savings-plans`` searches on AWS: a Compute Savings Plan (any family,
+#: Trainium included) and an EC2 Instance Savings Plan (one family in one region, deeper).
+SEARCHED_KINDS = ("compute", "ec2-instance")
 
 
 @record
@@ -363,7 +395,12 @@ def _axes_for(
         covs = set(space.coverages)
         if term == plan.purchase.savings_plan:
             covs.add(1.0 if user_cov is None else user_cov)
-        sp.extend(_SpOption(term=term, coverage=c) for c in sorted(covs) if c > 0)
+        # Searched terms on AWS try both kinds (the plan's own term keeps the plan's kind).
+        searched = space.savings_plans is not None and inst.provider == "aws"
+        kinds = SEARCHED_KINDS if searched else ("",)
+        sp.extend(
+            _SpOption(term=term, coverage=c, kind=k) for k in kinds for c in sorted(covs) if c > 0
+        )
     return _Axes(
         nodes=tuple(sorted(nodes)),
         orchestrators=tuple(dict.fromkeys(orchs)),

@@ -1,10 +1,9 @@
 """What an instance costs, per purchase option, from a loaded catalog (pure, no I/O).
 
 ``prices show`` and ``prices list`` need the same answer the forecast uses: the price point in
-force on a date, per option. Commitment rates come from an explicit ``sp_1yr``/``sp_3yr`` price
-point when the catalog has one, else they are *derived* from on-demand and the catalog's
-``commitment.<provider>_discount_<term>`` assumption; the result says which, because a derived
-rate is an estimate the user should replace with a quote.
+force on a date, per option. Commitment rates are shown only where the catalog holds the
+provider's published rate (``sp_*``, ``compute_sp_*``, Standard / Convertible RI): a rate worked out
+of a claimed discount (the seed article's 42 %/55 %) is a claim, not a price, and is never shown.
 """
 
 from __future__ import annotations
@@ -26,17 +25,20 @@ __all__ = [
 
 #: Units of price points that describe a whole rentable machine (or TPU chip).
 INSTANCE_UNITS = frozenset({"instance-hour", "chip-hour"})
-_SHOWN_OPTIONS = ("on_demand", "spot", "sp_1yr", "sp_3yr", "capacity_block")
-_TERMS = {"sp_1yr": "1yr", "sp_3yr": "3yr"}
+_SHOWN_OPTIONS = (
+    "on_demand", "spot", "sp_1yr", "sp_3yr", "compute_sp_1yr", "compute_sp_3yr",
+    "standard_ri_1yr", "standard_ri_3yr", "convertible_ri_1yr", "convertible_ri_3yr",
+    "capacity_block",
+)  # fmt: skip
 
 
 @record
 class OptionPrice:
-    """One option's rate: an explicit price point, or derived from an assumption."""
+    """One option's rate: a price point of the catalog."""
 
     option: str
     usd_per_hour: float
-    basis: str  # "price_point" or "derived"
+    basis: str  # always "price_point" (kept in the JSON schema; claimed discounts are not shown)
     effective_from: date
     region: str
     source: str
@@ -122,27 +124,6 @@ def _point(
         return None
 
 
-def _derived(
-    catalog: Catalog, on_demand: OptionPrice, option: str, provider: str
-) -> OptionPrice | None:
-    key = f"commitment.{provider}_discount_{_TERMS[option]}"
-    if key not in catalog.assumptions:
-        return None
-    a = catalog.assumption(key)
-    discount = float(a.value)
-    return OptionPrice(
-        option=option,
-        usd_per_hour=on_demand.usd_per_hour * (1.0 - discount),
-        basis="derived",
-        effective_from=on_demand.effective_from,
-        region=on_demand.region,
-        source=(
-            f"derived: on-demand ${on_demand.usd_per_hour:g} x (1 - {discount:g}) from "
-            f"assumption {a.cite()}"
-        ),
-    )
-
-
 def instance_quote(
     catalog: Catalog,
     instance: str,
@@ -186,12 +167,6 @@ def instance_quote(
                 option=option, usd_per_hour=p.usd, basis="price_point",
                 effective_from=p.effective_from, region=p.region, source=p.cite(),
             )  # fmt: skip
-    if "on_demand" in options:
-        for option in ("sp_1yr", "sp_3yr"):
-            if option not in options:
-                derived = _derived(catalog, options["on_demand"], option, prov)
-                if derived is not None:
-                    options[option] = derived
     history = tuple(
         sorted(
             (p for p in catalog.prices if p.provider == prov and p.item == instance),

@@ -8,7 +8,7 @@ time model's starting point, not a measured utilisation of each chip), and a rat
 ranks chips the same as at any MFU they share.
 
 Commitment rates are shown only where a price point is published (``sp_1yr``/``sp_3yr``,
-EC2 Capacity Blocks): the derived rates of ``prices show`` rest on discount *claims*.
+EC2 Capacity Blocks): a rate worked out of a claimed discount is never shown.
 
 Pure: takes a catalog and the quotes ``price_table`` built.
 """
