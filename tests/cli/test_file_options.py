@@ -53,6 +53,16 @@ TEMPLATES: dict[str, list[str]] = {
     "prices list": ["prices", "list"],
     "prices show": ["prices", "show", "p5.48xlarge"],
     "prices update": ["prices", "update", "--provider", "aws"],
+    # The run registry (issue #39): a throwaway SQLite file in the case's own folder (cwd).
+    "runs record": ["runs", "record", "{plan_file}", "--db", "sqlite:///reg.db"],
+    "runs close": ["runs", "close", "run-1", "{files}", "--db", "sqlite:///reg.db"],
+    "runs list": ["runs", "list", "--db", "sqlite:///reg.db"],
+    "runs show": ["runs", "show", "run-1", "--db", "sqlite:///reg.db"],
+    "runs delete": ["runs", "delete", "run-1", "--yes", "--db", "sqlite:///reg.db"],
+    "runs calibrate": ["runs", "calibrate", "--db", "sqlite:///reg.db"],
+    "runs export": ["runs", "export", "--format", "focus", "-o", "{OUT}", "--db", "sqlite:///reg.db"],
+    "db upgrade": ["db", "upgrade", "--db", "sqlite:///reg.db"],
+    "db path": ["db", "path"],
 }  # fmt: skip
 #: A good value for each positional parameter when another one is the hostile one.
 GOOD = {"files": str(BILL), "base": str(SEED), "new": str(SEED), "plan_file": str(SEED),
