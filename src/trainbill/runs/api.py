@@ -572,10 +572,9 @@ def plan_text_of(path: Path | None) -> str:
     """The plan file as written ('' when the plan came from flags alone)."""
     if path is None:
         return ""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SpecError(f"cannot read plan: {exc.strerror}", source=str(path)) from None
+    from trainbill._io import read_input_text
+
+    return read_input_text(path, kind="plan", what="plan file")
 
 
 def upgrade(*, db: str | None = None) -> dict[str, Any]:
