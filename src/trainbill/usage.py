@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from trainbill._record import record
-from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
+from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance, PricePoint
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
 from trainbill.spec import ORCHESTRATORS, Plan, WhatIf, orchestrator_on
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time
@@ -45,6 +45,8 @@ __all__ = [
     "failures_per_hour",
     "fsx_throughput_mbps",
     "hours_lost_per_interruption",
+    "hyperpod_spot_from",
+    "hyperpod_spot_note",
     "hyperpod_unpriced",
     "instance_family",
     "lustre_gb_per_gib",
@@ -53,6 +55,7 @@ __all__ = [
     "resolve_cluster",
     "resolve_job",
     "resolve_zone",
+    "sagemaker_price",
     "software_age_years",
     "usage_for",
     "young_daly_interval_hours",
@@ -607,6 +610,84 @@ def _savings_plan_kind(
     return kind
 
 
+def sagemaker_price(
+    catalog: Catalog, instance: str, *, provider: str, region: str, as_of: date
+) -> PricePoint | None:
+    """The SageMaker ``ml.<instance>`` on-demand price HyperPod bills on ``as_of``: the catalog's
+    own point, else one derived from another ``ml.*`` price by the EC2 price ratio, else None.
+
+    Why this derivation. No provider-published ml.* table was found for every instance
+    (``ml.p5en``, ``ml.trn1`` are missing); the pairs that were found all sit at about 1.15 ×
+    EC2, but that ratio is read off third-party copies, so it is not used as a constant. What
+    is provider data is the EC2 price list, so a missing ml.X is the anchor's ml.A price scaled
+    by EC2's own price ratio on the same day: ml.X = ml.A × EC2(X) ÷ EC2(A)
+    (``orchestration.sagemaker_anchor`` names A), for an accelerated instance of the catalog
+    only (a CPU head node is not priced in a GPU node's proportion). It assumes SageMaker
+    prices the two instances in EC2's proportion, which no provider document states, so the
+    point is marked
+    ``UNVERIFIED`` and its source shows both prices, their dates and the arithmetic.
+    """
+    item = f"ml.{instance}"
+    own = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+    if own is not None or provider != "aws":
+        return own
+    anchor = str(catalog.value("orchestration.sagemaker_anchor"))
+    inst = catalog.instances.get(instance)
+    if anchor == instance or inst is None or inst.stand_in or inst.accelerator_count < 1:
+        return None  # a head or CPU node is not priced like an accelerated anchor
+
+    def on_demand(item: str) -> PricePoint | None:
+        return catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+
+    ml_a, ec2_a, ec2_x = on_demand(f"ml.{anchor}"), on_demand(anchor), on_demand(instance)
+    if ml_a is None or ec2_a is None or ec2_x is None or ec2_x.stand_in or ec2_a.usd <= 0:
+        return None
+    usd = ml_a.usd * ec2_x.usd / ec2_a.usd
+    source = (
+        f"DERIVED, UNVERIFIED (no published {item} price in the catalog): ml.{anchor} "
+        f"${ml_a.usd:,.6g} × EC2 {instance} ${ec2_x.usd:,.6g} ÷ EC2 {anchor} ${ec2_a.usd:,.6g} = "
+        f"${usd:,.6g}/h, i.e. SageMaker taken to price the two instances in the EC2 price "
+        f"list's proportion ({catalog.assumption('orchestration.sagemaker_anchor').source}); "
+        f"ml.{anchor}: {ml_a.cite()}; EC2 {instance}: {ec2_x.cite()}; EC2 {anchor}: "
+        f"{ec2_a.cite()}"
+    )
+    return PricePoint(
+        provider=provider,
+        region=ml_a.region,
+        item=item,
+        option="on_demand",
+        unit=ml_a.unit,
+        usd=usd,
+        effective_from=max(ml_a.effective_from, ec2_a.effective_from, ec2_x.effective_from),
+        source=source,
+        stands_in_for=ml_a.stands_in_for,
+    )
+
+
+def hyperpod_spot_from(catalog: Catalog) -> date:
+    """The first day a HyperPod cluster could run Spot nodes (``orchestration.hyperpod_spot_from``,
+    the provider's dated document): before it, HyperPod instance groups were on-demand only."""
+    return date.fromisoformat(str(catalog.value("orchestration.hyperpod_spot_from")))
+
+
+def hyperpod_spot_note(
+    catalog: Catalog, orchestrator: str, spot: float, run_date: date
+) -> tuple[str, ...]:
+    """The dated HyperPod Spot rule, said where it changes the plan: a HyperPod run dated before
+    Spot was offered is priced with every node on demand (what it could have bought), not
+    refused."""
+    if orchestrator != "hyperpod" or spot <= 0 or run_date >= hyperpod_spot_from(catalog):
+        return ()
+    a = catalog.assumption("orchestration.hyperpod_spot_from")
+    note = (
+        f"purchase.spot_fraction = {spot:g} on HyperPod, but the run is dated "
+        f"{run_date.isoformat()}, before HyperPod offered Spot ({a.value}: {a.source}): every "
+        "node is priced on demand at the ml.* rate; date the run on or after "
+        f"{a.value} to use Spot on HyperPod"
+    )
+    return (note,)
+
+
 def hyperpod_unpriced(
     catalog: Catalog,
     inst: Instance,
@@ -618,16 +699,24 @@ def hyperpod_unpriced(
 ) -> tuple[str, ...]:
     """What HyperPod's bill cannot price from published figures, said rather than guessed: a
     forecast warns with it, and the planner and the orchestrator comparison do not rank a
-    HyperPod cluster whose premium is missing against priced ones as if it were free."""
+    HyperPod cluster whose premium is missing against priced ones as if it were free.
+
+    ``spot`` is the share actually run on Spot (zero before HyperPod offered it,
+    ``hyperpod_spot_note``)."""
     if orchestrator != "hyperpod":
         return ()
     out: list[str] = []
     ml = f"ml.{inst.instance}"
-    if catalog.find_price(ml, "on_demand", provider=provider, region=region, as_of=as_of) is None:
+    if (
+        sagemaker_price(catalog, inst.instance, provider=provider, region=region, as_of=as_of)
+        is None
+    ):
+        anchor = catalog.value("orchestration.sagemaker_anchor")
         out.append(
-            f"no published SageMaker {ml} price in the catalog on {as_of}: HyperPod nodes are "
-            f"priced at the EC2 {inst.instance} rate and the ml.* premium is not included; add an "
-            f"{ml} on_demand price point (--catalog DIR) from the SageMaker pricing page"
+            f"no published SageMaker {ml} price in the catalog on {as_of}, and none derivable "
+            f"from ml.{anchor} by the EC2 price ratio: HyperPod nodes are priced at the EC2 "
+            f"{inst.instance} rate and the ml.* premium is not included; add an {ml} on_demand "
+            "price point (--catalog DIR) from the SageMaker pricing page"
         )
     if spot > 0:
         a = catalog.assumption("orchestration.hyperpod_spot")
@@ -1034,9 +1123,12 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     as_of = plan.prices.as_of or day
     run_date = plan.run.date or as_of
     spot = plan.purchase.spot_fraction
+    spot_note = hyperpod_spot_note(catalog, orchestrator, spot, run_date)
+    spot = 0.0 if spot_note else spot
     warnings = (
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
+        *spot_note,
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
         *_checkpoint_size_warnings(plan),
@@ -1091,6 +1183,7 @@ def usage_for(
     result (the interval needs the write stall and the interruption rates).
     """
     job = job if job is not None else resolve_job(plan, catalog, today=today)
+    plan = _spot_as_bought(plan, catalog, job)
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
     est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
@@ -1149,6 +1242,16 @@ def usage_for(
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
         chips_per_host=chips,
     )
+
+
+def _spot_as_bought(plan: Plan, catalog: Catalog, job: Job) -> Plan:
+    """The plan with the Spot share it could buy: none on HyperPod before HyperPod offered Spot
+    (``hyperpod_spot_note``, which ``resolve_job`` warns with), so every quantity that reads
+    the share (reclaims, the checkpoint interval, the purchase) sees the same cluster."""
+    p = plan.purchase
+    if not hyperpod_spot_note(catalog, job.orchestrator, p.spot_fraction, job.run_date):
+        return plan
+    return plan.model_copy(update={"purchase": p.model_copy(update={"spot_fraction": 0.0})})
 
 
 def _chips_per_host(catalog: Catalog, d: _Defaults, job: Job) -> int:
