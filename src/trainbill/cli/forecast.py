@@ -107,6 +107,7 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     """
     from rich.markup import escape
 
+    from trainbill.catalog import Provenance
     from trainbill.cli._tables import Col, print_table
     from trainbill.ledger import CATEGORIES
     from trainbill.report.format import category_name, money, money_precise
@@ -137,7 +138,8 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
             rows.append(
                 [
                     category_name(cat) if i == 0 else "",
-                    escape(line.item),
+                    escape(line.item)
+                    + (" (stand-in)" if line.provenance is Provenance.STAND_IN else ""),
                     f"{line.quantity:,.2f}",
                     line.unit,
                     money_precise(line.unit_price_usd),
