@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
 from datetime import date
 from typing import Any, TypeVar
@@ -51,12 +51,14 @@ __all__ = [
     "instance_family",
     "lustre_gb_per_gib",
     "lustre_size_gib",
+    "nearest_slice",
     "reclaims_per_hour",
     "resolve_cluster",
     "resolve_job",
     "resolve_zone",
     "sagemaker_price",
     "software_age_years",
+    "tpu_slice_sizes",
     "usage_for",
     "young_daly_interval_hours",
 ]
@@ -544,6 +546,46 @@ def _spot_share_warnings(plan: Plan, nodes: int) -> tuple[str, ...]:
         f"{spot_nodes:.3g} spot nodes: clouds bill whole instances, so the bill is a {share:g} "
         f"mix, not a cluster you can launch; {lo} or {hi} spot nodes is a spot_fraction of "
         f"{lo / nodes:.4g} or {hi / nodes:.4g}"
+    )
+    return (note,)
+
+
+def tpu_slice_sizes(catalog: Catalog, inst: Instance, limit: int) -> tuple[int, ...] | None:
+    """The chip counts a TPU is sold in (``defaults.cluster.tpu_slice_chips``: the provider's
+    single-slice shapes, then Multislice as whole multiples of the largest), up to ``limit``;
+    None for a machine billed per instance, or a TPU the table does not list.
+
+    Google sells TPUs by slice shape (v6e: 1, 4, 8, ..., 256 chips), so a cluster of 362 or
+    1,448 chips is not something a user can create: sizing and the planner pick from these."""
+    table = catalog.table("defaults.cluster.tpu_slice_chips")
+    if inst.billing != "chip" or table is None or inst.accelerator not in table:
+        return None
+    singles = sorted({int(c) for c in table[inst.accelerator]})
+    largest = singles[-1]
+    multi = range(2 * largest, limit + 1, largest)
+    return tuple(c for c in (*singles, *multi) if c <= limit)
+
+
+def nearest_slice(sizes: Sequence[int], chips: float) -> int:
+    """The sold size nearest ``chips`` on a log scale (a √2 sweep step lands between two)."""
+    return min(sizes, key=lambda c: (abs(math.log(c / chips)), c))
+
+
+def _slice_warnings(catalog: Catalog, inst: Instance, nodes: int) -> tuple[str, ...]:
+    """A TPU cluster of a chip count Google does not sell is priced as asked, with a warning
+    naming the sold sizes on either side."""
+    sizes = tpu_slice_sizes(catalog, inst, max(nodes, 1) * 2 + 1)
+    if sizes is None or nodes in sizes:
+        return ()
+    below = max((c for c in sizes if c < nodes), default=None)
+    above = min((c for c in sizes if c > nodes), default=None)
+    near = " or ".join(f"{c:,}" for c in (below, above) if c is not None)
+    a = catalog.assumption("defaults.cluster.tpu_slice_chips")
+    note = (
+        f"{nodes:,} {inst.accelerator} chips is not a slice size Google Cloud sells (single "
+        f"slices {', '.join(str(c) for c in a.value[inst.accelerator])} chips, then Multislice "
+        f"in whole multiples of the largest; {a.source.split(';')[0]}): the bill is of a "
+        f"cluster that cannot be created; the nearest sold sizes are {near} chips"
     )
     return (note,)
 
@@ -1128,6 +1170,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     warnings = (
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
+        *_slice_warnings(catalog, inst, nodes),
         *spot_note,
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
