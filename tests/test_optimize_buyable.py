@@ -203,3 +203,21 @@ def test_a_price_from_the_reference_region_is_a_caveat(catalog: Catalog) -> None
         flagged = "reference_region" in {k.kind for k in c.caveats}
         assert flagged == (rate.region != c.region)
     assert "reference_region" in {k.kind for k in result.best.caveats}
+
+
+def test_a_switch_of_orchestrator_carries_its_caveat(catalog: Catalog) -> None:
+    """Issue #38: the seed plan runs on raw EC2; a recommendation on EKS or HyperPod says what the
+    move changes (like a move of cloud does), one on the plan's own EC2 does not."""
+    space = replace(
+        _hyperpod_space(), orchestrators=("ec2", "hyperpod", "eks"), spot_fractions=(0.0,)
+    )
+    result = optimize(load_plan(SEED), catalog, space=space, today=TODAY)
+    seen = {c.orchestrator: c for c in [result.best, *result.pareto]}
+    for o, c in seen.items():
+        kinds = [k.kind for k in c.caveats]
+        if o == "ec2":
+            assert "orchestrator" not in kinds
+        else:
+            (text,) = [k.text for k in c.caveats if k.kind == "orchestrator"]
+            assert text.startswith(f"moves the run from ec2 to {o}")
+    assert set(seen) - {"ec2"}  # some other orchestrator was among the results
