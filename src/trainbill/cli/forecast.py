@@ -112,6 +112,8 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     from trainbill.ledger import CATEGORIES
     from trainbill.report.format import category_name, money, money_precise
 
+    # A line whose price is not a provider's says so on the line itself, not only in a warning.
+    marks = {Provenance.STAND_IN: " (stand-in)", Provenance.UNPRICED: " (NOT PRICED)"}
     console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
     title = (
@@ -138,8 +140,7 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
             rows.append(
                 [
                     category_name(cat) if i == 0 else "",
-                    escape(line.item)
-                    + (" (stand-in)" if line.provenance is Provenance.STAND_IN else ""),
+                    escape(line.item) + marks.get(line.provenance, ""),
                     f"{line.quantity:,.2f}",
                     line.unit,
                     money_precise(line.unit_price_usd),
