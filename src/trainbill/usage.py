@@ -44,6 +44,7 @@ __all__ = [
     "check_region",
     "failures_per_hour",
     "fsx_throughput_mbps",
+    "gp3_limits",
     "hours_lost_per_interruption",
     "hyperpod_spot_from",
     "hyperpod_spot_note",
@@ -1250,7 +1251,7 @@ def usage_for(
         restart_hours=rel.restart_hours,
     )
     dataset_gb = _dataset_gb(plan, catalog, d)
-    storage = _storage(plan, d, writes, job.provider)
+    storage = _storage(plan, d, writes, job.provider, job.run_date)
     checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
     data = _data(plan, d, job, dataset_gb)
     return Usage(
@@ -1516,7 +1517,7 @@ def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
     return 0.0
 
 
-def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str) -> Storage:
+def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str, on: date) -> Storage:
     """Block storage per node (the plan's, else defaults) and the file system already read."""
     st = plan.storage
     out = Storage(
@@ -1529,11 +1530,26 @@ def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str) -> Storag
         fsx_tier=writes.to.fsx_tier,
     )
     if provider == "aws":
-        _check_gp3(d.catalog, out)
+        _check_gp3(d.catalog, out, on)
     return out
 
 
-def _check_gp3(catalog: Catalog, st: Storage) -> None:
+def gp3_limits(catalog: Catalog, on: date) -> tuple[float, float, str]:
+    """gp3's per-volume (IOPS, MiB/s) limits for a volume used on ``on``, and their basis: AWS
+    raised them from 16,000 / 1,000 to 80,000 / 2,000 (``whatif.gp3_limits_raised``), so a run
+    dated before the raise is held to the old ones (the seed article's gp3 wall was real then).
+    """
+    raised = date.fromisoformat(str(catalog.value("whatif.gp3_limits_raised")))
+    if on < raised:
+        iops = float(catalog.value("whatif.gp3_max_iops_before"))
+        mibps = float(catalog.value("whatif.gp3_max_throughput_mibps_before"))
+        return iops, mibps, f"gp3's limits before AWS raised them on {raised.isoformat()}"
+    iops = float(catalog.value("whatif.gp3_max_iops"))
+    mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    return iops, mibps, f"gp3's limits since AWS raised them on {raised.isoformat()}"
+
+
+def _check_gp3(catalog: Catalog, st: Storage, on: date) -> None:
     """A gp3 volume AWS would not create is an error, not a bill: IOPS above the baseline need
     500 per GiB of volume and at most the per-volume limit; throughput above the baseline needs
     0.25 MiB/s per provisioned IOPS and at most the per-volume limit (AWS EBS volume types;
@@ -1541,8 +1557,7 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
     thousands of dollars of IOPS no volume can have."""
     free_iops = float(catalog.value("defaults.storage.ebs_iops"))
     free_mibps = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-    max_iops = float(catalog.value("whatif.gp3_max_iops"))
-    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    max_iops, max_mibps, when = gp3_limits(catalog, on)
     per_gib = float(catalog.value("whatif.gp3_max_iops_per_gib"))
     per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
     most_iops = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
@@ -1563,7 +1578,7 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
             (
                 f"{st.ebs_iops:,.0f} IOPS on a {st.ebs_gb_per_node:,.0f} GB gp3 volume: gp3 allows "
                 f"{free_iops:,.0f} to {most_iops:,.0f} here ({per_gib:,.0f} IOPS per GiB, at most "
-                f"{max_iops:,.0f} per volume; AWS EBS volume types)"
+                f"{max_iops:,.0f} per volume, {when}; AWS EBS volume types)"
             ),
         ),
         (
@@ -1572,7 +1587,8 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
             (
                 f"{st.ebs_throughput_mibps:,.0f} MiB/s on a gp3 volume with "
                 f"{st.ebs_iops:,.0f} IOPS: gp3 allows {free_mibps:,.0f} to {most_mibps:,.0f} here "
-                f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume; "
+                f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume, "
+                f"{when}; "
                 "raise storage.ebs_iops for more)"
             ),
         ),

@@ -32,6 +32,7 @@ from trainbill.usage import (
     FSX_TIER_MBPS_PER_TIB,
     Usage,
     fsx_throughput_mbps,
+    gp3_limits,
     hyperpod_spot_note,
     hyperpod_unpriced,
     lustre_gb_per_gib,
@@ -289,8 +290,7 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         )
         raise SpecError(msg, field="cluster.provider")
     load = _gp3_load(plan, catalog, u)
-    max_iops = float(catalog.value("whatif.gp3_max_iops"))
-    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    max_iops, max_mibps, _when = gp3_limits(catalog, u.run_date)
     stall_hours, ebs_fits = _gp3_stall(u, load, max_iops=max_iops, max_mibps=max_mibps)
     provisioning_fits = (
         load.read_iops <= u.storage.ebs_iops and load.read_mibps <= u.storage.ebs_throughput_mibps
