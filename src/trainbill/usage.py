@@ -1444,7 +1444,10 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
-        rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to)
+        rate = min(
+            _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to),
+            _nat_cap_gbytes_per_s(plan, d, provider, target),
+        )
     return _Writes(
         size_gb=size_gb,
         to=to,
@@ -1924,6 +1927,19 @@ def _lustre_product(catalog: Catalog, provider: str) -> str:
     spec = catalog.value(f"services.{provider}.shared_fs")
     assert isinstance(spec, Mapping)
     return str(spec["product"])
+
+
+def _nat_cap_gbytes_per_s(plan: Plan, d: _Defaults, provider: str, target: str) -> float:
+    """GB/s a checkpoint written to S3 through NAT can move: every byte crosses the NAT
+    gateways (no S3 gateway endpoint), each carrying at most ``defaults.network.nat_gateway_gbps``
+    (100 Gbps = 12.5 GB/s), so the write stall is priced at that rate however many nodes write.
+    Infinite when the checkpoint does not cross a gateway."""
+    net = plan.network
+    via_nat = bool(d.get(net.s3_via_nat, "defaults.network.s3_via_nat"))
+    gateways = int(d.get(net.nat_gateways, "defaults.network.nat_gateways"))
+    if provider != "aws" or target != "s3" or not via_nat or gateways <= 0:
+        return math.inf
+    return gateways * float(d.get(None, "defaults.network.nat_gateway_gbps")) / 8.0
 
 
 def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> float:
