@@ -74,7 +74,10 @@ BUDGET_SEED = 0
 #: Savings below one dollar are rounding, not an action.
 MIN_SAVING_USD = 1.0
 
-ActionKind = Literal["checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone"]
+ActionKind = Literal[
+    "checkpoint_interval", "spot", "right_size", "savings_plan", "region", "zone",
+    "s3_gateway_endpoint",
+]  # fmt: skip
 
 
 @record
@@ -325,6 +328,25 @@ def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None
     return _action(
         "checkpoint_interval", fc, alt, title, caveat, {"checkpoint.interval_hours": target}
     )
+
+
+def _s3_endpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
+    """An AWS plan sending its S3 traffic through NAT (``network.s3_via_nat``) pays NAT data
+    processing on every byte, and its S3 checkpoints move at the gateways' bandwidth: an S3
+    gateway VPC endpoint carries the same traffic at no charge, so the action is the plan with
+    ``s3_via_nat = false``, priced like any variant."""
+    u = fc.usage
+    if u.provider != "aws" or not u.network.s3_via_nat:
+        return None
+    alt = price(_variant(plan, {"network": {"s3_via_nat": False}}))
+    caveat = (
+        "an S3 gateway VPC endpoint has no hourly or data charge (AWS VPC documentation, "
+        "'Gateway endpoints': 'There is no additional charge for using gateway endpoints'); add "
+        "it to the route tables of the cluster's subnets; it reaches buckets in the cluster's own "
+        "region only"
+    )
+    title = "Add an S3 gateway VPC endpoint (S3 traffic no longer crosses the NAT gateway)"
+    return _action("s3_gateway_endpoint", fc, alt, title, caveat, {"network.s3_via_nat": False})
 
 
 def _duration(h: float) -> str:
@@ -675,6 +697,7 @@ def advise(
         ("Savings Plan", lambda: _savings_plan_action(plan, fc, catalog, price, notes)),
         ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
         ("zone", lambda: _zone_action(plan, fc, catalog, price)),
+        ("S3 gateway endpoint", lambda: _s3_endpoint_action(plan, fc, price)),
     )
     found: list[Action | None] = []
     for name, step in steps:
