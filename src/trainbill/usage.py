@@ -1172,6 +1172,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
         *_slice_warnings(catalog, inst, nodes),
+        *_data_read_warnings(plan, catalog),
         *spot_note,
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
@@ -1508,6 +1509,33 @@ def _evaluation(plan: Plan, d: _Defaults, est: TimeEstimate, compute_hours: floa
         steps=steps,
         step_fraction=fraction,
     )
+
+
+def _data_read_warnings(plan: Plan, catalog: Catalog) -> tuple[str, ...]:
+    """The data a plan reads (dataset × epochs) against what its tokens take at the catalog's
+    bytes per token: two figures of the same thing, so a gap beyond
+    ``defaults.model.read_mismatch_factor`` is a wrong field, and the forecast says so rather
+    than price data reads that do not match the training it prices."""
+    gb, tokens = plan.data.dataset_gb, plan.model.tokens
+    if gb is None or tokens is None or gb <= 0 or tokens <= 0:
+        return ()
+    epochs = float(
+        plan.data.epochs if plan.data.epochs is not None else catalog.value("defaults.data.epochs")
+    )
+    bpt = float(catalog.value("defaults.model.bytes_per_token"))
+    expected = tokens * bpt / 1e9
+    read = gb * epochs
+    factor = float(catalog.value("defaults.model.read_mismatch_factor"))
+    if expected / factor <= read <= expected * factor:
+        return ()
+    note = (
+        f"the data read (data.dataset_gb {gb:,.0f} GB × {epochs:g} epochs = {read:,.0f} GB) does "
+        f"not match the tokens trained (model.tokens {tokens:.3g} × {bpt:g} bytes per token = "
+        f"{expected:,.0f} GB): {max(read, expected) / min(read, expected):.1f}× apart, beyond "
+        f"{factor:g}× (defaults.model.read_mismatch_factor); data lines price {read:,.0f} GB: "
+        "check data.dataset_gb, data.epochs and model.tokens"
+    )
+    return (note,)
 
 
 def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
