@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, TypeVar
 
 from trainbill._record import record
@@ -1173,6 +1173,7 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
         *_cluster_warnings(plan, inst, nodes),
         *_slice_warnings(catalog, inst, nodes),
         *_data_read_warnings(plan, catalog),
+        *_spot_before_cut_warnings(catalog, inst, provider, region, as_of, spot),
         *spot_note,
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
@@ -1509,6 +1510,36 @@ def _evaluation(plan: Plan, d: _Defaults, est: TimeEstimate, compute_hours: floa
         steps=steps,
         step_fraction=fraction,
     )
+
+
+def _spot_before_cut_warnings(
+    catalog: Catalog, inst: Instance, provider: str, region: str, as_of: date, spot: float
+) -> tuple[str, ...]:
+    """A plan dated after an on-demand price cut whose spot price point is from before the cut:
+    spot prices follow the on-demand price they are a discount from, so a pre-cut spot rate
+    set against a post-cut on-demand rate makes spot look worse (or better) than it was, and
+    the forecast says both dates rather than blend two eras silently."""
+    if spot <= 0:
+        return ()
+    item = inst.instance
+    od = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+    sp = catalog.find_price(item, "spot", provider=provider, region=region, as_of=as_of)
+    if od is None or sp is None or sp.effective_from >= od.effective_from:
+        return ()
+    before = catalog.find_price(
+        item, "on_demand", provider=provider, region=region,
+        as_of=od.effective_from - timedelta(days=1),
+    )  # fmt: skip
+    if before is None or before.usd <= od.usd:
+        return ()
+    note = (
+        f"the {item} spot price (${sp.usd:,.4g}/h) is dated {sp.effective_from.isoformat()}, "
+        f"before the on-demand price cut of {od.effective_from.isoformat()} (${before.usd:,.4g} → "
+        f"${od.usd:,.4g}/h) that the plan's date {as_of.isoformat()} is priced after: spot is "
+        "priced from before the cut; add a spot price point after the cut (--catalog DIR or "
+        "'trainbill prices update')"
+    )
+    return (note,)
 
 
 def _data_read_warnings(plan: Plan, catalog: Catalog) -> tuple[str, ...]:
