@@ -20,7 +20,7 @@ def test_seed_is_offered_an_s3_gateway_endpoint(capsys: pytest.CaptureFixture[st
     act = actions["s3_gateway_endpoint"]
     assert act["change"] == {"network.s3_via_nat": False}
     assert act["saving_usd"] == pytest.approx(2000 * 3 * 0.045, rel=1e-6)
-    assert "no additional charge" in act["caveat"]
+    assert "no charge for gateway endpoints" in act["caveat"]
 
 
 def test_no_endpoint_action_without_nat_s3_traffic(

@@ -340,12 +340,10 @@ def _s3_endpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | Non
         return None
     alt = price(_variant(plan, {"network": {"s3_via_nat": False}}))
     caveat = (
-        "an S3 gateway VPC endpoint has no hourly or data charge (AWS VPC documentation, "
-        "'Gateway endpoints': 'There is no additional charge for using gateway endpoints'); add "
-        "it to the route tables of the cluster's subnets; it reaches buckets in the cluster's own "
-        "region only"
+        "no charge for gateway endpoints (AWS VPC documentation, 'Gateway endpoints'); route the "
+        "cluster subnets' S3 traffic to it; same-region buckets only"
     )
-    title = "Add an S3 gateway VPC endpoint (S3 traffic no longer crosses the NAT gateway)"
+    title = "Add an S3 gateway VPC endpoint (S3 bypasses the NAT gateway)"
     return _action("s3_gateway_endpoint", fc, alt, title, caveat, {"network.s3_via_nat": False})
 
 
