@@ -117,15 +117,16 @@ def test_gcp_inter_region_priced_at_gcps_own_rate(catalog: Catalog) -> None:
 
 
 def test_role_without_a_price_is_not_priced_and_warned(catalog: Catalog) -> None:
-    """Azure Premium SSD v2 has no dated public price in the catalog: NOT PRICED $0 lines and a
-    warning, never gp3's rate."""
+    """Azure Managed Lustre has no price in the catalog (prices-2026-12 §3: not found): a NOT
+    PRICED $0 line and a warning, never FSx's rate. (Premium SSD v2, the former example, is now
+    priced from the Retail Prices API meters.)"""
     plan = zero_hidden_plan(provider="azure", instance="Standard_ND96isr_H100_v5", region="eastus")
-    plan["storage"] = {"ebs_gb_per_node": 1000, "fsx_capacity_gb": 0}
+    plan["storage"] = {"ebs_gb_per_node": 0, "fsx_capacity_gb": 48000, "fsx_tier": "persistent_250"}
     fc = forecast(plan_from_dict(plan), catalog, today=TODAY)
-    disk = _line(fc, "storage", "Premium SSD v2 volumes")
-    assert (disk.quantity > 0, disk.cost_usd) == (True, 0.0)
-    assert disk.source.startswith("NOT PRICED")
-    assert any("NOT PRICED" in w and "Premium SSD v2 volumes" in w for w in fc.warnings)
+    fs = _line(fc, "storage", "Azure Managed Lustre (persistent_250)")
+    assert (fs.quantity > 0, fs.cost_usd) == (True, 0.0)
+    assert fs.source.startswith("NOT PRICED")
+    assert any("NOT PRICED" in w and "Azure Managed Lustre" in w for w in fc.warnings)
 
 
 def test_price_age_is_shown_on_the_plan_date(catalog: Catalog) -> None:

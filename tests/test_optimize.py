@@ -242,7 +242,10 @@ def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -
 
     20,000 tpu-v6e chips at 1 chip per node: 8× = 160,000 nodes > 100,000, so the top of the grid
     is 100,000 (before the fix: candidate_plan raised "cluster.nodes: must be at most 100,000").
-    The smallest is 20,000 / 8 = 2,500.
+    The smallest is 20,000 / 8 = 2,500. A TPU is sold by slice (v6e: up to 256 chips, then
+    Multislice in whole 256-chip slices), so both are the nearest sold sizes: the top is
+    floor(100,000 / 256) = 390 slices = 99,840 chips, the bottom 10 × 256 = 2,560
+    (ln(2,560 / 2,500) = 0.024 < ln(2,500 / 2,304) = 0.082).
     """
     plan = plan_from_dict({
         "run": {"hours": 1},
@@ -250,8 +253,8 @@ def test_optimize_default_node_grid_stays_within_plan_limits(catalog: Catalog) -
         "prices": {"as_of": date(2025, 7, 1)},
     })  # fmt: skip
     nodes = _default_nodes(plan, catalog, catalog.instance("tpu-v6e"))
-    assert max(nodes) == 100_000
-    assert min(nodes) == 2_500
+    assert max(nodes) == 390 * 256
+    assert min(nodes) == 10 * 256
     space = SearchSpace(
         instances=("tpu-v6e",),
         spot_fractions=(0.0,),

@@ -140,9 +140,10 @@ def _hyperpod_space() -> SearchSpace:
 
 
 def test_hyperpod_without_an_ml_price_is_not_a_candidate(catalog: Catalog) -> None:
-    """The catalog has no SageMaker ml.p5.48xlarge price: a HyperPod cluster priced at the EC2
-    rate would tie EC2 less its premium and win on its faster restarts, so it is left out, with
-    the forecast's own reason."""
+    """A catalog with no SageMaker ml.* price (so none derivable either): a HyperPod cluster
+    priced at the EC2 rate would tie EC2 less its premium and win on its faster restarts, so it
+    is left out, with the forecast's own reason."""
+    catalog = replace(catalog, prices=tuple(p for p in catalog.prices if "ml." not in p.item))
     result = optimize(load_plan(SEED), catalog, space=_hyperpod_space(), today=TODAY)
     none = catalog.find_price(
         "ml.p5.48xlarge", "on_demand", provider="aws", region="us-east-1", as_of=TODAY
@@ -202,3 +203,21 @@ def test_a_price_from_the_reference_region_is_a_caveat(catalog: Catalog) -> None
         flagged = "reference_region" in {k.kind for k in c.caveats}
         assert flagged == (rate.region != c.region)
     assert "reference_region" in {k.kind for k in result.best.caveats}
+
+
+def test_a_switch_of_orchestrator_carries_its_caveat(catalog: Catalog) -> None:
+    """Issue #38: the seed plan runs on raw EC2; a recommendation on EKS or HyperPod says what the
+    move changes (like a move of cloud does), one on the plan's own EC2 does not."""
+    space = replace(
+        _hyperpod_space(), orchestrators=("ec2", "hyperpod", "eks"), spot_fractions=(0.0,)
+    )
+    result = optimize(load_plan(SEED), catalog, space=space, today=TODAY)
+    seen = {c.orchestrator: c for c in [result.best, *result.pareto]}
+    for o, c in seen.items():
+        kinds = [k.kind for k in c.caveats]
+        if o == "ec2":
+            assert "orchestrator" not in kinds
+        else:
+            (text,) = [k.text for k in c.caveats if k.kind == "orchestrator"]
+            assert text.startswith(f"moves the run from ec2 to {o}")
+    assert set(seen) - {"ec2"}  # some other orchestrator was among the results

@@ -7,6 +7,7 @@ premium (an AWS fee on a GCP bill), and every GCP/Azure plan was labelled "ec2".
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -112,10 +113,13 @@ def test_gpu_only_plan_on_another_cloud_uses_its_vm_name(catalog: Catalog) -> No
 
 
 def test_hyperpod_without_its_premium_is_never_the_cheapest(catalog: Catalog) -> None:
-    """The seed plan on AWS: no ml.p5.48xlarge price and half the nodes on spot, so HyperPod's
-    total misses two charges. It is flagged and left out of the cheapest; with an ml.* price
-    and every node on demand, nothing is missing and it competes."""
+    """The seed plan on AWS, run after HyperPod offered Spot (2025-11-26), on a catalog without
+    any ml.* price (so none can be derived either): no ml.p5.48xlarge price and half the nodes on
+    spot, so HyperPod's total misses two charges. It is flagged and left out of the cheapest;
+    with an ml.* price and every node on demand, nothing is missing and it competes."""
     seed = load_plan(SEED)
+    seed = seed.model_copy(update={"run": seed.run.model_copy(update={"date": date(2026, 1, 5)})})
+    catalog = replace(catalog, prices=tuple(p for p in catalog.prices if "ml." not in p.item))
     rows = compare_orchestrators(seed, catalog, today=TODAY)
     by = {r.orchestrator: r for r in rows}
     assert len(by["hyperpod"].unpriced) == 2

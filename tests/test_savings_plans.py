@@ -8,6 +8,7 @@ $50; ml.p5.48xlarge $120 on demand, SageMaker SP 1yr $80. The plan is ``zero_hid
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -117,7 +118,9 @@ def test_sagemaker_plan_on_hyperpod(commitment_catalog: Catalog) -> None:
 
 
 def test_hyperpod_without_a_published_ml_price_warns(catalog: Catalog) -> None:
-    """The packaged catalog has no ml.* price: no premium line (no 20% guess), and a warning."""
+    """A catalog with no ml.* price (none to derive one from either): no premium line (no 20%
+    guess), and a warning. (The packaged catalog now has ml.* rates: they are removed here.)"""
+    catalog = replace(catalog, prices=tuple(p for p in catalog.prices if "ml." not in p.item))
     fc = _forecast(catalog, {}, orchestrator="hyperpod")
     assert fc.ledger.by_category()["orchestration"] == 0.0
     assert fc.total_usd == pytest.approx(4 * 10 * 98.32)
@@ -125,11 +128,15 @@ def test_hyperpod_without_a_published_ml_price_warns(catalog: Catalog) -> None:
 
 
 def test_hyperpod_spot_is_allowed_and_said(commitment_catalog: Catalog) -> None:
-    """HyperPod supports Spot; with no published HyperPod Spot rate the premium covers only
-    on-demand nodes: 2 nodes × 10 h × ($120 − $98.32) = $433.60, and a warning names the field."""
+    """HyperPod supports Spot from 2025-11-26 (orchestration.hyperpod_spot_from); this plan is
+    dated 2025-05-01, before it, so its spot half is priced on demand (a dated rule, not a
+    refusal) and the premium covers all 4 nodes: 4 × 10 h × ($120 − $98.32) = $867.20 (it was
+    2 nodes, $433.60, before the rule), and a warning names the field and both dates."""
     fc = _forecast(commitment_catalog, {"spot_fraction": 0.5}, orchestrator="hyperpod")
-    assert fc.ledger.by_category()["orchestration"] == pytest.approx(433.60)
-    assert any("purchase.spot_fraction = 0.5 on HyperPod" in w for w in fc.warnings)
+    assert fc.ledger.by_category()["orchestration"] == pytest.approx(4 * 10 * (120 - 98.32))
+    (note,) = [w for w in fc.warnings if "purchase.spot_fraction = 0.5 on HyperPod" in w]
+    assert "before HyperPod offered Spot" in note
+    assert "2025-05-01" in note
 
 
 def test_no_published_rate_is_an_error_not_a_guess(catalog: Catalog) -> None:

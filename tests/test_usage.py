@@ -180,16 +180,33 @@ def test_a_checkpoint_to_ebs_is_written_no_faster_than_each_node_s_volume(
 def test_a_gp3_volume_aws_would_not_create_is_refused(
     catalog: Catalog, storage: dict[str, float], field: str, allowed: str
 ) -> None:
+    """On a run dated after AWS raised gp3's limits (September 2025: 80,000 IOPS, 2,000 MiB/s)."""
     with pytest.raises(SpecError, match=f"gp3 allows {allowed} here") as err:
-        _usage(catalog, storage={**_plan()["storage"], **storage})
+        _usage(catalog, storage={**_plan()["storage"], **storage}, prices={"as_of": "2026-01-05"})
     assert err.value.field == field
 
 
 def test_a_gp3_volume_within_its_limits_is_priced(catalog: Catalog) -> None:
-    """100 GB allows 50,000 IOPS; 20,000 IOPS allow 5,000 MiB/s, capped at 2,000 per volume."""
+    """100 GB allows 50,000 IOPS; 20,000 IOPS allow 5,000 MiB/s, capped at 2,000 per volume
+    (a run dated after AWS raised gp3's limits in September 2025)."""
     st = {"ebs_gb_per_node": 100, "ebs_iops": 20_000, "ebs_throughput_mibps": 2000}
-    u = _usage(catalog, storage={**_plan()["storage"], **st})
+    u = _usage(catalog, storage={**_plan()["storage"], **st}, prices={"as_of": "2026-01-05"})
     assert (u.storage.ebs_iops, u.storage.ebs_throughput_mibps) == (20_000, 2000)
+
+
+def test_gp3_limits_are_those_of_the_runs_date(catalog: Catalog) -> None:
+    """Before AWS raised them (2025-09-01 in the catalog), gp3 stopped at 16,000 IOPS and
+    1,000 MiB/s per volume: 20,000 IOPS on a 1,000 GB volume (500 × 1,000 = 500,000 by the
+    ratio) is refused for the seed's 2025-05-01, allowed from the raise on."""
+    st = {**_plan()["storage"], "ebs_gb_per_node": 1000, "ebs_iops": 20_000}
+    with pytest.raises(SpecError, match="gp3 allows 3,000 to 16,000 here") as err:
+        _usage(catalog, storage=st)
+    assert "before AWS raised them on 2025-09-01" in str(err.value)
+    ok = _usage(catalog, storage=st, prices={"as_of": "2025-09-01"})
+    assert ok.storage.ebs_iops == 20_000
+    st = {**st, "ebs_iops": 8000, "ebs_throughput_mibps": 1500}  # 8,000 × 0.25 = 2,000 allowed
+    with pytest.raises(SpecError, match="gp3 allows 125 to 1,000 here"):
+        _usage(catalog, storage=st)
 
 
 def test_an_fsx_size_aws_does_not_create_is_priced_as_the_one_it_would_and_said(

@@ -111,18 +111,23 @@ def test_rule_of_thumb_verdict_weighs_the_p90_budget(catalog: Catalog) -> None:
 
 
 def test_compare_orchestrators(catalog: Catalog) -> None:
-    """HyperPod's ml.* price is not published in the packaged catalog: no premium line, a warning
-    (the article's "20%" is not a price); EKS $0.10/h, EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
+    """On a catalog without any ml.* price, HyperPod has no premium line but a warning (the
+    article's "20%" is not a price) and its orchestration column is a gap, not $0; EKS $0.10/h,
+    EC2 nothing; restart 1 h / 0.25 h / 0.5 h.
 
     Each failure loses half a 2-hour checkpoint interval plus the restart: 2 h on EC2, 1.25 h on
     HyperPod.
     """
     plan = load_plan(SEED)
-    rows = {r.orchestrator: r for r in compare_orchestrators(plan, catalog, today=TODAY)}
+    no_ml = replace(catalog, prices=tuple(p for p in catalog.prices if "ml." not in p.item))
+    rows = {r.orchestrator: r for r in compare_orchestrators(plan, no_ml, today=TODAY)}
     assert [rows[o].restart_hours for o in ("ec2", "hyperpod", "eks")] == [1.0, 0.25, 0.5]
     assert rows["ec2"].orchestration_usd == 0.0
     hp = rows["hyperpod"].forecast.usage
     assert rows["hyperpod"].orchestration_usd == 0.0
+    assert not rows["hyperpod"].premium_priced
+    assert rows["ec2"].premium_priced
+    assert rows["eks"].premium_priced
     assert any(
         "no published SageMaker ml.p5.48xlarge price" in w
         for w in rows["hyperpod"].forecast.warnings
@@ -138,12 +143,30 @@ def test_compare_orchestrators(catalog: Catalog) -> None:
 
 def test_compare_orchestrators_hyperpod_at_the_ml_price(commitment_catalog: Catalog) -> None:
     """With an ml.p5.48xlarge price (illustrative $120/h, conftest) HyperPod pays the difference
-    over EC2 on its on-demand nodes only: 32 nodes × 50% on-demand × ($120 − $98.32) × wall
-    hours."""
+    over EC2 on its on-demand nodes. The seed run is dated 2025-05-01, before HyperPod offered
+    Spot (2025-11-26), so all 32 nodes are on demand (the seed's 50 % spot share is not
+    available there): 32 nodes × 100 % on-demand × ($120 − $98.32) × wall hours. (It was 16
+    nodes × 50 % before the dated Spot rule.)"""
     plan = load_plan(SEED)
     rows = {r.orchestrator: r for r in compare_orchestrators(plan, commitment_catalog, today=TODAY)}
     hp = rows["hyperpod"].forecast.usage
-    assert rows["hyperpod"].orchestration_usd == pytest.approx(16 * (120.0 - 98.32) * hp.wall_hours)
+    assert hp.purchase.spot_fraction == 0.0
+    assert rows["hyperpod"].orchestration_usd == pytest.approx(32 * (120.0 - 98.32) * hp.wall_hours)
+    (note,) = rows["hyperpod"].notes
+    assert "before HyperPod offered Spot" in note
+    assert rows["ec2"].forecast.usage.purchase.spot_fraction == 0.5
+
+
+def test_compare_orchestrators_computes_the_100_hour_column(catalog: Catalog) -> None:
+    """The per-100-hour figure is each row's own bill over its own wall-clock, × 100, never the
+    article's copied $328k / $394k / $340k."""
+    rows = compare_orchestrators(load_plan(SEED), catalog, today=TODAY)
+    for r in rows:
+        assert r.per_100h_usd == pytest.approx(
+            r.forecast.total_usd / r.forecast.usage.wall_hours * 100
+        )
+        assert r.per_100h_usd != r.article_cost_100h_usd
+        assert r.billing  # every orchestrator says how its time is billed
 
 
 def test_storage_fits_for_seed(catalog: Catalog) -> None:

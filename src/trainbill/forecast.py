@@ -120,6 +120,9 @@ class CautionKind(StrEnum):
     UNPRICED = "unpriced"
     #: Ledger lines priced from a source the catalog marks UNVERIFIED (``Provenance``).
     UNVERIFIED_PRICES = "unverified_prices"
+    #: Ledger lines priced at a catalog stand-in (``Provenance.STAND_IN``): no provider sells
+    #: at that figure.
+    STAND_IN = "stand_in"
     #: Some prices come from the provider's reference region, not the plan's.
     REFERENCE_REGION = "reference_region"
     #: How the plan was read: rounding, defaults, orchestrator and data-placement notes.
@@ -611,6 +614,7 @@ def _cautions(
         (k.STALE_PRICES, _stale_prices(usage, catalog, today)),
         (k.UNPRICED, _unpriced(ledger)),
         (k.UNVERIFIED_PRICES, _unverified(ledger)),
+        (k.STAND_IN, _stand_in(ledger)),
         (k.REFERENCE_REGION, _reference_region(usage, ledger, catalog)),
         (k.PLAN, usage.warnings),  # how the plan was read (GPUs rounded up to whole nodes)
         (k.WHATIF, usage.whatif_notes),  # a what-if applied (``Plan.whatif``)
@@ -699,6 +703,25 @@ def _unverified(ledger: Ledger) -> tuple[str, ...]:
         f"${usd:,.0f}{share} is priced from sources the catalog marks UNVERIFIED (not checked "
         f"against the provider's price list): {items}; 'trainbill prices update' or --catalog "
         "DIR with your rates replaces them"
+    )
+    return (text,)
+
+
+def _stand_in(ledger: Ledger) -> tuple[str, ...]:
+    """Lines priced at a catalog stand-in (an H800 node at DeepSeek's assumed $2/GPU-hour, trn2
+    at trn1's per-chip rate): a what-if figure, never a provider price, so the bill they carry
+    is said with its share, like ``_unverified``'s."""
+    lines = [ln for ln in ledger.lines if ln.provenance is Provenance.STAND_IN]
+    if not lines:
+        return ()
+    usd = sum(float(ln.cost_usd) for ln in lines)
+    total = float(ledger.total_usd)
+    share = f" ({usd / total:.1%} of the bill)" if total > 0 else ""
+    items = ", ".join(dict.fromkeys(ln.item for ln in lines))
+    text = (
+        f"${usd:,.0f}{share} is priced at a catalog STAND-IN, not a price any provider "
+        f"publishes or sells at: {items} (each line's source says what it stands in for); "
+        "--catalog DIR with your contract or Capacity Block rate replaces it"
     )
     return (text,)
 

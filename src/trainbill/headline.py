@@ -84,8 +84,9 @@ BUDGET_SEED = 0
 MIN_SAVING_USD = 1.0
 
 ActionKind = Literal[
-    "checkpoint_interval", "spot", "right_size", "savings_plan", "no_savings_plan", "region", "zone"
-]
+    "checkpoint_interval", "spot", "right_size", "savings_plan", "no_savings_plan",
+    "region", "zone", "s3_gateway_endpoint",
+]  # fmt: skip
 
 
 @record
@@ -340,6 +341,23 @@ def _checkpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None
     return _action(
         "checkpoint_interval", fc, alt, title, caveat, {"checkpoint.interval_hours": target}
     )
+
+
+def _s3_endpoint_action(plan: Plan, fc: Forecast, price: Pricer) -> Action | None:
+    """An AWS plan sending its S3 traffic through NAT (``network.s3_via_nat``) pays NAT data
+    processing on every byte, and its S3 checkpoints move at the gateways' bandwidth: an S3
+    gateway VPC endpoint carries the same traffic at no charge, so the action is the plan with
+    ``s3_via_nat = false``, priced like any variant."""
+    u = fc.usage
+    if u.provider != "aws" or not u.network.s3_via_nat:
+        return None
+    alt = price(_variant(plan, {"network": {"s3_via_nat": False}}))
+    caveat = (
+        "no charge for gateway endpoints (AWS VPC documentation, 'Gateway endpoints'); route the "
+        "cluster subnets' S3 traffic to it; same-region buckets only"
+    )
+    title = "Add an S3 gateway VPC endpoint (S3 bypasses the NAT gateway)"
+    return _action("s3_gateway_endpoint", fc, alt, title, caveat, {"network.s3_via_nat": False})
 
 
 def _duration(h: float) -> str:
@@ -734,6 +752,7 @@ def advise(
         ("Savings Plan", lambda: _savings_plan_action(plan, fc, catalog, price, notes)),
         ("region", lambda: _region_action(plan, fc, catalog, price, notes)),
         ("zone", lambda: _zone_action(plan, fc, catalog, price)),
+        ("S3 gateway endpoint", lambda: _s3_endpoint_action(plan, fc, price)),
     )
     found: list[Action | None] = []
     for name, step in steps:

@@ -14,6 +14,7 @@ from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
 from trainbill.spec import Plan
+from trainbill.usage import nearest_slice, tpu_slice_sizes
 
 __all__ = ["SIZING_FACTORS", "SizingPoint", "at_node_count", "pareto_front", "right_sizing"]
 
@@ -70,6 +71,9 @@ def right_sizing(
             "model.tokens for the time model's own scaling"
         )
     counts = sorted({max(1, round(n0 * f)) for f in SIZING_FACTORS})
+    slices = tpu_slice_sizes(catalog, fc.usage.instance, max(counts) * 2)
+    if slices is not None:  # a TPU is sold by slice: the sold size nearest each factor
+        counts = sorted({nearest_slice(slices, n0 * f) for f in SIZING_FACTORS} | {n0})
     points: list[SizingPoint] = []
     for n in counts:
         variant = at_node_count(plan, fc, n)

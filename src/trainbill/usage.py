@@ -15,13 +15,13 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, TypeVar
 
 from trainbill._record import record
-from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance
+from trainbill.catalog import PROVIDERS, Accelerator, Catalog, Instance, PricePoint
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
 from trainbill.spec import ORCHESTRATORS, Plan, WhatIf, orchestrator_on
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time
@@ -44,16 +44,22 @@ __all__ = [
     "check_region",
     "failures_per_hour",
     "fsx_throughput_mbps",
+    "gp3_limits",
     "hours_lost_per_interruption",
+    "hyperpod_spot_from",
+    "hyperpod_spot_note",
     "hyperpod_unpriced",
     "instance_family",
     "lustre_gb_per_gib",
     "lustre_size_gib",
+    "nearest_slice",
     "reclaims_per_hour",
     "resolve_cluster",
     "resolve_job",
     "resolve_zone",
+    "sagemaker_price",
     "software_age_years",
+    "tpu_slice_sizes",
     "usage_for",
     "young_daly_interval_hours",
 ]
@@ -545,6 +551,46 @@ def _spot_share_warnings(plan: Plan, nodes: int) -> tuple[str, ...]:
     return (note,)
 
 
+def tpu_slice_sizes(catalog: Catalog, inst: Instance, limit: int) -> tuple[int, ...] | None:
+    """The chip counts a TPU is sold in (``defaults.cluster.tpu_slice_chips``: the provider's
+    single-slice shapes, then Multislice as whole multiples of the largest), up to ``limit``;
+    None for a machine billed per instance, or a TPU the table does not list.
+
+    Google sells TPUs by slice shape (v6e: 1, 4, 8, ..., 256 chips), so a cluster of 362 or
+    1,448 chips is not something a user can create: sizing and the planner pick from these."""
+    table = catalog.table("defaults.cluster.tpu_slice_chips")
+    if inst.billing != "chip" or table is None or inst.accelerator not in table:
+        return None
+    singles = sorted({int(c) for c in table[inst.accelerator]})
+    largest = singles[-1]
+    multi = range(2 * largest, limit + 1, largest)
+    return tuple(c for c in (*singles, *multi) if c <= limit)
+
+
+def nearest_slice(sizes: Sequence[int], chips: float) -> int:
+    """The sold size nearest ``chips`` on a log scale (a √2 sweep step lands between two)."""
+    return min(sizes, key=lambda c: (abs(math.log(c / chips)), c))
+
+
+def _slice_warnings(catalog: Catalog, inst: Instance, nodes: int) -> tuple[str, ...]:
+    """A TPU cluster of a chip count Google does not sell is priced as asked, with a warning
+    naming the sold sizes on either side."""
+    sizes = tpu_slice_sizes(catalog, inst, max(nodes, 1) * 2 + 1)
+    if sizes is None or nodes in sizes:
+        return ()
+    below = max((c for c in sizes if c < nodes), default=None)
+    above = min((c for c in sizes if c > nodes), default=None)
+    near = " or ".join(f"{c:,}" for c in (below, above) if c is not None)
+    a = catalog.assumption("defaults.cluster.tpu_slice_chips")
+    note = (
+        f"{nodes:,} {inst.accelerator} chips is not a slice size Google Cloud sells (single "
+        f"slices {', '.join(str(c) for c in a.value[inst.accelerator])} chips, then Multislice "
+        f"in whole multiples of the largest; {a.source.split(';')[0]}): the bill is of a "
+        f"cluster that cannot be created; the nearest sold sizes are {near} chips"
+    )
+    return (note,)
+
+
 def instance_family(instance: str) -> str:
     """The family an EC2 Instance Savings Plan is bought for: ``p5`` of ``p5.48xlarge``."""
     return instance.split(".", 1)[0]
@@ -607,6 +653,84 @@ def _savings_plan_kind(
     return kind
 
 
+def sagemaker_price(
+    catalog: Catalog, instance: str, *, provider: str, region: str, as_of: date
+) -> PricePoint | None:
+    """The SageMaker ``ml.<instance>`` on-demand price HyperPod bills on ``as_of``: the catalog's
+    own point, else one derived from another ``ml.*`` price by the EC2 price ratio, else None.
+
+    Why this derivation. No provider-published ml.* table was found for every instance
+    (``ml.p5en``, ``ml.trn1`` are missing); the pairs that were found all sit at about 1.15 ×
+    EC2, but that ratio is read off third-party copies, so it is not used as a constant. What
+    is provider data is the EC2 price list, so a missing ml.X is the anchor's ml.A price scaled
+    by EC2's own price ratio on the same day: ml.X = ml.A × EC2(X) ÷ EC2(A)
+    (``orchestration.sagemaker_anchor`` names A), for an accelerated instance of the catalog
+    only (a CPU head node is not priced in a GPU node's proportion). It assumes SageMaker
+    prices the two instances in EC2's proportion, which no provider document states, so the
+    point is marked
+    ``UNVERIFIED`` and its source shows both prices, their dates and the arithmetic.
+    """
+    item = f"ml.{instance}"
+    own = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+    if own is not None or provider != "aws":
+        return own
+    anchor = str(catalog.value("orchestration.sagemaker_anchor"))
+    inst = catalog.instances.get(instance)
+    if anchor == instance or inst is None or inst.stand_in or inst.accelerator_count < 1:
+        return None  # a head or CPU node is not priced like an accelerated anchor
+
+    def on_demand(item: str) -> PricePoint | None:
+        return catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+
+    ml_a, ec2_a, ec2_x = on_demand(f"ml.{anchor}"), on_demand(anchor), on_demand(instance)
+    if ml_a is None or ec2_a is None or ec2_x is None or ec2_x.stand_in or ec2_a.usd <= 0:
+        return None
+    usd = ml_a.usd * ec2_x.usd / ec2_a.usd
+    source = (
+        f"DERIVED, UNVERIFIED (no published {item} price in the catalog): ml.{anchor} "
+        f"${ml_a.usd:,.6g} × EC2 {instance} ${ec2_x.usd:,.6g} ÷ EC2 {anchor} ${ec2_a.usd:,.6g} = "
+        f"${usd:,.6g}/h, i.e. SageMaker taken to price the two instances in the EC2 price "
+        f"list's proportion ({catalog.assumption('orchestration.sagemaker_anchor').source}); "
+        f"ml.{anchor}: {ml_a.cite()}; EC2 {instance}: {ec2_x.cite()}; EC2 {anchor}: "
+        f"{ec2_a.cite()}"
+    )
+    return PricePoint(
+        provider=provider,
+        region=ml_a.region,
+        item=item,
+        option="on_demand",
+        unit=ml_a.unit,
+        usd=usd,
+        effective_from=max(ml_a.effective_from, ec2_a.effective_from, ec2_x.effective_from),
+        source=source,
+        stands_in_for=ml_a.stands_in_for,
+    )
+
+
+def hyperpod_spot_from(catalog: Catalog) -> date:
+    """The first day a HyperPod cluster could run Spot nodes (``orchestration.hyperpod_spot_from``,
+    the provider's dated document): before it, HyperPod instance groups were on-demand only."""
+    return date.fromisoformat(str(catalog.value("orchestration.hyperpod_spot_from")))
+
+
+def hyperpod_spot_note(
+    catalog: Catalog, orchestrator: str, spot: float, run_date: date
+) -> tuple[str, ...]:
+    """The dated HyperPod Spot rule, said where it changes the plan: a HyperPod run dated before
+    Spot was offered is priced with every node on demand (what it could have bought), not
+    refused."""
+    if orchestrator != "hyperpod" or spot <= 0 or run_date >= hyperpod_spot_from(catalog):
+        return ()
+    a = catalog.assumption("orchestration.hyperpod_spot_from")
+    note = (
+        f"purchase.spot_fraction = {spot:g} on HyperPod, but the run is dated "
+        f"{run_date.isoformat()}, before HyperPod offered Spot ({a.value}: {a.source}): every "
+        "node is priced on demand at the ml.* rate; date the run on or after "
+        f"{a.value} to use Spot on HyperPod"
+    )
+    return (note,)
+
+
 def hyperpod_unpriced(
     catalog: Catalog,
     inst: Instance,
@@ -618,16 +742,24 @@ def hyperpod_unpriced(
 ) -> tuple[str, ...]:
     """What HyperPod's bill cannot price from published figures, said rather than guessed: a
     forecast warns with it, and the planner and the orchestrator comparison do not rank a
-    HyperPod cluster whose premium is missing against priced ones as if it were free."""
+    HyperPod cluster whose premium is missing against priced ones as if it were free.
+
+    ``spot`` is the share actually run on Spot (zero before HyperPod offered it,
+    ``hyperpod_spot_note``)."""
     if orchestrator != "hyperpod":
         return ()
     out: list[str] = []
     ml = f"ml.{inst.instance}"
-    if catalog.find_price(ml, "on_demand", provider=provider, region=region, as_of=as_of) is None:
+    if (
+        sagemaker_price(catalog, inst.instance, provider=provider, region=region, as_of=as_of)
+        is None
+    ):
+        anchor = catalog.value("orchestration.sagemaker_anchor")
         out.append(
-            f"no published SageMaker {ml} price in the catalog on {as_of}: HyperPod nodes are "
-            f"priced at the EC2 {inst.instance} rate and the ml.* premium is not included; add an "
-            f"{ml} on_demand price point (--catalog DIR) from the SageMaker pricing page"
+            f"no published SageMaker {ml} price in the catalog on {as_of}, and none derivable "
+            f"from ml.{anchor} by the EC2 price ratio: HyperPod nodes are priced at the EC2 "
+            f"{inst.instance} rate and the ml.* premium is not included; add an {ml} on_demand "
+            "price point (--catalog DIR) from the SageMaker pricing page"
         )
     if spot > 0:
         a = catalog.assumption("orchestration.hyperpod_spot")
@@ -1034,9 +1166,15 @@ def resolve_job(plan: Plan, catalog: Catalog, *, today: date | None = None) -> J
     as_of = plan.prices.as_of or day
     run_date = plan.run.date or as_of
     spot = plan.purchase.spot_fraction
+    spot_note = hyperpod_spot_note(catalog, orchestrator, spot, run_date)
+    spot = 0.0 if spot_note else spot
     warnings = (
         *_gpu_name_warnings(plan, catalog),
         *_cluster_warnings(plan, inst, nodes),
+        *_slice_warnings(catalog, inst, nodes),
+        *_data_read_warnings(plan, catalog),
+        *_spot_before_cut_warnings(catalog, inst, provider, region, as_of, spot),
+        *spot_note,
         *hyperpod_unpriced(catalog, inst, orchestrator, spot, provider, region, as_of),
         *_fsx_size_warnings(plan, catalog, provider),
         *_checkpoint_size_warnings(plan),
@@ -1091,6 +1229,7 @@ def usage_for(
     result (the interval needs the write stall and the interruption rates).
     """
     job = job if job is not None else resolve_job(plan, catalog, today=today)
+    plan = _spot_as_bought(plan, catalog, job)
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
     est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
@@ -1114,7 +1253,7 @@ def usage_for(
         restart_hours=rel.restart_hours,
     )
     dataset_gb = _dataset_gb(plan, catalog, d)
-    storage = _storage(plan, d, writes, job.provider)
+    storage = _storage(plan, d, writes, job.provider, job.run_date)
     checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
     data = _data(plan, d, job, dataset_gb)
     return Usage(
@@ -1149,6 +1288,16 @@ def usage_for(
         hours_per_month=float(catalog.value("reliability.hours_per_month")),
         chips_per_host=chips,
     )
+
+
+def _spot_as_bought(plan: Plan, catalog: Catalog, job: Job) -> Plan:
+    """The plan with the Spot share it could buy: none on HyperPod before HyperPod offered Spot
+    (``hyperpod_spot_note``, which ``resolve_job`` warns with), so every quantity that reads
+    the share (reclaims, the checkpoint interval, the purchase) sees the same cluster."""
+    p = plan.purchase
+    if not hyperpod_spot_note(catalog, job.orchestrator, p.spot_fraction, job.run_date):
+        return plan
+    return plan.model_copy(update={"purchase": p.model_copy(update={"spot_fraction": 0.0})})
 
 
 def _chips_per_host(catalog: Catalog, d: _Defaults, job: Job) -> int:
@@ -1297,7 +1446,10 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
-        rate = _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to)
+        rate = min(
+            _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to),
+            _nat_cap_gbytes_per_s(plan, d, provider, target),
+        )
     return _Writes(
         size_gb=size_gb,
         to=to,
@@ -1360,6 +1512,63 @@ def _evaluation(plan: Plan, d: _Defaults, est: TimeEstimate, compute_hours: floa
     )
 
 
+def _spot_before_cut_warnings(
+    catalog: Catalog, inst: Instance, provider: str, region: str, as_of: date, spot: float
+) -> tuple[str, ...]:
+    """A plan dated after an on-demand price cut whose spot price point is from before the cut:
+    spot prices follow the on-demand price they are a discount from, so a pre-cut spot rate
+    set against a post-cut on-demand rate makes spot look worse (or better) than it was, and
+    the forecast says both dates rather than blend two eras silently."""
+    if spot <= 0:
+        return ()
+    item = inst.instance
+    od = catalog.find_price(item, "on_demand", provider=provider, region=region, as_of=as_of)
+    sp = catalog.find_price(item, "spot", provider=provider, region=region, as_of=as_of)
+    if od is None or sp is None or sp.effective_from >= od.effective_from:
+        return ()
+    before = catalog.find_price(
+        item, "on_demand", provider=provider, region=region,
+        as_of=od.effective_from - timedelta(days=1),
+    )  # fmt: skip
+    if before is None or before.usd <= od.usd:
+        return ()
+    note = (
+        f"the {item} spot price (${sp.usd:,.4g}/h) is dated {sp.effective_from.isoformat()}, "
+        f"before the on-demand price cut of {od.effective_from.isoformat()} (${before.usd:,.4g} → "
+        f"${od.usd:,.4g}/h) that the plan's date {as_of.isoformat()} is priced after: spot is "
+        "priced from before the cut; add a spot price point after the cut (--catalog DIR or "
+        "'trainbill prices update')"
+    )
+    return (note,)
+
+
+def _data_read_warnings(plan: Plan, catalog: Catalog) -> tuple[str, ...]:
+    """The data a plan reads (dataset × epochs) against what its tokens take at the catalog's
+    bytes per token: two figures of the same thing, so a gap beyond
+    ``defaults.model.read_mismatch_factor`` is a wrong field, and the forecast says so rather
+    than price data reads that do not match the training it prices."""
+    gb, tokens = plan.data.dataset_gb, plan.model.tokens
+    if gb is None or tokens is None or gb <= 0 or tokens <= 0:
+        return ()
+    epochs = float(
+        plan.data.epochs if plan.data.epochs is not None else catalog.value("defaults.data.epochs")
+    )
+    bpt = float(catalog.value("defaults.model.bytes_per_token"))
+    expected = tokens * bpt / 1e9
+    read = gb * epochs
+    factor = float(catalog.value("defaults.model.read_mismatch_factor"))
+    if expected / factor <= read <= expected * factor:
+        return ()
+    note = (
+        f"the data read (data.dataset_gb {gb:,.0f} GB × {epochs:g} epochs = {read:,.0f} GB) does "
+        f"not match the tokens trained (model.tokens {tokens:.3g} × {bpt:g} bytes per token = "
+        f"{expected:,.0f} GB): {max(read, expected) / min(read, expected):.1f}× apart, beyond "
+        f"{factor:g}× (defaults.model.read_mismatch_factor); data lines price {read:,.0f} GB: "
+        "check data.dataset_gb, data.epochs and model.tokens"
+    )
+    return (note,)
+
+
 def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
     """The plan's dataset size, else its tokens at the catalog's bytes per token, else 0."""
     if plan.data.dataset_gb is not None:
@@ -1370,7 +1579,7 @@ def _dataset_gb(plan: Plan, catalog: Catalog, d: _Defaults) -> float:
     return 0.0
 
 
-def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str) -> Storage:
+def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str, on: date) -> Storage:
     """Block storage per node (the plan's, else defaults) and the file system already read."""
     st = plan.storage
     out = Storage(
@@ -1383,11 +1592,26 @@ def _storage(plan: Plan, d: _Defaults, writes: _Writes, provider: str) -> Storag
         fsx_tier=writes.to.fsx_tier,
     )
     if provider == "aws":
-        _check_gp3(d.catalog, out)
+        _check_gp3(d.catalog, out, on)
     return out
 
 
-def _check_gp3(catalog: Catalog, st: Storage) -> None:
+def gp3_limits(catalog: Catalog, on: date) -> tuple[float, float, str]:
+    """gp3's per-volume (IOPS, MiB/s) limits for a volume used on ``on``, and their basis: AWS
+    raised them from 16,000 / 1,000 to 80,000 / 2,000 (``whatif.gp3_limits_raised``), so a run
+    dated before the raise is held to the old ones (the seed article's gp3 wall was real then).
+    """
+    raised = date.fromisoformat(str(catalog.value("whatif.gp3_limits_raised")))
+    if on < raised:
+        iops = float(catalog.value("whatif.gp3_max_iops_before"))
+        mibps = float(catalog.value("whatif.gp3_max_throughput_mibps_before"))
+        return iops, mibps, f"gp3's limits before AWS raised them on {raised.isoformat()}"
+    iops = float(catalog.value("whatif.gp3_max_iops"))
+    mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    return iops, mibps, f"gp3's limits since AWS raised them on {raised.isoformat()}"
+
+
+def _check_gp3(catalog: Catalog, st: Storage, on: date) -> None:
     """A gp3 volume AWS would not create is an error, not a bill: IOPS above the baseline need
     500 per GiB of volume and at most the per-volume limit; throughput above the baseline needs
     0.25 MiB/s per provisioned IOPS and at most the per-volume limit (AWS EBS volume types;
@@ -1395,8 +1619,7 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
     thousands of dollars of IOPS no volume can have."""
     free_iops = float(catalog.value("defaults.storage.ebs_iops"))
     free_mibps = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-    max_iops = float(catalog.value("whatif.gp3_max_iops"))
-    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    max_iops, max_mibps, when = gp3_limits(catalog, on)
     per_gib = float(catalog.value("whatif.gp3_max_iops_per_gib"))
     per_iops = float(catalog.value("whatif.gp3_max_mibps_per_iops"))
     most_iops = min(max_iops, max(free_iops, per_gib * st.ebs_gb_per_node))
@@ -1417,7 +1640,7 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
             (
                 f"{st.ebs_iops:,.0f} IOPS on a {st.ebs_gb_per_node:,.0f} GB gp3 volume: gp3 allows "
                 f"{free_iops:,.0f} to {most_iops:,.0f} here ({per_gib:,.0f} IOPS per GiB, at most "
-                f"{max_iops:,.0f} per volume; AWS EBS volume types)"
+                f"{max_iops:,.0f} per volume, {when}; AWS EBS volume types)"
             ),
         ),
         (
@@ -1426,7 +1649,8 @@ def _check_gp3(catalog: Catalog, st: Storage) -> None:
             (
                 f"{st.ebs_throughput_mibps:,.0f} MiB/s on a gp3 volume with "
                 f"{st.ebs_iops:,.0f} IOPS: gp3 allows {free_mibps:,.0f} to {most_mibps:,.0f} here "
-                f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume; "
+                f"({per_iops:g} MiB/s per provisioned IOPS, at most {max_mibps:,.0f} per volume, "
+                f"{when}; "
                 "raise storage.ebs_iops for more)"
             ),
         ),
@@ -1762,6 +1986,19 @@ def _lustre_product(catalog: Catalog, provider: str) -> str:
     spec = catalog.value(f"services.{provider}.shared_fs")
     assert isinstance(spec, Mapping)
     return str(spec["product"])
+
+
+def _nat_cap_gbytes_per_s(plan: Plan, d: _Defaults, provider: str, target: str) -> float:
+    """GB/s a checkpoint written to S3 through NAT can move: every byte crosses the NAT
+    gateways (no S3 gateway endpoint), each carrying at most ``defaults.network.nat_gateway_gbps``
+    (100 Gbps = 12.5 GB/s), so the write stall is priced at that rate however many nodes write.
+    Infinite when the checkpoint does not cross a gateway."""
+    net = plan.network
+    via_nat = bool(d.get(net.s3_via_nat, "defaults.network.s3_via_nat"))
+    gateways = int(d.get(net.nat_gateways, "defaults.network.nat_gateways"))
+    if provider != "aws" or target != "s3" or not via_nat or gateways <= 0:
+        return math.inf
+    return gateways * float(d.get(None, "defaults.network.nat_gateway_gbps")) / 8.0
 
 
 def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> float:

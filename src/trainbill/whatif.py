@@ -32,9 +32,12 @@ from trainbill.usage import (
     FSX_TIER_MBPS_PER_TIB,
     Usage,
     fsx_throughput_mbps,
+    gp3_limits,
+    hyperpod_spot_note,
     hyperpod_unpriced,
     lustre_gb_per_gib,
     lustre_size_gib,
+    sagemaker_price,
 )
 
 __all__ = [
@@ -77,11 +80,27 @@ class OrchestratorRow:
     #: Charges of this orchestrator the catalog cannot price (HyperPod's ml.* premium, a
     #: HyperPod Spot rate; ``usage.hyperpod_unpriced``): the total is then a lower bound.
     unpriced: tuple[str, ...] = ()
+    #: How the provider bills this orchestrator's time (``orchestration.billing_<o>``): the
+    #: ledger bills the exact wall-clock, which is what per-second billing charges.
+    billing: str = ""
+    #: False when the managed-service premium itself (HyperPod's ml.* rate) could not be priced
+    #: (``usage.sagemaker_price`` is None): the orchestration figure is then a gap, said on the
+    #: row, never shown as a $0 price.
+    premium_priced: bool = True
+    #: What this orchestrator changed in the plan as bought (``usage.hyperpod_spot_note``: no
+    #: Spot on HyperPod before HyperPod offered it), said beside the row.
+    notes: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float:
         """The real bill under this orchestrator."""
         return self.forecast.total_usd
+
+    @property
+    def per_100h_usd(self) -> float:
+        """The real bill per 100 wall-clock hours of this run: the article's "cost per 100 h"
+        column worked out from the forecast (total ÷ wall hours × 100) instead of copied."""
+        return self.forecast.total_usd / self.forecast.usage.wall_hours * 100.0
 
 
 def cheapest_priced(rows: Sequence[OrchestratorRow]) -> OrchestratorRow | None:
@@ -135,6 +154,17 @@ def compare_orchestrators(
                 failure_risk=str(catalog.value(f"whatif.failure_risk_{o}")),
                 article_cost_100h_usd=float(catalog.value(f"whatif.article_cost_100h_{o}")),
                 unpriced=gaps,
+                notes=hyperpod_spot_note(catalog, o, plan.purchase.spot_fraction, u.run_date),
+                billing=str(catalog.value(f"orchestration.billing_{o}")),
+                premium_priced=o != "hyperpod"
+                or sagemaker_price(
+                    catalog,
+                    u.instance.instance,
+                    provider=u.provider,
+                    region=u.region,
+                    as_of=u.as_of,
+                )
+                is not None,
             )
         )
     return rows
@@ -260,8 +290,7 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         )
         raise SpecError(msg, field="cluster.provider")
     load = _gp3_load(plan, catalog, u)
-    max_iops = float(catalog.value("whatif.gp3_max_iops"))
-    max_mibps = float(catalog.value("whatif.gp3_max_throughput_mibps"))
+    max_iops, max_mibps, _when = gp3_limits(catalog, u.run_date)
     stall_hours, ebs_fits = _gp3_stall(u, load, max_iops=max_iops, max_mibps=max_mibps)
     provisioning_fits = (
         load.read_iops <= u.storage.ebs_iops and load.read_mibps <= u.storage.ebs_throughput_mibps

@@ -87,12 +87,14 @@ def test_hyperpod_without_a_sagemaker_price_says_the_premium_is_missing(catalog:
 
 
 def test_hyperpod_spot_group_keeps_the_ec2_spot_price(catalog: Catalog) -> None:
-    """A spot group is not ml.* usage: $0.40 spot even under HyperPod with an ml.c5.large price."""
-    usage = _usage(
-        catalog,
-        [{"name": "pool", "instance": "c5.large", "spot": True}],
+    """A spot group is not ml.* usage: $0.40 spot even under HyperPod with an ml.c5.large price
+    (a run dated 2026-01-05, after HyperPod offered Spot on 2025-11-26)."""
+    plan = zero_hidden_plan(
+        extra_groups=[{"name": "pool", "instance": "c5.large", "spot": True}],
         orchestrator="hyperpod",
     )
+    plan["prices"] = {"as_of": "2026-01-05"}
+    usage = usage_for(plan_from_dict(plan), catalog, today=TODAY)
     tiny = _tiny(catalog, price("ml.c5.large", "on_demand", "instance-hour", 1.5))
     (pool,) = _lines(usage, tiny)
     assert pool.unit_price_usd == 0.4
@@ -167,3 +169,16 @@ def test_a_group_without_a_price_is_named_by_its_plan_field(catalog: Catalog) ->
         PriceNotFoundError, match=r"^cluster\.extra_groups\[1\] \(burst, instance 'p5\.48xlarge'\)"
     ):
         _lines(usage, _tiny(catalog))
+
+
+def test_hyperpod_spot_group_before_spot_was_offered_is_on_demand(catalog: Catalog) -> None:
+    """The same spot group on HyperPod in a run dated 2025-05-01 (zero_hidden_plan's date, before
+    HyperPod Spot on 2025-11-26) is billed on demand: 3 × 10 h × $1.00, not $0.40."""
+    usage = _usage(
+        catalog,
+        [{"name": "pool", "instance": "c5.large", "count": 3, "spot": True}],
+        orchestrator="hyperpod",
+    )
+    (pool,) = _lines(usage, _tiny(catalog))
+    assert pool.unit_price_usd == 1.0
+    assert pool.cost_usd == pytest.approx(3 * 10 * 1.0)

@@ -27,12 +27,19 @@ ML = price("ml.p5.48xlarge", "on_demand", "instance-hour", 12.0)
 EKS = price("eks.control_plane", "on_demand", "cluster-hour", 0.5)
 
 
+#: A price date after HyperPod offered Spot (orchestration.hyperpod_spot_from = 2025-11-26).
+SPOT_ERA = "2026-01-05"
+
+
 def _priced(
-    base: Catalog, orchestrator: str, *prices: Any, spot: float = 0.0
+    base: Catalog, orchestrator: str, *prices: Any, spot: float = 0.0, as_of: str | None = None
 ) -> tuple[Usage, list[Charge]]:
-    """Usage and orchestration charges of the 4-node, 10 h plan run under ``orchestrator``."""
+    """Usage and orchestration charges of the 4-node, 10 h plan run under ``orchestrator``
+    (priced 2025-05-01, ``zero_hidden_plan``'s date, unless ``as_of``)."""
     plan = zero_hidden_plan(orchestrator=orchestrator)
     plan["purchase"] = {"spot_fraction": spot}
+    if as_of is not None:
+        plan["prices"] = {"as_of": as_of}
     tiny = tiny_catalog(base, *prices)
     u = usage_for(plan_from_dict(plan), tiny, today=TODAY)
     assert u.wall_hours == 10.0  # nothing stalls: hand arithmetic below uses 10 h
@@ -74,12 +81,13 @@ def test_hyperpod_bills_the_ml_premium_over_ec2(catalog: Catalog) -> None:
 
 
 def test_hyperpod_spot_nodes_carry_no_premium(catalog: Catalog) -> None:
-    """Half the nodes on spot: only the on-demand half pays the ml.* premium."""
-    _, (line,) = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=0.5)
+    """Half the nodes on spot (a run after HyperPod offered Spot): only the on-demand half pays
+    the ml.* premium."""
+    _, (line,) = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=0.5, as_of=SPOT_ERA)
     # 4 nodes × 50 % on-demand × 10 h = 20 instance-hours × $2 = $40
     assert line.quantity == pytest.approx(20.0)
     assert line.cost_usd == pytest.approx(40.0)
-    _, none = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=1.0)
+    _, none = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=1.0, as_of=SPOT_ERA)
     assert none == []  # all spot: no on-demand node to carry the premium
 
 
@@ -113,3 +121,39 @@ def test_the_premium_line_has_the_provenance_of_its_weaker_price(catalog: Catalo
     assert line.provenance is Provenance.REFERENCE_REGION
     _, (own,) = _priced(catalog, "hyperpod", EC2, ML)
     assert own.provenance is Provenance.PUBLISHED
+
+
+def test_hyperpod_before_it_offered_spot_runs_every_node_on_demand(catalog: Catalog) -> None:
+    """Dated rule, not a refusal: a HyperPod run dated 2025-05-01, before HyperPod offered Spot
+    (2025-11-26), with spot_fraction = 0.5 is priced as the cluster it could buy then: all 4
+    nodes on demand, each paying the ml.* premium, and a warning names both dates."""
+    u, (line,) = _priced(catalog, "hyperpod", EC2, EC2_SPOT, ML, spot=0.5)
+    assert u.purchase.spot_fraction == 0.0
+    # 4 nodes × 100 % on-demand × 10 h = 40 instance-hours × ($12 − $10) = $80
+    assert line.quantity == pytest.approx(4 * 1.0 * 10)
+    assert line.cost_usd == pytest.approx(40 * (12.0 - 10.0))
+    (note,) = [w for w in u.warnings if "before HyperPod offered Spot" in w]
+    assert "2025-05-01" in note
+    assert "2025-11-26" in note
+    # The same plan on raw EC2 keeps its spot half: the rule is HyperPod's alone.
+    ec2 = plan_from_dict(
+        {**zero_hidden_plan(orchestrator="ec2"), "purchase": {"spot_fraction": 0.5}}
+    )
+    assert (
+        usage_for(ec2, tiny_catalog(catalog, EC2, EC2_SPOT), today=TODAY).purchase.spot_fraction
+        == 0.5
+    )
+
+
+def test_a_missing_ml_price_is_derived_by_the_ec2_price_ratio(catalog: Catalog) -> None:
+    """No ml.p5.48xlarge price, but the anchor (orchestration.sagemaker_anchor = p4d.24xlarge)
+    has both: ml.p5 = ml.p4d × EC2 p5 ÷ EC2 p4d = $11.5 × $10 ÷ $5 = $23, so the premium is
+    $23 − $10 = $13 per node-hour, and the line says it is derived and unverified."""
+    anchor_ml = price("ml.p4d.24xlarge", "on_demand", "instance-hour", 11.5)
+    anchor_ec2 = price("p4d.24xlarge", "on_demand", "instance-hour", 5.0)
+    _, (line,) = _priced(catalog, "hyperpod", EC2, anchor_ml, anchor_ec2)
+    assert line.unit_price_usd == pytest.approx(11.5 * 10.0 / 5.0 - 10.0)
+    assert line.cost_usd == pytest.approx(40 * 13.0)  # 4 nodes × 10 h
+    assert "DERIVED" in line.source
+    assert "ml.p4d.24xlarge $11.5 × EC2 p5.48xlarge $10 ÷ EC2 p4d.24xlarge $5" in line.source
+    assert line.provenance is Provenance.UNVERIFIED

@@ -47,8 +47,10 @@ def test_published_commitment_only(catalog: Catalog) -> None:
 
 
 def test_sort_by_pflop_puts_unpriced_last(catalog: Catalog) -> None:
-    """--sort pflop ranks by $/PFLOP-hour ascending; rows with no on-demand price go last."""
+    """--sort pflop ranks by $/PFLOP-hour ascending; rows with no on-demand price go last among
+    the ranked (catalog stand-ins come after them, unranked: test_stand_ins)."""
     rows = sort_rows(gpu_price_rows(catalog, price_table(catalog, as_of=DAY), as_of=DAY), "pflop")
+    rows = tuple(r for r in rows if not r.stand_in)
     priced = [r.usd_per_pflop_hour for r in rows if r.usd_per_pflop_hour is not None]
     assert priced == sorted(priced)
     assert rows[-1].usd_per_pflop_hour is None

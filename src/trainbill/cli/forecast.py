@@ -126,11 +126,14 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     """
     from rich.markup import escape
 
+    from trainbill.catalog import Provenance
     from trainbill.cli._tables import Col, align_money, print_table, print_wrapped
     from trainbill.forecast import RANGE_LABEL
     from trainbill.ledger import CATEGORIES
     from trainbill.report.format import category_name, money, money_precise
 
+    # A line whose price is not a provider's says so on the line itself, not only in a warning.
+    marks = {Provenance.STAND_IN: " (stand-in)", Provenance.UNPRICED: " (NOT PRICED)"}
     console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
     title = (
@@ -157,7 +160,7 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
             rows.append(
                 [
                     category_name(cat) if i == 0 else "",
-                    escape(line.item),
+                    escape(line.item) + marks.get(line.provenance, ""),
                     f"{line.quantity:,.2f}",
                     line.unit,
                     money_precise(line.unit_price_usd),

@@ -23,6 +23,7 @@ from trainbill.cli import app
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.prices import (
     STALE_AFTER_DAYS,
+    InstanceQuote,
     PriceUpdateError,
     cache_dir,
     instance_quote,
@@ -105,10 +106,17 @@ def list_prices(
     wide: Annotated[
         bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
     ] = False,
+    allow_stand_ins: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stand-ins",
+            help="Also rank catalog stand-ins (prices no cloud publishes, e.g. an H800 node).",
+        ),
+    ] = False,
 ) -> None:
     """Compare accelerators: $/GPU-hour on-demand, spot and commitment by cloud and region, HBM,
     dense BF16/FP8 TFLOP/s and $ per PFLOP-hour at peak, with each price's date and age."""
-    from trainbill.prices.compare import gpu_price_rows, sort_rows
+    from trainbill.prices.compare import gpu_price_rows, ranked, sort_rows
 
     day = _as_of(as_of)
     catalog = _catalog(catalog_dir)
@@ -116,17 +124,33 @@ def list_prices(
     quotes = price_table(catalog, as_of=day, gpu=gpu, provider=provider, region=region)
     if not quotes:
         raise TrainbillError(_why_no_prices(catalog, day=day, provider=provider, region=region))
-    rows = sort_rows(gpu_price_rows(catalog, quotes, as_of=day), sort)
+    rows = sort_rows(
+        gpu_price_rows(catalog, quotes, as_of=day), sort, allow_stand_ins=allow_stand_ins
+    )
     if as_json:
-        # The instance-level keys stay as they were; ``per_gpu`` adds the comparison.
-        per = {(r.cloud, r.region, r.instance): r.as_dict() for r in rows}
-        _dump(
-            [
-                q.to_json()
-                | {"history": None, "per_gpu": per.get((q.provider, q.region, q.instance))}
-                for q in quotes
-            ]
+        # The instance-level keys stay as they were; ``per_gpu`` adds the comparison, ``rank``
+        # the place in the --sort ranking (None: not ranked, a stand-in or no accelerator), and
+        # the entries come in that order.
+        places = {(r.cloud, r.region, r.instance): i for i, r in enumerate(rows)}
+        per = {(r.cloud, r.region, r.instance): r for r in rows}
+
+        def entry(q: InstanceQuote) -> dict[str, object]:
+            row = per.get((q.provider, q.region, q.instance))
+            rank = (
+                places[(q.provider, q.region, q.instance)] + 1
+                if row is not None and ranked(row, sort, allow_stand_ins=allow_stand_ins)
+                else None
+            )
+            return q.to_json() | {
+                "history": None,
+                "per_gpu": row.as_dict() if row is not None else None,
+                "rank": rank,
+            }
+
+        order = sorted(
+            quotes, key=lambda q: places.get((q.provider, q.region, q.instance), len(places))
         )
+        _dump([entry(q) for q in order])
         return
     from trainbill.cli._tables import Col, align_money, print_table
 
@@ -170,8 +194,8 @@ def list_prices(
             r.accelerator,
             r.cloud,
             r.region,
-            r.instance,
-            usd(r.on_demand),
+            f"{r.instance} (STAND-IN)" if r.stand_in else r.instance,
+            usd(r.on_demand) + (" stand-in" if r.stand_in else ""),
             spot(r),
             f"{usd(r.commitment)} {r.commitment_option}" if r.commitment is not None else "-",
             num(r.hbm_gb),
@@ -199,6 +223,17 @@ def list_prices(
             "days: run 'trainbill prices update <cloud>'."
         ),
     ]
+    stand_ins = [r.instance for r in rows if r.stand_in]
+    if stand_ins:
+        footer.append(
+            f"STAND-IN: {', '.join(dict.fromkeys(stand_ins))}: a catalog figure no provider "
+            "sells at (the row's source says what it stands in for), "
+            + (
+                "ranked here because --allow-stand-ins was given."
+                if allow_stand_ins
+                else "listed after the ranked rows and not ranked (--allow-stand-ins ranks it)."
+            )
+        )
     print_table(
         con,
         f"Accelerator prices in force on {day.isoformat()}",

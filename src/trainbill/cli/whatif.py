@@ -56,13 +56,17 @@ def compare_cmd(
                     "label": r.label,
                     "total_usd": r.total_usd,
                     "orchestration_usd": r.orchestration_usd,
+                    "premium_priced": r.premium_priced,
                     "restart_hours": r.restart_hours,
                     "failure_and_reclaim_usd": r.disruption_usd,
                     "wall_hours": r.forecast.usage.wall_hours,
+                    "per_100h_usd": r.per_100h_usd,
+                    "billing": r.billing,
                     "setup_time": r.setup_time,
                     "failure_risk": r.failure_risk,
                     "article_cost_100h_usd": r.article_cost_100h_usd,
                     "unpriced": list(r.unpriced),
+                    "notes": list(r.notes),
                 }
                 for r in rows
             ]
@@ -78,37 +82,39 @@ def compare_cmd(
         Col("restart h", "right", drop=5),
         Col("failures+reclaims", "right", drop=4),
         Col("wall h", "right", drop=2),
-        Col("set-up time", kind="text", drop=6),
-        Col("risk (article)", kind="text", drop=7),
-        Col("article, 100 h", "right", drop=8),
+        Col("per 100 h", "right", drop=6),
+        Col("billed", kind="text", drop=7),
     ]
     table_rows = [
         [
             r.label,
-            _m(r.total_usd) + (" *" if r.unpriced else ""),
-            _m(r.orchestration_usd),
+            _m(r.total_usd) + (" (lower bound, not ranked)" if r.unpriced else ""),
+            _m(r.orchestration_usd) if r.premium_priced else "NOT PRICED (ml.* premium)",
             f"{r.restart_hours:g}",
             _m(r.disruption_usd),
             f"{r.forecast.usage.wall_hours:,.1f}",
-            r.setup_time,
-            r.failure_risk,
-            _m(r.article_cost_100h_usd),
+            _m(r.per_100h_usd),
+            r.billing,
         ]
         for r in rows
     ]
     print_table(_common.console, "Same job, three orchestrators", cols, table_rows, wide=wide)
     for r in rows:
+        for note in r.notes:
+            console.print(f"* {r.label}: {escape(note)}")
         for gap in r.unpriced:
             console.print(f"* {r.label}: a lower bound: {escape(gap)}")
+    for r in rows:
+        console.print(
+            f"The article claims for {r.label} (not computed, no figure above uses them): set-up "
+            f"{r.setup_time}; risk {r.failure_risk}; {_m(r.article_cost_100h_usd)} per 100 h"
+        )
     cheapest = cheapest_priced(rows)
     whole = "" if cheapest is None or len(rows) == 1 else " among the fully priced"
     console.print(
-        (
-            f"Cheapest{whole} for this job: [bold]{cheapest.label}[/bold]. "
-            if cheapest is not None
-            else "No orchestrator is fully priced: no cheapest. "
-        )
-        + "Set-up times and risk are the article's, not computed."
+        f"Cheapest{whole} for this job: [bold]{cheapest.label}[/bold]."
+        if cheapest is not None
+        else "No orchestrator is fully priced: no cheapest."
     )
 
 

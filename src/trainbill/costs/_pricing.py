@@ -18,7 +18,7 @@ from trainbill._record import record
 from trainbill.catalog import Catalog, PricePoint, Provenance
 from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
-from trainbill.usage import Usage
+from trainbill.usage import Usage, sagemaker_price
 
 __all__ = [
     "UNPRICED",
@@ -367,10 +367,10 @@ def covered_on_demand_rate(catalog: Catalog, usage: Usage) -> Rate:
 
 
 def sagemaker_rate(catalog: Catalog, usage: Usage, instance: str) -> Rate | None:
-    """On-demand price of ``ml.<instance>`` (what HyperPod bills), or None when not published."""
-    item = f"ml.{instance}"
-    p = catalog.find_price(
-        item, "on_demand", provider=usage.provider, region=usage.region, as_of=usage.as_of
+    """On-demand price of ``ml.<instance>`` (what HyperPod bills), published or derived by the
+    EC2 price ratio (``usage.sagemaker_price``), or None when neither is possible."""
+    p = sagemaker_price(
+        catalog, instance, provider=usage.provider, region=usage.region, as_of=usage.as_of
     )
     return None if p is None else Rate(usd=p.usd, source=p.cite(), provenance=p.provenance)
 

@@ -6,7 +6,8 @@ own on-demand (or spot) price, looked up as the workers' is (``_pricing.group_ra
 plan zone's spot price, a Capacity Block rate where there is no On-Demand SKU, the price's
 age). Under SageMaker HyperPod an on-demand group is billed as ``ml.<instance>``: its published
 SageMaker price is used when the catalog has one, else the EC2 price and the basis says the
-ml.* premium is not included. No extra groups: no lines.
+ml.* premium is not included; a spot group of a HyperPod run dated before HyperPod offered Spot
+is on demand (``usage.hyperpod_spot_note``, as the workers are). No extra groups: no lines.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from trainbill.catalog import Catalog
 from trainbill.costs._pricing import group_rate, sagemaker_rate
 from trainbill.errors import PriceNotFoundError
 from trainbill.ledger import Charge
-from trainbill.usage import Usage
+from trainbill.usage import Usage, hyperpod_spot_note
 
 __all__ = ["CATEGORY", "price"]
 CATEGORY = "compute"
@@ -28,7 +29,11 @@ _PRICING_CATEGORY = {"spot": "Dynamic", "capacity_block": "Committed"}
 def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     """One compute line per extra instance group, for the whole wall-clock."""
     wall = usage.wall_hours
-    for i, (name, instance, count, spot) in enumerate(usage.extra_groups):
+    before_spot = usage.orchestrator == "hyperpod" and bool(
+        hyperpod_spot_note(catalog, "hyperpod", 1.0, usage.run_date)
+    )
+    for i, (name, instance, count, given_spot) in enumerate(usage.extra_groups):
+        spot = given_spot and not before_spot  # HyperPod before Spot: the group is on demand
         try:
             rate = group_rate(catalog, usage, "spot" if spot else "on_demand", instance)
         except PriceNotFoundError as exc:  # name the plan's field, not only the item

@@ -30,7 +30,14 @@ from trainbill.optimize.space import (
     uncovered_by_held,
 )
 from trainbill.spec import Plan
-from trainbill.usage import Job, Usage, hyperpod_unpriced, resolve_job, usage_for
+from trainbill.usage import (
+    Job,
+    Usage,
+    hyperpod_spot_note,
+    hyperpod_unpriced,
+    resolve_job,
+    usage_for,
+)
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -117,10 +124,22 @@ class _Pricer:
             self.notes.append(f"{self.inst.instance}: spot not searched ({exc})")
             return self.price(base, iv, sp)
         if not self.spot_ok or (
-            base.orchestrator == "hyperpod" and self._hyperpod_unpriced(base, spot=1.0)
+            base.orchestrator == "hyperpod"
+            and (self._hyperpod_before_spot(base) or self._hyperpod_unpriced(base, spot=1.0))
         ):
             out[..., sp > 0] = np.inf
         return out, sched
+
+    def _hyperpod_before_spot(self, base: Usage) -> bool:
+        """A HyperPod run dated before HyperPod offered Spot (``usage.hyperpod_spot_note``): its
+        spot mixes cannot be bought, so they are not candidates. Noted once per instance."""
+        said = hyperpod_spot_note(self.catalog, "hyperpod", 1.0, base.run_date)
+        if said:
+            note = f"{self.inst.instance}: HyperPod on spot not searched (run dated "
+            note += f"{base.run_date.isoformat()}, before HyperPod offered Spot)"
+            if note not in self.notes:
+                self.notes.append(note)
+        return bool(said)
 
     def _hyperpod_unpriced(self, base: Usage, *, spot: float) -> bool:
         """Whether HyperPod has a charge the catalog cannot price: on demand its ml.* premium,

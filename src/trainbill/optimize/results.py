@@ -27,6 +27,7 @@ CaveatKind = Literal[
     "stand_in",
     "porting",
     "cloud",
+    "orchestrator",
     "older_gpu",
     "memory",
     "spot_capacity",
@@ -41,10 +42,12 @@ class Caveat:
 
     ``kind``: ``stand_in`` (a catalog stand-in, not something a cloud sells), ``porting`` (another
     accelerator vendor: the code must be ported), ``cloud`` (another cloud: account, quotas,
-    data), ``older_gpu`` (an accelerator launched before the plan's), ``memory`` (less HBM per
-    accelerator: the parallel layout must be re-tuned), ``spot_capacity`` (more nodes on spot
-    than the plan: capacity at that size is not guaranteed), ``reference_region`` (its instance
-    has no price point in its region: priced at the provider's reference region's),
+    data), ``orchestrator`` (another orchestrator on the same cloud: another service to set up,
+    its own quotas and commitments), ``older_gpu`` (an accelerator launched before the plan's),
+    ``memory`` (less HBM per accelerator: the parallel layout must be re-tuned),
+    ``spot_capacity`` (more nodes on spot than the plan: capacity at that size is not
+    guaranteed), ``reference_region`` (its instance has no price point in its region: priced at
+    the provider's reference region's),
     ``deadline_risk`` (meets the deadline on the expected wall-clock, not at its P90).
     """
 
@@ -193,6 +196,38 @@ _PORTING = {
 }
 
 
+#: What moving a run to each orchestrator changes besides its price (the ``orchestrator``
+#: caveat), as the ``cloud`` caveat says for a move between clouds.
+_ORCHESTRATOR_SWITCH = {
+    "hyperpod": (
+        "a SageMaker HyperPod cluster (CreateCluster with lifecycle scripts, SageMaker ml.* "
+        "instance quotas, not EC2's), billed as SageMaker ml.* usage: an EC2 Instance or Compute "
+        "Savings Plan does not cover it (a SageMaker Savings Plan does), and Spot only from "
+        "HyperPod's Spot support on"
+    ),
+    "eks": (
+        "an EKS cluster with Karpenter node pools and a job operator to set up and keep "
+        "upgraded (EKS control-plane hours, Kubernetes version support windows)"
+    ),
+    "ec2": (
+        "self-managed instances: detecting a failed node, replacing it and restarting the job "
+        "are the team's own work (no managed recovery)"
+    ),
+}
+
+
+def _orchestrator_caveat(c: Candidate, user_inst: Instance, mine: str | None) -> Caveat | None:
+    """The ``orchestrator`` caveat of a candidate on the plan's cloud under another service."""
+    if mine is None or c.provider != user_inst.provider or c.orchestrator == mine:
+        return None
+    what = _ORCHESTRATOR_SWITCH.get(c.orchestrator)
+    if what is None:
+        return None
+    return Caveat(
+        kind="orchestrator", text=f"moves the run from {mine} to {c.orchestrator}: {what}"
+    )
+
+
 def _caveats(
     c: Candidate,
     user_inst: Instance,
@@ -200,6 +235,7 @@ def _caveats(
     catalog: Catalog,
     as_of: date,
     deadline: float | None = None,
+    user_orchestrator: str | None = None,
 ) -> tuple[Caveat, ...]:
     """What ``c`` changes against the user's plan beyond its price, and what its price or
     deadline rests on (see ``Caveat``)."""
@@ -220,6 +256,9 @@ def _caveats(
             "clouds"
         )
         out.append(Caveat(kind="cloud", text=text))
+    switched = _orchestrator_caveat(c, user_inst, user_orchestrator)
+    if switched is not None:
+        out.append(switched)
     if acc.launched is not None and mine.launched is not None and acc.launched < mine.launched:
         no_fp8 = (
             "" if acc.peak_fp8_tflops is not None or mine.peak_fp8_tflops is None else ", no FP8"

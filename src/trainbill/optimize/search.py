@@ -38,7 +38,7 @@ from trainbill.optimize.space import (
     candidate_plan,
     search_instances,
 )
-from trainbill.spec import Plan
+from trainbill.spec import Plan, orchestrator_on
 from trainbill.usage import resolve_cluster
 
 Objective = Literal["expected", "p90"]
@@ -298,8 +298,10 @@ def _noter(
     user_inst, _ = resolve_cluster(plan, catalog)
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
+    mine = orchestrator_on(user_inst.provider, plan.cluster.orchestrator)
 
     def noted(c: Candidate) -> Candidate:
-        return replace(c, caveats=_caveats(c, user_inst, spot_nodes, catalog, as_of, deadline))
+        caveats = _caveats(c, user_inst, spot_nodes, catalog, as_of, deadline, mine)
+        return replace(c, caveats=caveats)
 
     return noted

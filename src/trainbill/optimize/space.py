@@ -21,7 +21,13 @@ from trainbill.spec import (
     orchestrator_on,
     plan_from_dict,
 )
-from trainbill.usage import Usage, instance_family, resolve_cluster
+from trainbill.usage import (
+    Usage,
+    instance_family,
+    nearest_slice,
+    resolve_cluster,
+    tpu_slice_sizes,
+)
 
 
 @record
@@ -206,6 +212,9 @@ def _default_nodes(plan: Plan, catalog: Catalog, inst: Instance) -> tuple[int, .
     ref_inst, ref_nodes = resolve_cluster(plan, catalog)
     gpus = ref_nodes * ref_inst.accelerator_count
     targets = [gpus * 2.0 ** (k / 2.0) for k in range(-6, 7)]
+    slices = tpu_slice_sizes(catalog, inst, MAX_NODES)
+    if slices is not None:  # a TPU is sold by slice: the sold size nearest each step
+        return tuple(sorted({nearest_slice(slices, g / inst.accelerator_count) for g in targets}))
     # Capped at the plan schema's node limit: a candidate past it is not a valid plan.
     return tuple(
         sorted({min(MAX_NODES, max(1, round(g / inst.accelerator_count))) for g in targets})

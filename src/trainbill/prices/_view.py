@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date
 
 from trainbill._record import record
-from trainbill.catalog import Catalog, PricePoint
+from trainbill.catalog import STAND_IN_MARK, Catalog, PricePoint
 from trainbill.catalog.rows import accelerator_key
 from trainbill.errors import PriceNotFoundError, SpecError, suggest
 
@@ -57,6 +57,9 @@ class InstanceQuote:
     as_of: date
     options: dict[str, OptionPrice]
     history: tuple[PricePoint, ...]
+    #: A catalog stand-in (the instance or its on-demand price marked ``STAND-IN``): a figure
+    #: no provider sells at, never shown or ranked as a provider price.
+    stand_in: bool = False
 
     def usd(self, option: str) -> float | None:
         """Rate for an option, or None when the catalog has none."""
@@ -90,6 +93,7 @@ class InstanceQuote:
             "sp_3yr_usd_per_hour": self.usd("sp_3yr"),
             "capacity_block_usd_per_hour": self.usd("capacity_block"),
             "source": on_demand.source if on_demand else None,
+            "stand_in": self.stand_in,
             "prices": {
                 name: {
                     "usd_per_hour": o.usd_per_hour,
@@ -189,6 +193,8 @@ def instance_quote(
         as_of=as_of,
         options=options,
         history=history,
+        stand_in=bool(known and known.stand_in)
+        or any(o.source.lstrip().startswith(STAND_IN_MARK) for o in options.values()),
     )
 
 

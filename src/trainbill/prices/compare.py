@@ -24,7 +24,7 @@ from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
 from trainbill.prices._view import InstanceQuote
 
-__all__ = ["SORT_KEYS", "GpuPriceRow", "gpu_price_rows", "sort_rows"]
+__all__ = ["SORT_KEYS", "GpuPriceRow", "gpu_price_rows", "ranked", "sort_rows"]
 
 #: Published commitment-like options, in the order a tie is shown.
 _COMMITMENTS = {"sp_3yr": "3yr", "sp_1yr": "1yr", "capacity_block": "Capacity Block"}
@@ -53,6 +53,8 @@ class GpuPriceRow:
     usd_per_pflop_hour: float | None
     price_date: date | None
     age_days: int | None
+    #: A catalog stand-in (``InstanceQuote.stand_in``): marked, and ranked only when asked.
+    stand_in: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (``per_gpu`` of ``prices list --json``)."""
@@ -70,6 +72,7 @@ class GpuPriceRow:
             "usd_per_pflop_hour_bf16_at_peak": self.usd_per_pflop_hour,
             "price_date": self.price_date.isoformat() if self.price_date else None,
             "age_days": self.age_days,
+            "stand_in": self.stand_in,
         }
 
 
@@ -138,25 +141,51 @@ def gpu_price_rows(
                 else None,
                 price_date=dated.effective_from if dated else None,
                 age_days=(as_of - dated.effective_from).days if dated else None,
+                stand_in=q.stand_in,
             )
         )
     return tuple(rows)
 
 
-def sort_rows(rows: Sequence[GpuPriceRow], key: str) -> tuple[GpuPriceRow, ...]:
-    """Rows ranked by ``key`` (one of ``SORT_KEYS``); rows without the figure go last."""
-    getters: dict[str, Any] = {
-        "gpu": lambda r: (r.accelerator, r.on_demand if r.on_demand is not None else float("inf")),
-        "on-demand": lambda r: r.on_demand,
-        "spot": lambda r: r.spot_low,
-        "commitment": lambda r: r.commitment,
-        "pflop": lambda r: r.usd_per_pflop_hour,
-        "hbm": lambda r: -r.hbm_gb if r.hbm_gb is not None else None,
-        "age": lambda r: r.age_days,
-    }
-    if key not in getters:
+_GETTERS: dict[str, Any] = {
+    "gpu": lambda r: (r.accelerator, r.on_demand if r.on_demand is not None else float("inf")),
+    "on-demand": lambda r: r.on_demand,
+    "spot": lambda r: r.spot_low,
+    "commitment": lambda r: r.commitment,
+    "pflop": lambda r: r.usd_per_pflop_hour,
+    "hbm": lambda r: -r.hbm_gb if r.hbm_gb is not None else None,
+    "age": lambda r: r.age_days,
+}
+
+
+def _getter(key: str) -> Any:
+    if key not in _GETTERS:
         raise SpecError(
             f"{key!r} is not a sort key; allowed: {', '.join(SORT_KEYS)}", field="--sort"
         )
-    get = getters[key]
-    return tuple(sorted(rows, key=lambda r: (get(r) is None, get(r) if get(r) is not None else 0)))
+    return _GETTERS[key]
+
+
+def sort_rows(
+    rows: Sequence[GpuPriceRow], key: str, *, allow_stand_ins: bool = False
+) -> tuple[GpuPriceRow, ...]:
+    """Rows ranked by ``key`` (one of ``SORT_KEYS``); rows without the figure go last.
+
+    A catalog stand-in (an H800 node at DeepSeek's assumed $2/GPU-hour, a trn2 priced at trn1's
+    per-chip rate) is not something a provider sells at that price, so it is not ranked against
+    prices that are: it goes after every ranked row (``ranked`` says which are), unless
+    ``allow_stand_ins``."""
+    get = _getter(key)
+
+    def rank(r: GpuPriceRow) -> tuple[bool, bool, Any]:
+        value = get(r)
+        unranked = r.stand_in and not allow_stand_ins
+        return (unranked, value is None, value if value is not None else 0)
+
+    return tuple(sorted(rows, key=rank))
+
+
+def ranked(row: GpuPriceRow, key: str, *, allow_stand_ins: bool = False) -> bool:
+    """Whether ``sort_rows`` ranks the row by ``key``: it has the figure, and it is not a
+    stand-in (unless allowed)."""
+    return _getter(key)(row) is not None and (allow_stand_ins or not row.stand_in)
