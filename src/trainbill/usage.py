@@ -1209,6 +1209,8 @@ def _compute(
         measured_mfu=measured_mfu,
         software_age_years=software_age_years(job.accelerator, job.run_date),
         batch_note=batch_note,
+        architecture=m.architecture,
+        attention_share=m.attention_share,
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
