@@ -100,10 +100,12 @@ from trainbill.errors import SpecError
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
 __all__ = [
+    "BandQuantiles",
     "FitParams",
     "Layout",
     "TimeEstimate",
     "default_global_batch",
+    "error_band_quantiles",
     "estimate_shape",
     "estimate_time",
     "executed_flops",
@@ -177,6 +179,51 @@ class FitParams:
             )
             raise ValueError(msg)
         return 1.0 - self.immaturity * math.exp(-max(age_years, 0.0) / self.maturity_tau_years)
+
+
+@record
+class BandQuantiles:
+    """The time model's cross-validated error for a cluster: actual / forecast GPU-hours at
+    P10, P50 and P90 (``time.error_band``), and which cluster-size bucket gave them."""
+
+    p10: float
+    p50: float
+    p90: float
+    #: In words: "clusters of up to 128 GPUs", "of 129 to 1,024" or "of more than 1,024".
+    bucket: str
+    source: str
+
+
+def error_band_quantiles(catalog: Catalog, gpus: int) -> BandQuantiles:
+    """The error band of a whole run on ``gpus`` GPUs: its cluster-size bucket's.
+
+    Why by bucket: on runs it was not fitted to, the model under-predicts small and mid-size
+    clusters' GPU-hours more than large ones' (issue #43), so one band for every cluster sat
+    too low for the first and too wide for the second; each bucket's P10/P50/P90 are read from
+    its own leave-one-source-out residuals (``tools/fit_time_model.py``).
+    """
+    below = 0
+    name, words = "large_cluster", ""
+    for bucket in ("small_cluster", "mid_cluster"):
+        most = int(catalog.value(f"time.error_band.{bucket}_max_gpus"))
+        if gpus <= most:
+            name = bucket
+            words = (
+                f"clusters of {below + 1:,} to {most:,} GPUs"
+                if below
+                else (f"clusters of up to {most:,} GPUs")
+            )
+            break
+        below = most
+    words = words or f"clusters of more than {below:,} GPUs"
+    key = f"time.error_band.{name}"
+    return BandQuantiles(
+        p10=float(catalog.value(f"{key}_p10")),
+        p50=float(catalog.value(f"{key}_p50")),
+        p90=float(catalog.value(f"{key}_p90")),
+        bucket=words,
+        source=catalog.assumption(f"{key}_p10").source,
+    )
 
 
 def fit_params(catalog: Catalog) -> FitParams:
