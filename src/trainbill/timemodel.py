@@ -1274,13 +1274,27 @@ def _modelled_kernel_notes(q: _Query, w: _Work, k: _Kernel) -> list[_Factor]:
         f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + "
         f"memory-bound {k.m:.3f}) on BF16 peak: m = k_mem {fp.k_mem:.3g} × ({q.bf16:g} "
         f"TFLOP/s ÷ {acc.hbm_tbps:g} TB/s = {_machine_balance(acc):.0f} FLOP/byte) ÷ "
-        f"d_model {w.d_model}{moe_txt} → {k.kernel_mfu:.1%} of {q.precision} peak before "
+        f"d_model {w.d_model}{_extra_memory_note(k)}{moe_txt} → {k.kernel_mfu:.1%} of "
+        f"{q.precision} peak before "
         f"recompute and communication (fit: {q.catalog.assumption('time.fit.e_max').source})"
     )
     return [
         ("maturity", _maturity_note(acc, fp, q.software_age_years, k.maturity)),
         ("kernel", kernel),
     ]
+
+
+def _extra_memory_note(k: _Kernel) -> str:
+    """What the memory-bound share holds besides k_mem's element-wise work: FP32's doubled
+    bytes, the Mamba blocks' scans and unfused attention (each its own factor line)."""
+    parts = []
+    if k.byte_scale != 1.0:
+        parts.append(f" × {k.byte_scale:g} (4-byte activations)")
+    if k.m_ssm:
+        parts.append(f" + selective scan {k.m_ssm:.3f}")
+    if k.m_attn:
+        parts.append(f" + unfused attention {k.m_attn:.3f}")
+    return "".join(parts)
 
 
 def _maturity_note(
