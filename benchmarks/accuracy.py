@@ -29,6 +29,13 @@ trainbill's own H200 measurements), model beside naive. And the 80% band the for
 inside it. Last, the floor for any forecast from flags alone: how far the pre-training runs'
 effective MFU scatters around their own source's other runs (``_print_spread``).
 
+Last, issue #43's checks by scale: for the whole runs as typed (leave-one-source-out), the
+median signed error (predicted / published - 1), median |error|, share within ±25% and the
+coverage of the band the forecast prints (its cluster-size bucket's,
+``fit_time_model.BAND_BUCKETS``, computed without the run's own source), by GPU count (the band's
+buckets: up to 128, 129 to 1,024, more), by model size and by the run's year; then the one-band
+coverage for comparison, and a bucket re-centring that was evaluated and not adopted.
+
 The LOSO refits take several minutes on two cores, so by default the figures stored by
 ``tools/fit_time_model.py`` in ``time_model_fit.toml`` are printed; ``--recompute`` redoes them.
 """

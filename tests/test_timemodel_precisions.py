@@ -116,3 +116,21 @@ def test_no_published_peak_is_one_line_naming_the_allowed(
     assert "model.precision" in text
     assert "allowed on tpu-v4: fp16, bf16, fp8" in text
     assert "\n" not in text.strip()
+
+
+def test_optimizer_leaves_out_parts_without_the_precision(catalog: Catalog) -> None:
+    """An fp32 plan searched over every cloud: TPUs (no published FP32 rate) are left out with a
+    note saying what they run, instead of failing the whole search."""
+    from trainbill.optimize.space import SearchSpace, search_instances
+    from trainbill.spec import plan_from_dict
+
+    plan = plan_from_dict({"model": {"params": 1e9, "tokens": 2e10, "precision": "fp32"},
+                           "cluster": {"gpu": "a100", "gpus": 16}})  # fmt: skip
+    out, notes = search_instances(plan, catalog, SearchSpace(), ("aws", "gcp", "azure"),
+                                  allow_stand_ins=False, today=None)  # fmt: skip
+    assert out
+    for inst in out:
+        assert catalog.accelerator(inst.accelerator).precision_peak("fp32") is not None
+    tpu = [n for n in notes if n.startswith("tpu-v4")]
+    assert tpu, notes
+    assert "no published fp32 peak" in tpu[0]
