@@ -293,10 +293,11 @@ WHOLE_RUNS: dict[str, WholeRun] = {
     "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
                            note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
     "santacoder-1.1b": WholeRun(shape="santacoder-1.1b", cluster=V100, batch_tokens=192 * 2048.0,
-                                fused_attention=False,
+                                fused_attention=False, precision="fp16",
                                 note="96 V100 x 6.2 days (cluster not stated: p3dn stands in); "
-                                     "batch 192 x 2048; fp16 run as bf16 (the V100 figure is "
-                                     "FP16); V100 has no FlashAttention: unfused"),
+                                     "batch 192 x 2048; fp16 as the card states (the V100's "
+                                     "FP16 tensor rate, its bf16 column's figure too); V100 has "
+                                     "no FlashAttention: unfused"),
     "glm-130b": WholeRun(shape="glm-130b", cluster=A100_40_1600, batch_tokens=4e6,
                          fused_attention=False,
                          note="768 A100-40GB (96 DGX-A100) x 60 days; stand-in 8x200G IB; batch "

@@ -134,3 +134,14 @@ def test_optimizer_leaves_out_parts_without_the_precision(catalog: Catalog) -> N
     tpu = [n for n in notes if n.startswith("tpu-v4")]
     assert tpu, notes
     assert "no published fp32 peak" in tpu[0]
+
+
+def test_bf16_on_a_part_without_bf16_units_warns(catalog: Catalog) -> None:
+    """The V100 lists an FP16 figure (it has no BF16 units): a bf16 forecast on it warns and
+    names fp16; fp16 on it, and bf16 on an A100 (BF16 units), do not."""
+    assert not catalog.accelerator("v100").bf16_units
+    assert catalog.accelerator("a100-40gb").bf16_units
+    bf16 = _est(catalog, "p3dn.24xlarge", "bf16")
+    assert any("no BF16 units" in w and "--precision fp16" in w for w in bf16.warnings)
+    assert not any("BF16 units" in w for w in _est(catalog, "p3dn.24xlarge", "fp16").warnings)
+    assert not any("BF16 units" in w for w in _est(catalog, "p4d.24xlarge", "bf16").warnings)

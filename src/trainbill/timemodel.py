@@ -1456,6 +1456,12 @@ def _warnings(run: _Run) -> tuple[str, ...]:
             f"{q.accelerator.id} launched ({q.accelerator.launched}, catalog accelerators.csv "
             f"launched): its software is taken as brand-new (maturity {run.kernel.maturity:.3f})"
         )
+    if q.precision == "bf16" and not q.accelerator.bf16_units:
+        out.append(
+            f"{q.accelerator.id} has no BF16 units: its catalog bf16 figure ({q.bf16:g} TFLOP/s) "
+            "is its FP16 tensor rate (accelerator_peaks.csv), which BF16 matmuls do not run at "
+            "on this part; teams train it in fp16 (--precision fp16, model.precision)"
+        )
     lay = run.layout
     share = float(q.catalog.value("time.single_node_overhead_warning_share"))
     if q.measured_mfu is None and q.nodes == 1 and lay.host_s > share * lay.step_s:

@@ -131,8 +131,9 @@ class Accelerator:
 
         The rules, each the hardware's: FP8 falls back to BF16 on parts without FP8 units (the
         framework then runs BF16); FP16 runs at the BF16 tensor rate unless the part lists its
-        own (every part in the catalog with both formats runs them at one rate, so a listed
-        FP16 figure is for parts without BF16 units: V100, T4); TF32 on a part without TF32
+        own (every part in the catalog with both formats runs them at one rate, so a part lists
+        an FP16 figure only when it has no BF16 units: V100, T4, ``bf16_units``); TF32 on a part
+        without TF32
         units (Volta, Turing, CDNA 2, TPUs) is FP32 arithmetic, so it runs at the FP32 rate.
         """
         if precision == "bf16":
@@ -151,6 +152,13 @@ class Accelerator:
             if fp32 is not None:
                 return fp32[0], f"no TF32 units: FP32 rate ({fp32[1]})"
         return None
+
+    @property
+    def bf16_units(self) -> bool:
+        """Whether the part has BF16 units. A part without them (Volta, Turing) lists its FP16
+        tensor rate in ``accelerator_peaks.csv``, and its ``peak_bf16_tflops`` carries that FP16
+        figure (the column is required), so a BF16 forecast on it needs a warning."""
+        return self.listed_peak("fp16") is None
 
     def precisions(self) -> tuple[str, ...]:
         """The precisions this part has a peak for, in ``PRECISIONS`` order."""
