@@ -256,6 +256,12 @@ def _inside(rows: list, pred: dict[str, float], *, by_bucket: bool) -> dict[str,
     return out
 
 
+def _dated_median(group: list, dated: dict[str, float]) -> float:  # type: ignore[type-arg]
+    import statistics
+
+    return statistics.median(dated[c.id] / c.published - 1 for c in group if c.id in dated)
+
+
 def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float]) -> None:  # type: ignore[type-arg]
     """Issue #43's checks: median signed error (predicted / published - 1: negative = too few
     GPU-hours) by GPU count and model size, leave-one-source-out as typed, with the coverage of
@@ -273,17 +279,21 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
         "\nby scale, as typed, leave-one-source-out (signed error = predicted / published - 1; "
         "band = the forecast's band for the run's cluster size, computed without its source):"
     )
-    print(_bucket_line("all", runs, typed, band))
+    print("  [in brackets: median signed error of the --run-date back-test, its software's date]")
+    print(_bucket_line("all", runs, typed, band) + f"  [{_dated_median(runs, dated):+.1%}]")
     below = 0
     for name, most in fit_time_model.BAND_BUCKETS:
         group = fit_time_model.bucket_rows(runs, name)
         lo, hi = fit_time_model.error_band(group, typed)
         label = f"{below + 1:,}-{most:,} GPUs" if most else f">{below:,} GPUs"
         below = most or below
-        print(_bucket_line(label, group, typed, band) + f"  (band {lo:.2f}-{hi:.2f}, {name})")
+        print(
+            _bucket_line(label, group, typed, band)
+            + f"  [{_dated_median(group, dated):+.1%}]  (band {lo:.2f}-{hi:.2f}, {name})"
+        )
     for _, name in SIZE_BUCKETS:
         group = [c for c in runs if _size_bucket(c) == name]
-        print(_bucket_line(name, group, typed, band))
+        print(_bucket_line(name, group, typed, band) + f"  [{_dated_median(group, dated):+.1%}]")
     print(
         f"  one band for every cluster (whole_run_p10/p90) instead: coverage "
         f"{sum(one.values()) / len(one):.0%} overall, "
@@ -293,7 +303,7 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
             if (g := fit_time_model.bucket_rows(runs, name))
         )
     )
-    print("  by the run's year (its software; --run-date back-test in brackets):")
+    print("  by the run's year (its software):")
     years: dict[int, list] = {}  # type: ignore[type-arg]
     for c in runs:
         years.setdefault(run_date(c.id).year, []).append(c)

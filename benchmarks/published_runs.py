@@ -726,7 +726,7 @@ def _whole_run_with(
     catalog: Catalog,
     fit: FitParams | None,
     recompute: bool | None,
-    fused_attention: bool = True,
+    fused_attention: bool | None = True,
 ) -> float:
     """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and what
     the run's paper states about recompute and attention (a plan has no field for either)."""
@@ -735,8 +735,13 @@ def _whole_run_with(
     original = usage_mod.estimate_time
 
     def patched(**kw: Any) -> Any:
-        # recompute=None and fused attention are estimate_time's own defaults.
-        return original(**kw, fit=fit, recompute=recompute, fused_attention=fused_attention)
+        # recompute=None is estimate_time's own default; fused_attention None keeps what
+        # usage_for decided from the run's date (time.fused_attention_since), as a typed plan is
+        # forecast; a row's paper, where it says, wins.
+        kw |= {"fit": fit, "recompute": recompute}
+        if fused_attention is not None:
+            kw["fused_attention"] = fused_attention
+        return original(**kw)
 
     usage_mod.estimate_time = patched  # type: ignore[assignment]
     try:
@@ -799,5 +804,5 @@ def predict_typed(
         catalog,
         fit,
         None,
-        True,
+        None,
     )

@@ -145,3 +145,35 @@ def test_bf16_on_a_part_without_bf16_units_warns(catalog: Catalog) -> None:
     assert any("no BF16 units" in w and "--precision fp16" in w for w in bf16.warnings)
     assert not any("BF16 units" in w for w in _est(catalog, "p3dn.24xlarge", "fp16").warnings)
     assert not any("BF16 units" in w for w in _est(catalog, "p4d.24xlarge", "bf16").warnings)
+
+
+def test_runs_dated_before_flashattention_are_timed_unfused(catalog: Catalog) -> None:
+    """time.fused_attention_since is FlashAttention's release (arXiv 2205.14135 v1, 2022-05-27):
+    a run dated the day before is timed with unfused attention (slower, and --explain says
+    why), the day itself with fused attention."""
+    from datetime import date
+
+    from trainbill.spec import plan_from_dict
+    from trainbill.usage import fused_attention_on, usage_for
+
+    assert catalog.value("time.fused_attention_since") == "2022-05-27"
+    assert not fused_attention_on(catalog, date(2022, 5, 26))
+    assert fused_attention_on(catalog, date(2022, 5, 27))
+
+    def hours(day: str) -> tuple[float, dict[str, str]]:
+        plan = plan_from_dict(
+            {
+                "model": {"params": 7e9, "tokens": 1e11},
+                "cluster": {"instance": "p4d.24xlarge", "nodes": 8},
+                "run": {"date": day},
+                "prices": {"as_of": "2023-03-15"},
+            }
+        )
+        u = usage_for(plan, catalog, today=date(2026, 12, 5))
+        return u.compute.hours, dict(u.time.factors)
+
+    before, notes = hours("2022-05-26")
+    after, fused_notes = hours("2022-05-27")
+    assert before > after
+    assert "before FlashAttention" in notes["attention"]
+    assert "attention" not in fused_notes

@@ -106,6 +106,14 @@ LOSO 18.6%/56% -> 17.4%/75% (32 rows), but full-input whole-run 21.6% -> 24.9%, 
 17.1%/63% -> 17.8%/63%, coverage 83% -> 78%. Not kept: eager PyTorch's unfused norms, GELU and
 optimizer move more bytes per FLOP than the fused stacks of the published runs.
 
+(j) Issue #43: a run dated before FlashAttention's release (``time.fused_attention_since``,
+arXiv 2205.14135 v1, 2022-05-27) is timed with unfused attention wherever the plan does not
+say otherwise (``usage.fused_attention_on``), so a ``--run-date`` back-test of a 2021-22 run is
+asked about its own software. No fitted row moves (their papers' flags win) and neither does
+the as-typed forecast (dated today); the back-test (fit 2026-12-05, no refit) went from
+17.5%/65% to 14.5%/72% (OPT-175B -26% -> -7%, PaLM -24% -> -5%, BLOOM -36% -> -19%, GPT-NeoX
+-39% -> +2%). Kept: a dated fact, not a fitted value.
+
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
 tried and cut the unseen-source figures of the other rows (fit 2026-12-04, 75 rows):

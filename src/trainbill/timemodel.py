@@ -1200,7 +1200,9 @@ def _kernel_notes(run: _Run) -> list[_Factor]:
             (
                 "attention",
                 (
-                    f"unfused attention: k_attn {q.fp.k_attn:.3g} bytes × {w.layers} layers × "
+                    "unfused attention (software from before FlashAttention, "
+                    f"time.fused_attention_since {q.catalog.value('time.fused_attention_since')}): "
+                    f"k_attn {q.fp.k_attn:.3g} bytes × {w.layers} layers × "
                     f"{w.d_model / _HEAD_DIM:g} heads × {q.seq_len} scores per token through HBM "
                     f"= {k.m_attn:.3f} of matmul time"
                 ),
