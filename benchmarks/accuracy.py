@@ -29,16 +29,25 @@ trainbill's own H200 measurements), model beside naive. And the 80% band the for
 inside it. Last, the floor for any forecast from flags alone: how far the pre-training runs'
 effective MFU scatters around their own source's other runs (``_print_spread``).
 
+Last, issue #43's checks by scale: for the whole runs as typed (leave-one-source-out), the
+median signed error (predicted / published - 1), median |error|, share within ±25% and the
+coverage of the band the forecast prints (its cluster-size bucket's,
+``fit_time_model.BAND_BUCKETS``, computed without the run's own source), by GPU count (the band's
+buckets: up to 128, 129 to 1,024, more), by model size and by the run's year; then the one-band
+coverage for comparison, and a bucket re-centring that was evaluated and not adopted.
+
 The LOSO refits take several minutes on two cores, so by default the figures stored by
 ``tools/fit_time_model.py`` in ``time_model_fit.toml`` are printed; ``--recompute`` redoes them.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import tomllib
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -194,7 +203,129 @@ def main(argv: list[str] | None = None) -> int:
         f"\n80% band (actual / forecast GPU-hours, split-conformal): {lo:.3f}-{hi:.3f}; whole "
         f"runs inside a band computed without their own source: {cover:.0%} (goal: about 80%)"
     )
+    _print_by_scale(whole, typed, dated)
     return 0
+
+
+#: Scale buckets the bias is checked in (issue #43), fixed before looking at the residuals: GPU
+#: count as the forecast's band is bucketed (``fit_time_model.BAND_BUCKETS``: up to 128, 129 to
+#: 1,024, more; the issue's "32-1,024 GPUs") and model size below 7B, 7-30B, 30B and up.
+SIZE_BUCKETS = ((7e9, "<7B params"), (30e9, "7-30B params"), (math.inf, ">=30B params"))
+
+
+def _gpu_bucket(c: Any) -> str:
+    import fit_time_model
+
+    return fit_time_model.cluster_bucket(c.gpus)
+
+
+def _size_bucket(c: Any) -> str:
+    return next(name for most, name in SIZE_BUCKETS if c.params < most)
+
+
+def _bucket_line(label: str, group: list, pred: dict[str, float], band: dict[str, bool]) -> str:  # type: ignore[type-arg]
+    import statistics
+
+    errs = [pred[c.id] / c.published - 1 for c in group]
+    return (
+        f"  {label:16} {len(group):3d} runs  median signed {statistics.median(errs):+6.1%}  "
+        f"median |error| {statistics.median(abs(e) for e in errs):5.1%}  within ±25% "
+        f"{sum(abs(e) <= 0.25 for e in errs) / len(errs):4.0%}  band coverage "
+        f"{sum(band[c.id] for c in group) / len(group):4.0%}"
+    )
+
+
+def _inside(rows: list, pred: dict[str, float], *, by_bucket: bool) -> dict[str, bool]:  # type: ignore[type-arg]
+    """Whether each run is inside the band computed without its own source (the forecast's
+    band: its cluster-size bucket's when ``by_bucket``)."""
+    import fit_time_model
+
+    out = {}
+    for c in rows:
+        others = [
+            o
+            for o in rows
+            if o.source_key != c.source_key
+            and (
+                not by_bucket
+                or fit_time_model.cluster_bucket(o.gpus) == fit_time_model.cluster_bucket(c.gpus)
+            )
+        ]
+        lo, hi = fit_time_model.error_band(others, pred)
+        out[c.id] = lo <= c.published / pred[c.id] <= hi
+    return out
+
+
+def _dated_median(group: list, dated: dict[str, float]) -> float:  # type: ignore[type-arg]
+    import statistics
+
+    return statistics.median(dated[c.id] / c.published - 1 for c in group if c.id in dated)
+
+
+def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float]) -> None:  # type: ignore[type-arg]
+    """Issue #43's checks: median signed error (predicted / published - 1: negative = too few
+    GPU-hours) by GPU count and model size, leave-one-source-out as typed, with the coverage of
+    the band the forecast prints (its cluster-size bucket's, computed without the run's own
+    source); then the same by the run's year, where the bias concentrates."""
+    import statistics
+
+    import fit_time_model
+    from published_runs import run_date
+
+    runs = [c for c in whole if c.id in typed]
+    band = _inside(runs, typed, by_bucket=True)
+    one = _inside(runs, typed, by_bucket=False)
+    print(
+        "\nby scale, as typed, leave-one-source-out (signed error = predicted / published - 1; "
+        "band = the forecast's band for the run's cluster size, computed without its source):"
+    )
+    print("  [in brackets: median signed error of the --run-date back-test, its software's date]")
+    print(_bucket_line("all", runs, typed, band) + f"  [{_dated_median(runs, dated):+.1%}]")
+    below = 0
+    for name, most in fit_time_model.BAND_BUCKETS:
+        group = fit_time_model.bucket_rows(runs, name)
+        lo, hi = fit_time_model.error_band(group, typed)
+        label = f"{below + 1:,}-{most:,} GPUs" if most else f">{below:,} GPUs"
+        below = most or below
+        print(
+            _bucket_line(label, group, typed, band)
+            + f"  [{_dated_median(group, dated):+.1%}]  (band {lo:.2f}-{hi:.2f}, {name})"
+        )
+    for _, name in SIZE_BUCKETS:
+        group = [c for c in runs if _size_bucket(c) == name]
+        print(_bucket_line(name, group, typed, band) + f"  [{_dated_median(group, dated):+.1%}]")
+    print(
+        f"  one band for every cluster (whole_run_p10/p90) instead: coverage "
+        f"{sum(one.values()) / len(one):.0%} overall, "
+        + ", ".join(
+            f"{name} {sum(one[c.id] for c in g) / len(g):.0%}"
+            for name, _ in fit_time_model.BAND_BUCKETS
+            if (g := fit_time_model.bucket_rows(runs, name))
+        )
+    )
+    print("  by the run's year (its software):")
+    years: dict[int, list] = {}  # type: ignore[type-arg]
+    for c in runs:
+        years.setdefault(run_date(c.id).year, []).append(c)
+    for year, group in sorted(years.items()):
+        med = statistics.median(dated[c.id] / c.published - 1 for c in group if c.id in dated)
+        print(_bucket_line(str(year), group, typed, band) + f"  [{med:+.1%}]")
+    recentred = {}
+    for c in runs:
+        others = [
+            o
+            for o in runs
+            if o.source_key != c.source_key
+            and fit_time_model.cluster_bucket(o.gpus) == fit_time_model.cluster_bucket(c.gpus)
+        ]
+        recentred[c.id] = typed[c.id] * statistics.median(o.published / typed[o.id] for o in others)
+    errs = [recentred[c.id] / c.published - 1 for c in runs]
+    print(
+        "  not adopted: each forecast × its bucket's median actual/forecast (from other sources): "
+        f"median |error| {statistics.median(abs(e) for e in errs):.1%}, within ±25% "
+        f"{sum(abs(e) <= 0.25 for e in errs) / len(errs):.0%} (a fitted shift with no mechanism, "
+        "unbiased by construction and less accurate)"
+    )
 
 
 if __name__ == "__main__":

@@ -293,10 +293,11 @@ WHOLE_RUNS: dict[str, WholeRun] = {
     "smollm3-3b": WholeRun(shape="smollm3-3b", cluster=H100, batch_tokens=2359296.0,
                            note="384 H100 x 24 days; batch 2,359,296 tokens (checkpoint card)"),
     "santacoder-1.1b": WholeRun(shape="santacoder-1.1b", cluster=V100, batch_tokens=192 * 2048.0,
-                                fused_attention=False,
+                                fused_attention=False, precision="fp16",
                                 note="96 V100 x 6.2 days (cluster not stated: p3dn stands in); "
-                                     "batch 192 x 2048; fp16 run as bf16 (the V100 figure is "
-                                     "FP16); V100 has no FlashAttention: unfused"),
+                                     "batch 192 x 2048; fp16 as the card states (the V100's "
+                                     "FP16 tensor rate, its bf16 column's figure too); V100 has "
+                                     "no FlashAttention: unfused"),
     "glm-130b": WholeRun(shape="glm-130b", cluster=A100_40_1600, batch_tokens=4e6,
                          fused_attention=False,
                          note="768 A100-40GB (96 DGX-A100) x 60 days; stand-in 8x200G IB; batch "
@@ -725,7 +726,7 @@ def _whole_run_with(
     catalog: Catalog,
     fit: FitParams | None,
     recompute: bool | None,
-    fused_attention: bool = True,
+    fused_attention: bool | None = True,
 ) -> float:
     """Whole-run GPU-hours with candidate fit parameters (the fit script's inner loop) and what
     the run's paper states about recompute and attention (a plan has no field for either)."""
@@ -734,8 +735,13 @@ def _whole_run_with(
     original = usage_mod.estimate_time
 
     def patched(**kw: Any) -> Any:
-        # recompute=None and fused attention are estimate_time's own defaults.
-        return original(**kw, fit=fit, recompute=recompute, fused_attention=fused_attention)
+        # recompute=None is estimate_time's own default; fused_attention None keeps what
+        # usage_for decided from the run's date (time.fused_attention_since), as a typed plan is
+        # forecast; a row's paper, where it says, wins.
+        kw |= {"fit": fit, "recompute": recompute}
+        if fused_attention is not None:
+            kw["fused_attention"] = fused_attention
+        return original(**kw)
 
     usage_mod.estimate_time = patched  # type: ignore[assignment]
     try:
@@ -798,5 +804,5 @@ def predict_typed(
         catalog,
         fit,
         None,
-        True,
+        None,
     )

@@ -169,7 +169,8 @@ def test_zero_hidden_property(catalog: Catalog, hours: float, nodes: int) -> Non
 def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
     catalog: Catalog,
 ) -> None:
-    """gpu_hours_p10/p90 are the plan re-run with training hours × time.error_band's P10 and P90."""
+    """gpu_hours_p10/p90 are the plan re-run with training hours × the P10 and P90 of the
+    cluster's size bucket in time.error_band (64 GPUs: up to 128, ``small_cluster_*``)."""
     from trainbill.spec import plan_from_dict
     from trainbill.usage import usage_for
 
@@ -181,8 +182,8 @@ def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
         }
     )
     fc = forecast(plan, catalog, today=TODAY)
-    lo = float(catalog.value("time.error_band.whole_run_p10"))
-    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    lo = float(catalog.value("time.error_band.small_cluster_p10"))
+    hi = float(catalog.value("time.error_band.small_cluster_p90"))
     assert lo < 1.0 < hi  # the band straddles the forecast
     at_lo = usage_for(plan, catalog, today=TODAY, time_scale=lo)
     # Training hours scale exactly: 64 GPUs × compute hours × lo.
@@ -195,6 +196,7 @@ def test_the_error_band_reruns_the_plan_at_the_cross_validated_multipliers(
     assert doc["total_usd_range_low"] < doc["total_usd"] < doc["total_usd_range_high"]
     assert "80 % of similar runs" in t["gpu_hours_range_basis"]
     assert "P90" not in t["gpu_hours_range_basis"]
+    assert "clusters of up to 128 GPUs" in t["gpu_hours_range_basis"]
 
 
 def test_stated_hours_have_no_time_model_band(catalog: Catalog) -> None:

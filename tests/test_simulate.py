@@ -301,8 +301,8 @@ def test_progress_reports_every_chunk(catalog: Catalog) -> None:
 
 def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) -> None:
     """A plan whose hours the model predicts: each trial's hours × a two-piece lognormal whose
-    P10/P50/P90 are time.error_band's; with every other source of noise off, wall-clock
-    quantiles are the band's. (One lognormal through P10 and P90 put the median at
+    P10/P50/P90 are time.error_band's for the cluster's size; with every other source of noise
+    off, wall-clock quantiles are the band's. (One lognormal through P10 and P90 put the median at
     sqrt(P10 × P90) = 1.11 where the residuals' median is 1.01.)"""
     plan = plan_from_dict(
         {
@@ -312,9 +312,10 @@ def test_the_time_model_error_is_sampled_for_modelled_hours(catalog: Catalog) ->
         }
     )
     usage = usage_for(plan, catalog, today=TODAY)
-    lo = float(catalog.value("time.error_band.whole_run_p10"))
-    mid = float(catalog.value("time.error_band.whole_run_p50"))
-    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    # 64 GPUs: the band of clusters of up to 128 GPUs (time.error_band.small_cluster_*).
+    lo = float(catalog.value("time.error_band.small_cluster_p10"))
+    mid = float(catalog.value("time.error_band.small_cluster_p50"))
+    hi = float(catalog.value("time.error_band.small_cluster_p90"))
     p = SimulationParams.from_usage(usage, catalog)
     # A two-piece lognormal through the three quantiles: median = mid; each side's log-sd =
     # ln(ratio) / 1.2815515655 (the normal 90th percentile).

@@ -34,6 +34,9 @@ IDS = [
     "h200",
     "b200",
     "mi300x",
+    "mi250x",
+    "mi250",
+    "t4",
     "trainium1",
     "trainium2",
     "tpu-v4",
@@ -668,6 +671,51 @@ def test_band_coverage_leaves_each_source_out() -> None:
     rows = [Row(k, 1.0, k) for k in "abcde"] + [Row("f", 3.0, "f")]
     pred = {r.id: 1.0 for r in rows}
     assert tool.band_coverage(rows, pred) == pytest.approx(5 / 6)
+
+
+def test_bucket_band_coverage_uses_the_rows_own_bucket() -> None:
+    """With ``by_bucket`` a row's band comes from the other sources of its cluster-size bucket:
+    six 16-GPU runs at ratio 2.0 (sources a-f) and six 4,096-GPU runs at 1.0 (g-l). One band
+    from all others (n = 11: ranks floor(1.2) = 1 and ceil(10.8) = 11, the whole range 1.0-2.0)
+    holds every run; bucket bands (n = 5 others, whole range) are 2.0-2.0 and 1.0-1.0, which
+    also hold every run; a 4,096-GPU run at 2.0 (source m) is inside the one band (1.0-2.0) but
+    outside its bucket's (1.0-1.0): coverage 13/13 vs 12/13."""
+    tool = _fit_tool()
+
+    class Row:
+        def __init__(self, key: str, ratio: float, gpus: int) -> None:
+            self.id, self.published, self.source_key, self.kind = key, ratio, key, "whole_run"
+            self.gpus = gpus
+
+    rows = [Row(k, 2.0, 16) for k in "abcdef"] + [Row(k, 1.0, 4096) for k in "ghijkl"]
+    rows.append(Row("m", 2.0, 4096))
+    pred = {r.id: 1.0 for r in rows}
+    assert tool.band_coverage(rows, pred) == pytest.approx(13 / 13)
+    assert tool.band_coverage(rows, pred, by_bucket=True) == pytest.approx(12 / 13)
+
+
+def test_error_band_quantiles_by_cluster_size(catalog: Catalog) -> None:
+    """The forecast's band is its cluster-size bucket's: up to 128 GPUs, 129 to 1,024, more."""
+    from trainbill.timemodel import error_band_quantiles
+
+    def band(name: str) -> tuple[float, float, float]:
+        return tuple(
+            float(catalog.value(f"time.error_band.{name}_{q}")) for q in ("p10", "p50", "p90")
+        )  # type: ignore[return-value]
+
+    assert catalog.value("time.error_band.small_cluster_max_gpus") == 128
+    assert catalog.value("time.error_band.mid_cluster_max_gpus") == 1024
+    for gpus, name, words in (
+        (8, "small_cluster", "up to 128 GPUs"),
+        (128, "small_cluster", "up to 128 GPUs"),
+        (129, "mid_cluster", "129 to 1,024 GPUs"),
+        (1024, "mid_cluster", "129 to 1,024 GPUs"),
+        (1025, "large_cluster", "more than 1,024 GPUs"),
+    ):
+        q = error_band_quantiles(catalog, gpus)
+        assert (q.p10, q.p50, q.p90) == band(name)
+        assert words in q.bucket
+        assert q.p10 < q.p50 < q.p90
 
 
 def _small_step(catalog: Catalog, *, nodes: int, measured_mfu: float | None = None):  # type: ignore[no-untyped-def]

@@ -106,6 +106,14 @@ LOSO 18.6%/56% -> 17.4%/75% (32 rows), but full-input whole-run 21.6% -> 24.9%, 
 17.1%/63% -> 17.8%/63%, coverage 83% -> 78%. Not kept: eager PyTorch's unfused norms, GELU and
 optimizer move more bytes per FLOP than the fused stacks of the published runs.
 
+(j) Issue #43: a run dated before FlashAttention's release (``time.fused_attention_since``,
+arXiv 2205.14135 v1, 2022-05-27) is timed with unfused attention wherever the plan does not
+say otherwise (``usage.fused_attention_on``), so a ``--run-date`` back-test of a 2021-22 run is
+asked about its own software. No fitted row moves (their papers' flags win) and neither does
+the as-typed forecast (dated today); the back-test (fit 2026-12-05, no refit) went from
+17.5%/65% to 14.5%/72% (OPT-175B -26% -> -7%, PaLM -24% -> -5%, BLOOM -36% -> -19%, GPT-NeoX
+-39% -> +2%). Kept: a dated fact, not a fitted value.
+
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
 tried and cut the unseen-source figures of the other rows (fit 2026-12-04, 75 rows):
@@ -166,6 +174,16 @@ VALIDATION_ONLY = {
 }
 #: Each tail of the forecast's error band: 10% below, 10% above (an 80% interval).
 BAND_ALPHA = 0.10
+#: The band is computed separately for three cluster sizes, the buckets the bias is reported in
+#: (``benchmarks/accuracy.py``): independently gathered whole runs were under-predicted most "on
+#: small-to-mid clusters of 32-1,024 GPUs" (issue #43), and the runs here lean the same way, so
+#: one band for all sat too low for those clusters and too wide for large ones. Tried on the
+#: fit of 2026-12-05 (coverage of bands computed without the run's source, <=128 / 129-1,024 /
+#: >1,024 GPUs): one band 62/86/88%; two buckets split at 1,024 GPUs 62/93/83%, at 512 62/86/88%,
+#: at 256 75/79/88%; these three 75/86/83% (83% overall in every case), the only split with every
+#: bucket in 75-90%. A bucket of fewer than 9 runs (<=128 GPUs: 8) has no 80% order statistic,
+#: so its band is its runs' whole range (``error_band``).
+BAND_BUCKETS = (("small_cluster", 128), ("mid_cluster", 1024), ("large_cluster", None))
 
 
 @functools.cache
@@ -318,6 +336,19 @@ def error_band(rows: Sequence[Case], pred: dict[str, float]) -> tuple[float, flo
     return ratios[lo - 1], ratios[hi - 1]
 
 
+def cluster_bucket(gpus: int) -> str:
+    """The band bucket of a run on ``gpus`` GPUs (``BAND_BUCKETS``)."""
+    for name, most in BAND_BUCKETS:
+        if most is None or gpus <= most:
+            return name
+    raise AssertionError  # pragma: no cover - the last bucket has no limit
+
+
+def bucket_rows(rows: Sequence[Case], bucket: str) -> list[Case]:
+    """The rows whose GPU count falls in ``bucket``."""
+    return [c for c in rows if cluster_bucket(c.gpus) == bucket]
+
+
 def median_ratio(rows: Sequence[Case], pred: dict[str, float]) -> float:
     """The median of published / predicted over ``pred``'s rows: where the band's mass sits.
 
@@ -327,17 +358,27 @@ def median_ratio(rows: Sequence[Case], pred: dict[str, float]) -> float:
     return statistics.median(c.published / pred[c.id] for c in rows if c.id in pred)
 
 
-def band_coverage(rows: Sequence[Case], pred: dict[str, float]) -> float:
+def band_coverage(
+    rows: Sequence[Case], pred: dict[str, float], *, by_bucket: bool = False
+) -> float:
     """Share of rows inside the band (``error_band``) computed WITHOUT their own source's residuals:
-    the band's honesty on a source it has not seen (goal: about 80%)."""
+    the band's honesty on a source it has not seen (goal: about 80%). ``by_bucket``: each row's
+    band is its cluster-size bucket's (``BAND_BUCKETS``), from that bucket's other sources."""
     inside = total = 0
     for key in {c.source_key for c in rows if c.id in pred}:
-        others = [c for c in rows if c.id in pred and c.source_key != key]
-        lo, hi = error_band(others, pred)
         for c in rows:
-            if c.id in pred and c.source_key == key:
-                total += 1
-                inside += lo <= c.published / pred[c.id] <= hi
+            if c.id not in pred or c.source_key != key:
+                continue
+            others = [
+                o
+                for o in rows
+                if o.id in pred
+                and o.source_key != key
+                and (not by_bucket or cluster_bucket(o.gpus) == cluster_bucket(c.gpus))
+            ]
+            lo, hi = error_band(others, pred)
+            total += 1
+            inside += lo <= c.published / pred[c.id] <= hi
     return inside / total if total else math.nan
 
 
@@ -351,6 +392,40 @@ def summary(rows: Sequence[Case], pred: dict[str, float]) -> dict[str, tuple[int
                 len(errs),
                 statistics.median(errs),
                 sum(e <= 0.25 for e in errs) / len(errs),
+            )
+    return out
+
+
+def _bucket_band_lines(rows: Sequence[Case], typed: dict[str, float], fit_date: str) -> list[str]:
+    """The band of each cluster-size bucket (``BAND_BUCKETS``) as catalog assumptions: its
+    GPU limit, P10, P50 and P90 of published / predicted over the bucket's whole runs, each
+    predicted leave-one-source-out from the flags a user types."""
+    out: list[str] = []
+    for name, most in BAND_BUCKETS:
+        group = [c for c in bucket_rows(rows, name) if c.id in typed]
+        lo, hi = error_band(group, typed)
+        below = BAND_BUCKETS[[b[0] for b in BAND_BUCKETS].index(name) - 1][1] if out else None
+        where = (
+            (f"up to {most:,} GPUs" if below is None else f"{below + 1:,} to {most:,} GPUs")
+            if most is not None
+            else f"more than {below:,} GPUs"
+        )
+        src = (
+            f"80% split-conformal band and median of published / predicted GPU-hours over the "
+            f"{len(group)} whole runs on {where} (issue #43: small-to-mid clusters were "
+            "under-predicted; below 9 runs the band is their whole range), each predicted "
+            "leave-one-source-out from the flags a user types (tools/fit_time_model.py), fit "
+            f"{fit_date}"
+        )
+        if most is not None:
+            out.append(
+                f'{name}_max_gpus = {{ value = {most}, unit = "GPUs", source = "{src}", '
+                f'as_of = "{fit_date}" }}'
+            )
+        for q, v in (("p10", lo), ("p50", median_ratio(group, typed)), ("p90", hi)):
+            out.append(
+                f'{name}_{q} = {{ value = {v:.4f}, unit = "actual / forecast GPU-hours, {q} '
+                f'of the band on {where}", source = "{src}", as_of = "{fit_date}" }}'
             )
     return out
 
@@ -415,6 +490,7 @@ def render(
         f'whole_run_p90 = {{ value = {hi:.4f}, unit = "actual / forecast GPU-hours, upper end '
         f'of the 80% band", source = "{band_src}", as_of = "{fit_date}" }}'
     )
+    lines += _bucket_band_lines(rows, typed, fit_date)
     lines += ["", "[report]", f'fit_date = "{fit_date}"', f"rows = {n}", f"sources = {n_sources}"]
     lines.append(f"validation_only_rows = {len(rows) - n}")
     for label, p in (("", pred), ("loso_", cv), ("naive_", base)):
@@ -433,6 +509,10 @@ def render(
         lines.append(f"{label}training_run_median_abs_error = {med:.4f}")
         lines.append(f"{label}training_run_within_25pct = {within:.4f}")
     lines.append(f"typed_band_coverage_unseen_source = {band_coverage(rows, typed):.4f}")
+    lines.append(
+        "typed_bucket_band_coverage_unseen_source = "
+        f"{band_coverage(rows, typed, by_bucket=True):.4f}"
+    )
     lines += ["", "[report.residuals]", "# row id = predicted / published - 1 (in-sample)"]
     lines += [f'"{c.id}" = {pred[c.id] / c.published - 1:.4f}' for c in rows]
     lines += [

@@ -22,6 +22,7 @@ FILES = {
         "AWS Price List, SkyPilot catalogs, real CUR/FOCUS bills (REFERENCE §4; each row cites)"
     ),
     "spot_advisor.csv": "AWS Spot Instance Advisor feed snapshots (REFERENCE §5.1)",
+    "accelerator_peaks.csv": "Vendor datasheets: FP16, TF32 and FP32 peaks (see each row's source)",
     "assumptions.toml": "Published runs, failure studies and stated assumptions (each entry cites)",
     "time_model_fit.toml": (
         "Time-model parameters fitted to published runs by "

@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 #: A claimed quantity this many times what the plan's own inputs produce needs an input the
-#: plan does not state. 2 is above the time model's P90 error on whole runs (×1.69,
+#: plan does not state. 2 is above the time model's P90 error on whole runs (×1.97 on clusters of
+#: up to 1,024 GPUs, ``time.error_band.small_cluster_p90``; ×1.78 over all runs,
 #: ``time.error_band.whole_run_p90``), so the model's own error cannot reach it.
 IMPLAUSIBLE_RATIO = 2.0
 #: Relative slack for arithmetic checks: claims round to dollars and whole percentages.

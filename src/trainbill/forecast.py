@@ -34,6 +34,7 @@ from trainbill.costs._pricing import commitment_name, commitment_rate, instance_
 from trainbill.errors import SpecError
 from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
+from trainbill.timemodel import error_band_quantiles
 from trainbill.usage import Usage, usage_for
 
 if TYPE_CHECKING:
@@ -534,18 +535,15 @@ def error_band(
             total_usd_p90=fc.total_usd,
             basis="training hours stated in the plan (run.hours): no time-model range",
         )
-    lo_a = catalog.assumption("time.error_band.whole_run_p10")
-    hi_a = catalog.assumption("time.error_band.whole_run_p90")
+    q = error_band_quantiles(catalog, u.gpus)
     ends = []
-    for a in (lo_a, hi_a):
-        v = usage_for(
-            plan, catalog, today=today, time_scale=float(a.value), measured_mfu=measured_mfu
-        )
+    for scale in (q.p10, q.p90):
+        v = usage_for(plan, catalog, today=today, time_scale=scale, measured_mfu=measured_mfu)
         ends.append((v.wall_hours * v.gpus, estimate(v, catalog).total_usd))
     (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
     # Named as a range, not as percentiles: the only P90 shown is the budget's (issue #42).
-    basis = (f"{RANGE_LABEL}: training hours × {float(lo_a.value):.2f} to × "
-             f"{float(hi_a.value):.2f}: {lo_a.source}")  # fmt: skip
+    basis = (f"{RANGE_LABEL}: training hours × {q.p10:.2f} to × {q.p90:.2f}, the band of "
+             f"{q.bucket}: {q.source}")  # fmt: skip
     return ErrorBand(
         gpu_hours_p10=gh_lo,
         gpu_hours_p90=gh_hi,

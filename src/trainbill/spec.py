@@ -94,7 +94,13 @@ def orchestrator_on(provider: str, name: str) -> str:
     return offered[0] if offered is not None and name in SELF_MANAGED else name
 
 
-Precision = Literal["bf16", "fp8"]
+#: Training precision of the matmuls (``catalog.PRECISIONS``): each accelerator's dense peak at
+#: it comes from the catalog (``Accelerator.precision_peak``).
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8"]
+#: The network's token-mixing layers: all attention (dense or MoE transformer), all selective
+#: state-space scans (Mamba, Gu & Dao 2023), or a mix (Jamba, Zamba, Samba): the time model
+#: counts each one's FLOPs and memory (``trainbill.architectures``).
+Architecture = Literal["transformer", "state-space", "hybrid"]
 SavingsPlan = Literal["none", "1yr", "3yr"]
 #: AWS Savings Plan kinds (AWS Savings Plans user guide, "Savings Plans types"): Compute covers
 #: EC2 of any family in any region (Trainium included); EC2 Instance covers one instance family
@@ -167,6 +173,7 @@ PLAN_CAPS: Mapping[str, Cap] = MappingProxyType(
         ),
         "model.layers": Cap(100_000, "about 800 x Llama 3 405B's 126 layers"),
         "model.d_model": Cap(10_000_000, "about 600 x Llama 3 405B's 16,384"),
+        "model.attention_share": Cap(1.0, "a share of the layers"),
         "cluster.nodes": Cap(MAX_NODES, "about 50 x Llama 3 405B's 2,048 eight-GPU nodes"),
         "cluster.gpus": Cap(MAX_GPUS, "about 60 x Llama 3 405B's 16,384 GPUs"),
         "cluster.extra_groups.count": Cap(MAX_NODES, "the cap on cluster.nodes"),
@@ -778,6 +785,10 @@ class ModelSection(_Section):
     global_batch_tokens: float | None = _number("float", "model.global_batch_tokens", ge=1)
     layers: int | None = _number("int", "model.layers", gt=0)
     d_model: int | None = _number("int", "model.d_model", gt=0)
+    architecture: Architecture = _choice(Architecture, "transformer")
+    #: Share of a hybrid's layers that are attention (the rest state-space); left out, the
+    #: catalog's default (``time.hybrid_attention_share``). Only for ``hybrid``.
+    attention_share: float | None = _number("float", "model.attention_share", gt=0)
 
     def _check(self) -> str | None:
         if (
@@ -786,6 +797,16 @@ class ModelSection(_Section):
             and self.active_params > self.params
         ):
             return f"active_params ({self.active_params:g}) cannot exceed params ({self.params:g})"
+        # A transformer is all attention: a share of 1 agrees with it; any other share names a
+        # hybrid, and a state-space model has no attention layers at all.
+        consistent = self.architecture == "hybrid" or (
+            self.architecture == "transformer" and self.attention_share == 1.0
+        )
+        if self.attention_share is not None and not consistent:
+            return (
+                f"attention_share is the attention share of a hybrid's layers; architecture is "
+                f'{self.architecture!r} (give architecture = "hybrid" or drop attention_share)'
+            )
         return None
 
 

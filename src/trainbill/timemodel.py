@@ -100,10 +100,12 @@ from trainbill.errors import SpecError
 from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
 
 __all__ = [
+    "BandQuantiles",
     "FitParams",
     "Layout",
     "TimeEstimate",
     "default_global_batch",
+    "error_band_quantiles",
     "estimate_shape",
     "estimate_time",
     "executed_flops",
@@ -177,6 +179,51 @@ class FitParams:
             )
             raise ValueError(msg)
         return 1.0 - self.immaturity * math.exp(-max(age_years, 0.0) / self.maturity_tau_years)
+
+
+@record
+class BandQuantiles:
+    """The time model's cross-validated error for a cluster: actual / forecast GPU-hours at
+    P10, P50 and P90 (``time.error_band``), and which cluster-size bucket gave them."""
+
+    p10: float
+    p50: float
+    p90: float
+    #: In words: "clusters of up to 128 GPUs", "of 129 to 1,024" or "of more than 1,024".
+    bucket: str
+    source: str
+
+
+def error_band_quantiles(catalog: Catalog, gpus: int) -> BandQuantiles:
+    """The error band of a whole run on ``gpus`` GPUs: its cluster-size bucket's.
+
+    Why by bucket: on runs it was not fitted to, the model under-predicts small and mid-size
+    clusters' GPU-hours more than large ones' (issue #43), so one band for every cluster sat
+    too low for the first and too wide for the second; each bucket's P10/P50/P90 are read from
+    its own leave-one-source-out residuals (``tools/fit_time_model.py``).
+    """
+    below = 0
+    name, words = "large_cluster", ""
+    for bucket in ("small_cluster", "mid_cluster"):
+        most = int(catalog.value(f"time.error_band.{bucket}_max_gpus"))
+        if gpus <= most:
+            name = bucket
+            words = (
+                f"clusters of {below + 1:,} to {most:,} GPUs"
+                if below
+                else (f"clusters of up to {most:,} GPUs")
+            )
+            break
+        below = most
+    words = words or f"clusters of more than {below:,} GPUs"
+    key = f"time.error_band.{name}"
+    return BandQuantiles(
+        p10=float(catalog.value(f"{key}_p10")),
+        p50=float(catalog.value(f"{key}_p50")),
+        p90=float(catalog.value(f"{key}_p90")),
+        bucket=words,
+        source=catalog.assumption(f"{key}_p10").source,
+    )
 
 
 def fit_params(catalog: Catalog) -> FitParams:
@@ -448,6 +495,11 @@ class _Query:
     batch_note: str | None
     #: Dense peak TFLOP/s per accelerator at ``precision``.
     peak: float
+    #: ``transformer``, ``state-space`` or ``hybrid`` (``spec.Architecture``).
+    architecture: str = "transformer"
+    #: Share of the token-mixing layers that are attention: 1 for a transformer, 0 for a
+    #: state-space model, the plan's (or ``time.hybrid_attention_share``) for a hybrid.
+    attention_share: float = 1.0
 
     @property
     def gpn(self) -> int:
@@ -482,6 +534,10 @@ class _Work:
     kernel_flops: float
     #: Whether active < total parameters (an MoE model).
     sparse: bool
+    #: Selective-scan FLOPs per token (0 for a transformer), counted in ``flops``.
+    scan_flops_per_token: float = 0.0
+    #: Mamba blocks per token's pass (two per transformer-layer equivalent of the shape).
+    ssm_blocks: float = 0.0
 
     @property
     def flops_per_token(self) -> float:
@@ -507,6 +563,10 @@ class _Kernel:
     m_attn: float
     maturity: float
     moe_eff: float
+    #: The selective scans' memory-bound share of ``m`` (0 for a transformer).
+    m_ssm: float = 0.0
+    #: Bytes per activation element relative to BF16 (2 for FP32/TF32 activations).
+    byte_scale: float = 1.0
 
 
 @record
@@ -533,6 +593,8 @@ class _Space:
     vstage: float
     host_s: float
     moe: bool
+    #: Bytes per gradient element synchronised (2 in mixed precision, 4 in FP32/TF32).
+    grad_bytes: float
     expert_params: float
     dense_params: float
     top_k: float
@@ -551,11 +613,14 @@ class _Space:
 
     def memory(self, *, tp: int, pp: int, cp: int, dp: float, ep: int) -> MemoryEstimate:
         """Per-GPU memory of one layout (``trainbill.memory``)."""
+        # Activations are linear in seq · bytes (flash attention: no seq² term), so FP32's
+        # 4-byte activations are charged as twice the sequence at the BF16 rate.
+        act_scale = round(self.grad_bytes / _BYTES_PER_BF16)
         return memory_per_gpu(
             params=self.params,
             layers=self.layers,
             d_model=self.d_model,
-            seq_len=self.seq_len // cp,
+            seq_len=self.seq_len // cp * act_scale,
             hbm_gb=self.hbm_gb,
             usable_fraction=self.usable,
             state_bytes_per_param=self.state_bytes,
@@ -633,6 +698,12 @@ def _work(q: _Query) -> _Work | None:
     kernel_flops = executed_flops(q.catalog, active_params=n_active, tokens=q.tokens,
                                   layers=layers, d_model=d_model, seq_len=q.seq_len,
                                   fused_attention=q.fused_attention)  # fmt: skip
+    dense = training_flops(active_params=n_active, tokens=q.tokens)
+    ssm_blocks, scan = _ssm_terms(q.catalog, layers=layers, d_model=d_model,
+                                  attention_share=q.attention_share)  # fmt: skip
+    # Only the attention share of the layers has attention; the rest run selective scans.
+    flops = dense + q.attention_share * (flops - dense) + scan * q.tokens
+    kernel_flops = dense + q.attention_share * (kernel_flops - dense) + scan * q.tokens
     return _Work(
         params=q.params,
         n_active=n_active,
@@ -643,7 +714,35 @@ def _work(q: _Query) -> _Work | None:
         flops=flops,
         kernel_flops=kernel_flops,
         sparse=q.active_params is not None and q.active_params < q.params,
+        scan_flops_per_token=scan,
+        ssm_blocks=ssm_blocks,
     )
+
+
+def _ssm_terms(
+    catalog: Catalog, *, layers: int, d_model: int, attention_share: float
+) -> tuple[float, float]:
+    """(Mamba blocks, selective-scan training FLOPs per token) of a model's state-space share.
+
+    A Mamba block holds 3·E·d² = 6·d² parameters (E = 2), half a transformer layer's 12·d²
+    (Gu & Dao 2023 Sec. 3.4), so the same size and shape has two blocks per transformer layer
+    (``time.ssm_expand``). Its matmuls are in 6·N like any layer's; the scan adds 9 FLOPs per
+    inner channel per state element per token forward, × 3 for training (``time.ssm_scan_flops``,
+    ``time.ssm_state_size``): well under 1% of the FLOPs, but run on vector units and memory
+    bound, which ``_kernel`` charges as ``m_ssm``.
+    """
+    if attention_share >= 1.0:
+        return 0.0, 0.0
+    expand = float(catalog.value("time.ssm_expand"))
+    blocks = 12.0 / (3.0 * expand) * layers * (1.0 - attention_share)
+    per_block = (
+        3.0
+        * float(catalog.value("time.ssm_scan_flops"))
+        * expand
+        * d_model
+        * float(catalog.value("time.ssm_state_size"))
+    )
+    return blocks, blocks * per_block
 
 
 def _machine_balance(accelerator: Accelerator) -> float:
@@ -661,14 +760,48 @@ def _kernel(q: _Query, w: _Work, *, fp8: bool) -> _Kernel:
         heads = w.d_model / _HEAD_DIM
         m_attn = fp.k_attn * w.layers * heads * q.seq_len * flop_per_byte / w.flops_per_token
         m += m_attn
-    g = 1.0 / (fp.eta_fp8 * q.peak / bf16) if fp8 else 1.0
+    # Element-wise work moves each activation's bytes: FP32/TF32 keep 4-byte activations.
+    byte_scale = _activation_bytes(q.precision) / _BYTES_PER_BF16
+    m *= byte_scale
+    m_ssm = 0.0
+    if w.ssm_blocks:
+        # The Mamba blocks' scans, conv and gates: bytes per inner channel per token, through
+        # HBM like the element-wise work above (time.ssm_bytes_per_channel).
+        expand = float(q.catalog.value("time.ssm_expand"))
+        moved = float(q.catalog.value("time.ssm_bytes_per_channel")) * byte_scale
+        m_ssm = w.ssm_blocks * expand * w.d_model * moved * flop_per_byte / w.flops_per_token
+        m += m_ssm
+    g = _matmul_share(q, fp8=fp8)
     age = q.software_age_years
     maturity = 1.0 if age is None else fp.maturity(age)
     moe_eff = fp.moe_efficiency if w.sparse else 1.0
     sec_per_flop = (g + m) / (bf16 * 1e12 * fp.e_max * maturity * moe_eff)
     kernel_mfu = 1.0 / (sec_per_flop * q.peak * 1e12)
     return _Kernel(sec_per_flop=sec_per_flop, kernel_mfu=kernel_mfu, fp8=fp8, g=g, m=m,
-                   m_attn=m_attn, maturity=maturity, moe_eff=moe_eff)  # fmt: skip
+                   m_attn=m_attn, maturity=maturity, moe_eff=moe_eff, m_ssm=m_ssm,
+                   byte_scale=byte_scale)  # fmt: skip
+
+
+def _activation_bytes(precision: str) -> float:
+    """Bytes per activation (and gradient) element: 4 in FP32/TF32 training (TF32 is a matmul
+    mode: its tensors are FP32), 2 in FP16/BF16 and FP8 mixed precision (FP8 casts only the
+    matmul inputs; activations and gradients stay BF16)."""
+    return 4.0 if precision in ("fp32", "tf32") else _BYTES_PER_BF16
+
+
+def _matmul_share(q: _Query, *, fp8: bool) -> float:
+    """Matmul time per FLOP relative to BF16 at the same efficiency, g.
+
+    FP8: 1 / (η_fp8 · FP8 peak / BF16 peak) (scaling and casts cost η_fp8). Otherwise the
+    BF16 peak over the precision's (``Accelerator.precision_peak``): 1 for BF16, and for FP16
+    on every part that runs both at one rate; 8× for FP32 on a V100 (125 / 15.7), ~2× for TF32
+    on an A100 (312 / 156). An FP8 request the part cannot speed up runs at BF16 speed (g = 1).
+    """
+    if fp8:
+        return 1.0 / (q.fp.eta_fp8 * q.peak / q.bf16)
+    if q.precision == "fp8":
+        return 1.0
+    return q.bf16 / q.peak
 
 
 def _measured_kernel(k: _Kernel, measured_mfu: float, peak: float) -> _Kernel:
@@ -715,6 +848,7 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
         vstage=float(catalog.value("time.layers_per_virtual_stage")),
         host_s=0.0 if measured else fp.step_overhead_s,
         moe=moe,
+        grad_bytes=_activation_bytes(q.precision),
         expert_params=expert_params,
         dense_params=w.params - expert_params,
         top_k=float(catalog.value("time.moe_top_k")),
@@ -743,9 +877,7 @@ def _moe_costs(
         ep_bw = _dp_bandwidth(
             gpus=s.gpus, gpn=s.gpn, tp=tp * ep, intra_bw=s.intra_bw, node_bw=s.node_bw
         )
-        expert_sync = (
-            _BYTES_PER_BF16 * s.expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
-        )
+        expert_sync = s.grad_bytes * s.expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
     a2a = 0.0
     if ep > 1:
         # Routed copies of each token that leave the GPU, per MoE layer on this stage;
@@ -771,7 +903,7 @@ def _candidates_at(s: _Space, tp: int, pp: int, cp: int) -> list[_Cand]:
     )
     shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
     dp_bw = _dp_bandwidth(gpus=s.gpus, gpn=s.gpn, tp=tp, intra_bw=s.intra_bw, node_bw=s.node_bw)
-    dense_sync = _BYTES_PER_BF16 * s.dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
+    dense_sync = s.grad_bytes * s.dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
     out: list[_Cand] = []
     for ep in _pow2_upto(min(s.max_ep, int(dp))):
         expert_sync, a2a = _moe_costs(
@@ -967,6 +1099,21 @@ def _cluster_notes(q: _Query) -> list[_Factor]:
 def _precision_note(q: _Query) -> list[_Factor]:
     """Why FP8 was asked for and BF16 speed is used (no FP8 units, or FP8 no faster)."""
     acc, fp8_peak = q.accelerator, q.accelerator.peak_fp8_tflops
+    if q.precision in ("fp16", "tf32", "fp32"):
+        found = acc.precision_peak(q.precision)
+        why = found[1] if found is not None else "?"
+        nbytes = _activation_bytes(q.precision)
+        return [
+            (
+                "precision",
+                (
+                    f"{q.precision} on {acc.id}: matmuls at {q.peak:g} TFLOP/s ({why}), "
+                    f"{q.bf16 / q.peak:.3g}× BF16 time per matmul FLOP; {nbytes:g}-byte "
+                    "activations and gradients"
+                    + (" (memory-bound work and gradient sync × 2)" if nbytes > 2 else "")
+                ),
+            )
+        ]
     if q.precision != "fp8" or _fp8_usable(q):
         return []
     if fp8_peak is None:
@@ -983,9 +1130,35 @@ def _precision_note(q: _Query) -> list[_Factor]:
     ]
 
 
+def _architecture_note(q: _Query, w: _Work) -> list[_Factor]:
+    """What the architecture changes: attention layers, Mamba blocks, the scans' terms."""
+    if q.architecture == "transformer":
+        return []
+    c = q.catalog
+    mix = (
+        "every token-mixing layer a Mamba selective-scan block (Gu & Dao 2023, arXiv 2312.00752)"
+        if q.architecture == "state-space"
+        else (
+            f"{q.attention_share:.3g} of the token-mixing layers attention, the rest Mamba "
+            f"blocks ({c.assumption('time.hybrid_attention_share').source.split(';')[0]})"
+        )
+    )
+    return [
+        (
+            "architecture",
+            (
+                f"{q.architecture}: {mix}; {w.ssm_blocks:g} Mamba blocks of 3 × E "
+                f"{c.value('time.ssm_expand'):g} × d² parameters (two per 12·d² layer of the "
+                f"estimated shape), state N {c.value('time.ssm_state_size'):g}; activation "
+                "memory as a FlashAttention transformer's (Gu & Dao 2023 Sec. 3.3.2)"
+            ),
+        )
+    ]
+
+
 def _work_notes(q: _Query, w: _Work) -> list[_Factor]:
-    """How the shape was estimated (when it was) and the model FLOPs."""
-    out: list[_Factor] = []
+    """How the shape was estimated (when it was), the architecture and the model FLOPs."""
+    out: list[_Factor] = _architecture_note(q, w)
     if w.shape_estimated:
         aspect = float(q.catalog.value("time.aspect_ratio"))
         out.append(
@@ -998,10 +1171,17 @@ def _work_notes(q: _Query, w: _Work) -> list[_Factor]:
                 ),
             )
         )
-    attn = 12.0 * w.layers * w.d_model * q.seq_len * w.tokens
+    attn = q.attention_share * 12.0 * w.layers * w.d_model * q.seq_len * w.tokens
+    mixed = "" if q.attention_share == 1.0 else f"{q.attention_share:g} × "
+    scan = (
+        f" + selective scan {w.scan_flops_per_token:.3g} FLOPs/token × {w.tokens:.3g} tokens"
+        if w.scan_flops_per_token
+        else ""
+    )
     out.append(("flops", (f"6 × {w.n_active:.3g} active params × {w.tokens:.3g} tokens + "
-                f"attention 12 × {w.layers} × {w.d_model} × {q.seq_len} × {w.tokens:.3g} = "
-                f"{w.flops:.3g} FLOPs ({attn / w.flops:.1%} attention)")))  # fmt: skip
+                f"attention {mixed}12 × {w.layers} × {w.d_model} × {q.seq_len} × "
+                f"{w.tokens:.3g}{scan} = {w.flops:.3g} FLOPs ({attn / w.flops:.1%} "
+                "attention)")))  # fmt: skip
     if w.kernel_flops < w.flops and q.measured_mfu is None:
         share = q.catalog.assumption("time.causal_attention_work_share")
         out.append(("causal", (f"fused causal attention runs {share.value:g} of its counted "
@@ -1020,9 +1200,24 @@ def _kernel_notes(run: _Run) -> list[_Factor]:
             (
                 "attention",
                 (
-                    f"unfused attention: k_attn {q.fp.k_attn:.3g} bytes × {w.layers} layers × "
+                    "unfused attention (software from before FlashAttention, "
+                    f"time.fused_attention_since {q.catalog.value('time.fused_attention_since')}): "
+                    f"k_attn {q.fp.k_attn:.3g} bytes × {w.layers} layers × "
                     f"{w.d_model / _HEAD_DIM:g} heads × {q.seq_len} scores per token through HBM "
                     f"= {k.m_attn:.3f} of matmul time"
+                ),
+            )
+        )
+    if k.m_ssm:
+        out.append(
+            (
+                "selective_scan",
+                (
+                    f"Mamba blocks: {q.catalog.value('time.ssm_bytes_per_channel'):g} bytes per "
+                    f"inner channel per token (time.ssm_bytes_per_channel, from a public H100 "
+                    f"throughput measurement) × {w.ssm_blocks:g} blocks × "
+                    f"{q.catalog.value('time.ssm_expand'):g} × {w.d_model} channels through "
+                    f"HBM = {k.m_ssm:.3f} of matmul time"
                 ),
             )
         )
@@ -1081,13 +1276,27 @@ def _modelled_kernel_notes(q: _Query, w: _Work, k: _Kernel) -> list[_Factor]:
         f"e_max {fp.e_max:.3f} × maturity {k.maturity:.3f} / (matmul {k.g:.3f} + "
         f"memory-bound {k.m:.3f}) on BF16 peak: m = k_mem {fp.k_mem:.3g} × ({q.bf16:g} "
         f"TFLOP/s ÷ {acc.hbm_tbps:g} TB/s = {_machine_balance(acc):.0f} FLOP/byte) ÷ "
-        f"d_model {w.d_model}{moe_txt} → {k.kernel_mfu:.1%} of {q.precision} peak before "
+        f"d_model {w.d_model}{_extra_memory_note(k)}{moe_txt} → {k.kernel_mfu:.1%} of "
+        f"{q.precision} peak before "
         f"recompute and communication (fit: {q.catalog.assumption('time.fit.e_max').source})"
     )
     return [
         ("maturity", _maturity_note(acc, fp, q.software_age_years, k.maturity)),
         ("kernel", kernel),
     ]
+
+
+def _extra_memory_note(k: _Kernel) -> str:
+    """What the memory-bound share holds besides k_mem's element-wise work: FP32's doubled
+    bytes, the Mamba blocks' scans and unfused attention (each its own factor line)."""
+    parts = []
+    if k.byte_scale != 1.0:
+        parts.append(f" × {k.byte_scale:g} (4-byte activations)")
+    if k.m_ssm:
+        parts.append(f" + selective scan {k.m_ssm:.3f}")
+    if k.m_attn:
+        parts.append(f" + unfused attention {k.m_attn:.3f}")
+    return "".join(parts)
 
 
 def _maturity_note(
@@ -1249,6 +1458,12 @@ def _warnings(run: _Run) -> tuple[str, ...]:
             f"{q.accelerator.id} launched ({q.accelerator.launched}, catalog accelerators.csv "
             f"launched): its software is taken as brand-new (maturity {run.kernel.maturity:.3f})"
         )
+    if q.precision == "bf16" and not q.accelerator.bf16_units:
+        out.append(
+            f"{q.accelerator.id} has no BF16 units: its catalog bf16 figure ({q.bf16:g} TFLOP/s) "
+            "is its FP16 tensor rate (accelerator_peaks.csv), which BF16 matmuls do not run at "
+            "on this part; teams train it in fp16 (--precision fp16, model.precision)"
+        )
     lay = run.layout
     share = float(q.catalog.value("time.single_node_overhead_warning_share"))
     if q.measured_mfu is None and q.nodes == 1 and lay.host_s > share * lay.step_s:
@@ -1354,6 +1569,8 @@ def estimate_time(
     fused_attention: bool = True,
     software_age_years: float | None = None,
     batch_note: str | None = None,
+    architecture: str = "transformer",
+    attention_share: float | None = None,
 ) -> TimeEstimate:
     """Estimate compute hours and the sync-stall fraction for a cluster.
 
@@ -1367,7 +1584,8 @@ def estimate_time(
     plan's GPUs. ``fused_attention=False`` describes software from before FlashAttention
     (2022): the published runs of that era (Megatron-LM 2021, OPT-175B) use it so the fit can
     learn from them without mistaking old attention kernels for a slow accelerator. The other
-    keywords are described on ``_Query``.
+    keywords are described on ``_Query``; ``attention_share`` is a hybrid's (else
+    ``time.hybrid_attention_share``), ignored for the other architectures.
 
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
@@ -1379,5 +1597,23 @@ def estimate_time(
                d_model=d_model, straggler_cv=straggler_cv, recompute=recompute,
                measured_mfu=measured_mfu, fused_attention=fused_attention,
                software_age_years=software_age_years, batch_note=batch_note,
-               peak=accelerator.peak_tflops(precision))  # fmt: skip
+               peak=accelerator.peak_tflops(precision), architecture=architecture,
+               attention_share=_attention_share(catalog, architecture, attention_share),
+               )  # fmt: skip
     return _estimate(q)
+
+
+def _attention_share(catalog: Catalog, architecture: str, given: float | None) -> float:
+    """Share of the token-mixing layers that are attention: 1 for a transformer, 0 for a
+    state-space model, a hybrid's own or the catalog's default (``time.hybrid_attention_share``,
+    Jamba's 1:7)."""
+    if architecture == "transformer":
+        return 1.0
+    if architecture == "state-space":
+        return 0.0
+    if architecture != "hybrid":
+        msg = f"{architecture!r} is not allowed; allowed values: transformer, state-space, hybrid"
+        raise SpecError(msg, field="model.architecture")
+    if given is not None:
+        return given
+    return float(catalog.value("time.hybrid_attention_share"))

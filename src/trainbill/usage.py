@@ -970,6 +970,13 @@ def software_age_years(accel: Accelerator, on: date) -> float | None:
     return (on - accel.launched).days / _DAYS_PER_YEAR
 
 
+def fused_attention_on(catalog: Catalog, on: date) -> bool:
+    """Whether a run on ``on`` (its software date) has a fused, IO-aware attention kernel:
+    not before FlashAttention's release (``time.fused_attention_since``); before it the
+    seq × seq scores went through HBM, which the time model charges as unfused attention."""
+    return on >= date.fromisoformat(str(catalog.value("time.fused_attention_since")))
+
+
 def failures_per_hour(rate_per_gpu_day: float, gpus: int) -> float:
     """Expected hardware interruptions per wall-clock hour of the whole cluster.
 
@@ -1358,6 +1365,9 @@ def _compute(
         measured_mfu=measured_mfu,
         software_age_years=software_age_years(job.accelerator, job.run_date),
         batch_note=batch_note,
+        architecture=m.architecture,
+        attention_share=m.attention_share,
+        fused_attention=fused_attention_on(catalog, job.run_date),
     )
     if per_step_only and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)

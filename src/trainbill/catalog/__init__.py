@@ -21,6 +21,7 @@ from trainbill.catalog.loading import file_sha256, load_catalog, packaged_data_d
 from trainbill.catalog.lookups import Catalog
 from trainbill.catalog.rows import (
     OPTIONS,
+    PRECISIONS,
     PROVIDERS,
     SCHEMA_VERSION,
     STAND_IN_MARK,
@@ -35,6 +36,7 @@ from trainbill.catalog.rows import (
 
 __all__ = [
     "OPTIONS",
+    "PRECISIONS",
     "PROVIDERS",
     "SCHEMA_VERSION",
     "STAND_IN_MARK",

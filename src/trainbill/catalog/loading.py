@@ -16,7 +16,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -59,6 +59,7 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "provider", "region", "instance", "interruption_bucket", "savings_pct", "observed",
             "source",
         ),
+        "accelerator_peaks.csv": ("accelerator", "precision", "peak_tflops", "source", "as_of"),
     }
 )  # fmt: skip
 #: Columns added after schema v1 was published, in the order they were added: a file written
@@ -66,6 +67,8 @@ _TABLE_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 _LATER_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"accelerators.csv": ("launched", "aliases"), "instances.csv": ("launched",)}
 )
+#: Precisions ``accelerator_peaks.csv`` may list (bf16 and fp8 are columns of accelerators.csv).
+PEAK_TABLE_PRECISIONS = ("fp16", "tf32", "fp32")
 #: How far ahead of today an overlay price point may be dated (an announced price change or a
 #: contract starting soon); later dates are typos that would silently never apply.
 _MAX_FUTURE_DAYS = 366
@@ -134,6 +137,7 @@ _REQUIRED_TEXT: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "instances.csv": ("provider", "instance", "accelerator", "billing"),
         "prices.csv": ("provider", "region", "item", "option", "unit"),
         "spot_advisor.csv": ("provider", "region", "instance", "interruption_bucket"),
+        "accelerator_peaks.csv": ("accelerator", "precision"),
     }
 )
 
@@ -288,6 +292,37 @@ def _accelerators(path: Path, today: date | None = None) -> list[Accelerator]:
                 aliases=_aliases(r["aliases"], f"{w}, aliases"),
             )
         )
+    return out
+
+
+def _peaks(
+    path: Path, accels: Mapping[str, Accelerator], today: date | None = None
+) -> dict[str, Accelerator]:
+    """``accels`` with each part's ``accelerator_peaks.csv`` rows attached (``Accelerator.peaks``).
+
+    A long table (one row per part and precision) rather than more columns in
+    ``accelerators.csv``: a part's FP32 or TF32 peak is added as a new dated row, never by
+    editing the part's row, and a part with no public figure for a precision has no row.
+    """
+    rows = _read_table(path)
+    keyed = ((i, (r["accelerator"].strip().lower(), r["precision"].strip())) for i, r in rows)
+    _no_duplicates(path, keyed, "accelerator and precision")
+    found: dict[str, list[tuple[str, float, str]]] = {}
+    for i, r in rows:
+        w = f"{path}, line {i}"
+        acc = r["accelerator"].strip().lower()
+        if acc not in accels:
+            msg = f"{w}, accelerator: {acc!r} is not in accelerators.csv"
+            raise CatalogSchemaError(msg)
+        precision = _one_of(r, "precision", PEAK_TABLE_PRECISIONS, w)
+        tflops = _req(_parse_float(r["peak_tflops"], f"{w}, peak_tflops", minimum=1e-9))
+        _parse_date(r["as_of"], f"{w}, as_of", latest=today)
+        found.setdefault(acc, []).append((precision, tflops, r["source"]))
+    out = dict(accels)
+    for acc, listed in found.items():
+        kept = {p: (p, t, s) for p, t, s in accels[acc].peaks}
+        kept.update({p: (p, t, s) for p, t, s in listed})
+        out[acc] = replace(accels[acc], peaks=tuple(kept.values()))
     return out
 
 
@@ -674,6 +709,8 @@ class _Merged:
         if os.path.lexists(directory / "accelerators.csv"):
             found = _accelerators(directory / "accelerators.csv", self.today)
             self.accels.update({a.id: a for a in found})
+        if os.path.lexists(directory / "accelerator_peaks.csv"):
+            self.accels = _peaks(directory / "accelerator_peaks.csv", self.accels, self.today)
         if os.path.lexists(directory / "instances.csv"):
             found_insts = _instances(directory / "instances.csv", self.today)
             self.insts.update({i.instance: i for i in found_insts})
@@ -731,6 +768,7 @@ def _packaged() -> Catalog:
     data = packaged_data_dir()
     version, snapshot = _manifest(data)
     accels = {a.id: a for a in _accelerators(data / "accelerators.csv")}
+    accels = _peaks(data / "accelerator_peaks.csv", accels)
     insts = {i.instance: i for i in _instances(data / "instances.csv")}
     _check_references(accels, insts)
     return Catalog(

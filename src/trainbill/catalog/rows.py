@@ -13,9 +13,11 @@ from enum import StrEnum
 from typing import Any
 
 from trainbill._record import record
+from trainbill.errors import SpecError
 
 __all__ = [
     "OPTIONS",
+    "PRECISIONS",
     "PROVIDERS",
     "SCHEMA_VERSION",
     "STAND_IN_MARK",
@@ -32,6 +34,10 @@ __all__ = [
 #: Bumped whenever a table's columns change; overlays and caches must match it.
 SCHEMA_VERSION = 1
 PROVIDERS: tuple[str, ...] = ("aws", "gcp", "azure")
+#: Training precisions, most to least precise: the plan's ``model.precision`` values and the
+#: columns of the peak tables (``accelerators.csv`` for bf16 and fp8, ``accelerator_peaks.csv``
+#: for the others).
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 #: How a row's source marks a stand-in: a figure no provider publishes, kept so a what-if (an
 #: H800 cluster, a trn2 On-Demand rate) can be priced at all. The planner never recommends a
 #: stand-in unless asked (``optimize(allow_stand_ins=True)``, ``--allow-stand-ins``).
@@ -112,11 +118,71 @@ class Accelerator:
     #: ambiguous one (``a100``) means this part.
     aliases: tuple[str, ...] = ()
 
+    #: Dense peaks at the precisions ``accelerator_peaks.csv`` lists for this part (``fp16``,
+    #: ``tf32``, ``fp32``): (precision, TFLOP/s, source), each from the vendor's datasheet.
+    peaks: tuple[tuple[str, float, str], ...] = ()
+
+    def listed_peak(self, precision: str) -> tuple[float, str] | None:
+        """(TFLOP/s, source) of ``precision`` from ``accelerator_peaks.csv``, or None."""
+        for name, tflops, source in self.peaks:
+            if name == precision:
+                return tflops, source
+        return None
+
+    def precision_peak(self, precision: str) -> tuple[float, str] | None:
+        """(dense TFLOP/s, why) the part runs ``precision``'s matmuls at, or None if no public
+        figure exists (TPUs publish no FP32 rate; their matrix units run BF16).
+
+        The rules, each the hardware's: FP8 falls back to BF16 on parts without FP8 units (the
+        framework then runs BF16); FP16 runs at the BF16 tensor rate unless the part lists its
+        own (every part in the catalog with both formats runs them at one rate, so a part lists
+        an FP16 figure only when it has no BF16 units: V100, T4, ``bf16_units``); TF32 on a part
+        without TF32
+        units (Volta, Turing, CDNA 2, TPUs) is FP32 arithmetic, so it runs at the FP32 rate.
+        """
+        if precision == "bf16":
+            return self.peak_bf16_tflops, "dense BF16 (accelerators.csv)"
+        if precision == "fp8":
+            if self.peak_fp8_tflops is not None:
+                return self.peak_fp8_tflops, "dense FP8 (accelerators.csv)"
+            return self.peak_bf16_tflops, "no FP8 units: BF16 rate (accelerators.csv)"
+        listed = self.listed_peak(precision)
+        if listed is not None:
+            return listed[0], listed[1]
+        if precision == "fp16":
+            return self.peak_bf16_tflops, "FP16 at the BF16 tensor rate (accelerators.csv)"
+        if precision == "tf32":
+            fp32 = self.listed_peak("fp32")
+            if fp32 is not None:
+                return fp32[0], f"no TF32 units: FP32 rate ({fp32[1]})"
+        return None
+
+    @property
+    def bf16_units(self) -> bool:
+        """Whether the part has BF16 units. A part without them (Volta, Turing) lists its FP16
+        tensor rate in ``accelerator_peaks.csv``, and its ``peak_bf16_tflops`` carries that FP16
+        figure (the column is required), so a BF16 forecast on it needs a warning."""
+        return self.listed_peak("fp16") is None
+
+    def precisions(self) -> tuple[str, ...]:
+        """The precisions this part has a peak for, in ``PRECISIONS`` order."""
+        return tuple(p for p in PRECISIONS if self.precision_peak(p) is not None)
+
     def peak_tflops(self, precision: str) -> float:
-        """Dense peak for a precision; FP8 falls back to BF16 on parts without FP8 units."""
-        if precision == "fp8" and self.peak_fp8_tflops is not None:
-            return self.peak_fp8_tflops
-        return self.peak_bf16_tflops
+        """Dense peak for a precision (``precision_peak``).
+
+        Raises:
+            SpecError: on ``model.precision``, naming the precisions the part has, when the
+                catalog has no public peak for this one (never a guessed conversion).
+        """
+        found = self.precision_peak(precision)
+        if found is None:
+            msg = (
+                f"{precision!r} has no published peak for {self.id} in the catalog "
+                f"(accelerator_peaks.csv); allowed on {self.id}: {', '.join(self.precisions())}"
+            )
+            raise SpecError(msg, field="model.precision")
+        return found[0]
 
 
 @record

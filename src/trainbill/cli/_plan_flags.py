@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActiveParams",
+    "Architecture",
     "AsOf",
+    "AttentionShare",
     "Cloud",
     "Gpu",
     "Gpus",
@@ -59,7 +61,24 @@ Gpu = Annotated[
     typer.Option("--gpu", help="Accelerator, e.g. h100 or A100 (picks the provider's instance)."),
 ]
 Gpus = Annotated[int | None, typer.Option("--gpus", help="Accelerator count.")]
-Precision = Annotated[str | None, typer.Option("--precision", help="bf16 or fp8.")]
+Precision = Annotated[
+    str | None,
+    typer.Option(
+        "--precision", help="fp32, tf32, fp16, bf16 or fp8 (each part's peak from the catalog)."
+    ),
+]
+Architecture = Annotated[
+    str | None,
+    typer.Option(
+        "--architecture", help="transformer (default), state-space (Mamba) or hybrid (Jamba-style)."
+    ),
+]
+AttentionShare = Annotated[
+    float | None,
+    typer.Option(
+        "--attention-share", help="hybrid: share of layers that are attention, 0-1 (default 1/8)."
+    ),
+]
 Instance = Annotated[
     str | None, typer.Option("--instance", help="Instance type, e.g. p5.48xlarge.")
 ]
@@ -116,6 +135,8 @@ def run_flags(
     savings_plan_covered: str | None = None,
     as_of: str | None = None,
     run_date: str | None = None,
+    architecture: str | None = None,
+    attention_share: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The flags' values as plan sections (``None``: not given, the file's or default value
     stays); numbers and dates parsed here, so a bad one names its flag.
@@ -138,6 +159,8 @@ def run_flags(
             "active_params": parse_number(active_params, "--active-params"),
             "tokens": parse_number(tokens, "--tokens"),
             "precision": precision,
+            "architecture": architecture,
+            "attention_share": attention_share,
         },
         "cluster": {
             "gpu": gpu, "gpus": gpus, "instance": instance, "nodes": nodes, "provider": provider,

@@ -255,6 +255,8 @@ def forecast_cmd(
     gpu: pf.Gpu = None,
     gpus: pf.Gpus = None,
     precision: pf.Precision = None,
+    architecture: pf.Architecture = None,
+    attention_share: pf.AttentionShare = None,
     instance: pf.Instance = None,
     nodes: pf.Nodes = None,
     hours: pf.Hours = None,
@@ -329,6 +331,7 @@ def forecast_cmd(
         orchestrator=orchestrator, spot_fraction=spot_fraction, savings_plan=savings_plan,
         savings_plan_kind=savings_plan_kind, commitment=commitment,
         savings_plan_covered=savings_plan_covered, as_of=as_of, run_date=run_date,
+        architecture=architecture, attention_share=attention_share,
     )  # fmt: skip
     catalog = catalog_from_options(catalog_dir)
     imported = None
@@ -434,7 +437,7 @@ def check_cmd(
             help="Audit a claimed bill line by line (TOML: quote_usd, total_usd, plan, [[lines]]).",
         ),
     ] = None,
-    precision: Annotated[str, typer.Option(help="bf16 or fp8.")] = "bf16",
+    precision: Annotated[str, typer.Option(help="fp32, tf32, fp16, bf16 or fp8.")] = "bf16",
     usd_per_gpu_hour: Annotated[
         float | None,
         typer.Option("--usd-per-gpu-hour", help="Price per GPU-hour (else from the catalog)."),
@@ -494,8 +497,10 @@ def check_cmd(
     if gpus <= 0:
         msg = f"must be > 0 (got {gpus})"
         raise SpecError(msg, source="command line", field="--gpus")
-    if precision not in ("bf16", "fp8"):
-        msg = f"{precision!r} is not allowed; allowed values: bf16, fp8"
+    from trainbill.catalog import PRECISIONS
+
+    if precision not in PRECISIONS:
+        msg = f"{precision!r} is not allowed; allowed values: {', '.join(PRECISIONS)}"
         raise SpecError(msg, source="command line", field="--precision")
     day = None
     if as_of:

@@ -209,6 +209,8 @@ def optimize_command(
     gpu: pf.Gpu = None,
     gpus: pf.Gpus = None,
     precision: pf.Precision = None,
+    architecture: pf.Architecture = None,
+    attention_share: pf.AttentionShare = None,
     hours: pf.Hours = None,
     region: pf.Region = None,
     as_of: pf.AsOf = None,
@@ -299,6 +301,7 @@ def optimize_command(
     flags = pf.run_flags(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, hours=hours, region=region, as_of=as_of, run_date=run_date,
+        architecture=architecture, attention_share=attention_share,
     )  # fmt: skip
     plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.

@@ -39,6 +39,8 @@ def report_cmd(
     gpu: pf.Gpu = None,
     gpus: pf.Gpus = None,
     precision: pf.Precision = None,
+    architecture: pf.Architecture = None,
+    attention_share: pf.AttentionShare = None,
     instance: pf.Instance = None,
     nodes: pf.Nodes = None,
     hours: pf.Hours = None,
@@ -90,6 +92,7 @@ def report_cmd(
         params=params, active_params=active_params, tokens=tokens, precision=precision, gpu=gpu,
         gpus=gpus, instance=instance, nodes=nodes, hours=hours, provider=provider, region=region,
         spot_fraction=spot_fraction, as_of=as_of, run_date=run_date,
+        architecture=architecture, attention_share=attention_share,
     )  # fmt: skip
     plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only (the planner and the right-sizing price plans with no measured MFU); on

@@ -359,9 +359,29 @@ def search_instances(
                     f"{inst.instance}: not searched ({why}; --allow-stand-ins to include it)"
                 )
         out = kept
+    out = _with_precision(out, catalog, plan.model.precision, user_inst, notes)
     if space.instances is None and user_inst.instance not in {i.instance for i in out}:
         out.append(user_inst)
     return out, notes
+
+
+def _with_precision(
+    out: list[Instance], catalog: Catalog, precision: str, user_inst: Instance, notes: list[str]
+) -> list[Instance]:
+    """The instances whose accelerator has a published peak at the plan's precision (TPUs have
+    no FP32 figure), a note for each one left out; the plan's own instance is kept, and its
+    forecast says why it cannot be priced at that precision."""
+    kept = []
+    for inst in out:
+        acc = catalog.accelerator(inst.accelerator)
+        if acc.precision_peak(precision) is not None or inst.instance == user_inst.instance:
+            kept.append(inst)
+        else:
+            notes.append(
+                f"{inst.instance}: not searched ({acc.id} has no published {precision} peak in "
+                f"the catalog; it runs {', '.join(acc.precisions())})"
+            )
+    return kept
 
 
 def _axes_for(

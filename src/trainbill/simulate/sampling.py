@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SimulationError
+from trainbill.timemodel import error_band_quantiles
 from trainbill.usage import Usage, failures_per_hour, reclaims_per_hour
 
 #: Largest accepted trial count: per-trial results take 16 bytes (160 MB at the cap).
@@ -177,12 +178,12 @@ def _phi(x: float) -> float:
 
 
 def _time_error(usage: Usage, catalog: Catalog) -> dict[str, float]:
-    """Median and the two log-sds that reproduce ``time.error_band``'s P10, P50 and P90."""
+    """Median and the two log-sds that reproduce the cluster's ``time.error_band`` P10, P50
+    and P90 (``timemodel.error_band_quantiles``: its cluster-size bucket's)."""
     if usage.time.hours_given:
         return {"time_error_median": 1.0, "time_error_sigma_low": 0.0, "time_error_sigma_high": 0.0}
-    lo = float(catalog.value("time.error_band.whole_run_p10"))
-    mid = float(catalog.value("time.error_band.whole_run_p50"))
-    hi = float(catalog.value("time.error_band.whole_run_p90"))
+    q = error_band_quantiles(catalog, usage.gpus)
+    lo, mid, hi = q.p10, q.p50, q.p90
     return {
         "time_error_median": mid,
         "time_error_sigma_low": math.log(mid / lo) / _Z90,
