@@ -182,11 +182,12 @@ def _kind_text(spec: Any) -> str:
     if spec.kind in ("choice", "orchestrator"):
         return "one of " + ", ".join(f'`"{c}"`' for c in spec.choices)
     if spec.kind == "groups":
-        return f"list of `[[cluster.extra_groups]]` tables ({spec.section.__name__})"
-    names = {"float": "number", "int": "integer", "str": "text", "bool": "true or false",
-             "date": "date YYYY-MM-DD"}  # fmt: skip
-    text = names.get(spec.kind, spec.kind)
-    bounds = []
+        name: str = spec.section.__name__
+        return f"list of `[[cluster.extra_groups]]` tables ({name})"
+    names: dict[str, str] = {"float": "number", "int": "integer", "str": "text",
+                             "bool": "true or false", "date": "date YYYY-MM-DD"}  # fmt: skip
+    text = names.get(spec.kind, str(spec.kind))
+    bounds: list[str] = []
     if spec.gt is not None:
         bounds.append(f"> {_number_text(spec.gt)}")
     if spec.ge is not None:
@@ -301,6 +302,11 @@ def _schema_name(content: dict[str, Any]) -> str:
     return ""
 
 
+def _anchor(method: str, path: str) -> str:
+    """The heading id Python-Markdown's ``toc`` gives ``## METHOD `PATH` ``."""
+    return re.sub(r"[^\w\s-]", "", f"{method} {path}".lower()).strip().replace(" ", "-")
+
+
 def http_api_page() -> str:
     """Every endpoint of the OpenAPI document: method, path, summary, description, body and
     answers, then every schema with its fields."""
@@ -314,7 +320,9 @@ def http_api_page() -> str:
             "guard and what the calculator page does: [Serve the calculator for a team]"
             "(../how-to/serve.md).\n"
         ),
-        "| method | path | summary |\n|---|---|---|",
+        "A plan in a request body has the plan file's sections and keys, as JSON: "
+        + "[Plan fields](plan-fields.md).\n",
+        "| method | path | what it does |\n|---|---|---|",
     ]
     operations = [
         (path, method.upper(), op)
@@ -322,7 +330,8 @@ def http_api_page() -> str:
         for method, op in item.items()
     ]
     for path, method, op in operations:
-        parts.append(f"| {method} | `{path}` | {_cell(op.get('summary', ''))} |")
+        what = _first_line(op.get("description")) or op.get("summary", "")
+        parts.append(f"| {method} | [`{path}`](#{_anchor(method, path)}) | {_cell(what)} |")
     parts.append("")
     for path, method, op in operations:
         parts.append(f"## {method} `{path}`\n")
