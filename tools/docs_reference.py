@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -67,11 +68,28 @@ def run_cli(argv: Sequence[str], *, columns: int = COLUMNS) -> tuple[int, str]:
     """``trainbill ARGV`` run in-process: (exit status, stdout then stderr), lines stripped of
     trailing blanks and colour codes. The CLI's console is remade for the run (it reads
     ``COLUMNS`` when made), so one process can render at several widths."""
-    from trainbill.cli import _common, main
+    from rich.console import Console
 
+    from trainbill.cli import _common, main, register_commands
+
+    # Some command modules bind ``console`` when imported (``from _common import console``):
+    # import them all first, as the CLI itself would, then point each at this run's console
+    # for the run only, so neither this run nor a later one in the process sees the other's.
+    register_commands([])
+    bound = [
+        m
+        for name, m in sorted(sys.modules.items())
+        if name.startswith("trainbill.cli.")
+        and m is not _common
+        and isinstance(getattr(m, "console", None), Console)
+    ]
+    saved = [m.__dict__["console"] for m in bound]
     out, err = io.StringIO(), io.StringIO()
     with _fixed_env(columns), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         _common.__dict__.pop("console", None)
+        fresh = _common.console
+        for m in bound:
+            m.__dict__["console"] = fresh
         try:
             main(list(argv))
             code = 0
@@ -79,6 +97,8 @@ def run_cli(argv: Sequence[str], *, columns: int = COLUMNS) -> tuple[int, str]:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
             _common.__dict__.pop("console", None)
+            for m, old in zip(bound, saved, strict=True):
+                m.__dict__["console"] = old
     text = _ANSI.sub("", out.getvalue() + err.getvalue())
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[0]:
