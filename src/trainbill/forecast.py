@@ -429,7 +429,7 @@ class Forecast:
             ),
             "time": {
                 "wall_hours": u.wall_hours,
-                "gpu_hours": u.wall_hours * u.gpus,
+                "gpu_hours": u.gpu_hours,
                 "gpu_hours_range_low": band.gpu_hours_p10 if band else None,
                 "gpu_hours_range_high": band.gpu_hours_p90 if band else None,
                 "gpu_hours_range_basis": self.band.basis if self.band else None,
@@ -526,7 +526,7 @@ def error_band(
     and slow nodes no one-step profile measures.
     """
     u = fc.usage
-    gpu_hours = u.wall_hours * u.gpus
+    gpu_hours = u.gpu_hours
     if u.time.hours_given:
         return ErrorBand(
             gpu_hours_p10=gpu_hours,
@@ -539,7 +539,7 @@ def error_band(
     ends = []
     for scale in (q.p10, q.p90):
         v = usage_for(plan, catalog, today=today, time_scale=scale, measured_mfu=measured_mfu)
-        ends.append((v.wall_hours * v.gpus, estimate(v, catalog).total_usd))
+        ends.append((v.gpu_hours, estimate(v, catalog).total_usd))
     (gh_lo, usd_lo), (gh_hi, usd_hi) = ends
     # Named as a range, not as percentiles: the only P90 shown is the budget's (issue #42).
     basis = (f"{RANGE_LABEL}: training hours × {q.p10:.2f} to × {q.p90:.2f}, the band of "

@@ -310,6 +310,12 @@ class Usage:
         return self.exposed_hours + r.failure_lost_hours + r.reclaim_lost_hours
 
     @property
+    def gpu_hours(self) -> float:
+        """Whole-run GPU-hours (``wall_hours`` × ``gpus``): what every GPU-hour figure shown in
+        the CLI, report, JSON and error band reads, so the product is written once."""
+        return self.wall_hours * self.gpus
+
+    @property
     def lost_hours_each(self) -> float:
         """Hours one failure or reclaim costs on average (``hours_lost_per_interruption``)."""
         return hours_lost_per_interruption(

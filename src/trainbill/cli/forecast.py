@@ -194,7 +194,7 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     print_wrapped(
         console,
         f"Time: {u.compute.hours:,.1f} h pure training, {u.wall_hours:,.1f} h wall-clock, "
-        f"{u.wall_hours * u.gpus:,.0f} GPU-hours{mfu}",
+        f"{u.gpu_hours:,.0f} GPU-hours{mfu}",
     )
     b = fc.band
     if b is not None and b.has_range:

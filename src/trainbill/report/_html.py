@@ -149,7 +149,7 @@ def headline_section(data: ReportData) -> str:
             "planned bill (hidden costs "
             f"{money(fc.hidden_usd)}) and {fc.multiplier:.2f}× the quote; wall-clock "
             f"{escape(hours(u.wall_hours))}, "
-            f"{u.wall_hours * u.gpus:,.0f} GPU-hours.</p>"
+            f"{u.gpu_hours:,.0f} GPU-hours.</p>"
         ),
         # What to do comes before the chart: on a phone it is then within two screens.
         f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
