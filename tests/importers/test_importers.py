@@ -22,7 +22,7 @@ from trainbill.importers import (
 )
 from trainbill.spec import load_plan, plan_from_dict
 
-DATA = Path(__file__).parent / "data" / "importers"
+DATA = Path(__file__).parents[1] / "data" / "importers"
 
 
 def test_hyperpod_article_instance_groups(catalog: Catalog) -> None:

@@ -21,7 +21,7 @@ from trainbill.timemodel import (
     training_flops,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDS = [
     "v100",
     "a10g",
