@@ -38,6 +38,7 @@ from trainbill.spec.caps import Provider as Provider
 from trainbill.spec.caps import SavingsPlan as SavingsPlan
 from trainbill.spec.caps import SavingsPlanKind as SavingsPlanKind
 from trainbill.spec.fields import FieldSpec
+from trainbill.spec.flags import RunFlags, plan_from_flags
 from trainbill.spec.messages import _fields as _fields
 from trainbill.spec.schema import plan_json_schema
 from trainbill.spec.sections import (
@@ -92,6 +93,7 @@ __all__ = [
     "PricesSection",
     "PurchaseSection",
     "ReliabilitySection",
+    "RunFlags",
     "RunSection",
     "StorageSection",
     "WhatIf",
@@ -99,6 +101,7 @@ __all__ = [
     "merge_plan_dicts",
     "orchestrator_on",
     "plan_from_dict",
+    "plan_from_flags",
     "plan_from_toml",
     "plan_json_schema",
     "plan_to_toml",
