@@ -170,11 +170,12 @@ def cli_pages() -> dict[str, str]:
 
 def field_docstrings() -> dict[str, dict[str, str]]:
     """Section class name → field → the docstring written under the field's declaration in
-    ``trainbill/spec.py`` (Python drops these strings when it compiles the module, so they
-    cost the CLI's start-up nothing; they are read from the source)."""
-    import trainbill.spec
+    the module that declares the plan's sections (``trainbill/spec/sections.py``; Python drops
+    these strings when it compiles the module, so they cost the CLI's start-up nothing; they are
+    read from the source)."""
+    from trainbill.spec import Plan
 
-    tree = ast.parse(inspect.getsource(trainbill.spec))
+    tree = ast.parse(inspect.getsource(sys.modules[Plan.__module__]))
     out: dict[str, dict[str, str]] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):

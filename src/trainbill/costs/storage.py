@@ -11,7 +11,7 @@ price come from the catalog (``services.<provider>.*``). Ignores snapshots and b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import service
@@ -31,63 +31,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         return f"{u.wall_hours:,.1f} h / {u.hours_per_month:g} h per month"
 
     if usage.storage.ebs_gb_per_node > 0:
-        gb = service(catalog, usage, "block_storage")
-        assert gb is not None  # every provider has a block volume
-        yield Charge(
-            category=CATEGORY,
-            item=f"{gb.product} volumes",
-            quantity=usage.hosts * usage.storage.ebs_gb_per_node * months,
-            unit="GB-month",
-            unit_price_usd=gb.usd,
-            basis=lambda: (
-                f"{usage.hosts} {usage.host_word} × {usage.storage.ebs_gb_per_node:,.0f} GB × "
-                f"{span()}"
-            ),
-            source=gb.source,
-            provenance=gb.provenance,
-            driver=__name__,
-            service_category="Storage",
-        )
-        free_iops = float(catalog.value("defaults.storage.ebs_iops"))
-        # Above the free baseline only: a volume at baseline needs no IOPS price at all.
-        iops = service(catalog, usage, "block_iops") if usage.storage.ebs_iops > free_iops else None
-        if iops is not None:
-            yield Charge(
-                category=CATEGORY,
-                item=f"{iops.product} provisioned IOPS above baseline",
-                quantity=usage.hosts * (usage.storage.ebs_iops - free_iops) * months,
-                unit="IOPS-month",
-                unit_price_usd=iops.usd,
-                basis=lambda: (
-                    f"{usage.hosts} {usage.host_word} × ({usage.storage.ebs_iops:,.0f} − "
-                    f"{free_iops:,.0f} "
-                    f"free) IOPS × {span()}"
-                ),
-                source=iops.source,
-                provenance=iops.provenance,
-                driver=__name__,
-                service_category="Storage",
-            )
-        free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-        above = usage.storage.ebs_throughput_mibps > free_tp
-        tp = service(catalog, usage, "block_throughput") if above else None
-        if tp is not None:
-            yield Charge(
-                category=CATEGORY,
-                item=f"{tp.product} throughput above baseline",
-                quantity=usage.hosts * (usage.storage.ebs_throughput_mibps - free_tp) * months,
-                unit="MiBps-month",
-                unit_price_usd=tp.usd,
-                basis=lambda: (
-                    f"{usage.hosts} {usage.host_word} × "
-                    f"({usage.storage.ebs_throughput_mibps:,.0f} − "
-                    f"{free_tp:,.0f} free) MiB/s × {span()}"
-                ),
-                source=tp.source,
-                provenance=tp.provenance,
-                driver=__name__,
-                service_category="Storage",
-            )
+        yield from _block_volumes(usage, catalog, span)
     if usage.storage.fsx_capacity_gb > 0:
         fsx = service(catalog, usage, "shared_fs", usage.storage.fsx_tier)
         assert fsx is not None  # every provider has a Lustre service
@@ -122,6 +66,68 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             basis=lambda: f"{usage.data.dataset_gb:,.0f} GB dataset{copy} × {span()}",
             source=s3.source,
             provenance=s3.provenance,
+            driver=__name__,
+            service_category="Storage",
+        )
+
+
+def _block_volumes(usage: Usage, catalog: Catalog, span: Callable[[], str]) -> Iterable[Charge]:
+    """Each host's block volume: its capacity, and the IOPS and throughput it is provisioned
+    above the free baseline (no line at baseline)."""
+    months = usage.months
+    gb = service(catalog, usage, "block_storage")
+    assert gb is not None  # every provider has a block volume
+    yield Charge(
+        category=CATEGORY,
+        item=f"{gb.product} volumes",
+        quantity=usage.hosts * usage.storage.ebs_gb_per_node * months,
+        unit="GB-month",
+        unit_price_usd=gb.usd,
+        basis=lambda: (
+            f"{usage.hosts} {usage.host_word} × {usage.storage.ebs_gb_per_node:,.0f} GB × {span()}"
+        ),
+        source=gb.source,
+        provenance=gb.provenance,
+        driver=__name__,
+        service_category="Storage",
+    )
+    free_iops = float(catalog.value("defaults.storage.ebs_iops"))
+    # Above the free baseline only: a volume at baseline needs no IOPS price at all.
+    iops = service(catalog, usage, "block_iops") if usage.storage.ebs_iops > free_iops else None
+    if iops is not None:
+        yield Charge(
+            category=CATEGORY,
+            item=f"{iops.product} provisioned IOPS above baseline",
+            quantity=usage.hosts * (usage.storage.ebs_iops - free_iops) * months,
+            unit="IOPS-month",
+            unit_price_usd=iops.usd,
+            basis=lambda: (
+                f"{usage.hosts} {usage.host_word} × ({usage.storage.ebs_iops:,.0f} − "
+                f"{free_iops:,.0f} "
+                f"free) IOPS × {span()}"
+            ),
+            source=iops.source,
+            provenance=iops.provenance,
+            driver=__name__,
+            service_category="Storage",
+        )
+    free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
+    above = usage.storage.ebs_throughput_mibps > free_tp
+    tp = service(catalog, usage, "block_throughput") if above else None
+    if tp is not None:
+        yield Charge(
+            category=CATEGORY,
+            item=f"{tp.product} throughput above baseline",
+            quantity=usage.hosts * (usage.storage.ebs_throughput_mibps - free_tp) * months,
+            unit="MiBps-month",
+            unit_price_usd=tp.usd,
+            basis=lambda: (
+                f"{usage.hosts} {usage.host_word} × "
+                f"({usage.storage.ebs_throughput_mibps:,.0f} − "
+                f"{free_tp:,.0f} free) MiB/s × {span()}"
+            ),
+            source=tp.source,
+            provenance=tp.provenance,
             driver=__name__,
             service_category="Storage",
         )

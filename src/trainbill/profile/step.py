@@ -248,12 +248,7 @@ def profile_step(
     Raises:
         ProfileError: bad arguments or PyTorch not installed.
     """
-    check_counts(warmup=warmup, steps=steps, tokens_per_step=tokens_per_step)
-    if profiled_steps < 1:
-        raise ProfileError(f"profiled_steps: must be >= 1, got {profiled_steps}")
-    if precision not in PRECISIONS:
-        allowed = ", ".join(PRECISIONS)
-        raise ProfileError(f"precision: {precision!r} is not one of {allowed}")
+    _check_arguments(warmup, steps, tokens_per_step, profiled_steps, precision)
     ensure_torch()
     import torch
 
@@ -267,26 +262,8 @@ def profile_step(
 
     flops, recomputed = _count_flops(step_fn, sync, notes)
 
-    if dev.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(dev)
-    samples: list[float] = []
-    for _ in range(steps):
-        sync()
-        start = time.perf_counter()
-        step_fn()
-        sync()
-        samples.append(time.perf_counter() - start)
-    step_seconds = statistics.median(samples)
-    if step_seconds <= 0:
-        raise ProfileError("the step took no measurable time; profile a longer step")
-
-    if dev.type == "cuda":
-        peak_memory = int(torch.cuda.max_memory_allocated(dev))
-        memory_source = "cuda_max_memory_allocated"
-    else:
-        peak_memory = _process_max_rss_bytes()
-        memory_source = "process_max_rss"
-        notes.append("peak memory is the whole process's peak resident set size (CPU)")
+    step_seconds, samples = _timed_steps(step_fn, dev, sync, steps)
+    peak_memory, memory_source = _peak_memory(dev, notes)
 
     world_size = _distributed_world_size()
     top_kernels: tuple[KernelTime, ...] = ()
@@ -302,11 +279,7 @@ def profile_step(
         )
 
     device_name = _device_name(dev)
-    if accelerator is None:
-        accelerator = accelerator_id_for_device_name(device_name) if dev.type == "cuda" else None
-    peak, reason = peak_tflops_for(accelerator, precision, catalog)
-    if reason:
-        notes.append(reason)
+    accelerator, peak = _catalog_peak(dev, device_name, accelerator, precision, catalog, notes)
     achieved = flops / step_seconds / 1e12
     return StepProfile(
         device=str(dev),
@@ -329,6 +302,70 @@ def profile_step(
         torch_version=str(torch.__version__),
         notes=tuple(notes),
     )
+
+
+def _check_arguments(
+    warmup: int, steps: int, tokens_per_step: int, profiled_steps: int, precision: str
+) -> None:
+    """Refuse bad counts or an unknown precision before any step runs (``ProfileError``)."""
+    check_counts(warmup=warmup, steps=steps, tokens_per_step=tokens_per_step)
+    if profiled_steps < 1:
+        raise ProfileError(f"profiled_steps: must be >= 1, got {profiled_steps}")
+    if precision not in PRECISIONS:
+        allowed = ", ".join(PRECISIONS)
+        raise ProfileError(f"precision: {precision!r} is not one of {allowed}")
+
+
+def _catalog_peak(
+    dev: torch.device,
+    device_name: str,
+    accelerator: str | None,
+    precision: str,
+    catalog: AcceleratorCatalog | None,
+    notes: list[str],
+) -> tuple[str | None, float | None]:
+    """The catalog accelerator (the one given, else the GPU's name looked up) and its peak
+    TFLOP/s at ``precision``; why there is none goes to ``notes``."""
+    if accelerator is None:
+        accelerator = accelerator_id_for_device_name(device_name) if dev.type == "cuda" else None
+    peak, reason = peak_tflops_for(accelerator, precision, catalog)
+    if reason:
+        notes.append(reason)
+    return accelerator, peak
+
+
+def _timed_steps(
+    step_fn: Callable[[], object], dev: torch.device, sync: Callable[[], None], steps: int
+) -> tuple[float, list[float]]:
+    """The median seconds of ``steps`` timed steps, the device synchronised before and after
+    each (CUDA's peak-memory counter reset first, so the peak is the timed steps'), and the
+    samples."""
+    import torch
+
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    samples: list[float] = []
+    for _ in range(steps):
+        sync()
+        start = time.perf_counter()
+        step_fn()
+        sync()
+        samples.append(time.perf_counter() - start)
+    step_seconds = statistics.median(samples)
+    if step_seconds <= 0:
+        raise ProfileError("the step took no measurable time; profile a longer step")
+    return step_seconds, samples
+
+
+def _peak_memory(dev: torch.device, notes: list[str]) -> tuple[int, str]:
+    """Peak memory in bytes and where it was read: CUDA's allocator on a GPU, else the whole
+    process's peak resident set (said in ``notes``, as it counts more than the step)."""
+    import torch
+
+    if dev.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(dev)), "cuda_max_memory_allocated"
+    notes.append("peak memory is the whole process's peak resident set size (CPU)")
+    return _process_max_rss_bytes(), "process_max_rss"
 
 
 def _recompute_flops_mode() -> Any:

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from trainbill.catalog import Catalog
+    from trainbill.ledger import LineItem
     from trainbill.runs.history import HistoryCalibration
-    from trainbill.runs.models import RunRow
+    from trainbill.runs.models import LedgerLineRow, RunRow
     from trainbill.runs.store import Store
     from trainbill.spec import Plan
 
@@ -155,9 +156,9 @@ def record(
     from sqlalchemy.exc import IntegrityError
 
     import trainbill
-    from trainbill.bills.reconcile import bill_category_of, forecast_by_bill_category
+    from trainbill.bills.reconcile import forecast_by_bill_category
     from trainbill.forecast import forecast
-    from trainbill.runs.models import RECORD_VERSION, LedgerLineRow, RunRow
+    from trainbill.runs.models import RECORD_VERSION, RunRow
 
     if run_id is not None:
         _check_id(run_id)
@@ -196,24 +197,7 @@ def record(
             p90_usd=p90,
             by_category=forecast_by_bill_category(fc.ledger.lines),
         )
-        row.lines = [
-            LedgerLineRow(
-                position=i,
-                category=ln.category,
-                bill_category=bill_category_of(ln.category, ln.service_category),
-                item=ln.item,
-                quantity=ln.quantity,
-                unit=ln.unit,
-                unit_price_usd=ln.unit_price_usd,
-                cost_usd=ln.cost_usd,
-                basis=ln.basis,
-                source=ln.source,
-                provenance=ln.provenance.value,
-                service_category=ln.service_category,
-                pricing_category=ln.pricing_category,
-            )
-            for i, ln in enumerate(fc.ledger.lines)
-        ]
+        row.lines = _line_rows(fc.ledger.lines)
         s.add(row)
         s.flush()
         return row
@@ -241,6 +225,32 @@ def record(
         p90_usd=row.p90_usd,
         db=store.where,
     )
+
+
+def _line_rows(lines: Sequence[LineItem]) -> list[LedgerLineRow]:
+    """The forecast's ledger lines as rows, in ledger order, each with the bill category a
+    bill's rows are compared under (``runs close``)."""
+    from trainbill.bills.reconcile import bill_category_of
+    from trainbill.runs.models import LedgerLineRow
+
+    return [
+        LedgerLineRow(
+            position=i,
+            category=ln.category,
+            bill_category=bill_category_of(ln.category, ln.service_category),
+            item=ln.item,
+            quantity=ln.quantity,
+            unit=ln.unit,
+            unit_price_usd=ln.unit_price_usd,
+            cost_usd=ln.cost_usd,
+            basis=ln.basis,
+            source=ln.source,
+            provenance=ln.provenance.value,
+            service_category=ln.service_category,
+            pricing_category=ln.pricing_category,
+        )
+        for i, ln in enumerate(lines)
+    ]
 
 
 def _get(s: Session, run_id: str, where: str) -> RunRow:

@@ -1,0 +1,205 @@
+"""The time model's answer for a plan, cached, and the compute record it gives.
+
+``_estimate_time`` remembers recent answers (the planner asks the same question per
+orchestrator); it calls the ``estimate_time`` found on the ``trainbill.usage`` package at call
+time, so a tool or test that swaps that name in is answered by its own function, never from
+the cache of another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from trainbill.catalog import Accelerator, Catalog
+from trainbill.spec import Plan, WhatIf
+from trainbill.timemodel import TimeEstimate, default_global_batch
+from trainbill.usage._defaults import _DAYS_PER_YEAR
+from trainbill.usage.records import Compute
+
+if TYPE_CHECKING:
+    from trainbill.usage._defaults import _Defaults
+    from trainbill.usage.job import Job
+
+
+def software_age_years(accel: Accelerator, on: date) -> float | None:
+    """Years from the accelerator's launch to ``on``, the run's date (the plan's ``run.date``,
+    else ``prices.as_of``, else today): the time model's software-maturity input."""
+    if accel.launched is None:
+        return None
+    return (on - accel.launched).days / _DAYS_PER_YEAR
+
+
+def fused_attention_on(catalog: Catalog, on: date) -> bool:
+    """Whether a run on ``on`` (its software date) has a fused, IO-aware attention kernel:
+    not before FlashAttention's release (``time.fused_attention_since``); before it the
+    seq × seq scores went through HBM, which the time model charges as unfused attention."""
+    return on >= date.fromisoformat(str(catalog.value("time.fused_attention_since")))
+
+
+def _chips_per_host(catalog: Catalog, d: _Defaults, job: Job) -> int:
+    """Chips per VM host of a per-chip (TPU) instance (``defaults.cluster.chips_per_host``), 1
+    for an instance billed whole (its node is its host)."""
+    if job.instance.billing != "chip":
+        return 1
+    table = catalog.table("defaults.cluster.chips_per_host") or {}
+    chips = int(table.get(job.accelerator.id, 1))
+    if chips > 1:
+        d.used.append(
+            f"defaults.cluster.chips_per_host: {chips} {job.accelerator.id} chips per VM host "
+            f"({catalog.assumption('defaults.cluster.chips_per_host').source})"
+        )
+    return chips
+
+
+def _compute(
+    plan: Plan,
+    catalog: Catalog,
+    d: _Defaults,
+    job: Job,
+    measured_mfu: float | None,
+    time_scale: float,
+) -> tuple[TimeEstimate, Compute]:
+    """The time model's answer for the plan, and the training and sync-stall hours it gives."""
+    m = plan.model
+    seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
+    batch, batch_note = 0.0, None
+    if m.global_batch_tokens is not None:
+        batch = float(m.global_batch_tokens)
+    elif m.params:
+        # The batch a competent team picks grows with the cluster (timemodel.default_global_batch).
+        batch, batch_note = default_global_batch(
+            catalog, gpus=job.gpus, params=m.params, active_params=m.active_params, seq_len=seq_len
+        )
+        d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
+    cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
+    # Hours given with a model size but no token count: the time model cannot count steps, but
+    # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
+    # the batch, so one step of the batch is modelled and its stall fractions apply to the hours.
+    per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
+    est = _estimate_time(
+        catalog=catalog,
+        accelerator=job.accelerator,
+        instance=job.instance,
+        nodes=job.nodes,
+        precision=m.precision,
+        hours=None if per_step_only else plan.run.hours,
+        params=m.params,
+        active_params=m.active_params,
+        tokens=batch if per_step_only else m.tokens,
+        global_batch_tokens=batch or 1.0,
+        seq_len=seq_len,
+        layers=m.layers,
+        d_model=m.d_model,
+        straggler_cv=cv,
+        measured_mfu=measured_mfu,
+        software_age_years=software_age_years(job.accelerator, job.run_date),
+        batch_note=batch_note,
+        architecture=m.architecture,
+        attention_share=m.attention_share,
+        fused_attention=fused_attention_on(catalog, job.run_date),
+    )
+    if per_step_only and plan.run.hours is not None:
+        est = _given_hours_with_step_model(est, plan.run.hours, batch)
+    est = _with_whatif(est, plan.whatif)
+    hours = est.compute_hours * time_scale
+    return est, Compute(
+        params=m.params,
+        active_params=m.active_params,
+        tokens=m.tokens,
+        flops=est.flops,
+        hours=hours,
+        sync_stall_hours=hours * est.sync_stall_fraction,
+    )
+
+
+def _with_whatif(est: TimeEstimate, whatif: WhatIf) -> TimeEstimate:
+    """The time model's answer after a what-if (``Plan.whatif``): a sparse-attention what-if
+    removes its share of the hours (modelled hours stay modelled, so the error band still
+    applies), and MFU is on the FLOPs actually performed, not the dense model's."""
+    if not whatif.time_saving and not whatif.flops_saving and not whatif.notes:
+        return est
+    return replace(
+        est,
+        compute_hours=est.compute_hours * (1.0 - whatif.time_saving),
+        flops=None if est.flops is None else est.flops * (1.0 - whatif.flops_saving),
+        factors=(*est.factors, *(("whatif", note) for note in whatif.notes)),
+    )
+
+
+#: Recent time-model answers (``_estimate_time``), most recent last. Each entry keeps the
+#: objects its key names by identity, so an identity cannot be reused while it is cached.
+_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TimeEstimate]] = OrderedDict()
+_TIME_CACHE_SIZE = 512
+_TIME_LOCK = threading.Lock()
+_BY_IDENTITY = ("accelerator", "instance")
+
+
+def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
+    """``timemodel.estimate_time``, remembering its recent answers.
+
+    The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
+    question for every orchestrator of a cluster (restart time and fees differ, the run's hours
+    do not). The key is the time function itself (the fit tool swaps in one with candidate fit
+    parameters, and must never be answered from another function's cache), the catalog and the
+    accelerator/instance records by identity, and every other input by value.
+    """
+    import trainbill.usage as package  # loaded: this module is part of it
+
+    # The package's name at call time: the real one or one a tool or test swapped in.
+    fn = package.estimate_time
+    held = (fn, catalog, *(inputs[k] for k in _BY_IDENTITY if k in inputs))
+    key = (
+        *(id(o) for o in held),
+        *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY),
+    )
+    with _TIME_LOCK:  # the web app prices plans on several threads
+        hit = _TIME_CACHE.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
+            _TIME_CACHE.move_to_end(key)
+            return hit[1]
+    est = fn(catalog=catalog, **inputs)
+    with _TIME_LOCK:
+        _TIME_CACHE[key] = (held, est)
+        if len(_TIME_CACHE) > _TIME_CACHE_SIZE:
+            _TIME_CACHE.popitem(last=False)
+    return est
+
+
+#: Time-model factors that count a whole run's FLOPs or hours: meaningless for a single modelled
+#: step, so ``_given_hours_with_step_model`` replaces them with the plan's hours.
+_RUN_TOTAL_FACTORS = frozenset({"flops", "compute", "hours"})
+
+
+def _given_hours_with_step_model(
+    step: TimeEstimate, hours: float, batch_tokens: float
+) -> TimeEstimate:
+    """The plan's hours of pure training, stalled by the fractions of one modelled step.
+
+    ``step`` is the time model run on exactly one global batch: its layout holds the per-step
+    seconds of compute, data-parallel sync, tensor-parallel traffic and pipeline bubble, whose
+    ratios do not depend on how many steps the run takes. Without a token count there is no
+    FLOP total, so FLOPs and MFU stay unknown rather than being made up from one step.
+    """
+    lay = step.layout
+    assert lay is not None  # a model size was given, so the time model chose a layout
+    note = (
+        f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the "
+        f"stall fractions below come from one modelled step of {batch_tokens:,.0f} tokens: "
+        f"{lay.busy_s:.2f} s of compute and host work, ≈ {hours * 3600.0 / lay.busy_s:,.0f} steps "
+        f"in {hours:g} h"
+    )
+    factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
+    at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))
+    factors.insert(at, ("hours", note))
+    return replace(
+        step,
+        compute_hours=hours,
+        flops=None,
+        base_mfu=None,
+        factors=tuple(factors),
+        hours_given=True,
+    )
