@@ -10,7 +10,8 @@ the **planned** bill (the quote's node-hours at the plan's own purchase mix: spo
 spot rate, Savings Plan coverage at its rate) and the **real** bill. ``planned − quote`` is what
 the purchase mix saves; ``real − planned`` is what the quote hides (``hidden_by_category``).
 The P90 budget and the ranked actions need the simulation and the planner, which import this
-module, so they are worked out in ``trainbill.headline`` and attached as ``outlook``.
+module, so they are worked out in ``trainbill.headline`` and returned beside the forecast
+(``headline.Advised``), never inside it: this module knows nothing of them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainbill._record import record
 from trainbill.catalog import Catalog, Provenance
@@ -36,9 +37,6 @@ from trainbill.ledger import CATEGORIES, Ledger
 from trainbill.spec import Plan
 from trainbill.timemodel import error_band_quantiles
 from trainbill.usage import Usage, usage_for
-
-if TYPE_CHECKING:
-    from trainbill.headline import Outlook
 
 __all__ = [
     "BUDGET_LABEL",
@@ -266,9 +264,6 @@ class Forecast:
     cautions: tuple[Caution, ...]
     #: None when priced from an already worked-out usage (simulate, optimize); ``forecast`` sets it.
     band: ErrorBand | None = None
-    #: The P90 budget and the ranked actions (``trainbill.headline.advise``); None until asked
-    #: for, since they price the plan many times over.
-    outlook: Outlook | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -359,10 +354,10 @@ class Forecast:
         return out
 
     def waterfall(self) -> tuple[Step, ...]:
-        """Quote → purchase-mix savings → planned → each hidden cost (largest first) → real bill →
-        P90 margin → budget (the last two only when the forecast has an outlook).
+        """Quote → purchase-mix savings → planned → each hidden cost (largest first) → real bill.
 
-        Each total bar equals the sum of the bars before it, so the chart and the text add up.
+        Each total bar equals the sum of the bars before it, so the chart and the text add up;
+        the P90 margin and the budget follow from the outlook (``headline.waterfall``).
         """
         steps = [Step(label="quote (on-demand list)", start=0.0, end=self.quote_usd, total=True)]
         level = self.quote_usd
@@ -380,16 +375,6 @@ class Forecast:
         # "forecast", not "expected": the hours are the time model's median-unbiased estimate
         # and the simulated mean of a modelled run is higher (its error is skewed; ``simulate``).
         steps.append(Step(label="real bill (forecast)", start=0.0, end=level, total=True))
-        if self.outlook is not None and self.outlook.budget is not None:
-            b = self.outlook.budget.usd
-            # Most of a modelled run's margin is the time model's own error: the label says so.
-            why = (
-                "failures, reclaims, stragglers"
-                if self.usage.time.hours_given
-                else "time-model error, failures, reclaims, stragglers"
-            )
-            steps.append(Step(label=f"P90 margin ({why})", start=level, end=b))
-            steps.append(Step(label=BUDGET_LABEL, start=0.0, end=b, total=True))
         return tuple(steps)
 
     def percentages(self) -> dict[str, float]:
@@ -422,11 +407,11 @@ class Forecast:
             "versus": {"planned": versus_planned(self), "quote": versus_quote(self)},
             "hidden_by_category": self.hidden_by_category(),
             "waterfall": [s.as_dict() for s in self.waterfall()],
-            **(
-                self.outlook.as_dict()
-                if self.outlook is not None
-                else {"budget_usd": None, "budget": None, "actions": None, "action_notes": None}
-            ),
+            # The outlook's keys, null here; ``headline.Advised.as_dict`` fills them in place.
+            "budget_usd": None,
+            "budget": None,
+            "actions": None,
+            "action_notes": None,
             "time": {
                 "wall_hours": u.wall_hours,
                 "gpu_hours": u.gpu_hours,

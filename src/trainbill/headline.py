@@ -34,7 +34,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import field
 from datetime import date
 from typing import Any, Literal, TypeVar
 
@@ -45,6 +45,7 @@ from trainbill.costs import discount as discount_driver
 from trainbill.costs._pricing import commitment_name
 from trainbill.errors import TrainbillError
 from trainbill.forecast import (
+    BUDGET_LABEL,
     HIDDEN_LABELS,
     RANGE_LABEL,
     CautionKind,
@@ -66,11 +67,13 @@ __all__ = [
     "MIN_SAVING_USD",
     "Action",
     "ActionKind",
+    "Advised",
     "Budget",
     "Outlook",
     "Step",
     "advise",
     "budget",
+    "outlook_of",
     "rank_actions",
     "waterfall",
 ]
@@ -147,7 +150,8 @@ class Action:
 
 @record
 class Outlook:
-    """The budget and the ranked actions of a forecast (``Forecast.outlook``)."""
+    """The budget and the ranked actions of a forecast (``advise``; kept beside it in
+    ``Advised``)."""
 
     #: None when the plan cannot be simulated (``notes`` says why).
     budget: Budget | None
@@ -169,9 +173,61 @@ class Outlook:
 # --- waterfall -------------------------------------------------------------------------------
 
 
-def waterfall(fc: Forecast) -> tuple[Step, ...]:
-    """The forecast's quote-to-budget steps (``Forecast.waterfall``)."""
-    return fc.waterfall()
+def waterfall(fc: Forecast | Advised, outlook: Outlook | None = None) -> tuple[Step, ...]:
+    """The forecast's quote-to-bill steps (``Forecast.waterfall``), then, with a budget (the
+    ``outlook``, or an ``Advised``'s own), the P90 margin and the budget (each total bar still
+    the sum of the bars before it)."""
+    if isinstance(fc, Advised):
+        outlook = outlook if outlook is not None else fc.outlook
+        fc = fc.forecast
+    steps = fc.waterfall()
+    if outlook is None or outlook.budget is None:
+        return steps
+    level, b = steps[-1].end, outlook.budget.usd
+    # Most of a modelled run's margin is the time model's own error: the label says so.
+    why = (
+        "failures, reclaims, stragglers"
+        if fc.usage.time.hours_given
+        else "time-model error, failures, reclaims, stragglers"
+    )
+    return (
+        *steps,
+        Step(label=f"P90 margin ({why})", start=level, end=b),
+        Step(label=BUDGET_LABEL, start=0.0, end=b, total=True),
+    )
+
+
+@record
+class Advised:
+    """A forecast and, beside it, its outlook (None where it was not asked for: ``--csv``).
+
+    The outlook prices the plan many times over (simulation, planner), so it is not part of
+    ``Forecast``; ``as_dict`` is the one JSON document of ``trainbill forecast --json`` and
+    ``POST /v1/forecast``: the forecast's keys, the outlook's filled in at their places.
+    """
+
+    forecast: Forecast
+    outlook: Outlook | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """The forecast's own fields and figures read through (``advised.total_usd``), so a
+        caller that only reads the bill need not unwrap it; the library's code names
+        ``.forecast``."""
+        if name == "forecast":  # not set yet (a copy being made): never recurse
+            raise AttributeError(name)
+        return getattr(self.forecast, name)
+
+    def waterfall(self) -> tuple[Step, ...]:
+        """Quote to budget (``waterfall``)."""
+        return waterfall(self.forecast, self.outlook)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The forecast's JSON with the budget, actions and the budget's waterfall steps."""
+        doc = self.forecast.as_dict()
+        if self.outlook is not None:
+            doc.update(self.outlook.as_dict())  # the keys exist: their order is kept
+            doc["waterfall"] = [s.as_dict() for s in self.waterfall()]
+        return doc
 
 
 # --- budget ----------------------------------------------------------------------------------
@@ -712,8 +768,27 @@ def advise(
     calibrations: Sequence[Any] = (),
     trials: int = BUDGET_TRIALS,
     seed: int = BUDGET_SEED,
-) -> Forecast:
-    """The forecast with its ``outlook``: the P90 budget and the ranked actions.
+) -> Advised:
+    """The forecast with its outlook beside it (``outlook_of``)."""
+    return Advised(
+        forecast=fc,
+        outlook=outlook_of(
+            plan, fc, catalog, today=today, calibrations=calibrations, trials=trials, seed=seed
+        ),
+    )
+
+
+def outlook_of(
+    plan: Plan,
+    fc: Forecast,
+    catalog: Catalog,
+    *,
+    today: date | None = None,
+    calibrations: Sequence[Any] = (),
+    trials: int = BUDGET_TRIALS,
+    seed: int = BUDGET_SEED,
+) -> Outlook:
+    """The P90 budget and the ranked actions of a forecast.
 
     ``catalog`` is the one the forecast priced with (bill calibrations' rates on it), and
     ``calibrations`` the files behind it: each variant of the plan takes a profile's measured
@@ -760,5 +835,4 @@ def advise(
             found.append(step())
         except TrainbillError as exc:
             notes.append(f"{name}: not priced ({exc})")
-    ranked = rank_actions(found)
-    return replace(fc, outlook=Outlook(budget=b, actions=ranked, notes=tuple(notes)))
+    return Outlook(budget=b, actions=rank_actions(found), notes=tuple(notes))
