@@ -192,9 +192,7 @@ def compare_cmd(
 
     rows = bill_filter(where or (), since=since, until=until)  # refused before any pricing
     spec = load_plan(plan)
-    rec = bill_variance(
-        spec, catalog_from_options(), files, engine=engine, where=rows, basis=basis
-    )
+    rec = bill_variance(spec, catalog_from_options(), files, engine=engine, where=rows, basis=basis)
     if as_json:
         print_json(rec.as_dict())
     else:

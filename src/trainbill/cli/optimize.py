@@ -202,6 +202,66 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         console.print(f"[dim]skipped: {escape(note)}[/dim]")
 
 
+_DeadlineHours = Annotated[float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")]
+_BudgetUsd = Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")]
+_P90 = Annotated[bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")]
+_Clouds = Annotated[
+    str | None,
+    typer.Option(
+        "--clouds",
+        help=(
+            "Comma list of aws,gcp,azure: search every accelerator on them "
+            "(default: the plan's own cloud and accelerator vendor)."
+        ),
+    ),
+]
+_Instances = Annotated[
+    str | None, typer.Option("--instances", help="Comma list of instance types.")
+]
+_Nodes = Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")]
+_SavingsPlans = Annotated[
+    str | None,
+    typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
+]
+_AllowStandIns = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stand-ins",
+        help=(
+            "Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
+            "H800 node)."
+        ),
+    ),
+]
+_AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+_Wide = Annotated[
+    bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+]
+_Output = Annotated[
+    Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
+]
+_Export = Annotated[
+    str | None,
+    typer.Option(
+        "--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."
+    ),
+]
+_ExportFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--export-file",
+        help="Write the --export file here (default: print it instead of the tables).",
+    ),
+]
+_Force = Annotated[
+    bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")
+]
+_CatalogDir = Annotated[
+    list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
+]
+_Calibration = Annotated[list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)]
+
+
 @app.command("optimize")
 def optimize_command(
     plan_file: pf.PlanFile = None,
@@ -217,70 +277,22 @@ def optimize_command(
     region: pf.Region = None,
     as_of: pf.AsOf = None,
     run_date: pf.RunDate = None,
-    deadline_hours: Annotated[
-        float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
-    ] = None,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")] = None,
-    p90: Annotated[
-        bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")
-    ] = False,
-    clouds: Annotated[
-        str | None,
-        typer.Option(
-            "--clouds",
-            help=(
-                "Comma list of aws,gcp,azure: search every accelerator on them "
-                "(default: the plan's own cloud and accelerator vendor)."
-            ),
-        ),
-    ] = None,
-    instances: Annotated[
-        str | None, typer.Option("--instances", help="Comma list of instance types.")
-    ] = None,
-    nodes: Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")] = None,
-    savings_plans: Annotated[
-        str | None,
-        typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
-    ] = None,
-    allow_stand_ins: Annotated[
-        bool,
-        typer.Option(
-            "--allow-stand-ins",
-            help=(
-                "Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
-                "H800 node)."
-            ),
-        ),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    wide: Annotated[
-        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
-    ] = False,
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
-    ] = None,
-    export: Annotated[
-        str | None,
-        typer.Option(
-            "--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."
-        ),
-    ] = None,
-    export_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--export-file",
-            help="Write the --export file here (default: print it instead of the tables).",
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")
-    ] = False,
-    catalog_dir: Annotated[
-        list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
-    ] = None,
-    calibration: Annotated[
-        list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
-    ] = None,
+    deadline_hours: _DeadlineHours = None,
+    budget_usd: _BudgetUsd = None,
+    p90: _P90 = False,
+    clouds: _Clouds = None,
+    instances: _Instances = None,
+    nodes: _Nodes = None,
+    savings_plans: _SavingsPlans = None,
+    allow_stand_ins: _AllowStandIns = False,
+    as_json: _AsJson = False,
+    wide: _Wide = False,
+    output: _Output = None,
+    export: _Export = None,
+    export_file: _ExportFile = None,
+    force: _Force = False,
+    catalog_dir: _CatalogDir = None,
+    calibration: _Calibration = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""  # noqa: E501 - Typer lists the first line as written
     # The plan (a file, the run flags, or both) is the template and always a candidate; the
