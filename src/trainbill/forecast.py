@@ -47,11 +47,13 @@ __all__ = [
     "CautionKind",
     "ErrorBand",
     "Forecast",
+    "Quote",
     "Step",
     "error_band",
     "forecast",
     "forecast_usage",
     "plain_words",
+    "quote_of",
     "versus_planned",
     "versus_quote",
 ]
@@ -469,21 +471,38 @@ class Forecast:
         }
 
 
+@record
+class Quote:
+    """What a planning meeting multiplies: instances × on-demand list price × planned hours."""
+
+    usd: float
+    #: The on-demand rate of one instance ($/h) the quote multiplies.
+    rate_usd: float
+    basis: str
+
+
+def quote_of(usage: Usage, catalog: Catalog) -> Quote:
+    """The quote of a worked-out usage: the one rule (the forecast's headline and the rule of
+    thumb's base both read it)."""
+    od = instance_rate(catalog, usage, "on_demand")
+    usd = usage.nodes * od.usd * usage.compute.hours
+    basis = (
+        f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h {od.words} × "
+        f"{usage.compute.hours:,.2f} h = ${usd:,.2f}"
+    )
+    return Quote(usd=usd, rate_usd=od.usd, basis=basis)
+
+
 def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None) -> Forecast:
     """Price an already-worked-out usage (the simulation and optimizer enter here)."""
-    od = instance_rate(catalog, usage, "on_demand")
-    quote = usage.nodes * od.usd * usage.compute.hours
-    quote_basis = (
-        f"{usage.nodes} × {usage.instance.instance} × ${od.usd:,.2f}/h {od.words} × "
-        f"{usage.compute.hours:,.2f} h = ${quote:,.2f}"
-    )
+    quote = quote_of(usage, catalog)
     ledger = estimate(usage, catalog)
-    _check_finite(usage, ledger, quote)
+    _check_finite(usage, ledger, quote.usd)
     return Forecast(
         usage=usage,
         ledger=ledger,
-        quote_usd=quote,
-        quote_basis=quote_basis,
+        quote_usd=quote.usd,
+        quote_basis=quote.basis,
         catalog_version=catalog.version,
         cautions=_cautions(usage, ledger, catalog, today),
     )

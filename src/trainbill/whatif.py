@@ -22,9 +22,10 @@ from datetime import date
 
 from trainbill._record import record
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import cluster_rate, instance_rate, service
+from trainbill.costs import storage as storage_driver
+from trainbill.costs._pricing import cluster_rate, service
 from trainbill.errors import PriceNotFoundError, SpecError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecast import Forecast, forecast, quote_of
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import executed_flops, training_flops
@@ -38,6 +39,7 @@ from trainbill.usage import (
     lustre_gb_per_gib,
     lustre_size_gib,
     sagemaker_price,
+    usage_for,
 )
 
 __all__ = [
@@ -306,7 +308,7 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
         need_mibps=max(load.read_mibps, load.write_mibps, u.storage.ebs_throughput_mibps),
         gb=u.storage.ebs_gb_per_node,
     )
-    switch = _fsx_switch(catalog, u, rate, fsx_usd, need_mbps)
+    switch = _fsx_switch(plan, catalog, u, rate, (fsx_usd, fsx_tier, fsx_gb), today)
     return StorageReport(
         plan_fsx_gb=switch[0],
         plan_fsx_mbps=switch[1],
@@ -340,24 +342,39 @@ def storage_check(plan: Plan, catalog: Catalog, *, today: date | None = None) ->
 
 
 def _fsx_switch(
-    catalog: Catalog, u: Usage, rate: float, fsx_usd: float, fsx_mbps: float
+    plan: Plan,
+    catalog: Catalog,
+    u: Usage,
+    rate: float,
+    fsx: tuple[float, str, float],
+    today: date | None,
 ) -> tuple[float, float, float, float]:
     """(GB, MB/s, stall hours, net saving of the recommended file system) for checkpoints
     written synchronously to the plan's own FSx; zeros otherwise (an asynchronous checkpoint
     stalls only for its snapshot, whatever the file system's speed). The saving is the stall
-    avoided, less the stall that remains at ``fsx_mbps`` and the recommended file system's
-    cost over the plan's."""
+    avoided, less the stall that remains on the recommended file system (``fsx``: its run USD,
+    tier and size), and less its cost over the plan's."""
     ck = u.checkpoint
     if ck.target != "fsx" or ck.size_gb <= 0 or ck.asynchronous:
         return 0.0, 0.0, 0.0, 0.0
+    fsx_usd, tier, gib = fsx
     gb = u.storage.fsx_capacity_gb
-    gib = gb / lustre_gb_per_gib(catalog, u.provider)
-    mbps = fsx_throughput_mbps(catalog, gib, u.storage.fsx_tier)
+    own_gib = gb / lustre_gb_per_gib(catalog, u.provider)
+    mbps = fsx_throughput_mbps(catalog, own_gib, u.storage.fsx_tier)
     price = service(catalog, u, "shared_fs", u.storage.fsx_tier)
-    own_usd = gb * price.usd * u.months if price is not None and price.priced else 0.0
-    left = ck.count * ck.size_gb * 1e3 / fsx_mbps / 3600.0 if fsx_mbps > 0 else ck.stall_hours
+    own_usd = _fsx_run_usd(catalog, u, u.storage.fsx_tier, gb) if price and price.priced else 0.0
+    left = _stall_on(plan, catalog, tier, gib, today)
     saving = (ck.stall_hours - left) * rate - (fsx_usd - own_usd)
     return gb, mbps, ck.stall_hours, max(saving, 0.0)
+
+
+def _stall_on(plan: Plan, catalog: Catalog, tier: str, gib: float, today: date | None) -> float:
+    """Hours the plan's checkpoints stall on a file system of ``gib`` at ``tier``: the plan
+    worked out again with that file system (``usage_for``: the one checkpoint-stall rule, the
+    write rate capped by the file system's throughput and the nodes' own write speed)."""
+    storage = plan.storage.model_copy(update={"fsx_tier": tier, "fsx_capacity_gb": gib})
+    variant = plan.model_copy(update={"storage": storage})
+    return usage_for(variant, catalog, today=today).checkpoint.stall_hours
 
 
 def _gp3_setting(
@@ -463,7 +480,7 @@ def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, 
         price = service(catalog, u, "shared_fs", tier)
         if price is None or not price.priced:
             continue  # a tier the plan's provider does not sell or the catalog does not price
-        cost = gib * gb_per_gib * price.usd * u.months
+        cost = _fsx_run_usd(catalog, u, tier, gib * gb_per_gib)
         if best is None or cost < best[0]:
             best = (cost, tier, gib)
     if best is None:
@@ -473,6 +490,21 @@ def _cheapest_fsx(catalog: Catalog, u: Usage, need_mbps: float) -> tuple[float, 
         )
         raise PriceNotFoundError(msg)
     return best
+
+
+def _fsx_run_usd(catalog: Catalog, u: Usage, tier: str, gb: float) -> float:
+    """A Lustre file system of ``gb`` at ``tier`` for the run, priced by the storage driver
+    (``costs.storage``: its GB-month rule, the one place file systems are priced): the driver
+    is given the run with that file system and nothing else to store."""
+    alone = u.with_values(
+        {
+            "storage.fsx_capacity_gb": gb,
+            "storage.fsx_tier": tier,
+            "storage.ebs_gb_per_node": 0.0,
+            "data.dataset_gb": 0.0,
+        }
+    )
+    return float(sum(c.cost_usd for c in storage_driver.price(alone, catalog)))
 
 
 def _storage_notes(u: Usage, ck_mbps: float) -> tuple[str, ...]:
@@ -707,8 +739,8 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog, budget_usd: float | None = Non
     plus every other category in full, minus the rule's uplift ``base × (factor − 1)``.
     """
     u = fc.usage
-    od = instance_rate(catalog, u, "on_demand")
-    base = u.nodes * od.usd * u.compute.hours
+    quote = quote_of(u, catalog)  # the rule's base is the forecast's quote
+    base = quote.usd
     lo = float(catalog.value("whatif.rule_utilization_low"))
     hi = float(catalog.value("whatif.rule_utilization_high"))
     risk = float(catalog.value("whatif.rule_risk_spot")) if u.purchase.spot_fraction > 0 else 1.0
@@ -720,7 +752,7 @@ def rule_of_thumb(fc: Forecast, catalog: Catalog, budget_usd: float | None = Non
         rows.append((c, amount, beyond))
     return RuleOfThumb(
         base_usd=base,
-        base_basis=f"{u.nodes} × ${od.usd:,.2f}/h × {u.compute.hours:,.2f} h",
+        base_basis=f"{u.nodes} × ${quote.rate_usd:,.2f}/h × {u.compute.hours:,.2f} h",
         utilization_low=lo,
         utilization_high=hi,
         risk=risk,
