@@ -279,9 +279,7 @@ def risk_routes(p: Pricing) -> APIRouter:
         cals = [cal for _, cal in parse_calibration_texts(req.calibrations)]
         # As ``trainbill simulate --calibration``: every trial priced on the calibrated catalog
         # with the measured MFU.
-        done = simulate_plan(
-            plan, p.catalog, cals, trials=req.trials, seed=req.seed, today=p.today
-        )
+        done = simulate_plan(plan, p.catalog, cals, trials=req.trials, seed=req.seed, today=p.today)
         s = done.summary()
         out: dict[str, Any] = {
             "trials": s.trials, "p50_usd": s.p50_usd, "p90_usd": s.p90_usd,
