@@ -1,7 +1,7 @@
 """A forecast's cautions: what a reader must know about a bill, each with its kind (for code)
 and its text (for people), and the words a finance reader sees (``plain_words``).
 
-``cautions_of`` gathers every warning of a priced plan in the order a reader meets them: stale,
+``gather_cautions`` gathers every warning of a priced plan in the order a reader meets them: stale,
 unpriced, unverified and stand-in prices, a reference region's rates, how the plan was read,
 a what-if applied, the time model's caveats, recovery overload, bill calibration, an old
 commitment rate. ``trainbill.forecast`` re-exports the names.
@@ -26,7 +26,7 @@ __all__ = [
     "STALE_PRICE_DAYS",
     "Caution",
     "CautionKind",
-    "cautions_of",
+    "gather_cautions",
     "plain_words",
 ]
 
@@ -121,7 +121,7 @@ def plain_words(text: str) -> str:
     return out[:1].upper() + out[1:] if text[:1].isupper() or re.match(_KEY, text) else out
 
 
-def cautions_of(
+def gather_cautions(
     usage: Usage, ledger: Ledger, catalog: Catalog, today: date | None
 ) -> tuple[Caution, ...]:
     """Every warning of a priced plan, in the order a reader meets them, each with its kind."""

@@ -28,7 +28,7 @@ from trainbill.cautions import (
     STALE_PRICE_DAYS,
     Caution,
     CautionKind,
-    cautions_of,
+    gather_cautions,
     plain_words,
 )
 from trainbill.costs import compute as compute_driver
@@ -421,7 +421,7 @@ def forecast_usage(usage: Usage, catalog: Catalog, *, today: date | None = None)
         quote_usd=quote.usd,
         quote_basis=quote.basis,
         catalog_version=catalog.version,
-        cautions=cautions_of(usage, ledger, catalog, today),
+        cautions=gather_cautions(usage, ledger, catalog, today),
     )
 
 
