@@ -74,10 +74,10 @@ def test_the_report_shows_one_p90(catalog: Catalog) -> None:
     page said no simulation was run while the headline showed a simulated budget."""
     plan = load_plan(SEED)
     a = analyse(plan, catalog, today=TODAY, trials=500, seed=3, search=False)
-    assert a.forecast.outlook is not None
-    assert a.forecast.outlook.budget is not None
+    assert a.outlook is not None
+    assert a.outlook.budget is not None
     assert a.simulation is not None
-    assert a.forecast.outlook.budget.p90_usd == a.simulation.p90_usd
-    assert a.forecast.outlook.budget.trials == 500
+    assert a.outlook.budget.p90_usd == a.simulation.p90_usd
+    assert a.outlook.budget.trials == 500
     none = analyse(plan, catalog, today=TODAY, simulate=False, search=False)
     assert "the headline's P90 budget is the forecast's own" in none.simulation_note

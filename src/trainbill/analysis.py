@@ -19,7 +19,7 @@ from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
 from trainbill.forecast import Forecast, forecast
-from trainbill.headline import advise
+from trainbill.headline import Outlook, outlook_of
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.simulate import Histogram, Simulation, Summary
 from trainbill.simulate import simulate as run_simulation
@@ -110,6 +110,9 @@ class Analysis:
     planner_note: str = ""
     #: The ledger by calendar day and month (``trainbill.spend``); None: worked out when drawn.
     spend: SpendOverTime | None = None
+    #: The budget and the ranked actions, beside the forecast (``headline.outlook_of``; None:
+    #: not worked out, and the report says so).
+    outlook: Outlook | None = None
 
 
 def _mix_words(c: Candidate) -> str:
@@ -247,9 +250,9 @@ def analyse(
     # report shows one P90); without one, the CLI's own (``forecast --json``'s trials and seed).
     fc = forecast(plan, catalog, today=today)
     if simulate:
-        fc = advise(plan, fc, catalog, today=today, trials=trials, seed=seed)
+        outlook = outlook_of(plan, fc, catalog, today=today, trials=trials, seed=seed)
     else:
-        fc = advise(plan, fc, catalog, today=today)
+        outlook = outlook_of(plan, fc, catalog, today=today)
     planner: PlannerSummary | None = None
     planner_note = "The planner search was not requested; right-sizing from a node-count sweep."
     if search:
@@ -265,7 +268,7 @@ def analyse(
     if planner is None:
         sizing, basis = right_sizing(plan, catalog, today=today, base=fc)
     sim: SimulationSummary | None = None
-    budget = fc.outlook.budget if fc.outlook is not None else None
+    budget = outlook.budget
     note = "Monte Carlo simulation was not requested (--trials 0)" + (
         f"; the headline's P90 budget is the forecast's own ({budget.basis.rstrip('.')})."
         if budget is not None
@@ -277,6 +280,7 @@ def analyse(
     return Analysis(
         plan=plan,
         forecast=fc,
+        outlook=outlook,
         generated=today or date.today(),  # noqa: DTZ011 - a calendar date
         sizing=sizing,
         sizing_basis=basis,

@@ -79,6 +79,83 @@ def _against_least(cost_usd: float, mfu: float, best: float) -> str:
     )
 
 
+def _check_values(
+    *, cost_usd: float, params: float, tokens: float, gpus: int, usd_per_gpu_hour: float | None
+) -> None:
+    """Each number finite and in its range (``field`` names the argument)."""
+    for name, value, low, high in (
+        ("cost_usd", cost_usd, 1.0, MAX_COST_USD),  # below a dollar is no training quote
+        ("params", params, 1.0, MAX_PARAMS),
+        ("tokens", tokens, 1.0, MAX_TOKENS),
+        ("gpus", gpus, 1.0, MAX_GPUS),
+        ("usd_per_gpu_hour", usd_per_gpu_hour, MIN_USD_PER_GPU_HOUR, MAX_USD_PER_GPU_HOUR),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not math.isfinite(value) or value <= 0 or value < low:
+            bound = "> 0" if low == 0.0 else f">= {low:g}"
+            raise SpecError(f"must be a finite number {bound} (got {value})", field=name)
+        if value > high:
+            raise SpecError(
+                f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})",
+                field=name,
+            )
+
+
+def _listed_rate(
+    catalog: Catalog, gpu: str, accel_id: str, instance: str | None, as_of: date | None
+) -> tuple[float, str]:
+    """The catalog's on-demand price per GPU-hour of the instance (named, else the default
+    provider's for the accelerator, as ``forecast --gpu``), and its citation."""
+    inst = catalog.instance(instance) if instance else instance_for_gpu(catalog, accel_id, "aws")
+    if inst.accelerator != accel_id:
+        # Pricing one chip against another's peak would call any quote plausible.
+        msg = (
+            f"{inst.instance} carries {inst.accelerator}, not {accel_id}; give --gpu "
+            f"{inst.accelerator} or an instance with {accel_id}"
+        )
+        raise SpecError(msg, field="instance")
+    day = as_of or date.today()  # noqa: DTZ011 - a calendar date
+    region = catalog.reference_region(inst.provider)
+    p = catalog.price(inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day)
+    rate = p.usd / inst.accelerator_count
+    if inst.billing == "chip":  # priced per chip-hour already (TPUs)
+        source = f"{inst.instance} ${p.usd:,.2f} per chip-hour; {p.cite()}"
+    else:
+        source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
+    others = catalog.accelerator_namesakes(gpu)
+    if others:  # a family name (``a100``): the price is one part's, so say which
+        source += f" (gpu {gpu!r} read as {accel_id}; {' or '.join(others)} is priced apart)"
+    return rate, source
+
+
+def _verdict(
+    catalog: Catalog, accel_id: str, precision: str, *, implied: float, peak: float, mfu: float
+) -> tuple[str, str]:
+    """Impossible (above the chip's peak), implausible (above the best published MFU) or
+    plausible, and why."""
+    best = float(catalog.value("time.best_published_mfu"))
+    if mfu > 1.0:
+        verdict = "impossible"
+        why = (
+            f"needs {_num(implied, 0)} TFLOP/s per {accel_id}, above its dense {precision} peak of "
+            f"{peak:,.0f} TFLOP/s ({_pct(mfu)} MFU)"
+        )
+    elif mfu > best:
+        verdict = "implausible"
+        why = (
+            f"needs {_pct(mfu)} MFU, above the best published run ({best:.0%}; "
+            f"{catalog.assumption('time.best_published_mfu').source})"
+        )
+    else:
+        verdict = "plausible"
+        why = (
+            f"needs {_pct(mfu)} MFU ({_num(implied, 0)} of {peak:,.0f} TFLOP/s), within "
+            "published practice"
+        )
+    return verdict, why
+
+
 def audit_quote(
     *,
     catalog: Catalog,
@@ -98,48 +175,13 @@ def audit_quote(
         SpecError: a value that is not a finite number in its range (``field`` names the
             argument): ``inf`` or a negative price would give a negative or NaN MFU verdict.
     """
-    for name, value, low, high in (
-        ("cost_usd", cost_usd, 1.0, MAX_COST_USD),  # below a dollar is no training quote
-        ("params", params, 1.0, MAX_PARAMS),
-        ("tokens", tokens, 1.0, MAX_TOKENS),
-        ("gpus", gpus, 1.0, MAX_GPUS),
-        ("usd_per_gpu_hour", usd_per_gpu_hour, MIN_USD_PER_GPU_HOUR, MAX_USD_PER_GPU_HOUR),
-    ):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not math.isfinite(value) or value <= 0 or value < low:
-            bound = "> 0" if low == 0.0 else f">= {low:g}"
-            raise SpecError(f"must be a finite number {bound} (got {value})", field=name)
-        if value > high:
-            raise SpecError(
-                f"must be at most {high:.3g}: too large for any real run, a typo? (got {value:g})",
-                field=name,
-            )
+    _check_values(
+        cost_usd=cost_usd, params=params, tokens=tokens, gpus=gpus,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+    )  # fmt: skip
     accel = catalog.accelerator(gpu)
     if usd_per_gpu_hour is None:
-        inst = (
-            catalog.instance(instance) if instance else instance_for_gpu(catalog, accel.id, "aws")
-        )  # as `forecast --gpu` on the default provider
-        if inst.accelerator != accel.id:
-            # Pricing one chip against another's peak would call any quote plausible.
-            msg = (
-                f"{inst.instance} carries {inst.accelerator}, not {accel.id}; give --gpu "
-                f"{inst.accelerator} or an instance with {accel.id}"
-            )
-            raise SpecError(msg, field="instance")
-        day = as_of or date.today()  # noqa: DTZ011 - a calendar date
-        region = catalog.reference_region(inst.provider)
-        p = catalog.price(
-            inst.instance, "on_demand", provider=inst.provider, region=region, as_of=day
-        )
-        rate = p.usd / inst.accelerator_count
-        if inst.billing == "chip":  # priced per chip-hour already (TPUs)
-            source = f"{inst.instance} ${p.usd:,.2f} per chip-hour; {p.cite()}"
-        else:
-            source = f"{inst.instance} ${p.usd:,.2f}/h ÷ {inst.accelerator_count} GPUs; {p.cite()}"
-        others = catalog.accelerator_namesakes(gpu)
-        if others:  # a family name (``a100``): the price is one part's, so say which
-            source += f" (gpu {gpu!r} read as {accel.id}; {' or '.join(others)} is priced apart)"
+        rate, source = _listed_rate(catalog, gpu, accel.id, instance, as_of)
     else:
         rate = usd_per_gpu_hour
         source = "given on the command line"
@@ -149,24 +191,7 @@ def audit_quote(
     peak = accel.peak_tflops(precision)
     mfu = implied / peak
     best = float(catalog.value("time.best_published_mfu"))
-    if mfu > 1.0:
-        verdict = "impossible"
-        why = (
-            f"needs {_num(implied, 0)} TFLOP/s per {accel.id}, above its dense {precision} peak of "
-            f"{peak:,.0f} TFLOP/s ({_pct(mfu)} MFU)"
-        )
-    elif mfu > best:
-        verdict = "implausible"
-        why = (
-            f"needs {_pct(mfu)} MFU, above the best published run ({best:.0%}; "
-            f"{catalog.assumption('time.best_published_mfu').source})"
-        )
-    else:
-        verdict = "plausible"
-        why = (
-            f"needs {_pct(mfu)} MFU ({_num(implied, 0)} of {peak:,.0f} TFLOP/s), within "
-            "published practice"
-        )
+    verdict, why = _verdict(catalog, accel.id, precision, implied=implied, peak=peak, mfu=mfu)
     explanation = (
         f"${_num(cost_usd, 0)} / ({gpus} GPUs × ${rate:,.4g}/GPU-hour) = {_num(hours, 1)} h; 6 × "
         f"{params:.3g} × {tokens:.3g} = {flops:.3g} FLOPs / ({gpus} × {_num(hours, 1)} h × 3600 "

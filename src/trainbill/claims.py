@@ -34,7 +34,7 @@ from typing import Any
 
 from trainbill._record import record
 from trainbill.catalog import Catalog
-from trainbill.costs._pricing import instance_rate
+from trainbill.costs._pricing import cluster_rate, instance_rate
 from trainbill.errors import SpecError, finite_number, shown_value
 from trainbill.forecast import Forecast
 from trainbill.ledger import CATEGORIES, LineItem
@@ -376,9 +376,13 @@ def _dearest(fc: Forecast, catalog: Catalog, ln: LineItem) -> tuple[float, str]:
         return ln.unit_price_usd, ln.source
     u = fc.usage
     od = instance_rate(catalog, u, "on_demand")
-    per = u.nodes if ln.unit == "cluster-hour" else 1
-    usd = max(od.usd * per, ln.unit_price_usd)
-    what = f"{u.nodes} × {u.instance.instance} " if per > 1 else f"{u.instance.instance} "
+    listed = od.usd
+    if ln.unit == "cluster-hour":
+        # Every node at on-demand: the pricing module's cluster-hour with no node on spot.
+        listed, _ = cluster_rate(catalog, u.with_values({"purchase.spot_fraction": 0.0}))
+    usd = max(listed, ln.unit_price_usd)
+    many = ln.unit == "cluster-hour" and u.nodes > 1
+    what = f"{u.nodes} × {u.instance.instance} " if many else f"{u.instance.instance} "
     return usd, f"{what}at ${od.usd:,.2f}/h {od.words} ({od.source})"
 
 

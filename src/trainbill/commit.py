@@ -347,6 +347,92 @@ def _unpriced_term(catalog: Catalog, instance: str, region: str, as_of: date, te
     )
 
 
+@record
+class _Term:
+    """A commitment term and its published rate per GPU-hour."""
+
+    term: str
+    length: int
+    usd_per_gpu_hour: float
+    source: str
+
+
+def _term_advice(
+    catalog: Catalog,
+    t: _Term,
+    u: np.ndarray[Any, np.dtype[np.float64]],
+    r_od: float,
+    horizon_months: int,
+    notes: list[str],
+) -> TermAdvice:
+    """The best commitment of one term over the horizon, the rule of thumb's cost beside it, and
+    how the rule fares when usage scales (``SCENARIOS``); a note when the last partial term is
+    better left on demand."""
+    r_c = t.usd_per_gpu_hour
+    baseline = float(u.min())
+    od_month = float(u.mean()) * r_od
+    paid = math.ceil(horizon_months / t.length) * t.length
+    r_eff = r_c * paid / horizon_months
+    # The alternative: whole terms only, the months past them on demand.
+    covered = (horizon_months // t.length) * t.length
+    share = covered / horizon_months
+    renew = True
+    if 0 < covered < horizon_months:
+        _, renewed = _optimum(u, r_eff, r_od)
+        _, whole = _optimum(u, r_c, r_od)
+        renew = renewed <= share * whole + (1 - share) * float(u.mean()) * r_od
+    if not renew:
+        r_eff = r_c
+        notes.append(
+            f"{t.term}: {horizon_months - covered} month(s) past the last whole term on demand; "
+            "another term would cost more than it saves"
+        )
+    tail = 0.0 if renew else 1 - share  # share of the horizon bought on demand
+    k, cost = _best(u, r_eff, r_od, tail)
+    rule = tuple(_horizon_cost(f * baseline, u, r_eff, r_od, tail) for f in RULE_OF_THUMB)
+    return TermAdvice(
+        term=t.term,
+        rate_usd_per_gpu_hour=r_c,
+        rate_source=t.source,
+        break_even_utilization=r_c / r_od,
+        effective_break_even_utilization=r_eff / r_od,
+        commit_gpu_hours_per_month=k,
+        commit_usd_per_hour=k * r_c / float(catalog.value("reliability.hours_per_month")),
+        share_of_baseline=k / baseline if baseline > 0 else None,
+        expected_usd_per_month=cost,
+        savings_pct=100.0 * (1.0 - cost / od_month) if od_month > 0 else 0.0,
+        expected_utilization=float(np.minimum(u, k).mean()) / k if k > 0 else 0.0,
+        rule_usd_per_month=(rule[0], rule[1]),
+        rule_checks=_rule_checks(u, baseline, r_eff, r_od, tail),
+    )
+
+
+def _rule_checks(
+    u: np.ndarray[Any, np.dtype[np.float64]], baseline: float, r_eff: float, r_od: float,
+    tail: float,
+) -> tuple[RuleCheck, ...]:  # fmt: skip
+    """The rule of thumb against the optimum when usage is scaled by each of ``SCENARIOS``."""
+    checks = []
+    for scale in SCENARIOS:
+        us = u * scale
+        ks, cs = _best(us, r_eff, r_od, tail)
+        rule_cost = min(_horizon_cost(f * baseline, us, r_eff, r_od, tail) for f in RULE_OF_THUMB)
+        regret = rule_cost - cs
+        checks.append(
+            RuleCheck(
+                scale=scale,
+                optimal_commit_gpu_hours=ks,
+                optimal_share_of_baseline=ks / baseline if baseline > 0 else None,
+                rule_regret_usd_per_month=regret,
+                # Judged over the committed months: the on-demand tail (``tail``) has no
+                # commitment to get wrong, and averaging it in made a rule that failed at
+                # 36 months "hold" at 48 with the same total regret.
+                holds=regret <= RULE_TOLERANCE * float(us.mean()) * r_od * (1 - tail),
+            )
+        )
+    return tuple(checks)
+
+
 def advise_commitment(
     usage: MonthlyUsage,
     catalog: Catalog,
@@ -408,64 +494,11 @@ def advise_commitment(
         if published is None:
             unpriced.append(_unpriced_term(catalog, instance, reg, as_of, term))
             continue
-        rate, source = published
-        r_c = rate / inst.accelerator_count
-        paid = math.ceil(horizon_months / length) * length
-        r_eff = r_c * paid / horizon_months
-        # The alternative: whole terms only, the months past them on demand.
-        covered = (horizon_months // length) * length
-        share = covered / horizon_months
-        renew = True
-        if 0 < covered < horizon_months:
-            _, renewed = _optimum(u, r_eff, r_od)
-            _, whole = _optimum(u, r_c, r_od)
-            renew = renewed <= share * whole + (1 - share) * float(u.mean()) * r_od
-        if not renew:
-            r_eff = r_c
-            notes.append(
-                f"{term}: {horizon_months - covered} month(s) past the last whole term on demand; "
-                "another term would cost more than it saves"
-            )
-        tail = 0.0 if renew else 1 - share  # share of the horizon bought on demand
-        k, cost = _best(u, r_eff, r_od, tail)
-        rule = tuple(_horizon_cost(f * baseline, u, r_eff, r_od, tail) for f in RULE_OF_THUMB)
-        checks = []
-        for scale in SCENARIOS:
-            us = u * scale
-            ks, cs = _best(us, r_eff, r_od, tail)
-            rule_cost = min(
-                _horizon_cost(f * baseline, us, r_eff, r_od, tail) for f in RULE_OF_THUMB
-            )
-            regret = rule_cost - cs
-            checks.append(
-                RuleCheck(
-                    scale=scale,
-                    optimal_commit_gpu_hours=ks,
-                    optimal_share_of_baseline=ks / baseline if baseline > 0 else None,
-                    rule_regret_usd_per_month=regret,
-                    # Judged over the committed months: the on-demand tail (``tail``) has no
-                    # commitment to get wrong, and averaging it in made a rule that failed at
-                    # 36 months "hold" at 48 with the same total regret.
-                    holds=regret <= RULE_TOLERANCE * float(us.mean()) * r_od * (1 - tail),
-                )
-            )
-        advice.append(
-            TermAdvice(
-                term=term,
-                rate_usd_per_gpu_hour=r_c,
-                rate_source=source,
-                break_even_utilization=r_c / r_od,
-                effective_break_even_utilization=r_eff / r_od,
-                commit_gpu_hours_per_month=k,
-                commit_usd_per_hour=k * r_c / float(catalog.value("reliability.hours_per_month")),
-                share_of_baseline=k / baseline if baseline > 0 else None,
-                expected_usd_per_month=cost,
-                savings_pct=100.0 * (1.0 - cost / od_month) if od_month > 0 else 0.0,
-                expected_utilization=float(np.minimum(u, k).mean()) / k if k > 0 else 0.0,
-                rule_usd_per_month=(rule[0], rule[1]),
-                rule_checks=tuple(checks),
-            )
-        )
+        priced = _Term(
+            term=term, length=length, usd_per_gpu_hour=published[0] / inst.accelerator_count,
+            source=published[1],
+        )  # fmt: skip
+        advice.append(_term_advice(catalog, priced, u, r_od, horizon_months, notes))
     if not advice:
         msg = (
             f"no published commitment rate for {instance} ({inst.provider}, {reg}) on {as_of}, "

@@ -57,10 +57,9 @@ def test_comparisons_name_both_sides(seed: ReportData, html: str) -> None:
 def test_every_p90_dollar_figure_is_the_budget(seed: ReportData, html: str) -> None:
     """One meaning per number: each "P90 … $X" in the report is the budget (P90 of simulated
     runs); the time model's band is not called P90 (the flagship states its hours: no band)."""
-    fc = seed.forecast
-    assert fc.outlook is not None
-    assert fc.outlook.budget is not None
-    budget = money(fc.outlook.budget.usd)
+    assert seed.outlook is not None
+    assert seed.outlook.budget is not None
+    budget = money(seed.outlook.budget.usd)
     text = _text(re.sub(r"<svg.*?</svg>", "", html, flags=re.DOTALL))
     found = re.findall(r"P90(?: of simulated runs\)| bill \(the budget\))?:? (\$[\d,]+)", text)
     assert found

@@ -231,20 +231,13 @@ def read_calibrations(
     measured_mfu: bool = True,
 ) -> list[Any]:
     """The ``--calibration`` files of any command, read and validated by one reader
-    (``trainbill.calibration.read_calibration_file``: a missing, non-TOML or wrong-kind file is
+    (``trainbill.usecases.calibrations``: a missing, non-TOML or wrong-kind file is
     a one-line error naming it).
 
     A profile calibration (measured MFU) is refused where it would be silently unused: by
     commands whose other plans have no measured MFU (``measured_mfu=False``: the planner's
     grid, the report).
     """
-    if not paths:
-        return []
-    from trainbill.calibration import read_calibration_file, refuse_profiles
+    from trainbill.usecases.calibrations import read_calibration_files
 
-    cals = [(p, read_calibration_file(p)) for p in paths]
-
-    if not measured_mfu:
-        named = [(str(p), c) for p, c in cals]
-        refuse_profiles(named, command=f"'trainbill {command}'", field="--calibration")
-    return [c for _, c in cals]
+    return read_calibration_files(paths, command=command, measured_mfu=measured_mfu)

@@ -185,22 +185,14 @@ def compare_cmd(
     as_json: _Json = False,
 ) -> None:
     """Forecast vs actual by category: variance and the bill lines that explain it."""
-    from trainbill.bills import compare, forecast_by_bill_category, read_bill
     from trainbill.bills.filters import bill_filter
     from trainbill.cli._common import catalog_from_options
-    from trainbill.forecast import forecast
     from trainbill.spec import load_plan
+    from trainbill.usecases.compare import bill_variance
 
     rows = bill_filter(where or (), since=since, until=until)  # refused before any pricing
     spec = load_plan(plan)
-    fc = forecast(spec, catalog_from_options())
-    summary = read_bill(files, engine=engine, where=rows)
-    rec = compare(
-        forecast_by_bill_category(fc.ledger.lines),
-        summary,
-        basis=basis,
-        provider=spec.cluster.provider,
-    )
+    rec = bill_variance(spec, catalog_from_options(), files, engine=engine, where=rows, basis=basis)
     if as_json:
         print_json(rec.as_dict())
     else:

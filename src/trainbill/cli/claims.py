@@ -1,7 +1,8 @@
 """``trainbill check --claims FILE``: read a claimed bill and its plan, print each line's verdict.
 
-Reading the files is here; the arithmetic is ``trainbill.claims``. Exit status 3 when any line
-is impossible, so a CI job or a finance script can stop on it (1 stays "bad input").
+Reading and auditing is ``trainbill.usecases.check``; this prints the verdicts. Exit status 3
+when any line is impossible, so a CI job or a finance script can stop on it (1 stays "bad
+input").
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import typer
 
 from trainbill.cli import _common
 from trainbill.cli._common import catalog_from_options, print_json
-from trainbill.errors import SpecError
 
 __all__ = ["EXIT_IMPOSSIBLE", "check_claims"]
 
@@ -21,46 +21,12 @@ __all__ = ["EXIT_IMPOSSIBLE", "check_claims"]
 EXIT_IMPOSSIBLE = 3
 
 
-def _read_toml(path: Path, what: str) -> dict[str, Any]:
-    """The claims file through the input gate (a regular file under the claims size cap, TOML
-    within the depth and number caps)."""
-    from trainbill._io import parse_toml, read_input_text
-
-    return parse_toml(read_input_text(path, kind="claims", what=what), source=str(path))
-
-
-def _plan(doc: dict[str, Any], path: Path) -> Any:
-    """The claim's plan: a path relative to the claims file, or an inline ``[plan]`` table."""
-    from trainbill.spec import load_plan, plan_from_dict
-
-    raw = doc.get("plan")
-    if isinstance(raw, str):
-        return load_plan(path.parent / raw)
-    if isinstance(raw, dict):
-        return plan_from_dict(raw, source=f"{path} [plan]")
-    msg = (
-        'give the run\'s plan: plan = "plan.toml" (relative to this file) or an inline [plan] table'
-    )
-    raise SpecError(msg, source=str(path), field="plan")
-
-
 def check_claims(path: Path, *, as_json: bool, wide: bool = False) -> None:
     """Audit ``path``; print a table (or JSON) and exit ``EXIT_IMPOSSIBLE`` on an impossible
     line."""
-    from trainbill.claims import audit_claims, claims_from_dict
-    from trainbill.forecast import forecast
+    from trainbill.usecases.check import audit_claims_file
 
-    doc = _read_toml(path, "claims file")
-    claim = claims_from_dict({k: v for k, v in doc.items() if k != "plan"}, source=str(path))
-    plan = _plan(doc, path)
-    catalog = catalog_from_options()
-    try:
-        audit = audit_claims(claim, forecast(plan, catalog), catalog)
-    except SpecError as exc:
-        if exc.source is not None:
-            raise
-        bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-        raise SpecError(bare, source=str(path), field=exc.field) from None
+    audit = audit_claims_file(path, catalog_from_options())
     if as_json:
         print_json(audit.as_dict())
     else:

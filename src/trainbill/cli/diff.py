@@ -54,23 +54,16 @@ def _set_value(text: str) -> tuple[str, str, Any]:
     return section, field, doc["v"]
 
 
-def _priced(path: Path, sets: list[str], catalog: Any) -> tuple[Any, Any, str]:
+def _plan(path: Path, sets: list[str]) -> tuple[Any, str]:
+    """The plan file with each ``--set section.key=value`` applied, and its name for errors."""
     from trainbill.cli._plan_flags import build_plan
-    from trainbill.forecast import forecast
 
     flags: dict[str, dict[str, Any]] = {}
     for s in sets:
         section, field, value = _set_value(s)
         flags.setdefault(section, {})[field] = value
     plan = build_plan(path, flags=flags)
-    name = str(path) + "".join(f" --set {s}" for s in sets)
-    try:
-        return plan, forecast(plan, catalog), name
-    except SpecError as exc:
-        if exc.source is not None:
-            raise
-        bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-        raise SpecError(bare, source=name, field=exc.field) from None
+    return plan, str(path) + "".join(f" --set {s}" for s in sets)
 
 
 def _usd(x: float | None, *, sign: bool = False) -> str:
@@ -311,7 +304,7 @@ def diff_cmd(
     ] = False,
 ) -> None:
     """Two forecasts side by side: headline, category and line deltas, and the inputs that moved them."""  # noqa: E501 - Typer lists the first line as written
-    from trainbill.diff import diff_forecasts
+    from trainbill.usecases.compare import diff_plans
 
     if as_json and as_markdown:
         raise SpecError("choose one of --json and --markdown", source="command line")
@@ -322,9 +315,9 @@ def diff_cmd(
     finite_option(fail_above_usd, "--fail-above-usd", positive=False)
     finite_option(fail_above_percent, "--fail-above-percent", positive=False)
     catalog = catalog_from_options(catalog_dir)
-    base_plan, base_fc, base_name = _priced(base, [], catalog)
-    new_plan, new_fc, new_name = _priced(new or base, set_ or [], catalog)
-    d = diff_forecasts(base_fc, new_fc, base_plan, new_plan, base_name=base_name, new_name=new_name)
+    base_plan, base_name = _plan(base, [])
+    new_plan, new_name = _plan(new or base, set_ or [])
+    d = diff_plans(base_plan, new_plan, catalog, base_name=base_name, new_name=new_name)
     if as_json:
         print_json(d.as_dict())
     elif as_markdown:

@@ -2,7 +2,7 @@
 
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,10 +17,9 @@ from trainbill.cli._common import (
 from trainbill.errors import SpecError
 
 if TYPE_CHECKING:
-    from trainbill.catalog import Catalog
-    from trainbill.check import QuoteAudit
-    from trainbill.forecast import Forecast
-    from trainbill.spec import Plan
+    from trainbill.usecases.check import QuoteAudit
+    from trainbill.usecases.price import Forecast, Outlook, PricedPlan
+    from trainbill.usecases.whatif import ImportedPlan
 
 # The library is imported inside the commands, not here: ``trainbill check`` needs no
 # forecast engine, ``--json`` needs no Rich or money formatting, and every import is paid
@@ -36,22 +35,21 @@ __all__ = ["render_forecast", "render_headline"]
 TOP_ACTIONS = 3
 
 
-def render_headline(fc: "Forecast") -> None:
+def render_headline(fc: "Forecast", out: "Outlook | None" = None) -> None:
     """Quote → purchase-mix savings → hidden costs → real bill → P90 budget, then what to do.
 
-    Every figure and label is the library's (``trainbill.headline.waterfall``,
-    ``Forecast.outlook``, ``forecast.versus_planned``/``versus_quote``); this only lays them
-    out as lines a budget approver reads top to bottom, each wrapped line at its own indent.
+    Every figure and label is the library's (``headline.waterfall``, the outlook beside the
+    forecast, ``forecast.versus_planned``/``versus_quote``); this only lays them out as lines a
+    budget approver reads top to bottom, each wrapped line at its own indent.
     """
     from rich.markup import escape
 
     from trainbill.cli._tables import print_wrapped
-    from trainbill.forecast import versus_planned, versus_quote
-    from trainbill.headline import waterfall
     from trainbill.report.format import money, money_change
+    from trainbill.usecases.price import versus_planned, versus_quote, waterfall
 
     console = _common.console  # per call: COLUMNS is read when the console is made
-    steps = waterfall(fc)
+    steps = waterfall(fc, out)
     width = max(len(s.label) for s in steps) + 4
     # The waterfall's labels are cut to the console, never its amounts (they are the point).
     width = max(20, min(width, console.width - 18))
@@ -73,9 +71,19 @@ def render_headline(fc: "Forecast") -> None:
         f"planned); {escape(versus_quote(fc))} (multiplier: {fc.multiplier:.2f}× the quote)",
         indent=2,
     )
-    out = fc.outlook
     if out is None:
         return
+    _render_outlook(out)
+
+
+def _render_outlook(out: "Outlook") -> None:
+    """The budget and the top actions (the JSON carries them all)."""
+    from rich.markup import escape
+
+    from trainbill.cli._tables import print_wrapped
+    from trainbill.report.format import money
+
+    console = _common.console
     b = out.budget
     if b is None:
         print_wrapped(console, "Budget: not worked out (see 'action_notes' in --json)", indent=2)
@@ -116,9 +124,11 @@ def render_headline(fc: "Forecast") -> None:
         )
 
 
-def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False) -> None:
+def render_forecast(
+    fc: "Forecast", *, explain: bool = False, wide: bool = False, outlook: "Outlook | None" = None
+) -> None:
     """Rich table grouped by category with % of total and a total row, then quote, bill and
-    multiplier.
+    multiplier, then the headline (with the outlook, the budget and what to do).
 
     Instance names and amounts are never cut: at narrow widths low-value columns are left
     out and named (``trainbill.cli._tables``), a quantity always with its unit; ``wide`` shows
@@ -126,14 +136,10 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
     """
     from rich.markup import escape
 
-    from trainbill.catalog import Provenance
     from trainbill.cli._tables import Col, align_money, print_table, print_wrapped
-    from trainbill.forecast import RANGE_LABEL
-    from trainbill.ledger import CATEGORIES
-    from trainbill.report.format import category_name, money, money_precise
+    from trainbill.report.format import money
+    from trainbill.usecases.price import RANGE_LABEL
 
-    # A line whose price is not a provider's says so on the line itself, not only in a warning.
-    marks = {Provenance.STAND_IN: " (stand-in)", Provenance.UNPRICED: " (NOT PRICED)"}
     console = _common.console  # per call: COLUMNS is read when the console is made
     u = fc.usage
     title = (
@@ -149,34 +155,7 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
         Col("cost", "right"),
         Col("%", "right", drop=2),
     ]
-    rows: list[list[str]] = []
-    by_cat = fc.ledger.by_category()
-    pct = fc.percentages()
-    for cat in CATEGORIES:
-        lines = fc.ledger.in_category(cat)
-        if not lines:
-            continue
-        for i, line in enumerate(lines):
-            rows.append(
-                [
-                    category_name(cat) if i == 0 else "",
-                    escape(line.item) + marks.get(line.provenance, ""),
-                    f"{line.quantity:,.2f}",
-                    line.unit,
-                    money_precise(line.unit_price_usd),
-                    money(line.cost_usd),
-                    "",
-                ]
-            )
-        # The category is named on its first line; its subtotal does not spell it again.
-        rows.append(
-            ["", "[bold]subtotal[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]",
-             f"{pct[cat]:.1f}%"]
-        )  # fmt: skip
-    rows.append(
-        ["[bold]Real bill[/bold]", "[bold]total[/bold]", "", "", "",
-         f"[bold]{money(fc.total_usd)}[/bold]", "100.0%"]
-    )  # fmt: skip
+    rows = _ledger_rows(fc)
     prices = align_money([r[4] for r in rows])
     for r, p in zip(rows, prices, strict=True):
         r[4] = p
@@ -206,28 +185,78 @@ def render_forecast(fc: "Forecast", *, explain: bool = False, wide: bool = False
         )
     for w in fc.warnings:
         print_wrapped(console, escape(w), hang="[yellow]warning:[/yellow]")
-    render_headline(fc)
+    render_headline(fc, outlook)
     if explain:
-        if b is not None:
-            console.print(f"\n[bold]Time-model range[/bold]\n  {escape(b.basis)}")
-        console.print("\n[bold]Dates[/bold]")
-        console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
-        console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
-        console.print("\n[bold]Checkpoint interval[/bold]")
-        console.print(f"  {escape(u.checkpoint.interval_basis)}")
-        console.print("\n[bold]Time model factors[/bold]")
-        for k, v in u.time.factors:
-            console.print(escape(f"  {k}: {v}"))
-        console.print("\n[bold]Line bases[/bold]")
-        for line in fc.ledger.lines:
-            console.print(
-                escape(
-                    f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}"
-                )
+        _render_explain(fc)
+
+
+def _ledger_rows(fc: "Forecast") -> list[list[str]]:
+    """The ledger table's rows: each line (the category named on its first), each category's
+    subtotal and share, the total."""
+    from rich.markup import escape
+
+    from trainbill.catalog import Provenance
+    from trainbill.ledger import CATEGORIES
+    from trainbill.report.format import category_name, money, money_precise
+
+    # A line whose price is not a provider's says so on the line itself, not only in a warning.
+    marks = {Provenance.STAND_IN: " (stand-in)", Provenance.UNPRICED: " (NOT PRICED)"}
+    rows: list[list[str]] = []
+    by_cat = fc.ledger.by_category()
+    pct = fc.percentages()
+    for cat in CATEGORIES:
+        lines = fc.ledger.in_category(cat)
+        if not lines:
+            continue
+        for i, line in enumerate(lines):
+            rows.append(
+                [
+                    category_name(cat) if i == 0 else "",
+                    escape(line.item) + marks.get(line.provenance, ""),
+                    f"{line.quantity:,.2f}",
+                    line.unit,
+                    money_precise(line.unit_price_usd),
+                    money(line.cost_usd),
+                    "",
+                ]
             )
-        console.print("\n[bold]Assumed (not stated in the plan)[/bold]")
-        for a in u.assumed:
-            console.print(escape(f"  {a}"))
+        # The category is named on its first line; its subtotal does not spell it again.
+        rows.append(
+            ["", "[bold]subtotal[/bold]", "", "", "", f"[bold]{money(by_cat[cat])}[/bold]",
+             f"{pct[cat]:.1f}%"]
+        )  # fmt: skip
+    rows.append(
+        ["[bold]Real bill[/bold]", "[bold]total[/bold]", "", "", "",
+         f"[bold]{money(fc.total_usd)}[/bold]", "100.0%"]
+    )  # fmt: skip
+    return rows
+
+
+def _render_explain(fc: "Forecast") -> None:
+    """``--explain``: the time-model range, the dates, the checkpoint interval, every time-model
+    factor, every line's basis and source, and what was assumed."""
+    from rich.markup import escape
+
+    console = _common.console
+    u, b = fc.usage, fc.band
+    if b is not None:
+        console.print(f"\n[bold]Time-model range[/bold]\n  {escape(b.basis)}")
+    console.print("\n[bold]Dates[/bold]")
+    console.print(f"  run date (software maturity, run.date / --run-date): {u.run_date}")
+    console.print(f"  price date (prices.as_of / --as-of): {u.as_of}")
+    console.print("\n[bold]Checkpoint interval[/bold]")
+    console.print(f"  {escape(u.checkpoint.interval_basis)}")
+    console.print("\n[bold]Time model factors[/bold]")
+    for k, v in u.time.factors:
+        console.print(escape(f"  {k}: {v}"))
+    console.print("\n[bold]Line bases[/bold]")
+    for line in fc.ledger.lines:
+        console.print(
+            escape(f"  {line.category} / {line.item}: {line.basis}\n      source: {line.source}")
+        )
+    console.print("\n[bold]Assumed (not stated in the plan)[/bold]")
+    for a in u.assumed:
+        console.print(escape(f"  {a}"))
 
 
 def _csv(fc: "Forecast") -> str:
@@ -246,6 +275,60 @@ def _csv(fc: "Forecast") -> str:
     return to_csv((line.as_dict() for line in fc.ledger.lines), fields)
 
 
+Orchestrator = Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")]
+SavingsPlan = Annotated[str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")]
+SavingsPlanKind = Annotated[
+    str | None,
+    typer.Option(
+        "--savings-plan-kind",
+        help=(
+            "compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else "
+            "compute)."
+        ),
+    ),
+]
+Commitment = Annotated[
+    str | None,
+    typer.Option(
+        "--commitment",
+        help=(
+            "buy (default: charge the whole term) or existing (an existing commitment "
+            "covers the run)."
+        ),
+    ),
+]
+CatalogDirs = Annotated[
+    list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
+]
+ImportFrom = Annotated[
+    tuple[str, Path] | None,
+    typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE."),
+]
+AttentionSparsity = Annotated[
+    float | None,
+    typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1)."),
+]
+Calibrations = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--calibration",
+        help=CALIBRATION_HELP + " 'history': the team's factors from the run registry.",
+    ),
+]
+Db = Annotated[
+    str | None,
+    typer.Option("--db", help="Run registry for --calibration history (as 'trainbill runs')."),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the JSON contract.")]
+AsCsv = Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")]
+Explain = Annotated[
+    bool, typer.Option("--explain", help="Show every time-model factor and line basis.")
+]
+Wide = Annotated[
+    bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+]
+
+
 @app.command("forecast")
 def forecast_cmd(
     plan_file: pf.PlanFile = None,
@@ -262,64 +345,23 @@ def forecast_cmd(
     hours: pf.Hours = None,
     provider: pf.Cloud = None,
     region: pf.Region = None,
-    orchestrator: Annotated[str | None, typer.Option(help="ec2, hyperpod or eks.")] = None,
+    orchestrator: Orchestrator = None,
     spot_fraction: pf.SpotFraction = None,
-    savings_plan: Annotated[
-        str | None, typer.Option("--savings-plan", help="none, 1yr or 3yr.")
-    ] = None,
-    savings_plan_kind: Annotated[
-        str | None,
-        typer.Option(
-            "--savings-plan-kind",
-            help=(
-                "compute, ec2-instance or sagemaker (AWS; default: sagemaker on HyperPod, else "
-                "compute)."
-            ),
-        ),
-    ] = None,
-    commitment: Annotated[
-        str | None,
-        typer.Option(
-            "--commitment",
-            help=(
-                "buy (default: charge the whole term) or existing (an existing commitment "
-                "covers the run)."
-            ),
-        ),
-    ] = None,
+    savings_plan: SavingsPlan = None,
+    savings_plan_kind: SavingsPlanKind = None,
+    commitment: Commitment = None,
     savings_plan_covered: pf.SavingsPlanCovered = None,
     as_of: pf.AsOf = None,
     run_date: pf.RunDate = None,
-    catalog_dir: Annotated[
-        list[Path] | None, typer.Option("--catalog", help="Overlay catalog directory (own rates).")
-    ] = None,
-    from_: Annotated[
-        tuple[str, Path] | None,
-        typer.Option("--from", help="Import the cluster: hyperpod|skypilot|terraform FILE."),
-    ] = None,
-    attention_sparsity: Annotated[
-        float | None,
-        typer.Option("--attention-sparsity", help="Share of attention FLOPs removed (0-1)."),
-    ] = None,
-    calibration: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--calibration",
-            help=CALIBRATION_HELP + " 'history': the team's factors from the run registry.",
-        ),
-    ] = None,
-    db: Annotated[
-        str | None,
-        typer.Option("--db", help="Run registry for --calibration history (as 'trainbill runs')."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON contract.")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Print the ledger as CSV.")] = False,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show every time-model factor and line basis.")
-    ] = False,
-    wide: Annotated[
-        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
-    ] = False,
+    catalog_dir: CatalogDirs = None,
+    from_: ImportFrom = None,
+    attention_sparsity: AttentionSparsity = None,
+    calibration: Calibrations = None,
+    db: Db = None,
+    as_json: AsJson = False,
+    as_csv: AsCsv = False,
+    explain: Explain = False,
+    wide: Wide = False,
 ) -> None:
     """Itemized real bill of a training plan next to the naive quote."""
     if as_json and as_csv:
@@ -336,11 +378,13 @@ def forecast_cmd(
     catalog = catalog_from_options(catalog_dir)
     imported = None
     if from_ is not None:  # issue 10: plan file < imported cluster < flags
-        from trainbill.cli.whatif import imported_plan
+        from trainbill.usecases.whatif import import_plan
 
         pf.check_cluster_flags(flags)
-        plan, report, prov = imported_plan(from_[0], from_[1], plan_file, flags, catalog)
-        imported = (report, prov)
+        if plan_file is not None:
+            _common.remember_plan_source(str(plan_file))
+        imported = import_plan(from_[0], from_[1], plan_file, flags, catalog)
+        plan = imported.plan
     else:
         plan = pf.build_plan(plan_file, flags=flags)
     # ``history`` names the run registry's team factors, not a file (``./history`` is one).
@@ -348,57 +392,22 @@ def forecast_cmd(
     cals = read_calibrations(
         [p for p in calibration or () if str(p) != HISTORY], command="forecast"
     )
-    if attention_sparsity is not None:
-        from trainbill.whatif import apply_attention_sparsity
+    from trainbill.usecases.price import price_plan
 
-        # The note reaches every output as a forecast warning (``Plan.whatif.notes``).
-        plan, _ = apply_attention_sparsity(
-            plan, catalog, attention_sparsity, source=str(plan_file or "plan")
-        )
-    fc = _priced(plan, catalog, cals, plan_file)
-    if not as_csv:
-        from trainbill.calibration import calibrate_catalog
-        from trainbill.headline import advise
-
-        # The budget and the actions, priced with the calibrations the forecast used.
-        fc = advise(plan, fc, calibrate_catalog(catalog, cals), calibrations=cals)
-    if history:
-        from trainbill.runs.api import forecast_history
-
-        fc = forecast_history(fc, catalog, db=db)
-    _show(fc, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
+    priced = price_plan(
+        plan, catalog, cals, outlook=not as_csv, attention_sparsity=attention_sparsity,
+        history=history, db=db, source=str(plan_file) if plan_file else "command line",
+    )  # fmt: skip
+    _show(priced, imported, as_json=as_json, as_csv=as_csv, explain=explain, wide=wide)
 
 
 #: The ``--calibration`` value that means the run registry's team factors.
 HISTORY = "history"
 
 
-def _priced(
-    plan: "Plan", catalog: "Catalog", cals: list[Any], plan_file: Path | None
-) -> "Forecast":
-    """The forecast (calibrated when calibrations are given); a rule error names the plan's file."""
-    try:
-        if cals:
-            from trainbill.calibration import forecast_calibrated
-
-            return forecast_calibrated(plan, catalog, cals)
-        from trainbill.forecast import forecast
-
-        return forecast(plan, catalog)
-    except SpecError as exc:
-        if exc.source is not None:
-            raise
-        # A rule that needs the catalog (a date before the instance was sold) names the field;
-        # the reader also needs to know which file (or the flags) holds it.
-        bare = str(exc).removeprefix(f"{exc.field}: ") if exc.field else str(exc)
-        raise SpecError(
-            bare, source=str(plan_file) if plan_file else "command line", field=exc.field
-        ) from None
-
-
 def _show(
-    fc: "Forecast",
-    imported: tuple[Any, Any] | None,
+    priced: "PricedPlan",
+    imported: "ImportedPlan | None",
     *,
     as_json: bool,
     as_csv: bool,
@@ -407,16 +416,20 @@ def _show(
 ) -> None:
     """Print the forecast as JSON (with the import report), CSV or the tables."""
     if as_json:
-        extra = {"import": {**imported[0].as_dict(), "provenance": imported[1]}} if imported else {}
-        print_json({**fc.as_dict(), **extra})
+        extra = (
+            {"import": {**imported.report.as_dict(), "provenance": imported.provenance}}
+            if imported
+            else {}
+        )
+        print_json({**priced.as_dict(), **extra})
     elif as_csv:
-        typer.echo(_csv(fc), nl=False)
+        typer.echo(_csv(priced.forecast), nl=False)
     else:
         if imported:
-            from trainbill.cli.whatif import render_import
+            from trainbill.cli._import import render_import
 
-            render_import(imported[0], imported[1])
-        render_forecast(fc, explain=explain, wide=wide)
+            render_import(imported.report, imported.provenance)
+        render_forecast(priced.forecast, explain=explain, wide=wide, outlook=priced.outlook)
 
 
 @app.command("check")
@@ -497,7 +510,7 @@ def check_cmd(
     if gpus <= 0:
         msg = f"must be > 0 (got {gpus})"
         raise SpecError(msg, source="command line", field="--gpus")
-    from trainbill.catalog import PRECISIONS
+    from trainbill.catalog import PRECISIONS  # the allowed values, for the flag's error
 
     if precision not in PRECISIONS:
         msg = f"{precision!r} is not allowed; allowed values: {', '.join(PRECISIONS)}"
@@ -546,7 +559,7 @@ def _audit(
     instance: str | None,
     day: date | None,
 ) -> "QuoteAudit":
-    from trainbill.check import audit_quote
+    from trainbill.usecases.check import audit_quote
 
     return audit_quote(
         catalog=catalog_from_options(),

@@ -11,13 +11,12 @@ import math
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from trainbill.calibration import Calibrated, calibrate, plan_cautions
 from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
@@ -30,18 +29,21 @@ from trainbill.cli._common import (
     read_calibrations,
     write_outputs,
 )
-from trainbill.commit import (
+from trainbill.errors import SpecError, shown_value
+from trainbill.spec import plan_to_toml
+from trainbill.usecases.commit import (
     DEFAULT_INSTANCE,
     RULE_OF_THUMB,
     CommitAdvice,
     advise_commitment,
-    parse_usage_csv,
 )
-from trainbill.errors import SpecError, shown_value
-from trainbill.forecast import Caution
-from trainbill.importers.export import export_skypilot
-from trainbill.optimize import Candidate, OptimizationResult, SearchSpace, optimize
-from trainbill.spec import plan_to_toml
+from trainbill.usecases.optimize import (
+    Candidate,
+    OptimizationResult,
+    OptimizedPlan,
+    SearchSpace,
+    optimize_plan,
+)
 
 __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
@@ -200,6 +202,66 @@ def _render(result: OptimizationResult, *, wide: bool = False) -> None:
         console.print(f"[dim]skipped: {escape(note)}[/dim]")
 
 
+_DeadlineHours = Annotated[float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")]
+_BudgetUsd = Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")]
+_P90 = Annotated[bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")]
+_Clouds = Annotated[
+    str | None,
+    typer.Option(
+        "--clouds",
+        help=(
+            "Comma list of aws,gcp,azure: search every accelerator on them "
+            "(default: the plan's own cloud and accelerator vendor)."
+        ),
+    ),
+]
+_Instances = Annotated[
+    str | None, typer.Option("--instances", help="Comma list of instance types.")
+]
+_Nodes = Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")]
+_SavingsPlans = Annotated[
+    str | None,
+    typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
+]
+_AllowStandIns = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stand-ins",
+        help=(
+            "Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
+            "H800 node)."
+        ),
+    ),
+]
+_AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+_Wide = Annotated[
+    bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+]
+_Output = Annotated[
+    Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
+]
+_Export = Annotated[
+    str | None,
+    typer.Option(
+        "--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."
+    ),
+]
+_ExportFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--export-file",
+        help="Write the --export file here (default: print it instead of the tables).",
+    ),
+]
+_Force = Annotated[
+    bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")
+]
+_CatalogDir = Annotated[
+    list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
+]
+_Calibration = Annotated[list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)]
+
+
 @app.command("optimize")
 def optimize_command(
     plan_file: pf.PlanFile = None,
@@ -215,70 +277,22 @@ def optimize_command(
     region: pf.Region = None,
     as_of: pf.AsOf = None,
     run_date: pf.RunDate = None,
-    deadline_hours: Annotated[
-        float | None, typer.Option("--deadline-hours", help="Wall-clock limit.")
-    ] = None,
-    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help="Cost limit.")] = None,
-    p90: Annotated[
-        bool, typer.Option("--p90", help="Minimise P90 cost (normal approximation).")
-    ] = False,
-    clouds: Annotated[
-        str | None,
-        typer.Option(
-            "--clouds",
-            help=(
-                "Comma list of aws,gcp,azure: search every accelerator on them "
-                "(default: the plan's own cloud and accelerator vendor)."
-            ),
-        ),
-    ] = None,
-    instances: Annotated[
-        str | None, typer.Option("--instances", help="Comma list of instance types.")
-    ] = None,
-    nodes: Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")] = None,
-    savings_plans: Annotated[
-        str | None,
-        typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),
-    ] = None,
-    allow_stand_ins: Annotated[
-        bool,
-        typer.Option(
-            "--allow-stand-ins",
-            help=(
-                "Also search catalog stand-ins (instances or prices no cloud publishes, e.g. an "
-                "H800 node)."
-            ),
-        ),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    wide: Annotated[
-        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
-    ] = False,
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write the best plan as TOML.")
-    ] = None,
-    export: Annotated[
-        str | None,
-        typer.Option(
-            "--export", help="Also describe the best plan for a launcher: skypilot (a task YAML)."
-        ),
-    ] = None,
-    export_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--export-file",
-            help="Write the --export file here (default: print it instead of the tables).",
-        ),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Overwrite --output/--export-file if they exist.")
-    ] = False,
-    catalog_dir: Annotated[
-        list[Path] | None, typer.Option("--catalog", help="Catalog overlay directory.")
-    ] = None,
-    calibration: Annotated[
-        list[Path] | None, typer.Option("--calibration", help=CALIBRATION_HELP)
-    ] = None,
+    deadline_hours: _DeadlineHours = None,
+    budget_usd: _BudgetUsd = None,
+    p90: _P90 = False,
+    clouds: _Clouds = None,
+    instances: _Instances = None,
+    nodes: _Nodes = None,
+    savings_plans: _SavingsPlans = None,
+    allow_stand_ins: _AllowStandIns = False,
+    as_json: _AsJson = False,
+    wide: _Wide = False,
+    output: _Output = None,
+    export: _Export = None,
+    export_file: _ExportFile = None,
+    force: _Force = False,
+    catalog_dir: _CatalogDir = None,
+    calibration: _Calibration = None,
 ) -> None:
     """Search instance × nodes × spot × Savings Plan × orchestrator × checkpoint interval × cloud."""  # noqa: E501 - Typer lists the first line as written
     # The plan (a file, the run flags, or both) is the template and always a candidate; the
@@ -306,42 +320,22 @@ def optimize_command(
     plan = pf.build_plan(plan_file, flags=flags)
     # Bill rates only: the grid's plans have no measured MFU, so a profile file is refused.
     cals = read_calibrations(calibration, command="optimize", measured_mfu=False)
-    calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
-    catalog = calibrated.catalog
-    result = optimize(
-        plan,
-        catalog,
-        space=space,
-        objective="p90" if p90 else "expected",
-        deadline_hours=deadline_hours,
-        budget_usd=budget_usd,
-        clouds=_split(clouds, "--clouds"),
-        allow_stand_ins=allow_stand_ins,
-    )
-    cautions = _cautions(result, calibrated) if cals else ()
-    writes: list[tuple[Path, str | bytes, str]] = []
-    if output is not None:
-        b = result.best
-        header = (
-            f"Written by 'trainbill optimize {plan_file.name if plan_file else '(flags)'}': "
-            f"{b.nodes} × {b.instance} "
-            f"({b.provider}), expected ${b.total_usd:,.0f} in {b.wall_hours:,.1f} h."
-        )
-        if plan.run.hours is not None and not b.is_user_plan:
-            header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
-        writes.append((output, plan_to_toml(result.best_plan, header=header), "--output"))
-    task = export_skypilot(result.best_plan, catalog) if export is not None else None
-    if task is not None and export_file is not None:
-        writes.append((export_file, task, "--export-file"))
+    done = optimize_plan(
+        plan, catalog_from_options(catalog_dir), cals, space=space,
+        objective="p90" if p90 else "expected", deadline_hours=deadline_hours,
+        budget_usd=budget_usd, clouds=_split(clouds, "--clouds"),
+        allow_stand_ins=allow_stand_ins, export=export,
+    )  # fmt: skip
+    writes = _writes(done, plan_file, output, export_file, hours_given=plan.run.hours is not None)
     write_outputs(writes, force=force)  # both files or neither
-    if task is not None and export_file is None:
-        sys.stdout.write(task)
+    if done.export is not None and export_file is None:
+        sys.stdout.write(done.export)
         return
     if as_json:
-        print_json(_json(result, cautions, calibrated=bool(cals)))
+        print_json(done.as_dict())
         return
-    _render(result, wide=wide)
-    for c in cautions:
+    _render(done.result, wide=wide)
+    for c in done.cautions:
         console.print(f"[yellow]warning:[/yellow] {escape(c.text)}")
     if output is not None:
         console.print(f"best plan written to {output}")
@@ -352,20 +346,30 @@ def optimize_command(
         )
 
 
-def _json(
-    result: OptimizationResult, cautions: tuple[Caution, ...], *, calibrated: bool
-) -> dict[str, Any]:
-    """The result's JSON, with the calibration cautions when calibrated (uncalibrated, it stays
-    what the web API's ``POST /v1/optimize`` answers)."""
-    out = result.as_dict()
-    if calibrated:
-        out["cautions"] = [c.as_dict() for c in cautions]
-    return out
-
-
-def _cautions(result: OptimizationResult, calibrated: Calibrated) -> tuple[Caution, ...]:
-    """The calibration cautions of the best plan, worded as its forecast words them."""
-    return plan_cautions(result.best_plan, calibrated)
+def _writes(
+    done: OptimizedPlan,
+    plan_file: Path | None,
+    output: Path | None,
+    export_file: Path | None,
+    *,
+    hours_given: bool,
+) -> list[tuple[Path, str | bytes, str]]:
+    """The files to write: the best plan as TOML (``--output``, with a header saying where it
+    came from) and the launcher description (``--export-file``)."""
+    writes: list[tuple[Path, str | bytes, str]] = []
+    if output is not None:
+        b = done.result.best
+        header = (
+            f"Written by 'trainbill optimize {plan_file.name if plan_file else '(flags)'}': "
+            f"{b.nodes} × {b.instance} "
+            f"({b.provider}), expected ${b.total_usd:,.0f} in {b.wall_hours:,.1f} h."
+        )
+        if hours_given and not b.is_user_plan:
+            header += "\nrun.hours scaled from the original plan by GPU count × peak throughput."
+        writes.append((output, plan_to_toml(done.result.best_plan, header=header), "--output"))
+    if done.export is not None and export_file is not None:
+        writes.append((export_file, done.export, "--export-file"))
+    return writes
 
 
 #: Launchers ``--export`` can describe the best plan for.
@@ -513,17 +517,13 @@ def commit_command(
     ] = None,
 ) -> None:
     """Savings Plan advisor: commitment level and term from monthly GPU-hour usage."""
-    from trainbill._io import read_input_text
-
-    text = read_input_text(usage_csv, kind="usage", what="usage file")
     try:
         day = date.fromisoformat(as_of) if as_of else date.today()  # noqa: DTZ011 - a calendar date
     except ValueError:
         msg = f"{as_of!r} is not a date (YYYY-MM-DD)"
         raise SpecError(msg, source="command line", field="--as-of") from None
-    usage = parse_usage_csv(text, source=str(usage_csv))
     advice = advise_commitment(
-        usage,
+        usage_csv,
         catalog_from_options(catalog_dir),
         instance=instance,
         region=region,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,6 +32,9 @@ from trainbill.prices import (
     price_table,
     stale_warning,
 )
+
+if TYPE_CHECKING:
+    from trainbill.prices.compare import GpuPriceRow
 
 __all__ = ["prices_app"]
 
@@ -90,33 +94,41 @@ def _dump(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
+_PricesGpu = Annotated[
+    str | None, typer.Option("--gpu", help="Accelerator id or family (h100, a100).")
+]
+_PricesCloud = Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")]
+_PricesRegion = Annotated[str | None, typer.Option("--region", help="Only this region.")]
+_PricesSort = Annotated[
+    str, typer.Option("--sort", help="gpu, on-demand, spot, commitment, pflop, hbm or age.")
+]
+_PricesWide = Annotated[
+    bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
+]
+_PricesAllowStandIns = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stand-ins",
+        help="Also rank catalog stand-ins (prices no cloud publishes, e.g. an H800 node).",
+    ),
+]
+
+
 @prices_app.command("list")
 def list_prices(
-    gpu: Annotated[
-        str | None, typer.Option("--gpu", help="Accelerator id or family (h100, a100).")
-    ] = None,
-    cloud: Annotated[str | None, typer.Option("--cloud", help="aws, gcp or azure.")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="Only this region.")] = None,
-    sort: Annotated[
-        str, typer.Option("--sort", help="gpu, on-demand, spot, commitment, pflop, hbm or age.")
-    ] = "gpu",
+    gpu: _PricesGpu = None,
+    cloud: _PricesCloud = None,
+    region: _PricesRegion = None,
+    sort: _PricesSort = "gpu",
     as_of: _AsOfOpt = None,
     catalog_dir: _CatalogOpt = None,
     as_json: _JsonOpt = False,
-    wide: Annotated[
-        bool, typer.Option("--wide", help="Show every column, whatever the terminal width.")
-    ] = False,
-    allow_stand_ins: Annotated[
-        bool,
-        typer.Option(
-            "--allow-stand-ins",
-            help="Also rank catalog stand-ins (prices no cloud publishes, e.g. an H800 node).",
-        ),
-    ] = False,
+    wide: _PricesWide = False,
+    allow_stand_ins: _PricesAllowStandIns = False,
 ) -> None:
     """Compare accelerators: $/GPU-hour on-demand, spot and commitment by cloud and region, HBM,
     dense BF16/FP8 TFLOP/s and $ per PFLOP-hour at peak, with each price's date and age."""
-    from trainbill.prices.compare import gpu_price_rows, ranked, sort_rows
+    from trainbill.prices.compare import gpu_price_rows, sort_rows
 
     day = _as_of(as_of)
     catalog = _catalog(catalog_dir)
@@ -128,30 +140,49 @@ def list_prices(
         gpu_price_rows(catalog, quotes, as_of=day), sort, allow_stand_ins=allow_stand_ins
     )
     if as_json:
-        # The instance-level keys stay as they were; ``per_gpu`` adds the comparison, ``rank``
-        # the place in the --sort ranking (None: not ranked, a stand-in or no accelerator), and
-        # the entries come in that order.
-        places = {(r.cloud, r.region, r.instance): i for i, r in enumerate(rows)}
-        per = {(r.cloud, r.region, r.instance): r for r in rows}
-
-        def entry(q: InstanceQuote) -> dict[str, object]:
-            row = per.get((q.provider, q.region, q.instance))
-            rank = (
-                places[(q.provider, q.region, q.instance)] + 1
-                if row is not None and ranked(row, sort, allow_stand_ins=allow_stand_ins)
-                else None
-            )
-            return q.to_json() | {
-                "history": None,
-                "per_gpu": row.as_dict() if row is not None else None,
-                "rank": rank,
-            }
-
-        order = sorted(
-            quotes, key=lambda q: places.get((q.provider, q.region, q.instance), len(places))
-        )
-        _dump([entry(q) for q in order])
+        _prices_json(quotes, rows, sort=sort, allow_stand_ins=allow_stand_ins)
         return
+    _prices_table(rows, day=day, wide=wide, allow_stand_ins=allow_stand_ins)
+
+
+def _prices_json(
+    quotes: Sequence[InstanceQuote],
+    rows: Sequence[GpuPriceRow],
+    *,
+    sort: str,
+    allow_stand_ins: bool,
+) -> None:
+    """``prices list --json``: the instance-level keys stay as they were; ``per_gpu`` adds the
+    comparison, ``rank`` the place in the --sort ranking (None: not ranked, a stand-in or no
+    accelerator), and the entries come in that order."""
+    from trainbill.prices.compare import ranked
+
+    places = {(r.cloud, r.region, r.instance): i for i, r in enumerate(rows)}
+    per = {(r.cloud, r.region, r.instance): r for r in rows}
+
+    def entry(q: InstanceQuote) -> dict[str, object]:
+        row = per.get((q.provider, q.region, q.instance))
+        rank = (
+            places[(q.provider, q.region, q.instance)] + 1
+            if row is not None and ranked(row, sort, allow_stand_ins=allow_stand_ins)
+            else None
+        )
+        return q.to_json() | {
+            "history": None,
+            "per_gpu": row.as_dict() if row is not None else None,
+            "rank": rank,
+        }
+
+    order = sorted(
+        quotes, key=lambda q: places.get((q.provider, q.region, q.instance), len(places))
+    )
+    _dump([entry(q) for q in order])
+
+
+def _prices_table(
+    rows: Sequence[GpuPriceRow], *, day: date, wide: bool, allow_stand_ins: bool
+) -> None:
+    """The ranked rows as a table, money columns aligned, with the footer that explains them."""
     from trainbill.cli._tables import Col, align_money, print_table
 
     def usd(x: float | None) -> str:

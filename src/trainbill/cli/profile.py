@@ -36,49 +36,62 @@ from trainbill.profile import (
 __all__ = ["profile_command"]
 
 
+_ProfileScript = Annotated[
+    Path | None,
+    typer.Option(
+        "--script",
+        help="Python file defining make_step() -> (step_fn, tokens_per_step[, info]).",
+    ),
+]
+_ProfileBuiltin = Annotated[
+    str | None,
+    typer.Option("--builtin", help=f"Profile a builtin model: {', '.join(BUILTINS)}."),
+]
+_ProfileSteps = Annotated[int, typer.Option("--steps", help="Timed steps (median reported).")]
+_ProfileWarmup = Annotated[int, typer.Option("--warmup", help="Untimed steps first.")]
+_ProfileDevice = Annotated[
+    str | None,
+    typer.Option("--device", help="Torch device, e.g. cuda:0 or cpu (default: cuda if any)."),
+]
+_ProfilePrecision = Annotated[
+    str | None,
+    typer.Option(
+        "--precision",
+        help="Compute precision for the MFU peak: fp32, tf32, fp16, bf16, fp8. Default: "
+        "the script's info, else bf16 on a GPU and fp32 on a CPU.",
+    ),
+]
+_ProfileAccelerator = Annotated[
+    str | None,
+    typer.Option("--accelerator", help="Catalog accelerator id, overriding detection."),
+]
+_ProfileAsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+_ProfileOutput = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", help="Write a calibration TOML file here."),
+]
+_ProfileForce = Annotated[
+    bool, typer.Option("--force", help="Replace an existing calibration file.")
+]
+_ProfileKernels = Annotated[
+    bool,
+    typer.Option("--kernels/--no-kernels", help="Run torch.profiler for top kernels."),
+]
+
+
 @app.command("profile")
 def profile_command(
-    script: Annotated[
-        Path | None,
-        typer.Option(
-            "--script",
-            help="Python file defining make_step() -> (step_fn, tokens_per_step[, info]).",
-        ),
-    ] = None,
-    builtin: Annotated[
-        str | None,
-        typer.Option("--builtin", help=f"Profile a builtin model: {', '.join(BUILTINS)}."),
-    ] = None,
-    steps: Annotated[int, typer.Option("--steps", help="Timed steps (median reported).")] = 5,
-    warmup: Annotated[int, typer.Option("--warmup", help="Untimed steps first.")] = 2,
-    device: Annotated[
-        str | None,
-        typer.Option("--device", help="Torch device, e.g. cuda:0 or cpu (default: cuda if any)."),
-    ] = None,
-    precision: Annotated[
-        str | None,
-        typer.Option(
-            "--precision",
-            help="Compute precision for the MFU peak: fp32, tf32, fp16, bf16, fp8. Default: "
-            "the script's info, else bf16 on a GPU and fp32 on a CPU.",
-        ),
-    ] = None,
-    accelerator: Annotated[
-        str | None,
-        typer.Option("--accelerator", help="Catalog accelerator id, overriding detection."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    output: Annotated[
-        Path | None,
-        typer.Option("-o", "--output", help="Write a calibration TOML file here."),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace an existing calibration file.")
-    ] = False,
-    kernels: Annotated[
-        bool,
-        typer.Option("--kernels/--no-kernels", help="Run torch.profiler for top kernels."),
-    ] = True,
+    script: _ProfileScript = None,
+    builtin: _ProfileBuiltin = None,
+    steps: _ProfileSteps = 5,
+    warmup: _ProfileWarmup = 2,
+    device: _ProfileDevice = None,
+    precision: _ProfilePrecision = None,
+    accelerator: _ProfileAccelerator = None,
+    as_json: _ProfileAsJson = False,
+    output: _ProfileOutput = None,
+    force: _ProfileForce = False,
+    kernels: _ProfileKernels = True,
 ) -> None:
     """Measure a real training step: step time, FLOPs, achieved TFLOP/s and MFU."""
     if (script is None) == (builtin is None):

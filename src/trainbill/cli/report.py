@@ -75,9 +75,8 @@ def report_cmd(
     """Write a self-contained HTML report for finance: waterfall, ledger, risk, right-sizing."""
     from rich.markup import escape
 
-    from trainbill.calibration import calibrate_catalog
-    from trainbill.forecast import CautionKind
-    from trainbill.report import build_report, exports, render_html
+    from trainbill.report import exports, render_html
+    from trainbill.usecases.report import CautionKind, report_data
 
     if not 0 <= trials <= MAX_REPORT_TRIALS:
         msg = f"must be between 0 and {MAX_REPORT_TRIALS:,} (got {trials})"
@@ -99,18 +98,17 @@ def report_cmd(
     # the catalog they reach the forecast, the planner and the simulation alike, and the
     # forecast's calibration caution is among the warnings the report shows.
     cals = read_calibrations(calibration, command="report", measured_mfu=False)
-    catalog = calibrate_catalog(catalog_from_options(catalog_dir), cals)
-    data = build_report(plan, catalog, trials=trials, seed=seed, simulate=trials > 0)
+    data = report_data(plan, catalog_from_options(catalog_dir), cals, trials=trials, seed=seed)
     # Every file's content first (a missing XlsxWriter fails here), then the writes.
     writers: dict[str, Callable[[], str | bytes]] = {
         "--output": lambda: render_html(data),
         "--ledger-csv": lambda: exports.ledger_csv(data.forecast),
-        "--ledger-xlsx": lambda: exports.ledger_xlsx(data.forecast),
+        "--ledger-xlsx": lambda: exports.ledger_xlsx(data.forecast, data.outlook),
     }
     contents = {flag: writers[flag]() for flag in outputs}
     write_outputs([(path, contents[flag], flag) for flag, path in outputs.items()], force=force)
     fc = data.forecast
-    b = fc.outlook.budget if fc.outlook is not None else None
+    b = data.outlook.budget if data.outlook is not None else None
     console.print(
         f"wrote {output}: quote {money(fc.quote_usd)}, planned {money(fc.planned_usd)}, real "
         f"bill {money(fc.total_usd)} ({fc.hidden_multiplier:.2f}× planned), budget (P90 of "

@@ -64,7 +64,7 @@ def record_cmd(
 ) -> None:
     """Forecast a plan and store it; print the run id and the tag for its resources."""
     from trainbill.cli._common import catalog_from_options
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     flags = pf.run_flags(hours=hours, nodes=nodes, spot_fraction=spot_fraction, as_of=as_of)
     plan = pf.build_plan(plan_file, flags=flags)
@@ -109,7 +109,7 @@ def close_cmd(
     as_json: Json = False,
 ) -> None:
     """Read the run's tagged rows from its bills and store them as its actuals."""
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     c = api.close(run_id, files, engine=engine, since=since, until=until, replace=replace, db=db)
     if as_json:
@@ -148,7 +148,7 @@ def list_cmd(db: Db = None, as_json: Json = False) -> None:
     """Every recorded run, with its forecast and (once closed) its actual total."""
     from rich.table import Table
 
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     runs = api.list_runs(db=db)
     if as_json:
@@ -174,7 +174,7 @@ def list_cmd(db: Db = None, as_json: Json = False) -> None:
 @runs_app.command("show")
 def show_cmd(run_id: RunId, db: Db = None, as_json: Json = False) -> None:
     """One run: its plan, forecast lines and (once closed) actuals by category."""
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     d = api.show(run_id, db=db)
     if as_json:
@@ -196,7 +196,7 @@ def delete_cmd(
 ) -> None:
     """Remove a run, its lines and its actuals (asks unless --yes)."""
     from trainbill.errors import RegistryError
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     if not yes:
         if not sys.stdin.isatty():
@@ -211,7 +211,7 @@ def delete_cmd(
 def calibrate_cmd(db: Db = None, as_json: Json = False) -> None:
     """Fit the team's factors from the closed runs; their leave-one-run-out error."""
     from trainbill.cli._common import catalog_from_options
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     d = api.calibrate(catalog_from_options(), db=db)
     if as_json:
@@ -248,7 +248,7 @@ def export_cmd(
     as_json: Json = False,
 ) -> None:
     """The stored forecasts as FOCUS 1.2 rows (x_TrainbillForecast marks them)."""
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     d = api.export(output, fmt=fmt, overwrite=force, db=db)
     if as_json:
@@ -260,7 +260,7 @@ def export_cmd(
 @db_app.command("upgrade")
 def upgrade_cmd(db: Db = None, as_json: Json = False) -> None:
     """Bring the registry's schema to this trainbill's version (never downgrades)."""
-    from trainbill.runs import api
+    from trainbill.usecases import runs as api
 
     d = api.upgrade(db=db)
     if as_json:

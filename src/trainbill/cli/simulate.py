@@ -4,9 +4,10 @@ not."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -14,7 +15,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from trainbill.calibration import calibrate, calibration_cautions
 from trainbill.cli import _plan_flags as pf
 from trainbill.cli import app
 from trainbill.cli._common import (
@@ -26,18 +26,14 @@ from trainbill.cli._common import (
 )
 from trainbill.errors import SimulationError
 from trainbill.ledger import CATEGORIES
-from trainbill.simulate import (
+from trainbill.usecases.simulate import (
+    DEFAULT_CHUNK,
     MAX_TRIALS,
     CheckpointStudy,
     Simulation,
-    SimulationParams,
     SpotComparison,
-    checkpoint_study,
-    simulate,
-    spot_comparison,
-    spot_range_of_on_demand,
+    simulate_plan,
 )
-from trainbill.usage import usage_for
 
 __all__ = ["render_simulation"]
 
@@ -154,6 +150,13 @@ def render_simulation(
         f"Per run on average: {ev['failures']:.2f} failures ({ev['failure_lost_hours']:.2f} h "
         f"lost), {ev['reclaims']:.2f} spot reclaims ({ev['reclaim_lost_hours']:.2f} h lost)"
     )
+    _render_studies(study, spot)
+    for warning in sim.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+
+
+def _render_studies(study: CheckpointStudy | None, spot: SpotComparison | None) -> None:
+    """The checkpoint-interval and spot-or-not verdicts (None: not run)."""
     if study is not None:
         yd = (
             f"{study.young_daly_hours:.2f} h"
@@ -181,8 +184,6 @@ def render_simulation(
             f"nominal {spot.nominal_savings:.1%}, expected {spot.expected_savings:.1%}, at P90 "
             f"{spot.p90_savings:.1%}"
         )
-    for warning in sim.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
 
 @app.command("simulate")
@@ -208,7 +209,7 @@ def simulate_cmd(
     seed: Annotated[int | None, typer.Option(help="Random seed (same seed, same results).")] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", help="Trials per chunk (memory only).")
-    ] = 65_536,
+    ] = DEFAULT_CHUNK,
     spot_price_of_on_demand: Annotated[
         str | None,
         typer.Option(
@@ -246,55 +247,29 @@ def simulate_cmd(
     )  # fmt: skip
     plan = pf.build_plan(plan_file, flags=flags)
     cals = read_calibrations(calibration, command="simulate")
-    # Every trial and study prices with the calibrated catalog (bill rates) and the measured MFU,
-    # as ``forecast --calibration`` does (``trainbill.calibration.calibrate``).
-    calibrated = calibrate(plan, catalog_from_options(catalog_dir), cals)
-    catalog = calibrated.catalog
-    usage = usage_for(plan, catalog, measured_mfu=calibrated.measured_mfu)
-    sim_params = SimulationParams.from_usage(usage, catalog)
-    if spot_range is not None:
-        if usage.purchase.spot_fraction <= 0:
-            msg = (
-                f"--spot-price-of-on-demand: {plan_file or 'the plan'} runs no nodes on spot "
-                "(purchase.spot_fraction = 0), so a spot price range would change nothing; set "
-                "purchase.spot_fraction or drop the flag"
-            )
-            raise SimulationError(msg)
-        lo, hi = spot_range_of_on_demand(usage, catalog, *spot_range)
-        sim_params = replace(sim_params, spot_price_low=lo, spot_price_high=hi)
-        SimulationParams(**sim_params.as_dict())  # re-validate
-    run: dict[str, Any] = {
-        "trials": trials, "rng": seed, "chunk_size": chunk_size, "params": sim_params,
-        "deadline_hours": plan.run.deadline_hours,
-    }  # fmt: skip
-    if trials >= _PROGRESS_FROM_TRIALS:
-        err = Console(stderr=True)
-        with Progress(
-            TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
-            TimeRemainingColumn(), console=err, transient=True,
-        ) as bar:  # fmt: skip
-            task = bar.add_task("simulate", total=trials)
-            sim = simulate(
-                usage, catalog, progress=lambda done, _: bar.update(task, completed=done), **run
-            )
-    else:
-        sim = simulate(usage, catalog, **run)
-    if cals:
-        notes = tuple(c.text for c in calibration_cautions(usage, calibrated))
-        sim = replace(sim, warnings=tuple(dict.fromkeys((*sim.warnings, *notes))))
-    study = spot = None
-    if study_trials > 0:
-        study_seed = sim.seed
-        study = checkpoint_study(
-            usage, catalog, trials=study_trials, rng=study_seed, params=sim_params
-        )
-        spot = spot_comparison(
-            usage, catalog, trials=study_trials, rng=study_seed, params=sim_params
-        )
+    catalog = catalog_from_options(catalog_dir)
+    with _progress(trials) as advance:
+        done = simulate_plan(
+            plan, catalog, cals, trials=trials, seed=seed, chunk_size=chunk_size,
+            spot_price_of_on_demand=spot_range, study_trials=study_trials, progress=advance,
+            source=str(plan_file) if plan_file else None,
+        )  # fmt: skip
     if as_json:
-        out = sim.as_dict()
-        out["checkpoint"] = study.as_dict() if study is not None else None
-        out["spot"] = spot.as_dict() if spot is not None else None
-        print_json(out)
+        print_json(done.as_dict())
     else:
-        render_simulation(sim, study, spot)
+        render_simulation(done.simulation, done.checkpoint, done.spot)
+
+
+@contextmanager
+def _progress(trials: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for long runs (its update callback), else nothing."""
+    if trials < _PROGRESS_FROM_TRIALS:
+        yield None
+        return
+    err = Console(stderr=True)
+    with Progress(
+        TextColumn("simulating"), BarColumn(), TextColumn("{task.completed:,}/{task.total:,}"),
+        TimeRemainingColumn(), console=err, transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("simulate", total=trials)
+        yield lambda done, _: bar.update(task, completed=done)

@@ -4,26 +4,19 @@ article's what-ifs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from trainbill.catalog import Catalog
 from trainbill.cli import app
 from trainbill.cli._common import catalog_from_options, console, print_json, read_plan
-from trainbill.importers import ImportReport, import_cluster, provenance
-from trainbill.spec import Plan, merge_plan_dicts, plan_from_dict
-from trainbill.whatif import (
-    cheapest_priced,
-    compare_orchestrators,
-    rule_of_thumb,
-    sparse_attention,
-    storage_check,
-)
+from trainbill.cli._import import render_import
+from trainbill.usecases.compare import cheapest_priced, compare_orchestrators
+from trainbill.usecases.whatif import rule_of_thumb_check, sparse_attention, storage_check
 
-__all__ = ["imported_plan", "render_import"]
+__all__ = ["render_import"]
 
 PlanArg = Annotated[Path, typer.Argument(help="Plan TOML file.")]
 CatalogOpt = Annotated[
@@ -211,14 +204,8 @@ def sparse_cmd(
 @app.command("rule-of-thumb")
 def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     """The article's formula (× 1.3–1.5 × 1.1 if spot) next to the itemized bill, gap by category."""  # noqa: E501 - Typer lists the first line as written
-    from trainbill.forecast import forecast
-    from trainbill.headline import budget
-
-    catalog = catalog_from_options(catalog_dir)
-    plan = read_plan(plan_file)
-    fc = forecast(plan, catalog)
-    b, _ = budget(fc, catalog, deadline_hours=plan.run.deadline_hours)
-    r = rule_of_thumb(fc, catalog, budget_usd=b.usd)
+    checked = rule_of_thumb_check(read_plan(plan_file), catalog_from_options(catalog_dir))
+    r, b = checked.rule, checked.budget
     if as_json:
         print_json(
             {
@@ -260,58 +247,3 @@ def rule_cmd(plan_file: PlanArg, catalog_dir: CatalogOpt = None, as_json: JsonOp
         f"The rule adds {_m(r.low_usd - r.base_usd)} – {_m(r.high_usd - r.base_usd)} on top of "
         f"the base; the categories above add {_m(r.itemized_usd - r.base_usd)}."
     )
-
-
-def imported_plan(
-    kind: str,
-    cluster_file: Path,
-    plan_file: Path | None,
-    flags: dict[str, dict[str, Any]],
-    catalog: Catalog,
-) -> tuple[Plan, ImportReport, dict[str, list[str]]]:
-    """Plan file < imported cluster < flags; with the import report and field provenance.
-
-    Used by ``trainbill forecast --from KIND FILE``. When the import names an instance and node
-    count, a GPU/GPU-count description in the plan file is dropped (and vice versa).
-    """
-    report = import_cluster(kind, cluster_file, catalog=catalog)
-    base: dict[str, Any] = {}
-    if plan_file is not None:
-        base = read_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
-    overrides = {k: v for k, v in overrides.items() if v}
-    imp_cluster = report.plan.get("cluster", {})
-    base_cluster = base.get("cluster", {})
-    if "instance" in imp_cluster:
-        base_cluster.pop("gpu", None)
-        base_cluster.pop("gpus", None)
-    if "gpu" in imp_cluster:
-        base_cluster.pop("instance", None)
-        base_cluster.pop("nodes", None)
-    given = merge_plan_dicts(base, overrides)
-    merged = merge_plan_dicts(merge_plan_dicts(base, report.plan), overrides)
-    source = (
-        f"{cluster_file}"
-        + (f" + {plan_file}" if plan_file else "")
-        + (" + flags" if overrides else "")
-    )
-    plan = plan_from_dict(merged, source=source)
-    return plan, report, provenance(report, given)
-
-
-def render_import(report: ImportReport, prov: dict[str, list[str]]) -> None:
-    """What came from the cluster file, what the plan gave, what was defaulted, what is not
-    priced."""
-    console.print(f"[bold]Imported from {report.kind} file {escape(report.source)}[/bold]")
-    for line in prov["imported"]:
-        console.print(f"  imported: {escape(line)}")
-    if prov["given"]:
-        console.print(f"  from plan file/flags: {escape(', '.join(prov['given']))}")
-    console.print(
-        "  defaulted (catalog assumptions, see --explain): "
-        f"{', '.join(prov['defaulted']) or 'none'}"
-    )
-    for u in report.unsupported:
-        console.print(f"  [yellow]not priced:[/yellow] {escape(u)}")
-    for n in report.notes:
-        console.print(f"  note: {escape(n)}")

@@ -14,7 +14,7 @@ from trainbill.analysis import Analysis as ReportData
 from trainbill.analysis import PlannerSummary, SimulationSummary, SizingPoint
 from trainbill.errors import TrainbillError
 from trainbill.forecast import BUDGET_LABEL, Forecast, plain_words, versus_planned, versus_quote
-from trainbill.headline import waterfall
+from trainbill.headline import Outlook, waterfall
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.optimize import Candidate
 from trainbill.report.charts import (
@@ -94,8 +94,7 @@ def _scroll(table: str) -> str:
     return f'<div class="scroll">{table}</div>'
 
 
-def _actions(fc: Forecast) -> str:
-    out = fc.outlook
+def _actions(out: Outlook | None) -> str:
     actions = out.actions if out is not None else ()
     if not actions:
         return "<p>Nothing that can be bought saves money on this plan.</p>"
@@ -119,9 +118,9 @@ def headline_section(data: ReportData) -> str:
     """
     fc = data.forecast
     u = fc.usage
-    out = fc.outlook
+    out = data.outlook
     b = out.budget if out is not None else None
-    steps = waterfall(fc)
+    steps = waterfall(fc, out)
     parts = [
         '<section class="headline"><div class="cards">',
         _card("Quote", money(fc.quote_usd), "on-demand list price × instances × planned hours"),
@@ -152,7 +151,7 @@ def headline_section(data: ReportData) -> str:
             f"{u.gpu_hours:,.0f} GPU-hours.</p>"
         ),
         # What to do comes before the chart: on a phone it is then within two screens.
-        f'<div class="todo"><h2>What to do</h2>{_actions(fc)}</div>',
+        f'<div class="todo"><h2>What to do</h2>{_actions(out)}</div>',
         (
             f'<figure class="waterfall"><div class="wide">{headline_waterfall_svg(steps)}</div>'
             f'<div class="narrow">{headline_waterfall_svg(steps, narrow=True)}</div></figure>'
@@ -293,12 +292,12 @@ def _file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "plan"
 
 
-def _downloads(fc: Forecast) -> str:
+def _downloads(fc: Forecast, out: Outlook | None) -> str:
     """Links that carry the CSV and XLSX themselves (data: URIs), so the file stays one file."""
     stem = _file_stem(fc.usage.name)
     links = [_data_link(ledger_csv(fc), "text/csv", f"{stem}-ledger.csv", "CSV")]
     try:
-        xlsx = ledger_xlsx(fc)
+        xlsx = ledger_xlsx(fc, out)
     except TrainbillError:
         note = " (XLSX needs the 'report' extra: pip install 'trainbill[report]')"
     else:
@@ -333,7 +332,7 @@ def _ledger_section(data: ReportData) -> str:
                 "price point and its date, listed once under the table.</p></div>"
             ),
             _category_table(fc),
-            _downloads(fc),
+            _downloads(fc, data.outlook),
             _largest_lines(fc),
             f'<div class="screen-only">{_scroll(ledger_table(data))}{_sources_table(fc)}</div>',
             "</section>",
@@ -823,10 +822,9 @@ def _assumptions(fc: Forecast) -> str:
     )
 
 
-def _engineer(fc: Forecast) -> str:
+def _engineer(fc: Forecast, out: Outlook | None) -> str:
     """What the finance text leaves out (issue #42): the warnings and caveats as the CLI says
     them, with the plan fields and flags to act on, and the commands behind this report."""
-    out = fc.outlook
     said = [*fc.warnings, *(f"{a.title}: {a.caveat}" for a in (out.actions if out else ()))]
     said += list(out.notes if out else ())
     items = "".join(f"<li>{escape(plain_text(t))}</li>" for t in said if plain_words(t) != t)
@@ -883,7 +881,9 @@ def render_html(data: ReportData) -> str:
             # Plan field keys, flags and commands live from here on, never above (issue #42).
             _section("Engineer's details: assumptions and prices", _assumptions(fc), "assumptions"),
             _section(
-                "Engineer's details: warnings, actions and commands", _engineer(fc), "engineer"
+                "Engineer's details: warnings, actions and commands",
+                _engineer(fc, data.outlook),
+                "engineer",
             ),
         ]
     )

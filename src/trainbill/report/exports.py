@@ -17,7 +17,7 @@ import io
 import math
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainbill import __version__
 from trainbill.errors import TrainbillError
@@ -26,6 +26,9 @@ from trainbill.ledger import LineItem
 from trainbill.report.format import category_name, plain_text
 from trainbill.spend import Period, spend_of
 from trainbill.tabular import cell
+
+if TYPE_CHECKING:
+    from trainbill.headline import Outlook
 
 __all__ = ["COLUMNS", "ledger_csv", "ledger_xlsx"]
 
@@ -191,9 +194,9 @@ def _periods_sheet(book: _Book, name: str, periods: Sequence[Period]) -> None:
         ws.write_number(r, 2, _round(p.run_hours, _PCT), book.num)
 
 
-def _summary_sheet(book: _Book, fc: Forecast, basis: str) -> None:
+def _summary_sheet(book: _Book, fc: Forecast, outlook: Outlook | None, basis: str) -> None:
     u = fc.usage
-    b = fc.outlook.budget if fc.outlook is not None else None
+    b = outlook.budget if outlook is not None else None
     ws = book.sheet("Summary", ("what", "value", "how"), (26, 18, 100))
     money_rows: list[tuple[str, float | None, str]] = [
         ("Quote", fc.quote_usd, fc.quote_basis),
@@ -224,15 +227,16 @@ def _summary_sheet(book: _Book, fc: Forecast, basis: str) -> None:
         ws.write_string(r, 2, text)
 
 
-def ledger_xlsx(result: Forecast) -> bytes:
-    """A workbook: Summary, Ledger (every line and a SUM total), By month, By day.
+def ledger_xlsx(result: Forecast, outlook: Outlook | None = None) -> bytes:
+    """A workbook: Summary (with the budget when the outlook is given), Ledger (every line and a
+    SUM total), By month, By day.
 
     Raises:
         TrainbillError: XlsxWriter is not installed (the ``report`` extra).
     """
     book = _Book(_xlsxwriter())
     spend = spend_of(result)
-    _summary_sheet(book, result, spend.basis)
+    _summary_sheet(book, result, outlook, spend.basis)
     _ledger_sheet(book, result)
     _periods_sheet(book, "By month", spend.months)
     _periods_sheet(book, "By day", spend.days)

@@ -15,8 +15,8 @@ from typing import Any
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecast import forecast
 from trainbill.spec import Plan, plan_from_dict
+from trainbill.usecases.price import forecast_plan
 from trainbill.web.limits import Limits
 
 __all__ = ["Pricing", "check_forecast", "check_plan", "clean"]
@@ -126,7 +126,7 @@ class Pricing:
         """
         plan = self.plan(body, prefix=prefix)
         try:
-            out = forecast(plan, self.catalog, today=self.today).as_dict()
+            out = forecast_plan(plan, self.catalog, today=self.today).as_dict()
         except TrainbillError:
             if planner:
                 return plan

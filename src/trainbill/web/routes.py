@@ -25,29 +25,20 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
 from trainbill import __version__
-from trainbill.analysis import pareto_front, right_sizing, simulation_of
-from trainbill.calibration import (
-    calibrate,
-    calibrate_catalog,
-    calibration_cautions,
-    forecast_calibrated,
-    parse_calibration,
-    plan_cautions,
-    refuse_profiles,
-)
-from trainbill.catalog import OPTIONS, PROVIDERS, Catalog, PricePoint
-from trainbill.errors import InfeasibleError, SpecError, TrainbillError
-from trainbill.forecast import Forecast, Step, forecast
-from trainbill.headline import advise
+from trainbill.catalog import OPTIONS, PROVIDERS, PricePoint
+from trainbill.errors import InfeasibleError, SpecError
+from trainbill.forecast import Step
 from trainbill.ledger import CATEGORIES
-from trainbill.optimize import SearchSpace, optimize, search_instances
-from trainbill.report import build_report, render_html
+from trainbill.report import render_html
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg
 from trainbill.report.exports import ledger_csv, ledger_xlsx
 from trainbill.report.format import category_name
-from trainbill.simulate import simulate
 from trainbill.spec import Plan, plan_json_schema, plan_to_toml, read_plan_toml
-from trainbill.usage import resolve_cluster, usage_for
+from trainbill.usecases.calibrations import parse_calibration_texts
+from trainbill.usecases.optimize import SearchSpace, optimize_plan
+from trainbill.usecases.price import price_plan, size_plan
+from trainbill.usecases.report import ledger_of, report_data
+from trainbill.usecases.simulate import simulate_plan
 from trainbill.web.limits import Limits
 from trainbill.web.models import (
     CalibratedForecastRequest,
@@ -150,10 +141,12 @@ def forecast_routes(p: Pricing) -> APIRouter:
         if kept is not None:
             return Response(kept, media_type="application/json")
         plan = p.plan(body)
-        fc = forecast(plan, p.catalog, today=p.today)
-        check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="")
+        priced = price_plan(
+            plan, p.catalog, today=p.today,
+            check=lambda fc: check_forecast(plan, fc.as_dict(), limits=p.limits, prefix=""),
+        )  # fmt: skip
         # The budget and the ranked actions, as ``trainbill forecast --json`` prints them.
-        answer = JSONResponse(clean(advise(plan, fc, p.catalog, today=p.today).as_dict()))
+        answer = JSONResponse(clean(priced.as_dict()))
         answers.put(key, bytes(answer.body))
         return answer
 
@@ -163,14 +156,12 @@ def forecast_routes(p: Pricing) -> APIRouter:
         --calibration FILE... --json`` (a profile's measured MFU sets the compute hours, bills'
         fitted rates price the overheads; the budget is simulated with those rates)."""
         plan = p.plan(req.plan, prefix="plan")
-        cals = [cal for _, cal in _calibrations(req.calibrations)]
-        fc = forecast_calibrated(plan, p.catalog, cals, today=p.today)
-        check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="plan.")
-        # As the CLI: the budget and the actions, priced with the same calibrations.
-        advised = advise(
-            plan, fc, calibrate_catalog(p.catalog, cals), today=p.today, calibrations=cals
-        )
-        return JSONResponse(clean(advised.as_dict()))
+        cals = [cal for _, cal in parse_calibration_texts(req.calibrations)]
+        priced = price_plan(
+            plan, p.catalog, cals, today=p.today,
+            check=lambda fc: check_forecast(plan, fc.as_dict(), limits=p.limits, prefix="plan."),
+        )  # fmt: skip
+        return JSONResponse(clean(priced.as_dict()))
 
     @r.post("/v1/sizing")
     def post_sizing(body: PlanBody) -> dict[str, Any]:
@@ -179,13 +170,9 @@ def forecast_routes(p: Pricing) -> APIRouter:
         ``/v1/forecast/calibrated`` prices the plan (a profile's measured MFU holds at another
         node count of the same instance)."""
         plan, named = _plan_and_calibrations(p, body)
-        cals = [cal for _, cal in named]
-
-        def priced(variant: Plan) -> Forecast:
-            return forecast_calibrated(variant, p.catalog, cals, today=p.today)
-
-        points, basis = right_sizing(plan, p.catalog, today=p.today, price=priced if cals else None)
-        front = {pt.nodes for pt in pareto_front(points)}
+        sized = size_plan(plan, p.catalog, [cal for _, cal in named], today=p.today)
+        front = {pt.nodes for pt in sized.front}
+        points, basis = sized.points, sized.basis
         out: dict[str, Any] = clean(
             {
                 "basis": basis,
@@ -263,38 +250,6 @@ def _search_space(req: OptimizeSpace | None) -> SearchSpace:
     return replace(SearchSpace(), **given)
 
 
-def _check_search_size(
-    p: Pricing, plan: Plan, space: SearchSpace, req: OptimizeRequest, limits: Limits
-) -> None:
-    """422 before any work when instance types × node counts exceed the cap.
-
-    Counts what the planner will search (``optimize.search_instances``: exactly the named
-    instances, or the named clouds' or else the plan's own cloud and vendor, the plan's own
-    included once) × the named node counts, with the plan's own where its instance is searched
-    (or the default 13 √2 steps and the plan's).
-    A search the planner itself refuses (an unknown instance) is left for it to name.
-    """
-    clouds = tuple(req.clouds) if req.clouds is not None else None
-    try:
-        found, _ = search_instances(
-            plan, p.catalog, space, clouds, allow_stand_ins=req.allow_stand_ins, today=p.today
-        )
-        own_inst, own_nodes = resolve_cluster(plan, p.catalog)
-    except TrainbillError:
-        return
-    names = {i.instance for i in found}
-    n_inst = len(names)
-    own = {own_nodes} if own_inst.instance in names else set()
-    n_nodes = len(set(space.nodes) | own) if space.nodes is not None else 13 + 1
-    if n_inst * n_nodes > limits.max_search_cells:
-        msg = (
-            f"search too large: {n_inst} instance types × {n_nodes} node counts = "
-            f"{n_inst * n_nodes:,} (at most {limits.max_search_cells:,}); name fewer "
-            "space.instances or space.nodes, or fewer clouds"
-        )
-        raise SpecError(msg, source="request body", field="space")
-
-
 _BINDING_FIELD = {
     "deadline": "deadline_hours",
     "budget": "budget_usd",
@@ -321,16 +276,11 @@ def risk_routes(p: Pricing) -> APIRouter:
     def post_simulate(req: SimulateRequest) -> JSONResponse:
         """Monte Carlo: P50/P90 bill and wall-clock, chance of missing the deadline."""
         plan = p.checked(req.plan, prefix="plan")
-        cals = [cal for _, cal in _calibrations(req.calibrations)]
+        cals = [cal for _, cal in parse_calibration_texts(req.calibrations)]
         # As ``trainbill simulate --calibration``: every trial priced on the calibrated catalog
-        # with the measured MFU (``trainbill.calibration.calibrate``).
-        c = calibrate(plan, p.catalog, cals)
-        usage = usage_for(plan, c.catalog, today=p.today, measured_mfu=c.measured_mfu)
-        sim = simulate(
-            usage, c.catalog, trials=req.trials, rng=req.seed,
-            deadline_hours=plan.run.deadline_hours, today=p.today,
-        )  # fmt: skip
-        s = simulation_of(sim)
+        # with the measured MFU.
+        done = simulate_plan(plan, p.catalog, cals, trials=req.trials, seed=req.seed, today=p.today)
+        s = done.summary()
         out: dict[str, Any] = {
             "trials": s.trials, "p50_usd": s.p50_usd, "p90_usd": s.p90_usd,
             "p50_hours": s.p50_hours, "p90_hours": s.p90_hours,
@@ -338,7 +288,7 @@ def risk_routes(p: Pricing) -> APIRouter:
             "source": s.source,
         }  # fmt: skip
         if cals:
-            out["cautions"] = [x.text for x in calibration_cautions(usage, c, today=p.today)]
+            out["cautions"] = [x.text for x in done.cautions]
         return JSONResponse(clean(out))
 
     @r.post(
@@ -357,39 +307,44 @@ def risk_routes(p: Pricing) -> APIRouter:
         """Planner: the cheapest plan meeting the deadline and budget; the JSON of ``trainbill
         optimize --json``."""
         plan = p.checked(req.plan, prefix="plan", planner=True)
-        named = _calibrations(req.calibrations)
-        refuse_profiles(named, command="the planner (/v1/optimize)", field="calibrations")
-        calibrated = calibrate(plan, p.catalog, [cal for _, cal in named])
-        space = _search_space(req.space)
-        clouds = tuple(req.clouds) if req.clouds is not None else None
-        _check_search_size(p, plan, space, req, p.limits)
+        named = parse_calibration_texts(
+            req.calibrations, profiles_refused_by="the planner (/v1/optimize)"
+        )
         try:
-            result = optimize(
-                plan, calibrated.catalog, space=space, objective=req.objective,
-                deadline_hours=req.deadline_hours, budget_usd=req.budget_usd, clouds=clouds,
-                today=p.today, allow_stand_ins=req.allow_stand_ins,
+            done = optimize_plan(
+                plan, p.catalog, [cal for _, cal in named], space=_search_space(req.space),
+                objective=req.objective, deadline_hours=req.deadline_hours,
+                budget_usd=req.budget_usd, clouds=req.clouds, today=p.today,
+                allow_stand_ins=req.allow_stand_ins, max_search_cells=p.limits.max_search_cells,
             )  # fmt: skip
         except InfeasibleError as exc:
             return _infeasible(exc)
-        out = result.as_dict()
-        if named:  # as ``trainbill optimize --calibration --json``
-            out["cautions"] = [
-                x.as_dict() for x in plan_cautions(result.best_plan, calibrated, today=p.today)
-            ]
-        return JSONResponse(clean(out))
+        return JSONResponse(clean(done.as_dict()))
 
     return r
 
 
 def _report_inputs(
     p: Pricing, body: Mapping[str, Any], what: str, *, checked: bool = False
-) -> tuple[Plan, Catalog]:
-    """The plan and the catalog a report or ledger is priced with (the body as
+) -> tuple[Plan, list[Any]]:
+    """The plan and the calibrations a report or ledger is priced with (the body as
     ``_plan_and_calibrations``). Bill rates only, as ``trainbill report --calibration``: a
     profile is refused (the report prices other plans too)."""
-    plan, named = _plan_and_calibrations(p, body, checked=checked)
-    refuse_profiles(named, command=what, field="calibrations")
-    return plan, calibrate_catalog(p.catalog, [cal for _, cal in named])
+    if "plan" not in body:
+        return (p.checked(body) if checked else p.plan(body)), []
+    req = _with_calibrations(body)
+    plan = p.checked(req.plan, prefix="plan") if checked else p.plan(req.plan, prefix="plan")
+    named = parse_calibration_texts(req.calibrations, profiles_refused_by=what)
+    return plan, [cal for _, cal in named]
+
+
+def _with_calibrations(body: Mapping[str, Any]) -> PlanWithCalibrations:
+    """``{"plan", "calibrations"}`` checked by the request model (keys, types, count), answered
+    as any body's 422."""
+    try:
+        return PlanWithCalibrations.model_validate(body)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors()) from None
 
 
 def _plan_and_calibrations(
@@ -400,21 +355,9 @@ def _plan_and_calibrations(
     confused); ``checked`` also applies the web's size limits."""
     if "plan" not in body:
         return (p.checked(body) if checked else p.plan(body)), []
-    try:  # the request model's own checks (keys, types, count), answered as any body's 422
-        req = PlanWithCalibrations.model_validate(body)
-    except ValidationError as exc:
-        raise RequestValidationError(exc.errors()) from None
+    req = _with_calibrations(body)
     plan = p.checked(req.plan, prefix="plan") if checked else p.plan(req.plan, prefix="plan")
-    return plan, _calibrations(req.calibrations)
-
-
-def _calibrations(texts: list[str]) -> list[tuple[str, Any]]:
-    """Each calibration document parsed by the CLI's own reader, named by its place in the
-    request (``calibrations[1]``) for errors."""
-    return [
-        (f"calibrations[{i}]", parse_calibration(text, source=f"calibrations[{i}]"))
-        for i, text in enumerate(texts)
-    ]
+    return plan, parse_calibration_texts(req.calibrations)
 
 
 # --- catalog ---------------------------------------------------------------------------------
@@ -529,8 +472,8 @@ def file_routes(p: Pricing) -> APIRouter:
     def post_report(body: PlanBody) -> HTMLResponse:
         """The HTML report of ``trainbill report`` for this plan, as a download; the body may
         also be ``{"plan": …, "calibrations": […]}`` (bill rates, as ``--calibration``)."""
-        plan, catalog = _report_inputs(p, body, "the report (/v1/report)", checked=True)
-        html = render_html(build_report(plan, catalog, today=p.today))
+        plan, cals = _report_inputs(p, body, "the report (/v1/report)", checked=True)
+        html = render_html(report_data(plan, p.catalog, cals, today=p.today))
         headers = {**_attachment(plan.run.name, "html"), "Content-Security-Policy": _REPORT_CSP}
         return HTMLResponse(html, headers=headers)
 
@@ -538,8 +481,8 @@ def file_routes(p: Pricing) -> APIRouter:
     def post_ledger_csv(body: PlanBody) -> Response:
         """The forecast's ledger as the CSV that ``trainbill report --ledger-csv`` writes (the
         body as ``/v1/report``'s)."""
-        plan, catalog = _report_inputs(p, body, "the ledger (/v1/ledger.csv)")
-        data = ledger_csv(forecast(plan, catalog, today=p.today))
+        plan, cals = _report_inputs(p, body, "the ledger (/v1/ledger.csv)")
+        data = ledger_csv(ledger_of(plan, p.catalog, cals, today=p.today))
         return Response(
             data, media_type="text/csv; charset=utf-8", headers=_attachment(plan.run.name, "csv")
         )
@@ -547,8 +490,8 @@ def file_routes(p: Pricing) -> APIRouter:
     @r.post("/v1/ledger.xlsx", response_class=Response)
     def post_ledger_xlsx(body: PlanBody) -> Response:
         """The same ledger as an XLSX workbook (numbers as numbers, the total a formula)."""
-        plan, catalog = _report_inputs(p, body, "the ledger (/v1/ledger.xlsx)")
-        data = ledger_xlsx(forecast(plan, catalog, today=p.today))
+        plan, cals = _report_inputs(p, body, "the ledger (/v1/ledger.xlsx)")
+        data = ledger_xlsx(ledger_of(plan, p.catalog, cals, today=p.today))
         return Response(data, media_type=_XLSX, headers=_attachment(plan.run.name, "xlsx"))
 
     return r

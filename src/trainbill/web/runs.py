@@ -108,13 +108,13 @@ def runs_routes(*, db: str | None, listen_host: str) -> APIRouter:
 
     @r.get("/v1/runs")
     def get_runs() -> list[dict[str, Any]]:
-        from trainbill.runs import api
+        from trainbill.usecases import runs as api
 
         return api.list_runs(db=db)
 
     @r.get("/v1/runs/{run_id}", response_model=None)
     def get_run(run_id: str) -> dict[str, Any] | JSONResponse:
-        from trainbill.runs import api
+        from trainbill.usecases import runs as api
 
         try:
             return api.show(run_id, db=db)
@@ -128,7 +128,7 @@ def runs_routes(*, db: str | None, listen_host: str) -> APIRouter:
         refused = _write_refused(listen_host, authorization)
         if refused is not None:
             return refused
-        from trainbill.runs import api
+        from trainbill.usecases import runs as api
 
         try:
             return {"deleted": api.delete(run_id, db=db)}
@@ -137,7 +137,7 @@ def runs_routes(*, db: str | None, listen_host: str) -> APIRouter:
 
     @r.get("/runs", response_class=HTMLResponse)
     def runs_page() -> HTMLResponse:
-        from trainbill.runs import api
+        from trainbill.usecases import runs as api
 
         runs = api.list_runs(db=db)
         return HTMLResponse(_page(runs, [api.show(x["id"], db=db) for x in runs]))
