@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from trainbill.web.limits import LIMITS
-from trainbill.web.routes import AnswerCache
 
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
@@ -146,12 +145,3 @@ def test_the_header_deadline_is_within_the_issues_bound() -> None:
     """The slow test above takes the deadline's time; the default is checked here fast."""
     assert LIMITS.header_timeout_s + 1 < 15
     assert LIMITS.keep_alive_s <= LIMITS.header_timeout_s
-
-
-def test_the_answer_cache_is_a_bounded_lru() -> None:
-    cache = AnswerCache(2)
-    cache.put("a", b"1")
-    cache.put("b", b"2")
-    assert cache.get("a") == b"1"  # a is now the most recent
-    cache.put("c", b"3")  # evicts b, the least recent
-    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (b"1", None, b"3")

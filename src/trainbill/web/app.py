@@ -39,6 +39,7 @@ from fastapi import Depends, FastAPI
 from trainbill import __version__
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.web import errors
+from trainbill.web._answers import ForecastAnswers
 from trainbill.web._guard import LOCAL_HOSTS, Guard, GuardConfig
 from trainbill.web.limits import LIMITS, Limits
 from trainbill.web.models import OptimizeRequest, OptimizeSpace
@@ -96,5 +97,8 @@ def create_app(
     from trainbill.web.runs import runs_routes
 
     app.include_router(runs_routes(db=runs_db, listen_host=listen_host))
+    # Inside the guard (added first, so it runs after it): a repeat is answered once the
+    # guard has checked the Host, read the body within its caps and admitted the request.
+    app.add_middleware(ForecastAnswers, entries=limits.forecast_cache_entries, today=today)
     app.add_middleware(Guard, config=_guard_config(limits, allowed_hosts))
     return app
