@@ -145,3 +145,27 @@ def test_the_header_deadline_is_within_the_issues_bound() -> None:
     """The slow test above takes the deadline's time; the default is checked here fast."""
     assert LIMITS.header_timeout_s + 1 < 15
     assert LIMITS.keep_alive_s <= LIMITS.header_timeout_s
+
+
+def test_serve_freezes_what_start_up_left_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects alive when the server starts are out of the collector's sight before the
+    first request (``gc.freeze``); the server itself is not started here."""
+    import gc
+
+    import uvicorn
+
+    from trainbill.web import _server
+
+    frozen: list[int] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: frozen.append(gc.get_freeze_count()))
+
+    async def app(scope: object, receive: object, send: object) -> None:  # never called
+        raise AssertionError
+
+    gc.unfreeze()
+    try:
+        _server.serve(app, host="127.0.0.1", port=_free_port())
+    finally:
+        gc.unfreeze()
+    assert len(frozen) == 1
+    assert frozen[0] > 0
