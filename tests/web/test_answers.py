@@ -110,6 +110,19 @@ def test_a_body_that_is_not_a_json_object_is_never_kept(body: bytes) -> None:
     assert app.calls == 2
 
 
+def test_a_body_nested_too_deep_is_the_apps_400_as_before() -> None:
+    """30,000 nested arrays (60 KB, under the body cap) are past ``json``'s recursion limit:
+    the layer leaves them to the app, which refuses them as unparseable (a 500 otherwise)."""
+    from trainbill.web import create_app
+
+    app = create_app(today=DAY)
+    for body in (b"[" * 30_000 + b"]" * 30_000, b'{"a":' * 10_000 + b"1" + b"}" * 10_000):
+        r = call(app, "POST", "/v1/forecast", content=body,
+                 headers={"content-type": "application/json"})  # fmt: skip
+        assert r.status_code == 400, r.text
+        assert r.json()["field"] == "body"
+
+
 def test_a_refusal_is_never_kept() -> None:
     """A 422 is answered by the route each time, with its own message."""
     app = CountingApp(status=422)

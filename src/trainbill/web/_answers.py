@@ -83,7 +83,8 @@ def answer_key(scope: Scope, body: bytes, day: date) -> Hashable | None:
     """What decides the answer, or None when the request is not one this layer may answer.
 
     None for anything but ``POST /v1/forecast`` without a query string, and for a body that
-    is not a JSON object (the route refuses it with its own message)."""
+    is not a JSON object or is nested too deep for ``json`` (the route refuses it with its own
+    message)."""
     if (
         scope.get("type") != "http"
         or scope.get("method") != "POST"
@@ -93,14 +94,11 @@ def answer_key(scope: Scope, body: bytes, day: date) -> Hashable | None:
         return None
     try:
         plan = json.loads(body)
-    except ValueError:  # not JSON, or not UTF-8: the route says which
-        return None
-    if not isinstance(plan, dict):
-        return None
-    try:
+        if not isinstance(plan, dict):
+            return None
         canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):  # a key json cannot sort (never from a JSON object)
-        return None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep to parse:
+        return None  # the route refuses it with its own message
     return (canonical, _header(scope, b"content-type"), day.isoformat())
 
 
