@@ -11,7 +11,8 @@ report download is ``trainbill.report``'s own ``build_report`` + ``render_html``
 
 The parts: ``limits`` (the server's caps), ``models`` (request bodies), ``plans`` (a request's
 plan to a priceable plan), ``routes`` (one router per concern), ``errors`` (one JSON error
-shape) and ``_guard`` (the ASGI middleware).
+shape), ``_guard`` (the ASGI middleware) and ``_answers`` (forecasts already made, answered
+again in front of the app).
 
 Guard rails, because a calculator on a shared host is a public endpoint in all but name:
 ``web._guard`` serves only allowed Host names (DNS rebinding), reads every body itself (413
