@@ -2,8 +2,8 @@
 
 EC2 is $10/node-hour, so a 4-node cluster-hour is $40. The stall fractions are the time
 model's (not under test here); the driver's rule is hours = compute hours × each cause's
-fraction, billed for every node. The file ``tests/timemodel/test_sync_stall_fractions.py`` checks the fractions
-themselves on the packaged catalog.
+fraction, billed for every node. ``tests/timemodel/test_sync_stall_fractions.py`` checks the
+fractions themselves on the packaged catalog.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from trainbill.web.limits import LIMITS
-from trainbill.web.routes import AnswerCache
 
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
@@ -148,10 +147,25 @@ def test_the_header_deadline_is_within_the_issues_bound() -> None:
     assert LIMITS.keep_alive_s <= LIMITS.header_timeout_s
 
 
-def test_the_answer_cache_is_a_bounded_lru() -> None:
-    cache = AnswerCache(2)
-    cache.put("a", b"1")
-    cache.put("b", b"2")
-    assert cache.get("a") == b"1"  # a is now the most recent
-    cache.put("c", b"3")  # evicts b, the least recent
-    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (b"1", None, b"3")
+def test_serve_freezes_what_start_up_left_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects alive when the server starts are out of the collector's sight before the
+    first request (``gc.freeze``); the server itself is not started here."""
+    import gc
+
+    import uvicorn
+
+    from trainbill.web import _server
+
+    frozen: list[int] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: frozen.append(gc.get_freeze_count()))
+
+    async def app(scope: object, receive: object, send: object) -> None:  # never called
+        raise AssertionError
+
+    gc.unfreeze()
+    try:
+        _server.serve(app, host="127.0.0.1", port=_free_port())
+    finally:
+        gc.unfreeze()
+    assert len(frozen) == 1
+    assert frozen[0] > 0

@@ -16,12 +16,19 @@ uvicorn's own settings leave four holes, each reproduced (issue #44):
   (``backlog``) and a reserve, so ``accept()`` always has a descriptor.
 * **Unbounded logs.** ``RateLimitFilter`` lets ``log_lines_per_window`` lines of one kind
   through per window and says how many it dropped.
+
+And one for latency: everything alive when the server starts (the app, the catalog, the
+imported library) lives as long as the process, yet every full garbage collection scanned it
+again, about 30 ms each on the reference machine, a pause for every request in flight.
+``serve`` moves it out of the collector's sight (``gc.freeze``) before the first request, so
+a collection scans only what requests made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import resource
 import threading
@@ -195,4 +202,6 @@ def serve(app: Any, *, host: str, port: int, limits: Limits = LIMITS) -> None:
     server = uvicorn.Server(config)
     config.load()  # configures logging; the filters go on after it
     _limit_logs(limits)
+    gc.collect()  # what start-up left as garbage is freed, not frozen
+    gc.freeze()
     server.run()

@@ -11,7 +11,8 @@ report download is ``trainbill.report``'s own ``build_report`` + ``render_html``
 
 The parts: ``limits`` (the server's caps), ``models`` (request bodies), ``plans`` (a request's
 plan to a priceable plan), ``routes`` (one router per concern), ``errors`` (one JSON error
-shape) and ``_guard`` (the ASGI middleware).
+shape), ``_guard`` (the ASGI middleware) and ``_answers`` (forecasts already made, answered
+again in front of the app).
 
 Guard rails, because a calculator on a shared host is a public endpoint in all but name:
 ``web._guard`` serves only allowed Host names (DNS rebinding), reads every body itself (413
@@ -39,6 +40,7 @@ from fastapi import Depends, FastAPI
 from trainbill import __version__
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.web import errors
+from trainbill.web._answers import ForecastAnswers
 from trainbill.web._guard import LOCAL_HOSTS, Guard, GuardConfig
 from trainbill.web.limits import LIMITS, Limits
 from trainbill.web.models import OptimizeRequest, OptimizeSpace
@@ -96,5 +98,8 @@ def create_app(
     from trainbill.web.runs import runs_routes
 
     app.include_router(runs_routes(db=runs_db, listen_host=listen_host))
+    # Inside the guard (added first, so it runs after it): a repeat is answered once the
+    # guard has checked the Host, read the body within its caps and admitted the request.
+    app.add_middleware(ForecastAnswers, entries=limits.forecast_cache_entries, today=today)
     app.add_middleware(Guard, config=_guard_config(limits, allowed_hosts))
     return app

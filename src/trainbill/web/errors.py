@@ -64,7 +64,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
 
 
-def known_query(request: Request) -> None:
+async def known_query(request: Request) -> None:
     """422 for a query parameter the endpoint does not take (``?provder=gcp`` would otherwise
     answer every provider) or one given twice (only the last would count)."""
     route = request.scope.get("route")

@@ -8,14 +8,10 @@ JSON (``trainbill forecast --json``, ``optimize --json``) or its report.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from datetime import date
 from importlib import resources
 from typing import Annotated, Any
 
@@ -96,59 +92,21 @@ def meta_routes(p: Pricing) -> APIRouter:
 # --- forecast --------------------------------------------------------------------------------
 
 
-class AnswerCache:
-    """A bounded, thread-safe LRU of response bodies (routes run in FastAPI's thread pool)."""
-
-    def __init__(self, entries: int) -> None:
-        self.entries = entries
-        self._lock = threading.Lock()
-        self._kept: OrderedDict[Hashable, bytes] = OrderedDict()
-
-    def get(self, key: Hashable) -> bytes | None:
-        with self._lock:
-            found = self._kept.get(key)
-            if found is not None:
-                self._kept.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, value: bytes) -> None:
-        with self._lock:
-            self._kept[key] = value
-            self._kept.move_to_end(key)
-            while len(self._kept) > self.entries:
-                self._kept.popitem(last=False)
-
-
 def forecast_routes(p: Pricing) -> APIRouter:
     """The real bill (the CLI's JSON) and the node-count sweep around it."""
     r = APIRouter(tags=["forecast"])
 
-    answers = AnswerCache(p.limits.forecast_cache_entries)
-
     @r.post("/v1/forecast")
-    def post_forecast(body: PlanBody) -> Response:
-        """Itemized real bill and quote: the JSON of ``trainbill forecast --json``.
-
-        The answer depends only on the plan, the catalog and the day, so it is kept per
-        (canonical body, catalog, day) in a bounded LRU: the outlook (budget simulation and
-        ranked actions) took ~45 ms a request and is computed once per distinct plan."""
-        key = (
-            json.dumps(body, sort_keys=True, separators=(",", ":")),
-            id(p.catalog),
-            (p.today or date.today()).isoformat(),  # noqa: DTZ011 - the server's calendar day
-        )
-        kept = answers.get(key)
-        if kept is not None:
-            return Response(kept, media_type="application/json")
+    def post_forecast(body: PlanBody) -> JSONResponse:
+        """Itemized real bill and quote: the JSON of ``trainbill forecast --json`` (a plan
+        answered before is answered again by ``web._answers``, in front of the app)."""
         plan = p.plan(body)
         priced = price_plan(
             plan, p.catalog, today=p.today,
             check=lambda fc: check_forecast(plan, fc.as_dict(), limits=p.limits, prefix=""),
         )  # fmt: skip
         # The budget and the ranked actions, as ``trainbill forecast --json`` prints them.
-        answer = JSONResponse(clean(priced.as_dict()))
-        answers.put(key, bytes(answer.body))
-        return answer
+        return JSONResponse(clean(priced.as_dict()))
 
     @r.post("/v1/forecast/calibrated")
     def post_forecast_calibrated(req: CalibratedForecastRequest) -> JSONResponse:
