@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\n80% band (actual / forecast GPU-hours, split-conformal): {lo:.3f}-{hi:.3f}; whole "
         f"runs inside a band computed without their own source: {cover:.0%} (goal: about 80%)"
     )
-    _print_by_scale(whole, typed, dated)
+    _print_by_scale(whole, typed, dated, base)
     return 0
 
 
@@ -223,15 +223,27 @@ def _size_bucket(c: Any) -> str:
     return next(name for most, name in SIZE_BUCKETS if c.params < most)
 
 
-def _bucket_line(label: str, group: list, pred: dict[str, float], band: dict[str, bool]) -> str:  # type: ignore[type-arg]
+def _bucket_line(
+    label: str,
+    group: list,  # type: ignore[type-arg]
+    pred: dict[str, float],
+    band: dict[str, bool],
+    base: dict[str, float],
+) -> str:
+    """One bucket: the forecast's median signed error (predicted / published - 1), median
+    |error|, share within ±25% and band coverage, then the naive calculator's median signed
+    error and median |error| on the same runs (the baseline every figure stands beside)."""
     import statistics
 
     errs = [pred[c.id] / c.published - 1 for c in group]
+    naive_errs = [base[c.id] / c.published - 1 for c in group]
     return (
         f"  {label:16} {len(group):3d} runs  median signed {statistics.median(errs):+6.1%}  "
         f"median |error| {statistics.median(abs(e) for e in errs):5.1%}  within ±25% "
         f"{sum(abs(e) <= 0.25 for e in errs) / len(errs):4.0%}  band coverage "
-        f"{sum(band[c.id] for c in group) / len(group):4.0%}"
+        f"{sum(band[c.id] for c in group) / len(group):4.0%}  | naive signed "
+        f"{statistics.median(naive_errs):+6.1%}, |error| "
+        f"{statistics.median(abs(e) for e in naive_errs):5.1%}"
     )
 
 
@@ -262,7 +274,12 @@ def _dated_median(group: list, dated: dict[str, float]) -> float:  # type: ignor
     return statistics.median(dated[c.id] / c.published - 1 for c in group if c.id in dated)
 
 
-def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float]) -> None:  # type: ignore[type-arg]
+def _print_by_scale(
+    whole: list,  # type: ignore[type-arg]
+    typed: dict[str, float],
+    dated: dict[str, float],
+    base: dict[str, float],
+) -> None:
     """Issue #43's checks: median signed error (predicted / published - 1: negative = too few
     GPU-hours) by GPU count and model size, leave-one-source-out as typed, with the coverage of
     the band the forecast prints (its cluster-size bucket's, computed without the run's own
@@ -280,7 +297,7 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
         "band = the forecast's band for the run's cluster size, computed without its source):"
     )
     print("  [in brackets: median signed error of the --run-date back-test, its software's date]")
-    print(_bucket_line("all", runs, typed, band) + f"  [{_dated_median(runs, dated):+.1%}]")
+    print(_bucket_line("all", runs, typed, band, base) + f"  [{_dated_median(runs, dated):+.1%}]")
     below = 0
     for name, most in fit_time_model.BAND_BUCKETS:
         group = fit_time_model.bucket_rows(runs, name)
@@ -288,12 +305,14 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
         label = f"{below + 1:,}-{most:,} GPUs" if most else f">{below:,} GPUs"
         below = most or below
         print(
-            _bucket_line(label, group, typed, band)
+            _bucket_line(label, group, typed, band, base)
             + f"  [{_dated_median(group, dated):+.1%}]  (band {lo:.2f}-{hi:.2f}, {name})"
         )
     for _, name in SIZE_BUCKETS:
         group = [c for c in runs if _size_bucket(c) == name]
-        print(_bucket_line(name, group, typed, band) + f"  [{_dated_median(group, dated):+.1%}]")
+        print(
+            _bucket_line(name, group, typed, band, base) + f"  [{_dated_median(group, dated):+.1%}]"
+        )
     print(
         f"  one band for every cluster (whole_run_p10/p90) instead: coverage "
         f"{sum(one.values()) / len(one):.0%} overall, "
@@ -309,7 +328,9 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
         years.setdefault(run_date(c.id).year, []).append(c)
     for year, group in sorted(years.items()):
         med = statistics.median(dated[c.id] / c.published - 1 for c in group if c.id in dated)
-        print(_bucket_line(str(year), group, typed, band) + f"  [{med:+.1%}]")
+        print(_bucket_line(str(year), group, typed, band, base) + f"  [{med:+.1%}]")
+    _print_mfu_by_bucket(runs, typed, base)
+    _print_mid_bucket(runs, typed, dated, base)
     recentred = {}
     for c in runs:
         others = [
@@ -326,6 +347,94 @@ def _print_by_scale(whole: list, typed: dict[str, float], dated: dict[str, float
         f"{sum(abs(e) <= 0.25 for e in errs) / len(errs):.0%} (a fitted shift with no mechanism, "
         "unbiased by construction and less accurate)"
     )
+
+
+#: FlashAttention-2's release (Dao 2023, arXiv 2307.08691 v1, 2023-07-17): the line between the
+#: 129-1,024-GPU runs on the stacks of 2021-23 and those on today's kernels. A dated fact, used
+#: only to split the diagnostic below, never in a forecast.
+FLASH_ATTENTION_2 = date(2023, 7, 17)
+
+
+def _print_mfu_by_bucket(runs: list, typed: dict[str, float], base: dict[str, float]) -> None:  # type: ignore[type-arg]
+    """Effective MFU by GPU bucket: the runs' (6·N·D over published GPU-hours × dense BF16 peak,
+    = 40% × naive / published) beside the forecast's (= 40% × naive / predicted), medians over
+    the runs whose source states the GPU count. Whether published runs lose efficiency with
+    scale is what a scale term would model; the forecast's own MFU is what it predicts."""
+    import statistics
+
+    import fit_time_model
+    from published_runs import NAIVE_MFU
+
+    stated = gpu_counts_published()
+    print("  effective MFU by GPU bucket (runs whose source states the GPU count; medians):")
+    for name, _ in fit_time_model.BAND_BUCKETS:
+        group = [c for c in fit_time_model.bucket_rows(runs, name) if c.id in stated]
+        if not group:
+            continue
+        actual = statistics.median(NAIVE_MFU * base[c.id] / c.published for c in group)
+        model = statistics.median(NAIVE_MFU * base[c.id] / typed[c.id] for c in group)
+        print(f"    {name:14} {len(group):2d} runs: published {actual:5.1%}, forecast {model:5.1%}")
+
+
+def _print_mid_bucket(
+    runs: list,  # type: ignore[type-arg]
+    typed: dict[str, float],
+    dated: dict[str, float],
+    base: dict[str, float],
+) -> None:
+    """Issue #43 item 3: every run of the 129-1,024-GPU bucket (the one biased low) with its
+    signed errors, then the bucket split by what the runs differ in: their software era (before
+    or after FlashAttention-2), what their hours cover, and the GPU generation."""
+    import statistics
+
+    import fit_time_model
+    from published_runs import NAIVE_MFU
+
+    group = fit_time_model.bucket_rows(runs, "mid_cluster")
+    print(
+        "  129-1,024 GPUs, run by run (signed: as typed / --run-date back-test / naive; "
+        "effective MFU published vs forecast):"
+    )
+    for c in sorted(group, key=lambda c: typed[c.id] / c.published):
+        print(
+            f"    {c.id[:22]:22} {c.gpus:5d} GPUs {run_date(c.id):%Y-%m} {c.hours_cover:13} "
+            f"{typed[c.id] / c.published - 1:+6.1%} / {dated[c.id] / c.published - 1:+6.1%} / "
+            f"{base[c.id] / c.published - 1:+6.1%}   MFU "
+            f"{NAIVE_MFU * base[c.id] / c.published:5.1%} vs "
+            f"{NAIVE_MFU * base[c.id] / typed[c.id]:5.1%}"
+        )
+
+    def line(label: str, sub: list) -> str:  # type: ignore[type-arg]
+        if not sub:
+            return f"    {label:38}  0 runs"
+        med = statistics.median(typed[c.id] / c.published - 1 for c in sub)
+        back = statistics.median(dated[c.id] / c.published - 1 for c in sub)
+        return (
+            f"    {label:38} {len(sub):2d} runs, median signed {med:+6.1%} [back-test {back:+6.1%}]"
+        )
+
+    print("  129-1,024 GPUs split (as typed, leave-one-source-out):")
+    print(line("run before FlashAttention-2 (2023-07-17)",
+               [c for c in group if run_date(c.id) < FLASH_ATTENTION_2]))  # fmt: skip
+    print(line("run after", [c for c in group if run_date(c.id) >= FLASH_ATTENTION_2]))
+    print(
+        line("hours = one pre-training run", [c for c in group if c.hours_cover == "training_run"])
+    )
+    print(
+        line(
+            "hours = more than one run (cards)",
+            [c for c in group if c.hours_cover != "training_run"],
+        )
+    )
+    h100 = [c for c in group if c.cluster["instance"].startswith(("p5", "h800"))]
+    print(line("H100 / H800", h100))
+    print(line("A100 / V100", [c for c in group if c not in h100]))
+    print("  every GPU bucket, runs after FlashAttention-2 only (today's kernels):")
+    for name, _ in fit_time_model.BAND_BUCKETS:
+        recent = [
+            c for c in fit_time_model.bucket_rows(runs, name) if run_date(c.id) >= FLASH_ATTENTION_2
+        ]
+        print(line(name, recent))
 
 
 if __name__ == "__main__":

@@ -153,6 +153,10 @@ RUN_DATES: dict[str, date] = {
     "h200-eager": date(2026, 12, 4),  # benchmarks/results/h200-2026-12-04 (measured that day)
     "phi-1": date(2023, 5, 1),  # 'Textbooks Are All You Need', June 2023: approximate
     "biomedlm": date(2022, 11, 1),  # MosaicML blog, December 2022: approximate
+    # Whole runs added for issue #43 item 5 (2026-12-05): middle of the card's training period.
+    "phi-3-mini-apr2024": date(2024, 3, 15),  # card (April 2024): February to April 2024
+    "phi-3.5-moe": date(2024, 6, 15),  # card: trained between April and August 2024
+    "phi-4-mini": date(2024, 12, 1),  # card: trained between November and December 2024
 }
 
 
@@ -319,6 +323,16 @@ WHOLE_RUNS: dict[str, WholeRun] = {
                               batch_tokens=1024 * 1024.0,
                               note="128 A100-40GB (MosaicML Cloud, stand-in 8x200G) x ~6.25 "
                                    "days; batch 1024 x 1024 (card)"),
+    # Issue #43 item 5 (2026-12-05): three more Phi cards, each 512 GPUs (the 129-1,024 bucket).
+    "phi-3-mini-apr2024": WholeRun(shape="phi-3-mini", cluster=H100, batch_tokens=4e6,
+                                   note="512 H100 x 7 days (April 2024 card, 4K context); " + _PHI),
+    "phi-3.5-moe": WholeRun(shape="grin-moe", cluster=H100, seq_len=4096, batch_tokens=4e6,
+                            note="512 H100 x 23 days; MoE 6.6B active, GRIN MoE's 16x3.8B "
+                                 "layout and 4K sequence assumed; " + _PHI),
+    "phi-4-mini": WholeRun(shape="phi-3-mini", cluster=A100_1600, batch_tokens=4e6,
+                           note="512 A100-80GB x 21 days; Phi-3.5-mini's 32 x 3072 shape (the "
+                                "card names only vocabulary, GQA and tied embeddings as changes); "
+                                "4K sequence assumed; " + _PHI),
 }
 # fmt: on
 

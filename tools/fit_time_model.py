@@ -114,6 +114,17 @@ the as-typed forecast (dated today); the back-test (fit 2026-12-05, no refit) we
 17.5%/65% to 14.5%/72% (OPT-175B -26% -> -7%, PaLM -24% -> -5%, BLOOM -36% -> -19%, GPT-NeoX
 -39% -> +2%). Kept: a dated fact, not a fitted value.
 
+(k) Issue #43, second round (fit 2026-12-05, afternoon): three whole runs added from Microsoft's
+model cards (Phi-3-mini's April 2024 run, Phi-3.5-MoE, Phi-4-mini; 512 GPUs each, hours cover
+``model_total``), chosen for stating GPU type, count, days and tokens before any was predicted;
+no model change. Refit: e_max 0.598 -> 0.593, k_mem 0.82 -> 0.74, overlap 0.38 -> 1.0 (its
+bound: weakly identified, earlier fits ranged 0.38-1.0), moe_efficiency 0.480 -> 0.492, the rest
+within 0.005. As typed (49 whole runs) 17.2%/63% -> 17.0%/65%; throughput LOSO 18.0% -> 18.8%;
+full-input whole-run 22.3% -> 21.0%; band coverage 83% -> 84% (75/88/83% by GPU bucket); median
+signed error by GPU bucket -15.3/-21.3/+8.1% -> -15.4/-17.8/+4.9%. Kept: data, not a model
+choice, so the keep rule above (for model changes) was not applied; its throughput clause would
+have failed by 0.3 points.
+
 Sources in ``VALIDATION_ONLY`` are scored, never fitted: trainbill's own H200 measurements
 (2026-12-04; one GPU, eager PyTorch, a whole step). Both ways of letting them shape the model were
 tried and cut the unseen-source figures of the other rows (fit 2026-12-04, 75 rows):
