@@ -8,6 +8,7 @@ over an optional plan file (flags win). Nothing here imports the library's engin
 command's start-up pays only for Typer (issue #21).
 """
 
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +18,7 @@ import typer
 from trainbill.errors import SpecError
 
 if TYPE_CHECKING:
-    from trainbill.spec import Plan
+    from trainbill.spec import Plan, RunFlags
 
 __all__ = [
     "ActiveParams",
@@ -137,42 +138,24 @@ def run_flags(
     run_date: str | None = None,
     architecture: str | None = None,
     attention_share: float | None = None,
-) -> dict[str, dict[str, Any]]:
-    """The flags' values as plan sections (``None``: not given, the file's or default value
-    stays); numbers and dates parsed here, so a bad one names its flag.
+) -> "RunFlags":
+    """The flags' values as a typed ``spec.RunFlags`` (``None``: not given, the file's or
+    default value stays); numbers and dates parsed here, so a bad one names its flag. The
+    record, not an untyped dict, travels to the plan: ``RunFlags.sections`` is the one place a
+    flag is mapped to its plan field (and ``--savings-plan-covered`` to its two fields)."""
+    from trainbill.spec import RunFlags
 
-    ``--savings-plan-covered TERM`` is ``--savings-plan TERM --commitment existing``: a term
-    already held, charged at its rate on the run's hours only; given with either, it is refused
-    (the two say different things about whose commitment it is)."""
-    if savings_plan_covered is not None:
-        if savings_plan is not None or commitment is not None:
-            given = "--savings-plan" if savings_plan is not None else "--commitment"
-            msg = (
-                f"give --savings-plan-covered (a commitment already held) or {given}, not both "
-                f"(got --savings-plan-covered {savings_plan_covered})"
-            )
-            raise SpecError(msg, source="command line", field="--savings-plan-covered")
-        savings_plan, commitment = savings_plan_covered, "existing"
-    return {
-        "model": {
-            "params": parse_number(params, "--params"),
-            "active_params": parse_number(active_params, "--active-params"),
-            "tokens": parse_number(tokens, "--tokens"),
-            "precision": precision,
-            "architecture": architecture,
-            "attention_share": attention_share,
-        },
-        "cluster": {
-            "gpu": gpu, "gpus": gpus, "instance": instance, "nodes": nodes, "provider": provider,
-            "region": region, "orchestrator": orchestrator,
-        },
-        "run": {"hours": hours, "date": parse_date(run_date, "--run-date")},
-        "purchase": {
-            "spot_fraction": spot_fraction, "savings_plan": savings_plan,
-            "savings_plan_kind": savings_plan_kind, "commitment": commitment,
-        },
-        "prices": {"as_of": parse_date(as_of, "--as-of")},
-    }  # fmt: skip
+    return RunFlags(
+        params=parse_number(params, "--params"),
+        active_params=parse_number(active_params, "--active-params"),
+        tokens=parse_number(tokens, "--tokens"),
+        precision=precision, architecture=architecture, attention_share=attention_share,
+        gpu=gpu, gpus=gpus, instance=instance, nodes=nodes, provider=provider, region=region,
+        orchestrator=orchestrator, hours=hours, run_date=parse_date(run_date, "--run-date"),
+        spot_fraction=spot_fraction, savings_plan=savings_plan,
+        savings_plan_kind=savings_plan_kind, commitment=commitment,
+        savings_plan_covered=savings_plan_covered, as_of=parse_date(as_of, "--as-of"),
+    )  # fmt: skip
 
 
 #: Counts as papers and model cards write them ("7B parameters", "2T tokens", "$1.5M").
@@ -202,55 +185,21 @@ def parse_date(text: str | None, flag: str) -> date | None:
         raise SpecError(msg, source="command line", field=flag) from None
 
 
-def check_cluster_flags(flags: dict[str, dict[str, Any]]) -> None:
+def check_cluster_flags(flags: "RunFlags") -> None:
     """--gpus and --nodes together: the plan would price the nodes and silently drop the GPU
-    count."""
-    cluster = flags.get("cluster", {})
-    gpus, nodes = cluster.get("gpus"), cluster.get("nodes")
-    if gpus is not None and nodes is not None:
-        msg = (
-            f"give --gpus (accelerators) or --nodes (instances), not both (got --gpus {gpus} and "
-            f"--nodes {nodes})"
-        )
-        raise SpecError(msg, source="command line", field="--gpus/--nodes")
+    count (``RunFlags.check_cluster``)."""
+    flags.check_cluster()
 
 
 def build_plan(
     plan_file: Path | None,
     *,
-    flags: dict[str, dict[str, Any]],
+    flags: "RunFlags | Mapping[str, Mapping[str, Any]]",
 ) -> "Plan":
-    """A plan from a file, flags or both; flags override the file's values."""
-    from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
-
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
-    overrides = {k: v for k, v in overrides.items() if v}
+    """A plan from a file, flags or both; flags override the file's values
+    (``spec.plan_from_flags``, which also takes ``diff --set``'s sections)."""
     from trainbill.cli._common import remember_plan_source
+    from trainbill.spec import plan_from_flags
 
-    check_cluster_flags(flags)
     remember_plan_source(str(plan_file) if plan_file is not None else "command line")
-    if plan_file is None:
-        if not overrides:
-            msg = (
-                "give a plan file or flags (e.g. --params 70e9 --tokens 1.4e12 --gpu h100 "
-                "--gpus 512)"
-            )
-            raise SpecError(msg, source="command line")
-        return plan_from_dict(overrides, source="command line")
-    base = load_plan(plan_file)
-    if not overrides:
-        return base
-    # Instance and GPU flags replace how the cluster is described in the file.
-    merged_cluster = overrides.get("cluster", {})
-    base_dict = base.model_dump(exclude_none=True, exclude_defaults=True)
-    file_cluster = base_dict.get("cluster", {})
-    if "gpu" in merged_cluster and "instance" not in merged_cluster:
-        file_cluster.pop("instance", None)
-    if "instance" in merged_cluster and "gpu" not in merged_cluster:
-        # --instance replaces the file's GPU the same way --gpu replaces its instance.
-        file_cluster.pop("gpu", None)
-    if "gpus" in merged_cluster:
-        base_dict.get("cluster", {}).pop("nodes", None)
-    if "nodes" in merged_cluster:
-        base_dict.get("cluster", {}).pop("gpus", None)
-    return plan_from_dict(merge_plan_dicts(base_dict, overrides), source=f"{plan_file} + flags")
+    return plan_from_flags(plan_file, flags=flags)

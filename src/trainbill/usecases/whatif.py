@@ -3,6 +3,7 @@ plan assembled from an imported cluster description (``forecast --from``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from trainbill.whatif import (
 if TYPE_CHECKING:
     from trainbill.headline import Budget
     from trainbill.importers import ImportReport
+    from trainbill.spec import RunFlags
 
 __all__ = [
     "ImportedPlan",
@@ -66,7 +68,7 @@ def import_plan(
     kind: str,
     cluster_file: Path,
     plan_file: Path | None,
-    flags: dict[str, dict[str, Any]],
+    flags: RunFlags | Mapping[str, Mapping[str, Any]],
     catalog: Catalog,
 ) -> ImportedPlan:
     """Plan file < imported cluster < flags; with the import report and field provenance.
@@ -75,13 +77,14 @@ def import_plan(
     file is dropped (and vice versa).
     """
     from trainbill.importers import import_cluster, provenance
-    from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
+    from trainbill.spec import RunFlags, load_plan, merge_plan_dicts, plan_from_dict
 
+    sections = flags.sections() if isinstance(flags, RunFlags) else flags
     report = import_cluster(kind, cluster_file, catalog=catalog)
     base: dict[str, Any] = {}
     if plan_file is not None:
         base = load_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in flags.items()}
+    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in sections.items()}
     overrides = {k: v for k, v in overrides.items() if v}
     imp_cluster = report.plan.get("cluster", {})
     base_cluster = base.get("cluster", {})
