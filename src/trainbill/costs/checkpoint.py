@@ -12,6 +12,7 @@ restart (same-region S3 GETs of a few objects).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -66,8 +67,10 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
 
 def _write_gbytes_per_s(u: Usage) -> float:
     """The cluster's write rate the stall implies (the per-node rate, or what the target takes:
-    an FSx file system's or each node's EBS volume's throughput; ``usage``)."""
-    return float(u.checkpoint.size_gb / (u.checkpoint.stall_hours_each * 3600.0))
+    an FSx file system's or each node's EBS volume's throughput; ``usage``); infinite where a
+    write takes no measurable time (a rate given as unbounded), never a division by zero."""
+    seconds = u.checkpoint.stall_hours_each * 3600.0
+    return float(u.checkpoint.size_gb / seconds) if seconds > 0 else math.inf
 
 
 def _object_storage(u: Usage, catalog: Catalog) -> Iterable[Charge]:

@@ -265,7 +265,9 @@ class DataSection(_Section):
 class CheckpointSection(_Section):
     """Checkpoint cadence, size and destination."""
 
-    interval_hours: float | None = _number("float", "checkpoint.interval_hours", gt=0)
+    # At least one second: no run checkpoints more often than once a step, and a smaller value
+    # (5e-324 h) only overflows the checkpoint count.
+    interval_hours: float | None = _number("float", "checkpoint.interval_hours", ge=1 / 3600)
     """Hours between checkpoints. Default: Young's optimum sqrt(2 × write stall × cluster MTBF),
     at most 2 h."""
     bytes_per_param: float | None = _number("float", "checkpoint.bytes_per_param", gt=0)
