@@ -174,8 +174,8 @@ def test_the_answer_cache_is_a_bounded_lru() -> None:
 
 def test_through_the_app_a_repeat_is_the_first_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real app: the second POST of the seed plan is the first one's bytes and headers,
-    and the forecast is not worked out again."""
-    from trainbill.forecast import forecast as real
+    and the plan is not priced again (the route's one use-case call is counted)."""
+    from trainbill.usecases.price import price_plan as real
     from trainbill.web import create_app
 
     runs: list[int] = []
@@ -184,7 +184,7 @@ def test_through_the_app_a_repeat_is_the_first_answer(monkeypatch: pytest.Monkey
         runs.append(1)
         return real(*args, **kw)
 
-    monkeypatch.setattr("trainbill.web.routes.forecast", counted)
+    monkeypatch.setattr("trainbill.web.routes.price_plan", counted)
     app = create_app(today=DAY)
     first = call(app, "POST", "/v1/forecast", json=seed_json())
     again = call(app, "POST", "/v1/forecast", json=seed_json())
