@@ -1,8 +1,10 @@
 """Pricing one instance's grid with the real cost drivers, as arrays.
 
-Per (node count, orchestrator) the real ``usage_for``; ``Usage.with_schedule`` spreads it over
-the interval × spot-share grid, ``_with_p90`` stacks the P90 run on it, and ``costs.price_arrays``
-prices every Savings Plan option in one pass. Each chunk is reduced per row at once (``_Rows``)
+Per (node count, orchestrator) the real ``usage_for``; the node counts whose usages take the same
+driver branches are stacked into one usage over a node-count axis (``_stack``),
+``Usage.with_schedule`` spreads it over the interval × spot-share grid, ``_with_p90`` stacks the
+P90 run on it, and ``costs.price_arrays`` prices every node count and Savings Plan option of the
+group in one pass. Each chunk is reduced per row at once (``_Rows``)
 so memory is bounded by one chunk; ``_Block.point`` prices any single configuration again.
 """
 
@@ -22,6 +24,7 @@ from trainbill.costs import price_arrays
 from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
+from trainbill.optimize._stack import groups, stack
 from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
@@ -109,14 +112,16 @@ class _Pricer:
     uncovered: str | None = None
 
     def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
-        """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
-        expected run over the grid (its spot shares zero where spot has no price)."""
+        """Costs (K options, [expected, P90], [node counts,] intervals, spots), +inf where not
+        priced, and the expected run over the grid (its spot shares zero where spot has no
+        price). A usage stacked over node counts (``_stack.stack``) adds their axis."""
         spots = sp if self.spot_ok else np.zeros_like(sp)
         sched = _schedule(base, iv, spots)
+        shape = (2, *np.shape(base.nodes)[:1], iv.size, spots.size)
         if base.orchestrator == "hyperpod" and self._hyperpod_unpriced(base, spot=0.0):
-            return np.full((len(self.axes.sp), 2, iv.size, spots.size), np.inf), sched
+            return np.full((len(self.axes.sp), *shape), np.inf), sched
         try:
-            out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
+            out = self._options(base.orchestrator, _with_p90(sched), shape)
         except CatalogError as exc:
             if not self.spot_ok or not some(sp > 0):
                 raise
@@ -191,7 +196,7 @@ class _Pricer:
         purchase = replace(grid.purchase, savings_plan=term)
         if kind:
             purchase = replace(purchase, savings_plan_kind=kind)
-        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
+        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, *(1,) * len(shape))}
         option = replace(grid, purchase=replace(purchase, **cov))
         try:
             total, _ = price_arrays(option, self.catalog)
@@ -291,6 +296,7 @@ def _base_usage(
     region: str | None,
     today: date | None,
     jobs: dict[str, Job],
+    plans: dict[str, Plan],
 ) -> Usage:
     """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
     the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
@@ -298,20 +304,27 @@ def _base_usage(
 
     The job (cluster, region, data placement, commitment kind, warnings) is resolved once per
     orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
-    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it.
+    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it. For
+    the same reason the candidate plan is built and validated once per orchestrator in
+    ``plans`` and copied with each node count (``candidate_plan`` for each, unless the plan
+    states its hours: they are scaled to every node count).
     """
-    cand = candidate_plan(
-        plan,
-        catalog,
-        instance=inst.instance,
-        nodes=nodes,
-        orchestrator=orchestrator,
-        spot_fraction=1.0,
-        savings_plan="none",
-        savings_plan_coverage=0.0,
-        checkpoint_interval_hours=interval,
-        region=region,
-    )
+    cand = plans.get(orchestrator)
+    if cand is None or plan.run.hours is not None:
+        cand = plans[orchestrator] = candidate_plan(
+            plan,
+            catalog,
+            instance=inst.instance,
+            nodes=nodes,
+            orchestrator=orchestrator,
+            spot_fraction=1.0,
+            savings_plan="none",
+            savings_plan_coverage=0.0,
+            checkpoint_interval_hours=interval,
+            region=region,
+        )
+    elif cand.cluster.nodes != nodes:
+        cand = cand.model_copy(update={"cluster": cand.cluster.model_copy(update={"nodes": nodes})})
     job = jobs.get(orchestrator)
     if job is None:
         job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
@@ -342,8 +355,9 @@ class _Rows:
         self.priced = np.zeros(self.shape, dtype=np.int64)
         self.within = np.zeros(self.shape, dtype=np.int64)
 
-    def add(self, ni: int, oi: int, sched: Usage, costs: FloatArray) -> None:
-        """Reduce one chunk's costs (K options, [expected, P90], I, S) along the options."""
+    def add(self, ni: list[int], oi: int, sched: Usage, costs: FloatArray) -> None:
+        """Reduce one chunk's costs (K options, [expected, P90], [N,] I, S) along the options:
+        the chunk of node counts ``ni`` (their axis present when there are several)."""
         self.wall[ni, oi] = sched.wall_hours
         self.p90_wall[ni, oi] = sched.wall_hours + P90_Z * _wall_sd(sched)
         obj = costs[:, 1 if self.use_p90 else 0]
@@ -375,10 +389,12 @@ def _evaluate_instance(
     """Price one instance's whole grid (nodes × orch × interval × spot × SP) with the drivers.
 
     Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
-    interruption rates), then the interval × spot grid by ``Usage.with_schedule`` on arrays and
-    every Savings Plan option by ``costs.price_arrays`` in one pass; the chunk is reduced per
-    row at once, so memory is bounded by one chunk. Node counts that cannot hold the model
-    (the time model's memory test, or ``_fits``) are no candidates.
+    interruption rates). Per orchestrator, the node counts whose usages share a signature
+    (``_stack.groups``) are stacked into one usage over them, spread over the interval × spot
+    grid by ``Usage.with_schedule`` on arrays, and every Savings Plan option priced by
+    ``costs.price_arrays`` in one pass; the chunk is reduced per row at once, so memory is
+    bounded by one chunk. Node counts that cannot hold the model (the time model's memory test,
+    or ``_fits``) are no candidates.
     """
     region = plan.cluster.region if inst.provider == plan.cluster.provider else None
     iv, sp = np.array(axes.intervals), np.array(axes.spots)
@@ -389,23 +405,16 @@ def _evaluate_instance(
     )
     held = uncovered_by_held(plan, catalog, inst)
     pricer = _Pricer(catalog=catalog, inst=inst, axes=axes, uncovered=held)
-    bases: dict[tuple[int, int], Usage] = {}
-    jobs: dict[str, Job] = {}
-    too_small: MemoryFitError | None = None
-    for ni, nodes in enumerate(axes.nodes):
-        for oi, orch in enumerate(axes.orchestrators):
-            try:
-                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today, jobs)
-            except MemoryFitError as exc:
-                too_small = exc
-                break
-            if not _fits(base, catalog):
-                break
-            bases[ni, oi] = base
-            costs, sched = pricer.price(base, iv, sp)
-            rows.add(ni, oi, sched, costs)
+    bases, too_small = _bases(plan, catalog, inst, axes, iv[0], region, today)
     if not bases and too_small is not None:
         raise too_small
+    for oi in range(len(axes.orchestrators)):
+        nis = [ni for ni in range(len(axes.nodes)) if (ni, oi) in bases]
+        usages = [bases[ni, oi] for ni in nis]
+        # A per-chip TPU's hosts are ceil(chips / chips per host): priced one node count at a time.
+        for g in groups(usages, stackable=inst.billing != "chip"):
+            costs, sched = pricer.price(stack([usages[k] for k in g]), iv, sp)
+            rows.add([nis[k] for k in g], oi, sched, costs)
     block = _Block(
         inst=inst,
         region=next(iter(bases.values())).region if bases else str(region or ""),
@@ -423,6 +432,37 @@ def _evaluate_instance(
         within_budget=rows.within.reshape(-1),
     )
     return block, pricer.notes
+
+
+def _bases(
+    plan: Plan,
+    catalog: Catalog,
+    inst: Instance,
+    axes: _Axes,
+    interval: float,
+    region: str | None,
+    today: date | None,
+) -> tuple[dict[tuple[int, int], Usage], MemoryFitError | None]:
+    """The real ``usage_for`` of every (node count, orchestrator) that holds the model, by
+    (node index, orchestrator index), and the last memory error met (an orchestrator's node
+    count that does not fit ends that node count's orchestrators, as it always did)."""
+    bases: dict[tuple[int, int], Usage] = {}
+    jobs: dict[str, Job] = {}
+    plans: dict[str, Plan] = {}
+    too_small: MemoryFitError | None = None
+    for ni, nodes in enumerate(axes.nodes):
+        for oi, orch in enumerate(axes.orchestrators):
+            try:
+                base = _base_usage(
+                    plan, catalog, inst, nodes, orch, interval, region, today, jobs, plans
+                )
+            except MemoryFitError as exc:
+                too_small = exc
+                break
+            if not _fits(base, catalog):
+                break
+            bases[ni, oi] = base
+    return bases, too_small
 
 
 def _evaluate_all(
