@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -41,20 +41,50 @@ _ROWS = (Instance, Accelerator)
 
 _Path = tuple[str, ...]
 
+#: Per record class: its fields as (name, rendered), read once (the walk below runs for every
+#: usage of a search, tens of thousands of times).
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, bool], ...] | None:
+    """A record class's (field name, rendered) pairs; None for anything that is not a record
+    (or is a catalog row, a leaf compared by identity)."""
+    if cls in _FIELDS:
+        return _FIELDS[cls]
+    out = None
+    if dataclasses.is_dataclass(cls) and not issubclass(cls, _ROWS):
+        out = tuple((f.name, f.name in _RENDERED) for f in dataclasses.fields(cls))
+    _FIELDS[cls] = out  # type: ignore[assignment]
+    return out
+
+
+def _flat(obj: object, out: list[object]) -> None:
+    """Append the leaves of ``obj``'s record tree to ``out`` in field order: a nested record as
+    its class then its leaves (so two trees of different shapes never line up), a rendered
+    field as None."""
+    for name, rendered in _fields(type(obj)) or ():
+        v = getattr(obj, name)
+        if rendered:
+            out.append(None)
+        elif _fields(type(v)) is not None:
+            out.append(type(v))
+            _flat(v, out)
+        else:
+            out.append(v)
+
+
+def _paths(obj: object, path: _Path, out: list[_Path]) -> None:
+    """The dotted path of each entry ``_flat`` appends, in the same order."""
+    for name, rendered in _fields(type(obj)) or ():
+        v = getattr(obj, name)
+        here = (*path, name)
+        out.append(here)
+        if not rendered and _fields(type(v)) is not None:
+            _paths(v, here, out)
+
 
 def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _leaves(obj: object, path: _Path = ()) -> Iterator[tuple[_Path, object]]:
-    """(dotted path, value) of every leaf of a usage's record tree (catalog rows are leaves)."""
-    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
-        v = getattr(obj, f.name)
-        here = (*path, f.name)
-        if dataclasses.is_dataclass(v) and not isinstance(v, _ROWS):
-            yield from _leaves(v, here)
-        else:
-            yield here, v
 
 
 def _shape_of(v: object) -> object:
@@ -68,39 +98,40 @@ def _shape_of(v: object) -> object:
     return v
 
 
-def signature(u: Usage) -> tuple[object, ...]:
-    """The usage with its numbers reduced to their signs and its rendered text left out: two
-    usages with the same signature price through the same driver branches."""
-    return tuple(_shape_of(v) for p, v in _leaves(u) if p[-1] not in _RENDERED)
-
-
 def groups(usages: Sequence[Usage], *, stackable: bool = True) -> list[list[int]]:
-    """Indices of ``usages`` split into groups of one signature, each group in order and the
-    groups ordered by their first index. ``stackable=False``: one group per usage (a per-chip
-    TPU's hosts are ``ceil(chips / chips_per_host)``, an integer rule that does not take
-    arrays)."""
+    """Indices of ``usages`` split into groups that price through the same driver branches
+    (numbers of the same signs, everything else but rendered text equal), each group in order
+    and the groups ordered by their first index. ``stackable=False``: one group per usage (a
+    per-chip TPU's hosts are ``ceil(chips / chips_per_host)``, an integer rule that does not
+    take arrays)."""
     if not stackable:
         return [[i] for i in range(len(usages))]
     by: dict[tuple[object, ...], list[int]] = {}
     for i, u in enumerate(usages):
-        by.setdefault(signature(u), []).append(i)
+        leaves: list[object] = []
+        _flat(u, leaves)
+        by.setdefault(tuple(map(_shape_of, leaves)), []).append(i)
     return sorted(by.values(), key=lambda g: g[0])
 
 
 def stack(usages: Sequence[Usage]) -> Usage:
     """One usage whose numbers that differ between ``usages`` are arrays over them (axis 0, shape
-    ``(N, 1, 1)``); the usages must share a ``signature`` (``groups``)."""
+    ``(N, 1, 1)``); the usages must be one of ``groups``' groups."""
     first = usages[0]
     if len(usages) == 1:
         return first
-    columns = [dict(_leaves(u)) for u in usages]
+    columns: list[list[object]] = []
+    for u in usages:
+        leaves: list[object] = []
+        _flat(u, leaves)
+        columns.append(leaves)
+    paths: list[_Path] = []
+    _paths(first, (), paths)
     varying: dict[_Path, Any] = {}
-    for path, v in columns[0].items():
-        if not _number(v) or path[-1] in _RENDERED:
-            continue
-        values = [c[path] for c in columns]
-        if any(x != v for x in values):
-            varying[path] = np.array(values, dtype=np.float64).reshape(-1, 1, 1)
+    for k, values in enumerate(zip(*columns, strict=True)):
+        v = values[0]
+        if _number(v) and any(x != v for x in values):
+            varying[paths[k]] = np.array(values, dtype=np.float64).reshape(-1, 1, 1)
     stacked: Usage = _replaced(first, varying, ())
     return stacked
 
@@ -109,13 +140,10 @@ def _replaced(obj: Any, varying: dict[_Path, Any], path: _Path) -> Any:
     """``obj`` with the leaves under ``path`` named in ``varying`` replaced (records rebuilt
     only where something below them changed)."""
     changes: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):
-        here = (*path, f.name)
+    for name, _ in _fields(type(obj)) or ():
+        here = (*path, name)
         if here in varying:
-            changes[f.name] = varying[here]
-            continue
-        v = getattr(obj, f.name)
-        below = any(p[: len(here)] == here for p in varying)
-        if below and dataclasses.is_dataclass(v) and not isinstance(v, _ROWS):
-            changes[f.name] = _replaced(v, varying, here)
+            changes[name] = varying[here]
+        elif any(p[: len(here)] == here for p in varying):
+            changes[name] = _replaced(getattr(obj, name), varying, here)
     return dataclasses.replace(obj, **changes) if changes else obj

@@ -29,10 +29,11 @@ from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
     _axes_for,
+    _scaled_hours,
     candidate_plan,
     uncovered_by_held,
 )
-from trainbill.spec import Plan
+from trainbill.spec import MAX_HOURS, Plan
 from trainbill.usage import (
     Job,
     Usage,
@@ -306,11 +307,13 @@ def _base_usage(
     orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
     count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it. For
     the same reason the candidate plan is built and validated once per orchestrator in
-    ``plans`` and copied with each node count (``candidate_plan`` for each, unless the plan
-    states its hours: they are scaled to every node count).
+    ``plans`` and copied with each node count (and, when the plan states its hours, the hours
+    ``candidate_plan`` scales to it), as ``candidate_plan`` would write it.
     """
     cand = plans.get(orchestrator)
-    if cand is None or plan.run.hours is not None:
+    hours = _scaled_hours(plan, catalog, inst, nodes)
+    if cand is None or (hours is not None and not 0 < hours <= MAX_HOURS):
+        # (hours a plan cannot state: candidate_plan refuses them, naming the field)
         cand = plans[orchestrator] = candidate_plan(
             plan,
             catalog,
@@ -324,7 +327,10 @@ def _base_usage(
             region=region,
         )
     elif cand.cluster.nodes != nodes:
-        cand = cand.model_copy(update={"cluster": cand.cluster.model_copy(update={"nodes": nodes})})
+        update: dict[str, Any] = {"cluster": cand.cluster.model_copy(update={"nodes": nodes})}
+        if hours is not None:
+            update["run"] = cand.run.model_copy(update={"hours": hours})
+        cand = cand.model_copy(update=update)
     job = jobs.get(orchestrator)
     if job is None:
         job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
@@ -405,16 +411,24 @@ def _evaluate_instance(
     )
     held = uncovered_by_held(plan, catalog, inst)
     pricer = _Pricer(catalog=catalog, inst=inst, axes=axes, uncovered=held)
-    bases, too_small = _bases(plan, catalog, inst, axes, iv[0], region, today)
-    if not bases and too_small is not None:
-        raise too_small
-    for oi in range(len(axes.orchestrators)):
-        nis = [ni for ni in range(len(axes.nodes)) if (ni, oi) in bases]
-        usages = [bases[ni, oi] for ni in nis]
+    bases: dict[tuple[int, int], Usage] = {}
+    made = _Bases(plan=plan, catalog=catalog, inst=inst, interval=iv[0], region=region, today=today)
+    for oi, orch in enumerate(axes.orchestrators):
+        nis = made.fitting(axes.nodes, orch)
+        todo = nis
+        if nis and not bases:
+            # The first point priced alone first: an instance the catalog cannot price fails
+            # here, before its other node counts are worked out.
+            costs, sched = pricer.price(made.usages[nis[0]], iv, sp)
+            rows.add(nis[:1], oi, sched, costs)
+            todo = nis[1:]
+        bases.update(((ni, oi), made.usages[ni]) for ni in nis)
         # A per-chip TPU's hosts are ceil(chips / chips per host): priced one node count at a time.
-        for g in groups(usages, stackable=inst.billing != "chip"):
-            costs, sched = pricer.price(stack([usages[k] for k in g]), iv, sp)
-            rows.add([nis[k] for k in g], oi, sched, costs)
+        for g in groups([made.usages[ni] for ni in todo], stackable=inst.billing != "chip"):
+            costs, sched = pricer.price(stack([made.usages[todo[k]] for k in g]), iv, sp)
+            rows.add([todo[k] for k in g], oi, sched, costs)
+    if not bases and made.too_small is not None:
+        raise made.too_small
     block = _Block(
         inst=inst,
         region=next(iter(bases.values())).region if bases else str(region or ""),
@@ -434,35 +448,50 @@ def _evaluate_instance(
     return block, pricer.notes
 
 
-def _bases(
-    plan: Plan,
-    catalog: Catalog,
-    inst: Instance,
-    axes: _Axes,
-    interval: float,
-    region: str | None,
-    today: date | None,
-) -> tuple[dict[tuple[int, int], Usage], MemoryFitError | None]:
-    """The real ``usage_for`` of every (node count, orchestrator) that holds the model, by
-    (node index, orchestrator index), and the last memory error met (an orchestrator's node
-    count that does not fit ends that node count's orchestrators, as it always did)."""
-    bases: dict[tuple[int, int], Usage] = {}
-    jobs: dict[str, Job] = {}
-    plans: dict[str, Plan] = {}
+@dataclass(slots=True)
+class _Bases:
+    """The real ``usage_for`` of one instance's (node count, orchestrator) points, one
+    orchestrator at a time, with what they share (the job and candidate plan per orchestrator).
+
+    A node count that does not hold the model for one orchestrator (the time model's memory
+    error, or ``_fits``) is no candidate for the later ones either (as the search always did);
+    ``too_small`` keeps the last memory error, the instance's reason when nothing fits.
+    """
+
+    plan: Plan
+    catalog: Catalog
+    inst: Instance
+    interval: float
+    region: str | None
+    today: date | None
+    jobs: dict[str, Job] = field(default_factory=dict)
+    plans: dict[str, Plan] = field(default_factory=dict)
+    stopped: set[int] = field(default_factory=set)
     too_small: MemoryFitError | None = None
-    for ni, nodes in enumerate(axes.nodes):
-        for oi, orch in enumerate(axes.orchestrators):
+    #: The current orchestrator's usages by node index.
+    usages: dict[int, Usage] = field(default_factory=dict)
+
+    def fitting(self, nodes: Sequence[int], orch: str) -> list[int]:
+        """The node indices whose usage on ``orch`` holds the model (their usages in
+        ``usages``)."""
+        self.usages = {}
+        for ni, n in enumerate(nodes):
+            if ni in self.stopped:
+                continue
             try:
                 base = _base_usage(
-                    plan, catalog, inst, nodes, orch, interval, region, today, jobs, plans
-                )
+                    self.plan, self.catalog, self.inst, n, orch, self.interval, self.region,
+                    self.today, self.jobs, self.plans,
+                )  # fmt: skip
             except MemoryFitError as exc:
-                too_small = exc
-                break
-            if not _fits(base, catalog):
-                break
-            bases[ni, oi] = base
-    return bases, too_small
+                self.too_small = exc
+                self.stopped.add(ni)
+                continue
+            if not _fits(base, self.catalog):
+                self.stopped.add(ni)
+                continue
+            self.usages[ni] = base
+        return list(self.usages)
 
 
 def _evaluate_all(

@@ -271,8 +271,9 @@ def _validate_space(space: SearchSpace) -> None:
             f"{list(space.checkpoint_intervals_hours)})"
         )
         raise SpecError(msg, field="space.checkpoint_intervals_hours")
-    if space.nodes is not None and any(n < 1 for n in space.nodes):
-        msg = f"node counts must be >= 1 (got {list(space.nodes)})"
+    if space.nodes is not None and any(not 1 <= n <= MAX_NODES for n in space.nodes):
+        # The plan's own cap (cluster.nodes): each node count becomes a candidate plan.
+        msg = f"node counts must be from 1 to {MAX_NODES:,} (got {list(space.nodes)})"
         raise SpecError(msg, field="space.nodes")
     for term in space.savings_plans or ():
         if term not in {"none", "1yr", "3yr"}:
