@@ -18,7 +18,7 @@ What may differ between the stacked usages, and how:
   every number's sign (zero, positive, negative): a driver's branch on a varying field asks
   ``costs._arrays.some`` whether any element needs its line, and relies on the line being zero
   where it does not apply, which holds for every element only when they agree on which side of
-  zero they are. ``groups`` splits the node counts into runs that agree.
+  zero they are. ``stacked`` splits the node counts into runs that agree.
 """
 
 from __future__ import annotations
@@ -62,12 +62,16 @@ def _flat(obj: object, out: list[object]) -> None:
     """Append the leaves of ``obj``'s record tree to ``out`` in field order: a nested record as
     its class then its leaves (so two trees of different shapes never line up), a rendered
     field as None."""
-    for name, rendered in _fields(type(obj)) or ():
+    get = _FIELDS.get
+    for name, rendered in get(type(obj)) or _fields(type(obj)) or ():
         v = getattr(obj, name)
         if rendered:
             out.append(None)
-        elif _fields(type(v)) is not None:
-            out.append(type(v))
+            continue
+        cls = type(v)
+        sub = get(cls, ()) if cls in _FIELDS else _fields(cls)
+        if sub:
+            out.append(cls)
             _flat(v, out)
         else:
             out.append(v)
@@ -87,10 +91,15 @@ def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+#: The number types a usage holds (``type(v) is``: faster than ``isinstance`` and leaves
+#: ``bool`` out), the tens of thousands of walks' hot path.
+_NUMBERS = frozenset({int, float, np.float64})
+
+
 def _shape_of(v: object) -> object:
     """What must agree between stacked usages: a number's sign, anything else's value (a
     catalog row's identity)."""
-    if _number(v):
+    if type(v) in _NUMBERS or _number(v):
         x = float(v)  # type: ignore[arg-type]
         return "nan" if math.isnan(x) else (x > 0) - (x < 0)
     if isinstance(v, _ROWS):
@@ -98,42 +107,50 @@ def _shape_of(v: object) -> object:
     return v
 
 
-def groups(usages: Sequence[Usage], *, stackable: bool = True) -> list[list[int]]:
-    """Indices of ``usages`` split into groups that price through the same driver branches
-    (numbers of the same signs, everything else but rendered text equal), each group in order
-    and the groups ordered by their first index. ``stackable=False``: one group per usage (a
-    per-chip TPU's hosts are ``ceil(chips / chips_per_host)``, an integer rule that does not
-    take arrays)."""
+def stacked(usages: Sequence[Usage], *, stackable: bool = True) -> list[tuple[list[int], Usage]]:
+    """``usages`` split into groups that price through the same driver branches (numbers of the
+    same signs, everything else but rendered text equal), each as (its indices in order, one
+    usage stacked over them: ``stack``), ordered by their first index. ``stackable=False``: one
+    group per usage (a per-chip TPU's hosts are ``ceil(chips / chips_per_host)``, an integer
+    rule that does not take arrays)."""
     if not stackable:
-        return [[i] for i in range(len(usages))]
+        return [([i], u) for i, u in enumerate(usages)]
     by: dict[tuple[object, ...], list[int]] = {}
+    columns: list[list[object]] = []
     for i, u in enumerate(usages):
         leaves: list[object] = []
         _flat(u, leaves)
+        columns.append(leaves)
         by.setdefault(tuple(map(_shape_of, leaves)), []).append(i)
-    return sorted(by.values(), key=lambda g: g[0])
+    out = sorted(by.values(), key=lambda g: g[0])
+    return [(g, _stack([usages[i] for i in g], [columns[i] for i in g])) for g in out]
 
 
 def stack(usages: Sequence[Usage]) -> Usage:
     """One usage whose numbers that differ between ``usages`` are arrays over them (axis 0, shape
-    ``(N, 1, 1)``); the usages must be one of ``groups``' groups."""
-    first = usages[0]
-    if len(usages) == 1:
-        return first
+    ``(N, 1, 1)``); the usages must be one of ``stacked``'s groups."""
     columns: list[list[object]] = []
     for u in usages:
         leaves: list[object] = []
         _flat(u, leaves)
         columns.append(leaves)
+    return _stack(usages, columns)
+
+
+def _stack(usages: Sequence[Usage], columns: list[list[object]]) -> Usage:
+    """``stack`` given each usage's ``_flat`` leaves."""
+    first = usages[0]
+    if len(usages) == 1:
+        return first
     paths: list[_Path] = []
     _paths(first, (), paths)
     varying: dict[_Path, Any] = {}
     for k, values in enumerate(zip(*columns, strict=True)):
         v = values[0]
-        if _number(v) and any(x != v for x in values):
+        if (type(v) in _NUMBERS or _number(v)) and any(x != v for x in values):
             varying[paths[k]] = np.array(values, dtype=np.float64).reshape(-1, 1, 1)
-    stacked: Usage = _replaced(first, varying, ())
-    return stacked
+    out: Usage = _replaced(first, varying, ())
+    return out
 
 
 def _replaced(obj: Any, varying: dict[_Path, Any], path: _Path) -> Any:

@@ -24,7 +24,7 @@ from trainbill.costs import price_arrays
 from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
-from trainbill.optimize._stack import groups, stack
+from trainbill.optimize._stack import stacked
 from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
@@ -396,7 +396,7 @@ def _evaluate_instance(
 
     Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
     interruption rates). Per orchestrator, the node counts whose usages share a signature
-    (``_stack.groups``) are stacked into one usage over them, spread over the interval × spot
+    (``_stack.stacked``) are stacked into one usage over them, spread over the interval × spot
     grid by ``Usage.with_schedule`` on arrays, and every Savings Plan option priced by
     ``costs.price_arrays`` in one pass; the chunk is reduced per row at once, so memory is
     bounded by one chunk. Node counts that cannot hold the model (the time model's memory test,
@@ -424,8 +424,9 @@ def _evaluate_instance(
             todo = nis[1:]
         bases.update(((ni, oi), made.usages[ni]) for ni in nis)
         # A per-chip TPU's hosts are ceil(chips / chips per host): priced one node count at a time.
-        for g in groups([made.usages[ni] for ni in todo], stackable=inst.billing != "chip"):
-            costs, sched = pricer.price(stack([made.usages[todo[k]] for k in g]), iv, sp)
+        chunks = stacked([made.usages[ni] for ni in todo], stackable=inst.billing != "chip")
+        for g, usage in chunks:
+            costs, sched = pricer.price(usage, iv, sp)
             rows.add([todo[k] for k in g], oi, sched, costs)
     if not bases and made.too_small is not None:
         raise made.too_small
