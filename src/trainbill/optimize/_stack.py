@@ -94,6 +94,7 @@ def _number(v: object) -> bool:
 #: The number types a usage holds (``type(v) is``: faster than ``isinstance`` and leaves
 #: ``bool`` out), the tens of thousands of walks' hot path.
 _NUMBERS = frozenset({int, float, np.float64})
+_ROW_TYPES = frozenset(_ROWS)
 
 
 def _shape_of(v: object) -> object:
@@ -121,7 +122,18 @@ def stacked(usages: Sequence[Usage], *, stackable: bool = True) -> list[tuple[li
         leaves: list[object] = []
         _flat(u, leaves)
         columns.append(leaves)
-        by.setdefault(tuple(map(_shape_of, leaves)), []).append(i)
+        # _shape_of inlined for the common leaves (numbers, catalog rows): the hot loop
+        key = tuple(
+            [
+                ((v > 0) - (v < 0) if v == v else "nan")  # type: ignore[operator]  # noqa: PLR0124
+                if type(v) in _NUMBERS
+                else id(v)
+                if type(v) in _ROW_TYPES
+                else _shape_of(v)
+                for v in leaves
+            ]
+        )
+        by.setdefault(key, []).append(i)
     out = sorted(by.values(), key=lambda g: g[0])
     return [(g, _stack([usages[i] for i in g], [columns[i] for i in g])) for g in out]
 

@@ -29,6 +29,7 @@ from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
     _axes_for,
+    _reference_peak,
     _scaled_hours,
     candidate_plan,
     uncovered_by_held,
@@ -298,6 +299,7 @@ def _base_usage(
     today: date | None,
     jobs: dict[str, Job],
     plans: dict[str, Plan],
+    ref: float | None = None,
 ) -> Usage:
     """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
     the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
@@ -311,7 +313,7 @@ def _base_usage(
     ``candidate_plan`` scales to it), as ``candidate_plan`` would write it.
     """
     cand = plans.get(orchestrator)
-    hours = _scaled_hours(plan, catalog, inst, nodes)
+    hours = _scaled_hours(plan, catalog, inst, nodes, ref)
     if cand is None or (hours is not None and not 0 < hours <= MAX_HOURS):
         # (hours a plan cannot state: candidate_plan refuses them, naming the field)
         cand = plans[orchestrator] = candidate_plan(
@@ -471,6 +473,12 @@ class _Bases:
     too_small: MemoryFitError | None = None
     #: The current orchestrator's usages by node index.
     usages: dict[int, Usage] = field(default_factory=dict)
+    #: The plan's GPUs × peak, when it states its hours (``space._reference_peak``).
+    ref: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        has_hours = self.plan.run.hours is not None
+        self.ref = _reference_peak(self.plan, self.catalog) if has_hours else None
 
     def fitting(self, nodes: Sequence[int], orch: str) -> list[int]:
         """The node indices whose usage on ``orch`` holds the model (their usages in
@@ -482,7 +490,7 @@ class _Bases:
             try:
                 base = _base_usage(
                     self.plan, self.catalog, self.inst, n, orch, self.interval, self.region,
-                    self.today, self.jobs, self.plans,
+                    self.today, self.jobs, self.plans, self.ref,
                 )  # fmt: skip
             except MemoryFitError as exc:
                 self.too_small = exc
