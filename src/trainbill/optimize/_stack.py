@@ -108,14 +108,23 @@ def _shape_of(v: object) -> object:
     return v
 
 
-def stacked(usages: Sequence[Usage], *, stackable: bool = True) -> list[tuple[list[int], Usage]]:
+class _NodeCounts(np.ndarray):
+    """Stacked node counts that ``math.ceil`` rounds elementwise.
+
+    ``Usage.hosts`` of a per-chip TPU is ``math.ceil(chips / chips_per_host)``; ``math.ceil``
+    asks its argument's ``__ceil__``, and a quotient of this array is this array, so the
+    usage's own rule gives every node count's hosts (``np.ceil``: the same integer, as a
+    float). Everything else is a plain float64 array.
+    """
+
+    def __ceil__(self) -> Any:
+        return np.ceil(np.asarray(self))
+
+
+def stacked(usages: Sequence[Usage]) -> list[tuple[list[int], Usage]]:
     """``usages`` split into groups that price through the same driver branches (numbers of the
     same signs, everything else but rendered text equal), each as (its indices in order, one
-    usage stacked over them: ``stack``), ordered by their first index. ``stackable=False``: one
-    group per usage (a per-chip TPU's hosts are ``ceil(chips / chips_per_host)``, an integer
-    rule that does not take arrays)."""
-    if not stackable:
-        return [([i], u) for i, u in enumerate(usages)]
+    usage stacked over them: ``stack``), ordered by their first index."""
     by: dict[tuple[object, ...], list[int]] = {}
     columns: list[list[object]] = []
     for i, u in enumerate(usages):
@@ -161,6 +170,8 @@ def _stack(usages: Sequence[Usage], columns: list[list[object]]) -> Usage:
         v = values[0]
         if (type(v) in _NUMBERS or _number(v)) and any(x != v for x in values):
             varying[paths[k]] = np.array(values, dtype=np.float64).reshape(-1, 1, 1)
+    if ("nodes",) in varying:
+        varying[("nodes",)] = varying[("nodes",)].view(_NodeCounts)
     out: Usage = _replaced(first, varying, ())
     return out
 

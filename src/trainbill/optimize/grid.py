@@ -425,9 +425,7 @@ def _evaluate_instance(
             rows.add(nis[:1], oi, sched, costs)
             todo = nis[1:]
         bases.update(((ni, oi), made.usages[ni]) for ni in nis)
-        # A per-chip TPU's hosts are ceil(chips / chips per host): priced one node count at a time.
-        chunks = stacked([made.usages[ni] for ni in todo], stackable=inst.billing != "chip")
-        for g, usage in chunks:
+        for g, usage in stacked([made.usages[ni] for ni in todo]):
             costs, sched = pricer.price(usage, iv, sp)
             rows.add([todo[k] for k in g], oi, sched, costs)
     if not bases and made.too_small is not None:
