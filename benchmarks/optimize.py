@@ -1,8 +1,13 @@
 """Planner throughput: configurations/s of ``optimize`` vs a loop calling ``forecast`` per plan.
 
-Run: ``python benchmarks/optimize.py [--repeat 5]``. Prints, per grid, the median end-to-end
-time over the repeats (every ``usage_for`` and driver call included), the marginal rate between
-the large and the huge grid (same instances, node counts, orchestrators and Savings Plan terms,
+Run: ``python benchmarks/optimize.py [--repeat 5]``. First the issue #40 grid: ``trainbill optimize
+examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nodes 1,...,512
+--savings-plans none,1yr,3yr`` (through the library: the CLI takes at most
+``spec.MAX_AXIS_VALUES`` node counts) and the default search (``trainbill optimize
+examples/seed-70b-finetune.toml``), wall and CPU seconds and configurations/s
+(``--issue-only``: nothing else). Then, per grid, the median end-to-end time over the repeats
+(every ``usage_for`` and driver call included), the marginal rate between the large and the huge
+grid (same instances, node counts, orchestrators and Savings Plan terms,
 hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
 naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is
 printed because the machine may be shared.
@@ -16,13 +21,14 @@ import statistics
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from trainbill.catalog import PROVIDERS, load_catalog
+from trainbill.catalog import PROVIDERS, Catalog, load_catalog
 from trainbill.forecast import forecast_usage
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
-from trainbill.spec import load_plan
+from trainbill.spec import Plan, load_plan
 from trainbill.usage import usage_for
 
 TODAY = date(2026, 12, 2)
@@ -45,14 +51,44 @@ HUGE = SearchSpace(
 )
 
 
+#: Issue #40's grid: every cloud, node counts 1 to 512, three commitment terms, a 96 h deadline.
+ISSUE = SearchSpace(nodes=tuple(range(1, 513)), savings_plans=("none", "1yr", "3yr"))
+
+
+def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -> None:
+    """One search's wall and CPU seconds and configurations/s (median of 3 by CPU time)."""
+    runs = []
+    for _ in range(3):
+        w0, c0 = time.perf_counter(), time.process_time()
+        r = optimize(plan, catalog, space=space, today=TODAY, **kw)
+        runs.append((time.process_time() - c0, time.perf_counter() - w0, r.evaluated))
+    cpu, wall, n = sorted(runs)[1]
+    print(
+        f"  {n:>11,} configs: wall {wall:6.2f} s, CPU {cpu:6.2f} s = {n / wall:>12,.0f} configs/s "
+        f"by wall, {n / cpu:>12,.0f} by CPU (median of 3 by CPU)"
+    )
+
+
+def issue_grids(plan: Plan, catalog: Catalog) -> None:
+    """The issue's grid and the default search, as ``trainbill optimize`` runs them."""
+    print("issue #40 grid (3 clouds x nodes 1..512 x none,1yr,3yr, deadline 96 h):")
+    _timed(plan, catalog, ISSUE, deadline_hours=96, clouds=("aws", "gcp", "azure"))
+    print("default search (trainbill optimize examples/seed-70b-finetune.toml):")
+    _timed(plan, catalog, None)
+
+
 def main() -> None:
-    """Time the planner on three grid sizes (median of repeats) and the naive loop on a sample."""
+    """Time the issue's grids, the planner on three grid sizes (median of repeats) and the naive
+    loop on a sample."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "--repeat", type=int, default=5, help="timed runs per grid (median reported)"
     )
     parser.add_argument(
         "--sample", type=int, default=200, help="forecast() calls for the naive loop"
+    )
+    parser.add_argument(
+        "--issue-only", action="store_true", help="only the issue #40 grid and the default search"
     )
     args = parser.parse_args()
     catalog = load_catalog()
@@ -62,6 +98,9 @@ def main() -> None:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     optimize(plan, catalog, space=SMALL, clouds=CLOUDS, today=TODAY)  # import and first-call costs
+    issue_grids(plan, catalog)
+    if args.issue_only:
+        return
     rows = []
     for name, space in (("small", SMALL), ("large", LARGE), ("huge", HUGE)):
         times = []

@@ -76,7 +76,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
             service_category="Networking",
         )
     addresses = usage.network.public_ips_per_node * usage.hosts + usage.network.nat_gateways
-    if addresses > 0:
+    if some(addresses > 0):
         ip = service(catalog, usage, "public_ipv4")
         assert ip is not None
         yield Charge(

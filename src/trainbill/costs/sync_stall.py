@@ -11,7 +11,7 @@ Reads ``[time]`` and ``reliability.straggler_cv`` assumptions via the usage, pri
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from trainbill.catalog import Catalog
 from trainbill.costs._arrays import some
@@ -31,7 +31,7 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     t = usage.time
     total = t.sync_stall_fraction
     stalled = usage.compute.sync_stall_hours
-    if total <= 0:
+    if not some(total > 0):
         # No modelled stall, but the usage has some (a simulated trial's throttling episodes):
         # those hours are billed too, or a slower trial would come out cheaper.
         if some(stalled > 0):
@@ -51,11 +51,11 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
     # A TPU's chips talk over its inter-chip interconnect, not NVLink.
     link = "ICI" if usage.instance.billing == "chip" else "NVLink"
     for label, fraction, why in _causes(t, link):
-        if fraction <= 0:
+        if not some(fraction > 0):
             continue
 
-        def basis(f: float = fraction, w: str = why) -> str:
-            return f"{hours:,.2f} h × {f:.2%} ({w}); {words()}"
+        def basis(f: float = fraction, w: Callable[[], str] = why) -> str:
+            return f"{hours:,.2f} h × {f:.2%} ({w()}); {words()}"
 
         yield Charge(
             category=CATEGORY,
@@ -70,42 +70,55 @@ def price(usage: Usage, catalog: Catalog) -> Iterable[Charge]:
         )
 
 
-def _causes(t: TimeEstimate, link: str) -> list[tuple[str, float, str]]:
+def _causes(t: TimeEstimate, link: str) -> list[tuple[str, float, Callable[[], str]]]:
     """(line item, fraction of compute time, why) for each stall cause the time model found.
 
     Each communication fraction is that cause's seconds per step over the step's compute and
-    host seconds, so together they are exactly the time model's ``comm_stall_fraction``.
+    host seconds, so together they are exactly the time model's ``comm_stall_fraction``. The
+    why is rendered on demand (a basis), from a single plan only: the planner prices many node
+    counts at once, their layouts' seconds then arrays.
     """
-    causes: list[tuple[str, float, str]] = []
+    causes: list[tuple[str, float, Callable[[], str]]] = []
     lay = t.layout
-    if lay is not None and lay.busy_s > 0:
-        per = f"per step of {lay.busy_s:.2f} s compute"
+    if lay is not None and some(lay.busy_s > 0):
+
+        def per() -> str:
+            return f"per step of {lay.busy_s:.2f} s compute"
+
         causes += [
             (
                 "data-parallel gradient sync not hidden by compute",
                 lay.dp_exposed_s / lay.busy_s,
-                (
+                lambda: (
                     f"{lay.dp_sync_s:.2f} s of sync over {lay.dp:g} data-parallel ranks, "
-                    f"{lay.dp_exposed_s:.2f} s exposed {per}"
+                    f"{lay.dp_exposed_s:.2f} s exposed {per()}"
                 ),
             ),
             (
                 "tensor-parallel activation all-reduce",
                 lay.tp_s / lay.busy_s,
-                f"tensor parallel {lay.tp} over {link}: {lay.tp_s:.2f} s {per}",
+                lambda: f"tensor parallel {lay.tp} over {link}: {lay.tp_s:.2f} s {per()}",
             ),
             (
                 "pipeline bubble",
                 lay.bubble_s / lay.busy_s,
-                f"{lay.pp} pipeline stages, interleaved 1F1B: {lay.bubble_s:.2f} s idle {per}",
+                lambda: (
+                    f"{lay.pp} pipeline stages, interleaved 1F1B: {lay.bubble_s:.2f} s idle {per()}"
+                ),
             ),
             (
                 "MoE all-to-all token exchange",
                 lay.a2a_exposed_s / lay.busy_s,
-                f"expert dispatch/combine not overlapped: {lay.a2a_exposed_s:.2f} s {per}",
+                lambda: (
+                    f"expert dispatch/combine not overlapped: {lay.a2a_exposed_s:.2f} s {per()}"
+                ),
             ),
         ]
     causes.append(
-        ("stragglers (slowest GPU sets the step)", t.straggler_fraction, "cv × sqrt(2 ln GPUs)")
+        (
+            "stragglers (slowest GPU sets the step)",
+            t.straggler_fraction,
+            lambda: "cv × sqrt(2 ln GPUs)",
+        )
     )
     return causes

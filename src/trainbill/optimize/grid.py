@@ -1,8 +1,10 @@
 """Pricing one instance's grid with the real cost drivers, as arrays.
 
-Per (node count, orchestrator) the real ``usage_for``; ``Usage.with_schedule`` spreads it over
-the interval × spot-share grid, ``_with_p90`` stacks the P90 run on it, and ``costs.price_arrays``
-prices every Savings Plan option in one pass. Each chunk is reduced per row at once (``_Rows``)
+Per (node count, orchestrator) the real ``usage_for``; the node counts whose usages take the same
+driver branches are stacked into one usage over a node-count axis (``_stack``),
+``Usage.with_schedule`` spreads it over the interval × spot-share grid, ``_with_p90`` stacks the
+P90 run on it, and ``costs.price_arrays`` prices every node count and Savings Plan option of the
+group in one pass. Each chunk is reduced per row at once (``_Rows``)
 so memory is bounded by one chunk; ``_Block.point`` prices any single configuration again.
 """
 
@@ -22,14 +24,17 @@ from trainbill.costs import price_arrays
 from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
+from trainbill.optimize._stack import stacked
 from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
     _axes_for,
+    _reference_peak,
+    _scaled_hours,
     candidate_plan,
     uncovered_by_held,
 )
-from trainbill.spec import Plan
+from trainbill.spec import MAX_HOURS, Plan
 from trainbill.usage import (
     Job,
     Usage,
@@ -109,14 +114,16 @@ class _Pricer:
     uncovered: str | None = None
 
     def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
-        """Costs (K options, [expected, P90], intervals, spots), +inf where not priced, and the
-        expected run over the grid (its spot shares zero where spot has no price)."""
+        """Costs (K options, [expected, P90], [node counts,] intervals, spots), +inf where not
+        priced, and the expected run over the grid (its spot shares zero where spot has no
+        price). A usage stacked over node counts (``_stack.stack``) adds their axis."""
         spots = sp if self.spot_ok else np.zeros_like(sp)
         sched = _schedule(base, iv, spots)
+        shape = (2, *np.shape(base.nodes)[:1], iv.size, spots.size)
         if base.orchestrator == "hyperpod" and self._hyperpod_unpriced(base, spot=0.0):
-            return np.full((len(self.axes.sp), 2, iv.size, spots.size), np.inf), sched
+            return np.full((len(self.axes.sp), *shape), np.inf), sched
         try:
-            out = self._options(base.orchestrator, _with_p90(sched), (2, iv.size, spots.size))
+            out = self._options(base.orchestrator, _with_p90(sched), shape)
         except CatalogError as exc:
             if not self.spot_ok or not some(sp > 0):
                 raise
@@ -191,7 +198,7 @@ class _Pricer:
         purchase = replace(grid.purchase, savings_plan=term)
         if kind:
             purchase = replace(purchase, savings_plan_kind=kind)
-        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, 1, 1, 1)}
+        cov: dict[str, Any] = {"savings_plan_coverage": covs.reshape(-1, *(1,) * len(shape))}
         option = replace(grid, purchase=replace(purchase, **cov))
         try:
             total, _ = price_arrays(option, self.catalog)
@@ -291,6 +298,8 @@ def _base_usage(
     region: str | None,
     today: date | None,
     jobs: dict[str, Job],
+    plans: dict[str, Plan],
+    ref: float | None = None,
 ) -> Usage:
     """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
     the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
@@ -298,20 +307,32 @@ def _base_usage(
 
     The job (cluster, region, data placement, commitment kind, warnings) is resolved once per
     orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
-    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it.
+    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it. For
+    the same reason the candidate plan is built and validated once per orchestrator in
+    ``plans`` and copied with each node count (and, when the plan states its hours, the hours
+    ``candidate_plan`` scales to it), as ``candidate_plan`` would write it.
     """
-    cand = candidate_plan(
-        plan,
-        catalog,
-        instance=inst.instance,
-        nodes=nodes,
-        orchestrator=orchestrator,
-        spot_fraction=1.0,
-        savings_plan="none",
-        savings_plan_coverage=0.0,
-        checkpoint_interval_hours=interval,
-        region=region,
-    )
+    cand = plans.get(orchestrator)
+    hours = _scaled_hours(plan, catalog, inst, nodes, ref)
+    if cand is None or (hours is not None and not 0 < hours <= MAX_HOURS):
+        # (hours a plan cannot state: candidate_plan refuses them, naming the field)
+        cand = plans[orchestrator] = candidate_plan(
+            plan,
+            catalog,
+            instance=inst.instance,
+            nodes=nodes,
+            orchestrator=orchestrator,
+            spot_fraction=1.0,
+            savings_plan="none",
+            savings_plan_coverage=0.0,
+            checkpoint_interval_hours=interval,
+            region=region,
+        )
+    elif cand.cluster.nodes != nodes:
+        update: dict[str, Any] = {"cluster": cand.cluster.model_copy(update={"nodes": nodes})}
+        if hours is not None:
+            update["run"] = cand.run.model_copy(update={"hours": hours})
+        cand = cand.model_copy(update=update)
     job = jobs.get(orchestrator)
     if job is None:
         job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
@@ -342,8 +363,9 @@ class _Rows:
         self.priced = np.zeros(self.shape, dtype=np.int64)
         self.within = np.zeros(self.shape, dtype=np.int64)
 
-    def add(self, ni: int, oi: int, sched: Usage, costs: FloatArray) -> None:
-        """Reduce one chunk's costs (K options, [expected, P90], I, S) along the options."""
+    def add(self, ni: list[int], oi: int, sched: Usage, costs: FloatArray) -> None:
+        """Reduce one chunk's costs (K options, [expected, P90], [N,] I, S) along the options:
+        the chunk of node counts ``ni`` (their axis present when there are several)."""
         self.wall[ni, oi] = sched.wall_hours
         self.p90_wall[ni, oi] = sched.wall_hours + P90_Z * _wall_sd(sched)
         obj = costs[:, 1 if self.use_p90 else 0]
@@ -375,10 +397,12 @@ def _evaluate_instance(
     """Price one instance's whole grid (nodes × orch × interval × spot × SP) with the drivers.
 
     Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
-    interruption rates), then the interval × spot grid by ``Usage.with_schedule`` on arrays and
-    every Savings Plan option by ``costs.price_arrays`` in one pass; the chunk is reduced per
-    row at once, so memory is bounded by one chunk. Node counts that cannot hold the model
-    (the time model's memory test, or ``_fits``) are no candidates.
+    interruption rates). Per orchestrator, the node counts whose usages share a signature
+    (``_stack.stacked``) are stacked into one usage over them, spread over the interval × spot
+    grid by ``Usage.with_schedule`` on arrays, and every Savings Plan option priced by
+    ``costs.price_arrays`` in one pass; the chunk is reduced per row at once, so memory is
+    bounded by one chunk. Node counts that cannot hold the model (the time model's memory test,
+    or ``_fits``) are no candidates.
     """
     region = plan.cluster.region if inst.provider == plan.cluster.provider else None
     iv, sp = np.array(axes.intervals), np.array(axes.spots)
@@ -390,22 +414,22 @@ def _evaluate_instance(
     held = uncovered_by_held(plan, catalog, inst)
     pricer = _Pricer(catalog=catalog, inst=inst, axes=axes, uncovered=held)
     bases: dict[tuple[int, int], Usage] = {}
-    jobs: dict[str, Job] = {}
-    too_small: MemoryFitError | None = None
-    for ni, nodes in enumerate(axes.nodes):
-        for oi, orch in enumerate(axes.orchestrators):
-            try:
-                base = _base_usage(plan, catalog, inst, nodes, orch, iv[0], region, today, jobs)
-            except MemoryFitError as exc:
-                too_small = exc
-                break
-            if not _fits(base, catalog):
-                break
-            bases[ni, oi] = base
-            costs, sched = pricer.price(base, iv, sp)
-            rows.add(ni, oi, sched, costs)
-    if not bases and too_small is not None:
-        raise too_small
+    made = _Bases(plan=plan, catalog=catalog, inst=inst, interval=iv[0], region=region, today=today)
+    for oi, orch in enumerate(axes.orchestrators):
+        nis = made.fitting(axes.nodes, orch)
+        todo = nis
+        if nis and not bases:
+            # The first point priced alone first: an instance the catalog cannot price fails
+            # here, before its other node counts are worked out.
+            costs, sched = pricer.price(made.usages[nis[0]], iv, sp)
+            rows.add(nis[:1], oi, sched, costs)
+            todo = nis[1:]
+        bases.update(((ni, oi), made.usages[ni]) for ni in nis)
+        for g, usage in stacked([made.usages[ni] for ni in todo]):
+            costs, sched = pricer.price(usage, iv, sp)
+            rows.add([todo[k] for k in g], oi, sched, costs)
+    if not bases and made.too_small is not None:
+        raise made.too_small
     block = _Block(
         inst=inst,
         region=next(iter(bases.values())).region if bases else str(region or ""),
@@ -423,6 +447,58 @@ def _evaluate_instance(
         within_budget=rows.within.reshape(-1),
     )
     return block, pricer.notes
+
+
+@dataclass(slots=True)
+class _Bases:
+    """The real ``usage_for`` of one instance's (node count, orchestrator) points, one
+    orchestrator at a time, with what they share (the job and candidate plan per orchestrator).
+
+    A node count that does not hold the model for one orchestrator (the time model's memory
+    error, or ``_fits``) is no candidate for the later ones either (as the search always did);
+    ``too_small`` keeps the last memory error, the instance's reason when nothing fits.
+    """
+
+    plan: Plan
+    catalog: Catalog
+    inst: Instance
+    interval: float
+    region: str | None
+    today: date | None
+    jobs: dict[str, Job] = field(default_factory=dict)
+    plans: dict[str, Plan] = field(default_factory=dict)
+    stopped: set[int] = field(default_factory=set)
+    too_small: MemoryFitError | None = None
+    #: The current orchestrator's usages by node index.
+    usages: dict[int, Usage] = field(default_factory=dict)
+    #: The plan's GPUs × peak, when it states its hours (``space._reference_peak``).
+    ref: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        has_hours = self.plan.run.hours is not None
+        self.ref = _reference_peak(self.plan, self.catalog) if has_hours else None
+
+    def fitting(self, nodes: Sequence[int], orch: str) -> list[int]:
+        """The node indices whose usage on ``orch`` holds the model (their usages in
+        ``usages``)."""
+        self.usages = {}
+        for ni, n in enumerate(nodes):
+            if ni in self.stopped:
+                continue
+            try:
+                base = _base_usage(
+                    self.plan, self.catalog, self.inst, n, orch, self.interval, self.region,
+                    self.today, self.jobs, self.plans, self.ref,
+                )  # fmt: skip
+            except MemoryFitError as exc:
+                self.too_small = exc
+                self.stopped.add(ni)
+                continue
+            if not _fits(base, self.catalog):
+                self.stopped.add(ni)
+                continue
+            self.usages[ni] = base
+        return list(self.usages)
 
 
 def _evaluate_all(

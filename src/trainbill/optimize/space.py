@@ -73,19 +73,24 @@ def own_mix_space(usage: Usage, nodes: tuple[int, ...] | None = None) -> SearchS
     )
 
 
-def _scaled_hours(plan: Plan, catalog: Catalog, inst: Instance, nodes: int) -> float | None:
-    """run.hours scaled by GPU count × peak throughput (None when the time model derives it)."""
+def _scaled_hours(
+    plan: Plan, catalog: Catalog, inst: Instance, nodes: int, ref: float | None = None
+) -> float | None:
+    """run.hours scaled by GPU count × peak throughput (None when the time model derives it);
+    ``ref``: the plan's own GPUs × peak (``_reference_peak``), when the caller has it."""
     if plan.run.hours is None:
         return None
-    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
     prec = plan.model.precision
-    ref = (
-        ref_nodes
-        * ref_inst.accelerator_count
-        * catalog.accelerator(ref_inst.accelerator).peak_tflops(prec)
-    )
+    ref = _reference_peak(plan, catalog) if ref is None else ref
     new = nodes * inst.accelerator_count * catalog.accelerator(inst.accelerator).peak_tflops(prec)
     return plan.run.hours * ref / new
+
+
+def _reference_peak(plan: Plan, catalog: Catalog) -> float:
+    """The plan's own cluster's GPUs × dense peak at its precision: what stated hours scale by."""
+    ref_inst, ref_nodes = resolve_cluster(plan, catalog)
+    peak = catalog.accelerator(ref_inst.accelerator).peak_tflops(plan.model.precision)
+    return ref_nodes * ref_inst.accelerator_count * peak
 
 
 def candidate_plan(
@@ -271,8 +276,9 @@ def _validate_space(space: SearchSpace) -> None:
             f"{list(space.checkpoint_intervals_hours)})"
         )
         raise SpecError(msg, field="space.checkpoint_intervals_hours")
-    if space.nodes is not None and any(n < 1 for n in space.nodes):
-        msg = f"node counts must be >= 1 (got {list(space.nodes)})"
+    if space.nodes is not None and any(not 1 <= n <= MAX_NODES for n in space.nodes):
+        # The plan's own cap (cluster.nodes): each node count becomes a candidate plan.
+        msg = f"node counts must be from 1 to {MAX_NODES:,} (got {list(space.nodes)})"
         raise SpecError(msg, field="space.nodes")
     for term in space.savings_plans or ():
         if term not in {"none", "1yr", "3yr"}:
