@@ -2,8 +2,8 @@
 function over 100 (from its ``def`` line to its last line, docstring included; methods and
 nested functions count on their own).
 
-Files being split on other branches when this test was written are listed in ``_PENDING``
-and checked by a separate, non-strict ``xfail`` test; shrink the list as they land.
+Every module under ``src/trainbill`` is held to both limits (issue #40's branches have all
+landed: no file is exempt).
 """
 
 from __future__ import annotations
@@ -11,32 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[1] / "src" / "trainbill"
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 100
-
-#: Files (relative to ``src/trainbill``) still over a limit at the time of issue #40's split,
-#: owned by other branches of that issue: the front door (``cli/``, ``check.py``,
-#: ``commit.py``, ``forecast.py``, ``headline.py``, ``whatif.py``), the time model
-#: (``timemodel.py``) and the report (``report/_html.py``).
-_PENDING = frozenset(
-    {
-        "check.py",
-        "cli/forecast.py",
-        "cli/optimize.py",
-        "cli/prices.py",
-        "cli/profile.py",
-        "cli/simulate.py",
-        "commit.py",
-        "forecast.py",
-        "headline.py",
-        "report/_html.py",
-        "timemodel.py",
-        "whatif.py",
-    }
-)
 
 
 def offenders(text: str, name: str) -> list[str]:
@@ -56,12 +33,10 @@ def offenders(text: str, name: str) -> list[str]:
     return out
 
 
-def _all_offenders(pending: bool) -> list[str]:
+def _all_offenders() -> list[str]:
     found = []
     for path in sorted(SRC.rglob("*.py")):
-        rel = path.relative_to(SRC).as_posix()
-        if (rel in _PENDING) == pending:
-            found += offenders(path.read_text(encoding="utf-8"), rel)
+        found += offenders(path.read_text(encoding="utf-8"), path.relative_to(SRC).as_posix())
     return found
 
 
@@ -77,9 +52,4 @@ def test_the_rule_counts_lines_as_stated() -> None:
 
 
 def test_no_module_or_function_is_too_long() -> None:
-    assert _all_offenders(pending=False) == []
-
-
-@pytest.mark.xfail(strict=False, reason="issue #40: split on other branches (c40a, c40c, c44)")
-def test_the_files_being_split_elsewhere_are_short_too() -> None:
-    assert _all_offenders(pending=True) == []
+    assert _all_offenders() == []
