@@ -22,7 +22,7 @@ from trainbill.errors import SpecError
 from trainbill.spec.sections import Plan
 from trainbill.spec.text import load_plan, merge_plan_dicts, plan_from_dict
 
-__all__ = ["RunFlags", "plan_from_flags"]
+__all__ = ["RunFlags", "given_sections", "plan_from_flags"]
 
 #: Where errors about the flags say they came from.
 _COMMAND_LINE = "command line"
@@ -113,6 +113,16 @@ def _check_cluster(sections: Mapping[str, Mapping[str, Any]]) -> None:
         raise SpecError(msg, source=_COMMAND_LINE, field="--gpus/--nodes")
 
 
+def given_sections(
+    flags: RunFlags | Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Only what was given: each section's fields without ``None``, and no empty section, so
+    the file's (or an imported cluster's) values stay where a flag was not given."""
+    sections = flags.sections() if isinstance(flags, RunFlags) else flags
+    kept = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in sections.items()}
+    return {k: v for k, v in kept.items() if v}
+
+
 def plan_from_flags(
     plan_file: Path | None,
     *,
@@ -128,8 +138,7 @@ def plan_from_flags(
             is invalid (naming the file, or the command line, and the field).
     """
     sections = flags.sections() if isinstance(flags, RunFlags) else flags
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in sections.items()}
-    overrides = {k: v for k, v in overrides.items() if v}
+    overrides = given_sections(flags)
     _check_cluster(sections)
     if plan_file is None:
         if not overrides:

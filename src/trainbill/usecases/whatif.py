@@ -77,15 +77,14 @@ def import_plan(
     file is dropped (and vice versa).
     """
     from trainbill.importers import import_cluster, provenance
-    from trainbill.spec import RunFlags, load_plan, merge_plan_dicts, plan_from_dict
+    from trainbill.spec import load_plan, merge_plan_dicts, plan_from_dict
+    from trainbill.spec.flags import given_sections
 
-    sections = flags.sections() if isinstance(flags, RunFlags) else flags
     report = import_cluster(kind, cluster_file, catalog=catalog)
     base: dict[str, Any] = {}
     if plan_file is not None:
         base = load_plan(plan_file).model_dump(exclude_none=True, exclude_defaults=True)
-    overrides = {k: {f: v for f, v in sec.items() if v is not None} for k, sec in sections.items()}
-    overrides = {k: v for k, v in overrides.items() if v}
+    overrides = given_sections(flags)
     imp_cluster = report.plan.get("cluster", {})
     base_cluster = base.get("cluster", {})
     if "instance" in imp_cluster:
