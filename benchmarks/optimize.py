@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from trainbill.catalog import PROVIDERS, Catalog, load_catalog
-from trainbill.forecast import forecast_usage
+from trainbill.forecasting import forecast_usage
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
 from trainbill.spec import Plan, load_plan
 from trainbill.usage import usage_for

@@ -12,7 +12,7 @@ from conftest import TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.costs._pricing import service_rate_at
 from trainbill.errors import PriceNotFoundError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 
 H100 = "Standard_ND96isr_H100_v5"

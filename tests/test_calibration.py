@@ -12,7 +12,7 @@ from trainbill.calibration import calibrate_catalog, forecast_calibrated, read_c
 from trainbill.catalog import Catalog, Provenance
 from trainbill.costs import price_arrays
 from trainbill.errors import SpecError
-from trainbill.forecast import CautionKind, forecast
+from trainbill.forecasting import CautionKind, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
 

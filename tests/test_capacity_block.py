@@ -8,7 +8,7 @@ import pytest
 from conftest import TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 
 

@@ -11,7 +11,7 @@ from conftest import EXAMPLES, run_cli
 from trainbill.catalog import Catalog
 from trainbill.claims import ClaimAudit, audit_claims, claims_from_dict
 from trainbill.errors import SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan
 

@@ -18,7 +18,7 @@ from conftest import TODAY, run_cli
 from trainbill.catalog import Catalog
 from trainbill.check import audit_quote
 from trainbill.claims import audit_claims, claims_from_dict
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 
 P4D_PLAN: dict[str, Any] = {

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import load_plan, plan_from_dict
 
 #: Words that name an AWS service or price source; none may appear on a GCP or Azure line.

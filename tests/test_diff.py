@@ -11,7 +11,7 @@ import pytest
 from conftest import EXAMPLES, SEED, run_cli
 from trainbill.catalog import Catalog
 from trainbill.diff import diff_forecasts
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import load_plan, plan_from_dict
 
 PLAN = """[run]

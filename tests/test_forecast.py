@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conftest import SEED, TODAY, h100_maturity, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
-from trainbill.forecast import CautionKind, forecast, forecast_usage
+from trainbill.forecasting import CautionKind, forecast, forecast_usage
 from trainbill.ledger import CATEGORIES
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usage import usage_for

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import EXAMPLES, PROFILE_TOML, SEED, TODAY, run_cli, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.headline import HIDDEN_LABELS, advise, waterfall
 from trainbill.ledger import CATEGORIES
 from trainbill.simulate import simulate

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.spec import load_plan, plan_from_dict
 
 NAT_PER_GB = 0.045

@@ -16,7 +16,7 @@ from conftest import SEED, TODAY, run_argv
 from costs.tiny import price
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.whatif import cheapest_priced, compare_orchestrators

@@ -20,7 +20,7 @@ import pytest
 from conftest import LONG_CONTEXT_PLAN, TODAY
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import instance_rate
-from trainbill.forecast import HIDDEN_LABELS, forecast
+from trainbill.forecasting import HIDDEN_LABELS, forecast
 from trainbill.ledger import CATEGORIES
 from trainbill.report import build_report, render_html
 from trainbill.report.format import hours, money, money_change

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from trainbill.cli._tables import align_money
-from trainbill.forecast import plain_words
+from trainbill.forecasting import plain_words
 
 
 def test_a_parenthetical_naming_a_field_is_left_out() -> None:

@@ -30,7 +30,7 @@ from trainbill.catalog import load_catalog
 from trainbill.cli.forecast import render_forecast
 from trainbill.cli.whatif import render_import
 from trainbill.errors import TrainbillError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.importers import import_text, provenance
 from trainbill.spec import PLAN_CAPS, ExtraGroup, FieldSpec, Plan, plan_from_dict
 

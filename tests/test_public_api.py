@@ -36,3 +36,15 @@ def test_public_names() -> None:
     assert set(trainbill.__all__) == expected
     for name in expected - {"profile_step"}:
         assert getattr(trainbill, name) is not None
+
+
+def test_forecast_is_the_function_once_its_module_is_loaded() -> None:
+    """``trainbill.forecast`` is the function, and its module has a name of its own
+    (``trainbill.forecasting``): importing the module (as every front end does) binds
+    ``trainbill.forecasting`` on the package, never a module over the function's name."""
+    import importlib
+
+    module = importlib.import_module("trainbill.forecasting")
+    assert trainbill.forecast is module.forecast
+    assert callable(trainbill.forecast)
+    assert trainbill.forecasting is module

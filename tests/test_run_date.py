@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import PriceNotFoundError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 from trainbill.usage import failures_per_hour, usage_for, young_daly_interval_hours
 

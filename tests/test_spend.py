@@ -8,7 +8,7 @@ import pytest
 
 from conftest import SEED, TODAY
 from trainbill.catalog import Catalog, Provenance
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.ledger import Ledger, LineItem
 from trainbill.spec import load_plan
 from trainbill.spend import spend_of, spend_over_time

@@ -9,7 +9,7 @@ import pytest
 from conftest import TODAY, run_cli, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
-from trainbill.forecast import CautionKind, forecast
+from trainbill.forecasting import CautionKind, forecast
 from trainbill.spec import plan_from_dict
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import EXAMPLES, LONG_CONTEXT_PLAN, SEED, TODAY, run_argv, run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import CautionKind, forecast
+from trainbill.forecasting import CautionKind, forecast
 from trainbill.spec import WhatIf, load_plan, plan_from_dict
 from trainbill.whatif import (
     apply_attention_sparsity,

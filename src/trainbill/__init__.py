@@ -8,8 +8,6 @@ FastAPI only load when a command needs them).
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,7 +22,7 @@ if TYPE_CHECKING:
         SpecError,
         TrainbillError,
     )
-    from trainbill.forecast import Forecast, forecast, forecast_usage
+    from trainbill.forecasting import Forecast, forecast, forecast_usage
     from trainbill.ledger import CATEGORIES, Ledger, LineItem
     from trainbill.profile import profile_step
     from trainbill.spec import Plan, load_plan, plan_from_dict
@@ -45,9 +43,9 @@ _WHERE = {
     "SimulationError": "trainbill.errors",
     "SpecError": "trainbill.errors",
     "TrainbillError": "trainbill.errors",
-    "Forecast": "trainbill.forecast",
-    "forecast": "trainbill.forecast",
-    "forecast_usage": "trainbill.forecast",
+    "Forecast": "trainbill.forecasting",
+    "forecast": "trainbill.forecasting",
+    "forecast_usage": "trainbill.forecasting",
     "CATEGORIES": "trainbill.ledger",
     "Ledger": "trainbill.ledger",
     "LineItem": "trainbill.ledger",
@@ -102,21 +100,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """``trainbill.forecast`` names both a submodule and the public function.
-
-    The import system binds a submodule onto its package when the submodule first loads; with
-    lazy names that can happen after ``import trainbill`` (any ``from trainbill.forecast import
-    ...``), which would turn ``trainbill.forecast(plan)`` into calling a module. Binding the
-    function instead keeps the eager-import behaviour users had.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "forecast" and isinstance(value, types.ModuleType):
-            value = value.forecast
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -24,7 +24,7 @@ from trainbill.catalog import Catalog
 from trainbill.costs import discount as discount_driver
 from trainbill.costs._pricing import commitment_name
 from trainbill.errors import TrainbillError
-from trainbill.forecast import (
+from trainbill.forecasting import (
     CautionKind,
     Forecast,
     plain_words,

@@ -18,7 +18,7 @@ import numpy as np
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.headline import Outlook, outlook_of
 from trainbill.optimize import Candidate, RightSizeRow, optimize, own_mix_space
 from trainbill.simulate import Histogram, Simulation, Summary

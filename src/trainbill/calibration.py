@@ -28,7 +28,7 @@ from typing import Any
 from trainbill._record import record
 from trainbill.catalog import BillRates, Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import Caution, CautionKind, Forecast, error_band, forecast_usage
+from trainbill.forecasting import Caution, CautionKind, Forecast, error_band, forecast_usage
 from trainbill.spec import Plan
 from trainbill.timemodel import executed_share
 from trainbill.usage import Usage, resolve_cluster, usage_for

@@ -4,7 +4,7 @@ and its text (for people), and the words a finance reader sees (``plain_words``)
 ``gather_cautions`` gathers every warning of a priced plan in the order a reader meets them: stale,
 unpriced, unverified and stand-in prices, a reference region's rates, how the plan was read,
 a what-if applied, the time model's caveats, recovery overload, bill calibration, an old
-commitment rate. ``trainbill.forecast`` re-exports the names.
+commitment rate. ``trainbill.forecasting`` re-exports the names.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.costs._pricing import cluster_rate, instance_rate
 from trainbill.errors import SpecError, finite_number, shown_value
-from trainbill.forecast import Forecast
+from trainbill.forecasting import Forecast
 from trainbill.ledger import CATEGORIES, LineItem
 
 __all__ = [

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainbill._record import record
-from trainbill.forecast import RANGE_LABEL, Forecast
+from trainbill.forecasting import RANGE_LABEL, Forecast
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.spec import Plan
 

@@ -6,7 +6,7 @@ ledger line) and the **budget** (the P90 of simulated runs). Mixing spot savings
 costs into one multiplier hid the costs: the seed plan runs half on spot, so its real bill sits
 below its quote although the quote leaves out a sixth of it. ``Forecast`` keeps quote, planned
 and real apart; this module adds what needs the simulation and the planner (which import
-``trainbill.forecast``, hence a module of its own): the budget and the ranked actions.
+``trainbill.forecasting``, hence a module of its own): the budget and the ranked actions.
 
 Budget. ``simulate`` samples failures, spot reclaims and restarts, checkpoint stall spread,
 GPU throttling (stragglers) and the spot price within its observed range, ``BUDGET_TRIALS``
@@ -52,7 +52,7 @@ from trainbill.actions import (
 from trainbill.calibration import measured_mfu_of
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import (
+from trainbill.forecasting import (
     BUDGET_LABEL,
     HIDDEN_LABELS,
     RANGE_LABEL,

@@ -12,7 +12,7 @@ from datetime import date
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.spec import Plan
 from trainbill.usage import nearest_slice, tpu_slice_sizes
 

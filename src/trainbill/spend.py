@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
 from trainbill._record import record
-from trainbill.forecast import Forecast
+from trainbill.forecasting import Forecast
 from trainbill.ledger import Ledger, LineItem
 
 __all__ = ["HOURS_PER_DAY", "Period", "SpendOverTime", "spend_of", "spend_over_time"]

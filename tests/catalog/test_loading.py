@@ -14,7 +14,7 @@ import pytest
 from conftest import run_argv
 from trainbill.catalog import load_catalog
 from trainbill.errors import CatalogSchemaError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.prices._cache import read_cache
 from trainbill.spec import plan_from_dict
 

@@ -15,7 +15,7 @@ import pytest
 from trainbill.catalog import Accelerator, Catalog, load_catalog
 from trainbill.catalog.rows import accelerator_key
 from trainbill.errors import CatalogSchemaError, PriceNotFoundError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 
 

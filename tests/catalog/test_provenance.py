@@ -15,7 +15,7 @@ from costs.tiny import TINY_FROM, price, tiny_catalog
 from trainbill.catalog import Catalog, Provenance
 from trainbill.catalog.lookups import REFERENCE_PRICE
 from trainbill.costs._pricing import UNPRICED
-from trainbill.forecast import CautionKind, forecast
+from trainbill.forecasting import CautionKind, forecast
 from trainbill.spec import load_plan, plan_from_dict
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import SEED, run_cli
 from trainbill.catalog import load_catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.report.format import money
 from trainbill.spec import load_plan
 

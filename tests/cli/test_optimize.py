@@ -13,7 +13,7 @@ import pytest
 
 from conftest import EXAMPLES, SEED, refused, run_argv
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import load_plan
 
 #: The smallest optimizer search: one instance, one node count, one cloud.

@@ -19,7 +19,7 @@ from conftest import TODAY, zero_hidden_plan
 from costs.tiny import price, tiny_catalog
 from trainbill.catalog import Catalog, PricePoint, Provenance
 from trainbill.costs._pricing import commitment_rate_for
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import SEED, TODAY, run_argv
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.importers import (
     ClusterImportError,
     export_skypilot,

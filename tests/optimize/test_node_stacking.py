@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.optimize._stack import stack, stacked
 from trainbill.optimize.grid import _Bases, _Pricer

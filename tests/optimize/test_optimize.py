@@ -13,7 +13,7 @@ import pytest
 from conftest import SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import InfeasibleError, SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
 from trainbill.optimize.grid import _evaluate_instance
 from trainbill.optimize.results import _candidate

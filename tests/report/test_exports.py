@@ -17,7 +17,7 @@ import pytest
 from conftest import SEED, TODAY, run_cli
 from trainbill.catalog import Catalog
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.report.exports import COLUMNS, _apportioned, ledger_csv, ledger_xlsx
 from trainbill.spec import load_plan
 

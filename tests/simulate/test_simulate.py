@@ -18,7 +18,7 @@ import trainbill.simulate as simmod
 from conftest import EXAMPLES, SEED, TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.errors import SimulationError
-from trainbill.forecast import forecast_usage
+from trainbill.forecasting import forecast_usage
 from trainbill.simulate import (
     BLOCK,
     MAX_TRIALS,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import plan_from_dict
 from trainbill.timemodel import FitParams, TimeEstimate, estimate_time
 from trainbill.usage import software_age_years

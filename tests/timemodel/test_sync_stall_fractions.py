@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SEED, TODAY, seed_step_seconds
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast, forecast_usage
+from trainbill.forecasting import forecast, forecast_usage
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usage import usage_for
 

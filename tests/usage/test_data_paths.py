@@ -14,7 +14,7 @@ import pytest
 from conftest import TODAY, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.spec import plan_from_dict
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import SEED, TODAY, h100_maturity, run_argv, seed_step_seconds, zero_hidden_plan
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import load_plan, plan_from_dict
 
 

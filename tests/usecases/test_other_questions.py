@@ -15,7 +15,7 @@ from trainbill.claims import audit_claims, claims_from_dict
 from trainbill.commit import advise_commitment as engine_advice
 from trainbill.commit import parse_usage_csv
 from trainbill.diff import diff_forecasts
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.headline import budget
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usecases.check import audit_claims_file

@@ -12,7 +12,7 @@ from conftest import BILLS_OVERHEADS_TOML, PROFILE_TOML, SEED, TODAY, zero_hidde
 from trainbill.calibration import calibrate_catalog, forecast_calibrated, parse_calibration
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.headline import outlook_of
 from trainbill.spec import load_plan, plan_from_dict
 from trainbill.usecases.price import forecast_plan, price_plan, size_plan

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import SEED
 from trainbill.catalog import load_catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import Plan, load_plan
 
 pytestmark = pytest.mark.browser

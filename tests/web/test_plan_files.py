@@ -16,7 +16,7 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from trainbill.catalog import Catalog
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.simulate import simulate
 from trainbill.spec import load_plan
 from trainbill.web import create_app

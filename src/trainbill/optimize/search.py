@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.memory import MemoryFitError
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
 from trainbill.optimize.results import (

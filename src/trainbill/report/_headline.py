@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from trainbill.analysis import Analysis as ReportData
-from trainbill.forecast import BUDGET_LABEL, plain_words, versus_planned, versus_quote
+from trainbill.forecasting import BUDGET_LABEL, plain_words, versus_planned, versus_quote
 from trainbill.headline import Outlook, waterfall
 from trainbill.report._parts import _card
 from trainbill.report.charts import (

@@ -16,7 +16,7 @@ from string import Template
 
 from trainbill import __version__
 from trainbill.analysis import Analysis as ReportData
-from trainbill.forecast import Forecast, plain_words
+from trainbill.forecasting import Forecast, plain_words
 from trainbill.headline import Outlook
 from trainbill.report._headline import _actions, headline_section, waterfall_chart
 from trainbill.report._ledger import (

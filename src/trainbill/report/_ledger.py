@@ -11,7 +11,7 @@ from html import escape
 
 from trainbill.analysis import Analysis as ReportData
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast
+from trainbill.forecasting import Forecast
 from trainbill.headline import Outlook
 from trainbill.ledger import CATEGORIES, LineItem
 from trainbill.report._parts import _scroll

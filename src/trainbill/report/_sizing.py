@@ -8,7 +8,7 @@ from html import escape
 
 from trainbill.analysis import Analysis as ReportData
 from trainbill.analysis import PlannerSummary, SizingPoint
-from trainbill.forecast import plain_words
+from trainbill.forecasting import plain_words
 from trainbill.optimize import Candidate
 from trainbill.report._parts import _UNAVAILABLE, _chart, _cost_time_chart, _scroll
 from trainbill.report.charts import (

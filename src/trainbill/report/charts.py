@@ -48,7 +48,7 @@ _SVG_NS = "http://www.w3.org/2000/svg"
 _TICK = 12
 
 
-#: One bar of a waterfall: the library's own step (``trainbill.forecast.Step``), drawn as is.
+#: One bar of a waterfall: the library's own step (``trainbill.forecasting.Step``), drawn as is.
 WaterfallStep = Step
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainbill import __version__
 from trainbill.errors import TrainbillError
-from trainbill.forecast import Forecast
+from trainbill.forecasting import Forecast
 from trainbill.ledger import LineItem
 from trainbill.report.format import category_name, plain_text
 from trainbill.spend import Period, spend_of

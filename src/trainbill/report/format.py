@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from trainbill.forecast import HIDDEN_LABELS
+from trainbill.forecasting import HIDDEN_LABELS
 
 __all__ = [
     "CATEGORY_NAMES",

@@ -157,7 +157,7 @@ def record(
 
     import trainbill
     from trainbill.bills.reconcile import forecast_by_bill_category
-    from trainbill.forecast import forecast
+    from trainbill.forecasting import forecast
     from trainbill.runs.models import RECORD_VERSION, RunRow
 
     if run_id is not None:

@@ -202,7 +202,7 @@ def apply_history(fc: Any, cal: HistoryCalibration, bill_category_of: Any) -> An
     """``fc`` (a ``forecast.Forecast``) with each line's quantity multiplied by its bill
     category's factor (``bill_category_of(category, service_category)``), the basis of every
     line it changes saying so, and the error band scaled with the total."""
-    from trainbill.forecast import Caution, CautionKind
+    from trainbill.forecasting import Caution, CautionKind
     from trainbill.ledger import Ledger
 
     lines = []

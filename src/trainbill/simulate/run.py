@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from trainbill.catalog import Catalog
 from trainbill.costs import price_arrays
 from trainbill.errors import SimulationError
-from trainbill.forecast import forecast_usage
+from trainbill.forecasting import forecast_usage
 from trainbill.ledger import CATEGORIES
 from trainbill.simulate.sampling import (
     BLOCK,

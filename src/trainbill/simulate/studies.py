@@ -16,7 +16,7 @@ import numpy as np
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SimulationError
-from trainbill.forecast import forecast_usage
+from trainbill.forecasting import forecast_usage
 from trainbill.simulate.run import _resolve, simulate
 from trainbill.simulate.sampling import SimulationParams, _at_spot_price, expected_usage
 from trainbill.spec import Plan

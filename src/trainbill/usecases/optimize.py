@@ -13,7 +13,7 @@ from trainbill._record import record
 from trainbill.calibration import calibrate, plan_cautions
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecast import Caution
+from trainbill.forecasting import Caution
 from trainbill.optimize import (
     Candidate,
     OptimizationResult,

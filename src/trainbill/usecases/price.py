@@ -13,7 +13,7 @@ from typing import Any
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import (
+from trainbill.forecasting import (
     RANGE_LABEL,
     Caution,
     CautionKind,

@@ -16,7 +16,7 @@ from trainbill.analysis import Analysis as ReportData
 from trainbill.analysis import analyse
 from trainbill.calibration import calibrate_catalog
 from trainbill.catalog import Catalog
-from trainbill.forecast import CautionKind, Forecast, forecast
+from trainbill.forecasting import CautionKind, Forecast, forecast
 from trainbill.spec import Plan
 
 __all__ = ["CautionKind", "ReportData", "ledger_of", "report_data"]

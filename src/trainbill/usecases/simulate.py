@@ -17,7 +17,7 @@ from trainbill.analysis import SimulationSummary, simulation_of
 from trainbill.calibration import calibrate, calibration_cautions
 from trainbill.catalog import Catalog
 from trainbill.errors import SimulationError
-from trainbill.forecast import Caution
+from trainbill.forecasting import Caution
 from trainbill.simulate import (
     MAX_TRIALS,
     CheckpointStudy,

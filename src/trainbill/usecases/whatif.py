@@ -47,7 +47,7 @@ class RuleOfThumbCheck:
 
 def rule_of_thumb_check(plan: Plan, catalog: Catalog) -> RuleOfThumbCheck:
     """The rule of thumb (× 1.3-1.5 × 1.1 if spot) against the forecast and its P90 budget."""
-    from trainbill.forecast import forecast
+    from trainbill.forecasting import forecast
     from trainbill.headline import budget
 
     fc = forecast(plan, catalog)

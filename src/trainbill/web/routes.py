@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from trainbill import __version__
 from trainbill.catalog import OPTIONS, PROVIDERS, PricePoint
 from trainbill.errors import InfeasibleError, SpecError
-from trainbill.forecast import Step
+from trainbill.forecasting import Step
 from trainbill.ledger import CATEGORIES
 from trainbill.report import render_html
 from trainbill.report.charts import headline_waterfall_svg, waterfall_steps, waterfall_svg

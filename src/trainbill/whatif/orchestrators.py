@@ -9,7 +9,7 @@ from datetime import date
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import Forecast, forecast
+from trainbill.forecasting import Forecast, forecast
 from trainbill.spec import Plan
 from trainbill.usage import (
     hyperpod_spot_note,

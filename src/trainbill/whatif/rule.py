@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from trainbill._record import record
 from trainbill.catalog import Catalog
-from trainbill.forecast import Forecast, quote_of
+from trainbill.forecasting import Forecast, quote_of
 from trainbill.ledger import CATEGORIES
 
 __all__ = ["RuleOfThumb", "rule_of_thumb"]

@@ -10,7 +10,7 @@ from datetime import date
 from trainbill._record import record
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import executed_flops, training_flops
 

@@ -11,7 +11,7 @@ from trainbill.catalog import Catalog
 from trainbill.costs import storage as storage_driver
 from trainbill.costs._pricing import cluster_rate, service
 from trainbill.errors import PriceNotFoundError, SpecError
-from trainbill.forecast import forecast
+from trainbill.forecasting import forecast
 from trainbill.spec import Plan
 from trainbill.usage import (
     FSX_TIER_MBPS_PER_TIB,
