@@ -88,9 +88,16 @@ def test_numeric_flags_and_search_sizes_are_capped(capsys: pytest.CaptureFixture
             "--gpus", "(401 digits) is out of range")  # fmt: skip
     refused(["optimize", str(SEED), "--nodes", "1e308"], capsys,
             "--nodes", "whole numbers from 1 to 100,000")  # fmt: skip
+    # The node axis takes 1,024 counts (spec.MAX_NODE_AXIS_VALUES, issue #40's 1,...,512 fits);
+    # every other axis 64 (spec.MAX_AXIS_VALUES, the web API's cap).
     many = ",".join(str(n) for n in range(1, 3001))
     refused(["optimize", str(SEED), "--nodes", many], capsys,
-            "--nodes", "3,000 values; a search axis takes at most 64")  # fmt: skip
+            "--nodes", "3,000 values; a search axis takes at most 1,024")  # fmt: skip
+    refused(["optimize", str(SEED), "--nodes", "1,...,3000"], capsys,
+            "--nodes", "3,000 node counts; a search takes at most 1,024")  # fmt: skip
+    kinds = ",".join(["p5.48xlarge"] * 65)
+    refused(["optimize", str(SEED), "--instances", kinds], capsys,
+            "--instances", "65 values; a search axis takes at most 64")  # fmt: skip
 
 
 def test_a_step_script_that_exits_is_reported(

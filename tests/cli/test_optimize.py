@@ -196,3 +196,59 @@ def test_cli_unknown_cloud_is_one_line_error(capsys: pytest.CaptureFixture[str])
     assert code == 1
     assert err.startswith("trainbill: error:")
     assert "aws, gcp, azure" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("32", (32,)),
+        ("8,16,32", (8, 16, 32)),
+        ("30..32", (30, 31, 32)),  # a range: both ends included
+        ("1,...,4", (1, 2, 3, 4)),  # issue #40's spelling of the same
+        ("1,2,...,5,64", (1, 2, 3, 4, 5, 64)),  # '...' fills in between its neighbours
+        ("4,2..4", (4, 2, 3)),  # a count listed twice is searched once, first place kept
+    ],
+)
+def test_optimize_node_lists_and_ranges(text: str, counts: tuple[int, ...]) -> None:
+    from trainbill.cli.optimize import _node_counts
+
+    assert _node_counts(text) == counts
+
+
+def test_optimize_takes_issue_40s_node_sweep() -> None:
+    """``--nodes 1,...,512`` is 512 counts, within the node axis's 1,024 (the other axes'
+    64 refused it); one more than 1,024 is refused before anything is expanded."""
+    from trainbill.cli.optimize import _node_counts
+
+    assert _node_counts("1,...,512") == tuple(range(1, 513))
+    assert _node_counts("1..1024") == tuple(range(1, 1025))
+    with pytest.raises(Exception, match="1,025 node counts; a search takes at most 1,024"):
+        _node_counts("1..1025")
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("...,4", "'...' must stand between two node counts"),
+        ("1,...", "'...' must stand between two node counts"),
+        ("1,...,...,4", "'...' must stand between two node counts"),
+        ("5..3", "from the smaller count to the larger"),
+        ("1..1e308", "whole numbers from 1 to 100,000"),
+        ("..5", "whole numbers from 1 to 100,000"),
+    ],
+)
+def test_optimize_bad_node_ranges(
+    value: str, says: str, plan_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    refused(["optimize", str(plan_copy), "--nodes", value], capsys, "--nodes", says)
+
+
+def test_optimize_searches_a_node_range(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--nodes 30..32``: right-sizing lists exactly those three counts."""
+    code, out, _ = run_argv(
+        ["optimize", str(SEED), "--instances", "p5.48xlarge", "--nodes", "30..32",
+         "--clouds", "aws", "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0
+    assert [r["nodes"] for r in json.loads(out)["rightsizing"]] == [30, 31, 32]

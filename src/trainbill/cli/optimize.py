@@ -48,15 +48,16 @@ from trainbill.usecases.optimize import (
 __all__ = ["EXPORT_FORMATS", "plan_to_toml"]
 
 
-def _split(text: str | None, flag: str) -> tuple[str, ...] | None:
-    """A comma list, refused past ``spec.MAX_AXIS_VALUES`` values (the web API's cap) before
-    any item is read."""
+def _split(text: str | None, flag: str, cap: int | None = None) -> tuple[str, ...] | None:
+    """A comma list, refused past ``cap`` values (default ``spec.MAX_AXIS_VALUES``, the web
+    API's cap) before any item is read."""
     from trainbill.spec import MAX_AXIS_VALUES
 
     if text is None:
         return None
-    if text.count(",") >= MAX_AXIS_VALUES:
-        msg = f"{text.count(',') + 1:,} values; a search axis takes at most {MAX_AXIS_VALUES}"
+    cap = MAX_AXIS_VALUES if cap is None else cap
+    if text.count(",") >= cap:
+        msg = f"{text.count(',') + 1:,} values; a search axis takes at most {cap:,}"
         raise SpecError(msg, source="command line", field=flag)
     items = tuple(p.strip() for p in text.split(",") if p.strip())
     if not items:
@@ -65,30 +66,52 @@ def _split(text: str | None, flag: str) -> tuple[str, ...] | None:
     return items
 
 
-def _floats(text: str | None, flag: str) -> tuple[float, ...] | None:
-    items = _split(text, flag)
+def _node_counts(text: str | None) -> tuple[int, ...] | None:
+    """``--nodes``: whole numbers from 1 to ``spec.MAX_NODES``, as a comma list whose items may
+    be ranges: ``A..B`` (every count from A to B) or ``A,...,B`` (the same, written out as in
+    issue #40). At most ``spec.MAX_NODE_AXIS_VALUES`` counts in all, counted before any range is
+    expanded; each number range-checked before ``int()`` (``int(1e308)`` is a 309-digit
+    integer no float arithmetic survives)."""
+    from trainbill.spec import MAX_NODE_AXIS_VALUES
+
+    items = _split(text, "--nodes", cap=MAX_NODE_AXIS_VALUES)
     if items is None:
         return None
-    try:
-        return tuple(float(x) for x in items)
-    except ValueError:
-        msg = f"{shown_value(text, 60)} is not a comma-separated list of numbers"
-        raise SpecError(msg, source="command line", field=flag) from None
+    spans: list[tuple[int, int]] = []
+    for k, item in enumerate(items):
+        if item == "...":
+            if k == 0 or k == len(items) - 1 or "..." in (items[k - 1], items[k + 1]):
+                msg = "'...' must stand between two node counts (1,...,512)"
+                raise SpecError(msg, source="command line", field="--nodes")
+            continue
+        lo, dots, hi = item.partition("..")
+        a, b = _whole(lo, text), _whole(hi, text) if dots else None
+        spans.append((a, a if b is None else b))
+        if k >= 2 and items[k - 1] == "...":
+            spans[-2:] = [(spans[-2][0], spans[-1][1])]  # A,...,B is A..B
+    if any(a > b for a, b in spans):
+        msg = f"a range runs from the smaller count to the larger (got {shown_value(text, 60)})"
+        raise SpecError(msg, source="command line", field="--nodes")
+    total = sum(b - a + 1 for a, b in spans)
+    if total > MAX_NODE_AXIS_VALUES:
+        msg = f"{total:,} node counts; a search takes at most {MAX_NODE_AXIS_VALUES:,}"
+        raise SpecError(msg, source="command line", field="--nodes")
+    return tuple(dict.fromkeys(n for a, b in spans for n in range(a, b + 1)))
 
 
-def _node_counts(text: str | None) -> tuple[int, ...] | None:
-    """``--nodes``: whole numbers from 1 to ``spec.MAX_NODES``, range-checked before ``int()``
-    (``int(1e308)`` is a 309-digit integer no float arithmetic survives)."""
+def _whole(item: str, text: str | None) -> int:
+    """One node count of ``--nodes``: a whole number from 1 to ``spec.MAX_NODES``."""
     from trainbill.spec import MAX_NODES
 
-    values = _floats(text, "--nodes")
-    if values is None:
-        return None
-    if any(not math.isfinite(n) or n != int(n) or not 1 <= n <= MAX_NODES for n in values):
+    try:
+        n = float(item)
+    except ValueError:
+        n = math.nan
+    if not math.isfinite(n) or n != int(n) or not 1 <= n <= MAX_NODES:
         got = shown_value(text, 60)
         msg = f"node counts must be whole numbers from 1 to {MAX_NODES:,} (got {got})"
         raise SpecError(msg, source="command line", field="--nodes")
-    return tuple(int(n) for n in values)
+    return int(n)
 
 
 def _row(c: Candidate) -> list[str]:
@@ -218,7 +241,13 @@ _Clouds = Annotated[
 _Instances = Annotated[
     str | None, typer.Option("--instances", help="Comma list of instance types.")
 ]
-_Nodes = Annotated[str | None, typer.Option("--nodes", help="Comma list of node counts.")]
+_Nodes = Annotated[
+    str | None,
+    typer.Option(
+        "--nodes",
+        help="Comma list of node counts; ranges as 8..64 or 1,...,512 (at most 1,024 counts).",
+    ),
+]
 _SavingsPlans = Annotated[
     str | None,
     typer.Option("--savings-plans", help="Commitment terms to search, e.g. 1yr,3yr."),

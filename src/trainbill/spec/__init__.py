@@ -11,6 +11,7 @@ default).
 """
 
 from trainbill.spec.caps import MAX_AXIS_VALUES as MAX_AXIS_VALUES
+from trainbill.spec.caps import MAX_NODE_AXIS_VALUES as MAX_NODE_AXIS_VALUES
 from trainbill.spec.caps import (
     MAX_COST_USD,
     MAX_GPUS,
