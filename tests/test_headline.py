@@ -18,8 +18,8 @@ import pytest
 
 from conftest import EXAMPLES, PROFILE_TOML, SEED, TODAY, run_cli, zero_hidden_plan
 from trainbill.catalog import Catalog
-from trainbill.forecasting import Forecast, forecast
-from trainbill.headline import HIDDEN_LABELS, advise, waterfall
+from trainbill.forecasting import forecast
+from trainbill.headline import HIDDEN_LABELS, Advised, advise, waterfall
 from trainbill.ledger import CATEGORIES
 from trainbill.simulate import simulate
 from trainbill.spec import Plan, load_plan, plan_from_dict
@@ -31,42 +31,44 @@ SEED_PLANNED = 32 * 72 * (0.5 * 98.32 + 0.5 * 25.66)
 SEED_QUOTE = 32 * 98.32 * 72
 
 
-def _advised(plan: Plan, catalog: Catalog) -> Forecast:
+def _advised(plan: Plan, catalog: Catalog) -> Advised:
     return advise(plan, forecast(plan, catalog, today=TODAY), catalog, today=TODAY)
 
 
 @pytest.fixture(scope="module")
-def seed(catalog: Catalog) -> Forecast:
+def seed(catalog: Catalog) -> Advised:
     return _advised(load_plan(SEED), catalog)
 
 
-def test_seed_planned_bill_is_the_quote_hours_at_the_purchase_mix(seed: Forecast) -> None:
+def test_seed_planned_bill_is_the_quote_hours_at_the_purchase_mix(seed: Advised) -> None:
     """Planned = 32 × 72 h × (50% × $98.32 + 50% × $25.66) = $142,824.96, below the $226,529.28
     quote."""
     assert pytest.approx(142_824.96) == SEED_PLANNED
-    assert seed.planned_usd == pytest.approx(SEED_PLANNED, abs=0.005)
-    assert seed.quote_usd == pytest.approx(SEED_QUOTE)
-    assert seed.planned_usd < seed.quote_usd
-    assert "$98.32" in seed.planned_basis
-    assert "$25.66" in seed.planned_basis
+    assert seed.forecast.planned_usd == pytest.approx(SEED_PLANNED, abs=0.005)
+    assert seed.forecast.quote_usd == pytest.approx(SEED_QUOTE)
+    assert seed.forecast.planned_usd < seed.forecast.quote_usd
+    assert "$98.32" in seed.forecast.planned_basis
+    assert "$25.66" in seed.forecast.planned_basis
 
 
-def test_seed_hidden_costs_are_real_minus_planned(seed: Forecast) -> None:
+def test_seed_hidden_costs_are_real_minus_planned(seed: Advised) -> None:
     """hidden = real − planned > 0 and hidden multiplier = real / planned > 1 (the quote's 0.72 hid
     it)."""
-    assert seed.hidden_usd == pytest.approx(seed.total_usd - SEED_PLANNED, abs=0.01)
-    assert seed.hidden_multiplier == pytest.approx(seed.total_usd / SEED_PLANNED)
-    assert seed.hidden_multiplier > 1 > seed.multiplier
+    assert seed.forecast.hidden_usd == pytest.approx(
+        seed.forecast.total_usd - SEED_PLANNED, abs=0.01
+    )
+    assert seed.forecast.hidden_multiplier == pytest.approx(seed.forecast.total_usd / SEED_PLANNED)
+    assert seed.forecast.hidden_multiplier > 1 > seed.forecast.multiplier
 
 
-def test_hidden_by_category_adds_up_to_hidden(seed: Forecast) -> None:
+def test_hidden_by_category_adds_up_to_hidden(seed: Advised) -> None:
     """Every category but compute's planned lines is hidden; no extra groups, so hidden compute is
     0."""
-    hidden = seed.hidden_by_category()
+    hidden = seed.forecast.hidden_by_category()
     assert list(hidden) == list(CATEGORIES)
-    assert sum(hidden.values()) == pytest.approx(seed.hidden_usd)
+    assert sum(hidden.values()) == pytest.approx(seed.forecast.hidden_usd)
     assert hidden["compute"] == 0.0
-    by_cat = seed.ledger.by_category()
+    by_cat = seed.forecast.ledger.by_category()
     for cat in CATEGORIES[1:]:
         assert hidden[cat] == by_cat[cat]
 
@@ -90,11 +92,11 @@ def test_seed_must_show_in_the_cli_json(capsys: pytest.CaptureFixture[str]) -> N
     )
 
 
-def test_budget_is_the_simulated_p90_and_repeats(catalog: Catalog, seed: Forecast) -> None:
+def test_budget_is_the_simulated_p90_and_repeats(catalog: Catalog, seed: Advised) -> None:
     """Budget = P90 of 2,000 simulated runs from seed 0: the same number on every call."""
     assert seed.outlook is not None
     assert seed.outlook.budget is not None
-    sim = simulate(seed.usage, catalog, trials=2000, rng=0)
+    sim = simulate(seed.forecast.usage, catalog, trials=2000, rng=0)
     assert seed.outlook.budget.usd == sim.cost_usd.p90
     again = _advised(load_plan(SEED), catalog)
     assert again.as_dict()["budget_usd"] == seed.as_dict()["budget_usd"]
@@ -112,8 +114,8 @@ def test_budget_never_below_the_expected_bill(catalog: Catalog) -> None:
     assert fc.outlook.budget is not None
     b = fc.outlook.budget
     assert b.p90_usd == pytest.approx(4 * 10 * 98.32)
-    assert fc.total_usd > b.p90_usd
-    assert b.usd == fc.total_usd
+    assert fc.forecast.total_usd > b.p90_usd
+    assert b.usd == fc.forecast.total_usd
     assert "costs less than the expected bill" in b.basis
 
 
@@ -150,7 +152,7 @@ def test_extra_instance_groups_are_hidden(catalog: Catalog) -> None:
     assert HIDDEN_LABELS["compute"] in labels
 
 
-def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
+def test_waterfall_runs_quote_planned_real_budget(seed: Advised) -> None:
     """Quote → mix savings → planned → hidden costs (largest first) → real bill → P90 margin →
     budget."""
     steps = waterfall(seed)
@@ -160,7 +162,7 @@ def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
         pytest.approx(SEED_QUOTE),
         pytest.approx(SEED_PLANNED, abs=0.005),
     ]
-    assert totals[2].end == pytest.approx(seed.total_usd)
+    assert totals[2].end == pytest.approx(seed.forecast.total_usd)
     assert seed.outlook is not None
     assert seed.outlook.budget is not None
     assert totals[3].end == seed.outlook.budget.usd
@@ -176,7 +178,7 @@ def test_waterfall_runs_quote_planned_real_budget(seed: Forecast) -> None:
     assert all("_" not in s.label for s in steps)
 
 
-def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
+def test_seed_actions_spot_then_zone(seed: Advised) -> None:
     """All 32 on spot saves at least the compute difference 16 × 72 × ($98.32 − $25.66) =
     $83,704.32; zone use1-az3 saves at least 16 × 72 × ($25.66 − $20.9934) = $5,375.92 on the
     spot nodes."""
@@ -186,7 +188,7 @@ def test_seed_actions_spot_then_zone(seed: Forecast) -> None:
     spot, zone = acts["spot"], acts["zone"]
     assert spot.change == {"purchase.spot_fraction": 1.0}
     assert spot.saving_usd > 16 * 72 * (98.32 - 25.66)
-    assert spot.total_usd == pytest.approx(seed.total_usd - spot.saving_usd)
+    assert spot.total_usd == pytest.approx(seed.forecast.total_usd - spot.saving_usd)
     assert "no deadline" in spot.caveat
     assert "not guaranteed capacity" in spot.caveat
     assert zone.change == {"cluster.zone": "use1-az3"}
@@ -272,7 +274,7 @@ def test_right_size_within_the_deadline(catalog: Catalog) -> None:
     assert "wall-clock" in rs.caveat
 
 
-def test_no_right_size_that_only_takes_longer(seed: Forecast) -> None:
+def test_no_right_size_that_only_takes_longer(seed: Advised) -> None:
     """Without a deadline the plan's own wall-clock is the limit: no 'use 11 nodes for 3× the
     time'."""
     assert seed.outlook is not None
@@ -434,7 +436,9 @@ def test_an_action_carries_the_warnings_of_the_plan_it_proposes(catalog: Catalog
     variant = plan.model_copy(
         update={"purchase": plan.purchase.model_copy(update={"spot_fraction": 1.0})}
     )
-    added = set(forecast(variant, catalog, today=TODAY).usage.warnings) - set(fc.usage.warnings)
+    added = set(forecast(variant, catalog, today=TODAY).usage.warnings) - set(
+        fc.forecast.usage.warnings
+    )
     assert added
     assert all(w in spot.caveat for w in added)
 

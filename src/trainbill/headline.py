@@ -177,14 +177,6 @@ class Advised:
     forecast: Forecast
     outlook: Outlook | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        """The forecast's own fields and figures read through (``advised.total_usd``), so a
-        caller that only reads the bill need not unwrap it; the library's code names
-        ``.forecast``."""
-        if name == "forecast":  # not set yet (a copy being made): never recurse
-            raise AttributeError(name)
-        return getattr(self.forecast, name)
-
     def waterfall(self) -> tuple[Step, ...]:
         """Quote to budget (``waterfall``)."""
         return waterfall(self.forecast, self.outlook)
