@@ -91,43 +91,46 @@ def _block_volumes(usage: Usage, catalog: Catalog, span: Callable[[], str]) -> I
         driver=__name__,
         service_category="Storage",
     )
-    free_iops = float(catalog.value("defaults.storage.ebs_iops"))
-    # Above the free baseline only: a volume at baseline needs no IOPS price at all.
-    iops = service(catalog, usage, "block_iops") if usage.storage.ebs_iops > free_iops else None
-    if iops is not None:
-        yield Charge(
-            category=CATEGORY,
-            item=f"{iops.product} provisioned IOPS above baseline",
-            quantity=usage.hosts * (usage.storage.ebs_iops - free_iops) * months,
-            unit="IOPS-month",
-            unit_price_usd=iops.usd,
-            basis=lambda: (
-                f"{usage.hosts} {usage.host_word} × ({usage.storage.ebs_iops:,.0f} − "
-                f"{free_iops:,.0f} "
-                f"free) IOPS × {span()}"
-            ),
-            source=iops.source,
-            provenance=iops.provenance,
-            driver=__name__,
-            service_category="Storage",
-        )
-    free_tp = float(catalog.value("defaults.storage.ebs_throughput_mibps"))
-    above = usage.storage.ebs_throughput_mibps > free_tp
-    tp = service(catalog, usage, "block_throughput") if above else None
-    if tp is not None:
-        yield Charge(
-            category=CATEGORY,
-            item=f"{tp.product} throughput above baseline",
-            quantity=usage.hosts * (usage.storage.ebs_throughput_mibps - free_tp) * months,
-            unit="MiBps-month",
-            unit_price_usd=tp.usd,
-            basis=lambda: (
-                f"{usage.hosts} {usage.host_word} × "
-                f"({usage.storage.ebs_throughput_mibps:,.0f} − "
-                f"{free_tp:,.0f} free) MiB/s × {span()}"
-            ),
-            source=tp.source,
-            provenance=tp.provenance,
-            driver=__name__,
-            service_category="Storage",
-        )
+    st = usage.storage
+    yield from _above_baseline(
+        usage, catalog, span, "block_iops", st.ebs_iops, "defaults.storage.ebs_iops",
+        ("provisioned IOPS", "IOPS-month", "IOPS"),
+    )  # fmt: skip
+    yield from _above_baseline(
+        usage, catalog, span, "block_throughput", st.ebs_throughput_mibps,
+        "defaults.storage.ebs_throughput_mibps", ("throughput", "MiBps-month", "MiB/s"),
+    )  # fmt: skip
+
+
+def _above_baseline(
+    usage: Usage,
+    catalog: Catalog,
+    span: Callable[[], str],
+    role: str,
+    provisioned: float,
+    free_key: str,
+    words: tuple[str, str, str],
+) -> Iterable[Charge]:
+    """One volume performance line (IOPS or throughput): what each host's volume is provisioned
+    above the free baseline (``free_key``), per month. At or below baseline there is no line
+    and no price is looked up: a volume at baseline needs none."""
+    free = float(catalog.value(free_key))
+    svc = service(catalog, usage, role) if provisioned > free else None
+    if svc is None:
+        return
+    what, unit, shown = words
+    yield Charge(
+        category=CATEGORY,
+        item=f"{svc.product} {what} above baseline",
+        quantity=usage.hosts * (provisioned - free) * usage.months,
+        unit=unit,
+        unit_price_usd=svc.usd,
+        basis=lambda: (
+            f"{usage.hosts} {usage.host_word} × ({provisioned:,.0f} − {free:,.0f} free) "
+            f"{shown} × {span()}"
+        ),
+        source=svc.source,
+        provenance=svc.provenance,
+        driver=__name__,
+        service_category="Storage",
+    )
