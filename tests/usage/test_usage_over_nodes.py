@@ -109,6 +109,7 @@ def _check_sweep(catalog: Catalog, plans: list[Plan]) -> None:
     seen: list[int] = []
     for indices, usage in sweep.groups:
         assert list(indices) == sorted(indices)
+        _one_sign_each(usage)
         total, _ = price_arrays(usage, catalog)
         totals = np.broadcast_to(total, (len(indices), *np.shape(total)[1:])).reshape(
             len(indices), -1
@@ -124,6 +125,18 @@ def _check_sweep(catalog: Catalog, plans: list[Plan]) -> None:
             usage_for(plans[i], catalog, job=replace(job, nodes=NODES[i]))
         seen.append(i)
     assert sorted(seen) == list(range(len(NODES)))  # every node count answered once
+
+
+def _one_sign_each(usage: Any) -> None:
+    """Within a group every stacked number keeps one sign (the drivers' branches need it)."""
+    if isinstance(usage, np.ndarray):
+        signs = np.unique(np.where(np.isnan(usage), 2.0, np.sign(usage.astype(float))))
+        assert signs.size == 1
+        return
+    if dataclasses.is_dataclass(usage) and not isinstance(usage, (Instance, Accelerator, type)):
+        for f in dataclasses.fields(usage):
+            if f.name not in _RENDERED:
+                _one_sign_each(getattr(usage, f.name))
 
 
 def test_elementwise_steps_are_the_scalar_operations_for_one_plan() -> None:

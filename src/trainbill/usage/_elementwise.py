@@ -59,7 +59,7 @@ def uniform(condition: Any) -> bool:
 
 def first(x: T) -> T:
     """The value text shows: ``x`` for one plan, the first node count's over a sweep (a stacked
-    usage is priced, never shown; its text is its first node count's, as in ``_stack``)."""
+    usage is priced, never shown; its text is its first node count's: ``usage.sweep``)."""
     y: Any = x
     if isinstance(y, np.ndarray):
         return cast(T, y.reshape(-1)[0].item())

@@ -8,8 +8,9 @@ checkpoint writes, reliability rates, checkpoint schedule, interruptions, storag
 with the node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node
 counts first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over).
 
-The result is split, as ``optimize._stack`` splits scalar usages, into groups whose numbers
-agree in sign at every node count (zero, positive, negative) and whose other fields are equal:
+The result is split (on the arrays: one sign matrix, not a walk per node count) into groups
+whose numbers agree in sign at every node count (zero, positive, negative) and whose other
+fields are equal:
 a driver's branch on a varying field asks ``costs._arrays.some`` whether any element needs its
 line, and relies on the line being zero where it does not apply. Text (the time model's
 factors and warnings, the usage's warnings and cited assumptions) is each group's first node
@@ -56,6 +57,19 @@ class NodeSweep:
 
     groups: tuple[tuple[tuple[int, ...], Usage], ...]
     errors: dict[int, TrainbillError]
+
+    def only(self, keep: Any) -> tuple[tuple[tuple[int, ...], Usage], ...]:
+        """The groups cut to the node counts whose ``keep`` mask (one bool per node count of
+        the group, in its order) is True, groups left empty dropped."""
+        out = []
+        for indices, usage in self.groups:
+            mask = np.broadcast_to(np.asarray(keep(usage)).reshape(-1), (len(indices),))
+            if mask.all():
+                out.append((indices, usage))
+            elif mask.any():
+                rows = np.flatnonzero(mask)
+                out.append((tuple(indices[r] for r in rows), _cut(usage, rows, len(indices))))
+        return tuple(out)
 
 
 def usage_over_nodes(
@@ -192,6 +206,15 @@ def _by_sign(usage: Usage, indices: list[int]) -> list[tuple[tuple[int, ...], Us
         rows = np.flatnonzero(inverse.reshape(-1) == g)
         out.append((tuple(indices[r] for r in rows), _take(usage, rows, arrays, ())))
     return out
+
+
+def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
+    """``usage`` (a group over ``n`` node counts) cut to ``rows``."""
+    arrays: dict[tuple[str, ...], np.ndarray] = {}
+    _leaves(usage, (), arrays)
+    full = {p: np.broadcast_to(a, (n, *a.shape[1:])) for p, a in arrays.items()}
+    cut: Usage = _take(usage, rows, full, ())
+    return cut
 
 
 def _take(obj: Any, rows: np.ndarray, arrays: dict[tuple[str, ...], np.ndarray], path: Any) -> Any:
