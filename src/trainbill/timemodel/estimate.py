@@ -46,9 +46,27 @@ def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
     )  # fmt: skip
 
 
-def _prepared(q: _Query) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
+def _prepared(
+    q: _Query, known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] | None = None
+) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
     """Work, the modelled and the used kernel efficiency, and the layout search's inputs; None
-    when the plan gives no model size (hours only)."""
+    when the plan gives no model size (hours only). ``known``: the work and kernels already
+    worked out for questions alike but for their node count, by token count (neither reads
+    the node count, the batch or the hours: a node sweep works them out once)."""
+    if known is not None and q.tokens in known:
+        wk = known[q.tokens]
+    else:
+        wk = _work_and_kernels(q)
+        if known is not None:
+            known[q.tokens] = wk
+    if wk is None:
+        return None
+    w, modelled, k = wk
+    return w, modelled, k, _search_space(q, w, k)
+
+
+def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
+    """The work and the modelled and used kernel efficiency (None without a model size)."""
     w = _work(q)
     if w is None:
         return None
@@ -56,7 +74,7 @@ def _prepared(q: _Query) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
     k = modelled
     if q.measured_mfu is not None:
         k = _measured_kernel(modelled, q.measured_mfu, q.peak)
-    return w, modelled, k, _search_space(q, w, k)
+    return w, modelled, k
 
 
 def _answer(q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout) -> TimeEstimate:
@@ -91,7 +109,8 @@ def _estimates(qs: Sequence[_Query]) -> list[TimeEstimate | MemoryFitError | Spe
     """``_estimate`` of questions alike but for what a node count changes (the node count, and
     the batch, tokens, hours and batch note that follow it), with one layout search over all of
     them; a question no layout answers gets the error ``_estimate`` would raise."""
-    preps = [_prepared(q) for q in qs]
+    known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
+    preps = [_prepared(q, known) for q in qs]
     spaces = {i: p[3] for i, p in enumerate(preps) if p is not None}
     searched = list(spaces)
     grid = _choose_layouts(list(spaces.values())) if spaces else None

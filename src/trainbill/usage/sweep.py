@@ -220,6 +220,18 @@ def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
 def _take(obj: Any, rows: np.ndarray, arrays: dict[tuple[str, ...], np.ndarray], path: Any) -> Any:
     """``obj`` with each array leaf cut to ``rows`` (a plain number where they all agree, so a
     group of one is a plain usage)."""
+    above = {p[:i] for p in arrays for i in range(1, len(p))}
+    return _taken(obj, rows, arrays, above, path)
+
+
+def _taken(
+    obj: Any,
+    rows: np.ndarray,
+    arrays: dict[tuple[str, ...], np.ndarray],
+    above: set[tuple[str, ...]],
+    path: tuple[str, ...],
+) -> Any:
+    """``_take`` given the paths of the records that hold an array leaf (``above``)."""
     changes: dict[str, Any] = {}
     for name in _fields(obj) or ():
         here = (*path, name)
@@ -227,6 +239,6 @@ def _take(obj: Any, rows: np.ndarray, arrays: dict[tuple[str, ...], np.ndarray],
             part = arrays[here][rows]
             flat = part.reshape(-1)
             changes[name] = flat[0].item() if (flat == flat[0]).all() else part
-        elif any(p[: len(here)] == here for p in arrays):
-            changes[name] = _take(getattr(obj, name), rows, arrays, here)
+        elif here in above:
+            changes[name] = _taken(getattr(obj, name), rows, arrays, above, here)
     return dataclasses.replace(obj, **changes) if changes else obj
