@@ -4,8 +4,10 @@ Run: ``python benchmarks/optimize.py [--repeat 5]``. First the issue #40 grid: `
 examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nodes 1,...,512
 --savings-plans none,1yr,3yr`` (through the library: the CLI takes at most
 ``spec.MAX_AXIS_VALUES`` node counts) and the default search (``trainbill optimize
-examples/seed-70b-finetune.toml``), wall and CPU seconds and configurations/s
-(``--issue-only``: nothing else). Then, per grid, the median end-to-end time over the repeats
+examples/seed-70b-finetune.toml``), and a node-only grid (one instance, orchestrator and term
+over node counts 1..512: the shape whose time is all per node count), wall and CPU seconds and
+configurations/s, each run with the time model's cache emptied (``--issue-only``: nothing else;
+figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then, per grid, the median end-to-end time over the repeats
 (every ``usage_for`` and driver call included), the marginal rate between the large and the huge
 grid (same instances, node counts, orchestrators and Savings Plan terms,
 hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
