@@ -7,10 +7,11 @@ examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nod
 examples/seed-70b-finetune.toml``), and a node-only grid (one instance, orchestrator and term
 over node counts 1..512: the shape whose time is all per node count), wall and CPU seconds and
 configurations/s, each run with the time model's cache emptied (``--issue-only``: nothing else;
-figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then, per grid, the median end-to-end time over the repeats
-(every ``usage_for`` and driver call included), the marginal rate between the large and the huge
-grid (same instances, node counts, orchestrators and Savings Plan terms,
-hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
+figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then,
+per grid, the median end-to-end time over the repeats (every time-model, usage and driver call
+included), the marginal rate between the large and the huge grid (same instances, node counts,
+orchestrators and Savings Plan terms, hence the same usage work: the difference is the drivers'
+array evaluation) and the
 naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is
 printed because the machine may be shared.
 """
