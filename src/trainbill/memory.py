@@ -129,7 +129,8 @@ class MemoryGrid:
     fits: Any
 
     def at(self, i: tuple[int, ...]) -> MemoryEstimate:
-        """One layout's ``MemoryEstimate``."""
+        """One layout's ``MemoryEstimate`` (an axis of length 1 broadcasts)."""
+        i = tuple(k if d > 1 else 0 for k, d in zip(i, np.shape(self.state_gb), strict=True))
         return MemoryEstimate(
             state_gb=float(self.state_gb[i]),
             buffer_gb=float(self.buffer_gb[i]),

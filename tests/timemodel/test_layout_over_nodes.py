@@ -142,3 +142,14 @@ def test_questions_that_differ_beyond_the_node_count_are_searched_apart(catalog:
     for q, got in zip(qs, estimate_times(qs), strict=True):
         assert isinstance(got, TimeEstimate)
         _same(got, estimate_time(**q))
+
+
+def test_one_node_count_twice_with_another_batch(catalog: Catalog) -> None:
+    """Questions alike but for the batch at one node count: searched together (the node count
+    the same for both), each answered as alone."""
+    q = _question(catalog, "p5.48xlarge", 8, {"params": 7e9})
+    qs = [q, {**q, "global_batch_tokens": 2.0**23}, q]  # (and one asked twice)
+    answers = estimate_times(qs)
+    for question, got in zip(qs, answers, strict=True):
+        assert isinstance(got, TimeEstimate)
+        _same(got, estimate_time(**question))

@@ -336,8 +336,9 @@ def _valid(s: _Space, tp: Any, pp: Any, cp: Any, ep: Any) -> tuple[Any, Any, Any
     return dp, ok & ep_ok & ~small, ok & small & (ep == 1)
 
 
-def _layout_grid(s: _Space) -> _LayoutGrid:
-    """The search itself, over every candidate of every node count at once.
+def _layout_grid(s: _Space, n: int = 1) -> _LayoutGrid:
+    """The search itself, over every candidate of every node count at once (``n`` of them:
+    axis 0 of ``s``'s arrays, or one question asked ``n`` times).
 
     Each candidate's step is exact: its memory check decides recompute (× 4/3, not with a
     measured MFU) and the sync volume (2 model-volumes when the unsharded weights fit beside
@@ -388,7 +389,8 @@ def _layout_grid(s: _Space) -> _LayoutGrid:
         near = pool & (np.abs(steps - best) <= best * 1e-9)
     return _LayoutGrid(
         s=s, keys=keys, dp=dp, too_small=too_small, mem=mem, parts=parts,
-        found=pool.any(axis=1), pick=near.argmax(axis=1),
+        found=np.broadcast_to(pool.any(axis=1), (n,)),
+        pick=np.broadcast_to(near.argmax(axis=1), (n,)),
     )  # fmt: skip
 
 
@@ -396,7 +398,7 @@ def _choose_layouts(spaces: Sequence[_Space]) -> _LayoutGrid:
     """The layout search of one question at many node counts (``spaces``, one per node count,
     alike but for what the node count changes), in one pass: ``layout(i)`` is node count i's
     choice, None where nothing fits."""
-    return _layout_grid(_stacked_space(spaces))
+    return _layout_grid(_stacked_space(spaces), len(spaces))
 
 
 def _no_layout_error(
