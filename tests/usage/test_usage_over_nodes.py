@@ -20,10 +20,11 @@ import pytest
 from conftest import EXAMPLES, TODAY
 from trainbill.catalog import Accelerator, Catalog, Instance, load_catalog
 from trainbill.costs import price_arrays
+from trainbill.errors import MixedBranchError
 from trainbill.optimize import candidate_plan
 from trainbill.spec import Plan, load_plan
 from trainbill.usage import Usage, resolve_job, usage_for, usage_over_nodes
-from trainbill.usage._elementwise import MixedBranch, first, least, most, uniform
+from trainbill.usage._elementwise import first, least, most, uniform
 from trainbill.usage.compute import _TIME_CACHE
 
 NODES = tuple(range(1, 513))
@@ -153,5 +154,5 @@ def test_elementwise_steps_are_the_scalar_operations_for_one_plan() -> None:
     assert not uniform(np.array([False, False]))
     assert uniform(True)
     assert not uniform(False)
-    with pytest.raises(MixedBranch):
+    with pytest.raises(MixedBranchError):
         uniform(np.array([True, False]))

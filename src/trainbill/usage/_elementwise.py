@@ -13,12 +13,9 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from trainbill.errors import MixedBranchError
+
 T = TypeVar("T")
-
-
-class MixedBranch(ValueError):
-    """A step's branch goes one way for some node counts of a sweep and the other way for
-    others: the sweep is split and each part built on its own (``usage_over_nodes``)."""
 
 
 def least(a: T, b: Any) -> T:
@@ -47,14 +44,14 @@ def sqrt(a: T) -> T:
 
 def uniform(condition: Any) -> bool:
     """A branch's condition: for one plan the condition itself; over a sweep it must hold for
-    every node count or for none (else ``MixedBranch``)."""
+    every node count or for none (else ``errors.MixedBranchError``)."""
     if not isinstance(condition, np.ndarray):
         return bool(condition)
     if condition.all():
         return True
     if not condition.any():
         return False
-    raise MixedBranch
+    raise MixedBranchError
 
 
 def first(x: T) -> T:

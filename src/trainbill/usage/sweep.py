@@ -15,7 +15,7 @@ a driver's branch on a varying field asks ``costs._arrays.some`` whether any ele
 line, and relies on the line being zero where it does not apply. Text (the time model's
 factors and warnings, the usage's warnings and cited assumptions) is each group's first node
 count's: a stacked usage is priced, never shown. A step whose branch goes both ways over the
-sweep (``_elementwise.MixedBranch``) is built again on each half.
+sweep (``_elementwise.MixedBranchError``) is built again on each half.
 """
 
 from __future__ import annotations
@@ -29,11 +29,10 @@ import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog, Instance
-from trainbill.errors import TrainbillError
+from trainbill.errors import MixedBranchError, TrainbillError
 from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage._defaults import _Defaults
-from trainbill.usage._elementwise import MixedBranch
 from trainbill.usage.assemble import _assemble, _spot_as_bought
 from trainbill.usage.compute import _compute_of, _estimate_times, _time_question
 from trainbill.usage.job import Job
@@ -126,7 +125,7 @@ class _Sweep:
             return []
         try:
             usage = self._usage(indices)
-        except MixedBranch:
+        except MixedBranchError:
             half = len(indices) // 2
             return self.build(indices[:half]) + self.build(indices[half:])
         return _by_sign(usage, indices)
@@ -154,7 +153,7 @@ def _fields(obj: object) -> tuple[str, ...] | None:
 def _stack(records: Sequence[Any]) -> Any:
     """One record whose leaves that differ between ``records`` are arrays over them (axis 0,
     shape ``(N, 1, 1)``); rendered text is the first's. A leaf that is no number and differs
-    (the sweep's steps would branch on it) is a ``MixedBranch``."""
+    (the sweep's steps would branch on it) is a ``MixedBranchError``."""
     head = records[0]
     if len(records) == 1:
         return head
@@ -170,7 +169,7 @@ def _stack(records: Sequence[Any]) -> Any:
             if any(x != v for x in values):
                 changes[name] = np.array(values).reshape(-1, 1, 1)
         elif any(x != v for x in values):
-            raise MixedBranch
+            raise MixedBranchError
     return dataclasses.replace(head, **changes) if changes else head
 
 
