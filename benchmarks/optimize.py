@@ -4,11 +4,14 @@ Run: ``python benchmarks/optimize.py [--repeat 5]``. First the issue #40 grid: `
 examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nodes 1,...,512
 --savings-plans none,1yr,3yr`` (through the library: the CLI takes at most
 ``spec.MAX_AXIS_VALUES`` node counts) and the default search (``trainbill optimize
-examples/seed-70b-finetune.toml``), wall and CPU seconds and configurations/s
-(``--issue-only``: nothing else). Then, per grid, the median end-to-end time over the repeats
-(every ``usage_for`` and driver call included), the marginal rate between the large and the huge
-grid (same instances, node counts, orchestrators and Savings Plan terms,
-hence the same ``usage_for`` work: the difference is the drivers' array evaluation) and the
+examples/seed-70b-finetune.toml``), and a node-only grid (one instance, orchestrator and term
+over node counts 1..512: the shape whose time is all per node count), wall and CPU seconds and
+configurations/s, each run with the time model's cache emptied (``--issue-only``: nothing else;
+figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then,
+per grid, the median end-to-end time over the repeats (every time-model, usage and driver call
+included), the marginal rate between the large and the huge grid (same instances, node counts,
+orchestrators and Savings Plan terms, hence the same usage work: the difference is the drivers'
+array evaluation) and the
 naive loop's rate, measured on a random sample of the grid and extrapolated. The load average is
 printed because the machine may be shared.
 """
@@ -30,6 +33,7 @@ from trainbill.forecasting import forecast_usage
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
 from trainbill.spec import Plan, load_plan
 from trainbill.usage import usage_for
+from trainbill.usage.compute import _TIME_CACHE
 
 TODAY = date(2026, 12, 2)
 PLAN = Path(__file__).resolve().parents[1] / "examples" / "seed-70b-finetune.toml"
@@ -53,12 +57,25 @@ HUGE = SearchSpace(
 
 #: Issue #40's grid: every cloud, node counts 1 to 512, three commitment terms, a 96 h deadline.
 ISSUE = SearchSpace(nodes=tuple(range(1, 513)), savings_plans=("none", "1yr", "3yr"))
+#: A grid that varies only the node count: one instance, one orchestrator, no commitment, the
+#: default interval × spot axes (30 configurations per node count). Before the time model and
+#: usage ran over arrays of node counts each node count cost a scalar ``usage_for``.
+NODE_ONLY = SearchSpace(
+    instances=("p5.48xlarge",),
+    nodes=tuple(range(1, 513)),
+    orchestrators=("ec2",),
+    savings_plans=("none",),
+)
 
 
 def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -> None:
-    """One search's wall and CPU seconds and configurations/s (median of 3 by CPU time)."""
+    """One search's wall and CPU seconds and configurations/s (median of 3 by CPU time, each
+    with the time model's cache emptied)."""
     runs = []
     for _ in range(3):
+        # Cold: the time model's answers are cached across calls (``usage.compute``), which
+        # would let the repeats of a small grid skip its time model.
+        _TIME_CACHE.clear()
         w0, c0 = time.perf_counter(), time.process_time()
         r = optimize(plan, catalog, space=space, today=TODAY, **kw)
         runs.append((time.process_time() - c0, time.perf_counter() - w0, r.evaluated))
@@ -73,6 +90,8 @@ def issue_grids(plan: Plan, catalog: Catalog) -> None:
     """The issue's grid and the default search, as ``trainbill optimize`` runs them."""
     print("issue #40 grid (3 clouds x nodes 1..512 x none,1yr,3yr, deadline 96 h):")
     _timed(plan, catalog, ISSUE, deadline_hours=96, clouds=("aws", "gcp", "azure"))
+    print("node-only grid (p5.48xlarge x nodes 1..512 x ec2 x none):")
+    _timed(plan, catalog, NODE_ONLY)
     print("default search (trainbill optimize examples/seed-70b-finetune.toml):")
     _timed(plan, catalog, None)
 

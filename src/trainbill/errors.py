@@ -21,6 +21,7 @@ into a one-line message and exit status 1; anything else is a bug and keeps its 
     ├── InfeasibleError                      nothing satisfies the constraints; names the binding
 one
     ├── MemoryFitError                       the model does not fit in accelerator memory at all
+    ├── MixedBranchError                     internal: a node sweep's step branches both ways
     ├── ProfileError                         a profile cannot be taken (arguments, script, no torch)
     ├── DestinationError (also OSError)      an output file exists or is not a regular file
     └── RequestRefusedError                  the web guard turns a request away (status, headers)
@@ -46,6 +47,7 @@ __all__ = [
     "FrozenPlanError",
     "InfeasibleError",
     "MemoryFitError",
+    "MixedBranchError",
     "PriceNotFoundError",
     "PriceUpdateError",
     "ProfileError",
@@ -189,6 +191,12 @@ class InfeasibleError(TrainbillError):
 
 class MemoryFitError(TrainbillError):
     """The plan cannot fit in accelerator memory, even with recompute and offload."""
+
+
+class MixedBranchError(TrainbillError):
+    """A step of ``usage_for`` run over a node sweep's arrays branches one way for some node
+    counts and the other way for others (``usage._elementwise.uniform``). Never reaches a
+    user: ``usage.usage_over_nodes`` catches it and builds each half of the sweep apart."""
 
 
 class ClusterImportError(SpecError):

@@ -26,11 +26,21 @@ memory, it is reported as a warning, not an error; when even that does not fit, 
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 from trainbill._record import record
 from trainbill.errors import MemoryFitError
 
-__all__ = ["MemoryEstimate", "MemoryFitError", "memory_per_gpu", "min_gpus_to_fit"]
+__all__ = [
+    "MemoryEstimate",
+    "MemoryFitError",
+    "MemoryGrid",
+    "memory_grid",
+    "memory_per_gpu",
+    "min_gpus_to_fit",
+]
 
 _GB = 1e9
 _ACT_BYTES_PER_TOKEN_LAYER = 34.0  # × d_model / tp (Korthikanti et al. 2022)
@@ -77,8 +87,6 @@ def _estimate(
     layers: int,
     d_model: int,
     seq_len: int,
-    hbm_gb: float,
-    usable_fraction: float,
     state_bytes_per_param: float,
     tp: int,
     pp: int,
@@ -87,11 +95,15 @@ def _estimate(
     offload: bool,
     expert_params: float = 0.0,
     ep: int = 1,
-) -> MemoryEstimate:
+) -> tuple[float, float, float]:
+    """(state, gather buffer, activations) bytes per GPU of one mode; elementwise where the
+    layout's degrees (and the model's sizes) are NumPy arrays (the layout search over node
+    counts), so each figure is written once."""
     per_param = state_bytes_per_param - (_OPTIMIZER_BYTES_PER_PARAM if offload else 0.0)
     whole = _BF16_WEIGHT_AND_GRAD_BYTES * expert_params
     state = (per_param * params - whole) / (tp * pp * dp) + whole / (tp * pp * ep)
-    buffer = 4.0 * (params - expert_params) / (tp * layers) if dp > 1 else 0.0
+    # (no gather buffer without data parallelism: a bool factor keeps it elementwise)
+    buffer = 4.0 * (params - expert_params) / (tp * layers) * (dp > 1)
     token_layer = seq_len * d_model / tp
     if recompute:
         act = (
@@ -100,14 +112,82 @@ def _estimate(
         )
     else:
         act = layers * _ACT_BYTES_PER_TOKEN_LAYER * token_layer
-    return MemoryEstimate(
-        state_gb=state / _GB,
-        buffer_gb=buffer / _GB,
-        activations_gb=act / _GB,
-        usable_gb=hbm_gb * usable_fraction,
-        recompute=recompute,
-        offload=offload,
-    )
+    return state, buffer, act
+
+
+@record
+class MemoryGrid:
+    """``memory_per_gpu`` of many layouts at once: each field an array over them (GB, and the
+    mode each fits in), ``fits`` False where none does."""
+
+    state_gb: Any
+    buffer_gb: Any
+    activations_gb: Any
+    usable_gb: float
+    recompute: Any
+    offload: Any
+    fits: Any
+
+    def at(self, i: tuple[int, ...]) -> MemoryEstimate:
+        """One layout's ``MemoryEstimate`` (an axis of length 1 broadcasts)."""
+        i = tuple(k if d > 1 else 0 for k, d in zip(i, np.shape(self.state_gb), strict=True))
+        return MemoryEstimate(
+            state_gb=float(self.state_gb[i]),
+            buffer_gb=float(self.buffer_gb[i]),
+            activations_gb=float(self.activations_gb[i]),
+            usable_gb=self.usable_gb,
+            recompute=bool(self.recompute[i]),
+            offload=bool(self.offload[i]),
+        )
+
+
+def memory_grid(
+    *,
+    params: Any,
+    layers: int,
+    d_model: int,
+    seq_len: Any,
+    hbm_gb: float,
+    usable_fraction: float,
+    state_bytes_per_param: float,
+    tp: Any,
+    pp: Any,
+    dp: Any,
+    recompute: bool | None = None,
+    expert_params: Any = 0.0,
+    ep: Any = 1,
+) -> MemoryGrid:
+    """``memory_per_gpu`` elementwise over arrays of layouts: the cheapest mode each fits in
+    (no recompute, then recompute, then offload), the last mode where none fits."""
+    kw = {
+        "params": params, "layers": layers, "d_model": d_model, "seq_len": seq_len,
+        "state_bytes_per_param": state_bytes_per_param, "tp": tp, "pp": pp, "dp": dp,
+        "expert_params": expert_params, "ep": ep,
+    }  # fmt: skip
+    usable = hbm_gb * usable_fraction
+    modes = [False, True] if recompute is None else [recompute]
+    shape = np.broadcast(tp, pp, dp, ep, seq_len, params, expert_params).shape
+    out = [np.zeros(shape) for _ in range(3)]
+    flags = [np.zeros(shape, dtype=bool) for _ in range(3)]  # recompute, offload, fits
+    todo = np.ones(shape, dtype=bool)
+    last = (True, modes[-1])
+    for offload in (False, True):
+        for rc in modes:
+            if not todo.any():  # every layout placed: the later modes change nothing
+                break
+            parts = [b / _GB for b in _estimate(**kw, recompute=rc, offload=offload)]
+            fits = parts[0] + parts[1] + parts[2] <= usable
+            # the first mode that fits; where none does, the last one tried
+            take = todo & (fits | ((offload, rc) == last))
+            for o, v in zip(out, parts, strict=True):
+                np.copyto(o, v, where=take)
+            for o, v in zip(flags, (rc, offload, fits), strict=True):
+                np.copyto(o, v, where=take)
+            todo &= ~take
+    return MemoryGrid(
+        state_gb=out[0], buffer_gb=out[1], activations_gb=out[2], usable_gb=usable,
+        recompute=flags[0], offload=flags[1], fits=flags[2],
+    )  # fmt: skip
 
 
 def memory_per_gpu(
@@ -133,21 +213,12 @@ def memory_per_gpu(
     ranks and kept whole there (ZeRO-1), the rest fully sharded.
     The returned estimate's ``fits`` is False when nothing fits.
     """
-    kw = {
-        "params": params, "layers": layers, "d_model": d_model, "seq_len": seq_len,
-        "hbm_gb": hbm_gb, "usable_fraction": usable_fraction,
-        "state_bytes_per_param": state_bytes_per_param, "tp": tp, "pp": pp, "dp": dp,
-        "expert_params": expert_params, "ep": ep,
-    }  # fmt: skip
-    modes = [False, True] if recompute is None else [recompute]
-    last: MemoryEstimate | None = None
-    for offload in (False, True):
-        for rc in modes:
-            last = _estimate(**kw, recompute=rc, offload=offload)  # type: ignore[arg-type]
-            if last.fits:
-                return last
-    assert last is not None
-    return last
+    grid = memory_grid(
+        params=params, layers=layers, d_model=d_model, seq_len=seq_len, hbm_gb=hbm_gb,
+        usable_fraction=usable_fraction, state_bytes_per_param=state_bytes_per_param,
+        tp=tp, pp=pp, dp=dp, recompute=recompute, expert_params=expert_params, ep=ep,
+    )  # fmt: skip
+    return grid.at(())
 
 
 def min_gpus_to_fit(

@@ -1,5 +1,5 @@
-"""Node counts priced as one array (``optimize._stack``) against the scalar path, one node count
-at a time, which stays the reference for a single plan."""
+"""Node counts priced as one array (``usage.usage_over_nodes`` in the planner's grid) against the
+scalar path, one node count at a time, which stays the reference for a single plan."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.forecasting import forecast
 from trainbill.optimize import SearchSpace, optimize
-from trainbill.optimize._stack import stack, stacked
-from trainbill.optimize.grid import _Bases, _Pricer
+from trainbill.optimize.grid import _Bases, _plan_at, _Pricer
 from trainbill.optimize.space import _axes_for, candidate_plan
 from trainbill.spec import load_plan
+from trainbill.usage import usage_for
 
 #: Node counts from one node to four times the seed plan's 32: layouts, stragglers and
 #: interruption counts all change along them.
@@ -36,7 +36,8 @@ def test_stacked_grid_equals_node_by_node(
     catalog: Catalog, instance: str, savings_plans: tuple[str, ...] | None
 ) -> None:
     """Every (node count, orchestrator, interval, spot share, Savings Plan option) costs, and
-    takes, what the same pricer gives that node count's usage alone, to 1e-9 relative."""
+    takes, what the same pricer gives that node count's own ``usage_for`` alone, to 1e-9
+    relative."""
     plan = load_plan(SEED)
     inst = catalog.instance(instance)
     space = SearchSpace(nodes=NODES, savings_plans=savings_plans)
@@ -45,17 +46,18 @@ def test_stacked_grid_equals_node_by_node(
     made = _Bases(plan=plan, catalog=catalog, inst=inst, interval=iv[0], region=None, today=TODAY)
     compared = 0
     for orch in axes.orchestrators:
-        nis = made.fitting(axes.nodes, orch)
-        usages = [made.usages[ni] for ni in nis]
-        chunks = stacked(usages)
-        assert sorted(i for g, _ in chunks for i in g) == list(range(len(usages)))
-        assert len(chunks) < len(usages)  # node counts do share a price pass
+        chunks = made.fitting(axes.nodes, orch)
+        fitted = sorted(i for g, _ in chunks for i in g)
+        assert len(chunks) < len(fitted)  # node counts do share a price pass
         one = _Pricer(catalog=catalog, inst=inst, axes=axes)
         many = _Pricer(catalog=catalog, inst=inst, axes=axes)
         for g, usage in chunks:
             costs, sched = many.price(usage, iv, sp)
-            for k, i in enumerate(g):
-                alone, sched1 = one.price(usages[i], iv, sp)
+            for k, ni in enumerate(g):
+                n = axes.nodes[ni]
+                cand = _plan_at(plan, catalog, inst, n, orch, iv[0], None, {})
+                own = usage_for(cand, catalog, job=replace(made.jobs[orch], nodes=n))
+                alone, sched1 = one.price(own, iv, sp)
                 at = (slice(None), slice(None), k) if len(g) > 1 else ...
                 np.testing.assert_allclose(costs[at], alone, rtol=1e-9)
                 wall = np.broadcast_to(sched.wall_hours, (len(g), iv.size, sp.size))[k]
@@ -63,26 +65,6 @@ def test_stacked_grid_equals_node_by_node(
                 compared += alone.size
         assert one.notes == many.notes
     assert compared > 400
-
-
-def test_stack_splits_on_sign_and_keeps_the_rest(catalog: Catalog) -> None:
-    """Numbers that differ become arrays over the usages (axis 0); a number that is zero in one
-    usage and positive in another, or a string that differs, puts them in different groups."""
-    plan = load_plan(SEED)
-    inst = catalog.instance("p5.48xlarge")
-    made = _Bases(plan=plan, catalog=catalog, inst=inst, interval=2.0, region=None, today=TODAY)
-    nis = made.fitting((8, 16, 32), "ec2")
-    a, b, c = (made.usages[ni] for ni in nis)
-    both = stack([a, b])
-    np.testing.assert_array_equal(np.ravel(both.nodes), [8, 16])
-    np.testing.assert_array_equal(np.ravel(both.compute.hours), [a.compute.hours, b.compute.hours])
-    assert both.instance is a.instance
-    assert both.region == a.region
-    assert both.checkpoint.size_gb == a.checkpoint.size_gb  # the same at every node count
-    no_stall = replace(b, compute=replace(b.compute, sync_stall_hours=0.0))
-    other_tier = replace(c, storage=replace(c.storage, fsx_tier=c.storage.fsx_tier + "-other"))
-    groups = [g for g, _ in stacked([a, no_stall, other_tier, b])]
-    assert groups == [[0, 3], [1], [2]]
 
 
 def test_wide_node_sweep_best_is_its_forecast(catalog: Catalog) -> None:

@@ -1,7 +1,8 @@
 """Pricing one instance's grid with the real cost drivers, as arrays.
 
-Per (node count, orchestrator) the real ``usage_for``; the node counts whose usages take the same
-driver branches are stacked into one usage over a node-count axis (``_stack``),
+Per (instance, orchestrator) one ``usage.usage_over_nodes`` over every node count (the time model
+and ``usage_for``'s steps run once on arrays of node counts), which comes back in groups of node
+counts that take the same driver branches, each one usage over a node-count axis;
 ``Usage.with_schedule`` spreads it over the interval × spot-share grid, ``_with_p90`` stacks the
 P90 run on it, and ``costs.price_arrays`` prices every node count and Savings Plan option of the
 group in one pass. Each chunk is reduced per row at once (``_Rows``)
@@ -24,7 +25,6 @@ from trainbill.costs import price_arrays
 from trainbill.costs._arrays import some
 from trainbill.errors import CatalogError, SpecError
 from trainbill.memory import MemoryFitError
-from trainbill.optimize._stack import stacked
 from trainbill.optimize.space import (
     SearchSpace,
     _Axes,
@@ -37,11 +37,12 @@ from trainbill.optimize.space import (
 from trainbill.spec import MAX_HOURS, Plan
 from trainbill.usage import (
     Job,
+    NodeSweep,
     Usage,
     hyperpod_spot_note,
     hyperpod_unpriced,
     resolve_job,
-    usage_for,
+    usage_over_nodes,
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -51,8 +52,9 @@ FloatArray = npt.NDArray[np.float64]
 P90_Z = 1.2815515655446004
 
 
-def _fits(u: Usage, catalog: Catalog) -> bool:
-    """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test)."""
+def _fits(u: Usage, catalog: Catalog) -> Any:
+    """Weights, gradients and Adam state, fully sharded, fit the cluster's HBM (forecast's test);
+    elementwise over a usage stacked over node counts."""
     if u.compute.params is None:
         return True
     need = u.compute.params * float(catalog.value("time.model_state_bytes_per_param")) / 1e9
@@ -116,7 +118,7 @@ class _Pricer:
     def price(self, base: Usage, iv: FloatArray, sp: FloatArray) -> tuple[FloatArray, Usage]:
         """Costs (K options, [expected, P90], [node counts,] intervals, spots), +inf where not
         priced, and the expected run over the grid (its spot shares zero where spot has no
-        price). A usage stacked over node counts (``_stack.stack``) adds their axis."""
+        price). A usage stacked over node counts (``usage_over_nodes``) adds their axis."""
         spots = sp if self.spot_ok else np.zeros_like(sp)
         sched = _schedule(base, iv, spots)
         shape = (2, *np.shape(base.nodes)[:1], iv.size, spots.size)
@@ -233,7 +235,9 @@ class _Block:
     region: str
     axes: _Axes
     pricer: _Pricer
-    bases: dict[tuple[int, int], Usage]
+    #: Per (node index, orchestrator index): the usage its node count was priced in (its group's,
+    #: stacked over node counts) and its position there.
+    bases: dict[tuple[int, int], tuple[Usage, int]]
     wall: FloatArray  # (rows,) expected wall hours
     p90_wall: FloatArray  # (rows,)
     row_ok: npt.NDArray[np.bool_]  # (rows,) fits in HBM and at least one option priced
@@ -273,7 +277,9 @@ class _Block:
     def _costs(self, ni: int, oi: int, ii: int, si: int) -> FloatArray:
         iv = np.array(self.axes.intervals[ii : ii + 1])
         sp = np.array(self.axes.spots[si : si + 1])
-        return self.pricer.price(self.bases[ni, oi], iv, sp)[0][:, :, 0, 0]
+        usage, at = self.bases[ni, oi]
+        costs = self.pricer.price(usage, iv, sp)[0]  # (K, 2, [N,] 1, 1)
+        return costs[:, :, at, 0, 0] if costs.ndim == 5 else costs[:, :, 0, 0]
 
     def point(self, flat: int) -> tuple[float, float, float, float]:
         """(total, wall, p90, p90_wall) of one configuration, priced as in the search."""
@@ -288,7 +294,7 @@ class _Block:
         return float(costs[k, 0]), wall, float(costs[k, 1]), p90_wall
 
 
-def _base_usage(
+def _plan_at(
     plan: Plan,
     catalog: Catalog,
     inst: Instance,
@@ -296,21 +302,16 @@ def _base_usage(
     orchestrator: str,
     interval: float,
     region: str | None,
-    today: date | None,
-    jobs: dict[str, Job],
     plans: dict[str, Plan],
     ref: float | None = None,
-) -> Usage:
-    """The real ``usage_for`` of one (instance, node count, orchestrator), all nodes on spot (so
+) -> Plan:
+    """The candidate plan of one (instance, node count, orchestrator), all nodes on spot (so
     the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
     commitment (``_Pricer`` sets each option's).
 
-    The job (cluster, region, data placement, commitment kind, warnings) is resolved once per
-    orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
-    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it. For
-    the same reason the candidate plan is built and validated once per orchestrator in
-    ``plans`` and copied with each node count (and, when the plan states its hours, the hours
-    ``candidate_plan`` scales to it), as ``candidate_plan`` would write it.
+    The candidate plan is built and validated once per orchestrator in ``plans`` and copied with
+    each node count (and, when the plan states its hours, the hours ``candidate_plan`` scales to
+    it), as ``candidate_plan`` would write it.
     """
     cand = plans.get(orchestrator)
     hours = _scaled_hours(plan, catalog, inst, nodes, ref)
@@ -333,10 +334,7 @@ def _base_usage(
         if hours is not None:
             update["run"] = cand.run.model_copy(update={"hours": hours})
         cand = cand.model_copy(update=update)
-    job = jobs.get(orchestrator)
-    if job is None:
-        job = jobs[orchestrator] = resolve_job(cand, catalog, today=today)
-    return usage_for(cand, catalog, job=replace(job, nodes=nodes))
+    return cand
 
 
 @dataclass(slots=True)
@@ -396,13 +394,12 @@ def _evaluate_instance(
 ) -> tuple[_Block, list[str]]:
     """Price one instance's whole grid (nodes × orch × interval × spot × SP) with the drivers.
 
-    Per (node count, orchestrator): the real ``usage_for`` (time model, checkpoint stall,
-    interruption rates). Per orchestrator, the node counts whose usages share a signature
-    (``_stack.stacked``) are stacked into one usage over them, spread over the interval × spot
-    grid by ``Usage.with_schedule`` on arrays, and every Savings Plan option priced by
-    ``costs.price_arrays`` in one pass; the chunk is reduced per row at once, so memory is
-    bounded by one chunk. Node counts that cannot hold the model (the time model's memory test,
-    or ``_fits``) are no candidates.
+    Per orchestrator: one ``usage_over_nodes`` over the node counts (time model, checkpoint
+    stall, interruption rates, all on arrays of node counts), in groups that take the same
+    driver branches, each spread over the interval × spot grid by ``Usage.with_schedule`` and
+    every Savings Plan option priced by ``costs.price_arrays`` in one pass; the chunk is reduced
+    per row at once, so memory is bounded by one chunk. Node counts that cannot hold the model
+    (the time model's memory test, or ``_fits``) are no candidates.
     """
     region = plan.cluster.region if inst.provider == plan.cluster.provider else None
     iv, sp = np.array(axes.intervals), np.array(axes.spots)
@@ -413,26 +410,18 @@ def _evaluate_instance(
     )
     held = uncovered_by_held(plan, catalog, inst)
     pricer = _Pricer(catalog=catalog, inst=inst, axes=axes, uncovered=held)
-    bases: dict[tuple[int, int], Usage] = {}
+    bases: dict[tuple[int, int], tuple[Usage, int]] = {}
     made = _Bases(plan=plan, catalog=catalog, inst=inst, interval=iv[0], region=region, today=today)
     for oi, orch in enumerate(axes.orchestrators):
-        nis = made.fitting(axes.nodes, orch)
-        todo = nis
-        if nis and not bases:
-            # The first point priced alone first: an instance the catalog cannot price fails
-            # here, before its other node counts are worked out.
-            costs, sched = pricer.price(made.usages[nis[0]], iv, sp)
-            rows.add(nis[:1], oi, sched, costs)
-            todo = nis[1:]
-        bases.update(((ni, oi), made.usages[ni]) for ni in nis)
-        for g, usage in stacked([made.usages[ni] for ni in todo]):
+        for g, usage in made.fitting(axes.nodes, orch):
             costs, sched = pricer.price(usage, iv, sp)
-            rows.add([todo[k] for k in g], oi, sched, costs)
+            rows.add(list(g), oi, sched, costs)
+            bases.update(((ni, oi), (usage, k)) for k, ni in enumerate(g))
     if not bases and made.too_small is not None:
         raise made.too_small
     block = _Block(
         inst=inst,
-        region=next(iter(bases.values())).region if bases else str(region or ""),
+        region=next(iter(bases.values()))[0].region if bases else str(region or ""),
         axes=axes,
         pricer=pricer,
         bases=bases,
@@ -451,9 +440,13 @@ def _evaluate_instance(
 
 @dataclass(slots=True)
 class _Bases:
-    """The real ``usage_for`` of one instance's (node count, orchestrator) points, one
-    orchestrator at a time, with what they share (the job and candidate plan per orchestrator).
+    """One instance's usages at its node counts, one orchestrator at a time, with what they
+    share (the job and candidate plan per orchestrator).
 
+    Per orchestrator one ``usage_over_nodes`` call answers every node count still searched. The
+    job (cluster, region, data placement, commitment kind, warnings) is resolved once per
+    orchestrator in ``jobs`` and shared by every node count: a candidate plan states its node
+    count (never a GPU count to round), so nothing ``resolve_job`` works out depends on it.
     A node count that does not hold the model for one orchestrator (the time model's memory
     error, or ``_fits``) is no candidate for the later ones either (as the search always did);
     ``too_small`` keeps the last memory error, the instance's reason when nothing fits.
@@ -469,8 +462,6 @@ class _Bases:
     plans: dict[str, Plan] = field(default_factory=dict)
     stopped: set[int] = field(default_factory=set)
     too_small: MemoryFitError | None = None
-    #: The current orchestrator's usages by node index.
-    usages: dict[int, Usage] = field(default_factory=dict)
     #: The plan's GPUs × peak, when it states its hours (``space._reference_peak``).
     ref: float | None = field(init=False)
 
@@ -478,27 +469,33 @@ class _Bases:
         has_hours = self.plan.run.hours is not None
         self.ref = _reference_peak(self.plan, self.catalog) if has_hours else None
 
-    def fitting(self, nodes: Sequence[int], orch: str) -> list[int]:
-        """The node indices whose usage on ``orch`` holds the model (their usages in
-        ``usages``)."""
-        self.usages = {}
-        for ni, n in enumerate(nodes):
-            if ni in self.stopped:
-                continue
-            try:
-                base = _base_usage(
-                    self.plan, self.catalog, self.inst, n, orch, self.interval, self.region,
-                    self.today, self.jobs, self.plans, self.ref,
-                )  # fmt: skip
-            except MemoryFitError as exc:
-                self.too_small = exc
-                self.stopped.add(ni)
-                continue
-            if not _fits(base, self.catalog):
-                self.stopped.add(ni)
-                continue
-            self.usages[ni] = base
-        return list(self.usages)
+    def fitting(self, nodes: Sequence[int], orch: str) -> tuple[tuple[tuple[int, ...], Usage], ...]:
+        """The node indices whose usage on ``orch`` holds the model, in groups that price
+        through the same driver branches, each with its usage stacked over them."""
+        todo = [ni for ni in range(len(nodes)) if ni not in self.stopped]
+        if not todo:
+            return ()
+        cands = [
+            _plan_at(
+                self.plan, self.catalog, self.inst, nodes[ni], orch, self.interval, self.region,
+                self.plans, self.ref,
+            )
+            for ni in todo
+        ]  # fmt: skip
+        job = self.jobs.get(orch)
+        if job is None:
+            job = self.jobs[orch] = resolve_job(cands[0], self.catalog, today=self.today)
+        sweep = usage_over_nodes(cands, self.catalog, job=job, nodes=[nodes[ni] for ni in todo])
+        for i, err in sorted(sweep.errors.items()):
+            if not isinstance(err, MemoryFitError):
+                raise err  # (what usage_for raised for that node count, e.g. a batch too small)
+            self.too_small = err
+            self.stopped.add(todo[i])
+        groups = tuple((tuple(todo[i] for i in g), u) for g, u in sweep.groups)
+        kept = NodeSweep(groups=groups, errors={}).only(lambda u: _fits(u, self.catalog))
+        held = {ni for g, _ in kept for ni in g}
+        self.stopped.update(ni for g, _ in groups for ni in g if ni not in held)
+        return kept
 
 
 def _evaluate_all(

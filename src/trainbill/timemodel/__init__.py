@@ -91,7 +91,7 @@ which also reports leave-one-out cross-validated errors):
 
 from __future__ import annotations
 
-from trainbill.timemodel.estimate import estimate_time
+from trainbill.timemodel.estimate import NODE_KEYWORDS, estimate_time, estimate_times
 from trainbill.timemodel.fit import BandQuantiles, FitParams, error_band_quantiles, fit_params
 from trainbill.timemodel.layout import _dp_bandwidth as _dp_bandwidth  # tests read it
 from trainbill.timemodel.records import Layout, TimeEstimate
@@ -104,6 +104,7 @@ from trainbill.timemodel.work import (
 )
 
 __all__ = [
+    "NODE_KEYWORDS",
     "BandQuantiles",
     "FitParams",
     "Layout",
@@ -112,6 +113,7 @@ __all__ = [
     "error_band_quantiles",
     "estimate_shape",
     "estimate_time",
+    "estimate_times",
     "executed_flops",
     "executed_share",
     "fit_params",

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from trainbill.catalog import Accelerator, Catalog, Instance
 from trainbill.errors import SpecError
 from trainbill.memory import MemoryFitError
 from trainbill.timemodel.explain import _cluster_notes, _explain, _straggler_note, _warnings
 from trainbill.timemodel.fit import FitParams, fit_params
-from trainbill.timemodel.kernel import _fp8_usable, _kernel, _measured_kernel, _straggler_share
-from trainbill.timemodel.layout import _choose_layout, _Run, _search_space
-from trainbill.timemodel.records import _SECONDS_PER_HOUR, TimeEstimate, _Query
-from trainbill.timemodel.work import _work
+from trainbill.timemodel.kernel import (
+    _fp8_usable,
+    _Kernel,
+    _kernel,
+    _measured_kernel,
+    _straggler_share,
+)
+from trainbill.timemodel.layout import (
+    _choose_layout,
+    _choose_layouts,
+    _no_layout_error,
+    _Run,
+    _search_space,
+    _Space,
+)
+from trainbill.timemodel.records import _SECONDS_PER_HOUR, Layout, TimeEstimate, _Query
+from trainbill.timemodel.work import _Work, _work
 
 
 def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
@@ -30,18 +46,41 @@ def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
     )  # fmt: skip
 
 
-def _estimate(q: _Query) -> TimeEstimate:
-    """The named steps: work, kernel efficiency, layout search, then the explanation."""
-    straggler = _straggler_share(q.straggler_cv, q.gpus)
+def _prepared(
+    q: _Query, known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] | None = None
+) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
+    """Work, the modelled and the used kernel efficiency, and the layout search's inputs; None
+    when the plan gives no model size (hours only). ``known``: the work and kernels already
+    worked out for questions alike but for their node count, by token count (neither reads
+    the node count, the batch or the hours: a node sweep works them out once)."""
+    if known is not None and q.tokens in known:
+        wk = known[q.tokens]
+    else:
+        wk = _work_and_kernels(q)
+        if known is not None:
+            known[q.tokens] = wk
+    if wk is None:
+        return None
+    w, modelled, k = wk
+    return w, modelled, k, _search_space(q, w, k)
+
+
+def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
+    """The work and the modelled and used kernel efficiency (None without a model size)."""
     w = _work(q)
     if w is None:
-        return _hours_only(q, straggler)
+        return None
     modelled = _kernel(q, w, fp8=_fp8_usable(q))
     k = modelled
     if q.measured_mfu is not None:
         k = _measured_kernel(modelled, q.measured_mfu, q.peak)
-    s = _search_space(q, w, k)
-    lay = _choose_layout(s, q.accelerator)
+    return w, modelled, k
+
+
+def _answer(q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout) -> TimeEstimate:
+    """The estimate for the chosen layout, with its explanation."""
+    w, modelled, k, s = prep
+    straggler = _straggler_share(q.straggler_cv, q.gpus)
     run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay, straggler=straggler)
     hours = run.compute_hours
     return TimeEstimate(
@@ -56,6 +95,38 @@ def _estimate(q: _Query) -> TimeEstimate:
         warnings=_warnings(run),
         hours_given=q.hours is not None,
     )
+
+
+def _estimate(q: _Query) -> TimeEstimate:
+    """The named steps: work, kernel efficiency, layout search, then the explanation."""
+    prep = _prepared(q)
+    if prep is None:
+        return _hours_only(q, _straggler_share(q.straggler_cv, q.gpus))
+    return _answer(q, prep, _choose_layout(prep[3], q.accelerator))
+
+
+def _estimates(qs: Sequence[_Query]) -> list[TimeEstimate | MemoryFitError | SpecError]:
+    """``_estimate`` of questions alike but for what a node count changes (the node count, and
+    the batch, tokens, hours and batch note that follow it), with one layout search over all of
+    them; a question no layout answers gets the error ``_estimate`` would raise."""
+    known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
+    preps = [_prepared(q, known) for q in qs]
+    spaces = {i: p[3] for i, p in enumerate(preps) if p is not None}
+    searched = list(spaces)
+    grid = _choose_layouts(list(spaces.values())) if spaces else None
+    out: list[TimeEstimate | MemoryFitError | SpecError] = []
+    row = {i: r for r, i in enumerate(searched)}
+    for i, (q, prep) in enumerate(zip(qs, preps, strict=True)):
+        if prep is None:
+            out.append(_hours_only(q, _straggler_share(q.straggler_cv, q.gpus)))
+            continue
+        assert grid is not None
+        lay = grid.layout(row[i])
+        if lay is None:
+            out.append(_no_layout_error(prep[3], grid.too_small_at(row[i]), q.accelerator))
+            continue
+        out.append(_answer(q, prep, lay))
+    return out
 
 
 def estimate_time(
@@ -101,17 +172,75 @@ def estimate_time(
     Raises:
         MemoryFitError: the model cannot fit on this many accelerators, even with offload.
     """
-    q = _Query(catalog=catalog, accelerator=accelerator, instance=instance,
-               fp=fit or fit_params(catalog), nodes=nodes, precision=precision, hours=hours,
+    q = _query(catalog=catalog, accelerator=accelerator, instance=instance,
+               fit=fit, nodes=nodes, precision=precision, hours=hours,
                params=params, active_params=active_params, tokens=tokens,
                global_batch_tokens=global_batch_tokens, seq_len=seq_len, layers=layers,
                d_model=d_model, straggler_cv=straggler_cv, recompute=recompute,
                measured_mfu=measured_mfu, fused_attention=fused_attention,
                software_age_years=software_age_years, batch_note=batch_note,
-               peak=accelerator.peak_tflops(precision), architecture=architecture,
-               attention_share=_attention_share(catalog, architecture, attention_share),
+               architecture=architecture, attention_share=attention_share,
                )  # fmt: skip
     return _estimate(q)
+
+
+def _query(
+    *,
+    catalog: Catalog,
+    accelerator: Accelerator,
+    fit: FitParams | None = None,
+    precision: str,
+    architecture: str = "transformer",
+    attention_share: float | None = None,
+    layers: int | None = None,
+    d_model: int | None = None,
+    recompute: bool | None = None,
+    measured_mfu: float | None = None,
+    fused_attention: bool = True,
+    software_age_years: float | None = None,
+    batch_note: str | None = None,
+    **rest: Any,
+) -> _Query:
+    """``estimate_time``'s keywords (its defaults too) as its ``_Query``: the fit resolved, the
+    peak read."""
+    return _Query(catalog=catalog, accelerator=accelerator, fp=fit or fit_params(catalog),
+                  precision=precision, peak=accelerator.peak_tflops(precision),
+                  architecture=architecture,
+                  attention_share=_attention_share(catalog, architecture, attention_share),
+                  layers=layers, d_model=d_model, recompute=recompute, measured_mfu=measured_mfu,
+                  fused_attention=fused_attention, software_age_years=software_age_years,
+                  batch_note=batch_note, **rest)  # fmt: skip
+
+
+#: ``estimate_time``'s keywords that a cluster's node count changes (the batch a team picks
+#: grows with the GPUs; stated hours scale with them): the rest of a question is shared.
+NODE_KEYWORDS = frozenset({"nodes", "global_batch_tokens", "tokens", "hours", "batch_note"})
+
+
+def estimate_times(
+    questions: Sequence[Mapping[str, Any]],
+) -> list[TimeEstimate | MemoryFitError | SpecError]:
+    """``estimate_time(**q)`` for each question, the layout search run once over the node
+    counts of questions alike but for ``NODE_KEYWORDS`` (identical answers, at array speed).
+
+    Why: a planner sweeping hundreds of node counts asked the scalar search once per node
+    count, most of a sweep's time. A question no layout answers gets the error
+    ``estimate_time`` would raise, in its place (a mask over the node counts), not raised.
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, kw in enumerate(questions):
+        shared = tuple(
+            (k, id(v) if k in ("catalog", "accelerator", "instance", "fit") else v)
+            for k, v in sorted(kw.items())
+            if k not in NODE_KEYWORDS
+        )
+        groups.setdefault(shared, []).append(i)
+    out: list[TimeEstimate | MemoryFitError | SpecError | None] = [None] * len(questions)
+    for members in groups.values():
+        qs = [_query(**questions[i]) for i in members]
+        for i, answer in zip(members, _estimates(qs), strict=True):
+            out[i] = answer
+    return [a for a in out if a is not None]
 
 
 def _attention_share(catalog: Catalog, architecture: str, given: float | None) -> float:

@@ -1,14 +1,33 @@
 """The layout search: tensor × pipeline × context × expert × data parallel, the fastest that
-fits in memory, and the error that says why none does."""
+fits in memory, and the error that says why none does.
+
+The search is written once over arrays: every (tp, pp, cp, ep) candidate of every node count
+of a question is evaluated at once (``_layout_grid``), the node counts on axis 0 and the
+candidates on axis 1, each node count's own bounds a validity mask. A single question is the
+same search over one node count (``_choose_layout``); the planner asks for hundreds of node
+counts in one call (``_choose_layouts``), which is what keeps a node sweep at array speed.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import itertools
 import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Accelerator
 from trainbill.errors import SpecError
-from trainbill.memory import MemoryEstimate, MemoryFitError, memory_per_gpu, min_gpus_to_fit
+from trainbill.memory import (
+    MemoryFitError,
+    MemoryGrid,
+    memory_grid,
+    min_gpus_to_fit,
+)
 from trainbill.timemodel.kernel import _activation_bytes, _Kernel
 from trainbill.timemodel.records import (
     _BYTES_PER_BF16,
@@ -21,7 +40,7 @@ from trainbill.timemodel.records import (
 from trainbill.timemodel.work import _Work
 
 
-def _dp_bandwidth(*, gpus: int, gpn: int, tp: int, intra_bw: float, node_bw: float) -> float:
+def _dp_bandwidth(*, gpus: Any, gpn: int, tp: Any, intra_bw: float, node_bw: float) -> Any:
     """Effective bytes/s per GPU for a data-parallel all-reduce/all-gather/reduce-scatter.
 
     Inside one node the collective runs over NVLink. Across nodes NCCL runs it hierarchically
@@ -29,17 +48,16 @@ def _dp_bandwidth(*, gpus: int, gpn: int, tp: int, intra_bw: float, node_bw: flo
     moves only its 1/k share over its own NIC, so the group sees k NICs' worth of bandwidth,
     k = GPUs of the group per node = GPUs per node / tp. With tp = 1 that is the whole node's
     bandwidth (what nccl-tests report as bus bandwidth on multi-node H100/A100 clusters), with
-    tp = GPUs per node one NIC. Never faster than NVLink.
+    tp = GPUs per node one NIC. Never faster than NVLink. Elementwise over arrays.
     """
-    if gpus <= gpn:
-        return intra_bw
-    share = max(1, gpn // tp)
-    return min(intra_bw, node_bw * share / gpn)
+    share = np.maximum(1, gpn // tp)
+    return np.where(gpus <= gpn, intra_bw, np.minimum(intra_bw, node_bw * share / gpn))
 
 
-def _ring(n: float) -> float:
-    """Share of the data a ring/hierarchical collective over n ranks moves per rank: (n − 1) / n."""
-    return (n - 1.0) / n if n > 1.0 else 0.0
+def _ring(n: Any) -> Any:
+    """Share of the data a ring/hierarchical collective over n ranks moves per rank: (n − 1) / n
+    (elementwise)."""
+    return np.where(n > 1.0, (n - 1.0) / np.maximum(n, 1.0), 0.0)
 
 
 def _pow2_upto(limit: int) -> list[int]:
@@ -82,7 +100,8 @@ class _Space:
     a2a_bytes: float
     a2a_overlap: float
     max_ep: int
-    tps: list[int]
+    #: The largest tensor-parallel degree (a power of two): within a node, or a TPU pod's 16.
+    tp_max: int
     overlap: float
     compute0: float
 
@@ -92,12 +111,12 @@ class _Space:
         traffic."""
         return self.compute0 * _RECOMPUTE_FACTOR
 
-    def memory(self, *, tp: int, pp: int, cp: int, dp: float, ep: int) -> MemoryEstimate:
-        """Per-GPU memory of one layout (``trainbill.memory``)."""
+    def memory(self, *, tp: Any, pp: Any, cp: Any, dp: Any, ep: Any) -> MemoryGrid:
+        """Per-GPU memory of layouts (``trainbill.memory``), elementwise over arrays of them."""
         # Activations are linear in seq · bytes (flash attention: no seq² term), so FP32's
         # 4-byte activations are charged as twice the sequence at the BF16 rate.
         act_scale = round(self.grad_bytes / _BYTES_PER_BF16)
-        return memory_per_gpu(
+        return memory_grid(
             params=self.params,
             layers=self.layers,
             d_model=self.d_model,
@@ -107,17 +126,11 @@ class _Space:
             state_bytes_per_param=self.state_bytes,
             tp=tp,
             pp=pp,
-            dp=max(1, round(dp)),
+            dp=np.maximum(1, np.round(dp)),
             recompute=self.recompute,
             expert_params=self.expert_params,
             ep=ep,
         )
-
-
-#: One candidate layout before its memory check: (lower bound on the step, (tp, pp, cp, ep),
-#: dp, bubble share of compute, TP seconds, one model-volume of DP sync seconds, all-to-all
-#: seconds).
-_Cand = tuple[float, tuple[int, int, int, int], float, float, float, float, float]
 
 
 @record
@@ -165,7 +178,7 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
     a2a_key = "time.moe_all_to_all_bytes_fp8" if k.fp8 else "time.moe_all_to_all_bytes_bf16"
     # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
     # share one ICI mesh, so there TP spans chips.
-    tps = _pow2_upto(min(16, gpus)) if instance.billing == "chip" else _pow2_upto(min(gpn, gpus))
+    tp_max = _pow2_upto(min(16, gpus) if instance.billing == "chip" else min(gpn, gpus))[-1]
     measured = q.measured_mfu is not None
     return _Space(
         gpus=gpus,
@@ -196,7 +209,7 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
         a2a_bytes=float(catalog.value(a2a_key)),
         a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
         max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1,
-        tps=tps,
+        tp_max=tp_max,
         overlap=fp.overlap,
         # before any recompute; a measured MFU (trainbill profile) counts causal attention
         # in full, as FlopCounterMode does, so its seconds per FLOP go with the full count
@@ -207,149 +220,190 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
     )
 
 
-def _moe_costs(
-    s: _Space, *, tp: int, pp: int, ep: int, shards: float, tok_per_gpu: float
-) -> tuple[float, float]:
-    """(expert-gradient sync seconds for one model-volume, all-to-all seconds) of one EP degree."""
-    expert_sync = 0.0
-    if s.expert_params:
-        # The ep GPUs of an expert group hold different experts: a node can pre-reduce
-        # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
-        ep_bw = _dp_bandwidth(
-            gpus=s.gpus, gpn=s.gpn, tp=tp * ep, intra_bw=s.intra_bw, node_bw=s.node_bw
-        )
-        expert_sync = s.grad_bytes * s.expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
-    a2a = 0.0
-    if ep > 1:
-        # Routed copies of each token that leave the GPU, per MoE layer on this stage;
-        # tensor-parallel ranks each dispatch their sequence-parallel share.
-        out_bytes = s.a2a_bytes * s.d_model * s.top_k * (s.layers / pp) * tok_per_gpu / tp
-        per_node = max(1, s.gpn // tp) if s.gpus > s.gpn else ep  # EP ranks one node holds
-        local = (min(ep, per_node) - 1) / ep
-        remote = max(0, ep - per_node) / ep
-        a2a = max(out_bytes * local / s.intra_bw, out_bytes * remote / s.nic_bw)
-    return expert_sync, a2a
-
-
-def _candidates_at(s: _Space, tp: int, pp: int, cp: int) -> list[_Cand]:
-    """Every expert-parallel degree of one (tp, pp, cp), each with its step's lower bound."""
-    dp = s.gpus / (tp * pp * cp)
-    chunks = max(1.0, s.layers / (pp * s.vstage))  # interleaved 1F1B: virtual stages per GPU
-    bubble_share = (pp - 1) / (s.seqs / dp * chunks)  # of compute
-    tok_per_gpu = s.batch / dp / cp
-    tp_s = (
-        16.0 * (s.layers / pp) * s.d_model * (tp - 1) / tp * tok_per_gpu / s.intra_bw
-        if tp > 1
-        else 0.0
+def _moe_costs(s: _Space, *, tp: Any, pp: Any, ep: Any, shards: Any, tok_per_gpu: Any) -> Any:
+    """(expert-gradient sync seconds for one model-volume, all-to-all seconds) of each EP degree
+    (elementwise; both 0 for a dense model and ep = 1)."""
+    # The ep GPUs of an expert group hold different experts: a node can pre-reduce
+    # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
+    ep_bw = _dp_bandwidth(
+        gpus=s.gpus, gpn=s.gpn, tp=tp * ep, intra_bw=s.intra_bw, node_bw=s.node_bw
     )
-    shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
-    dp_bw = _dp_bandwidth(gpus=s.gpus, gpn=s.gpn, tp=tp, intra_bw=s.intra_bw, node_bw=s.node_bw)
-    dense_sync = s.grad_bytes * s.dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
-    out: list[_Cand] = []
-    for ep in _pow2_upto(min(s.max_ep, int(dp))):
+    expert_sync = s.grad_bytes * s.expert_params / ep * _ring(shards / ep) / (tp * pp) / ep_bw
+    # Routed copies of each token that leave the GPU, per MoE layer on this stage;
+    # tensor-parallel ranks each dispatch their sequence-parallel share.
+    out_bytes = s.a2a_bytes * s.d_model * s.top_k * (s.layers / pp) * tok_per_gpu / tp
+    per_node = np.where(s.gpus > s.gpn, np.maximum(1, s.gpn // tp), ep)  # EP ranks one node holds
+    local = (np.minimum(ep, per_node) - 1) / ep
+    remote = np.maximum(0, ep - per_node) / ep
+    a2a = np.maximum(out_bytes * local / s.intra_bw, out_bytes * remote / s.nic_bw)
+    return expert_sync, np.where(ep > 1, a2a, 0.0)
+
+
+def _stacked_space(spaces: Sequence[_Space]) -> _Space:
+    """One ``_Space`` over many node counts: each field that differs between them an array of
+    shape (N, 1) (node counts on axis 0, to broadcast against the candidates on axis 1)."""
+    first = spaces[0]
+    if len(spaces) == 1:
+        return first
+    varying: dict[str, Any] = {}
+    for f in dataclasses.fields(_Space):
+        values = [getattr(x, f.name) for x in spaces]
+        if any(v != values[0] for v in values):
+            varying[f.name] = np.array(values).reshape(-1, 1)
+    return dataclasses.replace(first, **varying)
+
+
+def _keys(s: _Space) -> tuple[Any, Any, Any, Any]:
+    """Every (tp, pp, cp, ep) any node count of ``s`` may try, as four (1, C) arrays in
+    lexicographic order (the order ties go by)."""
+    most = int(np.max(s.gpus))
+    return _key_grid(
+        int(np.max(s.tp_max)),
+        min(s.layers, most),
+        max(1, min(s.seq_len // _CP_MIN_SEQ, most)),
+        int(np.max(s.max_ep)),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _key_grid(tp: int, pp: int, cp: int, ep: int) -> tuple[Any, Any, Any, Any]:
+    """The powers of two up to each bound, crossed (remembered: a few bounds recur; the arrays
+    are read, never written)."""
+    product = itertools.product(_pow2_upto(tp), _pow2_upto(pp), _pow2_upto(cp), _pow2_upto(ep))
+    grid = np.array(list(product), dtype=np.int64).T
+    rows = tuple(row.reshape(1, -1) for row in grid)
+    for row in rows:
+        row.flags.writeable = False
+    return rows[0], rows[1], rows[2], rows[3]
+
+
+@record
+class _LayoutGrid:
+    """Every candidate layout of every node count (axis 0) evaluated: its exact step, memory,
+    and whether it is a candidate at all; ``pick`` the chosen column per node count."""
+
+    s: _Space
+    keys: tuple[Any, Any, Any, Any]
+    dp: Any
+    #: Valid but for the batch: too few sequences to split (one per (tp, pp, cp), at ep = 1).
+    too_small: Any
+    mem: MemoryGrid
+    parts: dict[str, Any]
+    found: Any
+    pick: Any
+
+    def layout(self, n: int) -> Layout | None:
+        """Node count ``n``'s chosen layout, or None when no layout fits."""
+        if not self.found[n]:
+            return None
+        c = int(self.pick[n])
+
+        def at(x: Any) -> float:
+            # an array is (1 or N, 1 or C): a node count's or a candidate's axis of 1 broadcasts
+            if np.ndim(x) == 0:
+                return float(x)
+            return float(x[n if x.shape[0] > 1 else 0, c if x.shape[1] > 1 else 0])
+
+        tp, pp, cp, ep = (int(k[0, c]) for k in self.keys)
+        p = self.parts
+        return Layout(
+            tp=tp, pp=pp, cp=cp, dp=at(self.dp), memory=self.mem.at((n, c)),
+            compute_s=at(p["compute"]), recompute_factor=at(p["recompute"]), host_s=self.s.host_s,
+            bubble_s=at(p["bubble"]), tp_s=at(p["tp"]), dp_sync_s=at(p["sync"]),
+            dp_exposed_s=at(p["dp_exposed"]), a2a_exposed_s=at(p["a2a_exposed"]), ep=ep,
+            a2a_s=at(p["a2a"]),
+        )  # fmt: skip
+
+    def too_small_at(self, n: int) -> list[tuple[int, int, int, float]]:
+        """Node count ``n``'s layouts that fail only for the batch: (tp, pp, cp, dp)."""
+        shape = self.found.shape + self.keys[0].shape[1:]
+        mask = np.broadcast_to(self.too_small, shape)[n]
+        dp = np.broadcast_to(self.dp, shape)[n]
+        tp, pp, cp, _ = (k[0] for k in self.keys)
+        return [(int(tp[c]), int(pp[c]), int(cp[c]), float(dp[c])) for c in np.flatnonzero(mask)]
+
+
+def _valid(s: _Space, tp: Any, pp: Any, cp: Any, ep: Any) -> tuple[Any, Any, Any]:
+    """(dp, candidates, too small for the batch) per node count and layout: the bounds of
+    each node count (tensor parallel within the node, pp ≤ layers, cp only past 8192 tokens,
+    ep within the data-parallel ranks) and the batch rule (one sequence per data-parallel
+    rank, and pp per pipeline)."""
+    ok = (tp <= s.tp_max) & (pp <= np.minimum(s.layers, s.gpus // tp))
+    ok &= cp <= np.maximum(1, np.minimum(s.seq_len // _CP_MIN_SEQ, s.gpus // (tp * pp)))
+    dp = s.gpus / (tp * pp * cp)
+    small = s.seqs < dp * pp - 1e-9
+    ep_ok = ep <= np.minimum(s.max_ep, np.floor(dp))
+    return dp, ok & ep_ok & ~small, ok & small & (ep == 1)
+
+
+def _layout_grid(s: _Space, n: int = 1) -> _LayoutGrid:
+    """The search itself, over every candidate of every node count at once (``n`` of them:
+    axis 0 of ``s``'s arrays, or one question asked ``n`` times).
+
+    Each candidate's step is exact: its memory check decides recompute (× 4/3, not with a
+    measured MFU) and the sync volume (2 model-volumes when the unsharded weights fit beside
+    the activations, else 3 under ZeRO-3). Per node count, of the candidates that fit (without
+    optimizer offload if any does) the shortest step wins, ties within 1e-9 relative going to
+    the smaller (tp, pp, cp, ep).
+    """
+    tp, pp, cp, ep = keys = _keys(s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dp, cands, too_small = _valid(s, tp, pp, cp, ep)
+        chunks = np.maximum(1.0, s.layers / (pp * s.vstage))  # interleaved 1F1B: virtual stages
+        bubble_share = (pp - 1) / (s.seqs / dp * chunks)  # of compute
+        tok_per_gpu = s.batch / dp / cp
+        tp_s = np.where(
+            tp > 1,
+            16.0 * (s.layers / pp) * s.d_model * (tp - 1) / tp * tok_per_gpu / s.intra_bw,
+            0.0,
+        )
+        shards = dp * cp  # context-parallel ranks hold the same weights: they sync gradients too
+        dp_bw = _dp_bandwidth(gpus=s.gpus, gpn=s.gpn, tp=tp, intra_bw=s.intra_bw, node_bw=s.node_bw)
+        dense_sync = s.grad_bytes * s.dense_params * _ring(shards) / (tp * pp) / dp_bw  # × volume
         expert_sync, a2a = _moe_costs(
             s, tp=tp, pp=pp, ep=ep, shards=shards, tok_per_gpu=tok_per_gpu
         )
         sync1 = dense_sync + expert_sync
-        bound = (
-            s.compute0 * (1.0 + bubble_share)
-            + s.host_s
-            + tp_s
-            + max(0.0, 2.0 * sync1 - s.overlap * s.most)
-            + max(0.0, a2a - s.a2a_overlap * s.most)
-        )
-        out.append((bound, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a))
-    return out
-
-
-def _candidates(s: _Space) -> tuple[list[_Cand], list[tuple[int, int, int, float]]]:
-    """Layouts that split the batch (sorted by lower bound), and those valid but for the batch.
-
-    Every candidate's step time is known up to the memory check, which decides recompute
-    (× 4/3) and the sync volume (2 or 3 model-bytes). Its lower bound (no recompute in the step,
-    the most compute could hide, volume 2) orders the memory checks best-first: once the next
-    bound exceeds the best exact step nothing after it can win, so the choice is the exhaustive
-    search's (ties to the smaller tp, pp, cp, ep) at a fraction of the memory checks.
-    """
-    too_small: list[tuple[int, int, int, float]] = []
-    cands: list[_Cand] = []
-    for tp in s.tps:
-        for pp in _pow2_upto(min(s.layers, s.gpus // tp)):
-            for cp in _pow2_upto(max(1, min(s.seq_len // _CP_MIN_SEQ, s.gpus // (tp * pp)))):
-                dp = s.gpus / (tp * pp * cp)
-                if (
-                    s.seqs < dp * pp - 1e-9
-                ):  # one sequence per data-parallel rank, and pp per pipeline
-                    too_small.append((tp, pp, cp, dp))
-                    continue
-                cands += _candidates_at(s, tp, pp, cp)
-    cands.sort(key=lambda c: (c[0], c[1]))
-    return cands, too_small
-
-
-def _exact_layout(s: _Space, cand: _Cand, mem: MemoryEstimate) -> Layout:
-    """One candidate's exact step, now that its memory (recompute, sync volume) is known."""
-    _, (tp, pp, cp, ep), dp, bubble_share, tp_s, sync1, a2a = cand
-    recompute_cost = _RECOMPUTE_FACTOR if mem.recompute and not s.measured else 1.0
-    compute = s.compute0 * recompute_cost
-    unsharded = 4.0 * (s.dense_params + s.expert_params / ep) / (
-        tp * pp
-    ) + s.state_bytes * s.params / (tp * pp * dp)
-    vol = 2.0 if unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9 else 3.0
-    sync = vol * sync1
-    return Layout(
-        tp=tp,
-        pp=pp,
-        cp=cp,
-        dp=dp,
-        memory=mem,
-        compute_s=compute,
-        recompute_factor=recompute_cost,
-        host_s=s.host_s,
-        bubble_s=bubble_share * compute,
-        tp_s=tp_s,
-        dp_sync_s=sync,
-        dp_exposed_s=max(0.0, sync - s.overlap * compute),
-        a2a_exposed_s=max(0.0, a2a - s.a2a_overlap * compute),
-        ep=ep,
-        a2a_s=a2a,
-    )
-
-
-def _pick_layout(s: _Space, cands: list[_Cand]) -> Layout | None:
-    """The shortest exact step among candidates that fit in memory (no offload if avoidable).
-
-    Ties go to the smaller (tp, pp, cp, ep); the scan stops once a lower bound exceeds the best.
-    """
-    best: Layout | None = None
-    best_step, best_key = math.inf, (0, 0, 0, 0)
-    for cand in cands:
-        settled = best is not None and not best.memory.offload
-        if settled and cand[0] > best_step * (1.0 + 1e-9):
-            break
-        tp, pp, cp, ep = key = cand[1]
-        mem = s.memory(tp=tp, pp=pp, cp=cp, dp=cand[2], ep=ep)
-        if not mem.fits or (mem.offload and settled):
-            continue
-        lay = _exact_layout(s, cand, mem)
+        mem = s.memory(tp=tp, pp=pp, cp=cp, dp=dp, ep=ep)
+        recompute = np.where(mem.recompute & (not s.measured), _RECOMPUTE_FACTOR, 1.0)
+        compute = s.compute0 * recompute
+        unsharded = 4.0 * (s.dense_params + s.expert_params / ep) / (
+            tp * pp
+        ) + s.state_bytes * s.params / (tp * pp * dp)
+        vol = np.where(unsharded + mem.activations_gb * 1e9 <= mem.usable_gb * 1e9, 2.0, 3.0)
+        sync = vol * sync1
+        parts = {
+            "compute": compute, "recompute": recompute, "bubble": bubble_share * compute,
+            "tp": tp_s, "sync": sync, "a2a": a2a,
+            "dp_exposed": np.maximum(0.0, sync - s.overlap * compute),
+            "a2a_exposed": np.maximum(0.0, a2a - s.a2a_overlap * compute),
+        }  # fmt: skip
         step = (
-            lay.compute_s
-            + lay.host_s
-            + lay.bubble_s
-            + lay.tp_s
-            + lay.dp_exposed_s
-            + lay.a2a_exposed_s
+            compute + s.host_s + parts["bubble"] + tp_s + parts["dp_exposed"] + parts["a2a_exposed"]
         )
-        tie = abs(step - best_step) <= best_step * 1e-9 and key < best_key
-        unload = best is not None and best.memory.offload and not mem.offload
-        if best is None or unload or step < best_step * (1.0 - 1e-9) or tie:
-            best, best_step, best_key = lay, step, key
-    return best
+        ok = cands & mem.fits
+        unloaded = ok & ~mem.offload
+        pool = np.where(unloaded.any(axis=1, keepdims=True), unloaded, ok)
+        steps = np.where(pool, step, np.inf)
+        best = steps.min(axis=1, keepdims=True)
+        near = pool & (np.abs(steps - best) <= best * 1e-9)
+    return _LayoutGrid(
+        s=s, keys=keys, dp=dp, too_small=too_small, mem=mem, parts=parts,
+        found=np.broadcast_to(pool.any(axis=1), (n,)),
+        pick=np.broadcast_to(near.argmax(axis=1), (n,)),
+    )  # fmt: skip
+
+
+def _choose_layouts(spaces: Sequence[_Space]) -> _LayoutGrid:
+    """The layout search of one question at many node counts (``spaces``, one per node count,
+    alike but for what the node count changes), in one pass: ``layout(i)`` is node count i's
+    choice, None where nothing fits."""
+    return _layout_grid(_stacked_space(spaces), len(spaces))
 
 
 def _no_layout_error(
     s: _Space, too_small: list[tuple[int, int, int, float]], accelerator: Accelerator
-) -> Exception:
+) -> SpecError | MemoryFitError:
     """Why no layout works: the batch is too small to split (and the smallest that works), or
     the model does not fit (and how many GPUs would hold it)."""
     fitting = [
@@ -357,7 +411,7 @@ def _no_layout_error(
         for tp, pp, cp, dp in too_small
         if s.memory(
             tp=tp, pp=pp, cp=cp, dp=dp, ep=_pow2_upto(min(s.max_ep, max(1, int(dp))))[-1]
-        ).fits
+        ).fits[()]
     ]
     if fitting:
         smallest = math.ceil(min(fitting))
@@ -370,7 +424,7 @@ def _no_layout_error(
         return SpecError(msg, field="model.global_batch_tokens")
     fewest = min_gpus_to_fit(
         params=s.params, layers=s.layers, d_model=s.d_model, seq_len=s.seq_len, hbm_gb=s.hbm_gb,
-        usable_fraction=s.usable, state_bytes_per_param=s.state_bytes, gpus_per_node=max(s.tps),
+        usable_fraction=s.usable, state_bytes_per_param=s.state_bytes, gpus_per_node=s.tp_max,
     )  # fmt: skip
     hint = (
         f"at least {fewest} {accelerator.id} GPUs"
@@ -386,9 +440,10 @@ def _no_layout_error(
 
 
 def _choose_layout(s: _Space, accelerator: Accelerator) -> Layout:
-    """The fastest layout that fits, or the error that says why none does."""
-    cands, too_small = _candidates(s)
-    lay = _pick_layout(s, cands)
+    """The fastest layout that fits, or the error that says why none does: the array search
+    over this one node count."""
+    grid = _layout_grid(s)
+    lay = grid.layout(0)
     if lay is None:
-        raise _no_layout_error(s, too_small, accelerator)
+        raise _no_layout_error(s, grid.too_small_at(0), accelerator)
     return lay

@@ -54,6 +54,7 @@ from trainbill.usage.storage import (
     lustre_gb_per_gib,
     lustre_size_gib,
 )
+from trainbill.usage.sweep import NodeSweep, usage_over_nodes
 
 __all__ = [
     "FSX_TIER_MBPS_PER_TIB",
@@ -65,6 +66,7 @@ __all__ = [
     "Job",
     "Monitoring",
     "Network",
+    "NodeSweep",
     "Purchase",
     "Reliability",
     "Storage",
@@ -90,5 +92,6 @@ __all__ = [
     "software_age_years",
     "tpu_slice_sizes",
     "usage_for",
+    "usage_over_nodes",
     "young_daly_interval_hours",
 ]

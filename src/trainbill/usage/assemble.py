@@ -8,13 +8,14 @@ the three small records (network, monitoring, purchase) that are a plan value or
 
 from __future__ import annotations
 
-import math
 from datetime import date
 from typing import TYPE_CHECKING
 
 from trainbill.catalog import Catalog
 from trainbill.spec import Plan
+from trainbill.timemodel import TimeEstimate
 from trainbill.usage._defaults import _Defaults
+from trainbill.usage._elementwise import first
 from trainbill.usage.checkpoints import (
     _checkpoint,
     _checkpoint_schedule,
@@ -28,7 +29,7 @@ from trainbill.usage.interruptions import Interruptions, failures_per_hour, recl
 from trainbill.usage.job import resolve_job
 from trainbill.usage.placement import _data, _dataset_gb
 from trainbill.usage.plan_warnings import _checkpoint_fit_warnings
-from trainbill.usage.records import Monitoring, Network, Purchase, Usage
+from trainbill.usage.records import Compute, Monitoring, Network, Purchase, Usage, hosts_of
 from trainbill.usage.storage import _storage
 
 if TYPE_CHECKING:
@@ -63,8 +64,19 @@ def usage_for(
     d = _Defaults(catalog)
     d.used.extend(job.assumed)
     est, compute = _compute(plan, catalog, d, job, measured_mfu, time_scale)
+    return _assemble(plan, catalog, d, job, est, compute)
+
+
+def _assemble(
+    plan: Plan, catalog: Catalog, d: _Defaults, job: Job, est: TimeEstimate, compute: Compute
+) -> Usage:
+    """Every record after the time model's, in order, and the usage they make.
+
+    Elementwise where ``job.nodes`` and the time model's numbers are arrays over a node sweep
+    (``usage_over_nodes``): the rendered text (warnings, citations) is the first node count's.
+    """
     chips = _chips_per_host(catalog, d, job)
-    hosts = math.ceil(job.nodes / chips)
+    hosts = hosts_of(job.nodes, chips)
     writes = _checkpoint_writes(plan, d, hosts, job.provider)
     rel = _reliability_rates(plan, catalog, d, job)
     schedule = _checkpoint_schedule(plan, d, est, writes, rel, job)
@@ -86,6 +98,7 @@ def usage_for(
     storage = _storage(plan, d, writes, job.provider, job.run_date)
     checkpoint = events.checkpoint(_checkpoint(plan, d, writes, schedule))
     data = _data(plan, d, job, dataset_gb)
+    fit_warnings = _checkpoint_fit_warnings(checkpoint, storage, data, first(hosts))
     return Usage(
         name=plan.run.name,
         provider=job.provider,
@@ -96,7 +109,7 @@ def usage_for(
         orchestrator=job.orchestrator,
         zone=plan.cluster.zone,
         zone_id=job.zone_id,
-        warnings=(*job.warnings, *_checkpoint_fit_warnings(checkpoint, storage, data, hosts)),
+        warnings=(*job.warnings, *fit_warnings),
         whatif_notes=job.whatif_notes,
         precision=plan.model.precision,
         as_of=job.as_of,

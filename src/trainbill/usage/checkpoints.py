@@ -17,6 +17,7 @@ from trainbill.catalog import Catalog, Instance
 from trainbill.errors import SpecError
 from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
+from trainbill.usage._elementwise import first, least, most, uniform
 from trainbill.usage.interruptions import (
     failures_per_hour,
     reclaims_per_hour,
@@ -89,7 +90,7 @@ def _checkpoint_writes(plan: Plan, d: _Defaults, nodes: int, provider: str) -> _
     if asynchronous:
         rate = float(d.get(None, "defaults.checkpoint.snapshot_gbytes_per_s_per_node")) * nodes
     else:
-        rate = min(
+        rate = least(
             _write_rate(d, ck.write_gbytes_per_s_per_node, nodes, to),
             _nat_cap_gbytes_per_s(plan, d, provider, target),
         )
@@ -134,10 +135,15 @@ def _checkpoint_schedule(
         rel.spot_reclaim_rate_per_node_hour, job.nodes, plan.purchase.spot_fraction
     )
     floor = est.layout.step_s / 3600.0 if est.layout is not None else 0.0
-    if writes.asynchronous and writes.size_gb > 0 and ck.interval_hours is None and per_hour > 0:
+    if (
+        writes.asynchronous
+        and writes.size_gb > 0
+        and ck.interval_hours is None
+        and uniform(per_hour > 0)
+    ):
         given = ck.write_gbytes_per_s_per_node
         rate = _write_rate(d, given, writes.hosts, writes.to)
-        floor = max(floor, writes.size_gb / rate / 3600.0)
+        floor = most(floor, writes.size_gb / rate / 3600.0)
     return _checkpoint_interval(d, ck.interval_hours, writes.stall_each, per_hour, floor)
 
 
@@ -203,9 +209,9 @@ def _write_rate(d: _Defaults, given: float | None, nodes: int, to: _Target) -> f
     is 15× slower than the 2 GB/s per node of an S3 multipart upload)."""
     rate = float(d.get(given, "defaults.checkpoint.write_gbytes_per_s_per_node")) * nodes
     if to.target == "fsx":
-        rate = min(rate, fsx_throughput_mbps(d.catalog, to.fsx_gib, to.fsx_tier) / 1000.0)
+        rate = least(rate, fsx_throughput_mbps(d.catalog, to.fsx_gib, to.fsx_tier) / 1000.0)
     elif to.target == "ebs":
-        rate = min(rate, to.ebs_mibps * _MIB / 1e9 * nodes)
+        rate = least(rate, to.ebs_mibps * _MIB / 1e9 * nodes)
     return rate
 
 
@@ -223,13 +229,15 @@ def _checkpoint_interval(
     cap = d.catalog.assumption("defaults.checkpoint.interval_hours")
     optimum: float | None = None
     words = ""
-    if stall_hours > 0 and per_hour > 0:
+    if uniform(stall_hours > 0) and uniform(per_hour > 0):
         mtbf = 1.0 / per_hour
         young = young_daly_interval_hours(stall_hours, mtbf)
-        optimum = min(max(young, floor_hours), float(cap.value))
+        optimum = least(most(young, floor_hours), float(cap.value))
+        # (in words the first node count's figures: a sweep's text is its first's)
+        young, floor_hours, mtbf = first(young), first(floor_hours), first(mtbf)
         words = (
-            f"Young/Daly optimum sqrt(2 × {stall_hours * 3600:,.3g} s write stall × {mtbf:,.3g} h "
-            f"cluster MTBF) = {young:.3g} h"
+            f"Young/Daly optimum sqrt(2 × {first(stall_hours) * 3600:,.3g} s write stall × "
+            f"{mtbf:,.3g} h cluster MTBF) = {young:.3g} h"
         )
         if young < floor_hours:
             words += (
@@ -239,7 +247,7 @@ def _checkpoint_interval(
             words += f", capped at {cap.key} = {cap.value} h"
     if given is not None:
         basis = f"{given:g} h stated in the plan" + (
-            f"; {words} → {optimum:.3g} h" if optimum is not None else ""
+            f"; {words} → {first(optimum):.3g} h" if optimum is not None else ""
         )
         return given, optimum, basis
     if optimum is None:
@@ -250,13 +258,13 @@ def _checkpoint_interval(
             f"{interval:g} h ({cap.key}: no checkpoint writes or no interruptions to balance)",
         )
     d.used.append(
-        f"checkpoint.interval_hours = {optimum:.3g} h: {words} (Young, CACM 17(9) 1974; Daly, "
-        "FGCS 22(3) 2006; MTBF from reliability.gpu_failure_rate_per_gpu_day and spot reclaims, "
-        "write stall from the checkpoint rule)"
+        f"checkpoint.interval_hours = {first(optimum):.3g} h: {words} (Young, CACM 17(9) 1974; "
+        "Daly, FGCS 22(3) 2006; MTBF from reliability.gpu_failure_rate_per_gpu_day and spot "
+        "reclaims, write stall from the checkpoint rule)"
     )
-    if optimum == float(cap.value):
+    if first(optimum) == float(cap.value):
         d.used.append(cap.cite())
-    return optimum, optimum, f"{optimum:.3g} h: {words}"
+    return optimum, optimum, f"{first(optimum):.3g} h: {words}"
 
 
 #: A forward pass is 2 of the 6 FLOPs per parameter per token of a training step (Kaplan et al.
@@ -274,7 +282,7 @@ def _eval_step_fraction(est: TimeEstimate) -> float:
     step is all kernel time and the fraction is the plain third.
     """
     lay = est.layout
-    if lay is None or lay.busy_s <= 0:
+    if lay is None or uniform(lay.busy_s <= 0):
         return _FORWARD_SHARE
     return lay.compute_s / lay.recompute_factor * _FORWARD_SHARE / lay.busy_s
 

@@ -15,8 +15,9 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from trainbill.catalog import Accelerator, Catalog
+from trainbill.errors import TrainbillError
 from trainbill.spec import Plan, WhatIf
-from trainbill.timemodel import TimeEstimate, default_global_batch
+from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time, estimate_times
 from trainbill.usage._defaults import _DAYS_PER_YEAR
 from trainbill.usage.records import Compute
 
@@ -64,6 +65,16 @@ def _compute(
     time_scale: float,
 ) -> tuple[TimeEstimate, Compute]:
     """The time model's answer for the plan, and the training and sync-stall hours it gives."""
+    question, batch = _time_question(plan, catalog, d, job, measured_mfu)
+    est = _estimate_time(**question)
+    return _compute_of(plan, est, batch, time_scale)
+
+
+def _time_question(
+    plan: Plan, catalog: Catalog, d: _Defaults, job: Job, measured_mfu: float | None
+) -> tuple[dict[str, Any], float]:
+    """The time model's question for the plan (``estimate_time``'s keywords), and the global
+    batch it states or the one a team would pick for this cluster."""
     m = plan.model
     seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
     batch, batch_note = 0.0, None
@@ -76,33 +87,47 @@ def _compute(
         )
         d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
     cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
-    # Hours given with a model size but no token count: the time model cannot count steps, but
-    # the step itself (layout, bytes synced, compute per step) needs only the parameter count and
-    # the batch, so one step of the batch is modelled and its stall fractions apply to the hours.
-    per_step_only = plan.run.hours is not None and m.params is not None and m.tokens is None
-    est = _estimate_time(
-        catalog=catalog,
-        accelerator=job.accelerator,
-        instance=job.instance,
-        nodes=job.nodes,
-        precision=m.precision,
-        hours=None if per_step_only else plan.run.hours,
-        params=m.params,
-        active_params=m.active_params,
-        tokens=batch if per_step_only else m.tokens,
-        global_batch_tokens=batch or 1.0,
-        seq_len=seq_len,
-        layers=m.layers,
-        d_model=m.d_model,
-        straggler_cv=cv,
-        measured_mfu=measured_mfu,
-        software_age_years=software_age_years(job.accelerator, job.run_date),
-        batch_note=batch_note,
-        architecture=m.architecture,
-        attention_share=m.attention_share,
-        fused_attention=fused_attention_on(catalog, job.run_date),
-    )
-    if per_step_only and plan.run.hours is not None:
+    per_step_only = _per_step_only(plan)
+    question: dict[str, Any] = {
+        "catalog": catalog,
+        "accelerator": job.accelerator,
+        "instance": job.instance,
+        "nodes": job.nodes,
+        "precision": m.precision,
+        "hours": None if per_step_only else plan.run.hours,
+        "params": m.params,
+        "active_params": m.active_params,
+        "tokens": batch if per_step_only else m.tokens,
+        "global_batch_tokens": batch or 1.0,
+        "seq_len": seq_len,
+        "layers": m.layers,
+        "d_model": m.d_model,
+        "straggler_cv": cv,
+        "measured_mfu": measured_mfu,
+        "software_age_years": software_age_years(job.accelerator, job.run_date),
+        "batch_note": batch_note,
+        "architecture": m.architecture,
+        "attention_share": m.attention_share,
+        "fused_attention": fused_attention_on(catalog, job.run_date),
+    }
+    return question, batch
+
+
+def _per_step_only(plan: Plan) -> bool:
+    """Hours given with a model size but no token count: the time model cannot count steps, but
+    the step itself (layout, bytes synced, compute per step) needs only the parameter count and
+    the batch, so one step of the batch is modelled and its stall fractions apply to the hours."""
+    m = plan.model
+    return plan.run.hours is not None and m.params is not None and m.tokens is None
+
+
+def _compute_of(
+    plan: Plan, est: TimeEstimate, batch: float, time_scale: float
+) -> tuple[TimeEstimate, Compute]:
+    """The time model's answer as the plan uses it (stated hours, a what-if) and the compute
+    record: training and sync-stall hours (elementwise for a node sweep's stacked answer)."""
+    m = plan.model
+    if _per_step_only(plan) and plan.run.hours is not None:
         est = _given_hours_with_step_model(est, plan.run.hours, batch)
     est = _with_whatif(est, plan.whatif)
     hours = est.compute_hours * time_scale
@@ -133,39 +158,94 @@ def _with_whatif(est: TimeEstimate, whatif: WhatIf) -> TimeEstimate:
 #: Recent time-model answers (``_estimate_time``), most recent last. Each entry keeps the
 #: objects its key names by identity, so an identity cannot be reused while it is cached.
 _TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TimeEstimate]] = OrderedDict()
-_TIME_CACHE_SIZE = 512
+#: Room for a node sweep's answers: the planner's 1..512 sweep of one question, asked again per
+#: orchestrator, with room to spare.
+_TIME_CACHE_SIZE = 2048
 _TIME_LOCK = threading.Lock()
 _BY_IDENTITY = ("accelerator", "instance")
 
 
-def _estimate_time(*, catalog: Catalog, **inputs: Any) -> TimeEstimate:
-    """``timemodel.estimate_time``, remembering its recent answers.
-
-    The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
-    question for every orchestrator of a cluster (restart time and fees differ, the run's hours
-    do not). The key is the time function itself (the fit tool swaps in one with candidate fit
-    parameters, and must never be answered from another function's cache), the catalog and the
-    accelerator/instance records by identity, and every other input by value.
-    """
-    import trainbill.usage as package  # loaded: this module is part of it
-
-    # The package's name at call time: the real one or one a tool or test swapped in.
-    fn = package.estimate_time
-    held = (fn, catalog, *(inputs[k] for k in _BY_IDENTITY if k in inputs))
+def _cache_key(fn: Any, inputs: dict[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(the objects held by identity, the key): the time function itself (the fit tool swaps in
+    one with candidate fit parameters, and must never be answered from another function's
+    cache), the catalog and the accelerator/instance records by identity, and every other
+    input by value."""
+    held = (fn, inputs["catalog"], *(inputs[k] for k in _BY_IDENTITY if k in inputs))
     key = (
         *(id(o) for o in held),
-        *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY),
+        *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY and k != "catalog"),
     )
+    return held, key
+
+
+def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> TimeEstimate | None:
     with _TIME_LOCK:  # the web app prices plans on several threads
         hit = _TIME_CACHE.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
             _TIME_CACHE.move_to_end(key)
             return hit[1]
-    est = fn(catalog=catalog, **inputs)
+    return None
+
+
+def _remember(held: tuple[Any, ...], key: tuple[Any, ...], est: TimeEstimate) -> None:
     with _TIME_LOCK:
         _TIME_CACHE[key] = (held, est)
-        if len(_TIME_CACHE) > _TIME_CACHE_SIZE:
+        while len(_TIME_CACHE) > _TIME_CACHE_SIZE:
             _TIME_CACHE.popitem(last=False)
+
+
+def _estimate_time(**inputs: Any) -> TimeEstimate:
+    """``timemodel.estimate_time``, remembering its recent answers.
+
+    The time model is pure and the costliest step of ``usage_for``; the planner asks it the same
+    question for every orchestrator of a cluster (restart time and fees differ, the run's hours
+    do not). See ``_cache_key`` for what the key holds.
+    """
+    import trainbill.usage as package  # loaded: this module is part of it
+
+    # The package's name at call time: the real one or one a tool or test swapped in.
+    fn = package.estimate_time
+    held, key = _cache_key(fn, inputs)
+    hit = _cached(held, key)
+    if hit is not None:
+        return hit
+    est = fn(**inputs)
+    _remember(held, key, est)
+    return est
+
+
+def _estimate_times(questions: list[dict[str, Any]]) -> list[TimeEstimate | TrainbillError]:
+    """``_estimate_time`` of many questions (a node sweep's), the ones not remembered answered
+    by one ``timemodel.estimate_times`` call (one layout search over their node counts); an
+    answer that is an error (no layout fits) is returned in its place, not raised.
+
+    A tool or test that swapped in its own ``estimate_time`` is asked once per question, as
+    ``usage_for`` would ask it.
+    """
+    import trainbill.usage as package  # loaded: this module is part of it
+
+    fn = package.estimate_time
+    keys = [_cache_key(fn, q) for q in questions]
+    out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
+    todo = [i for i, hit in enumerate(out) if hit is None]
+    answers: list[TimeEstimate | TrainbillError]
+    if fn is estimate_time:
+        answers = list(estimate_times([questions[i] for i in todo]))
+    else:
+        answers = [_asked(fn, questions[i]) for i in todo]
+    for i, answer in zip(todo, answers, strict=True):
+        out[i] = answer
+        if isinstance(answer, TimeEstimate):
+            _remember(*keys[i], answer)
+    return [a for a in out if a is not None]
+
+
+def _asked(fn: Any, question: dict[str, Any]) -> TimeEstimate | TrainbillError:
+    """``fn(**question)``, or the error it raised for the user."""
+    try:
+        est: TimeEstimate = fn(**question)
+    except TrainbillError as exc:
+        return exc
     return est
 
 

@@ -8,11 +8,11 @@ Young/Daly interval.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from trainbill._record import record
+from trainbill.usage._elementwise import sqrt
 
 if TYPE_CHECKING:
     from trainbill.usage.records import Checkpoint, Reliability
@@ -116,4 +116,4 @@ def young_daly_interval_hours(stall_hours: float, mtbf_hours: float) -> float:
     (2/3)·sqrt(δ / 2M) relative: under 1 % while δ / M < 2e-4 (16,384 H100s writing 5.6 TB at the
     default 2 GB/s per node: δ / M = 1.4 s / 3.1 h = 1.2e-4).
     """
-    return math.sqrt(2.0 * stall_hours * mtbf_hours)
+    return sqrt(2.0 * stall_hours * mtbf_hours)

@@ -8,7 +8,6 @@ the same arithmetic.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import field, replace
 from datetime import date
@@ -23,6 +22,13 @@ from trainbill.usage.interruptions import (
     hours_lost_per_interruption,
     reclaims_per_hour,
 )
+
+
+def hosts_of(nodes: int, chips_per_host: int) -> int:
+    """VM hosts of ``nodes`` chips at ``chips_per_host`` a host, rounded up: integer ceiling
+    division, so it is exact for a count and elementwise for a node sweep's array of them."""
+    hosts: int = -(-nodes // max(chips_per_host, 1))
+    return hosts
 
 
 @record
@@ -232,7 +238,7 @@ class Usage:
         disks and NAT traffic per chip made those lines 4x too large)."""
         if self.instance.billing != "chip":
             return self.nodes
-        return math.ceil(self.nodes / max(self.chips_per_host, 1))
+        return hosts_of(self.nodes, self.chips_per_host)
 
     @property
     def host_word(self) -> str:

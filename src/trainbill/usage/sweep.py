@@ -1,0 +1,243 @@
+"""``usage_over_nodes``: one plan's usage at many node counts, built once over arrays.
+
+Why: the planner prices a node sweep (1..512 node counts per instance and orchestrator) with
+the drivers' array arithmetic; one scalar ``usage_for`` per node count was most of a search's
+time. Here the time model answers every node count with one layout search
+(``timemodel.estimate_times``), and ``usage_for``'s own steps (``assemble._assemble``: the
+checkpoint writes, reliability rates, checkpoint schedule, interruptions, storage) run once
+with the node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node
+counts first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over).
+
+The result is split (on the arrays: one sign matrix, not a walk per node count) into groups
+whose numbers agree in sign at every node count (zero, positive, negative) and whose other
+fields are equal:
+a driver's branch on a varying field asks ``costs._arrays.some`` whether any element needs its
+line, and relies on the line being zero where it does not apply. Text (the time model's
+factors and warnings, the usage's warnings and cited assumptions) is each group's first node
+count's: a stacked usage is priced, never shown. A step whose branch goes both ways over the
+sweep (``_elementwise.MixedBranchError``) is built again on each half.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from trainbill._record import record
+from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.errors import MixedBranchError, TrainbillError
+from trainbill.spec import Plan
+from trainbill.timemodel import TimeEstimate
+from trainbill.usage._defaults import _Defaults
+from trainbill.usage.assemble import _assemble, _spot_as_bought
+from trainbill.usage.compute import _compute_of, _estimate_times, _time_question
+from trainbill.usage.job import Job
+from trainbill.usage.records import Compute, Usage
+
+#: Fields that only feed rendered text: the first node count's, never compared or stacked.
+_RENDERED = frozenset({"factors", "warnings", "assumed", "whatif_notes", "interval_basis"})
+
+#: Numbers and flags: stacked into arrays where they differ.
+_NUMBERS = (int, float, np.number, np.bool_)
+
+#: Leaves compared by identity, never walked (one catalog row per instance or accelerator).
+_ROWS = (Instance, Accelerator)
+
+
+@record
+class NodeSweep:
+    """A plan's usage at many node counts: ``groups`` of (node-count indices in order, one usage
+    whose node-dependent numbers are arrays over them, or plain numbers for a group of one);
+    ``errors`` the node counts no layout fits, by index, with the error ``usage_for`` raises."""
+
+    groups: tuple[tuple[tuple[int, ...], Usage], ...]
+    errors: dict[int, TrainbillError]
+
+    def only(self, keep: Any) -> tuple[tuple[tuple[int, ...], Usage], ...]:
+        """The groups cut to the node counts whose ``keep`` mask (one bool per node count of
+        the group, in its order) is True, groups left empty dropped."""
+        out = []
+        for indices, usage in self.groups:
+            mask = np.broadcast_to(np.asarray(keep(usage)).reshape(-1), (len(indices),))
+            if mask.all():
+                out.append((indices, usage))
+            elif mask.any():
+                rows = np.flatnonzero(mask)
+                out.append((tuple(indices[r] for r in rows), _cut(usage, rows, len(indices))))
+        return tuple(out)
+
+
+def usage_over_nodes(
+    plans: Sequence[Plan],
+    catalog: Catalog,
+    *,
+    job: Job,
+    nodes: Sequence[int],
+    measured_mfu: float | None = None,
+    time_scale: float = 1.0,
+) -> NodeSweep:
+    """``usage_for(plans[i], catalog, job=replace(job, nodes=nodes[i]))`` for every i, as
+    ``NodeSweep`` groups (every number equal to the scalar call's, to rounding).
+
+    ``plans`` differ only in what a node count changes (``cluster.nodes``, and the hours a plan
+    stating them scales to it); ``job`` is resolved once for them (``resolve_job``: nothing it
+    works out depends on the node count when the plans state one).
+    """
+    plans = [_spot_as_bought(p, catalog, job) for p in plans]
+    ds = [_Defaults(catalog) for _ in plans]
+    questions, batches = [], []
+    for p, n, d in zip(plans, nodes, ds, strict=True):
+        d.used.extend(job.assumed)
+        question, batch = _time_question(p, catalog, d, replace(job, nodes=n), measured_mfu)
+        questions.append(question)
+        batches.append(batch)
+    answers = _estimate_times(questions)
+    errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
+    timed: dict[int, tuple[TimeEstimate, Compute]] = {}
+    for i, a in enumerate(answers):
+        if isinstance(a, TimeEstimate):
+            timed[i] = _compute_of(plans[i], a, batches[i], time_scale)
+    sweep = _Sweep(plans=plans, catalog=catalog, job=job, nodes=nodes, ds=ds, timed=timed)
+    groups = sweep.build(list(timed))
+    groups.sort(key=lambda g: g[0][0])
+    return NodeSweep(groups=tuple(groups), errors=errors)
+
+
+@dataclasses.dataclass(slots=True)
+class _Sweep:
+    """What every part of one sweep shares, while it is built and split."""
+
+    plans: Sequence[Plan]
+    catalog: Catalog
+    job: Job
+    nodes: Sequence[int]
+    ds: list[_Defaults]
+    timed: dict[int, tuple[TimeEstimate, Compute]]
+
+    def build(self, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
+        """The usage over ``indices`` split into sign-agreeing groups; a part whose steps
+        branch both ways is built again in halves."""
+        if not indices:
+            return []
+        try:
+            usage = self._usage(indices)
+        except MixedBranchError:
+            half = len(indices) // 2
+            return self.build(indices[:half]) + self.build(indices[half:])
+        return _by_sign(usage, indices)
+
+    def _usage(self, indices: list[int]) -> Usage:
+        """``usage_for``'s steps after the time model, once over the node counts ``indices``."""
+        first = indices[0]
+        est = _stack([self.timed[i][0] for i in indices])
+        compute = _stack([self.timed[i][1] for i in indices])
+        d = _Defaults(self.catalog)
+        d.used.extend(self.ds[first].used)
+        # (N, 1, 1) node counts where every ``Usage`` number may be an array (its typing says int)
+        nodes: Any = np.array([self.nodes[i] for i in indices]).reshape(-1, 1, 1)
+        job = replace(self.job, nodes=nodes if len(indices) > 1 else self.nodes[first])
+        return _assemble(self.plans[first], self.catalog, d, job, est, compute)
+
+
+def _fields(obj: object) -> tuple[str, ...] | None:
+    """A record's field names; None for a leaf (anything else, or a catalog row)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, (type, *_ROWS)):
+        return tuple(f.name for f in dataclasses.fields(obj))
+    return None
+
+
+def _stack(records: Sequence[Any]) -> Any:
+    """One record whose leaves that differ between ``records`` are arrays over them (axis 0,
+    shape ``(N, 1, 1)``); rendered text is the first's. A leaf that is no number and differs
+    (the sweep's steps would branch on it) is a ``MixedBranchError``."""
+    head = records[0]
+    if len(records) == 1:
+        return head
+    changes: dict[str, Any] = {}
+    for name in _fields(head) or ():
+        values = [getattr(r, name) for r in records]
+        v = values[0]
+        if name in _RENDERED or all(x is v for x in values):
+            continue
+        if _fields(v) is not None:
+            changes[name] = _stack(values)
+        elif all(isinstance(x, _NUMBERS) for x in values):
+            if any(x != v for x in values):
+                changes[name] = np.array(values).reshape(-1, 1, 1)
+        elif any(x != v for x in values):
+            raise MixedBranchError
+    return dataclasses.replace(head, **changes) if changes else head
+
+
+def _leaves(obj: object, path: tuple[str, ...], out: dict[tuple[str, ...], np.ndarray]) -> None:
+    """The array leaves of ``obj``'s record tree by dotted path (rendered text skipped)."""
+    for name in _fields(obj) or ():
+        if name in _RENDERED:
+            continue
+        v = getattr(obj, name)
+        if isinstance(v, np.ndarray):
+            out[(*path, name)] = v
+        elif _fields(v) is not None:
+            _leaves(v, (*path, name), out)
+
+
+def _by_sign(usage: Usage, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
+    """``usage`` (arrays over ``indices``) split into groups whose every number has one sign
+    (NaN its own) and whose every flag is one value, each group's usage its slice."""
+    if len(indices) == 1:
+        return [((indices[0],), usage)]
+    arrays: dict[tuple[str, ...], np.ndarray] = {}
+    _leaves(usage, (), arrays)
+    n = len(indices)
+    cols = []
+    for a in arrays.values():
+        a2 = np.broadcast_to(a, (n, *a.shape[1:])).reshape(n, -1).astype(np.float64)
+        sign = np.where(np.isnan(a2), 2.0, np.sign(a2))
+        cols.append(sign)
+    key = np.concatenate(cols, axis=1) if cols else np.zeros((n, 0))
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    out = []
+    for g in np.argsort(first):
+        rows = np.flatnonzero(inverse.reshape(-1) == g)
+        out.append((tuple(indices[r] for r in rows), _take(usage, rows, arrays, ())))
+    return out
+
+
+def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
+    """``usage`` (a group over ``n`` node counts) cut to ``rows``."""
+    arrays: dict[tuple[str, ...], np.ndarray] = {}
+    _leaves(usage, (), arrays)
+    full = {p: np.broadcast_to(a, (n, *a.shape[1:])) for p, a in arrays.items()}
+    cut: Usage = _take(usage, rows, full, ())
+    return cut
+
+
+def _take(obj: Any, rows: np.ndarray, arrays: dict[tuple[str, ...], np.ndarray], path: Any) -> Any:
+    """``obj`` with each array leaf cut to ``rows`` (a plain number where they all agree, so a
+    group of one is a plain usage)."""
+    above = {p[:i] for p in arrays for i in range(1, len(p))}
+    return _taken(obj, rows, arrays, above, path)
+
+
+def _taken(
+    obj: Any,
+    rows: np.ndarray,
+    arrays: dict[tuple[str, ...], np.ndarray],
+    above: set[tuple[str, ...]],
+    path: tuple[str, ...],
+) -> Any:
+    """``_take`` given the paths of the records that hold an array leaf (``above``)."""
+    changes: dict[str, Any] = {}
+    for name in _fields(obj) or ():
+        here = (*path, name)
+        if here in arrays:
+            part = arrays[here][rows]
+            flat = part.reshape(-1)
+            changes[name] = flat[0].item() if (flat == flat[0]).all() else part
+        elif here in above:
+            changes[name] = _taken(getattr(obj, name), rows, arrays, above, here)
+    return dataclasses.replace(obj, **changes) if changes else obj
