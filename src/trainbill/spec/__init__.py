@@ -11,7 +11,6 @@ default).
 """
 
 from trainbill.spec.caps import MAX_AXIS_VALUES as MAX_AXIS_VALUES
-from trainbill.spec.caps import MAX_NODE_AXIS_VALUES as MAX_NODE_AXIS_VALUES
 from trainbill.spec.caps import (
     MAX_COST_USD,
     MAX_GPUS,
@@ -27,6 +26,7 @@ from trainbill.spec.caps import (
     Cap,
     orchestrator_on,
 )
+from trainbill.spec.caps import MAX_NODE_AXIS_VALUES as MAX_NODE_AXIS_VALUES
 from trainbill.spec.caps import Architecture as Architecture
 from trainbill.spec.caps import CheckpointTarget as CheckpointTarget
 from trainbill.spec.caps import Commitment as Commitment
