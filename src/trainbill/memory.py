@@ -140,6 +140,31 @@ class MemoryGrid:
             offload=bool(self.offload[i]),
         )
 
+    def at_many(self, rows: Any, cols: Any) -> list[MemoryEstimate]:
+        """``at((rows[j], cols[j]))`` for every j, each figure read in one indexing."""
+
+        def read(x: Any) -> list[Any]:
+            r = rows if np.shape(x)[0] > 1 else 0
+            c = cols if np.shape(x)[1] > 1 else 0
+            values: list[Any] = np.broadcast_to(np.asarray(x)[r, c], np.shape(rows)).tolist()
+            return values
+
+        figures = zip(
+            read(self.state_gb), read(self.buffer_gb), read(self.activations_gb),
+            read(self.recompute), read(self.offload), strict=True,
+        )  # fmt: skip
+        return [
+            MemoryEstimate(
+                state_gb=float(state),
+                buffer_gb=float(buffer),
+                activations_gb=float(act),
+                usable_gb=self.usable_gb,
+                recompute=bool(rec),
+                offload=bool(off),
+            )
+            for state, buffer, act, rec, off in figures
+        ]
+
 
 def memory_grid(
     *,

@@ -283,11 +283,28 @@ class _Block:
 
     def point(self, flat: int) -> tuple[float, float, float, float]:
         """(total, wall, p90, p90_wall) of one configuration, priced as in the search."""
+        return self.points([flat])[0]
+
+    def points(self, flats: Sequence[int]) -> list[tuple[float, float, float, float]]:
+        """``point`` of each configuration: a row's cheapest option (what the front and the
+        right-sizing read) from the reduced arrays at once, any other priced again."""
+        at = np.asarray(flats, dtype=np.intp).reshape(-1)
+        rows = at // self.shape[4]
+        best = (at % self.shape[4] == self.arg[rows]).tolist()
+        figures = zip(
+            self.best_total[rows].tolist(), self.wall[rows].tolist(),
+            self.best_p90[rows].tolist(), self.p90_wall[rows].tolist(), strict=True,
+        )  # fmt: skip
+        return [
+            fig if ok else self._priced_again(int(flat))
+            for flat, ok, fig in zip(at.tolist(), best, figures, strict=True)
+        ]
+
+    def _priced_again(self, flat: int) -> tuple[float, float, float, float]:
+        """``point`` of a configuration that is not its row's cheapest option."""
         ni, oi, ii, si, k = (int(x) for x in np.unravel_index(int(flat), self.shape))
         row = int(flat) // self.shape[4]
         wall, p90_wall = float(self.wall[row]), float(self.p90_wall[row])
-        if k == int(self.arg[row]):
-            return float(self.best_total[row]), wall, float(self.best_p90[row]), p90_wall
         if (ni, oi) not in self.bases:
             return math.inf, wall, math.inf, p90_wall
         costs = self._costs(ni, oi, ii, si)

@@ -236,9 +236,60 @@ def _caveats(
     as_of: date,
     deadline: float | None = None,
     user_orchestrator: str | None = None,
+    memo: dict[tuple[str, str, str, str], tuple[list[Caveat], list[Caveat]]] | None = None,
 ) -> tuple[Caveat, ...]:
     """What ``c`` changes against the user's plan beyond its price, and what its price or
-    deadline rests on (see ``Caveat``)."""
+    deadline rests on (see ``Caveat``). ``memo``: the caveats of its cluster (instance,
+    region, cloud, orchestrator), kept across the candidates of one result (a node sweep's
+    front shows hundreds of one instance)."""
+    cluster = (c.instance, c.region, c.provider, c.orchestrator)
+    known = memo.get(cluster) if memo is not None else None
+    if known is None:
+        known = _cluster_caveats(c, user_inst, catalog, as_of, user_orchestrator)
+        if memo is not None:
+            memo[cluster] = known
+    before, after = known
+    out = list(before)
+    spot_nodes = c.spot_fraction * c.nodes
+    if spot_nodes > user_spot_nodes:
+        row = catalog.spot_row(c.instance, provider=c.provider, region=c.region, as_of=as_of)
+        seen = (
+            f"Spot Advisor: {row.interruption_bucket} of these instances interrupted per month "
+            f"in {c.region} (observed {row.observed})"
+            if row is not None
+            else f"no spot interruption data for {c.instance} in {c.region}"
+        )
+        text = (
+            f"{spot_nodes:g} of {c.nodes} nodes on spot (the plan: {user_spot_nodes:g}): "
+            f"{c.provider} does not guarantee spot capacity, and {spot_nodes:g} × {c.instance} "
+            f"at once may not be available; {seen}"
+        )
+        out.append(Caveat(kind="spot_capacity", text=text))
+    out.extend(after)
+    if deadline is not None and c.wall_hours > deadline:  # the plan as written, say
+        text = (
+            f"misses the {deadline:g} h deadline on its expected wall-clock ({c.wall_hours:,.1f} h)"
+        )
+        out.append(Caveat(kind="deadline_risk", text=text))
+    elif deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
+        text = (
+            f"meets the {deadline:g} h deadline on its expected {c.wall_hours:,.1f} h, not at "
+            f"its P90 ({c.p90_wall_hours:,.1f} h): failures and reclaims can make it miss; "
+            "search on the P90 (--p90) to bound it"
+        )
+        out.append(Caveat(kind="deadline_risk", text=text))
+    return tuple(out)
+
+
+def _cluster_caveats(
+    c: Candidate,
+    user_inst: Instance,
+    catalog: Catalog,
+    as_of: date,
+    user_orchestrator: str | None,
+) -> tuple[list[Caveat], list[Caveat]]:
+    """The caveats of ``c`` that depend only on its instance, region, cloud and orchestrator:
+    (those listed before the spot-capacity one, those after it)."""
     inst = catalog.instance(c.instance)
     acc: Accelerator = catalog.accelerator(c.accelerator)
     mine: Accelerator = catalog.accelerator(user_inst.accelerator)
@@ -276,21 +327,7 @@ def _caveats(
             "to fit"
         )
         out.append(Caveat(kind="memory", text=text))
-    spot_nodes = c.spot_fraction * c.nodes
-    if spot_nodes > user_spot_nodes:
-        row = catalog.spot_row(c.instance, provider=c.provider, region=c.region, as_of=as_of)
-        seen = (
-            f"Spot Advisor: {row.interruption_bucket} of these instances interrupted per month "
-            f"in {c.region} (observed {row.observed})"
-            if row is not None
-            else f"no spot interruption data for {c.instance} in {c.region}"
-        )
-        text = (
-            f"{spot_nodes:g} of {c.nodes} nodes on spot (the plan: {user_spot_nodes:g}): "
-            f"{c.provider} does not guarantee spot capacity, and {spot_nodes:g} × {c.instance} "
-            f"at once may not be available; {seen}"
-        )
-        out.append(Caveat(kind="spot_capacity", text=text))
+    after: list[Caveat] = []
     rate = catalog.find_price(
         c.instance, "on_demand", provider=c.provider, region=c.region, as_of=as_of
     )
@@ -299,47 +336,46 @@ def _caveats(
             f"no {c.instance} price point for {c.region} in the catalog: priced at "
             f"{rate.region}'s ({c.provider}'s reference region); prices differ by region"
         )
-        out.append(Caveat(kind="reference_region", text=text))
-    if deadline is not None and c.wall_hours > deadline:  # the plan as written, say
-        text = (
-            f"misses the {deadline:g} h deadline on its expected wall-clock ({c.wall_hours:,.1f} h)"
-        )
-        out.append(Caveat(kind="deadline_risk", text=text))
-    elif deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
-        text = (
-            f"meets the {deadline:g} h deadline on its expected {c.wall_hours:,.1f} h, not at "
-            f"its P90 ({c.p90_wall_hours:,.1f} h): failures and reclaims can make it miss; "
-            "search on the P90 (--p90) to bound it"
-        )
-        out.append(Caveat(kind="deadline_risk", text=text))
-    return tuple(out)
+        after.append(Caveat(kind="reference_region", text=text))
+    return out, after
 
 
 def _candidate(block: _Block, flat: int) -> Candidate:
+    """One configuration of ``block`` (its flat index) as a ``Candidate``."""
+    return _candidates(block, [flat])[0]
+
+
+def _candidates(block: _Block, flats: Sequence[int]) -> list[Candidate]:
+    """``_candidate`` of each flat index (the block's axes and figures read once)."""
     a = block.axes
-    n, o, i, s, k = np.unravel_index(
-        flat, (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
-    )
-    nodes = a.nodes[int(n)]
-    total, wall, p90, p90_wall = block.point(flat)
-    return Candidate(
-        provider=block.inst.provider,
-        region=block.region,
-        instance=block.inst.instance,
-        accelerator=block.inst.accelerator,
-        nodes=nodes,
-        gpus=nodes * block.inst.accelerator_count,
-        orchestrator=a.orchestrators[int(o)],
-        spot_fraction=a.spots[int(s)],
-        savings_plan=a.sp[int(k)].term,
-        savings_plan_coverage=a.sp[int(k)].coverage,
-        savings_plan_kind=a.sp[int(k)].kind,
-        checkpoint_interval_hours=a.intervals[int(i)],
-        total_usd=total,
-        wall_hours=wall,
-        p90_usd=p90,
-        p90_wall_hours=p90_wall,
-    )
+    inst = block.inst
+    index = np.unravel_index(np.asarray(flats, dtype=np.intp).reshape(-1), block.shape)
+    n_i, o_i, i_i, s_i, k_i = (x.tolist() for x in index)
+    out = []
+    for j, (total, wall, p90, p90_wall) in enumerate(block.points(flats)):
+        nodes = a.nodes[n_i[j]]
+        option = a.sp[k_i[j]]
+        out.append(
+            Candidate(
+                provider=inst.provider,
+                region=block.region,
+                instance=inst.instance,
+                accelerator=inst.accelerator,
+                nodes=nodes,
+                gpus=nodes * inst.accelerator_count,
+                orchestrator=a.orchestrators[o_i[j]],
+                spot_fraction=a.spots[s_i[j]],
+                savings_plan=option.term,
+                savings_plan_coverage=option.coverage,
+                savings_plan_kind=option.kind,
+                checkpoint_interval_hours=a.intervals[i_i[j]],
+                total_usd=total,
+                wall_hours=wall,
+                p90_usd=p90,
+                p90_wall_hours=p90_wall,
+            )
+        )
+    return out
 
 
 def _pareto_indices(cost: FloatArray, wall: FloatArray) -> npt.NDArray[np.intp]:
@@ -446,14 +482,15 @@ def _rightsizing(
         return ()
     shape = (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
     points: list[tuple[int, float, float]] = []  # (nodes, cost, wall) of every count that fits
-    for n_idx, nodes in enumerate(a.nodes):
-        flat = int(np.ravel_multi_index((n_idx, o, i, s, k), shape))
-        if not block.row_ok[flat // len(a.sp)]:
-            continue
-        total, exp_wall, p90, p90_wall = block.point(flat)
+    n_idx = np.arange(len(a.nodes))
+    flats = np.ravel_multi_index((n_idx, o, i, s, k), shape)
+    kept = np.flatnonzero(block.row_ok[flats // len(a.sp)])
+    for n, (total, exp_wall, p90, p90_wall) in zip(
+        kept.tolist(), block.points(flats[kept].tolist()), strict=True
+    ):
         if not math.isfinite(total):
             continue
-        points.append((nodes, p90 if use_p90 else total, p90_wall if use_p90 else exp_wall))
+        points.append((a.nodes[n], p90 if use_p90 else total, p90_wall if use_p90 else exp_wall))
     if not points:
         return ()
     fewest = min(nodes * wall for nodes, _, wall in points)

@@ -21,8 +21,10 @@ from trainbill.memory import MemoryFitError
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
 from trainbill.optimize.results import (
     Candidate,
+    Caveat,
     OptimizationResult,
     _candidate,
+    _candidates,
     _caveats,
     _infeasible,
     _key,
@@ -89,10 +91,8 @@ class _Search:
                 self.best = key
         on_front = ok & (b.best <= self.budget) if self.budget is not None else ok
         rows = np.flatnonzero(on_front)
-        self.front.extend(
-            _candidate(b, int(rows[k]) * nsp + int(b.arg[rows[k]]))
-            for k in _pareto_indices(b.best[rows], wall[rows])
-        )
+        on = rows[_pareto_indices(b.best[rows], wall[rows])]
+        self.front.extend(_candidates(b, (on * nsp + b.arg[on]).tolist()))
 
     def _bounds(
         self,
@@ -300,8 +300,10 @@ def _noter(
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
     mine = orchestrator_on(user_inst.provider, plan.cluster.orchestrator)
 
+    memo: dict[tuple[str, str, str, str], tuple[list[Caveat], list[Caveat]]] = {}
+
     def noted(c: Candidate) -> Candidate:
-        caveats = _caveats(c, user_inst, spot_nodes, catalog, as_of, deadline, mine)
+        caveats = _caveats(c, user_inst, spot_nodes, catalog, as_of, deadline, mine, memo)
         return replace(c, caveats=caveats)
 
     return noted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,8 +78,11 @@ def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
     return w, modelled, k
 
 
-def _answer(q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout) -> TimeEstimate:
-    """The estimate for the chosen layout, with its explanation."""
+def _answer(
+    q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout, *, explain: bool = True
+) -> TimeEstimate:
+    """The estimate for the chosen layout, with its explanation (``explain=False``: its
+    numbers only, ``factors`` and ``warnings`` left empty)."""
     w, modelled, k, s = prep
     straggler = _straggler_share(q.straggler_cv, q.gpus)
     run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay, straggler=straggler)
@@ -90,9 +94,9 @@ def _answer(q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout
         flops=w.flops,
         peak_tflops_per_gpu=q.peak,
         base_mfu=w.flops / (q.gpus * q.peak * 1e12 * hours * _SECONDS_PER_HOUR),
-        factors=_explain(run),
+        factors=_explain(run) if explain else (),
         layout=lay,
-        warnings=_warnings(run),
+        warnings=_warnings(run) if explain else (),
         hours_given=q.hours is not None,
     )
 
@@ -105,10 +109,13 @@ def _estimate(q: _Query) -> TimeEstimate:
     return _answer(q, prep, _choose_layout(prep[3], q.accelerator))
 
 
-def _estimates(qs: Sequence[_Query]) -> list[TimeEstimate | MemoryFitError | SpecError]:
+def _estimates(
+    qs: Sequence[_Query], *, explain: bool = True
+) -> list[TimeEstimate | MemoryFitError | SpecError]:
     """``_estimate`` of questions alike but for what a node count changes (the node count, and
     the batch, tokens, hours and batch note that follow it), with one layout search over all of
-    them; a question no layout answers gets the error ``_estimate`` would raise."""
+    them; a question no layout answers gets the error ``_estimate`` would raise.
+    ``explain=False``: numbers only (see ``estimate_times``)."""
     known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
     preps = [_prepared(q, known) for q in qs]
     spaces = {i: p[3] for i, p in enumerate(preps) if p is not None}
@@ -116,16 +123,17 @@ def _estimates(qs: Sequence[_Query]) -> list[TimeEstimate | MemoryFitError | Spe
     grid = _choose_layouts(list(spaces.values())) if spaces else None
     out: list[TimeEstimate | MemoryFitError | SpecError] = []
     row = {i: r for r, i in enumerate(searched)}
+    chosen = grid.layouts(range(len(searched))) if grid is not None else []
     for i, (q, prep) in enumerate(zip(qs, preps, strict=True)):
         if prep is None:
             out.append(_hours_only(q, _straggler_share(q.straggler_cv, q.gpus)))
             continue
         assert grid is not None
-        lay = grid.layout(row[i])
+        lay = chosen[row[i]]
         if lay is None:
             out.append(_no_layout_error(prep[3], grid.too_small_at(row[i]), q.accelerator))
             continue
-        out.append(_answer(q, prep, lay))
+        out.append(_answer(q, prep, lay, explain=explain))
     return out
 
 
@@ -218,7 +226,7 @@ NODE_KEYWORDS = frozenset({"nodes", "global_batch_tokens", "tokens", "hours", "b
 
 
 def estimate_times(
-    questions: Sequence[Mapping[str, Any]],
+    questions: Sequence[Mapping[str, Any]], *, explain: bool = True
 ) -> list[TimeEstimate | MemoryFitError | SpecError]:
     """``estimate_time(**q)`` for each question, the layout search run once over the node
     counts of questions alike but for ``NODE_KEYWORDS`` (identical answers, at array speed).
@@ -226,6 +234,11 @@ def estimate_times(
     Why: a planner sweeping hundreds of node counts asked the scalar search once per node
     count, most of a sweep's time. A question no layout answers gets the error
     ``estimate_time`` would raise, in its place (a mask over the node counts), not raised.
+
+    ``explain=False`` leaves each answer's rendered text (``factors``, ``warnings``) empty, its
+    numbers unchanged: a sweep prices hundreds of node counts and shows few, and the
+    explanation was most of the time per node count (``usage.sweep`` asks the scalar
+    ``estimate_time`` again for a node count whose text is read).
     """
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, kw in enumerate(questions):
@@ -237,10 +250,28 @@ def estimate_times(
         groups.setdefault(shared, []).append(i)
     out: list[TimeEstimate | MemoryFitError | SpecError | None] = [None] * len(questions)
     for members in groups.values():
-        qs = [_query(**questions[i]) for i in members]
-        for i, answer in zip(members, _estimates(qs), strict=True):
+        qs = _queries([questions[i] for i in members])
+        for i, answer in zip(members, _estimates(qs, explain=explain), strict=True):
             out[i] = answer
     return [a for a in out if a is not None]
+
+
+def _queries(questions: Sequence[Mapping[str, Any]]) -> list[_Query]:
+    """``_query`` of questions alike but for ``NODE_KEYWORDS``: the first resolved (fit, peak,
+    attention share), the others its copies with their own node-dependent keywords."""
+    first = _query(**questions[0])
+    shared = {f.name: getattr(first, f.name) for f in dataclasses.fields(_Query)}
+    out = [first]
+    for q in questions[1:]:
+        if not q.keys() >= _REQUIRED_NODE_KEYWORDS:
+            out.append(_query(**q))  # (raises as ``estimate_time`` would)
+            continue
+        out.append(_Query(**{**shared, **{k: q.get(k) for k in NODE_KEYWORDS}}))
+    return out
+
+
+#: ``NODE_KEYWORDS`` without a default in ``estimate_time`` (``batch_note``'s is None).
+_REQUIRED_NODE_KEYWORDS = NODE_KEYWORDS - {"batch_note"}
 
 
 def _attention_share(catalog: Catalog, architecture: str, given: float | None) -> float:

@@ -294,25 +294,56 @@ class _LayoutGrid:
 
     def layout(self, n: int) -> Layout | None:
         """Node count ``n``'s chosen layout, or None when no layout fits."""
-        if not self.found[n]:
-            return None
-        c = int(self.pick[n])
+        return self.layouts([n])[0]
 
-        def at(x: Any) -> float:
+    def layouts(self, rows: Sequence[int]) -> list[Layout | None]:
+        """The chosen layouts of node counts ``rows`` (None where no layout fits), each read
+        from the grid's arrays in one indexing per figure (a sweep reads hundreds)."""
+        rows_a = np.asarray(rows, dtype=np.intp)
+        cols = np.asarray(self.pick)[rows_a]
+
+        def at(x: Any) -> list[Any]:
             # an array is (1 or N, 1 or C): a node count's or a candidate's axis of 1 broadcasts
             if np.ndim(x) == 0:
-                return float(x)
-            return float(x[n if x.shape[0] > 1 else 0, c if x.shape[1] > 1 else 0])
+                return [float(x)] * len(rows_a)
+            r = rows_a if x.shape[0] > 1 else 0
+            c = cols if x.shape[1] > 1 else 0
+            values: list[Any] = np.broadcast_to(x[r, c], rows_a.shape).astype(np.float64).tolist()
+            return values
 
-        tp, pp, cp, ep = (int(k[0, c]) for k in self.keys)
+        tp, pp, cp, ep = (k[0, cols].tolist() for k in self.keys)
         p = self.parts
-        return Layout(
-            tp=tp, pp=pp, cp=cp, dp=at(self.dp), memory=self.mem.at((n, c)),
-            compute_s=at(p["compute"]), recompute_factor=at(p["recompute"]), host_s=self.s.host_s,
-            bubble_s=at(p["bubble"]), tp_s=at(p["tp"]), dp_sync_s=at(p["sync"]),
-            dp_exposed_s=at(p["dp_exposed"]), a2a_exposed_s=at(p["a2a_exposed"]), ep=ep,
-            a2a_s=at(p["a2a"]),
+        memory = self.mem.at_many(rows_a, cols)
+        figures = zip(
+            at(self.dp), at(p["compute"]), at(p["recompute"]), at(p["bubble"]), at(p["tp"]),
+            at(p["sync"]), at(p["dp_exposed"]), at(p["a2a_exposed"]), at(p["a2a"]), strict=True,
         )  # fmt: skip
+        found = np.asarray(self.found)[rows_a].tolist()
+        out: list[Layout | None] = []
+        for j, (dp, comp, rec, bub, tps, sync, dpx, a2ax, a2a) in enumerate(figures):
+            if not found[j]:
+                out.append(None)
+                continue
+            out.append(
+                Layout(
+                    tp=tp[j],
+                    pp=pp[j],
+                    cp=cp[j],
+                    dp=dp,
+                    memory=memory[j],
+                    compute_s=comp,
+                    recompute_factor=rec,
+                    host_s=self.s.host_s,
+                    bubble_s=bub,
+                    tp_s=tps,
+                    dp_sync_s=sync,
+                    dp_exposed_s=dpx,
+                    a2a_exposed_s=a2ax,
+                    ep=ep[j],
+                    a2a_s=a2a,
+                )
+            )
+        return out
 
     def too_small_at(self, n: int) -> list[tuple[int, int, int, float]]:
         """Node count ``n``'s layouts that fail only for the batch: (tp, pp, cp, dp)."""

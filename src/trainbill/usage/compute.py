@@ -214,23 +214,31 @@ def _estimate_time(**inputs: Any) -> TimeEstimate:
     return est
 
 
-def _estimate_times(questions: list[dict[str, Any]]) -> list[TimeEstimate | TrainbillError]:
+def _estimate_times(
+    questions: list[dict[str, Any]], *, explain: bool = True
+) -> list[TimeEstimate | TrainbillError]:
     """``_estimate_time`` of many questions (a node sweep's), the ones not remembered answered
     by one ``timemodel.estimate_times`` call (one layout search over their node counts); an
     answer that is an error (no layout fits) is returned in its place, not raised.
 
-    A tool or test that swapped in its own ``estimate_time`` is asked once per question, as
-    ``usage_for`` would ask it.
+    ``explain=False``: answers whose rendered text may be empty (``estimate_times``), kept in
+    the cache under their own key (a remembered full answer serves them too), so a later
+    forecast never reads an answer without its explanation. A tool or test that swapped in its
+    own ``estimate_time`` is asked once per question, as ``usage_for`` would ask it.
     """
     import trainbill.usage as package  # loaded: this module is part of it
 
     fn = package.estimate_time
     keys = [_cache_key(fn, q) for q in questions]
     out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
+    full = explain or fn is not estimate_time  # a swapped-in function always explains
+    if not full:
+        keys = [(held, (*key, _UNEXPLAINED)) for held, key in keys]
+        out = [hit if hit is not None else _cached(*k) for hit, k in zip(out, keys, strict=True)]
     todo = [i for i, hit in enumerate(out) if hit is None]
     answers: list[TimeEstimate | TrainbillError]
     if fn is estimate_time:
-        answers = list(estimate_times([questions[i] for i in todo]))
+        answers = list(estimate_times([questions[i] for i in todo], explain=explain))
     else:
         answers = [_asked(fn, questions[i]) for i in todo]
     for i, answer in zip(todo, answers, strict=True):
@@ -238,6 +246,10 @@ def _estimate_times(questions: list[dict[str, Any]]) -> list[TimeEstimate | Trai
         if isinstance(answer, TimeEstimate):
             _remember(*keys[i], answer)
     return [a for a in out if a is not None]
+
+
+#: The cache key's last element for an answer without its rendered text (``_estimate_times``).
+_UNEXPLAINED = ("explain", False)
 
 
 def _asked(fn: Any, question: dict[str, Any]) -> TimeEstimate | TrainbillError:
@@ -266,6 +278,8 @@ def _given_hours_with_step_model(
     """
     lay = step.layout
     assert lay is not None  # a model size was given, so the time model chose a layout
+    if not step.factors:  # an answer without its text (a node sweep's): none to reword
+        return replace(step, compute_hours=hours, flops=None, base_mfu=None, hours_given=True)
     note = (
         f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the "
         f"stall fractions below come from one modelled step of {batch_tokens:,.0f} tokens: "

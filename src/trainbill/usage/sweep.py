@@ -13,15 +13,19 @@ whose numbers agree in sign at every node count (zero, positive, negative) and w
 fields are equal:
 a driver's branch on a varying field asks ``costs._arrays.some`` whether any element needs its
 line, and relies on the line being zero where it does not apply. Text (the time model's
-factors and warnings, the usage's warnings and cited assumptions) is each group's first node
-count's: a stacked usage is priced, never shown. A step whose branch goes both ways over the
-sweep (``_elementwise.MixedBranchError``) is built again on each half.
+factors and warnings, the usage's warnings and cited assumptions) is the first node count's
+of the part built together (a group cut from it carries that text): a stacked usage is priced,
+never shown. The time model answers numbers only (``estimate_times(explain=False)``); the
+text of a part's first node count is asked of the scalar ``estimate_time`` (cached, so a
+forecast of that cluster reads it), the only text a sweep carries. A step whose branch goes
+both ways over the sweep (``_elementwise.MixedBranchError``) is built again on each half.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -34,7 +38,7 @@ from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage._defaults import _Defaults
 from trainbill.usage.assemble import _assemble, _spot_as_bought
-from trainbill.usage.compute import _compute_of, _estimate_times, _time_question
+from trainbill.usage.compute import _compute_of, _estimate_time, _estimate_times, _time_question
 from trainbill.usage.job import Job
 from trainbill.usage.records import Compute, Usage
 
@@ -95,16 +99,29 @@ def usage_over_nodes(
         question, batch = _time_question(p, catalog, d, replace(job, nodes=n), measured_mfu)
         questions.append(question)
         batches.append(batch)
-    answers = _estimate_times(questions)
+    answers = _estimate_times(questions, explain=False)
     errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
     timed: dict[int, tuple[TimeEstimate, Compute]] = {}
     for i, a in enumerate(answers):
         if isinstance(a, TimeEstimate):
             timed[i] = _compute_of(plans[i], a, batches[i], time_scale)
-    sweep = _Sweep(plans=plans, catalog=catalog, job=job, nodes=nodes, ds=ds, timed=timed)
+    sweep = _Sweep(
+        plans=plans, catalog=catalog, job=job, nodes=nodes, ds=ds, timed=timed,
+        explain=lambda i: _explained(answers[i], questions[i], plans[i], batches[i], time_scale),
+    )  # fmt: skip
     groups = sweep.build(list(timed))
     groups.sort(key=lambda g: g[0][0])
     return NodeSweep(groups=tuple(groups), errors=errors)
+
+
+def _explained(
+    answer: Any, question: dict[str, Any], plan: Plan, batch: float, time_scale: float
+) -> tuple[TimeEstimate, Compute]:
+    """A node count's answer with its rendered text, the scalar ``estimate_time``'s (the
+    sweep's answers leave it out: a stacked usage shows only its first node count's)."""
+    told: TimeEstimate = _estimate_time(**question)
+    est = replace(answer, factors=told.factors, warnings=told.warnings)
+    return _compute_of(plan, est, batch, time_scale)
 
 
 @dataclasses.dataclass(slots=True)
@@ -117,6 +134,8 @@ class _Sweep:
     nodes: Sequence[int]
     ds: list[_Defaults]
     timed: dict[int, tuple[TimeEstimate, Compute]]
+    #: A node count's (answer, compute) with the answer's rendered text, which ``timed`` lacks.
+    explain: Callable[[int], tuple[TimeEstimate, Compute]]
 
     def build(self, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
         """The usage over ``indices`` split into sign-agreeing groups; a part whose steps
@@ -133,6 +152,7 @@ class _Sweep:
     def _usage(self, indices: list[int]) -> Usage:
         """``usage_for``'s steps after the time model, once over the node counts ``indices``."""
         first = indices[0]
+        self.timed[first] = self.explain(first)  # the text a stacked usage carries: its first's
         est = _stack([self.timed[i][0] for i in indices])
         compute = _stack([self.timed[i][1] for i in indices])
         d = _Defaults(self.catalog)
@@ -145,9 +165,16 @@ class _Sweep:
 
 def _fields(obj: object) -> tuple[str, ...] | None:
     """A record's field names; None for a leaf (anything else, or a catalog row)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, (type, *_ROWS)):
-        return tuple(f.name for f in dataclasses.fields(obj))
-    return None
+    kind: Any = type(obj)
+    return _fields_of(kind)
+
+
+@functools.cache
+def _fields_of(kind: Any) -> tuple[str, ...] | None:
+    """``_fields`` by type (a sweep walks the same few record types many times)."""
+    if issubclass(kind, _ROWS) or not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind))
 
 
 def _stack(records: Sequence[Any]) -> Any:
