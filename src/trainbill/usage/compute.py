@@ -163,17 +163,23 @@ _TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TimeEstimate]] 
 _TIME_CACHE_SIZE = 2048
 _TIME_LOCK = threading.Lock()
 _BY_IDENTITY = ("accelerator", "instance")
+#: The cache key's last element for an answer without its rendered text (``_estimate_times``).
+_UNEXPLAINED = ("explain", False)
 
 
-def _cache_key(fn: Any, inputs: dict[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _cache_key(
+    fn: Any, inputs: dict[str, Any], *, explained: bool = True
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(the objects held by identity, the key): the time function itself (the fit tool swaps in
     one with candidate fit parameters, and must never be answered from another function's
     cache), the catalog and the accelerator/instance records by identity, and every other
-    input by value."""
+    input by value; an answer without its text (``explained=False``) under a key of its own,
+    never read by a forecast."""
     held = (fn, inputs["catalog"], *(inputs[k] for k in _BY_IDENTITY if k in inputs))
     key = (
         *(id(o) for o in held),
         *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY and k != "catalog"),
+        *(() if explained else (_UNEXPLAINED,)),
     )
     return held, key
 
@@ -221,20 +227,17 @@ def _estimate_times(
     by one ``timemodel.estimate_times`` call (one layout search over their node counts); an
     answer that is an error (no layout fits) is returned in its place, not raised.
 
-    ``explain=False``: answers whose rendered text may be empty (``estimate_times``), kept in
-    the cache under their own key (a remembered full answer serves them too), so a later
-    forecast never reads an answer without its explanation. A tool or test that swapped in its
+    ``explain=False``: answers whose rendered text is empty (``estimate_times``), kept in the
+    cache under their own key (``_cache_key``), so a later forecast never reads an answer
+    without its explanation. A tool or test that swapped in its
     own ``estimate_time`` is asked once per question, as ``usage_for`` would ask it.
     """
     import trainbill.usage as package  # loaded: this module is part of it
 
     fn = package.estimate_time
-    keys = [_cache_key(fn, q) for q in questions]
-    out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
     full = explain or fn is not estimate_time  # a swapped-in function always explains
-    if not full:
-        keys = [(held, (*key, _UNEXPLAINED)) for held, key in keys]
-        out = [hit if hit is not None else _cached(*k) for hit, k in zip(out, keys, strict=True)]
+    keys = [_cache_key(fn, q, explained=full) for q in questions]
+    out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
     todo = [i for i, hit in enumerate(out) if hit is None]
     answers: list[TimeEstimate | TrainbillError]
     if fn is estimate_time:
@@ -246,10 +249,6 @@ def _estimate_times(
         if isinstance(answer, TimeEstimate):
             _remember(*keys[i], answer)
     return [a for a in out if a is not None]
-
-
-#: The cache key's last element for an answer without its rendered text (``_estimate_times``).
-_UNEXPLAINED = ("explain", False)
 
 
 def _asked(fn: Any, question: dict[str, Any]) -> TimeEstimate | TrainbillError:
