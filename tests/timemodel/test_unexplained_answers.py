@@ -96,3 +96,21 @@ def test_the_scalar_answer_has_the_one_node_warning(catalog: Catalog) -> None:
     (got,) = estimate_times([q], explain=False)
     assert isinstance(got, TimeEstimate)
     assert got.warnings == ()
+
+
+def test_text_asked_per_question(catalog: Catalog) -> None:
+    """A flag per question: the first (a sweep's first node count) gets the scalar answer's
+    text, the others none; the numbers of all are the scalar ones."""
+    questions = [_question(catalog, n, MODELS[3]) for n in (1, 2, 4)]
+    answers = estimate_times(questions, explain=[True, False, False])
+    wants = [estimate_time(**q) for q in questions]
+    for got, want in zip(answers, wants, strict=True):
+        assert isinstance(got, TimeEstimate)
+        assert _close(got.compute_hours, want.compute_hours)
+        assert got.layout == want.layout
+    first, *rest = answers
+    assert isinstance(first, TimeEstimate)
+    assert first.factors == wants[0].factors
+    assert first.warnings == wants[0].warnings
+    assert first.warnings  # (the one-node warning: text that is really there)
+    assert all(isinstance(a, TimeEstimate) and a.factors == () for a in rest)

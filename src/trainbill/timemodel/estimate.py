@@ -110,12 +110,13 @@ def _estimate(q: _Query) -> TimeEstimate:
 
 
 def _estimates(
-    qs: Sequence[_Query], *, explain: bool = True
+    qs: Sequence[_Query], *, explain: bool | Sequence[bool] = True
 ) -> list[TimeEstimate | MemoryFitError | SpecError]:
     """``_estimate`` of questions alike but for what a node count changes (the node count, and
     the batch, tokens, hours and batch note that follow it), with one layout search over all of
     them; a question no layout answers gets the error ``_estimate`` would raise.
-    ``explain=False``: numbers only (see ``estimate_times``)."""
+    ``explain``: False (or False for a question) gives numbers only (see ``estimate_times``)."""
+    tell = [explain] * len(qs) if isinstance(explain, bool) else list(explain)
     known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
     preps = [_prepared(q, known) for q in qs]
     spaces = {i: p[3] for i, p in enumerate(preps) if p is not None}
@@ -124,7 +125,7 @@ def _estimates(
     out: list[TimeEstimate | MemoryFitError | SpecError] = []
     row = {i: r for r, i in enumerate(searched)}
     chosen = grid.layouts(range(len(searched))) if grid is not None else []
-    for i, (q, prep) in enumerate(zip(qs, preps, strict=True)):
+    for i, (q, prep, told) in enumerate(zip(qs, preps, tell, strict=True)):
         if prep is None:
             out.append(_hours_only(q, _straggler_share(q.straggler_cv, q.gpus)))
             continue
@@ -133,7 +134,7 @@ def _estimates(
         if lay is None:
             out.append(_no_layout_error(prep[3], grid.too_small_at(row[i]), q.accelerator))
             continue
-        out.append(_answer(q, prep, lay, explain=explain))
+        out.append(_answer(q, prep, lay, explain=told))
     return out
 
 
@@ -226,7 +227,7 @@ NODE_KEYWORDS = frozenset({"nodes", "global_batch_tokens", "tokens", "hours", "b
 
 
 def estimate_times(
-    questions: Sequence[Mapping[str, Any]], *, explain: bool = True
+    questions: Sequence[Mapping[str, Any]], *, explain: bool | Sequence[bool] = True
 ) -> list[TimeEstimate | MemoryFitError | SpecError]:
     """``estimate_time(**q)`` for each question, the layout search run once over the node
     counts of questions alike but for ``NODE_KEYWORDS`` (identical answers, at array speed).
@@ -235,10 +236,11 @@ def estimate_times(
     count, most of a sweep's time. A question no layout answers gets the error
     ``estimate_time`` would raise, in its place (a mask over the node counts), not raised.
 
-    ``explain=False`` leaves each answer's rendered text (``factors``, ``warnings``) empty, its
-    numbers unchanged: a sweep prices hundreds of node counts and shows few, and the
-    explanation was most of the time per node count (``usage.sweep`` asks the scalar
-    ``estimate_time`` again for a node count whose text is read).
+    ``explain=False`` (or, per question, a sequence of flags) leaves an answer's rendered text
+    (``factors``, ``warnings``) empty, its numbers unchanged: a sweep prices hundreds of node
+    counts and shows few, and the explanation was most of the time per node count
+    (``usage.sweep`` asks for its first node count's and, where it reads another's, asks the
+    scalar ``estimate_time``).
     """
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, kw in enumerate(questions):
@@ -251,7 +253,8 @@ def estimate_times(
     out: list[TimeEstimate | MemoryFitError | SpecError | None] = [None] * len(questions)
     for members in groups.values():
         qs = _queries([questions[i] for i in members])
-        for i, answer in zip(members, _estimates(qs, explain=explain), strict=True):
+        told = explain if isinstance(explain, bool) else [explain[i] for i in members]
+        for i, answer in zip(members, _estimates(qs, explain=told), strict=True):
             out[i] = answer
     return [a for a in out if a is not None]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -221,27 +222,30 @@ def _estimate_time(**inputs: Any) -> TimeEstimate:
 
 
 def _estimate_times(
-    questions: list[dict[str, Any]], *, explain: bool = True
+    questions: list[dict[str, Any]], *, explain: bool | Sequence[bool] = True
 ) -> list[TimeEstimate | TrainbillError]:
     """``_estimate_time`` of many questions (a node sweep's), the ones not remembered answered
     by one ``timemodel.estimate_times`` call (one layout search over their node counts); an
     answer that is an error (no layout fits) is returned in its place, not raised.
 
-    ``explain=False``: answers whose rendered text is empty (``estimate_times``), kept in the
-    cache under their own key (``_cache_key``), so a later forecast never reads an answer
-    without its explanation. A tool or test that swapped in its
+    ``explain=False`` (or False for a question): answers whose rendered text is empty
+    (``estimate_times``), kept in the cache under their own key (``_cache_key``), so a later
+    forecast never reads an answer without its explanation. A tool or test that swapped in its
     own ``estimate_time`` is asked once per question, as ``usage_for`` would ask it.
     """
     import trainbill.usage as package  # loaded: this module is part of it
 
     fn = package.estimate_time
-    full = explain or fn is not estimate_time  # a swapped-in function always explains
-    keys = [_cache_key(fn, q, explained=full) for q in questions]
+    tell = [explain] * len(questions) if isinstance(explain, bool) else list(explain)
+    swapped = fn is not estimate_time  # a swapped-in function always explains
+    keys = [_cache_key(fn, q, explained=t or swapped) for q, t in zip(questions, tell, strict=True)]
     out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
     todo = [i for i, hit in enumerate(out) if hit is None]
     answers: list[TimeEstimate | TrainbillError]
     if fn is estimate_time:
-        answers = list(estimate_times([questions[i] for i in todo], explain=explain))
+        answers = list(
+            estimate_times([questions[i] for i in todo], explain=[tell[i] for i in todo])
+        )
     else:
         answers = [_asked(fn, questions[i]) for i in todo]
     for i, answer in zip(todo, answers, strict=True):

@@ -99,7 +99,8 @@ def usage_over_nodes(
         question, batch = _time_question(p, catalog, d, replace(job, nodes=n), measured_mfu)
         questions.append(question)
         batches.append(batch)
-    answers = _estimate_times(questions, explain=False)
+    # numbers only, but for the first node count (a part's text is its first's: module doc)
+    answers = _estimate_times(questions, explain=[i == 0 for i in range(len(questions))])
     errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
     timed: dict[int, tuple[TimeEstimate, Compute]] = {}
     for i, a in enumerate(answers):
@@ -136,6 +137,8 @@ class _Sweep:
     timed: dict[int, tuple[TimeEstimate, Compute]]
     #: A node count's (answer, compute) with the answer's rendered text, which ``timed`` lacks.
     explain: Callable[[int], tuple[TimeEstimate, Compute]]
+    #: The node counts whose answer in ``timed`` has its text (the first was asked with it).
+    told: set[int] = dataclasses.field(default_factory=lambda: {0})
 
     def build(self, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
         """The usage over ``indices`` split into sign-agreeing groups; a part whose steps
@@ -152,7 +155,9 @@ class _Sweep:
     def _usage(self, indices: list[int]) -> Usage:
         """``usage_for``'s steps after the time model, once over the node counts ``indices``."""
         first = indices[0]
-        self.timed[first] = self.explain(first)  # the text a stacked usage carries: its first's
+        if first not in self.told:  # the text a stacked usage carries: its first's
+            self.timed[first] = self.explain(first)
+            self.told.add(first)
         est = _stack([self.timed[i][0] for i in indices])
         compute = _stack([self.timed[i][1] for i in indices])
         d = _Defaults(self.catalog)
