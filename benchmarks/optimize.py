@@ -6,7 +6,8 @@ examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nod
 ``spec.MAX_AXIS_VALUES`` node counts) and the default search (``trainbill optimize
 examples/seed-70b-finetune.toml``), and a node-only grid (one instance, orchestrator and term
 over node counts 1..512: the shape whose time is all per node count), wall and CPU seconds and
-configurations/s, each run with the time model's cache emptied (``--issue-only``: nothing else;
+configurations/s, each run with the time model's cache emptied, and the node-only grid at one
+node count (a search's fixed cost) (``--issue-only``: nothing else;
 figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then,
 per grid, the median end-to-end time over the repeats (every time-model, usage and driver call
 included), the marginal rate between the large and the huge grid (same instances, node counts,
@@ -66,6 +67,11 @@ NODE_ONLY = SearchSpace(
     orchestrators=("ec2",),
     savings_plans=("none",),
 )
+#: The node-only grid at the plan's own node count alone: what a search costs whatever its size
+#: (checking the plan, the plan's own forecast, one sweep, the results).
+ONE_NODE = SearchSpace(
+    instances=("p5.48xlarge",), nodes=(32,), orchestrators=("ec2",), savings_plans=("none",)
+)
 
 
 def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -> None:
@@ -81,7 +87,7 @@ def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -
         runs.append((time.process_time() - c0, time.perf_counter() - w0, r.evaluated))
     cpu, wall, n = sorted(runs)[1]
     print(
-        f"  {n:>11,} configs: wall {wall:6.2f} s, CPU {cpu:6.2f} s = {n / wall:>12,.0f} configs/s "
+        f"  {n:>11,} configs: wall {wall:7.3f} s, CPU {cpu:7.3f} s = {n / wall:>12,.0f} configs/s "
         f"by wall, {n / cpu:>12,.0f} by CPU (median of 3 by CPU)"
     )
 
@@ -92,6 +98,8 @@ def issue_grids(plan: Plan, catalog: Catalog) -> None:
     _timed(plan, catalog, ISSUE, deadline_hours=96, clouds=("aws", "gcp", "azure"))
     print("node-only grid (p5.48xlarge x nodes 1..512 x ec2 x none):")
     _timed(plan, catalog, NODE_ONLY)
+    print("one node count (the node-only grid at the plan's 32 nodes: a search's fixed cost):")
+    _timed(plan, catalog, ONE_NODE)
     print("default search (trainbill optimize examples/seed-70b-finetune.toml):")
     _timed(plan, catalog, None)
 
