@@ -19,11 +19,10 @@ from trainbill.catalog import Accelerator, Catalog
 from trainbill.errors import TrainbillError
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time, estimate_times
-from trainbill.usage._defaults import _DAYS_PER_YEAR
+from trainbill.usage._defaults import _DAYS_PER_YEAR, _Defaults
 from trainbill.usage.records import Compute
 
 if TYPE_CHECKING:
-    from trainbill.usage._defaults import _Defaults
     from trainbill.usage.job import Job
 
 
@@ -75,43 +74,73 @@ def _time_question(
     plan: Plan, catalog: Catalog, d: _Defaults, job: Job, measured_mfu: float | None
 ) -> tuple[dict[str, Any], float]:
     """The time model's question for the plan (``estimate_time``'s keywords), and the global
-    batch it states or the one a team would pick for this cluster."""
-    m = plan.model
-    seq_len = int(d.get(m.seq_len, "defaults.model.seq_len"))
-    batch, batch_note = 0.0, None
-    if m.global_batch_tokens is not None:
-        batch = float(m.global_batch_tokens)
-    elif m.params:
-        # The batch a competent team picks grows with the cluster (timemodel.default_global_batch).
-        batch, batch_note = default_global_batch(
-            catalog, gpus=job.gpus, params=m.params, active_params=m.active_params, seq_len=seq_len
-        )
-        d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
-    cv = float(d.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
-    per_step_only = _per_step_only(plan)
-    question: dict[str, Any] = {
+    batch it states or the one a team would pick for this cluster: ``_time_questions`` over
+    one node count."""
+    return _time_questions([plan], catalog, [d], job, [job.nodes], measured_mfu)[0]
+
+
+def _time_questions(
+    plans: Sequence[Plan],
+    catalog: Catalog,
+    ds: Sequence[_Defaults],
+    job: Job,
+    nodes: Sequence[int],
+    measured_mfu: float | None,
+) -> list[tuple[dict[str, Any], float]]:
+    """``_time_question`` of ``plans[i]`` on ``nodes[i]`` nodes (``ds[i]`` citing what each
+    used), for plans alike but for what a node count changes (a node sweep's): what does not
+    depend on the node count is read once, and only the batch (which grows with the GPUs), the
+    node count, and the hours a plan states are worked out per node count."""
+    m = plans[0].model
+    reader = _Defaults(catalog)
+    seq_len = int(reader.get(m.seq_len, "defaults.model.seq_len"))
+    seq_cites = list(reader.used)
+    reader.used.clear()
+    cv = float(reader.get(plans[0].reliability.straggler_cv, "reliability.straggler_cv"))
+    shared: dict[str, Any] = {
         "catalog": catalog,
         "accelerator": job.accelerator,
         "instance": job.instance,
-        "nodes": job.nodes,
         "precision": m.precision,
-        "hours": None if per_step_only else plan.run.hours,
         "params": m.params,
         "active_params": m.active_params,
-        "tokens": batch if per_step_only else m.tokens,
-        "global_batch_tokens": batch or 1.0,
         "seq_len": seq_len,
         "layers": m.layers,
         "d_model": m.d_model,
         "straggler_cv": cv,
         "measured_mfu": measured_mfu,
         "software_age_years": software_age_years(job.accelerator, job.run_date),
-        "batch_note": batch_note,
         "architecture": m.architecture,
         "attention_share": m.attention_share,
         "fused_attention": fused_attention_on(catalog, job.run_date),
     }
-    return question, batch
+    per_gpu = job.instance.accelerator_count
+    out = []
+    for plan, d, n in zip(plans, ds, nodes, strict=True):
+        d.used.extend(seq_cites)
+        batch, batch_note = 0.0, None
+        if m.global_batch_tokens is not None:
+            batch = float(m.global_batch_tokens)
+        elif m.params:
+            # The batch a competent team picks grows with the cluster
+            # (timemodel.default_global_batch).
+            batch, batch_note = default_global_batch(
+                catalog, gpus=n * per_gpu, params=m.params, active_params=m.active_params,
+                seq_len=seq_len,
+            )  # fmt: skip
+            d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
+        d.used.extend(reader.used)
+        per_step_only = _per_step_only(plan)
+        question = {
+            **shared,
+            "nodes": n,
+            "hours": None if per_step_only else plan.run.hours,
+            "tokens": batch if per_step_only else m.tokens,
+            "global_batch_tokens": batch or 1.0,
+            "batch_note": batch_note,
+        }
+        out.append((question, batch))
+    return out
 
 
 def _per_step_only(plan: Plan) -> bool:
@@ -169,20 +198,31 @@ _UNEXPLAINED = ("explain", False)
 
 
 def _cache_key(
-    fn: Any, inputs: dict[str, Any], *, explained: bool = True
+    fn: Any,
+    inputs: dict[str, Any],
+    *,
+    explained: bool = True,
+    names: Sequence[str] | None = None,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(the objects held by identity, the key): the time function itself (the fit tool swaps in
     one with candidate fit parameters, and must never be answered from another function's
     cache), the catalog and the accelerator/instance records by identity, and every other
     input by value; an answer without its text (``explained=False``) under a key of its own,
-    never read by a forecast."""
+    never read by a forecast. ``names``: ``_keyed_names(inputs)``, worked out once for a
+    sweep's questions (they share their keywords)."""
     held = (fn, inputs["catalog"], *(inputs[k] for k in _BY_IDENTITY if k in inputs))
     key = (
         *(id(o) for o in held),
-        *((k, v) for k, v in sorted(inputs.items()) if k not in _BY_IDENTITY and k != "catalog"),
+        *((k, inputs[k]) for k in (_keyed_names(inputs) if names is None else names)),
         *(() if explained else (_UNEXPLAINED,)),
     )
     return held, key
+
+
+def _keyed_names(inputs: dict[str, Any]) -> tuple[str, ...]:
+    """The keywords a cache key holds by value, in order (all but the catalog and the records
+    held by identity)."""
+    return tuple(sorted(k for k in inputs if k not in _BY_IDENTITY and k != "catalog"))
 
 
 def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> TimeEstimate | None:
@@ -238,7 +278,13 @@ def _estimate_times(
     fn = package.estimate_time
     tell = [explain] * len(questions) if isinstance(explain, bool) else list(explain)
     swapped = fn is not estimate_time  # a swapped-in function always explains
-    keys = [_cache_key(fn, q, explained=t or swapped) for q, t in zip(questions, tell, strict=True)]
+    names = _keyed_names(questions[0]) if questions else ()
+    keys = [
+        _cache_key(
+            fn, q, explained=t or swapped, names=names if q.keys() == questions[0].keys() else None
+        )
+        for q, t in zip(questions, tell, strict=True)
+    ]
     out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
     todo = [i for i, hit in enumerate(out) if hit is None]
     answers: list[TimeEstimate | TrainbillError]

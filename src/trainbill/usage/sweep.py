@@ -38,7 +38,7 @@ from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage._defaults import _Defaults
 from trainbill.usage.assemble import _assemble, _spot_as_bought
-from trainbill.usage.compute import _compute_of, _estimate_time, _estimate_times, _time_question
+from trainbill.usage.compute import _compute_of, _estimate_time, _estimate_times, _time_questions
 from trainbill.usage.job import Job
 from trainbill.usage.records import Compute, Usage
 
@@ -93,12 +93,11 @@ def usage_over_nodes(
     """
     plans = [_spot_as_bought(p, catalog, job) for p in plans]
     ds = [_Defaults(catalog) for _ in plans]
-    questions, batches = [], []
-    for p, n, d in zip(plans, nodes, ds, strict=True):
+    for d in ds:
         d.used.extend(job.assumed)
-        question, batch = _time_question(p, catalog, d, replace(job, nodes=n), measured_mfu)
-        questions.append(question)
-        batches.append(batch)
+    asked = _time_questions(plans, catalog, ds, job, nodes, measured_mfu)
+    questions = [question for question, _ in asked]
+    batches = [batch for _, batch in asked]
     # numbers only, but for the first node count (a part's text is its first's: module doc)
     answers = _estimate_times(questions, explain=[i == 0 for i in range(len(questions))])
     errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
