@@ -21,6 +21,7 @@ from trainbill.timemodel.kernel import (
 from trainbill.timemodel.layout import (
     _choose_layout,
     _choose_layouts,
+    _compute_hours,
     _no_layout_error,
     _Run,
     _search_space,
@@ -85,8 +86,11 @@ def _answer(
     numbers only, ``factors`` and ``warnings`` left empty)."""
     w, modelled, k, s = prep
     straggler = _straggler_share(q.straggler_cv, q.gpus)
-    run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay, straggler=straggler)
-    hours = run.compute_hours
+    hours = _compute_hours(q, w, s, lay)
+    run = None
+    if explain:  # (what the explanation is rendered from: a sweep's bare answers skip it)
+        run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay,
+                   straggler=straggler)  # fmt: skip
     return TimeEstimate(
         compute_hours=hours,
         comm_stall_fraction=lay.stall_s / lay.busy_s,
@@ -94,9 +98,9 @@ def _answer(
         flops=w.flops,
         peak_tflops_per_gpu=q.peak,
         base_mfu=w.flops / (q.gpus * q.peak * 1e12 * hours * _SECONDS_PER_HOUR),
-        factors=_explain(run) if explain else (),
+        factors=_explain(run) if run is not None else (),
         layout=lay,
-        warnings=_warnings(run) if explain else (),
+        warnings=_warnings(run) if run is not None else (),
         hours_given=q.hours is not None,
     )
 
@@ -243,12 +247,11 @@ def estimate_times(
     scalar ``estimate_time``).
     """
     groups: dict[tuple[Any, ...], list[int]] = {}
+    names = _shared_names(questions[0]) if questions else ()
     for i, kw in enumerate(questions):
-        shared = tuple(
-            (k, id(v) if k in ("catalog", "accelerator", "instance", "fit") else v)
-            for k, v in sorted(kw.items())
-            if k not in NODE_KEYWORDS
-        )
+        # (a sweep's questions share their keywords: their order is worked out once)
+        here = names if kw.keys() == questions[0].keys() else _shared_names(kw)
+        shared = tuple((k, id(kw[k]) if k in _BY_IDENTITY else kw[k]) for k in here)
         groups.setdefault(shared, []).append(i)
     out: list[TimeEstimate | MemoryFitError | SpecError | None] = [None] * len(questions)
     for members in groups.values():
@@ -257,6 +260,15 @@ def estimate_times(
         for i, answer in zip(members, _estimates(qs, explain=told), strict=True):
             out[i] = answer
     return [a for a in out if a is not None]
+
+
+#: Keywords whose value a question's group compares by identity (catalog rows and records).
+_BY_IDENTITY = frozenset({"catalog", "accelerator", "instance", "fit"})
+
+
+def _shared_names(question: Mapping[str, Any]) -> tuple[str, ...]:
+    """A question's keywords that group it with others (all but ``NODE_KEYWORDS``), sorted."""
+    return tuple(sorted(k for k in question if k not in NODE_KEYWORDS))
 
 
 def _queries(questions: Sequence[Mapping[str, Any]]) -> list[_Query]:

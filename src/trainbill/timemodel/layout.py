@@ -150,17 +150,33 @@ class _Run:
     @property
     def steps(self) -> float:
         """Optimizer steps of the run: tokens over the global batch."""
-        return self.work.tokens / self.space.batch
+        return _steps(self.work, self.space)
 
     @property
     def modelled_hours(self) -> float:
         """Hours of pure training the model gives (before any stated hours replace them)."""
-        return self.layout.busy_s * self.steps / _SECONDS_PER_HOUR
+        return _modelled_hours(self.work, self.space, self.layout)
 
     @property
     def compute_hours(self) -> float:
         """The hours the estimate reports: the plan's stated hours, else the modelled ones."""
-        return self.q.hours if self.q.hours is not None else self.modelled_hours
+        return _compute_hours(self.q, self.work, self.space, self.layout)
+
+
+def _steps(w: _Work, s: _Space) -> float:
+    """Optimizer steps of the run: tokens over the global batch."""
+    return w.tokens / s.batch
+
+
+def _modelled_hours(w: _Work, s: _Space, lay: Layout) -> float:
+    """Hours of pure training the model gives (before any stated hours replace them)."""
+    return lay.busy_s * _steps(w, s) / _SECONDS_PER_HOUR
+
+
+def _compute_hours(q: _Query, w: _Work, s: _Space, lay: Layout) -> float:
+    """The hours an estimate reports: the plan's stated hours, else the modelled ones (a
+    function, not only ``_Run``'s property: an answer without its explanation builds no run)."""
+    return q.hours if q.hours is not None else _modelled_hours(w, s, lay)
 
 
 def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
