@@ -20,6 +20,7 @@ from trainbill.errors import TrainbillError
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time, estimate_times
 from trainbill.usage._defaults import _DAYS_PER_YEAR, _Defaults
+from trainbill.usage._elementwise import first
 from trainbill.usage.records import Compute
 
 if TYPE_CHECKING:
@@ -152,13 +153,21 @@ def _per_step_only(plan: Plan) -> bool:
 
 
 def _compute_of(
-    plan: Plan, est: TimeEstimate, batch: float, time_scale: float
+    plan: Plan,
+    est: TimeEstimate,
+    batch: float,
+    time_scale: float,
+    *,
+    hours: float | None = None,
 ) -> tuple[TimeEstimate, Compute]:
     """The time model's answer as the plan uses it (stated hours, a what-if) and the compute
-    record: training and sync-stall hours (elementwise for a node sweep's stacked answer)."""
+    record: training and sync-stall hours (elementwise for a node sweep's stacked answer,
+    whose ``batch`` and stated ``hours``, else the plan's, may be arrays over its node
+    counts)."""
     m = plan.model
-    if _per_step_only(plan) and plan.run.hours is not None:
-        est = _given_hours_with_step_model(est, plan.run.hours, batch)
+    stated = plan.run.hours if hours is None else hours
+    if _per_step_only(plan) and stated is not None:
+        est = _given_hours_with_step_model(est, stated, batch)
     est = _with_whatif(est, plan.whatif)
     hours = est.compute_hours * time_scale
     return est, Compute(
@@ -329,11 +338,13 @@ def _given_hours_with_step_model(
     assert lay is not None  # a model size was given, so the time model chose a layout
     if not step.factors:  # an answer without its text (a node sweep's): none to reword
         return replace(step, compute_hours=hours, flops=None, base_mfu=None, hours_given=True)
+    # (a sweep's stacked answer carries its first node count's text: its figures are shown)
+    shown, busy_s, tokens = first(hours), first(lay.busy_s), first(batch_tokens)
     note = (
-        f"{hours:g} h of pure training, as given in the plan; model.tokens not given, so the "
-        f"stall fractions below come from one modelled step of {batch_tokens:,.0f} tokens: "
-        f"{lay.busy_s:.2f} s of compute and host work, ≈ {hours * 3600.0 / lay.busy_s:,.0f} steps "
-        f"in {hours:g} h"
+        f"{shown:g} h of pure training, as given in the plan; model.tokens not given, so the "
+        f"stall fractions below come from one modelled step of {tokens:,.0f} tokens: "
+        f"{busy_s:.2f} s of compute and host work, ≈ {shown * 3600.0 / busy_s:,.0f} steps "
+        f"in {shown:g} h"
     )
     factors = [(key, text) for key, text in step.factors if key not in _RUN_TOTAL_FACTORS]
     at = next((i for i, (key, _) in enumerate(factors) if key == "communication"), len(factors))

@@ -40,7 +40,7 @@ from trainbill.usage._defaults import _Defaults
 from trainbill.usage.assemble import _assemble, _spot_as_bought
 from trainbill.usage.compute import _compute_of, _estimate_time, _estimate_times, _time_questions
 from trainbill.usage.job import Job
-from trainbill.usage.records import Compute, Usage
+from trainbill.usage.records import Usage
 
 #: Fields that only feed rendered text: the first node count's, never compared or stacked.
 _RENDERED = frozenset({"factors", "warnings", "assumed", "whatif_notes", "interval_basis"})
@@ -101,27 +101,23 @@ def usage_over_nodes(
     # numbers only, but for the first node count (a part's text is its first's: module doc)
     answers = _estimate_times(questions, explain=[i == 0 for i in range(len(questions))])
     errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
-    timed: dict[int, tuple[TimeEstimate, Compute]] = {}
-    for i, a in enumerate(answers):
-        if isinstance(a, TimeEstimate):
-            timed[i] = _compute_of(plans[i], a, batches[i], time_scale)
+    timed = {i: a for i, a in enumerate(answers) if isinstance(a, TimeEstimate)}
     sweep = _Sweep(
         plans=plans, catalog=catalog, job=job, nodes=nodes, ds=ds, timed=timed,
-        explain=lambda i: _explained(answers[i], questions[i], plans[i], batches[i], time_scale),
+        batches=batches, time_scale=time_scale,
+        explain=lambda i: _explained(answers[i], questions[i]),
     )  # fmt: skip
     groups = sweep.build(list(timed))
     groups.sort(key=lambda g: g[0][0])
     return NodeSweep(groups=tuple(groups), errors=errors)
 
 
-def _explained(
-    answer: Any, question: dict[str, Any], plan: Plan, batch: float, time_scale: float
-) -> tuple[TimeEstimate, Compute]:
+def _explained(answer: Any, question: dict[str, Any]) -> TimeEstimate:
     """A node count's answer with its rendered text, the scalar ``estimate_time``'s (the
     sweep's answers leave it out: a stacked usage shows only its first node count's)."""
     told: TimeEstimate = _estimate_time(**question)
-    est = replace(answer, factors=told.factors, warnings=told.warnings)
-    return _compute_of(plan, est, batch, time_scale)
+    est: TimeEstimate = replace(answer, factors=told.factors, warnings=told.warnings)
+    return est
 
 
 @dataclasses.dataclass(slots=True)
@@ -133,9 +129,13 @@ class _Sweep:
     job: Job
     nodes: Sequence[int]
     ds: list[_Defaults]
-    timed: dict[int, tuple[TimeEstimate, Compute]]
-    #: A node count's (answer, compute) with the answer's rendered text, which ``timed`` lacks.
-    explain: Callable[[int], tuple[TimeEstimate, Compute]]
+    #: The time model's answers by node count (before the plan's stated hours and what-ifs).
+    timed: dict[int, TimeEstimate]
+    #: Each node count's global batch (``_time_questions``).
+    batches: Sequence[float]
+    time_scale: float
+    #: A node count's answer with its rendered text, which ``timed`` lacks.
+    explain: Callable[[int], TimeEstimate]
     #: The node counts whose answer in ``timed`` has its text (the first was asked with it).
     told: set[int] = dataclasses.field(default_factory=lambda: {0})
 
@@ -157,8 +157,14 @@ class _Sweep:
         if first not in self.told:  # the text a stacked usage carries: its first's
             self.timed[first] = self.explain(first)
             self.told.add(first)
-        est = _stack([self.timed[i][0] for i in indices])
-        compute = _stack([self.timed[i][1] for i in indices])
+        # the plan's use of the answers (stated hours, what-ifs), once over the node counts
+        est, compute = _compute_of(
+            self.plans[first],
+            _stack([self.timed[i] for i in indices]),
+            _stacked_value([self.batches[i] for i in indices]),
+            self.time_scale,
+            hours=_stacked_value([self.plans[i].run.hours for i in indices]),
+        )
         d = _Defaults(self.catalog)
         d.used.extend(self.ds[first].used)
         # (N, 1, 1) node counts where every ``Usage`` number may be an array (its typing says int)
@@ -202,6 +208,15 @@ def _stack(records: Sequence[Any]) -> Any:
         elif any(x != v for x in values):
             raise MixedBranchError
     return dataclasses.replace(head, **changes) if changes else head
+
+
+def _stacked_value(values: Sequence[Any]) -> Any:
+    """One number per node count as ``_stack`` stacks a record's leaf: the value itself where
+    they are all equal, else an array of shape ``(N, 1, 1)``."""
+    v = values[0]
+    if all(x == v for x in values):
+        return v
+    return np.array(values).reshape(-1, 1, 1)
 
 
 def _leaves(obj: object, path: tuple[str, ...], out: dict[tuple[str, ...], np.ndarray]) -> None:
