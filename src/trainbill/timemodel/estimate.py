@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trainbill.catalog import Accelerator, Catalog, Instance
@@ -20,12 +21,13 @@ from trainbill.timemodel.kernel import (
 )
 from trainbill.timemodel.layout import (
     _choose_layout,
-    _choose_layouts,
     _compute_hours,
+    _layout_grid,
     _no_layout_error,
     _Run,
     _search_space,
     _Space,
+    _swept_space,
 )
 from trainbill.timemodel.records import _SECONDS_PER_HOUR, Layout, TimeEstimate, _Query
 from trainbill.timemodel.work import _Work, _work
@@ -48,23 +50,26 @@ def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
     )  # fmt: skip
 
 
-def _prepared(
-    q: _Query, known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] | None = None
-) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
+def _prepared(q: _Query) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
     """Work, the modelled and the used kernel efficiency, and the layout search's inputs; None
-    when the plan gives no model size (hours only). ``known``: the work and kernels already
-    worked out for questions alike but for their node count, by token count (neither reads
-    the node count, the batch or the hours: a node sweep works them out once)."""
-    if known is not None and q.tokens in known:
-        wk = known[q.tokens]
-    else:
-        wk = _work_and_kernels(q)
-        if known is not None:
-            known[q.tokens] = wk
+    when the plan gives no model size (hours only)."""
+    wk = _work_and_kernels(q)
     if wk is None:
         return None
     w, modelled, k = wk
     return w, modelled, k, _search_space(q, w, k)
+
+
+def _known_work(
+    q: _Query, known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None]
+) -> tuple[_Work, _Kernel, _Kernel] | None:
+    """``_work_and_kernels`` of questions alike but for their node count, remembered by token
+    count in ``known`` (neither reads the node count, the batch or the hours: a node sweep
+    works them out once per token count)."""
+    if q.tokens in known:
+        return known[q.tokens]
+    wk = known[q.tokens] = _work_and_kernels(q)
+    return wk
 
 
 def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
@@ -80,17 +85,28 @@ def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
 
 
 def _answer(
-    q: _Query, prep: tuple[_Work, _Kernel, _Kernel, _Space], lay: Layout, *, explain: bool = True
+    q: _Query,
+    prep: tuple[_Work, _Kernel, _Kernel, _Space | Callable[[], _Space]],
+    lay: Layout,
+    *,
+    batch: float | None = None,
+    explain: bool = True,
 ) -> TimeEstimate:
     """The estimate for the chosen layout, with its explanation (``explain=False``: its
-    numbers only, ``factors`` and ``warnings`` left empty)."""
-    w, modelled, k, s = prep
+    numbers only, ``factors`` and ``warnings`` left empty). A sweep gives the search inputs
+    as a function that builds them (only an explained answer reads them) and the batch."""
+    w, modelled, k, space = prep
     straggler = _straggler_share(q.straggler_cv, q.gpus)
-    hours = _compute_hours(q, w, s, lay)
     run = None
     if explain:  # (what the explanation is rendered from: a sweep's bare answers skip it)
+        s = space if isinstance(space, _Space) else space()
         run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay,
                    straggler=straggler)  # fmt: skip
+        batch = s.batch
+    elif batch is None:
+        assert isinstance(space, _Space)  # (a sweep's bare answers come with their batch)
+        batch = space.batch
+    hours = _compute_hours(q, w, batch, lay)
     return TimeEstimate(
         compute_hours=hours,
         comm_stall_fraction=lay.stall_s / lay.busy_s,
@@ -122,23 +138,30 @@ def _estimates(
     ``explain``: False (or False for a question) gives numbers only (see ``estimate_times``)."""
     tell = [explain] * len(qs) if isinstance(explain, bool) else list(explain)
     known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
-    preps = [_prepared(q, known) for q in qs]
-    spaces = {i: p[3] for i, p in enumerate(preps) if p is not None}
-    searched = list(spaces)
-    grid = _choose_layouts(list(spaces.values())) if spaces else None
-    out: list[TimeEstimate | MemoryFitError | SpecError] = []
+    wks = [_known_work(q, known) for q in qs]
+    searched = [i for i, wk in enumerate(wks) if wk is not None]
     row = {i: r for r, i in enumerate(searched)}
+    grid = None
+    if searched:
+        pairs = [(wk[0], wk[2]) for wk in wks if wk is not None]
+        space = _swept_space([qs[i] for i in searched], pairs)
+        grid = _layout_grid(space, len(searched))
+    out: list[TimeEstimate | MemoryFitError | SpecError] = []
     chosen = grid.layouts(range(len(searched))) if grid is not None else []
-    for i, (q, prep, told) in enumerate(zip(qs, preps, tell, strict=True)):
-        if prep is None:
+    batches = grid.batches() if grid is not None else []
+    for i, (q, wk, told) in enumerate(zip(qs, wks, tell, strict=True)):
+        if wk is None:
             out.append(_hours_only(q, _straggler_share(q.straggler_cv, q.gpus)))
             continue
         assert grid is not None
+        w, modelled, k = wk
         lay = chosen[row[i]]
         if lay is None:
-            out.append(_no_layout_error(prep[3], grid.too_small_at(row[i]), q.accelerator))
+            s = _search_space(q, w, k)
+            out.append(_no_layout_error(s, grid.too_small_at(row[i]), q.accelerator))
             continue
-        out.append(_answer(q, prep, lay, explain=told))
+        prep = (w, modelled, k, functools.partial(_search_space, q, w, k))
+        out.append(_answer(q, prep, lay, batch=batches[row[i]], explain=told))
     return out
 
 

@@ -5,7 +5,8 @@ The search is written once over arrays: every (tp, pp, cp, ep) candidate of ever
 of a question is evaluated at once (``_layout_grid``), the node counts on axis 0 and the
 candidates on axis 1, each node count's own bounds a validity mask. A single question is the
 same search over one node count (``_choose_layout``); the planner asks for hundreds of node
-counts in one call (``_choose_layouts``), which is what keeps a node sweep at array speed.
+counts in one call, its inputs built once over arrays of node counts (``_swept_space``), which
+is what keeps a node sweep at array speed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from trainbill.memory import (
     memory_grid,
     min_gpus_to_fit,
 )
+from trainbill.timemodel._elementwise import least, most, where
 from trainbill.timemodel.kernel import _activation_bytes, _Kernel
 from trainbill.timemodel.records import (
     _BYTES_PER_BF16,
@@ -66,6 +68,16 @@ def _pow2_upto(limit: int) -> list[int]:
         out.append(p)
         p *= 2
     return out
+
+
+def _pow2_floor(limit: Any) -> Any:
+    """The largest power of two not above ``limit`` (>= 1), elementwise over an array of limits
+    (a node sweep's: an int64 array of its shape)."""
+    if not isinstance(limit, np.ndarray):
+        return _pow2_upto(limit)[-1]
+    values, inverse = np.unique(limit, return_inverse=True)
+    table = np.array([_pow2_upto(int(v))[-1] for v in values], dtype=np.int64)
+    return table[inverse].reshape(limit.shape)
 
 
 @record
@@ -150,51 +162,55 @@ class _Run:
     @property
     def steps(self) -> float:
         """Optimizer steps of the run: tokens over the global batch."""
-        return _steps(self.work, self.space)
+        return _steps(self.work, self.space.batch)
 
     @property
     def modelled_hours(self) -> float:
         """Hours of pure training the model gives (before any stated hours replace them)."""
-        return _modelled_hours(self.work, self.space, self.layout)
+        return _modelled_hours(self.work, self.space.batch, self.layout)
 
     @property
     def compute_hours(self) -> float:
         """The hours the estimate reports: the plan's stated hours, else the modelled ones."""
-        return _compute_hours(self.q, self.work, self.space, self.layout)
+        return _compute_hours(self.q, self.work, self.space.batch, self.layout)
 
 
-def _steps(w: _Work, s: _Space) -> float:
-    """Optimizer steps of the run: tokens over the global batch."""
-    return w.tokens / s.batch
+def _steps(w: _Work, batch: float) -> float:
+    """Optimizer steps of the run: tokens over the global batch (``_Space.batch``)."""
+    return w.tokens / batch
 
 
-def _modelled_hours(w: _Work, s: _Space, lay: Layout) -> float:
+def _modelled_hours(w: _Work, batch: float, lay: Layout) -> float:
     """Hours of pure training the model gives (before any stated hours replace them)."""
-    return lay.busy_s * _steps(w, s) / _SECONDS_PER_HOUR
+    return lay.busy_s * _steps(w, batch) / _SECONDS_PER_HOUR
 
 
-def _compute_hours(q: _Query, w: _Work, s: _Space, lay: Layout) -> float:
+def _compute_hours(q: _Query, w: _Work, batch: float, lay: Layout) -> float:
     """The hours an estimate reports: the plan's stated hours, else the modelled ones (a
     function, not only ``_Run``'s property: an answer without its explanation builds no run)."""
-    return q.hours if q.hours is not None else _modelled_hours(w, s, lay)
+    return q.hours if q.hours is not None else _modelled_hours(w, batch, lay)
 
 
 def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
-    """The layout search's fixed inputs, read from the catalog and the plan once."""
+    """The layout search's fixed inputs, read from the catalog and the plan once.
+
+    Elementwise over a node sweep's arrays: ``q``'s node count and batch, and the work's and
+    kernel's numbers, may be arrays of shape (N, 1) (``_swept_space``), and so are then the
+    fields that follow them; the kernel's FP8 choice must be one value."""
     catalog, instance, gpus, gpn, fp = q.catalog, q.instance, q.gpus, q.gpn, q.fp
     net_eff = float(catalog.value("time.network_efficiency"))
-    batch = max(q.global_batch_tokens, float(q.seq_len))
+    batch = most(q.global_batch_tokens, float(q.seq_len))
     node_bw = (
         instance.network_gbps / 8.0 * 1e9 * net_eff
     )  # all NICs of one node (one chip for TPUs)
     moe = w.sparse and gpus > 1
     # The parameters a token does not use are all expert weights; the routed experts it does use
     # are counted with the replicated part (an overestimate of it by at most the active experts).
-    expert_params = w.params - w.n_active if moe else 0.0
+    expert_params = where(moe, w.params - w.n_active, 0.0)
     a2a_key = "time.moe_all_to_all_bytes_fp8" if k.fp8 else "time.moe_all_to_all_bytes_bf16"
     # Tensor parallel inside one node only (its all-reduces need NVLink); TPU-style pods' chips
     # share one ICI mesh, so there TP spans chips.
-    tp_max = _pow2_upto(min(16, gpus) if instance.billing == "chip" else min(gpn, gpus))[-1]
+    tp_max = _pow2_floor(least(16, gpus) if instance.billing == "chip" else least(gpn, gpus))
     measured = q.measured_mfu is not None
     return _Space(
         gpus=gpus,
@@ -224,7 +240,9 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
         top_k=float(catalog.value("time.moe_top_k")),
         a2a_bytes=float(catalog.value(a2a_key)),
         a2a_overlap=float(catalog.value("time.moe_all_to_all_overlap")),
-        max_ep=int(catalog.value("time.moe_max_expert_parallel")) if moe else 1,
+        max_ep=where(moe, int(catalog.value("time.moe_max_expert_parallel")), 1)
+        if np.any(moe)
+        else 1,
         tp_max=tp_max,
         overlap=fp.overlap,
         # before any recompute; a measured MFU (trainbill profile) counts causal attention
@@ -258,12 +276,44 @@ def _moe_costs(s: _Space, *, tp: Any, pp: Any, ep: Any, shards: Any, tok_per_gpu
 def _stacked_space(spaces: Sequence[_Space]) -> _Space:
     """One ``_Space`` over many node counts: each field that differs between them an array of
     shape (N, 1) (node counts on axis 0, to broadcast against the candidates on axis 1)."""
-    first = spaces[0]
-    if len(spaces) == 1:
+    stacked: _Space = _stacked(spaces)
+    return stacked
+
+
+def _swept_space(qs: Sequence[_Query], wks: Sequence[tuple[_Work, _Kernel]]) -> _Space:
+    """``_stacked_space`` of ``_search_space(qs[i], *wks[i])``, built once: the questions and
+    their work and kernels stacked (only the node count and the batch differ between a sweep's
+    questions: ``estimate.NODE_KEYWORDS``) and the search's inputs worked out over the arrays,
+    each field that then agrees at every node count a plain value again."""
+    if len(qs) == 1:
+        return _search_space(qs[0], *wks[0])
+    # (N, 1) arrays where the records' typing says int and float (elementwise: module doc)
+    nodes: Any = np.array([q.nodes for q in qs]).reshape(-1, 1)
+    batch: Any = np.array([q.global_batch_tokens for q in qs]).reshape(-1, 1)
+    q = dataclasses.replace(qs[0], nodes=nodes, global_batch_tokens=batch)
+    w = _stacked([w for w, _ in wks])
+    k = _stacked([k for _, k in wks])
+    if isinstance(k.fp8, np.ndarray):  # (no sweep seen: FP8 follows precision and accelerator)
+        return _stacked_space([_search_space(q, *wk) for q, wk in zip(qs, wks, strict=True)])
+    s = _search_space(q, w, k)
+    plain: dict[str, Any] = {}
+    for f in dataclasses.fields(_Space):
+        v = getattr(s, f.name)
+        if isinstance(v, np.ndarray):
+            flat = v.reshape(-1)
+            plain[f.name] = flat[0].item() if (flat == flat[0]).all() else v.reshape(-1, 1)
+    return dataclasses.replace(s, **plain)
+
+
+def _stacked(records: Sequence[Any]) -> Any:
+    """One record over many node counts: each field that differs between ``records`` an array
+    of shape (N, 1) (node counts on axis 0, to broadcast against the candidates on axis 1)."""
+    first = records[0]
+    if len(records) == 1 or all(r is first for r in records):
         return first
     varying: dict[str, Any] = {}
-    for f in dataclasses.fields(_Space):
-        values = [getattr(x, f.name) for x in spaces]
+    for f in dataclasses.fields(first):
+        values = [getattr(x, f.name) for x in records]
         if any(v != values[0] for v in values):
             varying[f.name] = np.array(values).reshape(-1, 1)
     return dataclasses.replace(first, **varying)
@@ -307,6 +357,15 @@ class _LayoutGrid:
     parts: dict[str, Any]
     found: Any
     pick: Any
+
+    def batches(self) -> list[float]:
+        """Each node count's global batch in tokens (``_Space.batch``), as plain floats."""
+        n = len(np.asarray(self.found))
+        batch: Any = self.s.batch  # (an (N, 1) array over a sweep's node counts)
+        if isinstance(batch, np.ndarray):
+            values: list[float] = batch.reshape(-1).tolist()
+            return values
+        return [float(batch)] * n
 
     def layout(self, n: int) -> Layout | None:
         """Node count ``n``'s chosen layout, or None when no layout fits."""
@@ -441,13 +500,6 @@ def _layout_grid(s: _Space, n: int = 1) -> _LayoutGrid:
     )  # fmt: skip
 
 
-def _choose_layouts(spaces: Sequence[_Space]) -> _LayoutGrid:
-    """The layout search of one question at many node counts (``spaces``, one per node count,
-    alike but for what the node count changes), in one pass: ``layout(i)`` is node count i's
-    choice, None where nothing fits."""
-    return _layout_grid(_stacked_space(spaces), len(spaces))
-
-
 def _no_layout_error(
     s: _Space, too_small: list[tuple[int, int, int, float]], accelerator: Accelerator
 ) -> SpecError | MemoryFitError:
@@ -457,7 +509,7 @@ def _no_layout_error(
         dp * pp * s.seq_len
         for tp, pp, cp, dp in too_small
         if s.memory(
-            tp=tp, pp=pp, cp=cp, dp=dp, ep=_pow2_upto(min(s.max_ep, max(1, int(dp))))[-1]
+            tp=tp, pp=pp, cp=cp, dp=dp, ep=_pow2_floor(min(s.max_ep, max(1, int(dp))))
         ).fits[()]
     ]
     if fitting:
