@@ -196,9 +196,18 @@ def _stack(records: Sequence[Any]) -> Any:
         return head
     changes: dict[str, Any] = {}
     for name in _fields(head) or ():
+        if name in _RENDERED:
+            continue
         values = [getattr(r, name) for r in records]
         v = values[0]
-        if name in _RENDERED or all(x is v for x in values):
+        if isinstance(v, _NUMBERS):  # (one array for the lot: a sweep stacks hundreds)
+            a = np.array(values)
+            if a.ndim == 1 and a.dtype.kind in "biuf":  # numbers all, none held as an object
+                # (``!=`` as the loop below asks it: one NaN object throughout is no change)
+                if (a != a[0]).any() and not all(x is v for x in values):
+                    changes[name] = a.reshape(-1, 1, 1)
+                continue
+        if all(x is v for x in values):
             continue
         if _fields(v) is not None:
             changes[name] = _stack(values)
