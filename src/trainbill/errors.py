@@ -195,7 +195,7 @@ class MemoryFitError(TrainbillError):
 
 class MixedBranchError(TrainbillError):
     """A step of ``usage_for`` run over a node sweep's arrays branches one way for some node
-    counts and the other way for others (``usage._elementwise.uniform``). Never reaches a
+    counts and the other way for others (``timemodel._elementwise.uniform``). Never reaches a
     user: ``usage.usage_over_nodes`` catches it and builds each half of the sweep apart."""
 
 

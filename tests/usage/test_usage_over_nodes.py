@@ -23,8 +23,8 @@ from trainbill.costs import price_arrays
 from trainbill.errors import MixedBranchError
 from trainbill.optimize import candidate_plan
 from trainbill.spec import Plan, load_plan
+from trainbill.timemodel._elementwise import first, least, most, uniform
 from trainbill.usage import Usage, resolve_job, usage_for, usage_over_nodes
-from trainbill.usage._elementwise import first, least, most, uniform
 from trainbill.usage.compute import _TIME_CACHE
 
 NODES = tuple(range(1, 513))

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from trainbill.catalog import Catalog
 from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
+from trainbill.timemodel._elementwise import first
 from trainbill.usage._defaults import _Defaults
-from trainbill.usage._elementwise import first
 from trainbill.usage.checkpoints import (
     _checkpoint,
     _checkpoint_schedule,

@@ -17,7 +17,7 @@ from trainbill.catalog import Catalog, Instance
 from trainbill.errors import SpecError
 from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
-from trainbill.usage._elementwise import first, least, most, uniform
+from trainbill.timemodel._elementwise import first, least, most, uniform
 from trainbill.usage.interruptions import (
     failures_per_hour,
     reclaims_per_hour,

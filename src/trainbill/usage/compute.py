@@ -19,8 +19,8 @@ from trainbill.catalog import Accelerator, Catalog
 from trainbill.errors import TrainbillError
 from trainbill.spec import Plan, WhatIf
 from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time, estimate_times
+from trainbill.timemodel._elementwise import first
 from trainbill.usage._defaults import _DAYS_PER_YEAR, _Defaults
-from trainbill.usage._elementwise import first
 from trainbill.usage.records import Compute
 
 if TYPE_CHECKING:

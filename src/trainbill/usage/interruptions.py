@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from trainbill._record import record
-from trainbill.usage._elementwise import sqrt
+from trainbill.timemodel._elementwise import sqrt
 
 if TYPE_CHECKING:
     from trainbill.usage.records import Checkpoint, Reliability
