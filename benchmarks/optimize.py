@@ -7,7 +7,9 @@ examples/seed-70b-finetune.toml --deadline-hours 96 --clouds aws,gcp,azure --nod
 examples/seed-70b-finetune.toml``), and a node-only grid (one instance, orchestrator and term
 over node counts 1..512: the shape whose time is all per node count), wall and CPU seconds and
 configurations/s, each run with the time model's cache emptied, and the node-only grid at one
-node count (a search's fixed cost) (``--issue-only``: nothing else;
+node count (a search's fixed cost), then the grid shapes of issue #40's "a grid of any
+shape": node counts crossed with one or every instance and few other axes, where the time per
+node count is shared by few configurations (``--issue-only``: nothing else;
 figures before and after the node-count arrays in ``benchmarks/results/optimize.md``). Then,
 per grid, the median end-to-end time over the repeats (every time-model, usage and driver call
 included), the marginal rate between the large and the huge grid (same instances, node counts,
@@ -74,6 +76,24 @@ ONE_NODE = SearchSpace(
 )
 
 
+#: Issue #40's "a grid of any shape": (name, space, clouds). Node counts crossed with one
+#: instance, or every instance of one or three clouds, and one orchestrator or three: the
+#: shapes whose configurations per node count are few (30 for one orchestrator and no
+#: commitment), so what each node count costs decides the rate.
+SHAPES: tuple[tuple[str, SearchSpace, tuple[str, ...]], ...] = (
+    ("p5.48xlarge x nodes 1..1024 x ec2 x none", SearchSpace(
+        instances=("p5.48xlarge",), nodes=tuple(range(1, 1025)), orchestrators=("ec2",),
+        savings_plans=("none",)), ("aws",)),
+    ("p5.48xlarge x nodes 1..512 x 3 orchestrators x none,1yr,3yr", SearchSpace(
+        instances=("p5.48xlarge",), nodes=tuple(range(1, 513)),
+        savings_plans=("none", "1yr", "3yr")), ("aws",)),
+    ("every AWS instance x nodes 1..512 x ec2 x none", SearchSpace(
+        nodes=tuple(range(1, 513)), orchestrators=("ec2",), savings_plans=("none",)), ("aws",)),
+    ("every instance of 3 clouds x nodes 1..512 x none", SearchSpace(
+        nodes=tuple(range(1, 513)), savings_plans=("none",)), ("aws", "gcp", "azure")),
+)  # fmt: skip
+
+
 def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -> None:
     """One search's wall and CPU seconds and configurations/s (median of 3 by CPU time, each
     with the time model's cache emptied)."""
@@ -102,6 +122,9 @@ def issue_grids(plan: Plan, catalog: Catalog) -> None:
     _timed(plan, catalog, ONE_NODE)
     print("default search (trainbill optimize examples/seed-70b-finetune.toml):")
     _timed(plan, catalog, None)
+    for name, space, clouds in SHAPES:
+        print(f"shape: {name}:")
+        _timed(plan, catalog, space, clouds=clouds)
 
 
 def main() -> None:
