@@ -225,25 +225,42 @@ def _leaves(obj: object, path: tuple[str, ...], out: dict[tuple[str, ...], np.nd
 
 
 def _by_sign(usage: Usage, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
-    """``usage`` (arrays over ``indices``) split into groups whose every number has one sign
-    (NaN its own) and whose every flag is one value, each group's usage its slice."""
+    """``usage`` (arrays over ``indices``) split into groups whose every priced number has one
+    sign (NaN its own) and whose every flag is one value, each group's usage its slice (the
+    numbers under ``_UNPRICED`` are cut with it but do not split it)."""
     if len(indices) == 1:
         return [((indices[0],), usage)]
     arrays: dict[tuple[str, ...], np.ndarray] = {}
     _leaves(usage, (), arrays)
     n = len(indices)
     cols = []
-    for a in arrays.values():
-        a2 = np.broadcast_to(a, (n, *a.shape[1:])).reshape(n, -1).astype(np.float64)
-        sign = np.where(np.isnan(a2), 2.0, np.sign(a2))
-        cols.append(sign)
-    key = np.concatenate(cols, axis=1) if cols else np.zeros((n, 0))
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    for path, a in arrays.items():
+        if path[:3] in _UNPRICED or path[:4] in _UNPRICED:
+            continue
+        a2 = np.broadcast_to(a, (n, *a.shape[1:])).reshape(n, -1)
+        if a2.dtype.kind == "b":
+            cols.append(a2.astype(np.int8))
+            continue
+        a2 = a2.astype(np.float64)
+        cols.append(np.where(np.isnan(a2), 2, np.sign(a2)).astype(np.int8))
+    key = np.ascontiguousarray(np.concatenate(cols, axis=1) if cols else np.zeros((n, 1), np.int8))
+    # (each row's signs as one opaque value: one 1-D unique, not a lexsort over the columns)
+    packed = key.view(np.dtype((np.void, key.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
     out = []
     for g in np.argsort(first):
-        rows = np.flatnonzero(inverse.reshape(-1) == g)
+        rows = np.flatnonzero(inverse == g)
         out.append((tuple(indices[r] for r in rows), _take(usage, rows, arrays, ())))
     return out
+
+
+#: The time model's numbers no usage step and no driver reads (the layout's memory and
+#: its sync before overlap feed only the explanation, which a stacked usage never shows:
+#: its text is its first node count's): they are cut with each group but never split one.
+#: A driver or step that starts reading one must take it out of here (the grid's tests
+#: compare every node count's price with its own scalar ``usage_for``).
+_UNPRICED = frozenset({("time", "layout", "memory"), ("time", "layout", "dp_sync_s")})
 
 
 def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
