@@ -476,7 +476,8 @@ class _Bases:
         job = self.jobs.get(orch)
         if job is None:
             job = self.jobs[orch] = resolve_job(cand, self.catalog, today=self.today)
-        sweep = usage_over_nodes(cand, self.catalog, job=job, nodes=at, hours=hours)
+        # (priced, never shown: no time-model text; ``_Block.bases`` is read only by pricing)
+        sweep = usage_over_nodes(cand, self.catalog, job=job, nodes=at, hours=hours, explain=False)
         for i, err in sorted(sweep.errors.items()):
             if not isinstance(err, MemoryFitError):
                 raise err  # (what usage_for raised for that node count, e.g. a batch too small)

@@ -2,23 +2,27 @@
 
 Why: the planner prices a node sweep (1..512 node counts per instance and orchestrator) with
 the drivers' array arithmetic; one scalar ``usage_for`` per node count was most of a search's
-time. Here the time model answers every node count with one layout search
-(``timemodel.estimate_times``), and ``usage_for``'s own steps (``assemble._assemble``: the
-checkpoint writes, reliability rates, checkpoint schedule, interruptions, storage) run once
-with the node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node
-counts first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over).
+time, and then one record per node count (question, layout, answer, stacked back into
+arrays) most of what was left. Here a sweep is ONE time-model question over the array of node
+counts (``usage.compute.TimeSweep``), answered as arrays (``timemodel.estimate_sweep``,
+remembered per sweep), and ``usage_for``'s own steps (``assemble._assemble``: the checkpoint
+writes, reliability rates, checkpoint schedule, interruptions, storage) run once with the
+node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node counts
+first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over). No
+Python object is built per node count.
 
 The result is split (on the arrays: one sign matrix, not a walk per node count) into groups
-whose numbers agree in sign at every node count (zero, positive, negative) and whose other
-fields are equal:
+whose priced numbers agree in sign at every node count (zero, positive, negative) and whose
+other fields are equal:
 a driver's branch on a varying field asks ``costs._arrays.some`` whether any element needs its
 line, and relies on the line being zero where it does not apply. Text (the time model's
 factors and warnings, the usage's warnings and cited assumptions) is the first node count's
 of the part built together (a group cut from it carries that text): a stacked usage is priced,
-never shown. The time model answers numbers only (``estimate_times(explain=False)``); the
-text of a part's first node count is asked of the scalar ``estimate_time`` (cached, so a
-forecast of that cluster reads it), the only text a sweep carries. A step whose branch goes
-both ways over the sweep (``_elementwise.MixedBranchError``) is built again on each half.
+never shown. The time model answers numbers only; with ``explain`` the text of a part's first
+node count is asked of the scalar ``estimate_time`` (cached, so a forecast of that cluster
+reads it), the only text a sweep carries; the planner, which only prices a sweep, asks none.
+A step whose branch goes both ways over the sweep (``_elementwise.MixedBranchError``) is
+built again on each half.
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ def usage_over_nodes(
     hours: Any = None,
     measured_mfu: float | None = None,
     time_scale: float = 1.0,
+    explain: bool = True,
 ) -> NodeSweep:
     """``usage_for(plan at nodes[i], catalog, job=replace(job, nodes=nodes[i]))`` for every i,
     as ``NodeSweep`` groups (every number equal to the scalar call's, to rounding).
@@ -99,7 +104,8 @@ def usage_over_nodes(
     an array over ``nodes``, or None for the plan's own at every node count). ``job`` is
     resolved once (``resolve_job``: nothing it works out depends on the node count when the
     plan states one). The time model answers the sweep as one question over the array of
-    node counts (``timemodel.estimate_sweep``), no record per node count.
+    node counts (``timemodel.estimate_sweep``), no record per node count. ``explain=False``:
+    the usages carry no time-model text (``factors``, ``warnings`` empty; module doc).
     """
     plan = _spot_as_bought(plan, catalog, job)
     nodes_a = np.asarray(nodes, dtype=np.int64).reshape(-1)
@@ -112,7 +118,7 @@ def usage_over_nodes(
     sweep = _Sweep(
         plan=plan, catalog=catalog, job=job, asked=asked, estimate=swept.estimate,
         fitted=fitted, stated=None if hours is None else np.asarray(hours).reshape(-1),
-        time_scale=time_scale,
+        time_scale=time_scale, explain=explain,
     )  # fmt: skip
     groups = sweep.build(np.arange(fitted.size))
     groups.sort(key=lambda g: g[0][0])
@@ -134,6 +140,8 @@ class _Sweep:
     #: The plan's stated hours at each node count of the sweep, or None (the plan's own).
     stated: np.ndarray | None
     time_scale: float
+    #: Whether each part carries its first node count's time-model text (module doc).
+    explain: bool
 
     def build(self, part: np.ndarray) -> list[tuple[tuple[int, ...], Usage]]:
         """The usage over the positions ``part`` (of ``fitted``) split into sign-agreeing
@@ -151,10 +159,10 @@ class _Sweep:
         """``usage_for``'s steps after the time model, once over the positions ``part``."""
         rows = self.fitted[part]
         first = int(rows[0])
-        # the text a stacked usage carries: its first node count's (module doc)
-        told: TimeEstimate = _estimate_time(**self.asked.question(first))
         est = _spread(self.estimate, part, self.fitted.size)
-        est = replace(est, factors=told.factors, warnings=told.warnings)
+        if self.explain:  # the text a stacked usage carries: its first node count's (module doc)
+            told: TimeEstimate = _estimate_time(**self.asked.question(first))
+            est = replace(est, factors=told.factors, warnings=told.warnings)
         # the plan's use of the answers (stated hours, what-ifs), once over the node counts
         est, compute = _compute_of(
             self.plan,
