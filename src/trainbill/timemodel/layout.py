@@ -258,6 +258,8 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
 def _moe_costs(s: _Space, *, tp: Any, pp: Any, ep: Any, shards: Any, tok_per_gpu: Any) -> Any:
     """(expert-gradient sync seconds for one model-volume, all-to-all seconds) of each EP degree
     (elementwise; both 0 for a dense model and ep = 1)."""
+    if not np.any(s.moe):  # no expert weights and ep = 1 only: both exactly 0, not computed
+        return 0.0, 0.0
     # The ep GPUs of an expert group hold different experts: a node can pre-reduce
     # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
     ep_bw = _dp_bandwidth(

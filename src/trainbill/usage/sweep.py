@@ -263,12 +263,26 @@ def _by_sign(usage: Usage, indices: list[int]) -> list[tuple[tuple[int, ...], Us
     return out
 
 
-#: The time model's numbers no usage step and no driver reads (the layout's memory and
-#: its sync before overlap feed only the explanation, which a stacked usage never shows:
-#: its text is its first node count's): they are cut with each group but never split one.
-#: A driver or step that starts reading one must take it out of here (the grid's tests
-#: compare every node count's price with its own scalar ``usage_for``).
-_UNPRICED = frozenset({("time", "layout", "memory"), ("time", "layout", "dp_sync_s")})
+#: The time model's numbers whose sign no step or driver branches on, cut with each group
+#: but never splitting one: the layout's memory and its sync before overlap feed only the
+#: explanation (which a stacked usage never shows: its text is its first node count's); the
+#: step's stall parts (bubble, tensor parallel, exposed data-parallel and MoE traffic) are
+#: read by ``usage.checkpoints`` only through their sum (``Layout.step_s``) and by the
+#: ``sync_stall`` driver only as a line per part gated by ``some(part > 0)`` whose quantity is
+#: proportional to it: zero where the part is. A driver or step that starts branching on one
+#: must take it out of here (the grid's tests compare every node count's price with its own
+#: scalar ``usage_for``, and ``tests/usage`` each group's signs).
+_UNPRICED = frozenset(
+    {
+        ("time", "layout", "memory"),
+        ("time", "layout", "dp_sync_s"),
+        ("time", "layout", "bubble_s"),
+        ("time", "layout", "tp_s"),
+        ("time", "layout", "dp_exposed_s"),
+        ("time", "layout", "a2a_exposed_s"),
+        ("time", "layout", "a2a_s"),
+    }
+)
 
 
 def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
