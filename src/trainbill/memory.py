@@ -141,17 +141,12 @@ class MemoryGrid:
         )
 
     def at_many(self, rows: Any, cols: Any) -> list[MemoryEstimate]:
-        """``at((rows[j], cols[j]))`` for every j, each figure read in one indexing."""
-
-        def read(x: Any) -> list[Any]:
-            r = rows if np.shape(x)[0] > 1 else 0
-            c = cols if np.shape(x)[1] > 1 else 0
-            values: list[Any] = np.broadcast_to(np.asarray(x)[r, c], np.shape(rows)).tolist()
-            return values
-
+        """``at((rows[j], cols[j]))`` for every j: ``chosen`` read out row by row."""
+        got = self.chosen(rows, cols)
         figures = zip(
-            read(self.state_gb), read(self.buffer_gb), read(self.activations_gb),
-            read(self.recompute), read(self.offload), strict=True,
+            *(np.broadcast_to(x, np.shape(rows)).tolist() for x in (
+                got.state_gb, got.buffer_gb, got.activations_gb, got.recompute, got.offload,
+            )), strict=True,
         )  # fmt: skip
         return [
             MemoryEstimate(
@@ -164,6 +159,27 @@ class MemoryGrid:
             )
             for state, buffer, act, rec, off in figures
         ]
+
+    def chosen(self, rows: Any, cols: Any) -> MemoryEstimate:
+        """One ``MemoryEstimate`` of the layouts ``(rows[j], cols[j])``: each figure an array
+        over j (GB as float64, the modes as bool), read in one indexing (a node sweep's chosen
+        layouts, kept as arrays: no record per node count)."""
+
+        def read(x: Any, kind: Any) -> Any:
+            r = rows if np.shape(x)[0] > 1 else 0
+            c = cols if np.shape(x)[1] > 1 else 0
+            return np.broadcast_to(np.asarray(x)[r, c], np.shape(rows)).astype(kind)
+
+        # (arrays where the record's typing says float and bool: a sweep's layouts)
+        state: Any = read(self.state_gb, np.float64)
+        buffer: Any = read(self.buffer_gb, np.float64)
+        act: Any = read(self.activations_gb, np.float64)
+        recompute: Any = read(self.recompute, np.bool_)
+        offload: Any = read(self.offload, np.bool_)
+        return MemoryEstimate(
+            state_gb=state, buffer_gb=buffer, activations_gb=act, usable_gb=self.usable_gb,
+            recompute=recompute, offload=offload,
+        )  # fmt: skip
 
 
 def memory_grid(

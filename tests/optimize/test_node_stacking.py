@@ -12,7 +12,7 @@ from conftest import SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.forecasting import forecast
 from trainbill.optimize import SearchSpace, optimize
-from trainbill.optimize.grid import _Bases, _plan_at, _Pricer
+from trainbill.optimize.grid import _Bases, _Pricer
 from trainbill.optimize.space import _axes_for, candidate_plan
 from trainbill.spec import load_plan
 from trainbill.usage import usage_for
@@ -55,7 +55,11 @@ def test_stacked_grid_equals_node_by_node(
             costs, sched = many.price(usage, iv, sp)
             for k, ni in enumerate(g):
                 n = axes.nodes[ni]
-                cand = _plan_at(plan, catalog, inst, n, orch, iv[0], None, {})
+                cand = candidate_plan(
+                    plan, catalog, instance=instance, nodes=n, orchestrator=orch,
+                    spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
+                    checkpoint_interval_hours=float(iv[0]),
+                )  # fmt: skip
                 own = usage_for(cand, catalog, job=replace(made.jobs[orch], nodes=n))
                 alone, sched1 = one.price(own, iv, sp)
                 at = (slice(None), slice(None), k) if len(g) > 1 else ...

@@ -17,7 +17,7 @@ import pytest
 
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.timemodel import default_global_batch
-from trainbill.timemodel.estimate import _queries, _work_and_kernels
+from trainbill.timemodel.estimate import NODE_KEYWORDS, _query, _work_and_kernels
 from trainbill.timemodel.layout import _search_space, _Space, _swept_space
 
 #: A per-chip TPU sweep starts on one chip (no expert parallelism), so an MoE's flags differ
@@ -65,14 +65,14 @@ def _questions(catalog: Catalog, instance: str, model: dict[str, Any]) -> list[d
 def test_the_swept_inputs_are_each_node_counts_own(
     catalog: Catalog, instance: str, model: dict[str, Any]
 ) -> None:
-    qs = _queries(_questions(catalog, instance, model))
-    wks = []
-    for q in qs:
+    questions = _questions(catalog, instance, model)
+    swept = _swept_space(*_swept_work(questions))
+    each = []
+    for question in questions:  # the scalar search's inputs, node count by node count
+        q = _query(**question)
         wk = _work_and_kernels(q)
         assert wk is not None
-        wks.append((wk[0], wk[2]))
-    swept = _swept_space(qs, wks)
-    each = [_search_space(q, w, k) for q, (w, k) in zip(qs, wks, strict=True)]
+        each.append(_search_space(q, wk[0], wk[2]))
     for f in dataclasses.fields(_Space):
         got = getattr(swept, f.name)
         want = [getattr(s, f.name) for s in each]
@@ -88,7 +88,22 @@ def test_the_swept_inputs_are_each_node_counts_own(
 
 def test_one_node_count_is_the_scalar_search_space(catalog: Catalog) -> None:
     """A sweep of one node count is the scalar call itself."""
-    (q,) = _queries(_questions(catalog, "p5.48xlarge", {"params": 7e9})[:1])
+    questions = _questions(catalog, "p5.48xlarge", {"params": 7e9})[:1]
+    q = _query(**questions[0])
     wk = _work_and_kernels(q)
     assert wk is not None
-    assert _swept_space([q], [(wk[0], wk[2])]) == _search_space(q, wk[0], wk[2])
+    assert _swept_space(*_swept_work(questions)) == _search_space(q, wk[0], wk[2])
+
+
+def _swept_work(questions: list[dict[str, Any]]) -> tuple[Any, Any, Any]:
+    """The sweep's one question (its node keywords as (N, 1) arrays, as ``estimate_sweep``
+    builds it), and its work and kernel worked out over them."""
+    shared = {k: v for k, v in questions[0].items() if k not in NODE_KEYWORDS}
+    column = {
+        k: np.array([q[k] for q in questions]).reshape(-1, 1)
+        for k in ("nodes", "global_batch_tokens", "tokens")
+    }
+    q = _query(**shared, **column, hours=None)
+    wk = _work_and_kernels(q)
+    assert wk is not None
+    return q, wk[0], wk[2]

@@ -1,4 +1,4 @@
-"""A node sweep's time-model questions (``_time_questions``) and its answers' use by the plan
+"""A node sweep's time-model question (``_time_sweep``) and its answers' use by the plan
 (``_compute_of`` on a part's stacked answer) against the scalar path, node count by node count.
 
 Why: a sweep builds what does not depend on the node count once and applies the plan's stated
@@ -19,10 +19,10 @@ from conftest import EXAMPLES, SEED, TODAY
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.optimize import candidate_plan
 from trainbill.spec import Plan, WhatIf, load_plan
-from trainbill.timemodel import default_global_batch
+from trainbill.timemodel import default_global_batch, default_global_batches
 from trainbill.usage import resolve_job, usage_for, usage_over_nodes
 from trainbill.usage._defaults import _Defaults
-from trainbill.usage.compute import _TIME_CACHE, _time_question, _time_questions
+from trainbill.usage.compute import _TIME_CACHE, _time_question, _time_sweep
 
 NODES = (1, 2, 3, 8, 31, 64, 200, 512)
 
@@ -46,30 +46,59 @@ def _candidates(plan: Plan, catalog: Catalog, nodes: tuple[int, ...]) -> list[Pl
 
 
 def test_a_sweeps_questions_are_each_node_counts_own(catalog: Catalog) -> None:
-    """Each question of the sweep is the one ``_time_question`` asks for that node count alone
-    (the same keywords, the same assumptions cited in the same order), its batch the one
-    ``default_global_batch`` gives for its GPUs (8 per p5 node)."""
+    """Each node count's question of the sweep (``TimeSweep.question``) is the one
+    ``_time_question`` asks for that node count alone (the same keywords, the same
+    assumptions cited in the same order), its batch, held as one array over the sweep, the
+    one ``default_global_batch`` gives for its GPUs (8 per p5 node)."""
     plans = _candidates(load_plan(SEED), catalog, NODES)
     job = resolve_job(plans[0], catalog, today=TODAY)
-    ds = [_Defaults(catalog) for _ in plans]
-    asked = _time_questions(plans, catalog, ds, job, NODES, None)
+    sweep = _time_sweep(plans[0], catalog, job, np.array(NODES), None, None)
     m = plans[0].model
     assert m.params is not None
     assert m.global_batch_tokens is None  # the batch follows the GPUs
-    for plan, d, n, (question, batch) in zip(plans, ds, NODES, asked, strict=True):
+    assert isinstance(sweep.batch, np.ndarray)
+    assert sweep.batch.shape == (len(NODES),)
+    for i, (plan, n) in enumerate(zip(plans, NODES, strict=True)):
         alone = _Defaults(catalog)
         want, want_batch = _time_question(plan, catalog, alone, replace(job, nodes=n), None)
+        question = sweep.question(i)
         assert question == want
-        assert d.used == alone.used
+        assert sweep.used(i) == alone.used
         seq_len = int(catalog.value("defaults.model.seq_len")) if m.seq_len is None else m.seq_len
         expected, note = default_global_batch(
             catalog, gpus=n * 8, params=m.params, active_params=m.active_params, seq_len=seq_len
         )
-        assert batch == want_batch == expected
+        assert sweep.batch_at(i) == want_batch == expected
+        assert float(sweep.batch[i]) == expected
         assert question["nodes"] == n
         assert question["batch_note"] == note
         assert question["hours"] is None  # stated hours without tokens: one modelled step
         assert question["tokens"] == expected
+
+
+def test_default_batches_over_an_array_are_the_scalar_rule(catalog: Catalog) -> None:
+    """``default_global_batches`` over GPU counts 1..8192 (floor, growth, ceiling; dense and
+    MoE) equals ``default_global_batch`` per GPU count. By hand at 512 GPUs, dense 70B:
+    2,048 tokens × 512 = 1,048,576, below the 4M floor, so 4,194,304 (1,024 sequences of
+    4,096); at 4,096 GPUs 8,388,608 (2,048 sequences)."""
+    gpus = np.arange(1, 8193)
+    for active in (None, 37e9):
+        got = default_global_batches(
+            catalog, gpus=gpus, params=671e9 if active else 70e9, active_params=active,
+            seq_len=4096,
+        )  # fmt: skip
+        want = [
+            default_global_batch(
+                catalog, gpus=int(g), params=671e9 if active else 70e9, active_params=active,
+                seq_len=4096,
+            )[0]
+            for g in gpus
+        ]  # fmt: skip
+        assert got.tolist() == want
+    dense = default_global_batches(
+        catalog, gpus=np.array([512, 4096]), params=70e9, active_params=None, seq_len=4096
+    )
+    assert dense.tolist() == [1024 * 4096.0, 2048 * 4096.0]
 
 
 @pytest.mark.parametrize("example", ["seed-70b-finetune", "pretrain-512-h100"])
@@ -82,7 +111,7 @@ def test_a_what_if_over_a_sweep_is_each_node_counts_own(catalog: Catalog, exampl
     plans = [p.with_whatif(whatif) for p in _candidates(plan, catalog, NODES)]
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    sweep = usage_over_nodes(plans, catalog, job=job, nodes=NODES)
+    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     seen = set(sweep.errors)
     for indices, usage in sweep.groups:
@@ -104,3 +133,12 @@ def test_a_what_if_over_a_sweep_is_each_node_counts_own(catalog: Catalog, exampl
             assert usage.time.hours_given == want.time.hours_given
             seen.add(i)
     assert seen == set(range(len(NODES)))
+
+
+def _stated(plans: list[Plan]) -> list[float] | None:
+    """The hours each node count's plan states (a candidate scales them with its GPUs), as
+    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
+    hours = [p.run.hours for p in plans]
+    if hours[0] is None:
+        return None
+    return [float(h) for h in hours if h is not None]

@@ -11,38 +11,43 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import SEED, TODAY
+from conftest import EXAMPLES, SEED, TODAY
 from trainbill.catalog import Catalog
 from trainbill.optimize import candidate_plan
-from trainbill.spec import load_plan
+from trainbill.spec import Plan, load_plan
 from trainbill.timemodel import estimate_time
 from trainbill.usage import resolve_job, usage_for, usage_over_nodes
 from trainbill.usage._defaults import _Defaults
 from trainbill.usage.compute import _TIME_CACHE, _estimate_time, _time_question
 
 NODES = tuple(range(1, 97))
+#: Node counts on both sides of a sign change of the pre-training example's usage.
+SPLIT_NODES = (*range(1, 17), *range(120, 141))
 
 
 def test_each_group_carries_a_swept_node_counts_full_text(catalog: Catalog) -> None:
     """The groups are cut from parts built together, each carrying the text of its part's
     first node count (the sweep's own first for the first group): a full scalar explanation
     of a node count of the sweep, never an empty or a partial one."""
-    plan = load_plan(SEED)
+    # (the 512-GPU pre-training on HyperPod: its usage changes sign past 128 nodes, so the
+    # sweep has several groups)
+    plan = load_plan(EXAMPLES / "pretrain-512-h100.toml")
     plans = [
         candidate_plan(
-            plan, catalog, instance="p5.48xlarge", nodes=n, orchestrator="ec2",
+            plan, catalog, instance="p5.48xlarge", nodes=n, orchestrator="hyperpod",
             spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
             checkpoint_interval_hours=1.0,
         )
-        for n in NODES
+        for n in SPLIT_NODES
     ]  # fmt: skip
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    sweep = usage_over_nodes(plans, catalog, job=job, nodes=NODES)
+    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=SPLIT_NODES, hours=_stated(plans))
     assert len(sweep.groups) > 1
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     scalar = [
-        usage_for(p, catalog, job=replace(job, nodes=n)) for p, n in zip(plans, NODES, strict=True)
+        usage_for(p, catalog, job=replace(job, nodes=n))
+        for p, n in zip(plans, SPLIT_NODES, strict=True)
     ]
     texts = {(u.time.factors, u.time.warnings, u.warnings) for u in scalar}
     (first, _), *_ = sweep.groups
@@ -65,7 +70,7 @@ def test_a_forecast_after_a_sweep_gets_the_full_explanation(catalog: Catalog) ->
     ]
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    usage_over_nodes(plans, catalog, job=job, nodes=NODES)
+    usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
     for p, n in zip(plans, NODES, strict=True):
         question, _ = _time_question(p, catalog, _Defaults(catalog), replace(job, nodes=n), None)
         got = _estimate_time(**question)
@@ -73,3 +78,12 @@ def test_a_forecast_after_a_sweep_gets_the_full_explanation(catalog: Catalog) ->
         assert want.factors
         assert got.factors == want.factors
         assert got.warnings == want.warnings
+
+
+def _stated(plans: list[Plan]) -> list[float] | None:
+    """The hours each node count's plan states (a candidate scales them with its GPUs), as
+    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
+    hours = [p.run.hours for p in plans]
+    if hours[0] is None:
+        return None
+    return [float(h) for h in hours if h is not None]

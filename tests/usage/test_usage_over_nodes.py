@@ -26,6 +26,7 @@ from trainbill.spec import Plan, load_plan
 from trainbill.timemodel._elementwise import first, least, most, uniform
 from trainbill.usage import Usage, resolve_job, usage_for, usage_over_nodes
 from trainbill.usage.compute import _TIME_CACHE
+from trainbill.usage.sweep import _UNPRICED
 
 NODES = tuple(range(1, 513))
 
@@ -105,7 +106,7 @@ def test_the_young_daly_interval_over_a_sweep(catalog: Catalog, *, asynchronous:
 def _check_sweep(catalog: Catalog, plans: list[Plan]) -> None:
     """Each node count of the sweep of ``plans`` against its own ``usage_for`` and price."""
     job = resolve_job(plans[0], catalog, today=TODAY)
-    sweep = usage_over_nodes(plans, catalog, job=job, nodes=NODES)
+    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     seen: list[int] = []
     for indices, usage in sweep.groups:
@@ -128,16 +129,19 @@ def _check_sweep(catalog: Catalog, plans: list[Plan]) -> None:
     assert sorted(seen) == list(range(len(NODES)))  # every node count answered once
 
 
-def _one_sign_each(usage: Any) -> None:
-    """Within a group every stacked number keeps one sign (the drivers' branches need it)."""
+def _one_sign_each(usage: Any, path: tuple[str, ...] = ()) -> None:
+    """Within a group every stacked number keeps one sign (the drivers' branches need it),
+    but those no step or driver reads (``usage.sweep._UNPRICED``: explanation only)."""
+    if any(path[: len(p)] == p for p in _UNPRICED):
+        return
     if isinstance(usage, np.ndarray):
         signs = np.unique(np.where(np.isnan(usage), 2.0, np.sign(usage.astype(float))))
-        assert signs.size == 1
+        assert signs.size == 1, path
         return
     if dataclasses.is_dataclass(usage) and not isinstance(usage, (Instance, Accelerator, type)):
         for f in dataclasses.fields(usage):
             if f.name not in _RENDERED:
-                _one_sign_each(getattr(usage, f.name))
+                _one_sign_each(getattr(usage, f.name), (*path, f.name))
 
 
 def test_elementwise_steps_are_the_scalar_operations_for_one_plan() -> None:
@@ -156,3 +160,12 @@ def test_elementwise_steps_are_the_scalar_operations_for_one_plan() -> None:
     assert not uniform(False)
     with pytest.raises(MixedBranchError):
         uniform(np.array([True, False]))
+
+
+def _stated(plans: list[Plan]) -> list[float] | None:
+    """The hours each node count's plan states (a candidate scales them with its GPUs), as
+    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
+    hours = [p.run.hours for p in plans]
+    if hours[0] is None:
+        return None
+    return [float(h) for h in hours if h is not None]

@@ -311,49 +311,6 @@ class _Block:
         return float(costs[k, 0]), wall, float(costs[k, 1]), p90_wall
 
 
-def _plan_at(
-    plan: Plan,
-    catalog: Catalog,
-    inst: Instance,
-    nodes: int,
-    orchestrator: str,
-    interval: float,
-    region: str | None,
-    plans: dict[str, Plan],
-    ref: float | None = None,
-) -> Plan:
-    """The candidate plan of one (instance, node count, orchestrator), all nodes on spot (so
-    the reclaim hazard is known; ``with_schedule`` sets each grid point's share) and no
-    commitment (``_Pricer`` sets each option's).
-
-    The candidate plan is built and validated once per orchestrator in ``plans`` and copied with
-    each node count (and, when the plan states its hours, the hours ``candidate_plan`` scales to
-    it), as ``candidate_plan`` would write it.
-    """
-    cand = plans.get(orchestrator)
-    hours = _scaled_hours(plan, catalog, inst, nodes, ref)
-    if cand is None or (hours is not None and not 0 < hours <= MAX_HOURS):
-        # (hours a plan cannot state: candidate_plan refuses them, naming the field)
-        cand = plans[orchestrator] = candidate_plan(
-            plan,
-            catalog,
-            instance=inst.instance,
-            nodes=nodes,
-            orchestrator=orchestrator,
-            spot_fraction=1.0,
-            savings_plan="none",
-            savings_plan_coverage=0.0,
-            checkpoint_interval_hours=interval,
-            region=region,
-        )
-    elif cand.cluster.nodes != nodes:
-        update: dict[str, Any] = {"cluster": cand.cluster.model_copy(update={"nodes": nodes})}
-        if hours is not None:
-            update["run"] = cand.run.model_copy(update={"hours": hours})
-        cand = cand.model_copy(update=update)
-    return cand
-
-
 @dataclass(slots=True)
 class _Rows:
     """Per-row results of one instance's grid, filled one (nodes, orchestrator) chunk at a time."""
@@ -486,23 +443,41 @@ class _Bases:
         has_hours = self.plan.run.hours is not None
         self.ref = _reference_peak(self.plan, self.catalog) if has_hours else None
 
+    def _candidate(self, orch: str, nodes: int, *, again: bool = False) -> Plan:
+        """The candidate plan of ``orch`` (built and validated once per orchestrator, at the
+        first node count it is asked at: ``usage_over_nodes`` reads what a node count does
+        not change); ``again``: built anew at ``nodes`` (``candidate_plan`` refuses hours a
+        plan cannot state, naming the field)."""
+        cand = self.plans.get(orch)
+        if cand is None or again:
+            cand = self.plans[orch] = candidate_plan(
+                self.plan, self.catalog, instance=self.inst.instance, nodes=nodes,
+                orchestrator=orch, spot_fraction=1.0, savings_plan="none",
+                savings_plan_coverage=0.0, checkpoint_interval_hours=self.interval,
+                region=self.region,
+            )  # fmt: skip
+        return cand
+
     def fitting(self, nodes: Sequence[int], orch: str) -> tuple[tuple[tuple[int, ...], Usage], ...]:
         """The node indices whose usage on ``orch`` holds the model, in groups that price
         through the same driver branches, each with its usage stacked over them."""
         todo = [ni for ni in range(len(nodes)) if ni not in self.stopped]
         if not todo:
             return ()
-        cands = [
-            _plan_at(
-                self.plan, self.catalog, self.inst, nodes[ni], orch, self.interval, self.region,
-                self.plans, self.ref,
-            )
-            for ni in todo
-        ]  # fmt: skip
+        at = np.array([nodes[ni] for ni in todo], dtype=np.int64)
+        cand = self._candidate(orch, int(at[0]))
+        # (the hours a plan stating them scales to at each node count, as candidate_plan does)
+        nodes_at: Any = at  # (elementwise: _scaled_hours's arithmetic broadcasts)
+        hours = _scaled_hours(self.plan, self.catalog, self.inst, nodes_at, self.ref)
+        if hours is not None:
+            bad = np.flatnonzero(~((hours > 0) & (hours <= MAX_HOURS)))
+            if bad.size:  # hours a plan cannot state: candidate_plan refuses them, naming the field
+                self._candidate(orch, int(at[bad[0]]), again=True)
         job = self.jobs.get(orch)
         if job is None:
-            job = self.jobs[orch] = resolve_job(cands[0], self.catalog, today=self.today)
-        sweep = usage_over_nodes(cands, self.catalog, job=job, nodes=[nodes[ni] for ni in todo])
+            job = self.jobs[orch] = resolve_job(cand, self.catalog, today=self.today)
+        # (priced, never shown: no time-model text; ``_Block.bases`` is read only by pricing)
+        sweep = usage_over_nodes(cand, self.catalog, job=job, nodes=at, hours=hours, explain=False)
         for i, err in sorted(sweep.errors.items()):
             if not isinstance(err, MemoryFitError):
                 raise err  # (what usage_for raised for that node count, e.g. a batch too small)

@@ -91,12 +91,14 @@ which also reports leave-one-out cross-validated errors):
 
 from __future__ import annotations
 
-from trainbill.timemodel.estimate import NODE_KEYWORDS, estimate_time, estimate_times
+from trainbill.timemodel.estimate import NODE_KEYWORDS, estimate_time
 from trainbill.timemodel.fit import BandQuantiles, FitParams, error_band_quantiles, fit_params
 from trainbill.timemodel.layout import _dp_bandwidth as _dp_bandwidth  # tests read it
 from trainbill.timemodel.records import Layout, TimeEstimate
+from trainbill.timemodel.sweep import SweptTimes, estimate_sweep, estimate_times
 from trainbill.timemodel.work import (
     default_global_batch,
+    default_global_batches,
     estimate_shape,
     executed_flops,
     executed_share,
@@ -108,10 +110,13 @@ __all__ = [
     "BandQuantiles",
     "FitParams",
     "Layout",
+    "SweptTimes",
     "TimeEstimate",
     "default_global_batch",
+    "default_global_batches",
     "error_band_quantiles",
     "estimate_shape",
+    "estimate_sweep",
     "estimate_time",
     "estimate_times",
     "executed_flops",

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from trainbill.catalog import Accelerator, Catalog, Instance
@@ -22,27 +19,29 @@ from trainbill.timemodel.kernel import (
 from trainbill.timemodel.layout import (
     _choose_layout,
     _compute_hours,
-    _layout_grid,
-    _no_layout_error,
     _Run,
     _search_space,
     _Space,
-    _swept_space,
 )
 from trainbill.timemodel.records import _SECONDS_PER_HOUR, Layout, TimeEstimate, _Query
 from trainbill.timemodel.work import _Work, _work
 
 
-def _hours_only(q: _Query, straggler: float) -> TimeEstimate:
-    """A plan with stated hours and no model size: only the stragglers can be modelled."""
+def _hours_only(q: _Query, straggler: float, *, explain: bool = True) -> TimeEstimate:
+    """A plan with stated hours and no model size: only the stragglers can be modelled
+    (elementwise over a sweep's node counts, whose answer has no text: ``explain=False``)."""
     if q.hours is None:  # pragma: no cover - the plan validator requires hours or a model
         msg = "give either run hours or model params and tokens"
         raise MemoryFitError(msg)
     factors = (
-        *_cluster_notes(q),
-        ("hours", f"{q.hours:g} h of pure training, as given in the plan"),
-        ("communication", "model size unknown: gradient sync not modelled"),
-        _straggler_note(q, straggler),
+        (
+            *_cluster_notes(q),
+            ("hours", f"{q.hours:g} h of pure training, as given in the plan"),
+            ("communication", "model size unknown: gradient sync not modelled"),
+            _straggler_note(q, straggler),
+        )
+        if explain
+        else ()
     )
     return TimeEstimate(
         compute_hours=q.hours, comm_stall_fraction=0.0, straggler_fraction=straggler, flops=None,
@@ -60,18 +59,6 @@ def _prepared(q: _Query) -> tuple[_Work, _Kernel, _Kernel, _Space] | None:
     return w, modelled, k, _search_space(q, w, k)
 
 
-def _known_work(
-    q: _Query, known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None]
-) -> tuple[_Work, _Kernel, _Kernel] | None:
-    """``_work_and_kernels`` of questions alike but for their node count, remembered by token
-    count in ``known`` (neither reads the node count, the batch or the hours: a node sweep
-    works them out once per token count)."""
-    if q.tokens in known:
-        return known[q.tokens]
-    wk = known[q.tokens] = _work_and_kernels(q)
-    return wk
-
-
 def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
     """The work and the modelled and used kernel efficiency (None without a model size)."""
     w = _work(q)
@@ -86,25 +73,24 @@ def _work_and_kernels(q: _Query) -> tuple[_Work, _Kernel, _Kernel] | None:
 
 def _answer(
     q: _Query,
-    prep: tuple[_Work, _Kernel, _Kernel, _Space | Callable[[], _Space]],
+    prep: tuple[_Work, _Kernel, _Kernel, _Space],
     lay: Layout,
     *,
-    batch: float | None = None,
+    batch: Any = None,
     explain: bool = True,
 ) -> TimeEstimate:
     """The estimate for the chosen layout, with its explanation (``explain=False``: its
-    numbers only, ``factors`` and ``warnings`` left empty). A sweep gives the search inputs
-    as a function that builds them (only an explained answer reads them) and the batch."""
+    numbers only, ``factors`` and ``warnings`` left empty).
+
+    Elementwise: a node sweep (``sweep.estimate_sweep``) gives its question, work, layout and
+    ``batch`` as arrays over the node counts that fit (its answer has no text)."""
     w, modelled, k, space = prep
     straggler = _straggler_share(q.straggler_cv, q.gpus)
     run = None
     if explain:  # (what the explanation is rendered from: a sweep's bare answers skip it)
-        s = space if isinstance(space, _Space) else space()
-        run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=s, layout=lay,
+        run = _Run(q=q, work=w, modelled=modelled, kernel=k, space=space, layout=lay,
                    straggler=straggler)  # fmt: skip
-        batch = s.batch
-    elif batch is None:
-        assert isinstance(space, _Space)  # (a sweep's bare answers come with their batch)
+    if batch is None:
         batch = space.batch
     hours = _compute_hours(q, w, batch, lay)
     return TimeEstimate(
@@ -127,42 +113,6 @@ def _estimate(q: _Query) -> TimeEstimate:
     if prep is None:
         return _hours_only(q, _straggler_share(q.straggler_cv, q.gpus))
     return _answer(q, prep, _choose_layout(prep[3], q.accelerator))
-
-
-def _estimates(
-    qs: Sequence[_Query], *, explain: bool | Sequence[bool] = True
-) -> list[TimeEstimate | MemoryFitError | SpecError]:
-    """``_estimate`` of questions alike but for what a node count changes (the node count, and
-    the batch, tokens, hours and batch note that follow it), with one layout search over all of
-    them; a question no layout answers gets the error ``_estimate`` would raise.
-    ``explain``: False (or False for a question) gives numbers only (see ``estimate_times``)."""
-    tell = [explain] * len(qs) if isinstance(explain, bool) else list(explain)
-    known: dict[float | None, tuple[_Work, _Kernel, _Kernel] | None] = {}
-    wks = [_known_work(q, known) for q in qs]
-    searched = [i for i, wk in enumerate(wks) if wk is not None]
-    row = {i: r for r, i in enumerate(searched)}
-    grid = None
-    if searched:
-        pairs = [(wk[0], wk[2]) for wk in wks if wk is not None]
-        space = _swept_space([qs[i] for i in searched], pairs)
-        grid = _layout_grid(space, len(searched))
-    out: list[TimeEstimate | MemoryFitError | SpecError] = []
-    chosen = grid.layouts(range(len(searched))) if grid is not None else []
-    batches = grid.batches() if grid is not None else []
-    for i, (q, wk, told) in enumerate(zip(qs, wks, tell, strict=True)):
-        if wk is None:
-            out.append(_hours_only(q, _straggler_share(q.straggler_cv, q.gpus)))
-            continue
-        assert grid is not None
-        w, modelled, k = wk
-        lay = chosen[row[i]]
-        if lay is None:
-            s = _search_space(q, w, k)
-            out.append(_no_layout_error(s, grid.too_small_at(row[i]), q.accelerator))
-            continue
-        prep = (w, modelled, k, functools.partial(_search_space, q, w, k))
-        out.append(_answer(q, prep, lay, batch=batches[row[i]], explain=told))
-    return out
 
 
 def estimate_time(
@@ -251,61 +201,6 @@ def _query(
 #: ``estimate_time``'s keywords that a cluster's node count changes (the batch a team picks
 #: grows with the GPUs; stated hours scale with them): the rest of a question is shared.
 NODE_KEYWORDS = frozenset({"nodes", "global_batch_tokens", "tokens", "hours", "batch_note"})
-
-
-def estimate_times(
-    questions: Sequence[Mapping[str, Any]], *, explain: bool | Sequence[bool] = True
-) -> list[TimeEstimate | MemoryFitError | SpecError]:
-    """``estimate_time(**q)`` for each question, the layout search run once over the node
-    counts of questions alike but for ``NODE_KEYWORDS`` (identical answers, at array speed).
-
-    Why: a planner sweeping hundreds of node counts asked the scalar search once per node
-    count, most of a sweep's time. A question no layout answers gets the error
-    ``estimate_time`` would raise, in its place (a mask over the node counts), not raised.
-
-    ``explain=False`` (or, per question, a sequence of flags) leaves an answer's rendered text
-    (``factors``, ``warnings``) empty, its numbers unchanged: a sweep prices hundreds of node
-    counts and shows few, and the explanation was most of the time per node count
-    (``usage.sweep`` asks for its first node count's and, where it reads another's, asks the
-    scalar ``estimate_time``).
-    """
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    names = _shared_names(questions[0]) if questions else ()
-    for i, kw in enumerate(questions):
-        # (a sweep's questions share their keywords: their order is worked out once)
-        here = names if kw.keys() == questions[0].keys() else _shared_names(kw)
-        shared = tuple((k, id(kw[k]) if k in _BY_IDENTITY else kw[k]) for k in here)
-        groups.setdefault(shared, []).append(i)
-    out: list[TimeEstimate | MemoryFitError | SpecError | None] = [None] * len(questions)
-    for members in groups.values():
-        qs = _queries([questions[i] for i in members])
-        told = explain if isinstance(explain, bool) else [explain[i] for i in members]
-        for i, answer in zip(members, _estimates(qs, explain=told), strict=True):
-            out[i] = answer
-    return [a for a in out if a is not None]
-
-
-#: Keywords whose value a question's group compares by identity (catalog rows and records).
-_BY_IDENTITY = frozenset({"catalog", "accelerator", "instance", "fit"})
-
-
-def _shared_names(question: Mapping[str, Any]) -> tuple[str, ...]:
-    """A question's keywords that group it with others (all but ``NODE_KEYWORDS``), sorted."""
-    return tuple(sorted(k for k in question if k not in NODE_KEYWORDS))
-
-
-def _queries(questions: Sequence[Mapping[str, Any]]) -> list[_Query]:
-    """``_query`` of questions alike but for ``NODE_KEYWORDS``: the first resolved (fit, peak,
-    attention share), the others its copies with their own node-dependent keywords."""
-    first = _query(**questions[0])
-    shared = {f.name: getattr(first, f.name) for f in dataclasses.fields(_Query)}
-    out = [first]
-    for q in questions[1:]:
-        if not q.keys() >= _REQUIRED_NODE_KEYWORDS:
-            out.append(_query(**q))  # (raises as ``estimate_time`` would)
-            continue
-        out.append(_Query(**{**shared, **{k: q.get(k) for k in NODE_KEYWORDS}}))
-    return out
 
 
 #: ``NODE_KEYWORDS`` without a default in ``estimate_time`` (``batch_note``'s is None).

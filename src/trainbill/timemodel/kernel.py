@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
+
+import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Accelerator
@@ -44,7 +47,13 @@ def _fp8_usable(q: _Query) -> bool:
 
 
 def _straggler_share(straggler_cv: float, gpus: int) -> float:
-    """The straggler stall: the expected maximum of G Gaussian step times, cv · sqrt(2 ln G)."""
+    """The straggler stall: the expected maximum of G Gaussian step times, cv · sqrt(2 ln G);
+    elementwise over a node sweep's array of GPU counts (its typing: int)."""
+    g: Any = gpus
+    if isinstance(g, np.ndarray):
+        logs = np.log(np.maximum(g, 1).astype(np.float64))
+        share: Any = np.where(g > 1, straggler_cv * np.sqrt(2.0 * logs), 0.0)
+        return float(share) if share.ndim == 0 else share
     return straggler_cv * math.sqrt(2.0 * math.log(gpus)) if gpus > 1 else 0.0
 
 

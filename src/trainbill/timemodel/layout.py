@@ -24,6 +24,7 @@ from trainbill._record import record
 from trainbill.catalog import Accelerator
 from trainbill.errors import SpecError
 from trainbill.memory import (
+    MemoryEstimate,
     MemoryFitError,
     MemoryGrid,
     memory_grid,
@@ -257,6 +258,8 @@ def _search_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
 def _moe_costs(s: _Space, *, tp: Any, pp: Any, ep: Any, shards: Any, tok_per_gpu: Any) -> Any:
     """(expert-gradient sync seconds for one model-volume, all-to-all seconds) of each EP degree
     (elementwise; both 0 for a dense model and ep = 1)."""
+    if not np.any(s.moe):  # no expert weights and ep = 1 only: both exactly 0, not computed
+        return 0.0, 0.0
     # The ep GPUs of an expert group hold different experts: a node can pre-reduce
     # an expert's gradients only over its GPUs holding that expert (gpn / (tp · ep)).
     ep_bw = _dp_bandwidth(
@@ -273,28 +276,12 @@ def _moe_costs(s: _Space, *, tp: Any, pp: Any, ep: Any, shards: Any, tok_per_gpu
     return expert_sync, np.where(ep > 1, a2a, 0.0)
 
 
-def _stacked_space(spaces: Sequence[_Space]) -> _Space:
-    """One ``_Space`` over many node counts: each field that differs between them an array of
-    shape (N, 1) (node counts on axis 0, to broadcast against the candidates on axis 1)."""
-    stacked: _Space = _stacked(spaces)
-    return stacked
-
-
-def _swept_space(qs: Sequence[_Query], wks: Sequence[tuple[_Work, _Kernel]]) -> _Space:
-    """``_stacked_space`` of ``_search_space(qs[i], *wks[i])``, built once: the questions and
-    their work and kernels stacked (only the node count and the batch differ between a sweep's
-    questions: ``estimate.NODE_KEYWORDS``) and the search's inputs worked out over the arrays,
-    each field that then agrees at every node count a plain value again."""
-    if len(qs) == 1:
-        return _search_space(qs[0], *wks[0])
-    # (N, 1) arrays where the records' typing says int and float (elementwise: module doc)
-    nodes: Any = np.array([q.nodes for q in qs]).reshape(-1, 1)
-    batch: Any = np.array([q.global_batch_tokens for q in qs]).reshape(-1, 1)
-    q = dataclasses.replace(qs[0], nodes=nodes, global_batch_tokens=batch)
-    w = _stacked([w for w, _ in wks])
-    k = _stacked([k for _, k in wks])
-    if isinstance(k.fp8, np.ndarray):  # (no sweep seen: FP8 follows precision and accelerator)
-        return _stacked_space([_search_space(q, *wk) for q, wk in zip(qs, wks, strict=True)])
+def _swept_space(q: _Query, w: _Work, k: _Kernel) -> _Space:
+    """``_search_space`` of a node sweep's question, built once over its arrays: ``q``'s node
+    count, batch (and tokens and hours) and the work's numbers that follow them are arrays of
+    shape (N, 1) (``estimate.NODE_KEYWORDS``: only they differ between a sweep's node counts);
+    each field of the result that then agrees at every node count is a plain value again (the
+    search's bounds read them as numbers)."""
     s = _search_space(q, w, k)
     plain: dict[str, Any] = {}
     for f in dataclasses.fields(_Space):
@@ -302,21 +289,7 @@ def _swept_space(qs: Sequence[_Query], wks: Sequence[tuple[_Work, _Kernel]]) -> 
         if isinstance(v, np.ndarray):
             flat = v.reshape(-1)
             plain[f.name] = flat[0].item() if (flat == flat[0]).all() else v.reshape(-1, 1)
-    return dataclasses.replace(s, **plain)
-
-
-def _stacked(records: Sequence[Any]) -> Any:
-    """One record over many node counts: each field that differs between ``records`` an array
-    of shape (N, 1) (node counts on axis 0, to broadcast against the candidates on axis 1)."""
-    first = records[0]
-    if len(records) == 1 or all(r is first for r in records):
-        return first
-    varying: dict[str, Any] = {}
-    for f in dataclasses.fields(first):
-        values = [getattr(x, f.name) for x in records]
-        if any(v != values[0] for v in values):
-            varying[f.name] = np.array(values).reshape(-1, 1)
-    return dataclasses.replace(first, **varying)
+    return dataclasses.replace(s, **plain) if plain else s
 
 
 def _keys(s: _Space) -> tuple[Any, Any, Any, Any]:
@@ -372,61 +345,87 @@ class _LayoutGrid:
         return self.layouts([n])[0]
 
     def layouts(self, rows: Sequence[int]) -> list[Layout | None]:
-        """The chosen layouts of node counts ``rows`` (None where no layout fits), each read
-        from the grid's arrays in one indexing per figure (a sweep reads hundreds)."""
+        """The chosen layouts of node counts ``rows`` (None where no layout fits): ``chosen``
+        read out row by row (the scalar search's one row, or a caller that wants records)."""
+        lay = self.chosen(rows)
+        found = np.asarray(self.found)[np.asarray(rows, dtype=np.intp)].tolist()
+        mem = lay.memory
+        columns = {
+            f.name: np.broadcast_to(getattr(lay, f.name), (len(found),)).tolist()
+            for f in dataclasses.fields(Layout)
+            if f.name != "memory"
+        }
+        memories = {
+            f.name: np.broadcast_to(getattr(mem, f.name), (len(found),)).tolist()
+            for f in dataclasses.fields(MemoryEstimate)
+        }
+        out: list[Layout | None] = []
+        for j, ok in enumerate(found):
+            if not ok:
+                out.append(None)
+                continue
+            memory = MemoryEstimate(**{k: v[j] for k, v in memories.items()})
+            out.append(Layout(memory=memory, **{k: v[j] for k, v in columns.items()}))
+        return out
+
+    def chosen(self, rows: Sequence[int] | np.ndarray) -> Layout:
+        """The chosen layouts of node counts ``rows`` as one ``Layout`` whose every figure
+        (and its memory's) is an array over them, in order (seconds and dp as float64, the
+        degrees as int64), read from the grid in one indexing per figure: a node sweep keeps
+        its answer as arrays, no record per node count. A row where no layout fits reads its
+        first candidate's figures (meaningless: ``found`` says which rows to keep)."""
         rows_a = np.asarray(rows, dtype=np.intp)
         cols = np.asarray(self.pick)[rows_a]
 
-        def at(x: Any) -> list[Any]:
+        def at(x: Any) -> Any:
             # an array is (1 or N, 1 or C): a node count's or a candidate's axis of 1 broadcasts
             if np.ndim(x) == 0:
-                return [float(x)] * len(rows_a)
+                return np.full(rows_a.shape, float(x))
             r = rows_a if x.shape[0] > 1 else 0
             c = cols if x.shape[1] > 1 else 0
-            values: list[Any] = np.broadcast_to(x[r, c], rows_a.shape).astype(np.float64).tolist()
-            return values
+            return np.broadcast_to(x[r, c], rows_a.shape).astype(np.float64)
 
-        tp, pp, cp, ep = (k[0, cols].tolist() for k in self.keys)
+        tp, pp, cp, ep = (k[0, cols] for k in self.keys)
         p = self.parts
-        memory = self.mem.at_many(rows_a, cols)
-        figures = zip(
-            at(self.dp), at(p["compute"]), at(p["recompute"]), at(p["bubble"]), at(p["tp"]),
-            at(p["sync"]), at(p["dp_exposed"]), at(p["a2a_exposed"]), at(p["a2a"]), strict=True,
+        return Layout(
+            tp=tp, pp=pp, cp=cp, dp=at(self.dp), memory=self.mem.chosen(rows_a, cols),
+            compute_s=at(p["compute"]), recompute_factor=at(p["recompute"]),
+            host_s=at(self.s.host_s), bubble_s=at(p["bubble"]), tp_s=at(p["tp"]),
+            dp_sync_s=at(p["sync"]), dp_exposed_s=at(p["dp_exposed"]),
+            a2a_exposed_s=at(p["a2a_exposed"]), ep=ep, a2a_s=at(p["a2a"]),
         )  # fmt: skip
-        found = np.asarray(self.found)[rows_a].tolist()
-        out: list[Layout | None] = []
-        for j, (dp, comp, rec, bub, tps, sync, dpx, a2ax, a2a) in enumerate(figures):
-            if not found[j]:
-                out.append(None)
-                continue
-            out.append(
-                Layout(
-                    tp=tp[j],
-                    pp=pp[j],
-                    cp=cp[j],
-                    dp=dp,
-                    memory=memory[j],
-                    compute_s=comp,
-                    recompute_factor=rec,
-                    host_s=self.s.host_s,
-                    bubble_s=bub,
-                    tp_s=tps,
-                    dp_sync_s=sync,
-                    dp_exposed_s=dpx,
-                    a2a_exposed_s=a2ax,
-                    ep=ep[j],
-                    a2a_s=a2a,
-                )
-            )
-        return out
 
     def too_small_at(self, n: int) -> list[tuple[int, int, int, float]]:
         """Node count ``n``'s layouts that fail only for the batch: (tp, pp, cp, dp)."""
+        return self.failures([n]).too_small_at(0)
+
+    def failures(self, rows: Sequence[int]) -> _Failures:
+        """What the error of node counts ``rows`` is worded from (``too_small_at``), cut out
+        of the grid: a node sweep keeps it beside its answer, not the whole grid."""
         shape = self.found.shape + self.keys[0].shape[1:]
-        mask = np.broadcast_to(self.too_small, shape)[n]
-        dp = np.broadcast_to(self.dp, shape)[n]
+        at = np.asarray(rows, dtype=np.intp)
+        small = np.broadcast_to(self.too_small, shape)[at]
+        dp = np.broadcast_to(self.dp, shape)[at]
+        return _Failures(keys=self.keys, too_small=small, dp=dp)
+
+
+@record
+class _Failures:
+    """The layouts of some node counts that fail only for the batch (``_LayoutGrid.failures``):
+    ``too_small`` and ``dp`` of shape (rows, candidates)."""
+
+    keys: tuple[Any, Any, Any, Any]
+    too_small: Any
+    dp: Any
+
+    def too_small_at(self, j: int) -> list[tuple[int, int, int, float]]:
+        """Row ``j``'s layouts that fail only for the batch: (tp, pp, cp, dp)."""
         tp, pp, cp, _ = (k[0] for k in self.keys)
-        return [(int(tp[c]), int(pp[c]), int(cp[c]), float(dp[c])) for c in np.flatnonzero(mask)]
+        dp = self.dp[j]
+        return [
+            (int(tp[c]), int(pp[c]), int(cp[c]), float(dp[c]))
+            for c in np.flatnonzero(self.too_small[j])
+        ]
 
 
 def _valid(s: _Space, tp: Any, pp: Any, cp: Any, ep: Any) -> tuple[Any, Any, Any]:

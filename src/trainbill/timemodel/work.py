@@ -5,8 +5,13 @@ the what-ifs, calibration and the fit tool."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from trainbill._record import record
 from trainbill.catalog import Catalog
+from trainbill.timemodel._elementwise import least, most
 from trainbill.timemodel.records import _Query
 
 
@@ -101,33 +106,76 @@ def default_global_batch(
     buying progress, and the time model would not charge for that. It is then rounded to whole
     sequences, as a batch is configured.
     """
-    per_gpu = float(catalog.value("defaults.model.batch_tokens_per_gpu"))
-    floor = float(catalog.value("defaults.model.global_batch_tokens"))
-    moe = active_params is not None and active_params < params
-    cap_key = (
-        "defaults.model.global_batch_tokens_max_moe"
-        if moe
-        else "defaults.model.global_batch_tokens_max"
-    )
-    cap = float(catalog.value(cap_key))
-    sparsity = params / active_params if moe and active_params else 1.0
-    raw = per_gpu * gpus * sparsity
-    held = max(min(max(raw, floor), cap), float(seq_len))
-    # A batch is a whole number of sequences: the nearest, kept under the ceiling.
-    seqs = max(1, round(held / seq_len))
-    if seqs > 1 and seqs * seq_len > cap:
-        seqs -= 1
+    rule = _BatchRule.of(catalog, params=params, active_params=active_params)
+    seqs, raw = rule.sequences(gpus, seq_len)
     batch = float(seqs * seq_len)
-    scale = f" × {sparsity:.3g} (total / active parameters: MoE)" if moe else ""
+    per_gpu, floor, cap = rule.per_gpu, rule.floor, rule.cap
+    scale = f" × {rule.sparsity:.3g} (total / active parameters: MoE)" if rule.moe else ""
     bound = " (the floor)" if raw < floor else " (the ceiling)" if raw > cap else ""
     why = (
         f"global batch {batch:,.0f} tokens ({seqs:,} sequences of {seq_len}): "
         f"{per_gpu:,.0f} tokens per GPU × {gpus:,} GPUs{scale} = {raw:,.0f}, held within "
         f"{floor:,.0f}–{cap:,.0f}{bound} "
         f"({catalog.assumption('defaults.model.batch_tokens_per_gpu').source}; "
-        f"{catalog.assumption(cap_key).source})"
+        f"{catalog.assumption(rule.cap_key).source})"
     )
     return batch, why
+
+
+def default_global_batches(
+    catalog: Catalog, *, gpus: Any, params: float, active_params: float | None, seq_len: int
+) -> Any:
+    """``default_global_batch``'s batches (tokens, float64) over an array of GPU counts (a node
+    sweep's), without the words: the same rule, elementwise."""
+    seqs, _ = _BatchRule.of(catalog, params=params, active_params=active_params).sequences(
+        np.asarray(gpus), seq_len
+    )
+    return (seqs * seq_len).astype(np.float64)
+
+
+@record
+class _BatchRule:
+    """``default_global_batch``'s constants for one model: tokens per GPU, floor, ceiling, and
+    the MoE scale (total / active parameters)."""
+
+    per_gpu: float
+    floor: float
+    cap: float
+    cap_key: str
+    moe: bool
+    sparsity: float
+
+    @classmethod
+    def of(cls, catalog: Catalog, *, params: float, active_params: float | None) -> _BatchRule:
+        """The rule's constants for a model of ``params`` (``active_params`` for MoE)."""
+        moe = active_params is not None and active_params < params
+        cap_key = (
+            "defaults.model.global_batch_tokens_max_moe"
+            if moe
+            else "defaults.model.global_batch_tokens_max"
+        )
+        return cls(
+            per_gpu=float(catalog.value("defaults.model.batch_tokens_per_gpu")),
+            floor=float(catalog.value("defaults.model.global_batch_tokens")),
+            cap=float(catalog.value(cap_key)),
+            cap_key=cap_key,
+            moe=moe,
+            sparsity=params / active_params if moe and active_params else 1.0,
+        )
+
+    def sequences(self, gpus: Any, seq_len: int) -> tuple[Any, Any]:
+        """(whole sequences per batch, the raw tokens per GPU × GPUs × scale), elementwise
+        over an array of GPU counts (int64 sequences)."""
+        raw = self.per_gpu * gpus * self.sparsity
+        held = most(least(most(raw, self.floor), self.cap), float(seq_len))
+        # A batch is a whole number of sequences: the nearest, kept under the ceiling.
+        if isinstance(held, np.ndarray):
+            seqs: Any = np.maximum(1, np.rint(held / seq_len).astype(np.int64))
+            return np.where((seqs > 1) & (seqs * seq_len > self.cap), seqs - 1, seqs), raw
+        n = max(1, round(held / seq_len))
+        if n > 1 and n * seq_len > self.cap:
+            n -= 1
+        return n, raw
 
 
 @record

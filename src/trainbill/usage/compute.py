@@ -8,6 +8,7 @@ the cache of another.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -15,10 +16,20 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog
-from trainbill.errors import TrainbillError
+from trainbill.errors import MemoryFitError, SpecError
 from trainbill.spec import Plan, WhatIf
-from trainbill.timemodel import TimeEstimate, default_global_batch, estimate_time, estimate_times
+from trainbill.timemodel import (
+    SweptTimes,
+    TimeEstimate,
+    default_global_batch,
+    default_global_batches,
+    estimate_sweep,
+    estimate_time,
+)
 from trainbill.timemodel._elementwise import first
 from trainbill.usage._defaults import _DAYS_PER_YEAR, _Defaults
 from trainbill.usage.records import Compute
@@ -75,29 +86,95 @@ def _time_question(
     plan: Plan, catalog: Catalog, d: _Defaults, job: Job, measured_mfu: float | None
 ) -> tuple[dict[str, Any], float]:
     """The time model's question for the plan (``estimate_time``'s keywords), and the global
-    batch it states or the one a team would pick for this cluster: ``_time_questions`` over
-    one node count."""
-    return _time_questions([plan], catalog, [d], job, [job.nodes], measured_mfu)[0]
+    batch it states or the one a team would pick for this cluster: the plan's ``TimeSweep``
+    over its one node count (``d`` citing what it used)."""
+    sweep = _time_sweep(plan, catalog, job, np.array([job.nodes]), None, measured_mfu)
+    d.used.extend(sweep.used(0))
+    question = sweep.question(0)
+    return question, sweep.batch_at(0)
 
 
-def _time_questions(
-    plans: Sequence[Plan],
+@record
+class TimeSweep:
+    """A node sweep's time-model question, kept as arrays: what its node counts share
+    (``shared``: ``estimate_time``'s keywords but ``timemodel.NODE_KEYWORDS``) and what
+    follows each node count (the batch, which grows with the GPUs, the tokens of a modelled
+    step, stated hours), each a plain value where it is one for all, else an array over
+    ``nodes``. The words (the batch note, the assumptions cited) are worked out per node
+    count only when asked (``question``, ``used``): a sweep shows its first node count's."""
+
+    shared: dict[str, Any]
+    nodes: Any
+    batch: Any
+    tokens: Any
+    hours: Any
+    #: The assumptions cited before the batch's note (the sequence length's) and
+    #: after it (the straggler spread's).
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    #: Whether the batch is the default one (``timemodel.default_global_batch``, cited).
+    defaulted: bool
+    #: Hours stated without tokens: one step of the batch is modelled (``_per_step_only``).
+    per_step: bool
+
+    def batch_at(self, i: int) -> float:
+        """Node count ``i``'s global batch (0 when the plan gives no model size)."""
+        return float(_at(self.batch, i))
+
+    def _note(self, i: int) -> tuple[float, str] | None:
+        m = self.shared
+        if not self.defaulted:
+            return None
+        gpus = int(self.nodes[i]) * m["instance"].accelerator_count
+        return default_global_batch(
+            m["catalog"], gpus=gpus, params=m["params"], active_params=m["active_params"],
+            seq_len=m["seq_len"],
+        )  # fmt: skip
+
+    def question(self, i: int) -> dict[str, Any]:
+        """Node count ``i``'s own question, as ``estimate_time`` is asked it alone."""
+        noted = self._note(i)
+        batch = noted[0] if noted is not None else self.batch_at(i)
+        tokens, hours = _at(self.tokens, i), _at(self.hours, i)
+        return {
+            **self.shared,
+            "nodes": int(self.nodes[i]),
+            "hours": hours,
+            "tokens": batch if self.per_step else tokens,
+            "global_batch_tokens": batch or 1.0,
+            "batch_note": noted[1] if noted is not None else None,
+        }
+
+    def used(self, i: int) -> list[str]:
+        """The assumptions node count ``i``'s question cites, in order (``Usage.assumed``)."""
+        noted = self._note(i)
+        note = [] if noted is None else [f"defaults.model.global_batch_tokens: {noted[1]}"]
+        return [*self.before, *note, *self.after]
+
+
+def _at(x: Any, i: int) -> Any:
+    """Element ``i`` of a value over a sweep's node counts (an array), or the value itself."""
+    return x[i].item() if isinstance(x, np.ndarray) else x
+
+
+def _time_sweep(
+    plan: Plan,
     catalog: Catalog,
-    ds: Sequence[_Defaults],
     job: Job,
-    nodes: Sequence[int],
+    nodes: Any,
+    hours: Any,
     measured_mfu: float | None,
-) -> list[tuple[dict[str, Any], float]]:
-    """``_time_question`` of ``plans[i]`` on ``nodes[i]`` nodes (``ds[i]`` citing what each
-    used), for plans alike but for what a node count changes (a node sweep's): what does not
-    depend on the node count is read once, and only the batch (which grows with the GPUs), the
-    node count, and the hours a plan states are worked out per node count."""
-    m = plans[0].model
+) -> TimeSweep:
+    """The plan's time-model question over the node counts ``nodes`` (an int array), ``hours``
+    the plan's stated hours at each (an array, as a node count scales them) or None for the
+    plan's own: what does not depend on the node count is read once, the batch (which grows
+    with the GPUs) over the array (``timemodel.default_global_batches``)."""
+    m = plan.model
     reader = _Defaults(catalog)
     seq_len = int(reader.get(m.seq_len, "defaults.model.seq_len"))
-    seq_cites = list(reader.used)
+    before = tuple(reader.used)
     reader.used.clear()
-    cv = float(reader.get(plans[0].reliability.straggler_cv, "reliability.straggler_cv"))
+    cv = float(reader.get(plan.reliability.straggler_cv, "reliability.straggler_cv"))
     shared: dict[str, Any] = {
         "catalog": catalog,
         "accelerator": job.accelerator,
@@ -115,33 +192,29 @@ def _time_questions(
         "attention_share": m.attention_share,
         "fused_attention": fused_attention_on(catalog, job.run_date),
     }
-    per_gpu = job.instance.accelerator_count
-    out = []
-    for plan, d, n in zip(plans, ds, nodes, strict=True):
-        d.used.extend(seq_cites)
-        batch, batch_note = 0.0, None
-        if m.global_batch_tokens is not None:
-            batch = float(m.global_batch_tokens)
-        elif m.params:
-            # The batch a competent team picks grows with the cluster
-            # (timemodel.default_global_batch).
-            batch, batch_note = default_global_batch(
-                catalog, gpus=n * per_gpu, params=m.params, active_params=m.active_params,
-                seq_len=seq_len,
-            )  # fmt: skip
-            d.used.append(f"defaults.model.global_batch_tokens: {batch_note}")
-        d.used.extend(reader.used)
-        per_step_only = _per_step_only(plan)
-        question = {
-            **shared,
-            "nodes": n,
-            "hours": None if per_step_only else plan.run.hours,
-            "tokens": batch if per_step_only else m.tokens,
-            "global_batch_tokens": batch or 1.0,
-            "batch_note": batch_note,
-        }
-        out.append((question, batch))
-    return out
+    batch: Any = 0.0
+    if m.global_batch_tokens is not None:
+        batch = float(m.global_batch_tokens)
+    elif m.params:
+        # The batch a competent team picks grows with the cluster
+        # (timemodel.default_global_batch).
+        batch = default_global_batches(
+            catalog, gpus=nodes * job.instance.accelerator_count, params=m.params,
+            active_params=m.active_params, seq_len=seq_len,
+        )  # fmt: skip
+    stated = plan.run.hours if hours is None else np.asarray(hours, dtype=np.float64)
+    per_step_only = _per_step_only(plan)
+    return TimeSweep(
+        shared=shared,
+        nodes=nodes,
+        batch=batch,
+        tokens=batch if per_step_only else m.tokens,
+        hours=None if per_step_only else stated,
+        before=before,
+        after=tuple(reader.used),
+        defaulted=m.global_batch_tokens is None and bool(m.params),
+        per_step=per_step_only,
+    )
 
 
 def _per_step_only(plan: Plan) -> bool:
@@ -196,7 +269,8 @@ def _with_whatif(est: TimeEstimate, whatif: WhatIf) -> TimeEstimate:
 
 #: Recent time-model answers (``_estimate_time``), most recent last. Each entry keeps the
 #: objects its key names by identity, so an identity cannot be reused while it is cached.
-_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], TimeEstimate]] = OrderedDict()
+#: A sweep's answer (``SweptTimes``) is kept under a key of its own (``_SWEPT``).
+_TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = OrderedDict()
 #: Room for a node sweep's answers: the planner's 1..512 sweep of one question, asked again per
 #: orchestrator, with room to spare.
 _TIME_CACHE_SIZE = 2048
@@ -234,7 +308,9 @@ def _keyed_names(inputs: dict[str, Any]) -> tuple[str, ...]:
     return tuple(sorted(k for k in inputs if k not in _BY_IDENTITY and k != "catalog"))
 
 
-def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> TimeEstimate | None:
+def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
+    """The answer remembered under ``key`` (a ``TimeEstimate``, or a sweep's ``SweptTimes``
+    under a ``_SWEPT`` key), or None."""
     with _TIME_LOCK:  # the web app prices plans on several threads
         hit = _TIME_CACHE.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
@@ -243,7 +319,7 @@ def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> TimeEstimate | None:
     return None
 
 
-def _remember(held: tuple[Any, ...], key: tuple[Any, ...], est: TimeEstimate) -> None:
+def _remember(held: tuple[Any, ...], key: tuple[Any, ...], est: TimeEstimate | SweptTimes) -> None:
     with _TIME_LOCK:
         _TIME_CACHE[key] = (held, est)
         while len(_TIME_CACHE) > _TIME_CACHE_SIZE:
@@ -262,7 +338,7 @@ def _estimate_time(**inputs: Any) -> TimeEstimate:
     # The package's name at call time: the real one or one a tool or test swapped in.
     fn = package.estimate_time
     held, key = _cache_key(fn, inputs)
-    hit = _cached(held, key)
+    hit: TimeEstimate | None = _cached(held, key)
     if hit is not None:
         return hit
     est = fn(**inputs)
@@ -270,53 +346,83 @@ def _estimate_time(**inputs: Any) -> TimeEstimate:
     return est
 
 
-def _estimate_times(
-    questions: list[dict[str, Any]], *, explain: bool | Sequence[bool] = True
-) -> list[TimeEstimate | TrainbillError]:
-    """``_estimate_time`` of many questions (a node sweep's), the ones not remembered answered
-    by one ``timemodel.estimate_times`` call (one layout search over their node counts); an
-    answer that is an error (no layout fits) is returned in its place, not raised.
+def _estimate_sweep(sweep: TimeSweep) -> SweptTimes:
+    """``timemodel.estimate_sweep`` of a node sweep's question, remembered per sweep.
 
-    ``explain=False`` (or False for a question): answers whose rendered text is empty
-    (``estimate_times``), kept in the cache under their own key (``_cache_key``), so a later
-    forecast never reads an answer without its explanation. A tool or test that swapped in its
-    own ``estimate_time`` is asked once per question, as ``usage_for`` would ask it.
+    Why: the planner asks the same sweep for every orchestrator of an instance (restart time
+    and fees differ, the run's hours do not). The key is built once for the sweep (not per
+    node count): ``_cache_key`` of the shared question, with the node-dependent arrays by
+    value (their bytes), marked as a sweep and as an answer without its text
+    (``_UNEXPLAINED``): no forecast (whose keys are a scalar question's) ever reads it.
+
+    A tool or test that swapped in its own ``estimate_time`` is asked once per node count, as
+    ``usage_for`` would ask it, and its answers are stacked (``_stacked_answers``).
     """
     import trainbill.usage as package  # loaded: this module is part of it
 
     fn = package.estimate_time
-    tell = [explain] * len(questions) if isinstance(explain, bool) else list(explain)
-    swapped = fn is not estimate_time  # a swapped-in function always explains
-    names = _keyed_names(questions[0]) if questions else ()
-    keys = [
-        _cache_key(
-            fn, q, explained=t or swapped, names=names if q.keys() == questions[0].keys() else None
-        )
-        for q, t in zip(questions, tell, strict=True)
-    ]
-    out: list[TimeEstimate | TrainbillError | None] = [_cached(*k) for k in keys]
-    todo = [i for i, hit in enumerate(out) if hit is None]
-    answers: list[TimeEstimate | TrainbillError]
-    if fn is estimate_time:
-        answers = list(
-            estimate_times([questions[i] for i in todo], explain=[tell[i] for i in todo])
-        )
-    else:
-        answers = [_asked(fn, questions[i]) for i in todo]
-    for i, answer in zip(todo, answers, strict=True):
-        out[i] = answer
-        if isinstance(answer, TimeEstimate):
-            _remember(*keys[i], answer)
-    return [a for a in out if a is not None]
+    if fn is not estimate_time:
+        return _stacked_answers(sweep, fn)
+    varying = tuple(
+        (name, _by_value(getattr(sweep, name))) for name in ("nodes", "batch", "tokens", "hours")
+    )
+    held, key = _cache_key(fn, sweep.shared, explained=False)
+    key = (*key, _SWEPT, *varying)
+    hit: SweptTimes | None = _cached(held, key)
+    if hit is not None:
+        return hit
+    swept = estimate_sweep(
+        **sweep.shared,
+        nodes=sweep.nodes,
+        global_batch_tokens=sweep.batch if isinstance(sweep.batch, np.ndarray) else (
+            sweep.batch or 1.0),
+        tokens=sweep.tokens,
+        hours=sweep.hours,
+    )  # fmt: skip
+    _remember(held, key, swept)
+    return swept
 
 
-def _asked(fn: Any, question: dict[str, Any]) -> TimeEstimate | TrainbillError:
-    """``fn(**question)``, or the error it raised for the user."""
-    try:
-        est: TimeEstimate = fn(**question)
-    except TrainbillError as exc:
-        return exc
-    return est
+#: The cache key's element that marks a sweep's answer (``_estimate_sweep``).
+_SWEPT = ("sweep", True)
+
+
+def _by_value(x: Any) -> Any:
+    """A cache key's part for a value over a sweep's node counts: an array by its dtype,
+    shape and bytes, anything else itself."""
+    if isinstance(x, np.ndarray):
+        return (x.dtype.str, x.shape, x.tobytes())
+    return x
+
+
+def _stacked_answers(sweep: TimeSweep, fn: Any) -> SweptTimes:
+    """A swapped-in time function's answers, asked per node count, as a ``SweptTimes``
+    (numbers stacked as ``estimate_sweep`` gives them: (M,) arrays where they differ)."""
+    answers: list[tuple[int, TimeEstimate]] = []
+    errors: dict[int, MemoryFitError | SpecError] = {}
+    for i in range(len(sweep.nodes)):
+        try:
+            answers.append((i, fn(**sweep.question(i))))
+        except (MemoryFitError, SpecError) as exc:
+            errors[i] = exc
+    fitted = np.array([i for i, _ in answers], dtype=np.intp)
+    est = _stack([a for _, a in answers]) if answers else None
+    return SweptTimes(estimate=est, fitted=fitted, failed=tuple(errors), why=errors.__getitem__)
+
+
+def _stack(records: Sequence[Any]) -> Any:
+    """One record whose number fields that differ between ``records`` are (M,) arrays (nested
+    records likewise); text and anything else the first's."""
+    head = records[0]
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(head):
+        values = [getattr(r, f.name) for r in records]
+        v = values[0]
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            changes[f.name] = _stack(values)
+        elif isinstance(v, (int, float)) and any(x != v for x in values):
+            changes[f.name] = np.array(values)
+    return dataclasses.replace(head, **changes) if changes else head
 
 
 #: Time-model factors that count a whole run's FLOPs or hours: meaningless for a single modelled

@@ -2,30 +2,34 @@
 
 Why: the planner prices a node sweep (1..512 node counts per instance and orchestrator) with
 the drivers' array arithmetic; one scalar ``usage_for`` per node count was most of a search's
-time. Here the time model answers every node count with one layout search
-(``timemodel.estimate_times``), and ``usage_for``'s own steps (``assemble._assemble``: the
-checkpoint writes, reliability rates, checkpoint schedule, interruptions, storage) run once
-with the node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node
-counts first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over).
+time, and then one record per node count (question, layout, answer, stacked back into
+arrays) most of what was left. Here a sweep is ONE time-model question over the array of node
+counts (``usage.compute.TimeSweep``), answered as arrays (``timemodel.estimate_sweep``,
+remembered per sweep), and ``usage_for``'s own steps (``assemble._assemble``: the checkpoint
+writes, reliability rates, checkpoint schedule, interruptions, storage) run once with the
+node counts and the time model's numbers as arrays of shape ``(N, 1, 1)`` (node counts
+first, then the interval × spot-share grid ``Usage.with_schedule`` spreads them over). No
+Python object is built per node count.
 
 The result is split (on the arrays: one sign matrix, not a walk per node count) into groups
-whose numbers agree in sign at every node count (zero, positive, negative) and whose other
-fields are equal:
+whose priced numbers agree in sign at every node count (zero, positive, negative) and whose
+other fields are equal:
 a driver's branch on a varying field asks ``costs._arrays.some`` whether any element needs its
 line, and relies on the line being zero where it does not apply. Text (the time model's
 factors and warnings, the usage's warnings and cited assumptions) is the first node count's
 of the part built together (a group cut from it carries that text): a stacked usage is priced,
-never shown. The time model answers numbers only (``estimate_times(explain=False)``); the
-text of a part's first node count is asked of the scalar ``estimate_time`` (cached, so a
-forecast of that cluster reads it), the only text a sweep carries. A step whose branch goes
-both ways over the sweep (``_elementwise.MixedBranchError``) is built again on each half.
+never shown. The time model answers numbers only; with ``explain`` the text of a part's first
+node count is asked of the scalar ``estimate_time`` (cached, so a forecast of that cluster
+reads it), the only text a sweep carries; the planner, which only prices a sweep, asks none.
+A step whose branch goes both ways over the sweep (``_elementwise.MixedBranchError``) is
+built again on each half.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -33,12 +37,18 @@ import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Accelerator, Catalog, Instance
-from trainbill.errors import MixedBranchError, TrainbillError
+from trainbill.errors import MemoryFitError, MixedBranchError, SpecError
 from trainbill.spec import Plan
 from trainbill.timemodel import TimeEstimate
 from trainbill.usage._defaults import _Defaults
 from trainbill.usage.assemble import _assemble, _spot_as_bought
-from trainbill.usage.compute import _compute_of, _estimate_time, _estimate_times, _time_questions
+from trainbill.usage.compute import (
+    TimeSweep,
+    _compute_of,
+    _estimate_sweep,
+    _estimate_time,
+    _time_sweep,
+)
 from trainbill.usage.job import Job
 from trainbill.usage.records import Usage
 
@@ -59,7 +69,7 @@ class NodeSweep:
     ``errors`` the node counts no layout fits, by index, with the error ``usage_for`` raises."""
 
     groups: tuple[tuple[tuple[int, ...], Usage], ...]
-    errors: dict[int, TrainbillError]
+    errors: dict[int, MemoryFitError | SpecError]
 
     def only(self, keep: Any) -> tuple[tuple[tuple[int, ...], Usage], ...]:
         """The groups cut to the node counts whose ``keep`` mask (one bool per node count of
@@ -76,101 +86,124 @@ class NodeSweep:
 
 
 def usage_over_nodes(
-    plans: Sequence[Plan],
+    plan: Plan,
     catalog: Catalog,
     *,
     job: Job,
-    nodes: Sequence[int],
+    nodes: Sequence[int] | np.ndarray,
+    hours: Any = None,
     measured_mfu: float | None = None,
     time_scale: float = 1.0,
+    explain: bool = True,
 ) -> NodeSweep:
-    """``usage_for(plans[i], catalog, job=replace(job, nodes=nodes[i]))`` for every i, as
-    ``NodeSweep`` groups (every number equal to the scalar call's, to rounding).
+    """``usage_for(plan at nodes[i], catalog, job=replace(job, nodes=nodes[i]))`` for every i,
+    as ``NodeSweep`` groups (every number equal to the scalar call's, to rounding).
 
-    ``plans`` differ only in what a node count changes (``cluster.nodes``, and the hours a plan
-    stating them scales to it); ``job`` is resolved once for them (``resolve_job``: nothing it
-    works out depends on the node count when the plans state one).
+    ``plan`` is the plan at any of the node counts: a node count changes only
+    ``cluster.nodes`` and, when the plan states its hours, the hours it scales to (``hours``:
+    an array over ``nodes``, or None for the plan's own at every node count). ``job`` is
+    resolved once (``resolve_job``: nothing it works out depends on the node count when the
+    plan states one). The time model answers the sweep as one question over the array of
+    node counts (``timemodel.estimate_sweep``), no record per node count. ``explain=False``:
+    the usages carry no time-model text (``factors``, ``warnings`` empty; module doc).
     """
-    plans = [_spot_as_bought(p, catalog, job) for p in plans]
-    ds = [_Defaults(catalog) for _ in plans]
-    for d in ds:
-        d.used.extend(job.assumed)
-    asked = _time_questions(plans, catalog, ds, job, nodes, measured_mfu)
-    questions = [question for question, _ in asked]
-    batches = [batch for _, batch in asked]
-    # numbers only, but for the first node count (a part's text is its first's: module doc)
-    answers = _estimate_times(questions, explain=[i == 0 for i in range(len(questions))])
-    errors = {i: a for i, a in enumerate(answers) if not isinstance(a, TimeEstimate)}
-    timed = {i: a for i, a in enumerate(answers) if isinstance(a, TimeEstimate)}
+    plan = _spot_as_bought(plan, catalog, job)
+    nodes_a = np.asarray(nodes, dtype=np.int64).reshape(-1)
+    asked = _time_sweep(plan, catalog, job, nodes_a, hours, measured_mfu)
+    swept = _estimate_sweep(asked)
+    errors = {i: swept.error(i) for i in swept.failed}
+    fitted = np.asarray(swept.fitted, dtype=np.intp)
+    if swept.estimate is None or fitted.size == 0:
+        return NodeSweep(groups=(), errors=errors)
     sweep = _Sweep(
-        plans=plans, catalog=catalog, job=job, nodes=nodes, ds=ds, timed=timed,
-        batches=batches, time_scale=time_scale,
-        explain=lambda i: _explained(answers[i], questions[i]),
+        plan=plan, catalog=catalog, job=job, asked=asked, estimate=swept.estimate,
+        fitted=fitted, stated=None if hours is None else np.asarray(hours).reshape(-1),
+        time_scale=time_scale, explain=explain,
     )  # fmt: skip
-    groups = sweep.build(list(timed))
+    groups = sweep.build(np.arange(fitted.size))
     groups.sort(key=lambda g: g[0][0])
     return NodeSweep(groups=tuple(groups), errors=errors)
-
-
-def _explained(answer: Any, question: dict[str, Any]) -> TimeEstimate:
-    """A node count's answer with its rendered text, the scalar ``estimate_time``'s (the
-    sweep's answers leave it out: a stacked usage shows only its first node count's)."""
-    told: TimeEstimate = _estimate_time(**question)
-    est: TimeEstimate = replace(answer, factors=told.factors, warnings=told.warnings)
-    return est
 
 
 @dataclasses.dataclass(slots=True)
 class _Sweep:
     """What every part of one sweep shares, while it is built and split."""
 
-    plans: Sequence[Plan]
+    plan: Plan
     catalog: Catalog
     job: Job
-    nodes: Sequence[int]
-    ds: list[_Defaults]
-    #: The time model's answers by node count (before the plan's stated hours and what-ifs).
-    timed: dict[int, TimeEstimate]
-    #: Each node count's global batch (``_time_questions``).
-    batches: Sequence[float]
+    asked: TimeSweep
+    #: The time model's answer over ``fitted`` ((M,) arrays where the node counts differ).
+    estimate: TimeEstimate
+    #: The indices (into the sweep's node counts) the time model answered, ascending.
+    fitted: np.ndarray
+    #: The plan's stated hours at each node count of the sweep, or None (the plan's own).
+    stated: np.ndarray | None
     time_scale: float
-    #: A node count's answer with its rendered text, which ``timed`` lacks.
-    explain: Callable[[int], TimeEstimate]
-    #: The node counts whose answer in ``timed`` has its text (the first was asked with it).
-    told: set[int] = dataclasses.field(default_factory=lambda: {0})
+    #: Whether each part carries its first node count's time-model text (module doc).
+    explain: bool
 
-    def build(self, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
-        """The usage over ``indices`` split into sign-agreeing groups; a part whose steps
-        branch both ways is built again in halves."""
-        if not indices:
+    def build(self, part: np.ndarray) -> list[tuple[tuple[int, ...], Usage]]:
+        """The usage over the positions ``part`` (of ``fitted``) split into sign-agreeing
+        groups; a part whose steps branch both ways is built again in halves."""
+        if part.size == 0:
             return []
         try:
-            usage = self._usage(indices)
+            usage = self._usage(part)
         except MixedBranchError:
-            half = len(indices) // 2
-            return self.build(indices[:half]) + self.build(indices[half:])
-        return _by_sign(usage, indices)
+            half = part.size // 2
+            return self.build(part[:half]) + self.build(part[half:])
+        return _by_sign(usage, self.fitted[part].tolist())
 
-    def _usage(self, indices: list[int]) -> Usage:
-        """``usage_for``'s steps after the time model, once over the node counts ``indices``."""
-        first = indices[0]
-        if first not in self.told:  # the text a stacked usage carries: its first's
-            self.timed[first] = self.explain(first)
-            self.told.add(first)
+    def _usage(self, part: np.ndarray) -> Usage:
+        """``usage_for``'s steps after the time model, once over the positions ``part``."""
+        rows = self.fitted[part]
+        first = int(rows[0])
+        est = _spread(self.estimate, part, self.fitted.size)
+        if self.explain:  # the text a stacked usage carries: its first node count's (module doc)
+            told: TimeEstimate = _estimate_time(**self.asked.question(first))
+            est = replace(est, factors=told.factors, warnings=told.warnings)
         # the plan's use of the answers (stated hours, what-ifs), once over the node counts
         est, compute = _compute_of(
-            self.plans[first],
-            _stack([self.timed[i] for i in indices]),
-            _stacked_value([self.batches[i] for i in indices]),
+            self.plan,
+            est,
+            _spread_value(self.asked.batch, rows),
             self.time_scale,
-            hours=_stacked_value([self.plans[i].run.hours for i in indices]),
+            hours=None if self.stated is None else _spread_value(self.stated, rows),
         )
         d = _Defaults(self.catalog)
-        d.used.extend(self.ds[first].used)
-        # (N, 1, 1) node counts where every ``Usage`` number may be an array (its typing says int)
-        nodes: Any = np.array([self.nodes[i] for i in indices]).reshape(-1, 1, 1)
-        job = replace(self.job, nodes=nodes if len(indices) > 1 else self.nodes[first])
-        return _assemble(self.plans[first], self.catalog, d, job, est, compute)
+        d.used.extend(self.job.assumed)
+        d.used.extend(self.asked.used(first))
+        # (P, 1, 1) node counts where every ``Usage`` number may be an array (its typing: int)
+        nodes: Any = _spread_value(self.asked.nodes, rows)
+        return _assemble(self.plan, self.catalog, d, replace(self.job, nodes=nodes), est, compute)
+
+
+def _spread_value(x: Any, rows: np.ndarray) -> Any:
+    """A value over the sweep's node counts (an (N,) array, or plain) at ``rows``: a plain
+    value where they all agree (a Python number), else an array of shape (P, 1, 1) (node
+    counts first, then the interval × spot-share grid ``Usage.with_schedule`` adds)."""
+    if not isinstance(x, np.ndarray):
+        return x
+    part = x[rows]
+    if (part == part[0]).all():
+        return part[0].item()
+    return part.reshape(-1, 1, 1)
+
+
+def _spread(rec: Any, part: np.ndarray, m: int) -> Any:
+    """The time model's answer over the fitted node counts ((M,) arrays, ``SweptTimes``) at
+    the positions ``part``, its arrays ``_spread_value``'s: (P, 1, 1), or plain."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(rec):
+        v = getattr(rec, f.name)
+        if isinstance(v, np.ndarray):
+            changes[f.name] = _spread_value(v, part)
+        elif _fields(v) is not None:
+            inner = _spread(v, part, m)
+            if inner is not v:
+                changes[f.name] = inner
+    return dataclasses.replace(rec, **changes) if changes else rec
 
 
 def _fields(obj: object) -> tuple[str, ...] | None:
@@ -187,47 +220,6 @@ def _fields_of(kind: Any) -> tuple[str, ...] | None:
     return tuple(f.name for f in dataclasses.fields(kind))
 
 
-def _stack(records: Sequence[Any]) -> Any:
-    """One record whose leaves that differ between ``records`` are arrays over them (axis 0,
-    shape ``(N, 1, 1)``); rendered text is the first's. A leaf that is no number and differs
-    (the sweep's steps would branch on it) is a ``MixedBranchError``."""
-    head = records[0]
-    if len(records) == 1:
-        return head
-    changes: dict[str, Any] = {}
-    for name in _fields(head) or ():
-        if name in _RENDERED:
-            continue
-        values = [getattr(r, name) for r in records]
-        v = values[0]
-        if isinstance(v, _NUMBERS):  # (one array for the lot: a sweep stacks hundreds)
-            a = np.array(values)
-            if a.ndim == 1 and a.dtype.kind in "biuf":  # numbers all, none held as an object
-                # (``!=`` as the loop below asks it: one NaN object throughout is no change)
-                if (a != a[0]).any() and not all(x is v for x in values):
-                    changes[name] = a.reshape(-1, 1, 1)
-                continue
-        if all(x is v for x in values):
-            continue
-        if _fields(v) is not None:
-            changes[name] = _stack(values)
-        elif all(isinstance(x, _NUMBERS) for x in values):
-            if any(x != v for x in values):
-                changes[name] = np.array(values).reshape(-1, 1, 1)
-        elif any(x != v for x in values):
-            raise MixedBranchError
-    return dataclasses.replace(head, **changes) if changes else head
-
-
-def _stacked_value(values: Sequence[Any]) -> Any:
-    """One number per node count as ``_stack`` stacks a record's leaf: the value itself where
-    they are all equal, else an array of shape ``(N, 1, 1)``."""
-    v = values[0]
-    if all(x == v for x in values):
-        return v
-    return np.array(values).reshape(-1, 1, 1)
-
-
 def _leaves(obj: object, path: tuple[str, ...], out: dict[tuple[str, ...], np.ndarray]) -> None:
     """The array leaves of ``obj``'s record tree by dotted path (rendered text skipped)."""
     for name in _fields(obj) or ():
@@ -241,25 +233,56 @@ def _leaves(obj: object, path: tuple[str, ...], out: dict[tuple[str, ...], np.nd
 
 
 def _by_sign(usage: Usage, indices: list[int]) -> list[tuple[tuple[int, ...], Usage]]:
-    """``usage`` (arrays over ``indices``) split into groups whose every number has one sign
-    (NaN its own) and whose every flag is one value, each group's usage its slice."""
+    """``usage`` (arrays over ``indices``) split into groups whose every priced number has one
+    sign (NaN its own) and whose every flag is one value, each group's usage its slice (the
+    numbers under ``_UNPRICED`` are cut with it but do not split it)."""
     if len(indices) == 1:
         return [((indices[0],), usage)]
     arrays: dict[tuple[str, ...], np.ndarray] = {}
     _leaves(usage, (), arrays)
     n = len(indices)
     cols = []
-    for a in arrays.values():
-        a2 = np.broadcast_to(a, (n, *a.shape[1:])).reshape(n, -1).astype(np.float64)
-        sign = np.where(np.isnan(a2), 2.0, np.sign(a2))
-        cols.append(sign)
-    key = np.concatenate(cols, axis=1) if cols else np.zeros((n, 0))
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    for path, a in arrays.items():
+        if path[:3] in _UNPRICED or path[:4] in _UNPRICED:
+            continue
+        a2 = np.broadcast_to(a, (n, *a.shape[1:])).reshape(n, -1)
+        if a2.dtype.kind == "b":
+            cols.append(a2.astype(np.int8))
+            continue
+        a2 = a2.astype(np.float64)
+        cols.append(np.where(np.isnan(a2), 2, np.sign(a2)).astype(np.int8))
+    key = np.ascontiguousarray(np.concatenate(cols, axis=1) if cols else np.zeros((n, 1), np.int8))
+    # (each row's signs as one opaque value: one 1-D unique, not a lexsort over the columns)
+    packed = key.view(np.dtype((np.void, key.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
     out = []
     for g in np.argsort(first):
-        rows = np.flatnonzero(inverse.reshape(-1) == g)
+        rows = np.flatnonzero(inverse == g)
         out.append((tuple(indices[r] for r in rows), _take(usage, rows, arrays, ())))
     return out
+
+
+#: The time model's numbers whose sign no step or driver branches on, cut with each group
+#: but never splitting one: the layout's memory and its sync before overlap feed only the
+#: explanation (which a stacked usage never shows: its text is its first node count's); the
+#: step's stall parts (bubble, tensor parallel, exposed data-parallel and MoE traffic) are
+#: read by ``usage.checkpoints`` only through their sum (``Layout.step_s``) and by the
+#: ``sync_stall`` driver only as a line per part gated by ``some(part > 0)`` whose quantity is
+#: proportional to it: zero where the part is. A driver or step that starts branching on one
+#: must take it out of here (the grid's tests compare every node count's price with its own
+#: scalar ``usage_for``, and ``tests/usage`` each group's signs).
+_UNPRICED = frozenset(
+    {
+        ("time", "layout", "memory"),
+        ("time", "layout", "dp_sync_s"),
+        ("time", "layout", "bubble_s"),
+        ("time", "layout", "tp_s"),
+        ("time", "layout", "dp_exposed_s"),
+        ("time", "layout", "a2a_exposed_s"),
+        ("time", "layout", "a2a_s"),
+    }
+)
 
 
 def _cut(usage: Usage, rows: np.ndarray, n: int) -> Usage:
