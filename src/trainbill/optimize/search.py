@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
@@ -18,14 +18,13 @@ from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
 from trainbill.forecasting import forecast
 from trainbill.memory import MemoryFitError
+from trainbill.optimize.caveats import _Noter
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
 from trainbill.optimize.results import (
     Candidate,
-    Caveat,
     OptimizationResult,
     _candidate,
     _candidates,
-    _caveats,
     _infeasible,
     _key,
     _pareto_indices,
@@ -60,7 +59,11 @@ class _Search:
     budget: float | None
     use_p90: bool
     best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
-    front: list[Candidate] = field(default_factory=list)
+    #: Each block's Pareto front as (block index, flat indices, objectives, wall hours): the
+    #: global front is picked from these arrays, and only its points become candidates.
+    front: list[tuple[int, npt.NDArray[np.intp], FloatArray, FloatArray]] = field(
+        default_factory=list
+    )
     feasible: int = 0
     worst: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(
@@ -92,7 +95,7 @@ class _Search:
         on_front = ok & (b.best <= self.budget) if self.budget is not None else ok
         rows = np.flatnonzero(on_front)
         on = rows[_pareto_indices(b.best[rows], wall[rows])]
-        self.front.extend(_candidates(b, (on * nsp + b.arg[on]).tolist()))
+        self.front.append((bi, on * nsp + b.arg[on], b.best[on], wall[on]))
 
     def _bounds(
         self,
@@ -126,13 +129,14 @@ def _choose(
     best: tuple[float, float, int, int] | None,
     feasible_user: Candidate | None,
     use_p90: bool,
+    noter: _Noter,
 ) -> Candidate:
     """The grid's winner, or the user's own plan when it is feasible and no worse (ties: the
-    plan as written)."""
+    plan as written), with its caveats."""
     if best is None:
         assert feasible_user is not None  # the caller raised otherwise
         return feasible_user
-    chosen = _candidate(blocks[best[2]], best[3])
+    chosen = _candidate(blocks[best[2]], best[3], noter)
     if feasible_user is not None and _key(feasible_user, use_p90) <= _key(chosen, use_p90):
         return feasible_user
     return chosen
@@ -196,21 +200,23 @@ def optimize(
     user_ok = user is not None and _user_feasible(user, deadline, budget_usd, use_p90)
     if search.best is None and (user is None or not user_ok):
         raise _infeasible(search.worst, deadline, budget_usd, use_p90)
-    chosen = _choose(blocks, search.best, user if user_ok else None, use_p90)
+    noter = _noter(plan, catalog, user, today, deadline)
+    if user is not None:
+        user = replace(user, caveats=noter.of(*_noted(user)))
+    chosen = _choose(blocks, search.best, user if user_ok else None, use_p90, noter)
     best_plan = plan if chosen.is_user_plan else _plan_of(plan, catalog, chosen)
     if deadline != best_plan.run.deadline_hours:
         # The deadline it was chosen for travels with it: ``simulate``/``report`` on the written
         # plan then show the odds of meeting it.
         run = best_plan.run.model_copy(update={"deadline_hours": deadline})
         best_plan = best_plan.model_copy(update={"run": run})
-    pareto = _front(search.front, user, budget_usd, use_p90)
+    pareto = _front(blocks, search.front, user, budget_usd, use_p90, noter)
     rows = _rightsizing(blocks, chosen, use_p90)
-    noted = _noter(plan, catalog, user, today, deadline)
     return OptimizationResult(
-        best=noted(chosen),
+        best=chosen,
         best_plan=best_plan,
-        user=noted(user) if user is not None else None,
-        pareto=tuple(noted(c) for c in pareto),
+        user=user,
+        pareto=tuple(pareto),
         rightsizing=rows,
         evaluated=sum(b.size for b in blocks) + 1,
         feasible=search.feasible + int(user_ok),
@@ -272,19 +278,48 @@ def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
 
 
 def _front(
-    front: list[Candidate], user: Candidate | None, budget: float | None, use_p90: bool
+    blocks: Sequence[_Block],
+    fronts: Sequence[tuple[int, npt.NDArray[np.intp], FloatArray, FloatArray]],
+    user: Candidate | None,
+    budget: float | None,
+    use_p90: bool,
+    noter: _Noter,
 ) -> list[Candidate]:
-    """The cost/time Pareto front over the blocks' fronts and the user's plan. As for the
-    blocks, only the budget applies, not the deadline: the front shows what each wall-clock
-    costs."""
-    pareto_all = (
-        [*front, user]
-        if user is not None and _user_feasible(user, None, budget, use_p90)
-        else front
-    )
-    costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
-    walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
-    return [pareto_all[int(k)] for k in _pareto_indices(costs, walls)]
+    """The cost/time Pareto front over the blocks' fronts (``_Search.front``) and the user's
+    plan, in the order of ``_pareto_indices``; only its points become candidates, noted. As for
+    the blocks, only the budget applies, not the deadline: the front shows what each
+    wall-clock costs."""
+    mine = user is not None and _user_feasible(user, None, budget, use_p90)
+    costs = [f[2] for f in fronts]
+    walls = [f[3] for f in fronts]
+    if user is not None and mine:
+        cost, wall = _key(user, use_p90)
+        costs.append(np.array([cost]))
+        walls.append(np.array([wall]))
+    if not costs:
+        return []
+    # block index and flat index of every point (the user's plan: block -1)
+    which = np.concatenate([np.full(f[1].size, f[0]) for f in fronts] + [np.full(int(mine), -1)])
+    flats = np.concatenate([f[1] for f in fronts] + [np.zeros(int(mine), dtype=np.intp)])
+    picked = _pareto_indices(np.concatenate(costs), np.concatenate(walls))
+    out: list[Candidate | None] = [None] * picked.size
+    on = which[picked]
+    for bi in dict.fromkeys(on.tolist()):
+        at = np.flatnonzero(on == bi).tolist()
+        if bi < 0:
+            assert user is not None
+            made = [user]
+        else:
+            made = _candidates(blocks[bi], flats[picked[at]].tolist(), noter)
+        for j, c in zip(at, made, strict=True):
+            out[j] = c
+    return [c for c in out if c is not None]
+
+
+def _noted(c: Candidate) -> tuple[tuple[str, str, str, str, str], int, float, float, float]:
+    """What ``_Noter.of`` reads of a candidate."""
+    where = (c.instance, c.accelerator, c.region, c.provider, c.orchestrator)
+    return where, c.nodes, c.spot_fraction, c.wall_hours, c.p90_wall_hours
 
 
 def _noter(
@@ -293,17 +328,17 @@ def _noter(
     user: Candidate | None,
     today: date | None,
     deadline: float | None = None,
-) -> Callable[[Candidate], Candidate]:
-    """A function that gives a candidate its caveats against the user's plan (``_caveats``)."""
+) -> _Noter:
+    """What gives a candidate its caveats against the user's plan (``caveats._Noter``)."""
     user_inst, _ = resolve_cluster(plan, catalog)
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
     mine = orchestrator_on(user_inst.provider, plan.cluster.orchestrator)
-
-    memo: dict[tuple[str, str, str, str], tuple[list[Caveat], list[Caveat]]] = {}
-
-    def noted(c: Candidate) -> Candidate:
-        caveats = _caveats(c, user_inst, spot_nodes, catalog, as_of, deadline, mine, memo)
-        return replace(c, caveats=caveats)
-
-    return noted
+    return _Noter(
+        user_inst=user_inst,
+        user_spot_nodes=spot_nodes,
+        catalog=catalog,
+        as_of=as_of,
+        deadline=deadline,
+        user_orchestrator=mine,
+    )
