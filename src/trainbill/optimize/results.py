@@ -8,7 +8,6 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import field
-from datetime import date
 from typing import Any, TypeVar
 
 import numpy as np
@@ -22,7 +21,7 @@ from trainbill.optimize.caveats import Caveat, _Noter
 from trainbill.optimize.grid import P90_Z, FloatArray, _Block, _fits, _wall_sd, _with_p90
 from trainbill.optimize.space import _SpOption
 from trainbill.spec import Plan
-from trainbill.usage import usage_for
+from trainbill.usage import Usage
 
 R = TypeVar("R")
 
@@ -240,9 +239,9 @@ def _user_feasible(
     return (deadline is None or wall <= deadline) and (budget is None or cost <= budget)
 
 
-def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candidate:
-    """The user's plan priced exactly by the drivers, with the same P90 approximation."""
-    u = usage_for(plan, catalog, today=today)
+def _user_candidate(u: Usage, catalog: Catalog) -> Candidate:
+    """The user's plan (its usage) priced exactly by the drivers, with the same P90
+    approximation."""
     priced, _ = price_arrays(_with_p90(u), catalog)
     totals = np.broadcast_to(priced, (2,))  # [expected, P90]; one number with no interruptions
     sd = float(_wall_sd(u))

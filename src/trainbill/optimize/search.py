@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecasting import forecast
+from trainbill.forecasting import MAX_WALL_HOURS, forecast, quote_of
 from trainbill.memory import MemoryFitError
 from trainbill.optimize.caveats import _Noter
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
@@ -40,7 +40,7 @@ from trainbill.optimize.space import (
     search_instances,
 )
 from trainbill.spec import Plan, orchestrator_on
-from trainbill.usage import resolve_cluster
+from trainbill.usage import Usage, resolve_cluster, usage_for
 
 Objective = Literal["expected", "p90"]
 
@@ -181,7 +181,7 @@ def optimize(
     started = time.perf_counter()
     space = space or SearchSpace()
     deadline = deadline_hours if deadline_hours is not None else plan.run.deadline_hours
-    allowed = _check_inputs(plan, catalog, space, objective, deadline, budget_usd, clouds, today)
+    allowed = _check_inputs(space, objective, deadline, budget_usd, clouds)
     use_p90 = objective == "p90"
     skipped: list[str] = []
     user = _user_or_none(plan, catalog, today, skipped)
@@ -229,35 +229,65 @@ def optimize(
 
 
 def _check_inputs(
-    plan: Plan,
-    catalog: Catalog,
     space: SearchSpace,
     objective: str,
     deadline: float | None,
     budget_usd: float | None,
     clouds: Sequence[str] | None,
-    today: date | None,
 ) -> tuple[str, ...] | None:
-    """Refuse bad input before any pricing, naming the field; the clouds to search."""
+    """Refuse bad arguments before any pricing, naming the field; the clouds to search. (The
+    plan itself is checked with its own usage: ``_user_or_none``.)"""
     if objective not in {"expected", "p90"}:
         msg = f"unknown objective {objective!r}; allowed values: expected, p90"
         raise SpecError(msg, field="objective")
     allowed = _validate(deadline, budget_usd, clouds, space)
     _check_not_empty(space)
-    _check_template(plan, catalog, today)
     return allowed
 
 
 def _user_or_none(
     plan: Plan, catalog: Catalog, today: date | None, skipped: list[str]
 ) -> Candidate | None:
-    """The user's plan as a candidate, or None (with a note) when it does not fit in memory."""
+    """The user's plan as a candidate, or None (with a note) when it does not fit in memory;
+    refused, naming the field, where ``forecast`` would refuse it (``_check_template``).
+
+    One usage and one pricing serve both: the candidate's expected cost is the forecast's
+    total (the same drivers on the same usage), so where the wall-clock, the total and the
+    quote are finite and the wall-clock within ``forecast.MAX_WALL_HOURS``, ``forecast``
+    refuses nothing the search needs refused (its other steps, the ledger's text, cautions and
+    error band, refuse no plan whose usage was worked out). Otherwise, or where pricing fails,
+    the forecast itself is the check, run first as it always was.
+    """
     try:
-        return _user_candidate(plan, catalog, today)
+        u = usage_for(plan, catalog, today=today)
+        user = _user_candidate(u, catalog)
     except MemoryFitError as exc:
+        _check_template(plan, catalog, today)
         # the plan as written cannot run; a larger searched cluster may
         skipped.append(f"your plan: not a candidate ({exc})")
         return None
+    except TrainbillError:
+        _check_template(plan, catalog, today)  # a SpecError it raises comes first
+        raise
+    if not _computable(u, catalog, user):
+        _check_template(plan, catalog, today)
+    return user
+
+
+def _computable(u: Usage, catalog: Catalog, user: Candidate) -> bool:
+    """Whether ``forecast_usage``'s finiteness check (``forecasting._check_finite``) passes
+    for the plan's usage: a finite total means every charge's quantity and cost is finite
+    (an infinite or NaN one makes the sum so). False where unsure: the caller then asks the
+    forecast."""
+    if not (math.isfinite(u.wall_hours) and u.wall_hours <= MAX_WALL_HOURS):
+        return False
+    if not math.isfinite(user.total_usd):
+        return False
+    try:
+        quote = quote_of(u, catalog).usd
+    except TrainbillError:
+        return True  # forecast stops at the quote, before any check
+    return math.isfinite(quote)
 
 
 def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
