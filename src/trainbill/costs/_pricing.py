@@ -16,6 +16,7 @@ import numpy as np
 
 from trainbill._record import record
 from trainbill.catalog import Catalog, PricePoint, Provenance
+from trainbill.costs._answers import _remembered
 from trainbill.costs._arrays import some
 from trainbill.errors import PriceNotFoundError
 from trainbill.usage import Usage, sagemaker_price
@@ -98,7 +99,15 @@ def _listed_instance_rate(
     catalog: Catalog, usage: Usage, option: str, instance: str | None = None
 ) -> Rate:
     """The catalog's per node-hour price of the plan's instance (or ``instance``) for
-    ``on_demand`` or ``spot``.
+    ``on_demand`` or ``spot`` (``_look_up_instance_rate``), remembered (``_remembered``)."""
+    item = instance or usage.instance.instance
+    key = ("instance", item, option, usage.provider, usage.region, usage.as_of, usage.zone_id)
+    return _remembered(catalog, key, lambda: _look_up_instance_rate(catalog, usage, option, item))
+
+
+def _look_up_instance_rate(catalog: Catalog, usage: Usage, option: str, item: str) -> Rate:
+    """The catalog's per node-hour price of ``item`` for ``on_demand`` or ``spot``: it reads
+    only the usage's provider, region, price date and zone.
 
     An instance AWS sells only through EC2 Capacity Blocks (p5e.48xlarge: no On-Demand SKU in
     any region's price list) is priced at its Capacity Block rate for the non-spot share, and
@@ -109,7 +118,6 @@ def _listed_instance_rate(
     snapshot), so a plan naming its zone by AZ ID gets that zone's spot price where the catalog
     has one at least as recent as the region's; otherwise the region's, and the source says why.
     """
-    item = instance or usage.instance.instance
     if option == "on_demand" and _capacity_block_only(catalog, usage, item):
         return _capacity_block_rate(catalog, usage, item)
     p = _point(catalog, usage, item, option)
@@ -500,6 +508,19 @@ def _service_point(
 def _priced(
     catalog: Catalog, item: str, *, provider: str, region: str, as_of: date, product: str
 ) -> ServiceRate:
+    """``_look_up_priced``, remembered (``_remembered``)."""
+    return _remembered(
+        catalog,
+        ("service", item, provider, region, as_of, product),
+        lambda: _look_up_priced(
+            catalog, item, provider=provider, region=region, as_of=as_of, product=product
+        ),
+    )
+
+
+def _look_up_priced(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date, product: str
+) -> ServiceRate:
     """``item``'s price for ``provider``, or a NOT PRICED $0 rate: never another provider's.
 
     AWS is the catalog's fully priced provider, so an AWS item without a price is a catalog
@@ -609,6 +630,17 @@ class Tier:
 
 
 def volume_tiers(
+    catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
+) -> tuple[Tier, ...]:
+    """``_look_up_tiers``, remembered (``_remembered``)."""
+    return _remembered(
+        catalog,
+        ("tiers", item, provider, region, as_of),
+        lambda: _look_up_tiers(catalog, item, provider=provider, region=region, as_of=as_of),
+    )
+
+
+def _look_up_tiers(
     catalog: Catalog, item: str, *, provider: str, region: str, as_of: date
 ) -> tuple[Tier, ...]:
     """The monthly volume tiers of a tiered price (internet egress, metrics), lowest first.

@@ -38,14 +38,9 @@ term): the ledger treats a commitment as already bought, so a one-off run would 
 "buy" a 3-year plan for free. Size a commitment with ``trainbill.commit`` instead.
 """
 
+from trainbill.optimize.caveats import Caveat, CaveatKind
 from trainbill.optimize.grid import P90_Z
-from trainbill.optimize.results import (
-    Candidate,
-    Caveat,
-    CaveatKind,
-    OptimizationResult,
-    RightSizeRow,
-)
+from trainbill.optimize.results import Candidate, OptimizationResult, RightSizeRow
 from trainbill.optimize.search import optimize
 from trainbill.optimize.space import SearchSpace, candidate_plan, own_mix_space, search_instances
 from trainbill.spec import ORCHESTRATORS

@@ -4,59 +4,26 @@ infeasibility message, all worked out from evaluated grids (``grid._Block``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
-from datetime import date
-from typing import Any, Literal
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from trainbill._record import record
-from trainbill.catalog import Accelerator, Catalog, Instance
+from trainbill.catalog import Catalog
 from trainbill.costs import price_arrays
 from trainbill.errors import InfeasibleError
+from trainbill.optimize.caveats import Caveat, _Noter
 from trainbill.optimize.grid import P90_Z, FloatArray, _Block, _fits, _wall_sd, _with_p90
-from trainbill.optimize.space import _SpOption, _stand_in_reason
+from trainbill.optimize.space import _SpOption
 from trainbill.spec import Plan
-from trainbill.usage import usage_for
+from trainbill.usage import Usage
 
-#: What a recommendation changes that the price alone does not show (see ``Caveat``).
-CaveatKind = Literal[
-    "stand_in",
-    "porting",
-    "cloud",
-    "orchestrator",
-    "older_gpu",
-    "memory",
-    "spot_capacity",
-    "reference_region",
-    "deadline_risk",
-]
-
-
-@record
-class Caveat:
-    """Why a recommendation may not be a drop-in swap for the user's plan, in one sentence.
-
-    ``kind``: ``stand_in`` (a catalog stand-in, not something a cloud sells), ``porting`` (another
-    accelerator vendor: the code must be ported), ``cloud`` (another cloud: account, quotas,
-    data), ``orchestrator`` (another orchestrator on the same cloud: another service to set up,
-    its own quotas and commitments), ``older_gpu`` (an accelerator launched before the plan's),
-    ``memory`` (less HBM per accelerator: the parallel layout must be re-tuned),
-    ``spot_capacity`` (more nodes on spot than the plan: capacity at that size is not
-    guaranteed), ``reference_region`` (its instance has no price point in its region: priced at
-    the provider's reference region's),
-    ``deadline_risk`` (meets the deadline on the expected wall-clock, not at its P90).
-    """
-
-    kind: CaveatKind
-    text: str
-
-    def as_dict(self) -> dict[str, str]:
-        """JSON-ready fields."""
-        return {"kind": self.kind, "text": self.text}
+R = TypeVar("R")
 
 
 @record
@@ -183,198 +150,69 @@ class OptimizationResult:
         }
 
 
-#: What moving the code to another accelerator vendor takes, by the vendor moved to.
-_PORTING = {
-    "google": "porting to TPU: the training code must run on JAX or PyTorch/XLA; CUDA kernels "
-    "(FlashAttention, fused optimizers) and NCCL do not carry over",
-    "aws": "porting to AWS Trainium: the training code must run on the Neuron SDK (PyTorch "
-    "NeuronX or JAX); CUDA kernels do not carry over",
-    "amd": "porting to AMD ROCm: PyTorch runs, but custom CUDA kernels need HIP ports and NCCL "
-    "becomes RCCL",
-    "nvidia": "porting to NVIDIA CUDA: the training code must leave its current accelerator's "
-    "toolchain",
-}
+def _builder(cls: type[R]) -> Callable[..., R]:
+    """A constructor of ``cls`` records from every field's value, positionally in field order.
+
+    Why: the generic keyword ``__init__`` of a record (``_record``) costs ~3.5 µs for a
+    17-field ``Candidate`` and ``dataclasses.replace`` ~5 µs more; a node sweep's front and
+    right-sizing table hold a record per node count (hundreds), built here at ~1.4 µs by
+    setting each slot. Only for records with no ``__post_init__`` (nothing to run) and with
+    every field given (no default to apply): ``tests/optimize/test_result_rows.py`` compares
+    with the keyword constructor.
+    """
+    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    if getattr(cls, "__record_post_init__", None) is not None:
+        msg = f"{cls.__qualname__} has a __post_init__: build it with its constructor"
+        raise TypeError(msg)
+    setters = tuple(cls.__dict__[name].__set__ for name in names)
+    new = object.__new__
+
+    def build(*values: Any) -> R:
+        obj = new(cls)
+        for put, value in zip(setters, values, strict=True):
+            put(obj, value)
+        return obj
+
+    return build
 
 
-#: What moving a run to each orchestrator changes besides its price (the ``orchestrator``
-#: caveat), as the ``cloud`` caveat says for a move between clouds.
-_ORCHESTRATOR_SWITCH = {
-    "hyperpod": (
-        "a SageMaker HyperPod cluster (CreateCluster with lifecycle scripts, SageMaker ml.* "
-        "instance quotas, not EC2's), billed as SageMaker ml.* usage: an EC2 Instance or Compute "
-        "Savings Plan does not cover it (a SageMaker Savings Plan does), and Spot only from "
-        "HyperPod's Spot support on"
-    ),
-    "eks": (
-        "an EKS cluster with Karpenter node pools and a job operator to set up and keep "
-        "upgraded (EKS control-plane hours, Kubernetes version support windows)"
-    ),
-    "ec2": (
-        "self-managed instances: detecting a failed node, replacing it and restarting the job "
-        "are the team's own work (no managed recovery)"
-    ),
-}
-
-
-def _orchestrator_caveat(c: Candidate, user_inst: Instance, mine: str | None) -> Caveat | None:
-    """The ``orchestrator`` caveat of a candidate on the plan's cloud under another service."""
-    if mine is None or c.provider != user_inst.provider or c.orchestrator == mine:
-        return None
-    what = _ORCHESTRATOR_SWITCH.get(c.orchestrator)
-    if what is None:
-        return None
-    return Caveat(
-        kind="orchestrator", text=f"moves the run from {mine} to {c.orchestrator}: {what}"
-    )
-
-
-def _caveats(
-    c: Candidate,
-    user_inst: Instance,
-    user_spot_nodes: float,
-    catalog: Catalog,
-    as_of: date,
-    deadline: float | None = None,
-    user_orchestrator: str | None = None,
-    memo: dict[tuple[str, str, str, str], tuple[list[Caveat], list[Caveat]]] | None = None,
-) -> tuple[Caveat, ...]:
-    """What ``c`` changes against the user's plan beyond its price, and what its price or
-    deadline rests on (see ``Caveat``). ``memo``: the caveats of its cluster (instance,
-    region, cloud, orchestrator), kept across the candidates of one result (a node sweep's
-    front shows hundreds of one instance)."""
-    cluster = (c.instance, c.region, c.provider, c.orchestrator)
-    known = memo.get(cluster) if memo is not None else None
-    if known is None:
-        known = _cluster_caveats(c, user_inst, catalog, as_of, user_orchestrator)
-        if memo is not None:
-            memo[cluster] = known
-    before, after = known
-    out = list(before)
-    spot_nodes = c.spot_fraction * c.nodes
-    if spot_nodes > user_spot_nodes:
-        row = catalog.spot_row(c.instance, provider=c.provider, region=c.region, as_of=as_of)
-        seen = (
-            f"Spot Advisor: {row.interruption_bucket} of these instances interrupted per month "
-            f"in {c.region} (observed {row.observed})"
-            if row is not None
-            else f"no spot interruption data for {c.instance} in {c.region}"
-        )
-        text = (
-            f"{spot_nodes:g} of {c.nodes} nodes on spot (the plan: {user_spot_nodes:g}): "
-            f"{c.provider} does not guarantee spot capacity, and {spot_nodes:g} × {c.instance} "
-            f"at once may not be available; {seen}"
-        )
-        out.append(Caveat(kind="spot_capacity", text=text))
-    out.extend(after)
-    if deadline is not None and c.wall_hours > deadline:  # the plan as written, say
-        text = (
-            f"misses the {deadline:g} h deadline on its expected wall-clock ({c.wall_hours:,.1f} h)"
-        )
-        out.append(Caveat(kind="deadline_risk", text=text))
-    elif deadline is not None and c.p90_wall_hours > deadline >= c.wall_hours:
-        text = (
-            f"meets the {deadline:g} h deadline on its expected {c.wall_hours:,.1f} h, not at "
-            f"its P90 ({c.p90_wall_hours:,.1f} h): failures and reclaims can make it miss; "
-            "search on the P90 (--p90) to bound it"
-        )
-        out.append(Caveat(kind="deadline_risk", text=text))
-    return tuple(out)
-
-
-def _cluster_caveats(
-    c: Candidate,
-    user_inst: Instance,
-    catalog: Catalog,
-    as_of: date,
-    user_orchestrator: str | None,
-) -> tuple[list[Caveat], list[Caveat]]:
-    """The caveats of ``c`` that depend only on its instance, region, cloud and orchestrator:
-    (those listed before the spot-capacity one, those after it)."""
-    inst = catalog.instance(c.instance)
-    acc: Accelerator = catalog.accelerator(c.accelerator)
-    mine: Accelerator = catalog.accelerator(user_inst.accelerator)
-    out: list[Caveat] = []
-    why = _stand_in_reason(inst, catalog, c.region, as_of)
-    if why is not None:
-        out.append(Caveat(kind="stand_in", text=f"{c.instance}: {why}"))
-    if acc.vendor != mine.vendor:
-        hint = _PORTING.get(acc.vendor, f"porting from {mine.vendor} to {acc.vendor}")
-        out.append(Caveat(kind="porting", text=f"{acc.name} instead of {mine.name}: {hint}"))
-    if c.provider != user_inst.provider:
-        text = (
-            f"moves the run from {user_inst.provider} to {c.provider}: another account, quotas "
-            "and capacity requests there, and the training data and checkpoints copied across "
-            "clouds"
-        )
-        out.append(Caveat(kind="cloud", text=text))
-    switched = _orchestrator_caveat(c, user_inst, user_orchestrator)
-    if switched is not None:
-        out.append(switched)
-    if acc.launched is not None and mine.launched is not None and acc.launched < mine.launched:
-        no_fp8 = (
-            "" if acc.peak_fp8_tflops is not None or mine.peak_fp8_tflops is None else ", no FP8"
-        )
-        text = (
-            f"{acc.name} (launched {acc.launched}) is an older generation than {mine.name} "
-            f"({mine.launched}): dense BF16 peak {acc.peak_bf16_tflops:g} vs "
-            f"{mine.peak_bf16_tflops:g} TFLOP/s{no_fp8}"
-        )
-        out.append(Caveat(kind="older_gpu", text=text))
-    if acc.hbm_gb < mine.hbm_gb:
-        text = (
-            f"{acc.hbm_gb:g} GB of memory per accelerator vs {mine.hbm_gb:g} GB: the parallel "
-            "layout (tensor/pipeline split, micro-batch, activation recompute) must be re-tuned "
-            "to fit"
-        )
-        out.append(Caveat(kind="memory", text=text))
-    after: list[Caveat] = []
-    rate = catalog.find_price(
-        c.instance, "on_demand", provider=c.provider, region=c.region, as_of=as_of
-    )
-    if rate is not None and rate.region != c.region:
-        text = (
-            f"no {c.instance} price point for {c.region} in the catalog: priced at "
-            f"{rate.region}'s ({c.provider}'s reference region); prices differ by region"
-        )
-        after.append(Caveat(kind="reference_region", text=text))
-    return out, after
-
-
-def _candidate(block: _Block, flat: int) -> Candidate:
+def _candidate(block: _Block, flat: int, noter: _Noter | None = None) -> Candidate:
     """One configuration of ``block`` (its flat index) as a ``Candidate``."""
-    return _candidates(block, [flat])[0]
+    return _candidates(block, [flat], noter)[0]
 
 
-def _candidates(block: _Block, flats: Sequence[int]) -> list[Candidate]:
-    """``_candidate`` of each flat index (the block's axes and figures read once)."""
+def _candidates(
+    block: _Block, flats: Sequence[int], noter: _Noter | None = None
+) -> list[Candidate]:
+    """``_candidate`` of each flat index (the block's axes and figures read once), with their
+    caveats against the plan when ``noter`` is given (else none)."""
     a = block.axes
     inst = block.inst
     index = np.unravel_index(np.asarray(flats, dtype=np.intp).reshape(-1), block.shape)
     n_i, o_i, i_i, s_i, k_i = (x.tolist() for x in index)
+    nodes = [a.nodes[n] for n in n_i]
+    orchs = [a.orchestrators[o] for o in o_i]
+    spots = [a.spots[s] for s in s_i]
+    figures = block.points(flats)
+    walls = [f[1] for f in figures]
+    p90_walls = [f[3] for f in figures]
+    where = (inst.instance, inst.accelerator, block.region, inst.provider)
+    caveats = (
+        noter.many(where, orchs, nodes, spots, walls, p90_walls)
+        if noter is not None
+        else [()] * len(figures)
+    )
+    per_node = inst.accelerator_count
     out = []
-    for j, (total, wall, p90, p90_wall) in enumerate(block.points(flats)):
-        nodes = a.nodes[n_i[j]]
+    for j, (n, (total, wall, p90, p90_wall)) in enumerate(zip(nodes, figures, strict=True)):
         option = a.sp[k_i[j]]
         out.append(
-            Candidate(
-                provider=inst.provider,
-                region=block.region,
-                instance=inst.instance,
-                accelerator=inst.accelerator,
-                nodes=nodes,
-                gpus=nodes * inst.accelerator_count,
-                orchestrator=a.orchestrators[o_i[j]],
-                spot_fraction=a.spots[s_i[j]],
-                savings_plan=option.term,
-                savings_plan_coverage=option.coverage,
-                savings_plan_kind=option.kind,
-                checkpoint_interval_hours=a.intervals[i_i[j]],
-                total_usd=total,
-                wall_hours=wall,
-                p90_usd=p90,
-                p90_wall_hours=p90_wall,
+            _new_candidate(
+                inst.provider, block.region, inst.instance, inst.accelerator, n, n * per_node,
+                orchs[j], spots[j], option.term, option.coverage, a.intervals[i_i[j]],
+                total, wall, p90, p90_wall, False, caveats[j], option.kind,
             )
-        )
+        )  # fmt: skip
     return out
 
 
@@ -401,9 +239,9 @@ def _user_feasible(
     return (deadline is None or wall <= deadline) and (budget is None or cost <= budget)
 
 
-def _user_candidate(plan: Plan, catalog: Catalog, today: date | None) -> Candidate:
-    """The user's plan priced exactly by the drivers, with the same P90 approximation."""
-    u = usage_for(plan, catalog, today=today)
+def _user_candidate(u: Usage, catalog: Catalog) -> Candidate:
+    """The user's plan (its usage) priced exactly by the drivers, with the same P90
+    approximation."""
     priced, _ = price_arrays(_with_p90(u), catalog)
     totals = np.broadcast_to(priced, (2,))  # [expected, P90]; one number with no interruptions
     sd = float(_wall_sd(u))
@@ -462,7 +300,9 @@ def _infeasible(
 def _rightsizing(
     blocks: Sequence[_Block], best: Candidate, use_p90: bool
 ) -> tuple[RightSizeRow, ...]:
-    """The best configuration at every node count searched for its instance."""
+    """The best configuration at every node count searched for its instance: the best's
+    orchestrator, interval, spot share and Savings Plan option, at each node count that fits
+    and has a price."""
     block = next((b for b in blocks if b.inst.instance == best.instance), None)
     if block is None:
         return ()
@@ -480,39 +320,40 @@ def _rightsizing(
         )
     except ValueError:
         return ()
-    shape = (len(a.nodes), len(a.orchestrators), len(a.intervals), len(a.spots), len(a.sp))
-    points: list[tuple[int, float, float]] = []  # (nodes, cost, wall) of every count that fits
     n_idx = np.arange(len(a.nodes))
-    flats = np.ravel_multi_index((n_idx, o, i, s, k), shape)
+    flats = np.ravel_multi_index((n_idx, o, i, s, k), block.shape)
     kept = np.flatnonzero(block.row_ok[flats // len(a.sp)])
-    for n, (total, exp_wall, p90, p90_wall) in zip(
-        kept.tolist(), block.points(flats[kept].tolist()), strict=True
-    ):
-        if not math.isfinite(total):
-            continue
-        points.append((a.nodes[n], p90 if use_p90 else total, p90_wall if use_p90 else exp_wall))
-    if not points:
+    points = np.array(block.points(flats[kept].tolist()), dtype=np.float64).reshape(-1, 4)
+    finite = np.isfinite(points[:, 0])
+    nodes = np.asarray(a.nodes, dtype=np.int64)[kept[finite]]
+    if nodes.size == 0:
         return ()
-    fewest = min(nodes * wall for nodes, _, wall in points)
-    rows: list[RightSizeRow] = []
-    prev: tuple[float, float] | None = None
-    for nodes, cost, wall in points:
-        per_hour: float | None = None
-        pays = True
-        if prev is not None:
-            saved = prev[1] - wall
-            per_hour = (cost - prev[0]) / saved if saved > 0 else None
-            pays = cost * wall < prev[0] * prev[1]
-        rows.append(
-            RightSizeRow(
-                nodes=nodes,
-                gpus=nodes * block.inst.accelerator_count,
-                wall_hours=wall,
-                efficiency=fewest / (nodes * wall),
-                total_usd=cost,
-                usd_per_hour_saved=per_hour,
-                pays=pays,
-            )
-        )
-        prev = (cost, wall)
-    return tuple(rows)
+    cost = points[finite, 2 if use_p90 else 0]
+    wall = points[finite, 3 if use_p90 else 1]
+    return _rightsize_rows(nodes, cost, wall, block.inst.accelerator_count)
+
+
+def _rightsize_rows(
+    nodes: npt.NDArray[np.int64], cost: FloatArray, wall: FloatArray, per_node: int
+) -> tuple[RightSizeRow, ...]:
+    """Right-sizing rows of node counts in order with their cost and wall hours: efficiency
+    against the fewest node-hours, and against the row before, the dollars per wall hour saved
+    (None when no hour is saved) and whether cost × time fell (the first row: True)."""
+    node_hours = nodes * wall
+    efficiency = node_hours.min() / node_hours
+    saved = wall[:-1] - wall[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_hour = (cost[1:] - cost[:-1]) / saved
+    spent = cost * wall
+    pays = [True, *(spent[1:] < spent[:-1]).tolist()]
+    per_hours: list[float | None] = [None]
+    per_hours += [
+        p if d > 0 else None for p, d in zip(per_hour.tolist(), saved.tolist(), strict=True)
+    ]
+    gpus = nodes * per_node
+    columns = (nodes, gpus, wall, efficiency, cost)
+    return tuple(map(_new_rightsize_row, *(x.tolist() for x in columns), per_hours, pays))
+
+
+_new_candidate = _builder(Candidate)
+_new_rightsize_row = _builder(RightSizeRow)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Literal
@@ -16,16 +16,15 @@ import numpy.typing as npt
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecasting import forecast
+from trainbill.forecasting import MAX_WALL_HOURS, forecast, quote_of
 from trainbill.memory import MemoryFitError
+from trainbill.optimize.caveats import _Noter
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
 from trainbill.optimize.results import (
     Candidate,
-    Caveat,
     OptimizationResult,
     _candidate,
     _candidates,
-    _caveats,
     _infeasible,
     _key,
     _pareto_indices,
@@ -41,7 +40,7 @@ from trainbill.optimize.space import (
     search_instances,
 )
 from trainbill.spec import Plan, orchestrator_on
-from trainbill.usage import resolve_cluster
+from trainbill.usage import Usage, resolve_cluster, usage_for
 
 Objective = Literal["expected", "p90"]
 
@@ -60,7 +59,11 @@ class _Search:
     budget: float | None
     use_p90: bool
     best: tuple[float, float, int, int] | None = None  # (objective, wall, block, index)
-    front: list[Candidate] = field(default_factory=list)
+    #: Each block's Pareto front as (block index, flat indices, objectives, wall hours): the
+    #: global front is picked from these arrays, and only its points become candidates.
+    front: list[tuple[int, npt.NDArray[np.intp], FloatArray, FloatArray]] = field(
+        default_factory=list
+    )
     feasible: int = 0
     worst: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(
@@ -92,7 +95,7 @@ class _Search:
         on_front = ok & (b.best <= self.budget) if self.budget is not None else ok
         rows = np.flatnonzero(on_front)
         on = rows[_pareto_indices(b.best[rows], wall[rows])]
-        self.front.extend(_candidates(b, (on * nsp + b.arg[on]).tolist()))
+        self.front.append((bi, on * nsp + b.arg[on], b.best[on], wall[on]))
 
     def _bounds(
         self,
@@ -126,13 +129,14 @@ def _choose(
     best: tuple[float, float, int, int] | None,
     feasible_user: Candidate | None,
     use_p90: bool,
+    noter: _Noter,
 ) -> Candidate:
     """The grid's winner, or the user's own plan when it is feasible and no worse (ties: the
-    plan as written)."""
+    plan as written), with its caveats."""
     if best is None:
         assert feasible_user is not None  # the caller raised otherwise
         return feasible_user
-    chosen = _candidate(blocks[best[2]], best[3])
+    chosen = _candidate(blocks[best[2]], best[3], noter)
     if feasible_user is not None and _key(feasible_user, use_p90) <= _key(chosen, use_p90):
         return feasible_user
     return chosen
@@ -177,7 +181,7 @@ def optimize(
     started = time.perf_counter()
     space = space or SearchSpace()
     deadline = deadline_hours if deadline_hours is not None else plan.run.deadline_hours
-    allowed = _check_inputs(plan, catalog, space, objective, deadline, budget_usd, clouds, today)
+    allowed = _check_inputs(space, objective, deadline, budget_usd, clouds)
     use_p90 = objective == "p90"
     skipped: list[str] = []
     user = _user_or_none(plan, catalog, today, skipped)
@@ -196,21 +200,23 @@ def optimize(
     user_ok = user is not None and _user_feasible(user, deadline, budget_usd, use_p90)
     if search.best is None and (user is None or not user_ok):
         raise _infeasible(search.worst, deadline, budget_usd, use_p90)
-    chosen = _choose(blocks, search.best, user if user_ok else None, use_p90)
+    noter = _noter(plan, catalog, user, today, deadline)
+    if user is not None:
+        user = replace(user, caveats=noter.of(*_noted(user)))
+    chosen = _choose(blocks, search.best, user if user_ok else None, use_p90, noter)
     best_plan = plan if chosen.is_user_plan else _plan_of(plan, catalog, chosen)
     if deadline != best_plan.run.deadline_hours:
         # The deadline it was chosen for travels with it: ``simulate``/``report`` on the written
         # plan then show the odds of meeting it.
         run = best_plan.run.model_copy(update={"deadline_hours": deadline})
         best_plan = best_plan.model_copy(update={"run": run})
-    pareto = _front(search.front, user, budget_usd, use_p90)
+    pareto = _front(blocks, search.front, user, budget_usd, use_p90, noter)
     rows = _rightsizing(blocks, chosen, use_p90)
-    noted = _noter(plan, catalog, user, today, deadline)
     return OptimizationResult(
-        best=noted(chosen),
+        best=chosen,
         best_plan=best_plan,
-        user=noted(user) if user is not None else None,
-        pareto=tuple(noted(c) for c in pareto),
+        user=user,
+        pareto=tuple(pareto),
         rightsizing=rows,
         evaluated=sum(b.size for b in blocks) + 1,
         feasible=search.feasible + int(user_ok),
@@ -223,35 +229,65 @@ def optimize(
 
 
 def _check_inputs(
-    plan: Plan,
-    catalog: Catalog,
     space: SearchSpace,
     objective: str,
     deadline: float | None,
     budget_usd: float | None,
     clouds: Sequence[str] | None,
-    today: date | None,
 ) -> tuple[str, ...] | None:
-    """Refuse bad input before any pricing, naming the field; the clouds to search."""
+    """Refuse bad arguments before any pricing, naming the field; the clouds to search. (The
+    plan itself is checked with its own usage: ``_user_or_none``.)"""
     if objective not in {"expected", "p90"}:
         msg = f"unknown objective {objective!r}; allowed values: expected, p90"
         raise SpecError(msg, field="objective")
     allowed = _validate(deadline, budget_usd, clouds, space)
     _check_not_empty(space)
-    _check_template(plan, catalog, today)
     return allowed
 
 
 def _user_or_none(
     plan: Plan, catalog: Catalog, today: date | None, skipped: list[str]
 ) -> Candidate | None:
-    """The user's plan as a candidate, or None (with a note) when it does not fit in memory."""
+    """The user's plan as a candidate, or None (with a note) when it does not fit in memory;
+    refused, naming the field, where ``forecast`` would refuse it (``_check_template``).
+
+    One usage and one pricing serve both: the candidate's expected cost is the forecast's
+    total (the same drivers on the same usage), so where the wall-clock, the total and the
+    quote are finite and the wall-clock within ``forecast.MAX_WALL_HOURS``, ``forecast``
+    refuses nothing the search needs refused (its other steps, the ledger's text, cautions and
+    error band, refuse no plan whose usage was worked out). Otherwise, or where pricing fails,
+    the forecast itself is the check, run first as it always was.
+    """
     try:
-        return _user_candidate(plan, catalog, today)
+        u = usage_for(plan, catalog, today=today)
+        user = _user_candidate(u, catalog)
     except MemoryFitError as exc:
+        _check_template(plan, catalog, today)
         # the plan as written cannot run; a larger searched cluster may
         skipped.append(f"your plan: not a candidate ({exc})")
         return None
+    except TrainbillError:
+        _check_template(plan, catalog, today)  # a SpecError it raises comes first
+        raise
+    if not _computable(u, catalog, user):
+        _check_template(plan, catalog, today)
+    return user
+
+
+def _computable(u: Usage, catalog: Catalog, user: Candidate) -> bool:
+    """Whether ``forecast_usage``'s finiteness check (``forecasting._check_finite``) passes
+    for the plan's usage: a finite total means every charge's quantity and cost is finite
+    (an infinite or NaN one makes the sum so). False where unsure: the caller then asks the
+    forecast."""
+    if not (math.isfinite(u.wall_hours) and u.wall_hours <= MAX_WALL_HOURS):
+        return False
+    if not math.isfinite(user.total_usd):
+        return False
+    try:
+        quote = quote_of(u, catalog).usd
+    except TrainbillError:
+        return True  # forecast stops at the quote, before any check
+    return math.isfinite(quote)
 
 
 def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
@@ -272,19 +308,48 @@ def _plan_of(plan: Plan, catalog: Catalog, chosen: Candidate) -> Plan:
 
 
 def _front(
-    front: list[Candidate], user: Candidate | None, budget: float | None, use_p90: bool
+    blocks: Sequence[_Block],
+    fronts: Sequence[tuple[int, npt.NDArray[np.intp], FloatArray, FloatArray]],
+    user: Candidate | None,
+    budget: float | None,
+    use_p90: bool,
+    noter: _Noter,
 ) -> list[Candidate]:
-    """The cost/time Pareto front over the blocks' fronts and the user's plan. As for the
-    blocks, only the budget applies, not the deadline: the front shows what each wall-clock
-    costs."""
-    pareto_all = (
-        [*front, user]
-        if user is not None and _user_feasible(user, None, budget, use_p90)
-        else front
-    )
-    costs = np.array([_key(c, use_p90)[0] for c in pareto_all])
-    walls = np.array([_key(c, use_p90)[1] for c in pareto_all])
-    return [pareto_all[int(k)] for k in _pareto_indices(costs, walls)]
+    """The cost/time Pareto front over the blocks' fronts (``_Search.front``) and the user's
+    plan, in the order of ``_pareto_indices``; only its points become candidates, noted. As for
+    the blocks, only the budget applies, not the deadline: the front shows what each
+    wall-clock costs."""
+    mine = user is not None and _user_feasible(user, None, budget, use_p90)
+    costs = [f[2] for f in fronts]
+    walls = [f[3] for f in fronts]
+    if user is not None and mine:
+        cost, wall = _key(user, use_p90)
+        costs.append(np.array([cost]))
+        walls.append(np.array([wall]))
+    if not costs:
+        return []
+    # block index and flat index of every point (the user's plan: block -1)
+    which = np.concatenate([np.full(f[1].size, f[0]) for f in fronts] + [np.full(int(mine), -1)])
+    flats = np.concatenate([f[1] for f in fronts] + [np.zeros(int(mine), dtype=np.intp)])
+    picked = _pareto_indices(np.concatenate(costs), np.concatenate(walls))
+    out: list[Candidate | None] = [None] * picked.size
+    on = which[picked]
+    for bi in dict.fromkeys(on.tolist()):
+        at = np.flatnonzero(on == bi).tolist()
+        if bi < 0:
+            assert user is not None
+            made = [user]
+        else:
+            made = _candidates(blocks[bi], flats[picked[at]].tolist(), noter)
+        for j, c in zip(at, made, strict=True):
+            out[j] = c
+    return [c for c in out if c is not None]
+
+
+def _noted(c: Candidate) -> tuple[tuple[str, str, str, str, str], int, float, float, float]:
+    """What ``_Noter.of`` reads of a candidate."""
+    where = (c.instance, c.accelerator, c.region, c.provider, c.orchestrator)
+    return where, c.nodes, c.spot_fraction, c.wall_hours, c.p90_wall_hours
 
 
 def _noter(
@@ -293,17 +358,17 @@ def _noter(
     user: Candidate | None,
     today: date | None,
     deadline: float | None = None,
-) -> Callable[[Candidate], Candidate]:
-    """A function that gives a candidate its caveats against the user's plan (``_caveats``)."""
+) -> _Noter:
+    """What gives a candidate its caveats against the user's plan (``caveats._Noter``)."""
     user_inst, _ = resolve_cluster(plan, catalog)
     as_of = plan.prices.as_of or today or date.today()  # noqa: DTZ011 - a calendar date, not a time
     spot_nodes = plan.purchase.spot_fraction * (user.nodes if user is not None else 0)
     mine = orchestrator_on(user_inst.provider, plan.cluster.orchestrator)
-
-    memo: dict[tuple[str, str, str, str], tuple[list[Caveat], list[Caveat]]] = {}
-
-    def noted(c: Candidate) -> Candidate:
-        caveats = _caveats(c, user_inst, spot_nodes, catalog, as_of, deadline, mine, memo)
-        return replace(c, caveats=caveats)
-
-    return noted
+    return _Noter(
+        user_inst=user_inst,
+        user_spot_nodes=spot_nodes,
+        catalog=catalog,
+        as_of=as_of,
+        deadline=deadline,
+        user_orchestrator=mine,
+    )
