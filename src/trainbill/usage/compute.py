@@ -269,11 +269,17 @@ def _with_whatif(est: TimeEstimate, whatif: WhatIf) -> TimeEstimate:
 
 #: Recent time-model answers (``_estimate_time``), most recent last. Each entry keeps the
 #: objects its key names by identity, so an identity cannot be reused while it is cached.
-#: A sweep's answer (``SweptTimes``) is kept under a key of its own (``_SWEPT``).
 _TIME_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = OrderedDict()
-#: Room for a node sweep's answers: the planner's 1..512 sweep of one question, asked again per
-#: orchestrator, with room to spare.
+#: Room for scalar answers: a scalar 1..512 sweep of one question (the right-sizing table's),
+#: asked again per orchestrator, with room to spare.
 _TIME_CACHE_SIZE = 2048
+#: Recent node sweeps' answers (``SweptTimes``, ``_estimate_sweep``), kept apart: one holds
+#: arrays over every node count (about 150 KB at 1..1024), so a count fit for scalar answers
+#: would let a long-lived web server hold hundreds of MB.
+_SWEEP_CACHE: OrderedDict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = OrderedDict()
+#: Room for the sweeps of one search: each instance's question, asked again per orchestrator
+#: right after (grid order), needs one; 64 covers every instance of a three-cloud search.
+_SWEEP_CACHE_SIZE = 64
 _TIME_LOCK = threading.Lock()
 _BY_IDENTITY = ("accelerator", "instance")
 #: The cache key's last element for an answer without its rendered text (``_estimate_times``).
@@ -308,22 +314,29 @@ def _keyed_names(inputs: dict[str, Any]) -> tuple[str, ...]:
     return tuple(sorted(k for k in inputs if k not in _BY_IDENTITY and k != "catalog"))
 
 
-def _cached(held: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
-    """The answer remembered under ``key`` (a ``TimeEstimate``, or a sweep's ``SweptTimes``
-    under a ``_SWEPT`` key), or None."""
+def _cached(held: tuple[Any, ...], key: tuple[Any, ...], cache: OrderedDict[Any, Any]) -> Any:
+    """The answer ``cache`` remembers under ``key`` (a ``TimeEstimate`` in ``_TIME_CACHE``, a
+    sweep's ``SweptTimes`` in ``_SWEEP_CACHE``), or None."""
     with _TIME_LOCK:  # the web app prices plans on several threads
-        hit = _TIME_CACHE.get(key)
+        hit = cache.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
-            _TIME_CACHE.move_to_end(key)
+            cache.move_to_end(key)
             return hit[1]
     return None
 
 
 def _remember(held: tuple[Any, ...], key: tuple[Any, ...], est: TimeEstimate | SweptTimes) -> None:
+    """Keep ``est`` in its cache (a sweep's apart), dropping the least recently used past the
+    cache's room."""
+    cache, room = (
+        (_SWEEP_CACHE, _SWEEP_CACHE_SIZE)
+        if isinstance(est, SweptTimes)
+        else (_TIME_CACHE, _TIME_CACHE_SIZE)
+    )
     with _TIME_LOCK:
-        _TIME_CACHE[key] = (held, est)
-        while len(_TIME_CACHE) > _TIME_CACHE_SIZE:
-            _TIME_CACHE.popitem(last=False)
+        cache[key] = (held, est)
+        while len(cache) > room:
+            cache.popitem(last=False)
 
 
 def _estimate_time(**inputs: Any) -> TimeEstimate:
@@ -338,7 +351,7 @@ def _estimate_time(**inputs: Any) -> TimeEstimate:
     # The package's name at call time: the real one or one a tool or test swapped in.
     fn = package.estimate_time
     held, key = _cache_key(fn, inputs)
-    hit: TimeEstimate | None = _cached(held, key)
+    hit: TimeEstimate | None = _cached(held, key, _TIME_CACHE)
     if hit is not None:
         return hit
     est = fn(**inputs)
@@ -368,7 +381,7 @@ def _estimate_sweep(sweep: TimeSweep) -> SweptTimes:
     )
     held, key = _cache_key(fn, sweep.shared, explained=False)
     key = (*key, _SWEPT, *varying)
-    hit: SweptTimes | None = _cached(held, key)
+    hit: SweptTimes | None = _cached(held, key, _SWEEP_CACHE)
     if hit is not None:
         return hit
     swept = estimate_sweep(
