@@ -17,6 +17,7 @@ import pytest
 
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.cli import main
+from trainbill.spec import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -218,3 +219,12 @@ tokens_per_step = 8192
 measured_at = 2026-11-30T12:00:00Z
 source = "hand-written test calibration"
 """
+
+
+def stated_hours(plans: Sequence[Plan]) -> list[float] | None:
+    """The hours each node count's plan states (a candidate scales them with its GPUs), as
+    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
+    hours = [p.run.hours for p in plans]
+    if hours[0] is None:
+        return None
+    return [float(h) for h in hours if h is not None]

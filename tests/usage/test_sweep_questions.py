@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, SEED, TODAY
+from conftest import EXAMPLES, SEED, TODAY, stated_hours
 from trainbill.catalog import Catalog, load_catalog
 from trainbill.optimize import candidate_plan
 from trainbill.spec import Plan, WhatIf, load_plan
@@ -111,7 +111,7 @@ def test_a_what_if_over_a_sweep_is_each_node_counts_own(catalog: Catalog, exampl
     plans = [p.with_whatif(whatif) for p in _candidates(plan, catalog, NODES)]
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
+    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=stated_hours(plans))
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     seen = set(sweep.errors)
     for indices, usage in sweep.groups:
@@ -133,12 +133,3 @@ def test_a_what_if_over_a_sweep_is_each_node_counts_own(catalog: Catalog, exampl
             assert usage.time.hours_given == want.time.hours_given
             seen.add(i)
     assert seen == set(range(len(NODES)))
-
-
-def _stated(plans: list[Plan]) -> list[float] | None:
-    """The hours each node count's plan states (a candidate scales them with its GPUs), as
-    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
-    hours = [p.run.hours for p in plans]
-    if hours[0] is None:
-        return None
-    return [float(h) for h in hours if h is not None]

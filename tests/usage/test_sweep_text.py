@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import EXAMPLES, SEED, TODAY
+from conftest import EXAMPLES, SEED, TODAY, stated_hours
 from trainbill.catalog import Catalog
 from trainbill.optimize import candidate_plan
-from trainbill.spec import Plan, load_plan
+from trainbill.spec import load_plan
 from trainbill.timemodel import estimate_time
 from trainbill.usage import resolve_job, usage_for, usage_over_nodes
 from trainbill.usage._defaults import _Defaults
@@ -42,7 +42,9 @@ def test_each_group_carries_a_swept_node_counts_full_text(catalog: Catalog) -> N
     ]  # fmt: skip
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=SPLIT_NODES, hours=_stated(plans))
+    sweep = usage_over_nodes(
+        plans[0], catalog, job=job, nodes=SPLIT_NODES, hours=stated_hours(plans)
+    )
     assert len(sweep.groups) > 1
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     scalar = [
@@ -70,7 +72,7 @@ def test_a_forecast_after_a_sweep_gets_the_full_explanation(catalog: Catalog) ->
     ]
     job = resolve_job(plans[0], catalog, today=TODAY)
     _TIME_CACHE.clear()
-    usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
+    usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=stated_hours(plans))
     for p, n in zip(plans, NODES, strict=True):
         question, _ = _time_question(p, catalog, _Defaults(catalog), replace(job, nodes=n), None)
         got = _estimate_time(**question)
@@ -78,12 +80,3 @@ def test_a_forecast_after_a_sweep_gets_the_full_explanation(catalog: Catalog) ->
         assert want.factors
         assert got.factors == want.factors
         assert got.warnings == want.warnings
-
-
-def _stated(plans: list[Plan]) -> list[float] | None:
-    """The hours each node count's plan states (a candidate scales them with its GPUs), as
-    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
-    hours = [p.run.hours for p in plans]
-    if hours[0] is None:
-        return None
-    return [float(h) for h in hours if h is not None]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, TODAY
+from conftest import EXAMPLES, TODAY, stated_hours
 from trainbill.catalog import Accelerator, Catalog, Instance, load_catalog
 from trainbill.costs import price_arrays
 from trainbill.errors import MixedBranchError
@@ -106,7 +106,7 @@ def test_the_young_daly_interval_over_a_sweep(catalog: Catalog, *, asynchronous:
 def _check_sweep(catalog: Catalog, plans: list[Plan]) -> None:
     """Each node count of the sweep of ``plans`` against its own ``usage_for`` and price."""
     job = resolve_job(plans[0], catalog, today=TODAY)
-    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=_stated(plans))
+    sweep = usage_over_nodes(plans[0], catalog, job=job, nodes=NODES, hours=stated_hours(plans))
     _TIME_CACHE.clear()  # the scalar calls below run their own time model
     seen: list[int] = []
     for indices, usage in sweep.groups:
@@ -160,12 +160,3 @@ def test_elementwise_steps_are_the_scalar_operations_for_one_plan() -> None:
     assert not uniform(False)
     with pytest.raises(MixedBranchError):
         uniform(np.array([True, False]))
-
-
-def _stated(plans: list[Plan]) -> list[float] | None:
-    """The hours each node count's plan states (a candidate scales them with its GPUs), as
-    ``usage_over_nodes`` takes them beside the one plan; None when the plans state none."""
-    hours = [p.run.hours for p in plans]
-    if hours[0] is None:
-        return None
-    return [float(h) for h in hours if h is not None]
