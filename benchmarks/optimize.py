@@ -36,7 +36,7 @@ from trainbill.forecasting import forecast_usage
 from trainbill.optimize import SearchSpace, candidate_plan, optimize
 from trainbill.spec import Plan, load_plan
 from trainbill.usage import usage_for
-from trainbill.usage.compute import _TIME_CACHE
+from trainbill.usage.compute import forget_answers
 
 TODAY = date(2026, 12, 2)
 PLAN = Path(__file__).resolve().parents[1] / "examples" / "seed-70b-finetune.toml"
@@ -103,7 +103,7 @@ def _timed(plan: Plan, catalog: Catalog, space: SearchSpace | None, **kw: Any) -
     for _ in range(3):
         # Cold: the time model's answers are cached across calls (``usage.compute``), which
         # would let the repeats of a small grid skip its time model.
-        _TIME_CACHE.clear()
+        forget_answers()
         w0, c0 = time.perf_counter(), time.process_time()
         r = optimize(plan, catalog, space=space, today=TODAY, **kw)
         runs.append((time.process_time() - c0, time.perf_counter() - w0, r.evaluated))

@@ -36,8 +36,7 @@ def catalog() -> Catalog:
 @pytest.fixture(autouse=True)
 def _empty_caches() -> None:
     """Each test starts with no remembered answer."""
-    compute_mod._TIME_CACHE.clear()
-    compute_mod._SWEEP_CACHE.clear()
+    compute_mod.forget_answers()
 
 
 def _plan(catalog: Catalog, orchestrator: str) -> Plan:

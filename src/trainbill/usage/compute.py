@@ -339,6 +339,17 @@ def _remember(held: tuple[Any, ...], key: tuple[Any, ...], est: TimeEstimate | S
             cache.popitem(last=False)
 
 
+def forget_answers() -> None:
+    """Empty both caches of time-model answers (scalar and sweeps).
+
+    Why: a benchmark times a search from a cold start, and a test that compares the sweep with
+    the scalar path makes each run its own time model.
+    """
+    with _TIME_LOCK:
+        _TIME_CACHE.clear()
+        _SWEEP_CACHE.clear()
+
+
 def _estimate_time(**inputs: Any) -> TimeEstimate:
     """``timemodel.estimate_time``, remembering its recent answers.
 
