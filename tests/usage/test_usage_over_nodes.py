@@ -31,7 +31,8 @@ from trainbill.usage.sweep import _UNPRICED
 NODES = tuple(range(1, 513))
 
 #: (example plan, instance, orchestrator): the seed fine-tune, the 512-H100 pre-training on
-#: HyperPod, the p4d spot experiment, a HyperPod fine-tune, and the seed on GCP and Azure.
+#: HyperPod, the p4d spot experiment, a HyperPod fine-tune, and the seed on GCP and Azure, on a
+#: TPU slice and on Trainium.
 CASES = [
     ("seed-70b-finetune", "p5.48xlarge", "ec2"),
     ("pretrain-512-h100", "p5.48xlarge", "hyperpod"),
@@ -39,7 +40,12 @@ CASES = [
     ("hyperpod-finetune", "p5.48xlarge", "hyperpod"),
     ("seed-70b-finetune", "a3-highgpu-8g", "vm"),
     ("seed-70b-finetune", "Standard_ND96asr_v4", "vm"),
+    # per-chip billing (nodes count chips, 4 per VM host) and Trainium's 16 chips per node
+    ("seed-70b-finetune", "tpu-v5p", "vm"),
+    ("seed-70b-finetune", "trn2.48xlarge", "ec2"),
 ]
+#: Instances the catalog sells on demand only (no spot price): their candidates buy no spot.
+ON_DEMAND_ONLY = {"trn2.48xlarge"}
 
 #: Rendered text only: a stacked usage carries its first node count's (module doc).
 _RENDERED = {"factors", "warnings", "assumed", "whatif_notes", "interval_basis"}
@@ -81,7 +87,8 @@ def test_every_node_count_gets_the_scalar_usage_and_price(
     plans = [
         candidate_plan(
             plan, catalog, instance=instance, nodes=n, orchestrator=orchestrator,
-            spot_fraction=1.0, savings_plan="none", savings_plan_coverage=0.0,
+            spot_fraction=0.0 if instance in ON_DEMAND_ONLY else 1.0,
+            savings_plan="none", savings_plan_coverage=0.0,
             checkpoint_interval_hours=1.0,
         )
         for n in NODES
