@@ -478,6 +478,13 @@ def error_band(
 MAX_WALL_HOURS = 1e6
 
 
+def wall_clock_answered(usage: Usage) -> bool:
+    """Whether the run's wall-clock is one a forecast answers: finite and at most
+    ``MAX_WALL_HOURS``. The one home of that bound: ``_check_finite`` refuses past it, and the
+    planner asks it before deciding whether the plan as written needs a full forecast."""
+    return math.isfinite(usage.wall_hours) and usage.wall_hours <= MAX_WALL_HOURS
+
+
 def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     """Refuse a forecast no one could act on rather than print "$inf" or a 300-digit bill.
 
@@ -485,7 +492,7 @@ def _check_finite(usage: Usage, ledger: Ledger, quote: float) -> None:
     product of several values each within its cap (year-long restarts after hourly failures),
     overheads that grow a short run past a century, or a ``Plan`` built in code, unvalidated.
     """
-    if not math.isfinite(usage.wall_hours) or usage.wall_hours > MAX_WALL_HOURS:
+    if not wall_clock_answered(usage):
         parts = {
             "training": usage.compute.hours,
             "synchronization": usage.compute.sync_stall_hours,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import SEED, TODAY
-from trainbill._record import record
+from trainbill._record import positional_builder, record
 from trainbill.catalog import Catalog
 from trainbill.optimize import SearchSpace, optimize
 from trainbill.optimize.caveats import Caveat, _Noter
@@ -25,7 +25,6 @@ from trainbill.optimize.grid import _evaluate_instance
 from trainbill.optimize.results import (
     Candidate,
     RightSizeRow,
-    _builder,
     _candidates,
     _pareto_indices,
     _rightsize_rows,
@@ -95,7 +94,7 @@ def test_remembered_caveats_are_the_caveats_afresh(catalog: Catalog) -> None:
 
 
 def test_builder_makes_the_keyword_constructors_record() -> None:
-    """``_builder`` sets every field positionally, in field order: the record equals (and
+    """``positional_builder`` sets every field positionally, in field order: the record equals (and
     hashes, and prints as) the one the keyword constructor makes."""
     values: dict[str, object] = {
         "provider": "aws", "region": "us-east-1", "instance": "p5.48xlarge",
@@ -106,7 +105,7 @@ def test_builder_makes_the_keyword_constructors_record() -> None:
         "caveats": (Caveat(kind="cloud", text="x"),), "savings_plan_kind": "compute",
     }  # fmt: skip
     assert [f.name for f in dataclasses.fields(Candidate)] == list(values)
-    made = _builder(Candidate)(*values.values())
+    made = positional_builder(Candidate)(*values.values())
     want = Candidate(**values)  # type: ignore[arg-type]
     assert made == want
     assert hash(made) == hash(want)
@@ -114,7 +113,7 @@ def test_builder_makes_the_keyword_constructors_record() -> None:
     with pytest.raises(FrozenInstanceError):
         made.nodes = 5  # type: ignore[misc]
     with pytest.raises(ValueError, match="zip"):  # a field left out is refused
-        _builder(RightSizeRow)(1, 8, 10.0, 1.0, 100.0, None)
+        positional_builder(RightSizeRow)(1, 8, 10.0, 1.0, 100.0, None)
 
     @record
     class Checked:
@@ -124,7 +123,7 @@ def test_builder_makes_the_keyword_constructors_record() -> None:
             assert self.x > 0
 
     with pytest.raises(TypeError, match="__post_init__"):
-        _builder(Checked)
+        positional_builder(Checked)
 
 
 def test_rightsize_rows_by_hand() -> None:

@@ -4,16 +4,15 @@ infeasibility message, all worked out from evaluated grids (``grid._Block``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from trainbill._record import record
+from trainbill._record import positional_builder, record
 from trainbill.catalog import Catalog
 from trainbill.costs import price_arrays
 from trainbill.errors import InfeasibleError
@@ -22,8 +21,6 @@ from trainbill.optimize.grid import P90_Z, FloatArray, _Block, _fits, _wall_sd, 
 from trainbill.optimize.space import _SpOption
 from trainbill.spec import Plan
 from trainbill.usage import Usage
-
-R = TypeVar("R")
 
 
 @record
@@ -148,32 +145,6 @@ class OptimizationResult:
             "budget_usd": self.budget_usd,
             "skipped": list(self.skipped),
         }
-
-
-def _builder(cls: type[R]) -> Callable[..., R]:
-    """A constructor of ``cls`` records from every field's value, positionally in field order.
-
-    Why: the generic keyword ``__init__`` of a record (``_record``) costs ~3.5 µs for a
-    17-field ``Candidate`` and ``dataclasses.replace`` ~5 µs more; a node sweep's front and
-    right-sizing table hold a record per node count (hundreds), built here at ~1.4 µs by
-    setting each slot. Only for records with no ``__post_init__`` (nothing to run) and with
-    every field given (no default to apply): ``tests/optimize/test_result_rows.py`` compares
-    with the keyword constructor.
-    """
-    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-    if getattr(cls, "__record_post_init__", None) is not None:
-        msg = f"{cls.__qualname__} has a __post_init__: build it with its constructor"
-        raise TypeError(msg)
-    setters = tuple(cls.__dict__[name].__set__ for name in names)
-    new = object.__new__
-
-    def build(*values: Any) -> R:
-        obj = new(cls)
-        for put, value in zip(setters, values, strict=True):
-            put(obj, value)
-        return obj
-
-    return build
 
 
 def _candidate(block: _Block, flat: int, noter: _Noter | None = None) -> Candidate:
@@ -355,5 +326,5 @@ def _rightsize_rows(
     return tuple(map(_new_rightsize_row, *(x.tolist() for x in columns), per_hours, pays))
 
 
-_new_candidate = _builder(Candidate)
-_new_rightsize_row = _builder(RightSizeRow)
+_new_candidate = positional_builder(Candidate)
+_new_rightsize_row = positional_builder(RightSizeRow)

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from trainbill.catalog import Catalog
 from trainbill.errors import SpecError, TrainbillError
-from trainbill.forecasting import MAX_WALL_HOURS, forecast, quote_of
+from trainbill.forecasting import forecast, quote_of, wall_clock_answered
 from trainbill.memory import MemoryFitError
 from trainbill.optimize.caveats import _Noter
 from trainbill.optimize.grid import FloatArray, _Block, _evaluate_all
@@ -252,11 +252,11 @@ def _user_or_none(
     refused, naming the field, where ``forecast`` would refuse it (``_check_template``).
 
     One usage and one pricing serve both: the candidate's expected cost is the forecast's
-    total (the same drivers on the same usage), so where the wall-clock, the total and the
-    quote are finite and the wall-clock within ``forecast.MAX_WALL_HOURS``, ``forecast``
-    refuses nothing the search needs refused (its other steps, the ledger's text, cautions and
-    error band, refuse no plan whose usage was worked out). Otherwise, or where pricing fails,
-    the forecast itself is the check, run first as it always was.
+    total (the same drivers on the same usage), so where the total and the quote are finite
+    and the wall-clock one a forecast answers (``forecasting.wall_clock_answered``),
+    ``forecast`` refuses nothing the search needs refused (its other steps, the ledger's text,
+    cautions and error band, refuse no plan whose usage was worked out). Otherwise, or where
+    pricing fails, the forecast itself is the check, run first as it always was.
     """
     try:
         u = usage_for(plan, catalog, today=today)
@@ -279,7 +279,7 @@ def _computable(u: Usage, catalog: Catalog, user: Candidate) -> bool:
     for the plan's usage: a finite total means every charge's quantity and cost is finite
     (an infinite or NaN one makes the sum so). False where unsure: the caller then asks the
     forecast."""
-    if not (math.isfinite(u.wall_hours) and u.wall_hours <= MAX_WALL_HOURS):
+    if not wall_clock_answered(u):
         return False
     if not math.isfinite(user.total_usd):
         return False
